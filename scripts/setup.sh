@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs everything stripebench-tui needs on a fresh Debian machine (idempotent; fast when already done).
+# Runs as root (CI and this workplace) or with sudo available.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+
+apt_pkgs=(chromium tmux sqlite3 nodejs npm)
+missing=()
+for p in "${apt_pkgs[@]}"; do
+  if ! dpkg -s "$p" >/dev/null 2>&1; then
+    # node/npm may come from elsewhere (nvm, NodeSource): a working binary is enough.
+    case "$p" in nodejs) command -v node >/dev/null && continue ;; npm) command -v npm >/dev/null && continue ;; esac
+    missing+=("$p")
+  fi
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing Debian packages: ${missing[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+PY=${PYTHON:-python3}
+if ! $PY -c "import stripebench_tui, pytest, textual" >/dev/null 2>&1 \
+   || [ pyproject.toml -nt "$($PY -c 'import stripebench_tui,os;print(os.path.dirname(stripebench_tui.__file__))' 2>/dev/null || echo /nonexistent)" ]; then
+  echo "setup: installing Python packages (pip install -e '.[dev]')"
+  $PY -m pip install -q --disable-pip-version-check -e '.[dev]'
+fi

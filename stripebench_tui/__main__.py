@@ -1,0 +1,3 @@
+from stripebench_tui.cli import main
+
+main()

@@ -1,0 +1,63 @@
+"""The ``stripebench`` command line.
+
+Each command lives in its own module under ``stripebench_tui.commands`` and
+registers itself on the shared Typer app; heavy imports happen inside the
+command so that ``--help`` stays instant.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+import typer
+
+from stripebench_tui import __version__
+from stripebench_tui.errors import UserError
+
+app = typer.Typer(
+    name="stripebench",
+    help=(
+        "Watch, replay and debug AI agent episodes on Stripe integration tasks.\n\n"
+        "Start with `stripebench replay replays/<trace>.jsonl` to step through a recorded episode, "
+        "or `stripebench COMMAND --help` for any command."
+    ),
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode="markdown",
+)
+
+# Command modules, each exposing ``register(app)``. Order is the order in --help.
+COMMAND_MODULES: list[str] = []
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"stripebench {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version and exit."),
+) -> None:
+    """Watch, replay and debug AI agent episodes on Stripe integration tasks."""
+
+
+def _register_all() -> None:
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).register(app)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point of the ``stripebench`` console script."""
+    _register_all()
+    try:
+        app(args=argv, standalone_mode=True)
+    except UserError as exc:
+        typer.echo(f"stripebench: {exc}", err=True)
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        typer.echo("stripebench: interrupted", err=True)
+        sys.exit(130)

@@ -1,0 +1,217 @@
+"""Typed records for everything that happens in an episode.
+
+An episode is one ordered log of events (see DESIGN.md). Every event carries
+``seq`` (0-based position in the log), ``t`` (seconds since the episode
+started), ``turn`` (0 for setup before the agent's first turn, then 1, 2, …)
+and ``type``; the rest is the payload of that type. Records are plain
+dataclasses so the core stays free of any UI or I/O library.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+SCHEMA = "stripebench.trace/1"
+SCHEMA_NAME, _, _SCHEMA_MAJOR = SCHEMA.rpartition("/")
+SCHEMA_MAJOR = int(_SCHEMA_MAJOR)
+
+# Verdict statuses, in the order a criterion usually moves through them.
+PENDING, PASS, FAIL, ERROR = "pending", "pass", "fail", "error"
+VERDICT_STATUSES = (PENDING, PASS, FAIL, ERROR)
+
+# Who acted: the agent under test, or the person at the controls.
+AGENT, OPERATOR = "agent", "operator"
+
+
+class EventError(ValueError):
+    """An event record that does not fit its type (raised with a short reason)."""
+
+
+@dataclass
+class Event:
+    """Fields every event has; subclasses add their payload."""
+
+    type: ClassVar[str] = ""
+    seq: int = 0
+    t: float = 0.0
+    turn: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON-ready form written to a trace: common fields first, then the payload."""
+        d: dict[str, Any] = {"seq": self.seq, "t": round(self.t, 6), "turn": self.turn, "type": self.type}
+        for f in dataclasses.fields(self):
+            if f.name in ("seq", "t", "turn"):
+                continue
+            d[f.name] = getattr(self, f.name)
+        return d
+
+
+@dataclass
+class Header(Event):
+    """Line 1 of a trace: what ran, with which versions and seeds."""
+
+    type: ClassVar[str] = "header"
+    schema: str = SCHEMA
+    env: str = ""
+    agent: str = ""
+    model: str = ""
+    title: str = ""
+    seeds: dict[str, Any] = field(default_factory=dict)
+    versions: dict[str, Any] = field(default_factory=dict)
+    started: str = ""  # ISO 8601 wall-clock time of t=0
+    backend: str = ""  # "emulator" or "stripe-test-mode"
+    sandbox: str = ""  # "local", "docker", or "" for a replayed/hand-made trace
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = {"type": "header"}
+        for f in dataclasses.fields(self):
+            if f.name in ("seq", "t", "turn"):
+                continue
+            d[f.name] = getattr(self, f.name)
+        return d
+
+
+@dataclass
+class ModelMessage(Event):
+    """Text from the model (or a message put into its conversation)."""
+
+    type: ClassVar[str] = "model_message"
+    role: str = "assistant"  # assistant | user | system | operator
+    text: str = ""
+    reasoning: str = ""
+    model: str = ""
+    tokens_in: int | None = None
+    tokens_out: int | None = None
+    cost_usd: float | None = None
+
+
+@dataclass
+class ToolCall(Event):
+    """A request to run one tool; ``actor`` says whether the agent or the operator asked."""
+
+    type: ClassVar[str] = "tool_call"
+    call_id: str = ""
+    tool: str = ""
+    arguments: dict[str, Any] = field(default_factory=dict)
+    actor: str = AGENT
+    server: str = ""  # MCP server that provides the tool
+
+
+@dataclass
+class ToolResult(Event):
+    """What a tool call returned. ``output`` may be capped; ``sidecar`` then holds it whole."""
+
+    type: ClassVar[str] = "tool_result"
+    call_id: str = ""
+    tool: str = ""
+    output: str = ""
+    is_error: bool = False
+    exit_code: int | None = None
+    duration: float = 0.0
+    output_bytes: int | None = None  # size of the whole output when it was capped
+    sidecar: str | None = None  # path, relative to the trace's directory, of the whole output
+    images: list[str] = field(default_factory=list)  # screenshots etc., relative paths
+
+
+@dataclass
+class StripeObject(Event):
+    """A Stripe object seen new or changed (from /v1/events or a grader's read)."""
+
+    type: ClassVar[str] = "stripe_object"
+    object_id: str = ""
+    object_type: str = ""  # Stripe's "object" field: checkout.session, payment_intent, …
+    change: str = "created"  # created | updated | deleted
+    data: dict[str, Any] = field(default_factory=dict)
+    event_id: str = ""  # the Stripe event (evt_…) that revealed it
+    event_type: str = ""  # e.g. checkout.session.completed
+    request_id: str = ""  # the API request (req_…) that caused it
+
+
+@dataclass
+class GraderVerdict(Event):
+    """A grader criterion's status changed (or was first evaluated)."""
+
+    type: ClassVar[str] = "grader_verdict"
+    criterion: str = ""
+    status: str = PENDING
+    weight: float = 1.0
+    description: str = ""
+    evidence: dict[str, Any] = field(default_factory=dict)
+    trigger: str = ""  # what caused the evaluation: "turn_end", "evt_…", "final", …
+    request_id: str = ""
+    final: bool = False
+
+
+@dataclass
+class Service(Event):
+    """A service of the environment started, logged a line, failed a health check or exited."""
+
+    type: ClassVar[str] = "service"
+    service: str = ""
+    status: str = "log"  # starting | healthy | unhealthy | log | exited | stopped
+    text: str = ""
+    stream: str = ""  # stdout | stderr
+    pid: int | None = None
+    exit_code: int | None = None
+
+
+@dataclass
+class Operator(Event):
+    """Something the person at the controls did: pause, resume, step, inject, approve, reject, edit, fork, stop."""
+
+    type: ClassVar[str] = "operator"
+    action: str = ""
+    text: str = ""
+    call_id: str = ""
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class EpisodeEnd(Event):
+    """The last event of an episode: why it ended and how it scored."""
+
+    type: ClassVar[str] = "episode_end"
+    reason: str = ""  # agent_done | max_turns | wall_time | budget | stopped | error
+    score: float | None = None
+    passed: bool | None = None
+    error: str = ""
+
+
+EVENT_TYPES: dict[str, type[Event]] = {
+    cls.type: cls
+    for cls in (ModelMessage, ToolCall, ToolResult, StripeObject, GraderVerdict, Service, Operator, EpisodeEnd)
+}
+
+_COMMON = ("seq", "t", "turn", "type")
+
+
+def event_from_dict(d: dict[str, Any]) -> Event:
+    """Build the typed record for one decoded trace line.
+
+    Unknown payload keys are ignored (a newer writer of the same schema major may add fields);
+    a missing or unknown ``type`` or a wrongly typed common field raises ``EventError``.
+    """
+    if not isinstance(d, dict):
+        raise EventError("an event must be a JSON object")
+    kind = d.get("type")
+    if kind == "header":
+        cls: type[Event] = Header
+    else:
+        cls = EVENT_TYPES.get(kind)  # type: ignore[assignment]
+        if cls is None:
+            raise EventError(f"unknown event type {kind!r}")
+        for key, want in (("seq", int), ("t", (int, float)), ("turn", int)):
+            if key not in d:
+                raise EventError(f"{kind} event lacks {key!r}")
+            value = d[key]
+            if isinstance(value, bool) or not isinstance(value, want):
+                raise EventError(f"{kind} event has a non-numeric {key!r}")
+    names = {f.name for f in dataclasses.fields(cls)}
+    kwargs = {k: v for k, v in d.items() if k in names and k != "type"}
+    try:
+        return cls(**kwargs)
+    except TypeError as exc:  # pragma: no cover - dataclass signature mismatch is a bug
+        raise EventError(str(exc)) from exc

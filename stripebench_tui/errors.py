@@ -1,0 +1,27 @@
+"""Errors a user can cause, and the exit codes the CLI maps them to."""
+
+from __future__ import annotations
+
+EXIT_OK = 0
+EXIT_EPISODE_FAILED = 1  # the file was fine; the episode it holds did not pass
+EXIT_USAGE = 2  # bad flags or arguments (click's own code)
+EXIT_BAD_FILE = 3  # a trace, manifest or other input file that cannot be read
+EXIT_RUNTIME = 4  # something the run needs is unavailable: a port, an engine, a browser, a provider
+
+
+class UserError(Exception):
+    """A problem the user can fix; the CLI prints it on one line and exits with ``exit_code``."""
+
+    exit_code = EXIT_USAGE
+
+
+class BadFileError(UserError):
+    """An input file is missing, empty, malformed or of an unknown schema."""
+
+    exit_code = EXIT_BAD_FILE
+
+
+class RuntimeProblem(UserError):
+    """Something the run depends on is unavailable or failed."""
+
+    exit_code = EXIT_RUNTIME
