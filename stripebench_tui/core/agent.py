@@ -1,0 +1,88 @@
+"""The small protocol between the episode driver and an agent.
+
+The driver owns the tools (MCP clients) and the event log; an agent only sees
+the task, the tool list and what its previous tool calls returned, and answers
+each turn with text and/or tool calls. Concrete agents live in
+``stripebench_tui.agents`` (one module each); nothing here does I/O.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """A tool the agent may call, as its MCP server describes it."""
+
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+    server: str = ""
+
+
+@dataclass
+class Task:
+    """What an agent is asked to do in an episode."""
+
+    env_id: str
+    problem: str  # the environment's PROBLEM.md, with placeholders filled in
+    tools: list[ToolSpec]
+    workspace: str = ""  # path of the episode workspace, for agents that plan file paths
+    hints: list[str] = field(default_factory=list)  # offered to the operator, not to the agent
+    context: dict[str, Any] = field(default_factory=dict)  # URLs, ports etc. an oracle plan may refer to
+
+
+@dataclass
+class ToolRequest:
+    """One tool call the agent wants made."""
+
+    call_id: str
+    tool: str
+    arguments: dict[str, Any]
+
+
+@dataclass
+class Observation:
+    """Something the agent gets to see before its next turn."""
+
+    kind: str  # "tool_result" | "operator_message" | "rejected"
+    text: str
+    call_id: str = ""
+    tool: str = ""
+    is_error: bool = False
+
+
+@dataclass
+class AgentTurn:
+    """An agent's answer for one turn. ``done`` with no tool calls ends the episode."""
+
+    text: str = ""
+    reasoning: str = ""
+    tool_calls: list[ToolRequest] = field(default_factory=list)
+    done: bool = False
+    model: str = ""
+    tokens_in: int | None = None
+    tokens_out: int | None = None
+    cost_usd: float | None = None
+
+
+class AgentError(Exception):
+    """The agent cannot go on (provider unreachable after retries, bad key, …); ends the episode."""
+
+
+@runtime_checkable
+class Agent(Protocol):
+    """What the driver needs from an agent."""
+
+    name: str
+
+    async def start(self, task: Task) -> None:
+        """Receive the task before the first turn."""
+
+    async def next_turn(self, observations: list[Observation]) -> AgentTurn:
+        """Results of the previous turn's calls (and operator messages) in, the next turn out."""
+
+    async def close(self) -> None:
+        """Release connections; called once, also when the episode is stopped early."""
