@@ -1,0 +1,115 @@
+"""Connecting to an MCP tool server over stdio: spawn, list tools, call, close.
+
+    async with ToolServerHandle.builtin("shell", workspace="/tmp/ws") as shell:
+        specs = await shell.list_tools()
+        result = await shell.call("shell", {"command": "ls"})
+
+Any MCP server works, not only ours: ``ToolServerHandle("git", "uvx", ["mcp-server-git"])``.
+The SDK's transport runs in anyio task groups, so open and close a handle in the
+same task (``async with`` does that).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from contextlib import AsyncExitStack
+from dataclasses import dataclass, field
+from typing import Any, TextIO
+
+from mcp import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp_types import TextContent
+
+from stripebench_tui.core.agent import ToolSpec
+from stripebench_tui.errors import RuntimeProblem
+from stripebench_tui.tools import BUILTIN_SERVERS
+
+
+@dataclass
+class ToolResult:
+    """What a tool call returned: text for the model, whether it failed, and structured data."""
+
+    text: str
+    is_error: bool
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+class ToolServerHandle:
+    """A running MCP tool server and the client session talking to it."""
+
+    def __init__(
+        self,
+        name: str,
+        command: str,
+        args: list[str] | None = None,
+        env: dict[str, str] | None = None,
+        cwd: str | None = None,
+        errlog: TextIO | None = None,
+    ) -> None:
+        self.name = name
+        # The SDK passes only a few "safe" variables by default; tool servers need the full
+        # environment the driver built (PATH, STRIPE_API_BASE, …), so pass it explicitly.
+        self.params = StdioServerParameters(
+            command=command, args=list(args or []), env=dict(os.environ if env is None else env), cwd=cwd
+        )
+        self.errlog = errlog or sys.stderr
+        self._stack: AsyncExitStack | None = None
+        self.session: ClientSession | None = None
+
+    @classmethod
+    def builtin(
+        cls, name: str, workspace: str, *extra_args: str, env: dict[str, str] | None = None, errlog: TextIO | None = None
+    ) -> ToolServerHandle:
+        """A handle for one of our servers (shell, files, browser, stripe_docs) on ``workspace``."""
+        if name not in BUILTIN_SERVERS:
+            raise RuntimeProblem(f"unknown tool server {name!r}; built-in ones are {', '.join(BUILTIN_SERVERS)}")
+        args = ["-m", f"stripebench_tui.tools.{name}", "--workspace", str(workspace), *extra_args]
+        return cls(name, sys.executable, args, env=env, errlog=errlog)
+
+    async def start(self) -> None:
+        """Spawn the server and complete the MCP handshake."""
+        stack = AsyncExitStack()
+        try:
+            read, write = await stack.enter_async_context(stdio_client(self.params, errlog=self.errlog))
+            session = await stack.enter_async_context(ClientSession(read, write))
+            await session.initialize()
+        except BaseException as exc:
+            await stack.aclose()
+            if isinstance(exc, OSError):
+                raise RuntimeProblem(f"cannot start tool server {self.name!r}: {exc}") from exc
+            raise
+        self._stack, self.session = stack, session
+
+    async def list_tools(self) -> list[ToolSpec]:
+        """The server's tools, as the agent protocol describes them."""
+        result = await self._session().list_tools()
+        return [
+            ToolSpec(name=t.name, description=t.description or "", input_schema=dict(t.input_schema), server=self.name)
+            for t in result.tools
+        ]
+
+    async def call(self, tool: str, arguments: dict[str, Any] | None = None, timeout: float | None = None) -> ToolResult:
+        """Call one tool; a failing tool comes back as ``is_error``, not as an exception."""
+        result = await self._session().call_tool(tool, arguments or {}, read_timeout_seconds=timeout)
+        text = "\n".join(block.text for block in result.content if isinstance(block, TextContent))
+        data = result.structured_content if isinstance(result.structured_content, dict) else {}
+        return ToolResult(text=text, is_error=bool(result.is_error), data=data)
+
+    async def close(self) -> None:
+        """End the session and stop the server (it stops its own children)."""
+        stack, self._stack, self.session = self._stack, None, None
+        if stack is not None:
+            await stack.aclose()
+
+    def _session(self) -> ClientSession:
+        if self.session is None:
+            raise RuntimeError(f"tool server {self.name!r} is not started")
+        return self.session
+
+    async def __aenter__(self) -> ToolServerHandle:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()

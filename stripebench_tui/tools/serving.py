@@ -1,0 +1,130 @@
+"""What every tool server shares: its command line, result building and a fast stdio loop.
+
+The SDK's own ``stdio_server`` reads stdin and writes stdout through worker
+threads, which costs about four thread hand-offs (~0.5 ms) per tool call. Tool
+calls are the agent's inner loop, so we feed the SDK's stdio transport with
+line streams backed by asyncio pipes instead; everything above the transport
+(JSON-RPC, sessions, tool dispatch) is still the SDK's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import signal
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.stdio import stdio_server
+from mcp_types import CallToolResult, TextContent
+
+Cleanup = Callable[[], Awaitable[None]]
+
+
+def tool_result(text: str, data: dict[str, Any] | None = None, is_error: bool = False) -> CallToolResult:
+    """A tool call result: text for the model, optional structured data for the driver."""
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data, is_error=is_error)
+
+
+def tool_error(text: str, data: dict[str, Any] | None = None) -> CallToolResult:
+    """A failed tool call, with a message that says what to do differently."""
+    return tool_result(text, data, is_error=True)
+
+
+def argument_parser(name: str, description: str) -> argparse.ArgumentParser:
+    """An argparse parser with the options every tool server takes."""
+    parser = argparse.ArgumentParser(prog=f"python -m stripebench_tui.tools.{name}", description=description)
+    parser.add_argument(
+        "--workspace",
+        default=os.environ.get("STRIPEBENCH_WORKSPACE", "."),
+        help="episode workspace directory (default: $STRIPEBENCH_WORKSPACE or the current directory)",
+    )
+    return parser
+
+
+def workspace_dir(value: str) -> Path:
+    """The workspace as an absolute, symlink-free path; exits with a one-line message if missing."""
+    path = Path(value).expanduser().resolve()
+    if not path.is_dir():
+        sys.exit(f"workspace {value!r} is not a directory")
+    return path
+
+
+class _LineReader:
+    """Async iterator of decoded lines over an asyncio StreamReader (what stdio_server iterates)."""
+
+    def __init__(self, reader: asyncio.StreamReader) -> None:
+        self._reader = reader
+
+    def __aiter__(self) -> _LineReader:
+        return self
+
+    async def __anext__(self) -> str:
+        line = await self._reader.readline()
+        if not line:
+            raise StopAsyncIteration
+        return line.decode("utf-8", "replace")
+
+
+class _PipeWriter:
+    """Writes whole messages to a non-blocking fd, waiting for room when the pipe is full."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+        os.set_blocking(fd, False)
+
+    async def write(self, text: str) -> None:
+        data = memoryview(text.encode("utf-8"))
+        loop = asyncio.get_running_loop()
+        while data:
+            try:
+                written = os.write(self._fd, data)
+                data = data[written:]
+            except BlockingIOError:
+                room = loop.create_future()
+                loop.add_writer(self._fd, room.set_result, None)
+                try:
+                    await room
+                finally:
+                    loop.remove_writer(self._fd)
+
+    async def flush(self) -> None:
+        """Nothing is buffered; present because the SDK transport calls it."""
+
+
+async def serve_stdio(server: MCPServer, cleanups: list[Cleanup] | None = None) -> None:
+    """Serve ``server`` on stdin/stdout until stdin closes or SIGTERM/SIGINT, then run ``cleanups``."""
+    # Keep private copies of the wire and point fds 0/1 elsewhere, so a child process
+    # that reads stdin or writes stdout can never corrupt the JSON-RPC stream.
+    wire_in, wire_out = os.dup(0), os.dup(1)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    os.dup2(2, 1)
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=64 * 1024 * 1024)
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(wire_in, "rb", 0))
+    main = asyncio.current_task()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, main.cancel)
+    lowlevel = server._lowlevel_server  # the SDK's MCPServer.run_stdio_async does the same
+    try:
+        async with stdio_server(_LineReader(reader), _PipeWriter(wire_out)) as (read_stream, write_stream):
+            await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
+    except asyncio.CancelledError:
+        pass
+    finally:
+        for cleanup in cleanups or []:
+            try:
+                await asyncio.wait_for(cleanup(), timeout=10)
+            except Exception as exc:  # a failed cleanup must not stop the others
+                print(f"cleanup failed: {exc!r}", file=sys.stderr)
+
+
+def run(server: MCPServer, cleanups: list[Cleanup] | None = None) -> None:
+    """Run a tool server over stdio in a fresh event loop."""
+    asyncio.run(serve_stdio(server, cleanups))
