@@ -1,0 +1,87 @@
+"""Secret redaction applied to every event before it reaches a trace file.
+
+Stripe keys (``sk_``/``rk_``/``pk_`` test and live), webhook signing secrets
+(``whsec_``), Authorization/Bearer values and any value the caller registers
+are replaced wherever they occur: in strings nested anywhere in dicts and
+lists, and in dict keys. The prefix of a Stripe key is kept (``sk_test_[REDACTED]``)
+so a reader can still tell which kind of key was used.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Iterable
+
+REDACTED = "[REDACTED]"
+MIN_SECRET_LENGTH = 4  # shorter registered values would mangle ordinary text
+
+_STRIPE_KEY = re.compile(r"\b((?:sk|rk|pk)_(?:test|live)_)[A-Za-z0-9]{6,}")
+_WEBHOOK_SECRET = re.compile(r"\b(whsec_)[A-Za-z0-9+/=_-]{6,}")
+# "Authorization: Bearer xyz", "authorization=Basic xyz", '"Authorization": "xyz"' (JSON-ish text)
+_AUTH_HEADER = re.compile(
+    r"""(?i)(authorization["']?\s*[:=]\s*["']?)(?:(bearer|basic|token)\s+)?[^\s"',;]+"""
+)
+_BEARER = re.compile(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/=-]{6,}")
+_QUICK = re.compile(r"(?i)sk_|rk_|pk_|whsec_|bearer|authorization")
+_SENSITIVE_KEYS = {"authorization", "proxy-authorization", "stripe_api_key", "api_key", "secret_key"}
+
+
+def _auth_repl(m: re.Match[str]) -> str:
+    scheme = m.group(2)
+    return f"{m.group(1)}{scheme + ' ' if scheme else ''}{REDACTED}"
+
+
+class Redactor:
+    """Replaces secrets in strings and nested JSON-like values."""
+
+    def __init__(self, secrets: Iterable[str] = ()) -> None:
+        self._values: list[str] = []
+        self._literal: re.Pattern[str] | None = None
+        for value in secrets:
+            self.add_secret(value)
+
+    def add_secret(self, value: str) -> None:
+        """Register one more literal value to redact (ignored if shorter than MIN_SECRET_LENGTH)."""
+        if not isinstance(value, str) or len(value) < MIN_SECRET_LENGTH or value in self._values:
+            return
+        self._values.append(value)
+        # Longest first so a secret that contains another is replaced whole.
+        ordered = sorted(self._values, key=len, reverse=True)
+        self._literal = re.compile("|".join(re.escape(v) for v in ordered))
+
+    def text(self, s: str) -> str:
+        """``s`` with every known kind of secret replaced."""
+        if self._literal is not None:
+            s = self._literal.sub(REDACTED, s)
+        if not _QUICK.search(s):
+            return s
+        s = _STRIPE_KEY.sub(lambda m: m.group(1) + REDACTED, s)
+        s = _WEBHOOK_SECRET.sub(lambda m: m.group(1) + REDACTED, s)
+        s = _AUTH_HEADER.sub(_auth_repl, s)
+        s = _BEARER.sub(lambda m: m.group(1) + REDACTED, s)
+        return s
+
+    def value(self, v: Any) -> Any:
+        """A copy of ``v`` (str, dict, list, tuple or scalar) with secrets replaced everywhere."""
+        if isinstance(v, str):
+            return self.text(v)
+        if isinstance(v, dict):
+            out: dict[Any, Any] = {}
+            for k, item in v.items():
+                key = self.text(k) if isinstance(k, str) else k
+                if isinstance(k, str) and k.lower() in _SENSITIVE_KEYS and isinstance(item, str) and item:
+                    out[key] = REDACTED
+                else:
+                    out[key] = self.value(item)
+            return out
+        if isinstance(v, (list, tuple)):
+            return [self.value(item) for item in v]
+        return v
+
+
+def redact(value: Any, secrets: Iterable[str] = ()) -> Any:
+    """One-shot form of ``Redactor(secrets).value(value)``."""
+    return Redactor(secrets).value(value)
+
+
+__all__ = ["MIN_SECRET_LENGTH", "REDACTED", "Redactor", "redact"]

@@ -1,0 +1,414 @@
+"""Episode traces on disk: the JSONL writer and the reader.
+
+Layout: ``NAME.jsonl`` holds the header line then one event per line. Beside it
+``NAME.jsonl.d/`` holds the sidecars: ``outputs/<seq>.txt`` (tool output too
+big to keep inline) and ``turns.idx`` (turn → byte offset, appended as the
+writer goes, so a reader can jump to any turn before it has scanned the file).
+The sidecar index is only a hint: a reader checks it against the trace and
+falls back to scanning when it is missing or stale. Reading never writes.
+
+Opening is O(1) in trace size (header + tail); ``Trace.index()`` does the one
+full pass, after which ``state_at`` is fast (see ``trace_index``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import json
+import os
+import threading
+from pathlib import Path
+from typing import Iterable, Iterator
+
+from stripebench_tui.core.events import SCHEMA, Event, Header, ToolResult, event_from_dict
+from stripebench_tui.core.redact import Redactor
+from stripebench_tui.core.state import EpisodeState, Reducer
+from stripebench_tui.core.trace_check import LineError, parse_event, parse_header
+from stripebench_tui.core.trace_index import IndexBuilder, TraceIndex
+from stripebench_tui.errors import BadFileError
+
+INDEX_MAGIC = "stripebench.trace-index/1"
+HEADER_MAX = 4 * 1024 * 1024  # a header line longer than this is not a header
+TAIL_WINDOW = 64 * 1024
+
+# Foreign formats open_trace recognises, by module; each module offers
+# ``sniff(head: bytes) -> bool`` and ``load(path) -> (Header, list[Event])``.
+# Named as data and imported only when a file is not a stripebench trace, so the
+# core stays free of the formats package in ordinary use.
+FOREIGN_FORMATS: dict[str, str] = {"atif": "stripebench_tui.formats.atif"}
+
+
+class TraceError(BadFileError):
+    """A trace that cannot be read; the message is one line, ``PATH:LINE: reason`` or ``PATH: reason``."""
+
+
+def sidecar_dir(trace_path: str | os.PathLike[str]) -> Path:
+    """The directory that holds a trace's sidecar files."""
+    p = Path(trace_path)
+    return p.with_name(p.name + ".d")
+
+
+class TraceWriter:
+    """Appends events to a new trace: redacted, huge outputs moved to sidecars, flushed per event."""
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        header: Header,
+        *,
+        secrets: Iterable[str] = (),
+        inline_cap: int = 64 * 1024,
+        overwrite: bool = False,
+    ) -> None:
+        self.path = Path(path)
+        self.inline_cap = inline_cap
+        self._redactor = Redactor(secrets)
+        self._sidecars = sidecar_dir(self.path)
+        try:
+            self._f = open(self.path, "wb" if overwrite else "xb")
+        except FileExistsError:
+            raise TraceError(f"{self.path}: already exists; not overwriting it") from None
+        except OSError as exc:
+            raise TraceError(f"{self.path}: cannot create ({exc.strerror})") from None
+        self._sidecars.mkdir(exist_ok=True)
+        self._index_f = open(self._sidecars / "turns.idx", "w", encoding="ascii")
+        self._index_f.write(INDEX_MAGIC + "\n")
+        head = self._redactor.value(dataclasses.replace(header, schema=SCHEMA).to_dict())
+        self.header: Header = event_from_dict(head)  # type: ignore[assignment]
+        self._offset = 0
+        self._append(head)
+        self._seq = 0
+        self._turn: int | None = None
+        self.closed = False
+
+    def __enter__(self) -> TraceWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def add_secret(self, value: str) -> None:
+        """Redact this literal value from every event written from now on."""
+        self._redactor.add_secret(value)
+
+    def write(self, event: Event) -> Event:
+        """Append one event (seq assigned, secrets redacted, huge output capped); returns it as written."""
+        if self.closed:
+            raise ValueError("write to a closed TraceWriter")
+        d = self._redactor.value(dataclasses.replace(event, seq=self._seq).to_dict())
+        if d["type"] == ToolResult.type:
+            self._cap_output(d)
+        if d["turn"] != self._turn:
+            self._turn = d["turn"]
+            self._index_f.write(f"{d['turn']} {self._offset}\n")
+            self._index_f.flush()
+        self._append(d)
+        self._seq += 1
+        return event_from_dict(d)
+
+    def _cap_output(self, d: dict) -> None:
+        data = d["output"].encode("utf-8", "replace") if isinstance(d.get("output"), str) else b""
+        if len(data) <= self.inline_cap:
+            return
+        rel = Path(self._sidecars.name) / "outputs" / f"{d['seq']:08d}.txt"
+        target = self.path.parent / rel
+        target.parent.mkdir(exist_ok=True)
+        target.write_bytes(data)
+        d["output"] = data[: self.inline_cap].decode("utf-8", "ignore")  # "ignore" drops a cut character
+        d["output_bytes"] = len(data)
+        d["sidecar"] = rel.as_posix()
+
+    def _append(self, d: dict) -> None:
+        line = json.dumps(d, ensure_ascii=False, separators=(",", ":"), default=str).encode("utf-8") + b"\n"
+        self._f.write(line)
+        self._f.flush()
+        self._offset += len(line)
+
+    def end_turn(self) -> None:
+        """Make everything written so far durable (fsync), as at every turn boundary."""
+        self._f.flush()
+        os.fsync(self._f.fileno())
+        self._index_f.flush()
+        os.fsync(self._index_f.fileno())
+
+    def close(self) -> None:
+        """Flush, fsync and close (idempotent)."""
+        if self.closed:
+            return
+        self.end_turn()
+        self._f.close()
+        self._index_f.close()
+        self.closed = True
+
+
+def _line_number_at(path: Path, offset: int) -> int:
+    """1-based line number of the line starting at byte ``offset`` (error path only: O(offset))."""
+    n = 1
+    with open(path, "rb") as f:
+        remaining = offset
+        while remaining > 0:
+            chunk = f.read(min(remaining, 1 << 20))
+            if not chunk:
+                break
+            n += chunk.count(b"\n")
+            remaining -= len(chunk)
+    return n
+
+
+def open_trace(path: str | os.PathLike[str]) -> Trace:
+    """Open a trace (or an ATIF file, converted) reading only its header and tail."""
+    p = Path(path)
+    try:
+        f = open(p, "rb")
+    except FileNotFoundError:
+        raise TraceError(f"{p}: no such file") from None
+    except IsADirectoryError:
+        raise TraceError(f"{p}: is a directory, not a trace file") from None
+    except OSError as exc:
+        raise TraceError(f"{p}: cannot read ({exc.strerror})") from None
+    with f:
+        if p.is_dir():  # pragma: no cover - open() on a directory raises on Linux already
+            raise TraceError(f"{p}: is a directory, not a trace file")
+        head = f.readline(HEADER_MAX)
+        if not head.strip():
+            raise TraceError(f"{p}: empty file (no trace header)")
+        try:
+            header = parse_header(head.rstrip(b"\r\n"))
+        except LineError as exc:
+            foreign = _open_foreign(p, head)
+            if foreign is not None:
+                return foreign
+            raise TraceError(f"{p}:1: {exc}") from None
+        size = f.seek(0, os.SEEK_END)
+        trace = Trace(p, header, header_end=len(head), size=size)
+        trace._read_tail(f)
+        return trace
+
+
+def _open_foreign(p: Path, head: bytes) -> Trace | None:
+    with open(p, "rb") as f:
+        sample = f.read(8192)
+    for module_name in FOREIGN_FORMATS.values():
+        module = importlib.import_module(module_name)
+        if module.sniff(sample):
+            header, events = module.load(p)
+            return Trace.from_events(p, header, events)
+    return None
+
+
+class Trace:
+    """A trace opened for reading: header and last event at once, everything else on demand."""
+
+    def __init__(self, path: Path, header: Header, *, header_end: int, size: int) -> None:
+        self.path = path
+        self.header = header
+        self.last_event: Event | None = None
+        self.truncated = False
+        self.size = size
+        self._header_end = header_end
+        self._events: list[Event] | None = None  # in-memory traces (converted from another format)
+        self._index: TraceIndex | None = None
+        self._lock = threading.Lock()
+        self._quick: dict[int, int] | None | bool = False  # False: not loaded yet; None: unusable
+
+    @classmethod
+    def from_events(cls, path: Path, header: Header, events: list[Event]) -> Trace:
+        """A trace held in memory (e.g. converted from ATIF); offsets are event ordinals."""
+        t = cls(path, header, header_end=0, size=len(events))
+        t._events = list(events)
+        t.last_event = t._events[-1] if t._events else None
+        return t
+
+    @property
+    def in_memory(self) -> bool:
+        return self._events is not None
+
+    def _error(self, offset: int, reason: str) -> TraceError:
+        return TraceError(f"{self.path}:{_line_number_at(self.path, offset)}: {reason}")
+
+    def _read_tail(self, f) -> None:  # noqa: ANN001 - a binary file
+        size, start_min = self.size, self._header_end
+        if size <= start_min:
+            return
+        window = TAIL_WINDOW
+        while True:
+            start = max(start_min, size - window)
+            f.seek(start)
+            data = f.read(size - start)
+            nl = data.rfind(b"\n")
+            prev = data.rfind(b"\n", 0, nl) if nl > 0 else -1
+            if start > start_min and (nl == -1 or prev == -1):
+                window *= 4  # the last complete line starts before this window
+                continue
+            break
+        trailing = data[nl + 1 :]
+        if trailing.strip():
+            try:
+                self.last_event = parse_event(trailing)
+                return
+            except LineError:
+                self.truncated = True  # a crash mid-write: tolerated, the rest is intact
+        if nl == -1:
+            return
+        line_start = start + prev + 1
+        try:
+            self.last_event = parse_event(data[prev + 1 : nl].rstrip(b"\r"))
+        except LineError as exc:
+            raise self._error(line_start, str(exc)) from None
+
+    # -- reading events -------------------------------------------------------------------------
+
+    def _scan(self, offset: int | None = None) -> Iterator[tuple[int, int, Event]]:
+        """(byte offset, line number or 0 if unknown, event) from ``offset`` (default: the first event)."""
+        start = self._header_end if offset is None else offset
+        lineno = 1 if offset is None else 0
+        with open(self.path, "rb") as f:
+            f.seek(start)
+            pos = start
+            for raw in f:
+                if lineno:
+                    lineno += 1
+                here = pos
+                pos += len(raw)
+                if not raw.endswith(b"\n"):
+                    try:
+                        ev = parse_event(raw)
+                    except LineError:
+                        self.truncated = True
+                        return
+                    yield here, lineno, ev
+                    return
+                try:
+                    ev = parse_event(raw[:-1].rstrip(b"\r"))
+                except LineError as exc:
+                    if lineno:
+                        raise TraceError(f"{self.path}:{lineno}: {exc}") from None
+                    raise self._error(here, str(exc)) from None
+                yield here, lineno, ev
+
+    def iter_events(self) -> Iterator[Event]:
+        """Every event after the header, in order (a truncated final line is skipped)."""
+        if self._events is not None:
+            yield from self._events
+            return
+        for _, _, ev in self._scan():
+            yield ev
+
+    # -- the index ------------------------------------------------------------------------------
+
+    def index(self) -> TraceIndex:
+        """The turn index (one full pass the first time; thread-safe)."""
+        with self._lock:
+            if self._index is None:
+                builder = IndexBuilder(self.header)
+                if self._events is not None:
+                    for i, ev in enumerate(self._events):
+                        builder.add(ev, i)
+                else:
+                    for offset, _, ev in self._scan():
+                        builder.add(ev, offset)
+                self._index = builder.finish()
+            return self._index
+
+    def _quick_offsets(self) -> dict[int, int] | None:
+        """Turn → offset from the writer's sidecar index, if it matches this trace; else None."""
+        if self._quick is not False:
+            return self._quick  # type: ignore[return-value]
+        self._quick = None
+        try:
+            lines = (sidecar_dir(self.path) / "turns.idx").read_text(encoding="ascii").splitlines()
+        except (OSError, UnicodeDecodeError):
+            return None
+        if not lines or lines[0] != INDEX_MAGIC or len(lines) < 2:
+            return None
+        offsets: dict[int, int] = {}
+        try:
+            for line in lines[1:]:
+                turn_text, offset_text = line.split()
+                turn, offset = int(turn_text), int(offset_text)
+                if turn in offsets or offset >= self.size:
+                    return None  # non-contiguous turns or a trace shorter than the index: stale
+                offsets[turn] = offset
+        except ValueError:
+            return None
+        last_turn = int(lines[-1].split()[0])
+        if self.last_event is None or self.last_event.turn != last_turn:
+            return None
+        self._quick = offsets
+        return offsets
+
+    def _turn_offset(self, turn: int) -> int | None:
+        """Where ``turn`` starts, without a full scan when the sidecar index is good."""
+        if self._index is None:
+            quick = self._quick_offsets()
+            if quick is not None:
+                return quick.get(turn)
+        index = self.index()
+        if not index.exact:
+            return None
+        try:
+            return index.offset_of_turn(turn)
+        except KeyError:
+            return None
+
+    def events_for_turn(self, turn: int) -> list[Event]:
+        """The events of one turn, read from where that turn starts."""
+        if self._events is not None:
+            return [ev for ev in self._events if ev.turn == turn]
+        offset = self._turn_offset(turn)
+        if offset is None:
+            if self._index is not None and not self._index.exact:
+                return [ev for ev in self.iter_events() if ev.turn == turn]
+            return []
+        out: list[Event] = []
+        for _, _, ev in self._scan(offset):
+            if ev.turn != turn:
+                break
+            out.append(ev)
+        if not out and self._index is None:
+            self._quick = None  # the sidecar pointed at the wrong place: stop trusting it
+            return self.events_for_turn(turn)
+        return out
+
+    def state_at(self, turn: int | None = None, *, keep_output: bool = False) -> EpisodeState:
+        """The state after ``turn``'s last event (the latest turn ≤ it; None: the whole episode)."""
+        index = self.index()
+        if index.exact and not keep_output:
+            return index.state_at(turn)
+        last = index.end_position(turn)
+        reducer = Reducer(clock=lambda: 0.0, keep_output=keep_output)
+        reducer.apply(self.header)
+        for pos, ev in enumerate(self.iter_events()):
+            if pos > last:
+                break
+            reducer.apply(ev)
+        return reducer.state
+
+    def full_output(self, result: ToolResult) -> str:
+        """A tool result's whole output: the sidecar's content if any, else the inline output."""
+        if result.sidecar:
+            target = self._sidecar_path(result.sidecar)
+            if target is None:
+                return result.output + f"\n[full output not shown: sidecar path {result.sidecar!r} is outside the trace]"
+            try:
+                return target.read_bytes().decode("utf-8", "replace")
+            except OSError:
+                return result.output + f"\n[full output unavailable: sidecar {result.sidecar} is missing]"
+        if not result.output and result.output_bytes:
+            # The state was reduced without output text: fetch it from the trace.
+            for ev in self.events_for_turn(result.turn):
+                if isinstance(ev, ToolResult) and ev.seq == result.seq:
+                    return self.full_output(ev) if (ev.output or ev.sidecar) else ev.output
+        return result.output
+
+    def _sidecar_path(self, rel: str) -> Path | None:
+        base = self.path.parent.resolve()
+        candidate = Path(rel)
+        if candidate.is_absolute() or ".." in candidate.parts:
+            return None
+        target = (base / candidate).resolve()
+        return target if target.is_relative_to(base) else None
+
+
+__all__ = ["FOREIGN_FORMATS", "Trace", "TraceError", "TraceIndex", "TraceWriter", "open_trace", "sidecar_dir"]

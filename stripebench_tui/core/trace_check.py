@@ -1,0 +1,131 @@
+"""Decoding and checking one trace line: JSON object, known type, fields of the right types.
+
+``events.event_from_dict`` checks the common fields; this adds the payload
+checks a reader needs so that a damaged trace fails with a reason naming the
+field instead of surfacing later as a crash in a pane.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import Any
+
+from stripebench_tui.core.events import SCHEMA, SCHEMA_MAJOR, SCHEMA_NAME, EventError, Event, Header, event_from_dict
+
+
+class LineError(ValueError):
+    """One line of a trace is unusable; the message is the reason (no path or line number)."""
+
+
+class NewerSchemaError(LineError):
+    """The header names a newer schema major than this build reads."""
+
+
+def _checker(annotation: str) -> tuple[tuple[type, ...], bool]:
+    """(accepted types, None allowed) for a dataclass field annotation written as a string."""
+    parts = [p.strip() for p in str(annotation).split("|")]
+    nullable = "None" in parts
+    types: list[type] = []
+    for p in parts:
+        base = p.split("[", 1)[0]
+        types += {
+            "str": [str],
+            "int": [int],
+            "float": [int, float],
+            "bool": [bool],
+            "dict": [dict],
+            "list": [list],
+        }.get(base, [])
+    return tuple(types), nullable
+
+
+_FIELD_CHECKS: dict[type[Event], list[tuple[str, tuple[type, ...], bool]]] = {}
+
+
+def _checks_for(cls: type[Event]) -> list[tuple[str, tuple[type, ...], bool]]:
+    checks = _FIELD_CHECKS.get(cls)
+    if checks is None:
+        checks = []
+        for f in dataclasses.fields(cls):
+            if f.name in ("seq", "t", "turn"):
+                continue
+            types, nullable = _checker(f.type)
+            if types:
+                checks.append((f.name, types, nullable))
+        _FIELD_CHECKS[cls] = checks
+    return checks
+
+
+def check_payload(d: dict[str, Any], cls: type[Event]) -> None:
+    """Raise LineError if a payload field present in ``d`` has the wrong JSON type."""
+    for name, types, nullable in _checks_for(cls):
+        if name not in d:
+            continue
+        value = d[name]
+        if value is None:
+            if nullable:
+                continue
+            raise LineError(f"{cls.type} field {name!r} must not be null")
+        # bool is a subclass of int: accept it only where a bool is expected.
+        if isinstance(value, bool) and bool not in types:
+            raise LineError(f"{cls.type} field {name!r} has the wrong type (bool)")
+        if not isinstance(value, types):
+            raise LineError(f"{cls.type} field {name!r} has the wrong type ({type(value).__name__})")
+
+
+def decode_json(raw: bytes) -> Any:
+    """The JSON value of one line, or LineError."""
+    try:
+        return json.loads(raw)
+    except UnicodeDecodeError:
+        raise LineError("not UTF-8 text") from None
+    except ValueError as exc:
+        raise LineError(f"not JSON ({exc.msg} at column {exc.colno})") from None
+
+
+def parse_event(raw: bytes) -> Event:
+    """The typed event on a (non-header) line, or LineError."""
+    d = decode_json(raw)
+    if not isinstance(d, dict):
+        raise LineError(f"expected a JSON object, found {type(d).__name__}")
+    if d.get("type") == "header":
+        raise LineError("a second header line")
+    try:
+        ev = event_from_dict(d)
+    except EventError as exc:
+        raise LineError(str(exc)) from None
+    check_payload(d, type(ev))
+    return ev
+
+
+def parse_header(raw: bytes) -> Header:
+    """The header on line 1, or LineError (NewerSchemaError for a newer schema major)."""
+    try:
+        d = decode_json(raw)
+    except LineError as exc:
+        raise LineError(f"not a stripebench trace: the first line is {exc}") from None
+    if not isinstance(d, dict):
+        raise LineError("not a stripebench trace: the first line is not a JSON object")
+    if d.get("type") != "header":
+        kind = d.get("type")
+        what = f"a {kind} event" if isinstance(kind, str) else "not a header"
+        raise LineError(f"the first line is {what}; a trace starts with its header")
+    schema = d.get("schema")
+    if not isinstance(schema, str):
+        raise LineError("the header has no schema")
+    name, _, major_text = schema.rpartition("/")
+    if name != SCHEMA_NAME or not major_text.isdigit():
+        raise LineError(f"not a stripebench trace (schema {schema!r})")
+    major = int(major_text)
+    if major > SCHEMA_MAJOR:
+        raise NewerSchemaError(f"written by a newer stripebench (schema {schema}); this one reads {SCHEMA}")
+    if major < SCHEMA_MAJOR:
+        raise LineError(f"schema {schema} is older than any this stripebench reads ({SCHEMA})")
+    ev = event_from_dict(d)
+    check_payload(d, Header)
+    assert isinstance(ev, Header)
+    return ev
+
+
+__all__ = ["LineError", "NewerSchemaError", "check_payload", "decode_json", "parse_event", "parse_header"]
