@@ -1,0 +1,163 @@
+"""An agent that talks to Claude through Anthropic's Messages API with tool use."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from stripebench_tui.agents.options import read_options
+from stripebench_tui.agents.pricing import turn_cost
+from stripebench_tui.agents.prompting import (
+    CONTINUE_MESSAGE,
+    FIRST_USER_MESSAGE,
+    NOT_RUN_TEXT,
+    object_schema,
+    operator_text,
+    result_text,
+    system_prompt,
+    wire_tool_names,
+)
+from stripebench_tui.agents.retry import SdkErrors, call_with_retries
+from stripebench_tui.core.agent import AgentError, AgentTurn, Observation, Task, ToolRequest
+from stripebench_tui.errors import UserError
+
+DEFAULT_MODEL = "claude-sonnet-4-5"
+# A reply that stops for these reasons without tool calls is the model saying it has finished.
+_FINISHED = {"end_turn", "stop_sequence", "refusal"}
+
+
+class AnthropicAgent:
+    """Claude via the Anthropic Messages API with tool use (key in ANTHROPIC_API_KEY)."""
+
+    name = "anthropic"
+
+    def __init__(self, **options: Any) -> None:
+        self.options = read_options(
+            self.name,
+            options,
+            key_env="ANTHROPIC_API_KEY",
+            base_url_env="ANTHROPIC_BASE_URL",
+            model_env="ANTHROPIC_MODEL",
+            default_model=DEFAULT_MODEL,
+        )
+        if not self.options.api_key:
+            raise UserError("the anthropic agent needs an API key: set ANTHROPIC_API_KEY (or pass api_key)")
+        self._client: Any = None
+        self._system = ""
+        self._tools: list[dict[str, Any]] = []
+        self._names: dict[str, str] = {}  # wire name -> tool name
+        self._messages: list[dict[str, Any]] = []
+        self._pending: list[str] = []  # tool_use ids of the last reply, each owed a tool_result
+
+    async def start(self, task: Task) -> None:
+        """Open the client and turn the task into a system prompt and tool definitions."""
+        import anthropic
+
+        self._errors = SdkErrors(anthropic.APIStatusError, anthropic.APIConnectionError, anthropic.APITimeoutError)
+        self._client = anthropic.AsyncAnthropic(
+            api_key=self.options.api_key,
+            base_url=self.options.base_url,
+            timeout=self.options.timeout,
+            max_retries=0,  # retries are ours, so each one can be reported
+        )
+        self._system = system_prompt(task)
+        self._names = wire_tool_names(task.tools)
+        specs = {tool.name: tool for tool in task.tools}
+        self._tools = [
+            {
+                "name": wire,
+                "description": specs[name].description,
+                "input_schema": object_schema(specs[name].input_schema),
+            }
+            for wire, name in self._names.items()
+        ]
+        self._messages = []
+        self._pending = []
+
+    def _user_blocks(self, observations: list[Observation]) -> list[dict[str, Any]]:
+        by_id = {o.call_id: o for o in observations if o.kind in ("tool_result", "rejected") and o.call_id}
+        # The API wants a tool_result for every tool_use of the previous reply, first in the message.
+        blocks: list[dict[str, Any]] = []
+        for call_id in self._pending:
+            obs = by_id.pop(call_id, None)
+            blocks.append(
+                {
+                    "type": "tool_result",
+                    "tool_use_id": call_id,
+                    "content": NOT_RUN_TEXT if obs is None else result_text(obs),
+                    "is_error": True if obs is None else (obs.is_error or obs.kind == "rejected"),
+                }
+            )
+        if not self._messages:
+            blocks.append({"type": "text", "text": FIRST_USER_MESSAGE})
+        for obs in observations:
+            if obs.kind == "operator_message":
+                blocks.append({"type": "text", "text": operator_text(obs)})
+            elif obs.call_id in by_id:  # a call the operator made, not one the model asked for
+                blocks.append({"type": "text", "text": f"The operator ran {obs.tool}:\n{result_text(obs)}"})
+        if not blocks:
+            blocks.append({"type": "text", "text": CONTINUE_MESSAGE})
+        return blocks
+
+    def _request_messages(self, observations: list[Observation]) -> list[dict[str, Any]]:
+        blocks = self._user_blocks(observations)
+        messages = list(self._messages)
+        if messages and messages[-1]["role"] == "user":  # the last reply was empty and not kept
+            messages[-1] = {"role": "user", "content": messages[-1]["content"] + blocks}
+        else:
+            messages.append({"role": "user", "content": blocks})
+        return messages
+
+    async def next_turn(self, observations: list[Observation]) -> AgentTurn:
+        """Send the observations, get the model's reply, hand back its tool calls."""
+        if self._client is None:
+            raise AgentError("anthropic: next_turn called before start")
+        messages = self._request_messages(observations)
+        request: dict[str, Any] = {
+            "model": self.options.model,
+            "max_tokens": self.options.max_tokens,
+            "system": self._system,
+            "messages": messages,
+        }
+        if self._tools:
+            request["tools"] = self._tools
+        if self.options.temperature is not None:
+            request["temperature"] = self.options.temperature
+        reply = await call_with_retries(
+            lambda: self._client.messages.create(**request), self._errors, self.options.retry_policy(), "anthropic"
+        )
+        content = [block.model_dump(mode="json", exclude_none=True) for block in reply.content]
+        self._messages = messages + ([{"role": "assistant", "content": content}] if content else [])
+        return self._turn(reply)
+
+    def _turn(self, reply: Any) -> AgentTurn:
+        texts, thoughts, calls = [], [], []
+        for block in reply.content:
+            if block.type == "text":
+                texts.append(block.text)
+            elif block.type == "thinking":
+                thoughts.append(block.thinking)
+            elif block.type == "tool_use":
+                tool = self._names.get(block.name, block.name)
+                calls.append(ToolRequest(call_id=block.id, tool=tool, arguments=dict(block.input or {})))
+        self._pending = [call.call_id for call in calls]
+        usage = reply.usage
+        cache_write = usage.cache_creation_input_tokens or 0
+        cache_read = usage.cache_read_input_tokens or 0
+        tokens_in = usage.input_tokens + cache_write + cache_read
+        model = reply.model or self.options.model
+        return AgentTurn(
+            text="\n\n".join(texts),
+            reasoning="\n\n".join(thoughts),
+            tool_calls=calls,
+            done=not calls and reply.stop_reason in _FINISHED,
+            model=model,
+            tokens_in=tokens_in,
+            tokens_out=usage.output_tokens,
+            cost_usd=turn_cost(self.options.model_price(model), tokens_in, usage.output_tokens, cache_write, cache_read),
+        )
+
+    async def close(self) -> None:
+        """Close the HTTP client."""
+        if self._client is not None:
+            await self._client.close()
+            self._client = None

@@ -1,0 +1,189 @@
+"""An agent that talks to any OpenAI-compatible Chat Completions endpoint (OpenAI, vLLM, Ollama, …)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from stripebench_tui.agents.options import read_options
+from stripebench_tui.agents.pricing import turn_cost
+from stripebench_tui.agents.prompting import (
+    CONTINUE_MESSAGE,
+    FIRST_USER_MESSAGE,
+    NOT_RUN_TEXT,
+    object_schema,
+    operator_text,
+    result_text,
+    system_prompt,
+    wire_tool_names,
+)
+from stripebench_tui.agents.retry import SdkErrors, call_with_retries
+from stripebench_tui.core.agent import AgentError, AgentTurn, Observation, Task, ToolRequest
+from stripebench_tui.errors import UserError
+
+DEFAULT_MODEL = "gpt-5"
+_FINISHED = {"stop", "content_filter"}
+# Local servers (vLLM, Ollama) ignore the key, but the SDK insists on one.
+_UNUSED_KEY = "unused"
+
+
+class OpenAICompatAgent:
+    """A model behind an OpenAI-compatible Chat Completions API (OPENAI_API_KEY, OPENAI_BASE_URL)."""
+
+    name = "openai"
+
+    def __init__(self, **options: Any) -> None:
+        self.options = read_options(
+            self.name,
+            options,
+            key_env="OPENAI_API_KEY",
+            base_url_env="OPENAI_BASE_URL",
+            model_env="OPENAI_MODEL",
+            default_model=DEFAULT_MODEL,
+        )
+        if not self.options.api_key:
+            if self.options.base_url is None:
+                raise UserError(
+                    "the openai agent needs an API key: set OPENAI_API_KEY (or pass api_key), "
+                    "or point OPENAI_BASE_URL at a local server"
+                )
+            self.options.api_key = _UNUSED_KEY
+        self._client: Any = None
+        self._tools: list[dict[str, Any]] = []
+        self._names: dict[str, str] = {}  # wire name -> tool name
+        self._messages: list[dict[str, Any]] = []
+        self._pending: list[str] = []  # tool call ids of the last reply, each owed a "tool" message
+        self._local_errors: dict[str, str] = {}  # call id -> error we answer ourselves (bad arguments)
+
+    async def start(self, task: Task) -> None:
+        """Open the client and turn the task into a system message and tool definitions."""
+        import openai
+
+        self._errors = SdkErrors(openai.APIStatusError, openai.APIConnectionError, openai.APITimeoutError)
+        self._client = openai.AsyncOpenAI(
+            api_key=self.options.api_key,
+            base_url=self.options.base_url,
+            timeout=self.options.timeout,
+            max_retries=0,  # retries are ours, so each one can be reported
+        )
+        self._names = wire_tool_names(task.tools)
+        specs = {tool.name: tool for tool in task.tools}
+        self._tools = [
+            {
+                "type": "function",
+                "function": {
+                    "name": wire,
+                    "description": specs[name].description,
+                    "parameters": object_schema(specs[name].input_schema),
+                },
+            }
+            for wire, name in self._names.items()
+        ]
+        self._messages = [{"role": "system", "content": system_prompt(task)}]
+        self._pending = []
+        self._local_errors = {}
+
+    def _new_messages(self, observations: list[Observation]) -> list[dict[str, Any]]:
+        by_id = {o.call_id: o for o in observations if o.kind in ("tool_result", "rejected") and o.call_id}
+        # Every tool call of the previous reply needs its "tool" message before anything else.
+        out: list[dict[str, Any]] = []
+        for call_id in self._pending:
+            obs = by_id.pop(call_id, None)
+            if call_id in self._local_errors:
+                text = self._local_errors[call_id]
+            elif obs is None:
+                text = f"Error: {NOT_RUN_TEXT}"
+            else:
+                # Chat Completions has no error flag on tool messages; the text has to say it.
+                text = f"Error: {result_text(obs)}" if obs.is_error and obs.kind != "rejected" else result_text(obs)
+            out.append({"role": "tool", "tool_call_id": call_id, "content": text})
+        texts = [FIRST_USER_MESSAGE] if len(self._messages) == 1 else []
+        for obs in observations:
+            if obs.kind == "operator_message":
+                texts.append(operator_text(obs))
+            elif obs.call_id in by_id:  # a call the operator made, not one the model asked for
+                texts.append(f"The operator ran {obs.tool}:\n{result_text(obs)}")
+        if texts:
+            out.append({"role": "user", "content": "\n\n".join(texts)})
+        elif not out:
+            out.append({"role": "user", "content": CONTINUE_MESSAGE})
+        return out
+
+    def _request(self, messages: list[dict[str, Any]]) -> dict[str, Any]:
+        request: dict[str, Any] = {"model": self.options.model, "messages": messages}
+        if self._tools:
+            request["tools"] = self._tools
+        # OpenAI's own API refuses max_tokens for its newer models; local servers know max_tokens best.
+        limit_key = "max_completion_tokens" if self.options.base_url is None else "max_tokens"
+        request[limit_key] = self.options.max_tokens
+        if self.options.temperature is not None:
+            request["temperature"] = self.options.temperature
+        return request
+
+    async def next_turn(self, observations: list[Observation]) -> AgentTurn:
+        """Send the observations, get the model's reply, hand back its tool calls."""
+        if self._client is None:
+            raise AgentError("openai: next_turn called before start")
+        messages = self._messages + self._new_messages(observations)
+        request = self._request(messages)
+        reply = await call_with_retries(
+            lambda: self._client.chat.completions.create(**request), self._errors, self.options.retry_policy(), "openai"
+        )
+        if not reply.choices:
+            raise AgentError("openai: the provider returned no choices")
+        choice = reply.choices[0]
+        turn, assistant = self._turn(choice.message, choice.finish_reason)
+        self._messages = messages + [assistant]
+        usage = reply.usage
+        turn.model = reply.model or self.options.model
+        if usage is not None:
+            turn.tokens_in, turn.tokens_out = usage.prompt_tokens, usage.completion_tokens
+            # Cached prompt tokens are billed at the full input price: an upper bound.
+            turn.cost_usd = turn_cost(self.options.model_price(turn.model), turn.tokens_in, turn.tokens_out)
+        return turn
+
+    def _turn(self, message: Any, finish_reason: str | None) -> tuple[AgentTurn, dict[str, Any]]:
+        calls: list[ToolRequest] = []
+        history_calls: list[dict[str, Any]] = []
+        self._pending, self._local_errors = [], {}
+        for call in message.tool_calls or []:
+            self._pending.append(call.id)
+            function = getattr(call, "function", None)
+            if function is None:
+                self._local_errors[call.id] = f"Error: unsupported tool call type {call.type!r}; use function calls."
+                continue
+            raw = function.arguments or ""
+            try:
+                arguments = json.loads(raw) if raw.strip() else {}
+            except json.JSONDecodeError as exc:
+                arguments, problem = None, f"not valid JSON ({exc.msg} at position {exc.pos})"
+            else:
+                problem = "" if isinstance(arguments, dict) else "not a JSON object"
+            if problem:
+                self._local_errors[call.id] = (
+                    f"Error: the arguments of this {function.name} call were {problem}, so it was not run. "
+                    f"You sent: {raw[:500]}"
+                )
+                # Keep "{}" in the history: vLLM and Ollama parse past arguments and would reject the whole request.
+                raw = "{}"
+            else:
+                calls.append(ToolRequest(call.id, self._names.get(function.name, function.name), arguments))
+            history_calls.append({"id": call.id, "type": "function", "function": {"name": function.name, "arguments": raw}})
+        assistant: dict[str, Any] = {"role": "assistant", "content": message.content or ""}
+        if history_calls:
+            assistant["tool_calls"] = history_calls
+        extra = message.model_extra or {}
+        reasoning = extra.get("reasoning_content") or extra.get("reasoning") or ""
+        turn = AgentTurn(
+            text=message.content or message.refusal or "",
+            reasoning=reasoning if isinstance(reasoning, str) else "",
+            tool_calls=calls,
+            done=not self._pending and finish_reason in _FINISHED,
+        )
+        return turn, assistant
+
+    async def close(self) -> None:
+        """Close the HTTP client."""
+        if self._client is not None:
+            await self._client.close()
+            self._client = None

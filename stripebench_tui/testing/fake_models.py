@@ -1,0 +1,261 @@
+"""A local fake model server speaking Anthropic's and OpenAI's wire protocols from a script.
+
+Tests point the real SDKs at it: ``POST /v1/messages`` (Anthropic) and
+``POST /v1/chat/completions`` (OpenAI) answer with the next scripted turn, every
+request is recorded, and faults (429 with retry-after, 5xx, hangs) can be put in
+front of the script. Run it by hand with::
+
+    python -m stripebench_tui.testing.fake_models --script script.json
+
+where script.json is ``{"turns": [{"text": "…", "tool_calls": [{"name": "shell",
+"arguments": {"command": "ls"}}]}, {"text": "Done."}], "faults": [{"status": 429,
+"count": 2, "retry_after": 0.1}], "api_key": "optional"}``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import socket
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from stripebench_tui.testing.fake_wire import (
+    ScriptedTurn,
+    anthropic_error,
+    anthropic_reply,
+    check_anthropic,
+    check_openai,
+    openai_error,
+    openai_reply,
+)
+
+
+@dataclass
+class Fault:
+    """Answer ``count`` requests (-1: all) with ``status``, or hang for ``hang`` seconds, after ``after`` good replies."""
+
+    status: int = 500
+    count: int = 1
+    retry_after: float | None = None
+    hang: float | None = None
+    after: int = 0
+    message: str = "injected fault"
+
+
+@dataclass
+class RecordedRequest:
+    """One request the fake received, and what it answered."""
+
+    protocol: str  # "anthropic" | "openai"
+    body: dict[str, Any]
+    api_key: str
+    status: int = 0
+    reply: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class _Wire:
+    protocol: str
+    check: Callable[[dict[str, Any]], str | None]
+    reply: Callable[[dict[str, Any], ScriptedTurn, int], dict[str, Any]]
+    error: Callable[[int, str], dict[str, Any]]
+
+
+_ANTHROPIC = _Wire("anthropic", check_anthropic, anthropic_reply, anthropic_error)
+_OPENAI = _Wire("openai", check_openai, openai_reply, openai_error)
+
+
+def _given_key(request: Request) -> str:
+    auth = request.headers.get("authorization", "")
+    return request.headers.get("x-api-key") or auth.removeprefix("Bearer ").strip()
+
+
+class FakeModelServer:
+    """The fake server; ``with FakeModelServer(turns) as fake:`` runs it on a free port in a thread."""
+
+    def __init__(
+        self,
+        turns: list[ScriptedTurn],
+        faults: list[Fault] | None = None,
+        api_key: str | None = None,
+        host: str = "127.0.0.1",
+        port: int = 0,
+    ) -> None:
+        self.turns = list(turns)
+        self.faults = [Fault(**vars(f)) for f in faults or []]  # copies: counts are used up
+        self.api_key = api_key
+        self.host, self.port = host, port
+        self._lock = threading.Lock()
+        self._requests: list[RecordedRequest] = []
+        self._answered = 0
+        self._stopping = threading.Event()
+        self._server: uvicorn.Server | None = None
+        self._thread: threading.Thread | None = None
+        self.app = Starlette(
+            routes=[
+                Route("/v1/messages", self._handler(_ANTHROPIC), methods=["POST"]),
+                Route("/v1/chat/completions", self._handler(_OPENAI), methods=["POST"]),
+                Route("/health", lambda _r: JSONResponse({"ok": True})),
+            ]
+        )
+
+    @property
+    def url(self) -> str:
+        """Root URL; also the Anthropic SDK's base_url."""
+        return f"http://{self.host}:{self.port}"
+
+    @property
+    def openai_base_url(self) -> str:
+        """Base URL for the OpenAI SDK (it appends /chat/completions)."""
+        return f"{self.url}/v1"
+
+    @property
+    def requests(self) -> list[RecordedRequest]:
+        """Every request received so far, failed ones included."""
+        with self._lock:
+            return list(self._requests)
+
+    def answered(self) -> list[RecordedRequest]:
+        """Requests that got a scripted reply (status 200)."""
+        return [r for r in self.requests if r.status == 200]
+
+    def _next_fault(self) -> Fault | None:
+        for fault in self.faults:
+            if fault.count != 0 and self._answered >= fault.after:
+                if fault.count > 0:
+                    fault.count -= 1
+                return fault
+        return None
+
+    async def _hang(self, seconds: float) -> None:
+        import asyncio
+
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline and not self._stopping.is_set():
+            await asyncio.sleep(0.02)
+
+    def _handler(self, wire: _Wire) -> Callable[[Request], Any]:
+        async def handle(request: Request) -> Response:
+            try:
+                body = await request.json()
+            except ValueError:
+                body = None
+            record = RecordedRequest(wire.protocol, body if isinstance(body, dict) else {}, _given_key(request))
+            with self._lock:
+                self._requests.append(record)
+                fault = self._next_fault()
+            status, headers, payload = await self._answer(wire, record, body, fault)
+            record.status, record.reply = status, payload
+            return JSONResponse(payload, status_code=status, headers=headers)
+
+        return handle
+
+    async def _answer(
+        self, wire: _Wire, record: RecordedRequest, body: Any, fault: Fault | None
+    ) -> tuple[int, dict[str, str], dict[str, Any]]:
+        if self.api_key is not None and record.api_key != self.api_key:
+            return 401, {}, wire.error(401, "invalid api key")
+        if fault is not None:
+            if fault.hang is not None:
+                await self._hang(fault.hang)
+            headers = {} if fault.retry_after is None else {"retry-after": str(fault.retry_after)}
+            return fault.status, headers, wire.error(fault.status, fault.message)
+        if not isinstance(body, dict):
+            return 400, {}, wire.error(400, "the body must be a JSON object")
+        problem = wire.check(body)
+        if problem:
+            return 400, {}, wire.error(400, problem)
+        with self._lock:
+            if self._answered >= len(self.turns):
+                return 400, {}, wire.error(400, f"fake model script exhausted after {len(self.turns)} turns")
+            turn = self.turns[self._answered]
+            self._answered += 1
+            number = self._answered
+        try:
+            return 200, {}, wire.reply(body, turn, number)
+        except ValueError as exc:
+            return 400, {}, wire.error(400, str(exc))
+
+    def _config(self) -> uvicorn.Config:
+        return uvicorn.Config(self.app, log_level="warning", access_log=False, lifespan="off", timeout_graceful_shutdown=2)
+
+    def _bind(self) -> socket.socket:
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((self.host, self.port))
+        self.port = sock.getsockname()[1]
+        return sock
+
+    def start(self) -> "FakeModelServer":
+        """Serve in a background thread; returns once it accepts connections."""
+        sock = self._bind()
+        self._server = uvicorn.Server(self._config())
+        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [sock]}, daemon=True, name="fake-models")
+        self._thread.start()
+        deadline = time.monotonic() + 10
+        while not self._server.started:
+            if time.monotonic() > deadline or not self._thread.is_alive():
+                raise RuntimeError("the fake model server did not start")
+            time.sleep(0.01)
+        return self
+
+    def stop(self) -> None:
+        """Stop serving and wait for the thread."""
+        self._stopping.set()
+        if self._server is not None:
+            self._server.should_exit = True
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+
+    def __enter__(self) -> "FakeModelServer":
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def serve_forever(self) -> None:
+        """Serve in this thread until interrupted (the command-line mode)."""
+        sock = self._bind()
+        print(f"fake model server on {self.url} (OpenAI base URL {self.openai_base_url})", flush=True)
+        uvicorn.Server(self._config()).run(sockets=[sock])
+
+
+def load_script(path: Path) -> tuple[list[ScriptedTurn], list[Fault], str | None]:
+    """Read a script file: a list of turns, or {"turns", "faults", "api_key"}."""
+    data = json.loads(path.read_text())
+    if isinstance(data, list):
+        data = {"turns": data}
+    turns = [ScriptedTurn.from_dict(t) for t in data.get("turns", [])]
+    faults = [Fault(**f) for f in data.get("faults", [])]
+    return turns, faults, data.get("api_key")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command-line entry: serve a script file until Ctrl+C."""
+    parser = argparse.ArgumentParser(description="Fake Anthropic/OpenAI model server that answers from a script.")
+    parser.add_argument("--script", type=Path, required=True, help="JSON script: turns, optional faults and api_key")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=0, help="0 picks a free port (printed at start)")
+    args = parser.parse_args(argv)
+    try:
+        turns, faults, api_key = load_script(args.script)
+    except (OSError, ValueError, TypeError, KeyError) as exc:
+        print(f"fake_models: cannot read script {args.script}: {exc}", file=sys.stderr)
+        return 3
+    FakeModelServer(turns, faults, api_key, args.host, args.port).serve_forever()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
