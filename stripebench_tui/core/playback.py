@@ -1,0 +1,117 @@
+"""Pacing of a replay: when to show the next turn, following recorded time scaled by speed.
+
+Pure logic with an injectable clock, so it can be tested without an event loop or
+sleeping. The TUI asks ``delay_until(t)`` how long to wait before showing the turn
+that starts at episode time ``t`` and schedules a timer for it.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+# Speed steps for faster/slower; 1.0 is recorded time.
+SPEEDS: tuple[float, ...] = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0)
+PLAYING, PAUSED = "playing", "paused"
+
+
+def _nearest_step(speed: float) -> int:
+    return min(range(len(SPEEDS)), key=lambda i: abs(SPEEDS[i] - speed))
+
+
+@dataclass
+class Playback:
+    """Play state and speed of a replay, anchored to a point in episode time.
+
+    While playing, episode time advances as ``anchor_t + (clock() - anchor_wall) * speed``.
+    ``max_wait`` caps how long (wall seconds) a single recorded gap may take, so a
+    trace that waited minutes on a model does not look frozen; ``None`` keeps gaps whole.
+    """
+
+    clock: Callable[[], float] = time.monotonic
+    speed: float = 1.0
+    max_wait: float | None = None
+    playing: bool = False
+    anchor_t: float = 0.0
+    anchor_wall: float = field(default=0.0)
+
+    def __post_init__(self) -> None:
+        if self.speed <= 0:
+            raise ValueError("speed must be positive")
+        self.anchor_wall = self.clock()
+
+    @property
+    def state(self) -> str:
+        return PLAYING if self.playing else PAUSED
+
+    def episode_time(self) -> float:
+        """Where playback is now, in seconds of episode time."""
+        if not self.playing:
+            return self.anchor_t
+        return self.anchor_t + max(0.0, self.clock() - self.anchor_wall) * self.speed
+
+    def seek(self, t: float) -> None:
+        """Move the playhead to episode time ``t`` (e.g. after a step or jump)."""
+        self.anchor_t = t
+        self.anchor_wall = self.clock()
+
+    def play(self, t: float | None = None) -> None:
+        """Start playing from ``t`` (default: where the playhead is)."""
+        self.seek(self.episode_time() if t is None else t)
+        self.playing = True
+
+    def pause(self) -> None:
+        self.seek(self.episode_time())
+        self.playing = False
+
+    def toggle(self, t: float | None = None) -> bool:
+        """Play if paused, pause if playing; returns whether it is now playing."""
+        if self.playing:
+            self.pause()
+        else:
+            self.play(t)
+        return self.playing
+
+    def set_speed(self, speed: float) -> None:
+        if speed <= 0:
+            raise ValueError("speed must be positive")
+        # Re-anchor first so that time already played keeps the old speed.
+        self.seek(self.episode_time())
+        self.speed = speed
+
+    def faster(self) -> float:
+        """Next speed step up (stays at the top step); returns the new speed."""
+        i = _nearest_step(self.speed)
+        if SPEEDS[i] <= self.speed:
+            i = min(i + 1, len(SPEEDS) - 1)
+        self.set_speed(SPEEDS[i])
+        return self.speed
+
+    def slower(self) -> float:
+        """Next speed step down (stays at the bottom step); returns the new speed."""
+        i = _nearest_step(self.speed)
+        if SPEEDS[i] >= self.speed:
+            i = max(i - 1, 0)
+        self.set_speed(SPEEDS[i])
+        return self.speed
+
+    def delay_until(self, t: float) -> float:
+        """Wall seconds to wait before episode time reaches ``t`` (0 if it already has, inf when paused)."""
+        if not self.playing:
+            return float("inf")
+        wait = max(0.0, (t - self.episode_time()) / self.speed)
+        if self.max_wait is not None:
+            wait = min(wait, self.max_wait)
+        return wait
+
+    def arrive(self, t: float) -> None:
+        """Record that the turn starting at ``t`` is now shown.
+
+        With ``max_wait`` the playhead may have been moved ahead of the wall clock;
+        re-anchoring at ``t`` keeps later gaps measured from the turn actually shown.
+        """
+        self.seek(t)
+
+
+__all__ = ["PAUSED", "PLAYING", "Playback", "SPEEDS"]

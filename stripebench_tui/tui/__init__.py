@@ -1,0 +1,1 @@
+"""The Textual user interface: replay (and later live) views of an episode."""

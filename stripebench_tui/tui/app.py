@@ -1,0 +1,69 @@
+"""The Textual app for one episode, and the factory tests and commands share."""
+
+from __future__ import annotations
+
+import time
+from typing import Callable, Iterable
+
+from textual.app import App, SystemCommand
+from textual.screen import Screen
+
+from stripebench_tui.tui.keymap import COMMANDS
+from stripebench_tui.tui.screens.episode_screen import EpisodeScreen
+from stripebench_tui.tui.source import EpisodeSource
+
+
+class EpisodeApp(App[None]):
+    """Shows one ``EpisodeScreen``; every keymap command is also in the command palette."""
+
+    TITLE = "stripebench"
+    ENABLE_COMMAND_PALETTE = True
+
+    def __init__(
+        self,
+        source: EpisodeSource,
+        *,
+        speed: float = 1.0,
+        autoplay: bool = False,
+        clock: Callable[[], float] = time.monotonic,
+        start_turn: int | None = None,
+    ) -> None:
+        super().__init__()
+        self.source = source
+        self._screen_args = dict(speed=speed, autoplay=autoplay, clock=clock, start_turn=start_turn)
+        header = source.header
+        if header is not None:
+            self.sub_title = " · ".join(x for x in (header.title or header.env, header.agent) if x)
+
+    def on_mount(self) -> None:
+        self.push_screen(EpisodeScreen(self.source, **self._screen_args))  # type: ignore[arg-type]
+
+    @property
+    def episode(self) -> EpisodeScreen:
+        """The episode screen (also while a help or palette screen is on top of it)."""
+        for screen in reversed(self.screen_stack):
+            if isinstance(screen, EpisodeScreen):
+                return screen
+        raise LookupError("no episode screen")
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        target = screen if isinstance(screen, EpisodeScreen) else None
+        if target is None:
+            return
+        for cmd in COMMANDS:
+            if cmd.action == "quit":
+                continue  # the built-in Quit command already does this
+            yield SystemCommand(cmd.title, cmd.description, lambda a=cmd.action: target.run_action(a))
+
+
+def create_app(
+    source: EpisodeSource,
+    *,
+    speed: float = 1.0,
+    autoplay: bool = False,
+    clock: Callable[[], float] = time.monotonic,
+    start_turn: int | None = None,
+) -> EpisodeApp:
+    """The app for ``source``; tests pass a fixed clock and a small terminal size to ``run_test``."""
+    return EpisodeApp(source, speed=speed, autoplay=autoplay, clock=clock, start_turn=start_turn)

@@ -1,0 +1,112 @@
+"""Key bindings as data: a registry of actions and a keymap from action to keys.
+
+The screen's ``BINDINGS``, the ``?`` help screen and the command palette are all
+built from these two tables, so a binding is defined once and listed everywhere.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping
+
+from textual.binding import Binding
+
+
+@dataclass(frozen=True)
+class Command:
+    """One thing the user can do; ``action`` is the Textual action name on the app."""
+
+    action: str
+    title: str
+    description: str
+    show: bool = True  # shown in the footer
+
+
+COMMANDS: tuple[Command, ...] = (
+    Command("toggle_play", "Play/Pause", "Play the replay at recorded speed, or pause it"),
+    Command("step_forward", "Step", "Go to the next turn"),
+    Command("step_back", "Back", "Go to the previous turn", show=False),
+    Command("first_turn", "First", "Go to the first turn", show=False),
+    Command("last_turn", "Last", "Go to the last turn", show=False),
+    Command("faster", "Faster", "Double the playback speed", show=False),
+    Command("slower", "Slower", "Halve the playback speed", show=False),
+    Command("next_verdict", "Verdict", "Jump to the next turn where a grader verdict changed"),
+    Command("search", "Search", "Search model messages and tool outputs"),
+    Command("next_match", "Next match", "Go to the next search match", show=False),
+    Command("previous_match", "Prev match", "Go to the previous search match", show=False),
+    Command("open_pager", "Pager", "Open the current tool output in $PAGER"),
+    Command("copy_item", "Copy", "Copy the current item (output, object or verdict) to the clipboard"),
+    Command("help", "Help", "Show every key binding"),
+    Command("quit", "Quit", "Leave the replay"),
+)
+
+COMMANDS_BY_ACTION: dict[str, Command] = {c.action: c for c in COMMANDS}
+
+DEFAULT_KEYMAP: dict[str, tuple[str, ...]] = {
+    "toggle_play": ("space",),
+    "step_forward": ("right", "l"),
+    "step_back": ("left", "h"),
+    "first_turn": ("home", "g"),
+    "last_turn": ("end", "G"),
+    "faster": ("plus", "equals_sign", "right_square_bracket"),
+    "slower": ("minus", "left_square_bracket"),
+    "next_verdict": ("v",),
+    "search": ("slash",),
+    "next_match": ("n",),
+    "previous_match": ("N",),
+    "open_pager": ("p",),
+    "copy_item": ("y", "c"),
+    "help": ("question_mark",),
+    "quit": ("q",),
+}
+
+# How keys are spelled for people (Textual names → what is printed on the key).
+_KEY_LABELS = {
+    "space": "Space",
+    "right": "→",
+    "left": "←",
+    "home": "Home",
+    "end": "End",
+    "plus": "+",
+    "equals_sign": "=",
+    "minus": "-",
+    "right_square_bracket": "]",
+    "left_square_bracket": "[",
+    "slash": "/",
+    "question_mark": "?",
+}
+
+
+def key_label(key: str) -> str:
+    return _KEY_LABELS.get(key, key)
+
+
+def keys_for(action: str, keymap: Mapping[str, tuple[str, ...]] = DEFAULT_KEYMAP) -> tuple[str, ...]:
+    return tuple(keymap.get(action, ()))
+
+
+def bindings(keymap: Mapping[str, tuple[str, ...]] = DEFAULT_KEYMAP) -> list[Binding]:
+    """Textual ``Binding``s for every command that has keys in ``keymap``."""
+    out: list[Binding] = []
+    for cmd in COMMANDS:
+        keys = keys_for(cmd.action, keymap)
+        if not keys:
+            continue
+        out.append(
+            Binding(
+                ",".join(keys),
+                cmd.action,
+                cmd.title,
+                show=cmd.show,
+                key_display=key_label(keys[0]),
+                tooltip=cmd.description,
+            )
+        )
+    return out
+
+
+def help_rows(keymap: Mapping[str, tuple[str, ...]] = DEFAULT_KEYMAP) -> list[tuple[str, str, str]]:
+    """(keys, title, description) for the help screen, in registry order."""
+    return [
+        (" ".join(key_label(k) for k in keys_for(c.action, keymap)), c.title, c.description) for c in COMMANDS
+    ]

@@ -1,0 +1,359 @@
+"""The main screen: one episode drawn from an event source, with replay controls.
+
+It draws an ``EpisodeState`` (from ``source.state_at``) plus the selected turn's
+own events; where they come from is the source's business, so the live mode can
+reuse this screen with a different source. Key bindings come from ``keymap``.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import time
+from pathlib import Path
+from typing import Callable
+
+from textual import work
+from textual.app import ComposeResult
+from textual.app import SuspendNotSupported
+from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
+from textual.timer import Timer
+from textual.widgets import Footer
+
+from stripebench_tui.core.playback import Playback
+from stripebench_tui.core.state import EpisodeState, Turn
+from stripebench_tui.tui import keymap
+from stripebench_tui.tui.search import MESSAGE, Hit, find
+from stripebench_tui.tui.source import EpisodeSource, TurnRow, row_for, turn_from_events, verdict_changes
+from stripebench_tui.tui.text import clean, pretty_json
+from stripebench_tui.tui.widgets.search_bar import SearchBar
+from stripebench_tui.tui.widgets.status_bar import StatusBar
+from stripebench_tui.tui.widgets.stripe_objects import StripeObjects
+from stripebench_tui.tui.widgets.timeline import Timeline
+from stripebench_tui.tui.widgets.turn_detail import TurnDetail
+from stripebench_tui.tui.widgets.verdicts import Verdicts
+
+EMPTY = "This trace has no turns: nothing happened in the episode, or it stopped before its first event."
+
+
+class EpisodeScreen(Screen[None]):
+    """Timeline, turn detail, Stripe objects, verdicts and a status bar for one episode."""
+
+    CSS_PATH = Path(__file__).with_suffix(".tcss")
+    BINDINGS = keymap.bindings()
+
+    def __init__(
+        self,
+        source: EpisodeSource,
+        *,
+        speed: float = 1.0,
+        autoplay: bool = False,
+        clock: Callable[[], float] = time.monotonic,
+        start_turn: int | None = None,
+    ) -> None:
+        super().__init__()
+        self.source = source
+        self.playback = Playback(clock=clock, speed=speed)
+        self.autoplay = autoplay
+        self.start_turn = start_turn
+        self.turns: list[int] | None = None  # turn numbers, once known
+        self.indexed = False  # source.state_at is usable (the index is built)
+        self.position: int | None = None  # selected row of the timeline
+        self.state: EpisodeState | None = None
+        self.turn: Turn | None = None
+        self.search_query = ""
+        self.hit: Hit | None = None
+        self.note = ""
+        self._timer: Timer | None = None
+
+    # ----- layout and loading -------------------------------------------------------------
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="panes"):
+            yield Timeline(id="timeline")
+            yield TurnDetail(id="detail")
+            with Vertical(id="side"):
+                yield StripeObjects(id="objects")
+                yield Verdicts(id="verdicts")
+        yield SearchBar(id="search")
+        yield StatusBar(id="status")
+        yield Footer()
+
+    @property
+    def timeline(self) -> Timeline:
+        return self.query_one(Timeline)
+
+    @property
+    def detail(self) -> TurnDetail:
+        return self.query_one(TurnDetail)
+
+    def on_mount(self) -> None:
+        self.timeline.border_title = "Turns"
+        self.timeline.focus()
+        self.refresh_status()
+        self.load_turns()
+
+    @work(thread=True, exclusive=True, group="index")
+    def load_turns(self) -> None:
+        """Build the turn index off the UI thread (seconds on a huge trace).
+
+        Turn numbers known cheaply (the writer's sidecar) are shown first, so the
+        timeline and the turn detail appear at once; the panes that need the state
+        (objects, verdicts, totals) fill in when the index is ready.
+        """
+        quick = self.source.quick_turns()
+        if quick:
+            self.app.call_from_thread(self.turns_loaded, quick)
+        turns = self.source.turn_numbers()
+        self.app.call_from_thread(self.index_ready, turns)
+
+    def index_ready(self, turns: list[int]) -> None:
+        self.indexed = True
+        if turns != self.turns:
+            self.turns_loaded(turns)
+        elif self.position is not None:
+            self.select(self.position)
+
+    def turns_loaded(self, turns: list[int]) -> None:
+        first_time = self.turns is None
+        self.turns = turns
+        self.timeline.border_title = f"Turns ({len(turns)})"
+        if not turns:
+            self.timeline.placeholder = "No turns."
+            self.timeline.refresh()
+            self.detail.show_message(EMPTY)
+            if self.indexed:
+                self.query_one(Verdicts).show(self.source.state_at(None), None)
+            self.refresh_status()
+            return
+        self.timeline.set_rows(len(turns), self._row)
+        start = self.position or 0
+        if first_time and self.start_turn is not None and self.start_turn in turns:
+            start = turns.index(self.start_turn)
+        self.select(start)
+        if first_time and self.autoplay:
+            self.action_toggle_play()
+
+    def _row(self, position: int) -> TurnRow:
+        assert self.turns is not None
+        turn = self.turns[position]
+        return row_for(turn, self.source.events_for_turn(turn))
+
+    # ----- drawing the selected turn ------------------------------------------------------
+    def select(self, position: int) -> None:
+        """Show the episode as it was at the end of the turn in timeline row ``position``."""
+        if not self.turns:
+            return
+        position = max(0, min(len(self.turns) - 1, position))
+        number = self.turns[position]
+        self.position = position
+        self.timeline.move_to(position)
+        self.state = self.source.state_at(number) if self.indexed else None
+        self.turn = turn_from_events(number, self.source.events_for_turn(number))
+        self.detail.show(self.turn, self.source.full_output)
+        if self.state is not None:
+            self.query_one(StripeObjects).show(self.state, self.turn.object_ids)
+            self.query_one(Verdicts).show(self.state, number)
+        if self.playing:
+            self.playback.seek(self.turn.start)
+            self._schedule_next()
+        self.refresh_status()
+
+    def refresh_status(self) -> None:
+        total = len(self.turns) if self.turns is not None else self.source.turn_count_hint()
+        self.query_one(StatusBar).show(
+            self.source.header, self.state, self.position, total, self.playing, self.playback.speed, self.note
+        )
+
+    def on_timeline_selected(self, message: Timeline.Selected) -> None:
+        self.select(message.position)
+
+    # ----- playback -----------------------------------------------------------------------
+    @property
+    def playing(self) -> bool:
+        return self.playback.playing
+
+    def _schedule_next(self) -> None:
+        if self._timer is not None:
+            self._timer.stop()
+            self._timer = None
+        if not self.playing or self.turns is None or self.position is None:
+            return
+        if self.position + 1 >= len(self.turns):
+            self.playback.pause()
+            self.note = "end of episode"
+            self.refresh_status()
+            return
+        nxt = self.timeline.row(self.position + 1)
+        delay = self.playback.delay_until(nxt.start if nxt else 0.0)
+        self._timer = self.set_timer(max(delay, 0.001), self._play_tick)
+
+    def _play_tick(self) -> None:
+        self._timer = None
+        if self.playing and self.position is not None:
+            self.select(self.position + 1)
+
+    def action_toggle_play(self) -> None:
+        if not self.turns or self.position is None:
+            return
+        self.note = ""
+        if not self.playing and self.position + 1 >= len(self.turns):
+            self.select(0)  # play from the top when already at the end
+        self.playback.toggle(self.turn.start if self.turn else 0.0)
+        self._schedule_next()
+        self.refresh_status()
+
+    def action_faster(self) -> None:
+        self.playback.faster()
+        self._schedule_next()
+        self.refresh_status()
+
+    def action_slower(self) -> None:
+        self.playback.slower()
+        self._schedule_next()
+        self.refresh_status()
+
+    # ----- moving around ------------------------------------------------------------------
+    def _go(self, position: int) -> None:
+        self.note = ""
+        self.select(position)
+
+    def action_step_forward(self) -> None:
+        if self.position is not None:
+            self._go(self.position + 1)
+
+    def action_step_back(self) -> None:
+        if self.position is not None:
+            self._go(self.position - 1)
+
+    def action_first_turn(self) -> None:
+        self._go(0)
+
+    def action_last_turn(self) -> None:
+        if self.turns:
+            self._go(len(self.turns) - 1)
+
+    def action_next_verdict(self) -> None:
+        if self.turns and self.position is not None and self.state is not None:
+            statuses = {name: c.status for name, c in self.state.verdicts.items()}
+            self.find_verdict_change(self.position, statuses)
+
+    @work(thread=True, exclusive=True, group="verdict")
+    def find_verdict_change(self, position: int, statuses: dict[str, str]) -> None:
+        assert self.turns is not None
+        for p in range(position + 1, len(self.turns)):
+            if verdict_changes(self.source.events_for_turn(self.turns[p]), statuses):
+                self.app.call_from_thread(self._go, p)
+                return
+        self.app.call_from_thread(self.notify, "No later turn changes a verdict.", title="Verdicts")
+
+    # ----- search -------------------------------------------------------------------------
+    def action_search(self) -> None:
+        self.query_one(SearchBar).open()
+
+    def on_input_submitted(self, message: SearchBar.Submitted) -> None:
+        message.stop()
+        query = message.value.strip()
+        bar = self.query_one(SearchBar)
+        bar.display = False
+        self.timeline.focus()
+        if not query or self.position is None:
+            return
+        self.search_query = query
+        self.detail.set_query(query)
+        # Start just before the selected turn so its own matches come first.
+        self.run_search(Hit(self.position, -1, -1, -1), True)
+
+    def on_search_bar_closed(self, message: SearchBar.Closed) -> None:
+        self.timeline.focus()
+
+    def action_next_match(self) -> None:
+        self._step_match(True)
+
+    def action_previous_match(self) -> None:
+        self._step_match(False)
+
+    def _step_match(self, forward: bool) -> None:
+        if not self.search_query or self.position is None:
+            self.notify("Search first with /.", title="Search")
+            return
+        after = self.hit if self.hit is not None else Hit(self.position, -1 if forward else 2, -1, -1)
+        self.run_search(after, forward)
+
+    @work(thread=True, exclusive=True, group="search")
+    def run_search(self, after: Hit, forward: bool) -> None:
+        """Look for the next match off the UI thread (a huge trace means reading every output)."""
+        assert self.turns is not None
+        query = self.search_query
+        hit = find(self.source, self.turns, query, after, forward)
+        self.app.call_from_thread(self._show_hit, query, hit)
+
+    def _show_hit(self, query: str, hit: Hit | None) -> None:
+        if hit is None:
+            self.hit = None
+            self.notify(f"No match for {clean(query)!r}.", title="Search", severity="warning")
+            return
+        self.hit = hit
+        if hit.position != self.position:
+            self.select(hit.position)
+        if hit.part == MESSAGE:
+            self.detail.output.current_line = None
+            self.detail.output.refresh()
+            self.note = f"match in the message of turn {self.turns[hit.position]}"  # type: ignore[index]
+        else:
+            self.detail.output.show_line(hit.line)
+            self.note = f"match in the output, line {hit.line + 1}"
+        self.refresh_status()
+
+    # ----- pager and clipboard ------------------------------------------------------------
+    def action_open_pager(self) -> None:
+        text = clean(self.detail.output_text)
+        if not text:
+            self.notify("This turn has no output to page.", title="Pager")
+            return
+        command = shlex.split(os.environ.get("PAGER") or "less -R") or ["less"]
+        try:
+            with self.app.suspend():
+                self._run_pager(command, text)
+        except SuspendNotSupported:
+            # Headless runs (tests, pipes) cannot give the terminal away; run the pager anyway.
+            self._run_pager(command, text)
+
+    def _run_pager(self, command: list[str], text: str) -> None:
+        try:
+            subprocess.run(command, input=text.encode("utf-8", "replace"), check=False)
+        except OSError as exc:
+            self.notify(f"Cannot run pager {command[0]!r}: {exc.strerror}", title="Pager", severity="error")
+
+    def current_item(self) -> tuple[str, str]:
+        """(what, text) of the item the user is looking at, chosen by focus."""
+        focused = self.focused
+        objects = self.query_one(StripeObjects)
+        if focused is not None and objects in focused.ancestors_with_self and objects.selected is not None:
+            return f"object {objects.selected.id}", pretty_json(objects.selected.data)
+        verdicts = self.query_one(Verdicts)
+        if focused is not None and verdicts in focused.ancestors_with_self:
+            return "verdicts", verdicts.summary
+        if self.detail.output_text:
+            number = self.turn.index if self.turn else "?"
+            return f"output of turn {number}", clean(self.detail.output_text)
+        number = self.turn.index if self.turn else "?"
+        return f"turn {number}", self.detail.message_text
+
+    def action_copy_item(self) -> None:
+        what, text = self.current_item()
+        if not text:
+            self.notify("Nothing to copy here.", title="Copy")
+            return
+        self.app.copy_to_clipboard(text)
+        self.notify(f"Copied {what} ({len(text):,} characters) to the clipboard.", title="Copy")
+
+    # ----- help and quit ------------------------------------------------------------------
+    def action_help(self) -> None:
+        from stripebench_tui.tui.screens.help_screen import HelpScreen
+
+        self.app.push_screen(HelpScreen())
+
+    def action_quit(self) -> None:
+        self.app.exit()

@@ -1,0 +1,191 @@
+"""Where the screen's episode comes from: an event source.
+
+The screen only draws ``EpisodeState``s and per-turn events; a source supplies
+them. ``TraceSource`` reads a recorded trace (replay); ``EventListSource`` holds
+events in memory (tests, and the shape a live bus can append to in the next
+issue). Methods marked "may block" are called from worker threads.
+"""
+
+from __future__ import annotations
+
+import bisect
+import threading
+from dataclasses import dataclass
+from typing import Any, Iterable, Protocol
+
+from stripebench_tui.core.events import Event, GraderVerdict, Header, ModelMessage, ToolResult
+from stripebench_tui.core.state import EpisodeState, Reducer, Turn
+
+
+@dataclass(frozen=True)
+class TurnRow:
+    """What the timeline shows for one turn."""
+
+    index: int
+    actor: str
+    tools: tuple[str, ...]
+    status: str
+    start: float
+    duration: float
+    verdict_changes: int
+
+
+class EpisodeSource(Protocol):
+    """The calls the replay screen makes; a live bus can implement the same."""
+
+    header: Header | None
+    live: bool
+
+    def turn_count_hint(self) -> int | None:
+        """A cheap guess at the number of turns, for the first paint (None if unknown)."""
+
+    def quick_turns(self) -> list[int] | None:
+        """Turn numbers if they are known without reading the whole episode, else None."""
+
+    def turn_numbers(self) -> list[int]:
+        """Every turn number in order (may block: builds the index that ``state_at`` needs)."""
+
+    def events_for_turn(self, turn: int) -> list[Event]:
+        """The events of one turn, outputs inline (capped ones as written)."""
+
+    def state_at(self, turn: int | None) -> EpisodeState:
+        """The state after the last event of ``turn`` (None: the whole episode); may block."""
+
+    def full_output(self, result: ToolResult) -> str:
+        """A tool result's whole output, read from its sidecar if it was capped."""
+
+
+def turn_from_events(turn: int, events: Iterable[Event]) -> Turn:
+    """The ``Turn`` made by one turn's events alone (keeps outputs, for the detail pane)."""
+    state = Reducer(clock=lambda: 0.0).apply_all(events)
+    found = state.turn(turn)
+    if found is None:
+        return Turn(index=turn, start=0.0, end=0.0, first_seq=-1, last_seq=-1)
+    return found
+
+
+def row_for(turn: int, events: list[Event]) -> TurnRow:
+    t = turn_from_events(turn, events)
+    return TurnRow(
+        index=turn,
+        actor=t.actor,
+        tools=tuple(t.tool_names),
+        status=t.status if t.calls else "",
+        start=t.start,
+        duration=t.duration,
+        verdict_changes=len(t.verdict_changes),
+    )
+
+
+class TraceSource:
+    """A recorded trace opened with ``core.trace.open_trace`` (duck-typed, so tests may pass a stand-in)."""
+
+    live = False
+
+    def __init__(self, trace: Any) -> None:
+        self.trace = trace
+        self.header: Header | None = trace.header
+        # The reader keeps one file handle; workers and the UI thread take turns on it.
+        self._lock = threading.RLock()
+
+    def turn_count_hint(self) -> int | None:
+        last = getattr(self.trace, "last_event", None)
+        return None if last is None else int(last.turn)
+
+    def quick_turns(self) -> list[int] | None:
+        # The writer's turns.idx sidecar lists turn offsets; reading it is O(turns), not O(bytes).
+        # Trace exposes it only privately so far, hence the guarded lookup.
+        quick = getattr(self.trace, "_quick_offsets", None)
+        if quick is None:
+            return None
+        with self._lock:
+            offsets = quick()
+        return list(offsets) if offsets else None
+
+    def turn_numbers(self) -> list[int]:
+        index = self.trace.index()  # thread-safe per its contract; may take seconds
+        return list(index.turns)
+
+    def events_for_turn(self, turn: int) -> list[Event]:
+        with self._lock:
+            return list(self.trace.events_for_turn(turn))
+
+    def state_at(self, turn: int | None) -> EpisodeState:
+        with self._lock:
+            return self.trace.state_at(turn, keep_output=False)
+
+    def full_output(self, result: ToolResult) -> str:
+        with self._lock:
+            return self.trace.full_output(result)
+
+
+class EventListSource:
+    """Events held in memory, in log order; ``append`` lets a live feed grow it."""
+
+    live = False
+
+    def __init__(self, events: Iterable[Event], header: Header | None = None) -> None:
+        self.header = header
+        self._events: list[Event] = []
+        self._turns: list[int] = []
+        self._by_turn: dict[int, list[Event]] = {}
+        for ev in events:
+            self.append(ev)
+
+    def append(self, ev: Event) -> None:
+        if isinstance(ev, Header):
+            self.header = ev
+            return
+        self._events.append(ev)
+        bucket = self._by_turn.get(ev.turn)
+        if bucket is None:
+            bucket = self._by_turn[ev.turn] = []
+            bisect.insort(self._turns, ev.turn)
+        bucket.append(ev)
+
+    def turn_count_hint(self) -> int | None:
+        return len(self._turns)
+
+    def quick_turns(self) -> list[int] | None:
+        return list(self._turns)
+
+    def turn_numbers(self) -> list[int]:
+        return list(self._turns)
+
+    def events_for_turn(self, turn: int) -> list[Event]:
+        return list(self._by_turn.get(turn, ()))
+
+    def state_at(self, turn: int | None) -> EpisodeState:
+        reducer = Reducer(clock=lambda: 0.0, keep_output=False)
+        if self.header is not None:
+            reducer.apply(self.header)
+        for ev in self._events:
+            if turn is None or ev.turn <= turn:
+                reducer.apply(ev)
+        return reducer.state
+
+    def full_output(self, result: ToolResult) -> str:
+        return result.output
+
+
+def searchable_parts(events: list[Event], source: EpisodeSource) -> list[tuple[str, int, str]]:
+    """(kind, number, text) of one turn's searchable text: messages (and reasoning), then outputs."""
+    parts: list[tuple[str, int, str]] = []
+    messages = [e for e in events if isinstance(e, ModelMessage)]
+    for i, m in enumerate(messages):
+        parts.append(("message", i, m.text + ("\n" + m.reasoning if m.reasoning else "")))
+    results = [e for e in events if isinstance(e, ToolResult)]
+    for i, r in enumerate(results):
+        parts.append(("output", i, source.full_output(r)))
+    return parts
+
+
+def verdict_changes(events: list[Event], statuses: dict[str, str]) -> bool:
+    """Whether these events change any criterion's status; updates ``statuses`` as it goes."""
+    changed = False
+    for ev in events:
+        if isinstance(ev, GraderVerdict):
+            if statuses.get(ev.criterion) != ev.status:
+                changed = True
+            statuses[ev.criterion] = ev.status
+    return changed

@@ -1,0 +1,102 @@
+"""A tool's output as a scrollable list of lines, drawn on demand so multi-MB outputs stay fast.
+
+The text is split once into lines; each visible line is cleaned of control
+sequences only when drawn. Search matches are highlighted in the drawn lines.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from pathlib import Path
+
+from rich.segment import Segment
+from rich.style import Style
+from textual.geometry import Size
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from stripebench_tui.tui.text import clean
+
+# Lines longer than this are cut when drawn; the pager and the clipboard get them whole.
+MAX_LINE = 4000
+
+
+class OutputView(ScrollView, can_focus=True):
+    """Read-only, line-based view of untrusted text (never parsed as markup)."""
+
+    DEFAULT_CSS = Path(__file__).with_suffix(".tcss").read_text()
+    COMPONENT_CLASSES = {"output--match", "output--current", "output--rule"}
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.text = ""
+        self.lines: list[str] = []
+        self.rules: set[int] = set()  # lines that are our own separators, not output
+        self.search_query: str = ""
+        self._pattern: re.Pattern[str] | None = None
+        self.current_line: int | None = None
+        self._clean_line = lru_cache(maxsize=2048)(self._clean)
+
+    @staticmethod
+    def _clean(raw: str) -> str:
+        return clean(raw[:MAX_LINE])
+
+    def set_text(self, text: str, rules: set[int] | None = None) -> None:
+        """Show ``text`` from the top; ``rules`` marks separator lines we drew ourselves."""
+        self.text = text
+        self.lines = text.split("\n") if text else []
+        self.rules = rules or set()
+        self.current_line = None
+        self._clean_line.cache_clear()
+        widest = max((len(line) for line in self.lines), default=0)
+        self.virtual_size = Size(min(widest, MAX_LINE), len(self.lines))
+        self.scroll_to(0, 0, animate=False, immediate=True)
+        self.refresh()
+
+    def set_query(self, query: str) -> None:
+        self.search_query = query
+        self._pattern = re.compile(re.escape(query), re.IGNORECASE) if query else None
+        self.refresh()
+
+    def show_line(self, line: int) -> None:
+        """Scroll so that ``line`` is visible and mark it as the current match."""
+        self.current_line = line
+        height = max(1, self.scrollable_content_region.height)
+        self.scroll_to(y=max(0, line - height // 3), animate=False, immediate=True)
+        self.refresh()
+
+    def visible_text(self) -> str:
+        top = self.scroll_offset.y
+        return "\n".join(self._clean_line(x) for x in self.lines[top : top + self.size.height])
+
+    def render_line(self, y: int) -> Strip:
+        width = self.size.width
+        number = self.scroll_offset.y + y
+        base = self.rich_style
+        if number >= len(self.lines):
+            return Strip.blank(width, base)
+        line = self._clean_line(self.lines[number])
+        style = base
+        if number in self.rules:
+            style = base + self.get_component_rich_style("output--rule")
+        segments = self._segments(line, style, number == self.current_line)
+        x = self.scroll_offset.x
+        strip = Strip(segments)
+        if x:
+            strip = strip.crop(x, x + width)
+        return strip.adjust_cell_length(width, base)
+
+    def _segments(self, line: str, style: Style, current: bool) -> list[Segment]:
+        if self._pattern is None:
+            return [Segment(line, style)]
+        match_style = style + self.get_component_rich_style("output--current" if current else "output--match")
+        out: list[Segment] = []
+        pos = 0
+        for m in self._pattern.finditer(line):
+            if m.start() > pos:
+                out.append(Segment(line[pos : m.start()], style))
+            out.append(Segment(m.group(0), match_style))
+            pos = m.end()
+        out.append(Segment(line[pos:], style))
+        return out

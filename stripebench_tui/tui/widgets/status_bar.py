@@ -1,0 +1,51 @@
+"""One line at the bottom: what is replaying, where, and how fast."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rich.text import Text
+from textual.widgets import Static
+
+from stripebench_tui.core.events import Header
+from stripebench_tui.core.state import EpisodeState
+from stripebench_tui.tui.text import clean, duration
+
+
+class StatusBar(Static):
+    """environment · agent · model · turn k/n · elapsed · tokens/cost · play state · speed."""
+
+    DEFAULT_CSS = Path(__file__).with_suffix(".tcss").read_text()
+
+    def show(
+        self,
+        header: Header | None,
+        state: EpisodeState | None,
+        position: int | None,
+        total: int | None,
+        playing: bool,
+        speed: float,
+        note: str = "",
+    ) -> None:
+        text = Text()
+        if header is not None:
+            text.append(clean(header.env) or "(env?)", style="bold")
+            text.append(f" · {clean(header.agent) or 'agent?'}")
+            if header.model:
+                text.append(f" · {clean(header.model)}", style="italic")
+        k = "–" if position is None else str(position + 1)
+        n = "?" if total is None else str(total)
+        text.append(f" │ turn {k}/{n}")
+        if state is not None:
+            text.append(f" │ {duration(state.last_t) or '0ms'}")
+            tot = state.totals
+            text.append(f" │ {tot.tokens_in + tot.tokens_out:,} tok")
+            if tot.cost_usd:
+                text.append(f" ${tot.cost_usd:.4f}")
+        text.append(" │ ")
+        text.append("▶ playing" if playing else "⏸ paused", style="bold green" if playing else "bold")
+        text.append(f" ×{speed:g}")
+        if note:
+            text.append(f" │ {note}", style="italic")
+        self.line_text = text.plain
+        self.update(text)

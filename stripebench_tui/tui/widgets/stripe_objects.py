@@ -1,0 +1,89 @@
+"""Stripe objects seen so far, grouped by type and newest first; the selected one's JSON below."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rich.syntax import Syntax
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Vertical, VerticalScroll
+from textual.widgets import Static, Tree
+
+from stripebench_tui.core.state import EpisodeState, ObjectView
+from stripebench_tui.tui.text import clean, pretty_json
+
+PER_TYPE = 200  # newest objects listed per type; older ones are summarised in one line
+
+
+class StripeObjects(Vertical):
+    """Tree of object types → objects; objects touched in the selected turn are marked ●."""
+
+    DEFAULT_CSS = Path(__file__).with_suffix(".tcss").read_text()
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.selected: ObjectView | None = None
+        self._signature: tuple = ()
+        self._objects: dict[str, ObjectView] = {}
+
+    def compose(self) -> ComposeResult:
+        tree: Tree[str] = Tree("Stripe objects", id="objects-tree")
+        tree.show_root = False
+        yield tree
+        with VerticalScroll(id="object-json-scroll"):
+            yield Static(Text("Reading Stripe objects…", style="dim italic"), id="object-json")
+
+    @property
+    def tree(self) -> Tree[str]:
+        return self.query_one("#objects-tree", Tree)
+
+    def show(self, state: EpisodeState, turn_objects: list[str]) -> None:
+        """Draw the objects known in ``state``, marking those in ``turn_objects``."""
+        marked = set(turn_objects)
+        signature = (len(state.objects), state.last_seq, tuple(turn_objects))
+        if signature == self._signature:
+            return
+        self._signature = signature
+        self._objects = state.objects
+        tree = self.tree
+        keep = self.selected.id if self.selected else None
+        tree.clear()
+        select_line = None
+        groups = state.objects_by_type()
+        self.border_title = f"Stripe objects ({len(state.objects)})"
+        for object_type, objects in groups.items():
+            branch = tree.root.add(Text(f"{clean(object_type) or '(untyped)'} ({len(objects)})", style="bold"), expand=True)
+            for obj in objects[:PER_TYPE]:
+                label = Text("● " if obj.id in marked else "  ", style="bold yellow")
+                label.append(clean(obj.id), style="strike dim" if obj.deleted else "")
+                status = obj.data.get("status") if isinstance(obj.data, dict) else None
+                if status:
+                    label.append(f"  {clean(str(status))}", style="dim")
+                node = branch.add_leaf(label, data=obj.id)
+                if obj.id == keep:
+                    select_line = node
+            if len(objects) > PER_TYPE:
+                branch.add_leaf(Text(f"  … {len(objects) - PER_TYPE} older", style="dim italic"))
+        if not groups:
+            self._show_json(None)
+        elif select_line is not None:
+            tree.move_cursor(select_line)
+            self._show_json(state.objects.get(keep))  # type: ignore[arg-type]
+        else:
+            self._show_json(None)
+
+    def on_tree_node_highlighted(self, event: Tree.NodeHighlighted) -> None:
+        event.stop()
+        object_id = event.node.data
+        self._show_json(self._objects.get(object_id) if object_id else None)
+
+    def _show_json(self, obj: ObjectView | None) -> None:
+        self.selected = obj
+        target = self.query_one("#object-json", Static)
+        if obj is None:
+            target.update(Text("Select an object to see its JSON.", style="dim italic"))
+            return
+        text = clean(pretty_json(obj.data))
+        head = Text(f"{clean(obj.id)} · turn {obj.first_turn}–{obj.last_turn} · {obj.changes} change(s)\n", style="bold")
+        target.update(Text.assemble(head, Syntax(text, "json", theme="ansi_dark", background_color="default").highlight(text)))

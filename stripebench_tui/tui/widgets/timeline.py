@@ -1,0 +1,157 @@
+"""The timeline of turns: a virtual list drawn line by line, fast with tens of thousands of turns.
+
+Rows are fetched on demand (only the visible ones) through ``row_for(position)``
+and kept in a small cache, so opening a huge trace does not read every turn.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from pathlib import Path
+from typing import Callable
+
+from rich.segment import Segment
+from rich.style import Style
+from textual.binding import Binding
+from textual.geometry import Size
+from textual.message import Message
+from textual.reactive import reactive
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from stripebench_tui.core.state import FAILED, OK, REJECTED, RUNNING
+from stripebench_tui.tui.source import TurnRow
+from stripebench_tui.tui.text import clean, duration
+
+GLYPHS = {OK: "✔", FAILED: "✘", RUNNING: "…", REJECTED: "⊘", "": "·"}
+GLYPH_STYLES = {OK: "green", FAILED: "bold red", RUNNING: "yellow", REJECTED: "magenta", "": "dim"}
+ROW_CACHE = 512
+
+
+class Timeline(ScrollView, can_focus=True):
+    """Turns of the episode, one line each; the cursor is the selected turn."""
+
+    DEFAULT_CSS = Path(__file__).with_suffix(".tcss").read_text()
+    inherit_bindings = False  # left/right/home/end belong to the replay controls
+    BINDINGS = [
+        Binding("up,k", "cursor_up", "Up", show=False),
+        Binding("down,j", "cursor_down", "Down", show=False),
+        Binding("pageup", "page_up", "Page up", show=False),
+        Binding("pagedown", "page_down", "Page down", show=False),
+    ]
+    COMPONENT_CLASSES = {"timeline--cursor", "timeline--future", "timeline--verdict"}
+
+    cursor: reactive[int] = reactive(0, always_update=False, init=False)
+
+    class Selected(Message):
+        """The user moved the cursor to turn ``position`` (0-based row)."""
+
+        def __init__(self, position: int) -> None:
+            self.position = position
+            super().__init__()
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.row_count = 0
+        self.placeholder = "Reading turns…"
+        self._row_for: Callable[[int], TurnRow] | None = None
+        self._cache: OrderedDict[int, TurnRow] = OrderedDict()
+
+    def set_rows(self, count: int, row_for: Callable[[int], TurnRow]) -> None:
+        """Show ``count`` turns; ``row_for(position)`` loads one row when it scrolls into view."""
+        self.row_count = count
+        self._row_for = row_for
+        self._cache.clear()
+        self.virtual_size = Size(self.size.width, count)
+        self.refresh()
+
+    def row(self, position: int) -> TurnRow | None:
+        if self._row_for is None or not 0 <= position < self.row_count:
+            return None
+        row = self._cache.get(position)
+        if row is None:
+            row = self._row_for(position)
+            self._cache[position] = row
+            if len(self._cache) > ROW_CACHE:
+                self._cache.popitem(last=False)
+        else:
+            self._cache.move_to_end(position)
+        return row
+
+    def move_to(self, position: int, *, post: bool = False) -> None:
+        """Put the cursor on ``position`` and scroll it into view."""
+        if self.row_count == 0:
+            return
+        position = max(0, min(self.row_count - 1, position))
+        old = self.cursor
+        self.cursor = position
+        self.refresh_line(old)
+        self.refresh_line(position)
+        self.scroll_to_row(position)
+        if post:
+            self.post_message(self.Selected(position))
+
+    def scroll_to_row(self, position: int) -> None:
+        top = self.scroll_offset.y
+        height = max(1, self.scrollable_content_region.height)
+        if position < top:
+            self.scroll_to(y=position, animate=False, immediate=True)
+        elif position >= top + height:
+            self.scroll_to(y=position - height + 1, animate=False, immediate=True)
+
+    def refresh_line(self, position: int) -> None:
+        y = position - self.scroll_offset.y
+        if 0 <= y < self.size.height:
+            super().refresh_line(y)
+
+    def action_cursor_up(self) -> None:
+        self.move_to(self.cursor - 1, post=True)
+
+    def action_cursor_down(self) -> None:
+        self.move_to(self.cursor + 1, post=True)
+
+    def action_page_up(self) -> None:
+        self.move_to(self.cursor - max(1, self.size.height - 1), post=True)
+
+    def action_page_down(self) -> None:
+        self.move_to(self.cursor + max(1, self.size.height - 1), post=True)
+
+    def on_click(self, event) -> None:  # type: ignore[no-untyped-def]
+        position = self.scroll_offset.y + event.y
+        if 0 <= position < self.row_count:
+            self.move_to(position, post=True)
+
+    def on_resize(self) -> None:
+        self.virtual_size = Size(self.size.width, self.row_count)
+
+    def render_line(self, y: int) -> Strip:
+        width = self.size.width
+        position = self.scroll_offset.y + y
+        base = self.rich_style
+        if self.row_count == 0:
+            text = self.placeholder if y == 0 else ""
+            return Strip([Segment(text[:width].ljust(width), base + Style(dim=True))], width)
+        row = self.row(position)
+        if row is None:
+            return Strip.blank(width, base)
+        style = base
+        if position == self.cursor:
+            style = base + self.get_component_rich_style("timeline--cursor")
+        elif position > self.cursor:
+            style = base + self.get_component_rich_style("timeline--future")
+        actor = {"agent": "A", "operator": "O", "setup": "S"}.get(row.actor, "?")
+        tools = clean(", ".join(row.tools)) if row.tools else "(message)"
+        mark = "◆" if row.verdict_changes else " "
+        left = f"{row.index:>5} {actor} "
+        right = f" {duration(row.duration):>6}"
+        middle_width = max(0, width - len(left) - len(right) - 4)
+        middle = tools[:middle_width].ljust(middle_width)
+        segments = [
+            Segment(left, style),
+            Segment(GLYPHS.get(row.status, "·"), style + Style.parse(GLYPH_STYLES.get(row.status, "dim"))),
+            Segment(" ", style),
+            Segment(middle, style),
+            Segment(mark, style + self.get_component_rich_style("timeline--verdict")),
+            Segment(right, style),
+        ]
+        return Strip(segments).adjust_cell_length(width, style)

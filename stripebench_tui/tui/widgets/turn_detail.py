@@ -1,0 +1,130 @@
+"""What happened in the selected turn: the model's message and reasoning, tool calls, their output."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Callable
+
+from rich.console import Group, RenderableType
+from rich.syntax import Syntax
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Vertical, VerticalScroll
+from textual.widgets import Static
+
+from stripebench_tui.core.events import ToolResult
+from stripebench_tui.core.state import Turn
+from stripebench_tui.tui.text import clean, duration, highlight, human_bytes, plain, pretty_json
+from stripebench_tui.tui.widgets.output_view import OutputView
+
+# Arguments bigger than this are shown as plain text: highlighting megabytes of JSON is slow.
+HIGHLIGHT_LIMIT = 20_000
+
+
+def arguments_renderable(arguments: object) -> RenderableType:
+    """Tool arguments as indented, highlighted JSON (strings inside are data, not markup)."""
+    text = clean(pretty_json(arguments))
+    if len(text) > HIGHLIGHT_LIMIT:
+        return Text(text)
+    return Syntax(text, "json", theme="ansi_dark", word_wrap=True, background_color="default")
+
+
+def output_document(turn: Turn, full_output: Callable[[ToolResult], str]) -> tuple[str, set[int]]:
+    """The outputs of a turn's calls as one text, each under a rule line; returns (text, rule line numbers)."""
+    chunks: list[str] = []
+    rules: set[int] = set()
+    for view in turn.calls:
+        result = view.result
+        if result is None:
+            head, body = f"── {view.call.tool}: no result yet ──", ""
+        else:
+            size = result.output_bytes or len(result.output.encode("utf-8", "replace"))
+            bits = [view.call.tool, view.status]
+            if result.exit_code is not None:
+                bits.append(f"exit {result.exit_code}")
+            bits += [duration(result.duration), human_bytes(size)]
+            head, body = "── " + " · ".join(b for b in bits if b) + " ──", full_output(result)
+        rules.add(len(chunks))
+        chunks.append(clean(head))
+        chunks.extend(body.split("\n") if body else ["(no output)"])
+    return "\n".join(chunks), rules
+
+
+class TurnDetail(Vertical):
+    """The selected turn; ``show(turn, full_output)`` redraws it."""
+
+    DEFAULT_CSS = Path(__file__).with_suffix(".tcss").read_text()
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.turn: Turn | None = None
+        self.output_text = ""
+        self.search_query = ""
+        self.message_text = ""  # plain text of the summary, for copy and tests
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="turn-summary"):
+            yield Static(id="turn-messages")
+        yield OutputView(id="turn-output")
+
+    @property
+    def output(self) -> OutputView:
+        return self.query_one("#turn-output", OutputView)
+
+    def show_message(self, text: str) -> None:
+        """Replace the detail with a one-line notice (e.g. an empty episode)."""
+        self.turn = None
+        self.message_text = text
+        self.query_one("#turn-messages", Static).update(Text(text, style="italic"))
+        self.output.set_text("")
+        self.output.border_title = "Output"
+
+    def show(self, turn: Turn, full_output: Callable[[ToolResult], str]) -> None:
+        self.turn = turn
+        self.query_one("#turn-summary").border_title = f"Turn {turn.index}"
+        self._draw_summary()
+        self.output_text, rules = output_document(turn, full_output)
+        self.output.set_text(self.output_text, rules)
+        self.output.set_query(self.search_query)
+        self.output.border_title = f"Output ({len(turn.calls)} call{'s' if len(turn.calls) != 1 else ''})"
+
+    def set_query(self, query: str) -> None:
+        self.search_query = query
+        self.output.set_query(query)
+        if self.turn is not None:
+            self._draw_summary()
+
+    def _draw_summary(self) -> None:
+        turn = self.turn
+        assert turn is not None
+        parts: list[RenderableType] = []
+        plain_parts: list[str] = []
+        header = Text(f"Turn {turn.index} · {turn.actor} · t={turn.start:.1f}s", style="bold")
+        if turn.tokens_in or turn.tokens_out:
+            header.append(f" · {turn.tokens_in}→{turn.tokens_out} tokens", style="dim")
+        parts.append(header)
+        for msg in turn.messages:
+            label = Text(f"{msg.role}:", style="bold cyan")
+            body = plain(msg.text)
+            highlight(body, self.search_query)
+            parts += [label, body]
+            plain_parts.append(msg.text)
+            if msg.reasoning:
+                reasoning = plain(msg.reasoning, style="italic dim")
+                highlight(reasoning, self.search_query)
+                parts += [Text("reasoning:", style="bold magenta"), reasoning]
+                plain_parts.append(msg.reasoning)
+        for op in turn.operator_actions:
+            parts.append(Text.assemble(("operator ", "bold yellow"), plain(f"{op.action} {op.text}".strip())))
+        for view in turn.calls:
+            call = view.call
+            title = Text.assemble(("⚙ ", "bold"), (clean(call.tool), "bold green"))
+            if call.actor != "agent":
+                title.append(f" (by {call.actor})", style="yellow")
+            parts += [title, arguments_renderable(call.arguments)]
+            plain_parts.append(json.dumps(call.arguments, default=str))
+        if len(parts) == 1:
+            parts.append(Text("(nothing in this turn)", style="dim italic"))
+        self.message_text = "\n".join(plain_parts)
+        self.query_one("#turn-messages", Static).update(Group(*parts))

@@ -1,0 +1,65 @@
+"""Grader verdicts: each criterion's status with its evidence and the turn that last changed it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+from textual.containers import VerticalScroll
+from textual.widgets import Static
+
+from stripebench_tui.core.events import ERROR, FAIL, PASS, PENDING
+from stripebench_tui.core.state import EpisodeState
+from stripebench_tui.tui.text import clean
+
+VERDICT_GLYPHS = {PASS: ("✔ pass", "bold green"), FAIL: ("✘ fail", "bold red"), PENDING: ("… pending", "yellow"), ERROR: ("! error", "bold magenta")}
+EVIDENCE_CHARS = 160
+
+
+class Verdicts(VerticalScroll):
+    """Table of criteria and the total score."""
+
+    DEFAULT_CSS = Path(__file__).with_suffix(".tcss").read_text()
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.summary = ""  # plain text of what is shown, for copy and tests
+
+    def compose(self):  # type: ignore[no-untyped-def]
+        yield Static(Text("Reading grader verdicts…", style="dim italic"), id="verdicts-table")
+
+    def show(self, state: EpisodeState, selected_turn: int | None) -> None:
+        score = state.score()
+        counts = state.verdict_counts()
+        score_text = "–" if score is None else f"{score:.2f}"
+        self.border_title = f"Verdicts · score {score_text}"
+        if not state.verdicts:
+            self.summary = "No grader verdicts yet."
+            self.query_one(Static).update(Text(self.summary, style="dim italic"))
+            return
+        table = Table(box=None, expand=True, show_header=True, header_style="bold", pad_edge=False)
+        table.add_column("criterion", ratio=3, overflow="fold")
+        table.add_column("status", no_wrap=True)
+        table.add_column("turn", justify="right", no_wrap=True)
+        lines = []
+        for crit in state.verdicts.values():
+            label, style = VERDICT_GLYPHS.get(crit.status, (crit.status, ""))
+            name = Text(clean(crit.criterion))
+            if crit.weight != 1:
+                name.append(f" ×{crit.weight:g}", style="dim")
+            changed = Text(str(crit.changed_turn), style="bold reverse" if crit.changed_turn == selected_turn else "")
+            evidence = clean(json.dumps(crit.evidence, default=str, ensure_ascii=False)) if crit.evidence else ""
+            if len(evidence) > EVIDENCE_CHARS:
+                evidence = evidence[: EVIDENCE_CHARS - 1] + "…"
+            cell = Group(name, Text(evidence, style="dim")) if evidence else name
+            table.add_row(cell, Text(label, style=style), changed)
+            lines.append(f"{crit.criterion}: {crit.status} (turn {crit.changed_turn}) {evidence}")
+        total = Text(
+            f"score {score_text} · {counts[PASS]} pass · {counts[FAIL]} fail · {counts[PENDING]} pending · {counts[ERROR]} error",
+            style="bold",
+        )
+        self.summary = "\n".join(lines + [total.plain])
+        self.query_one(Static).update(Group(table, total))
