@@ -1,0 +1,33 @@
+"""The Starlette application: ``/v1/*`` goes through ``dispatch.handle``; ``/_emulator/*`` and pages are routes."""
+
+from __future__ import annotations
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import BaseRoute, Route
+
+from stripebench_tui.emulator.control import control_routes
+from stripebench_tui.emulator.dispatch import handle
+from stripebench_tui.emulator.engine import Emulator
+from stripebench_tui.emulator.registry import PAGE_ROUTES
+
+_METHODS = ["GET", "POST", "DELETE", "PUT", "PATCH"]
+
+
+def create_app(emulator: Emulator) -> Starlette:
+    """Build the ASGI app serving ``emulator``."""
+
+    async def api(request: Request) -> Response:
+        body = await request.body()
+        reply = handle(emulator, request.method, request.url.path, request.url.query, body, dict(request.headers))
+        return Response(reply.encoded(), status_code=reply.status, headers=reply.headers, media_type="application/json")
+
+    routes: list[BaseRoute] = list(control_routes(emulator))
+    for path, methods, factory in PAGE_ROUTES:
+        routes.append(Route(path, factory(emulator), methods=methods))
+    routes.append(Route("/v1/{rest:path}", api, methods=_METHODS))
+    routes.append(Route("/v1", api, methods=_METHODS))
+    app = Starlette(routes=routes)
+    app.state.emulator = emulator
+    return app

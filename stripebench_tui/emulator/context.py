@@ -1,0 +1,111 @@
+"""The per-request context handlers receive: version, request id, clock, ids, storage, events and list pages."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable
+
+from stripebench_tui.emulator.errors import no_such
+from stripebench_tui.emulator.params import Bool, Int, Param, Range, Str, matches_range
+from stripebench_tui.emulator.registry import RESOURCES
+from stripebench_tui.emulator.versions import at_least
+
+if TYPE_CHECKING:
+    from stripebench_tui.emulator.engine import Emulator
+
+# Every list endpoint accepts these; add resource filters next to them: ``params={**LIST_PARAMS, "customer": Str()}``.
+LIST_PARAMS: dict[str, Param] = {
+    "limit": Int(min=1, max=100),
+    "starting_after": Str(),
+    "ending_before": Str(),
+    "created": Range(),
+}
+
+
+class RequestContext:
+    """What a handler may use; all writes go through ``save``/``remove``/``emit`` so a failed request rolls back."""
+
+    def __init__(self, emulator: "Emulator", api_version: str, request_id: str | None = None,
+                 idempotency_key: str | None = None, method: str = "GET", path: str = "") -> None:
+        self.emulator = emulator
+        self.store = emulator.store
+        self.api_version = api_version
+        self.request_id = request_id
+        self.idempotency_key = idempotency_key
+        self.method = method
+        self.path = path
+        self.expand_paths: list[str] = []
+
+    # -- time, ids, versions ---------------------------------------------------------------------------------------
+    def now(self) -> int:
+        """The emulator clock, in Unix seconds (use for ``created``)."""
+        return self.emulator.clock.now()
+
+    def new_id(self, prefix: str) -> str:
+        """A new Stripe-style id (seeded when the emulator has a seed)."""
+        return self.emulator.ids.new(prefix)
+
+    def version_at_least(self, date: str) -> bool:
+        """True when this request's API version is on or after ``date`` (``YYYY-MM-DD``)."""
+        return at_least(self.api_version, date)
+
+    # -- objects ----------------------------------------------------------------------------------------------------
+    def get(self, kind: str, object_id: str, param: str = "id", noun: str | None = None) -> dict[str, Any]:
+        """The object, or Stripe's 404 ``No such <noun>: '<id>'`` naming ``param``."""
+        obj = self.store.get(kind, object_id)
+        if obj is None or obj.get("deleted"):
+            resource = RESOURCES.get(kind)
+            raise no_such(noun or (resource.noun if resource else kind), object_id, param=param)
+        return obj
+
+    def find(self, kind: str, object_id: str) -> dict[str, Any] | None:
+        """The object or None (no error)."""
+        return self.store.get(kind, object_id)
+
+    def save(self, obj: dict[str, Any]) -> dict[str, Any]:
+        """Store a new or changed object; returns it."""
+        return self.store.put(obj)
+
+    def remove(self, kind: str, object_id: str) -> None:
+        """Delete an object from storage."""
+        self.store.delete(kind, object_id)
+
+    def emit(self, event_type: str, obj: dict[str, Any], previous: dict[str, Any] | None = None) -> dict[str, Any] | None:
+        """Record an event for a state change; for ``*.updated`` pass the object as it was before (``previous``)."""
+        from stripebench_tui.emulator.events import emit_event
+
+        return emit_event(self.emulator, event_type, obj, previous=previous,
+                          request_id=self.request_id, idempotency_key=self.idempotency_key)
+
+    def render(self, obj: Any) -> Any:
+        """Render an object for this request's version (for embedding a full object inside another)."""
+        from stripebench_tui.emulator.render import render
+
+        return render(obj, self)
+
+    # -- lists ------------------------------------------------------------------------------------------------------
+    def list_page(self, kind: str, params: dict[str, Any], url: str,
+                  where: Callable[[dict[str, Any]], bool] | None = None,
+                  items: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+        """A Stripe list page over ``kind`` (newest first), applying ``created``, cursors, ``limit`` and ``where``."""
+        rows = items if items is not None else self.store.all(kind)
+        rows = [o for o in rows if not o.get("deleted") and matches_range(o.get("created", 0), params.get("created"))]
+        if where is not None:
+            rows = [o for o in rows if where(o)]
+        limit = params.get("limit") or 10
+        ids = [o["id"] for o in rows]
+        if params.get("starting_after"):
+            cursor = params["starting_after"]
+            if cursor not in ids:
+                raise no_such(RESOURCES[kind].noun if kind in RESOURCES else kind, cursor, param="starting_after")
+            after = rows[ids.index(cursor) + 1:]
+            page, has_more = after[:limit], len(after) > limit
+        elif params.get("ending_before"):
+            cursor = params["ending_before"]
+            if cursor not in ids:
+                raise no_such(RESOURCES[kind].noun if kind in RESOURCES else kind, cursor, param="ending_before")
+            before = rows[: ids.index(cursor)]
+            page, has_more = before[-limit:], len(before) > limit
+        else:
+            page, has_more = rows[:limit], len(rows) > limit
+        return {"object": "list", "data": page, "has_more": has_more, "url": url}
+

@@ -1,0 +1,67 @@
+"""Emulator-only controls under ``/_emulator/``: health, reset and the clock. Graders never need these."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from stripebench_tui.emulator.engine import Emulator
+from stripebench_tui.emulator.forms import parse_form
+
+
+async def _body(request: Request) -> dict[str, Any]:
+    raw = await request.body()
+    if not raw:
+        return dict(request.query_params)
+    try:
+        if "json" in request.headers.get("content-type", ""):
+            data = json.loads(raw)
+            return data if isinstance(data, dict) else {}
+        return parse_form(raw.decode())
+    except Exception:  # noqa: BLE001  (any malformed control body is the caller's mistake)
+        raise ValueError("the body must be a JSON object or a form") from None
+
+
+def _error(message: str, status: int = 400) -> JSONResponse:
+    return JSONResponse({"error": {"type": "invalid_request_error", "message": message}}, status_code=status)
+
+
+def control_routes(emulator: Emulator) -> list[Route]:
+    """Starlette routes for the control endpoints of ``emulator``."""
+
+    async def health(request: Request) -> JSONResponse:
+        return JSONResponse({"ok": True, "api_version": emulator.api_version, "seed": emulator.seed,
+                             "now": emulator.clock.now()})
+
+    async def reset(request: Request) -> JSONResponse:
+        emulator.reset()
+        return JSONResponse({"ok": True})
+
+    async def clock(request: Request) -> JSONResponse:
+        if request.method == "POST":
+            try:
+                body = await _body(request)
+                with emulator.store.lock:
+                    if "advance" in body:
+                        emulator.clock.advance(int(body["advance"]))
+                    elif "set" in body:
+                        emulator.clock.set(int(body["set"]), freeze=str(body.get("freeze", "false")).lower() == "true")
+                    elif "freeze" in body:
+                        frozen = str(body["freeze"]).lower() == "true"
+                        emulator.clock.set(emulator.clock.now(), freeze=frozen)
+                    else:
+                        return _error("Send one of: advance=SECONDS, set=UNIX_TIME (with freeze=true|false), freeze=true|false.")
+                    emulator.store.flush_idempotency()
+            except (ValueError, TypeError) as exc:
+                return _error(f"Invalid clock request: {exc}")
+        return JSONResponse(emulator.clock.state())
+
+    return [
+        Route("/_emulator/health", health, methods=["GET"]),
+        Route("/_emulator/reset", reset, methods=["POST"]),
+        Route("/_emulator/clock", clock, methods=["GET", "POST"]),
+    ]

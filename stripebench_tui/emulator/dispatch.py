@@ -1,0 +1,158 @@
+"""One API request from raw HTTP parts to a Stripe-shaped response: auth, version, params, idempotency, expand."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import logging
+import sys
+import traceback
+from dataclasses import dataclass, field
+from typing import Any
+
+from stripebench_tui.emulator.context import RequestContext
+from stripebench_tui.emulator.engine import Emulator
+from stripebench_tui.emulator.errors import ParamError, StripeError, invalid
+from stripebench_tui.emulator.forms import parse_form
+from stripebench_tui.emulator.params import Array, Str, validate
+from stripebench_tui.emulator.registry import match
+from stripebench_tui.emulator.render import expand, render
+from stripebench_tui.emulator.versions import check_version
+
+log = logging.getLogger(__name__)
+
+_NO_KEY = ("You did not provide an API key. You need to provide your API key in the Authorization header, using "
+           "Bearer auth (e.g. 'Authorization: Bearer YOUR_SECRET_KEY'). See https://stripe.com/docs/api#authentication "
+           "for details, or we can help at https://support.stripe.com/.")
+_EXPAND = Array(Str(), max_items=100)
+
+
+@dataclass
+class Reply:
+    """An HTTP response as plain data."""
+
+    status: int
+    body: dict[str, Any]
+    headers: dict[str, str] = field(default_factory=dict)
+
+    def encoded(self) -> bytes:
+        return json.dumps(self.body, indent=2).encode()
+
+
+def handle(emulator: Emulator, method: str, path: str, query: str, body: bytes, headers: dict[str, str]) -> Reply:
+    """Serve one ``/v1`` request; never raises (bugs become Stripe's ``api_error`` 500 and a log line)."""
+    headers = {k.lower(): v for k, v in headers.items()}
+    request_id = "req_" + emulator.ids.token("req", 14)
+    version = emulator.api_version
+    try:
+        for hook in emulator.request_hooks:
+            hooked = hook(method, path, headers)
+            if hooked is not None:
+                status, extra, raw = hooked
+                reply = Reply(status, json.loads(raw or b"{}"), dict(extra))
+                return _finish(reply, request_id, version)
+        api_key = _authenticate(headers.get("authorization"))
+        if headers.get("stripe-version"):
+            version = check_version(headers["stripe-version"].strip())
+        reply = _serve(emulator, method, path, query, body, headers, request_id, version, api_key)
+    except StripeError as exc:
+        reply = Reply(exc.status, exc.body(request_id))
+    except Exception:  # a bug in the emulator: report it like Stripe would, keep the traceback for the log
+        log.error("emulator bug on %s %s\n%s", method, path, traceback.format_exc())
+        print(traceback.format_exc(), file=sys.stderr)
+        reply = Reply(500, StripeError("An unknown error occurred", status=500, type="api_error").body(request_id))
+    return _finish(reply, request_id, version)
+
+
+def _finish(reply: Reply, request_id: str, version: str) -> Reply:
+    reply.headers.setdefault("Request-Id", request_id)
+    reply.headers.setdefault("Stripe-Version", version)
+    return reply
+
+
+def _authenticate(authorization: str | None) -> str:
+    if not authorization:
+        raise StripeError(_NO_KEY, status=401)
+    scheme, _, value = authorization.strip().partition(" ")
+    value = value.strip()
+    if scheme.lower() == "basic":
+        try:
+            value = base64.b64decode(value, validate=True).decode().partition(":")[0]
+        except (ValueError, UnicodeDecodeError):
+            raise StripeError("Invalid API Key provided: " + _mask(value), status=401) from None
+    elif scheme.lower() != "bearer":
+        raise StripeError(_NO_KEY, status=401)
+    if not value:
+        raise StripeError(_NO_KEY, status=401)
+    if value.startswith(("sk_live_", "rk_live_")):
+        raise StripeError("Invalid API Key provided: " + _mask(value) + ". This emulator only accepts test mode keys "
+                          "(sk_test_… or rk_test_…).", status=401, code="api_key_invalid")
+    if value.startswith(("pk_test_", "pk_live_")):
+        raise StripeError("This API call cannot be made with a publishable API key. Please use a secret API key. "
+                          "You can find a list of your API keys at https://dashboard.stripe.com/account/apikeys.",
+                          status=401, code="secret_key_required")
+    if not value.startswith(("sk_test_", "rk_test_")) or len(value) <= len("sk_test_"):
+        raise StripeError("Invalid API Key provided: " + _mask(value), status=401, code="api_key_invalid")
+    return value
+
+
+def _mask(key: str) -> str:
+    prefix = key[:8] if key[:3] in ("sk_", "rk_", "pk_") else ""
+    return prefix + "*" * max(len(key) - len(prefix) - 4, 0) + key[-4:]
+
+
+def _serve(emulator: Emulator, method: str, path: str, query: str, body: bytes, headers: dict[str, str],
+           request_id: str, version: str, api_key: str) -> Reply:
+    route, path_params, path_exists = match(method, path)
+    if route is None:
+        raise StripeError(f"Unrecognized request URL ({method}: {path}). Please see https://stripe.com/docs or we can "
+                          "help at https://support.stripe.com/.", status=404)
+    raw = parse_form(query)
+    if method == "POST" and body:
+        if "json" in headers.get("content-type", ""):
+            raise invalid("Invalid request: the Stripe API takes form-encoded bodies "
+                          "(Content-Type: application/x-www-form-urlencoded), not JSON.")
+        try:
+            text = body.decode()
+        except UnicodeDecodeError:
+            raise invalid("Invalid request body: it is not valid UTF-8 form data.") from None
+        raw.update(parse_form(text))
+    expand_paths = _EXPAND.clean(raw.pop("expand"), "expand") if "expand" in raw else []
+
+    idem_key = headers.get("idempotency-key") if method == "POST" else None
+    fingerprint = hashlib.sha256(json.dumps([method, path, raw, expand_paths], sort_keys=True).encode()).hexdigest()
+    if idem_key:
+        if len(idem_key) > 255:
+            raise invalid("Idempotency-Key must be at most 255 characters long.", param="Idempotency-Key")
+        stored = emulator.store.idempotency.get(idem_key)
+        if stored is not None:
+            if stored["fingerprint"] != fingerprint:
+                raise StripeError(
+                    "Keys for idempotent requests can only be used with the same parameters they were first used "
+                    f"with. Try using a key other than '{idem_key}' if you meant to execute a different request.",
+                    type="idempotency_error")
+            return Reply(stored["status"], stored["body"],
+                         {"Idempotent-Replayed": "true", "Original-Request": stored["request_id"],
+                          "Idempotency-Key": idem_key})
+
+    params = validate(route.params, raw)
+    ctx = RequestContext(emulator, version, request_id, idem_key, method, path)
+    ctx.expand_paths = expand_paths
+    try:
+        with emulator.transaction():
+            result = route.handler(ctx, params, **path_params)
+            rendered = expand(render(result, ctx), expand_paths, ctx)
+        reply = Reply(200, rendered)
+    except ParamError:
+        raise  # failed validation inside a handler: like Stripe, not saved under the idempotency key
+    except StripeError as exc:
+        reply = Reply(exc.status, exc.body(request_id))
+    if idem_key:
+        with emulator.store.lock:
+            emulator.store.put_idempotent(idem_key, {"fingerprint": fingerprint, "status": reply.status,
+                                                     "body": reply.body, "request_id": request_id,
+                                                     "created": emulator.clock.now()})
+            emulator.store.flush_idempotency()
+        reply.headers["Idempotency-Key"] = idem_key
+    return reply

@@ -1,0 +1,81 @@
+"""The emulator's state and request pipeline, independent of HTTP: one ``Emulator`` per running server."""
+
+from __future__ import annotations
+
+import threading
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+from stripebench_tui.emulator.determinism import Clock, IdFactory
+from stripebench_tui.emulator.store import Store
+from stripebench_tui.emulator.versions import check_version, default_api_version
+
+EventListener = Callable[[dict[str, Any]], None]
+
+
+class Emulator:
+    """Stripe account state: objects, events, ids, clock, API version default and event listeners."""
+
+    def __init__(self, seed: int | None = None, state: str | Path | None = None, api_version: str | None = None) -> None:
+        from stripebench_tui.emulator import resources  # noqa: F401  (imports register every resource)
+
+        self.seed = seed
+        self.store = Store(state)
+        meta = self.store.meta
+        self.ids = IdFactory(seed, meta.get("id_counters"))
+        clock = meta.get("clock", {})
+        self.clock = Clock(offset=clock.get("offset", 0.0), frozen_at=clock.get("frozen_at"))
+        self.api_version = check_version(api_version or meta.get("api_version") or default_api_version())
+        self.store.meta_source = self._meta
+        self._listeners: list[EventListener] = []
+        self._queued: list[dict[str, Any]] = []
+        self._listener_lock = threading.Lock()
+        # Hooks later phases fill in: how many webhook endpoints an event will go to, and checks run before
+        # every API request (fault injection): each returns None or a (status, headers, body) response.
+        self.pending_webhooks_for: Callable[[dict[str, Any]], int] = lambda event: 0
+        self.request_hooks: list[Callable[[str, str, dict[str, str]], tuple[int, dict[str, str], bytes] | None]] = []
+
+    def _meta(self) -> dict[str, Any]:
+        return {
+            "id_counters": dict(self.ids.counters),
+            "clock": {"offset": self.clock.offset, "frozen_at": self.clock.frozen_at},
+            "api_version": self.api_version,
+        }
+
+    # -- events -----------------------------------------------------------------------------------------------------
+    def on_event(self, listener: EventListener) -> None:
+        """Call ``listener(event)`` for every committed event, in order, on the thread that handled the request."""
+        with self._listener_lock:
+            self._listeners.append(listener)
+
+    def queue_event(self, event: dict[str, Any]) -> None:
+        """Hold an event until its transaction commits (called by ``emit_event``)."""
+        self._queued.append(event)
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """All-or-nothing changes; committed events then go to listeners."""
+        with self.store.transaction():
+            self._queued = []
+            try:
+                yield
+            except BaseException:
+                self._queued = []
+                raise
+        events, self._queued = self._queued, []
+        for event in events:
+            for listener in list(self._listeners):
+                listener(event)
+
+    # -- control ----------------------------------------------------------------------------------------------------
+    def reset(self) -> None:
+        """Forget every object, event and idempotency key; seeded ids and the clock start over."""
+        with self.store.lock:
+            self.store.clear()
+            self.ids.reset()
+            self.clock.offset, self.clock.frozen_at = 0.0, None
+
+    def close(self) -> None:
+        """Release the state file."""
+        self.store.close()

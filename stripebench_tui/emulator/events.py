@@ -1,0 +1,94 @@
+"""Events: every state change appends an ``evt_`` object; ``/v1/events`` lists and retrieves them.
+
+``emit_event`` is the one place events are made. Listeners registered with ``Emulator.on_event`` (webhook
+delivery, the episode watcher) are called after the request's transaction commits, never for rolled-back work.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from stripebench_tui.emulator.context import LIST_PARAMS, RequestContext
+from stripebench_tui.emulator.params import Array, Str
+from stripebench_tui.emulator.registry import Resource
+from stripebench_tui.emulator.render import render
+
+if TYPE_CHECKING:
+    from stripebench_tui.emulator.engine import Emulator
+
+resource = Resource("event", prefix="evt", noun="event")
+
+
+def emit_event(emulator: "Emulator", event_type: str, obj: dict[str, Any], *, previous: dict[str, Any] | None = None,
+               request_id: str | None = None, idempotency_key: str | None = None) -> dict[str, Any] | None:
+    """Append an event whose ``data.object`` is ``obj`` rendered at the account's API version.
+
+    For updates pass ``previous`` (the object before the change); ``data.previous_attributes`` then holds the old
+    values of what changed, and no event is made when nothing changed.
+    """
+    version = emulator.api_version
+    snapshot_ctx = RequestContext(emulator, version)
+    snapshot = render(obj, snapshot_ctx)
+    data: dict[str, Any] = {"object": snapshot}
+    if previous is not None:
+        changes = previous_attributes(render(previous, snapshot_ctx), snapshot)
+        if not changes:
+            return None
+        data["previous_attributes"] = changes
+    event = {
+        "id": emulator.ids.new("evt"),
+        "object": "event",
+        "api_version": version,
+        "created": emulator.clock.now(),
+        "data": data,
+        "livemode": False,
+        "pending_webhooks": 0,
+        "request": {"id": request_id, "idempotency_key": idempotency_key},
+        "type": event_type,
+    }
+    event["pending_webhooks"] = emulator.pending_webhooks_for(event)
+    emulator.store.put(event)
+    emulator.queue_event(event)
+    return event
+
+
+def previous_attributes(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
+    """Old values of the fields that differ; nested hashes (metadata, address) list only their changed keys."""
+    changed: dict[str, Any] = {}
+    for key in before.keys() | after.keys():
+        old, new = before.get(key), after.get(key)
+        if old == new:
+            continue
+        if isinstance(old, dict) and isinstance(new, dict) and "object" not in old:
+            changed[key] = previous_attributes(old, new)
+        else:
+            changed[key] = old
+    return changed
+
+
+@resource.route("GET", "/v1/events", params={**LIST_PARAMS, "type": Str(), "types": Array(Str(), max_items=20),
+                                            "delivery_success": Str()})
+def list_events(ctx: RequestContext, params: dict[str, Any]) -> dict[str, Any]:
+    """List events, newest first; ``type`` accepts a ``*`` wildcard (``customer.*``)."""
+    if params.get("type") and params.get("types"):
+        from stripebench_tui.emulator.errors import invalid
+
+        raise invalid("You may only specify one of these parameters: type, types.", param="type")
+    wanted = [params["type"]] if params.get("type") else params.get("types") or []
+
+    def matches(event: dict[str, Any]) -> bool:
+        return not wanted or any(_type_matches(event["type"], pattern) for pattern in wanted)
+
+    return ctx.list_page("event", params, "/v1/events", where=matches)
+
+
+@resource.route("GET", "/v1/events/{id}")
+def retrieve_event(ctx: RequestContext, params: dict[str, Any], id: str) -> dict[str, Any]:
+    """Retrieve one event."""
+    return ctx.get("event", id)
+
+
+def _type_matches(event_type: str, pattern: str) -> bool:
+    if pattern.endswith("*"):
+        return event_type.startswith(pattern[:-1])
+    return event_type == pattern

@@ -1,0 +1,100 @@
+"""How resources plug in: a ``Resource`` per Stripe object type, with routes, a renderer and expandable fields.
+
+A resource module creates ``resource = Resource("customer", prefix="cus", noun="customer", ...)``, decorates its
+handlers with ``@resource.route(METHOD, PATH, params={...})`` and optionally ``@resource.renderer``; listing the
+module in ``resources/__init__.py`` is the whole registration. Handlers take ``(ctx, params)`` (plus path
+parameters as keyword arguments) and return an internal object (a dict with ``object`` and ``id``), a list page
+from ``ctx.list_page``, or any plain dict; the app renders objects for the caller's API version and expands.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from stripebench_tui.emulator.params import Param
+
+Handler = Callable[..., Any]
+Renderer = Callable[[dict[str, Any], "Any"], dict[str, Any]]
+
+
+@dataclass
+class Route:
+    """One endpoint: method, path pattern (``/v1/customers/{id}``), declared params and handler."""
+
+    method: str
+    path: str
+    handler: Handler
+    params: dict[str, Param]
+    resource: "Resource"
+    regex: re.Pattern[str] = field(init=False)
+
+    def __post_init__(self) -> None:
+        pattern = re.sub(r"\{(\w+)\}", r"(?P<\1>[^/]+)", self.path)
+        self.regex = re.compile(f"^{pattern}$")
+
+
+@dataclass
+class Resource:
+    """A Stripe object type the emulator serves.
+
+    ``expandable`` maps a dotted field path in the rendered object (``customer``, ``promotion.coupon``) to the
+    object type its id refers to, which is what ``expand[]`` may replace.
+    """
+
+    object: str
+    prefix: str | None = None
+    noun: str | None = None
+    expandable: dict[str, str] = field(default_factory=dict)
+    # Fields Stripe leaves out unless expanded (price ``currency_options``); the renderer adds them when
+    # ``ctx.expand_paths`` asks, and expand() accepts these names without error.
+    includable: set[str] = field(default_factory=set)
+    routes: list[Route] = field(default_factory=list)
+    render_fn: Renderer | None = None
+
+    def __post_init__(self) -> None:
+        self.noun = self.noun or self.object.replace("_", " ")
+        RESOURCES[self.object] = self
+
+    def route(self, method: str, path: str, params: dict[str, Param] | None = None) -> Callable[[Handler], Handler]:
+        """Register the decorated function as the handler of ``METHOD path``."""
+        def decorate(fn: Handler) -> Handler:
+            route = Route(method.upper(), path, fn, dict(params or {}), self)
+            self.routes.append(route)
+            ROUTES.append(route)
+            return fn
+
+        return decorate
+
+    def renderer(self, fn: Renderer) -> Renderer:
+        """Register ``fn(obj, ctx) -> dict`` to shape this object for ``ctx.api_version``."""
+        self.render_fn = fn
+        return fn
+
+
+RESOURCES: dict[str, Resource] = {}
+ROUTES: list[Route] = []
+# Non-API pages (hosted Checkout, stripe.js stand-in): (path, methods, factory(emulator) -> async endpoint).
+PAGE_ROUTES: list[tuple[str, list[str], Callable[[Any], Any]]] = []
+
+
+def page_route(path: str, methods: list[str] | None = None) -> Callable[[Callable[[Any], Any]], Callable[[Any], Any]]:
+    """Register ``factory(emulator)`` returning a Starlette endpoint for a browser page such as ``/c/pay/{id}``."""
+    def decorate(factory: Callable[[Any], Any]) -> Callable[[Any], Any]:
+        PAGE_ROUTES.append((path, methods or ["GET"], factory))
+        return factory
+
+    return decorate
+
+
+def match(method: str, path: str) -> tuple[Route | None, dict[str, str], bool]:
+    """Find the route for a request: (route, path params, whether the path exists under another method)."""
+    path_exists = False
+    for route in ROUTES:
+        found = route.regex.match(path)
+        if found:
+            if route.method == method:
+                return route, found.groupdict(), True
+            path_exists = True
+    return None, {}, path_exists

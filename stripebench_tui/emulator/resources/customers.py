@@ -1,0 +1,115 @@
+"""Customers: create, retrieve, update, delete, list."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from stripebench_tui.emulator.context import LIST_PARAMS, RequestContext
+from stripebench_tui.emulator.params import Array, Enum, Hash, Int, Metadata, Str
+from stripebench_tui.emulator.registry import Resource
+from stripebench_tui.emulator.resources.common import (ADDRESS, SHIPPING, apply_fields, apply_metadata, deleted_stub,
+                                                       full_address)
+
+resource = Resource("customer", prefix="cus", noun="customer",
+                    expandable={"invoice_settings.default_payment_method": "payment_method"})
+
+FIELDS = {
+    "address": ADDRESS,
+    "balance": Int(),
+    "description": Str(emptyable=True),
+    "email": Str(emptyable=True, max_length=512),
+    "invoice_prefix": Str(emptyable=True),
+    "invoice_settings": Hash({"default_payment_method": Str(emptyable=True), "footer": Str(emptyable=True),
+                              "custom_fields": Array(Hash({"name": Str(required=True), "value": Str(required=True)}),
+                                                     emptyable=True)}),
+    "metadata": Metadata(),
+    "name": Str(emptyable=True, max_length=256),
+    "phone": Str(emptyable=True, max_length=20),
+    "preferred_locales": Array(Str(), emptyable=True),
+    "shipping": SHIPPING,
+    "tax_exempt": Enum("none", "exempt", "reverse", emptyable=True),
+}
+PLAIN = ("balance", "description", "email", "name", "phone")
+
+
+def _apply(ctx: RequestContext, obj: dict[str, Any], params: dict[str, Any]) -> None:
+    apply_fields(obj, params, PLAIN)
+    if "address" in params:
+        obj["address"] = full_address(params["address"])
+    if "shipping" in params:
+        ship = params["shipping"]
+        obj["shipping"] = None if ship is None else {"address": full_address(ship["address"]), "name": ship["name"],
+                                                      "phone": ship.get("phone")}
+    if "invoice_prefix" in params and params["invoice_prefix"]:
+        obj["invoice_prefix"] = params["invoice_prefix"].upper()
+    if "invoice_settings" in params:
+        settings = params["invoice_settings"]
+        pm = settings.get("default_payment_method")
+        if pm:
+            ctx.get("payment_method", pm, param="invoice_settings[default_payment_method]")
+        for key in ("default_payment_method", "footer", "custom_fields"):
+            if key in settings:
+                obj["invoice_settings"][key] = settings[key]
+    if "metadata" in params:
+        obj["metadata"] = apply_metadata(obj.get("metadata"), params["metadata"])
+    if "preferred_locales" in params:
+        obj["preferred_locales"] = params["preferred_locales"] or []
+    if "tax_exempt" in params:
+        obj["tax_exempt"] = params["tax_exempt"] or "none"
+
+
+@resource.route("POST", "/v1/customers", params=FIELDS)
+def create(ctx: RequestContext, params: dict[str, Any]) -> dict[str, Any]:
+    """Create a customer."""
+    obj: dict[str, Any] = {
+        "id": ctx.new_id("cus"), "object": "customer", "address": None, "balance": 0, "created": ctx.now(),
+        "currency": None, "default_source": None, "delinquent": False, "description": None, "discount": None,
+        "email": None, "invoice_prefix": ctx.emulator.ids.token("invoice_prefix", 8).upper(),
+        "invoice_settings": {"custom_fields": None, "default_payment_method": None, "footer": None,
+                             "rendering_options": None},
+        "livemode": False, "metadata": {}, "name": None, "next_invoice_sequence": 1, "phone": None,
+        "preferred_locales": [], "shipping": None, "tax_exempt": "none", "test_clock": None,
+    }
+    _apply(ctx, obj, params)
+    ctx.save(obj)
+    ctx.emit("customer.created", obj)
+    return obj
+
+
+@resource.route("GET", "/v1/customers/{id}")
+def retrieve(ctx: RequestContext, params: dict[str, Any], id: str) -> dict[str, Any]:
+    """Retrieve a customer (a deleted one comes back as ``{"deleted": true}`` like Stripe)."""
+    found = ctx.find("customer", id)
+    if found is not None and found.get("deleted"):
+        return deleted_stub(found)
+    return ctx.get("customer", id)
+
+
+@resource.route("POST", "/v1/customers/{id}", params={**FIELDS, "default_source": Str(emptyable=True)})
+def update(ctx: RequestContext, params: dict[str, Any], id: str) -> dict[str, Any]:
+    """Update a customer; only sent fields change."""
+    obj = ctx.get("customer", id)
+    before = ctx.get("customer", id)
+    _apply(ctx, obj, params)
+    if "default_source" in params:
+        obj["default_source"] = params["default_source"]
+    ctx.save(obj)
+    ctx.emit("customer.updated", obj, previous=before)
+    return obj
+
+
+@resource.route("DELETE", "/v1/customers/{id}")
+def delete(ctx: RequestContext, params: dict[str, Any], id: str) -> dict[str, Any]:
+    """Delete a customer; it stays retrievable as a deleted stub."""
+    obj = ctx.get("customer", id)
+    ctx.save({**deleted_stub(obj), "created": obj["created"], "_seq": obj["_seq"]})
+    ctx.emit("customer.deleted", obj)
+    return deleted_stub(obj)
+
+
+@resource.route("GET", "/v1/customers", params={**LIST_PARAMS, "email": Str(max_length=512), "test_clock": Str()})
+def list_customers(ctx: RequestContext, params: dict[str, Any]) -> dict[str, Any]:
+    """List customers, newest first; ``email`` filters exactly (case-sensitive, like Stripe)."""
+    email = params.get("email")
+    return ctx.list_page("customer", params, "/v1/customers",
+                         where=lambda c: email is None or c.get("email") == email)

@@ -1,0 +1,157 @@
+"""Object storage: an in-memory map of Stripe objects with per-request transactions, optionally mirrored to SQLite.
+
+Every object (events included) lives under ``(object type, id)``. Reads return copies and writes store copies, so a
+handler cannot change state except through ``put``/``delete``; a failed request rolls back its journal, which is how
+"state unchanged after an error" holds for every endpoint without each handler thinking about it.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import sqlite3
+import threading
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+_MISSING = object()
+
+
+class Store:
+    """Objects by type and id, idempotency records and small metadata, with rollback and optional SQLite persistence."""
+
+    def __init__(self, path: str | Path | None = None) -> None:
+        self.objects: dict[str, dict[str, dict[str, Any]]] = {}
+        self.idempotency: dict[str, dict[str, Any]] = {}
+        self.meta: dict[str, Any] = {}
+        self.seq = 0
+        self.lock = threading.RLock()
+        self._journal: list[tuple[str, str, Any]] | None = None
+        self._idem_journal: list[str] = []
+        self._db: sqlite3.Connection | None = None
+        # Called before each write so small state (id counters, clock) is saved with the objects it produced.
+        self.meta_source: Callable[[], dict[str, Any]] | None = None
+        if path is not None:
+            self._open(Path(path))
+
+    # -- reads -------------------------------------------------------------------------------------------------
+    def get(self, kind: str, object_id: str) -> dict[str, Any] | None:
+        """A copy of the object, or None."""
+        obj = self.objects.get(kind, {}).get(object_id)
+        return copy.deepcopy(obj) if obj is not None else None
+
+    def all(self, kind: str) -> list[dict[str, Any]]:
+        """Copies of every object of a type, newest first (by ``created`` then creation order)."""
+        items = self.objects.get(kind, {}).values()
+        ordered = sorted(items, key=lambda o: (o.get("created", 0), o.get("_seq", 0)), reverse=True)
+        return [copy.deepcopy(o) for o in ordered]
+
+    # -- writes ------------------------------------------------------------------------------------------------
+    def put(self, obj: dict[str, Any]) -> dict[str, Any]:
+        """Insert or replace ``obj`` (keyed by its ``object`` and ``id``); returns it."""
+        kind, object_id = obj["object"], obj["id"]
+        bucket = self.objects.setdefault(kind, {})
+        if "_seq" not in obj:
+            self.seq += 1
+            obj["_seq"] = self.seq
+        self._record(kind, object_id, bucket.get(object_id, _MISSING))
+        bucket[object_id] = copy.deepcopy(obj)
+        return obj
+
+    def delete(self, kind: str, object_id: str) -> None:
+        """Remove an object if present."""
+        bucket = self.objects.get(kind, {})
+        if object_id in bucket:
+            self._record(kind, object_id, bucket[object_id])
+            del bucket[object_id]
+
+    def put_idempotent(self, key: str, record: dict[str, Any]) -> None:
+        """Remember a response under an idempotency key."""
+        self.idempotency[key] = record
+        self._idem_journal.append(key)
+
+    def _record(self, kind: str, object_id: str, previous: Any) -> None:
+        if self._journal is not None:
+            self._journal.append((kind, object_id, previous))
+
+    # -- transactions --------------------------------------------------------------------------------------------
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """Apply everything inside, or nothing if it raises; persisted on success."""
+        with self.lock:
+            self._journal = []
+            seq_before = self.seq
+            try:
+                yield
+            except BaseException:
+                for kind, object_id, previous in reversed(self._journal):
+                    if previous is _MISSING:
+                        self.objects.get(kind, {}).pop(object_id, None)
+                    else:
+                        self.objects.setdefault(kind, {})[object_id] = previous
+                self.seq = seq_before
+                self._journal = None
+                raise
+            touched = {(k, i) for k, i, _ in self._journal}
+            self._journal = None
+            self._persist(touched)
+
+    def flush_idempotency(self) -> None:
+        """Write idempotency records and metadata added outside a transaction."""
+        self._persist(set())
+
+    def clear(self) -> None:
+        """Forget every object and idempotency record (``/_emulator/reset``)."""
+        with self.lock:
+            self.objects.clear()
+            self.idempotency.clear()
+            self.seq = 0
+            if self._db is not None:
+                with self._db:
+                    self._db.execute("DELETE FROM objects")
+                    self._db.execute("DELETE FROM idempotency")
+                    self._db.execute("DELETE FROM meta")
+
+    # -- SQLite ----------------------------------------------------------------------------------------------------
+    def _open(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("CREATE TABLE IF NOT EXISTS objects (kind TEXT, id TEXT, body TEXT, PRIMARY KEY (kind, id))")
+        self._db.execute("CREATE TABLE IF NOT EXISTS idempotency (key TEXT PRIMARY KEY, body TEXT)")
+        self._db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, body TEXT)")
+        for kind, object_id, body in self._db.execute("SELECT kind, id, body FROM objects"):
+            obj = json.loads(body)
+            self.objects.setdefault(kind, {})[object_id] = obj
+            self.seq = max(self.seq, obj.get("_seq", 0))
+        for key, body in self._db.execute("SELECT key, body FROM idempotency"):
+            self.idempotency[key] = json.loads(body)
+        for key, body in self._db.execute("SELECT key, body FROM meta"):
+            self.meta[key] = json.loads(body)
+
+    def _persist(self, touched: set[tuple[str, str]]) -> None:
+        if self._db is None:
+            self._idem_journal.clear()
+            return
+        if self.meta_source is not None:
+            self.meta.update(self.meta_source())
+        with self._db:
+            self._db.execute("BEGIN")
+            for kind, object_id in touched:
+                obj = self.objects.get(kind, {}).get(object_id)
+                if obj is None:
+                    self._db.execute("DELETE FROM objects WHERE kind=? AND id=?", (kind, object_id))
+                else:
+                    self._db.execute("INSERT OR REPLACE INTO objects VALUES (?, ?, ?)", (kind, object_id, json.dumps(obj)))
+            for key in self._idem_journal:
+                self._db.execute("INSERT OR REPLACE INTO idempotency VALUES (?, ?)", (key, json.dumps(self.idempotency[key])))
+            for key, value in self.meta.items():
+                self._db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, json.dumps(value)))
+        self._idem_journal.clear()
+
+    def close(self) -> None:
+        """Close the SQLite file, if any."""
+        if self._db is not None:
+            self._db.close()
+            self._db = None

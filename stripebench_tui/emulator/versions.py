@@ -1,0 +1,33 @@
+"""API versions: the account default and comparisons that resources use to render version-specific shapes."""
+
+from __future__ import annotations
+
+import re
+
+from stripebench_tui.emulator.errors import invalid
+
+_VERSION = re.compile(r"^\d{4}-\d{2}-\d{2}(\.[a-z]+)?$")
+
+# Version dates at which shapes change that the emulator renders differently (see resources/*).
+PAYMENT_INTENT_LATEST_CHARGE = "2022-11-15"
+PROMOTION_CODE_POLYMORPHIC = "2025-09-30"
+CHECKOUT_UI_MODE_PAGE_NAMES = "2026-03-25"
+
+
+def default_api_version() -> str:
+    """The installed stripe-python SDK's pinned API version (the emulator account's default)."""
+    import stripe
+
+    return str(stripe.api_version)
+
+
+def check_version(version: str) -> str:
+    """Return ``version`` if it looks like a Stripe API version, else raise Stripe's 400."""
+    if not _VERSION.match(version):
+        raise invalid(f"Invalid Stripe API version: {version}", param="Stripe-Version", code="invalid_api_version")
+    return version
+
+
+def at_least(version: str, date: str) -> bool:
+    """True when ``version`` (e.g. ``2025-09-30.clover``) is on or after ``date`` (``YYYY-MM-DD``)."""
+    return version[:10] >= date[:10]
