@@ -5,15 +5,15 @@
         result = await shell.call("shell", {"command": "ls"})
 
 Any MCP server works, not only ours: ``ToolServerHandle("git", "uvx", ["mcp-server-git"])``.
-The SDK's transport runs in anyio task groups, so open and close a handle in the
-same task (``async with`` does that).
+The connection is owned by a task of its own, so a handle may be opened and closed
+from different tasks.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 import sys
-from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
@@ -54,7 +54,8 @@ class ToolServerHandle:
             command=command, args=list(args or []), env=dict(os.environ if env is None else env), cwd=cwd
         )
         self.errlog = errlog or sys.stderr
-        self._stack: AsyncExitStack | None = None
+        self._owner: asyncio.Task[None] | None = None
+        self._closing = asyncio.Event()
         self.session: ClientSession | None = None
 
     @classmethod
@@ -69,17 +70,35 @@ class ToolServerHandle:
 
     async def start(self) -> None:
         """Spawn the server and complete the MCP handshake."""
-        stack = AsyncExitStack()
+        loop = asyncio.get_running_loop()
+        ready: asyncio.Future[None] = loop.create_future()
+        self._closing = asyncio.Event()
+        self._owner = asyncio.create_task(self._own_connection(ready), name=f"mcp-{self.name}")
         try:
-            read, write = await stack.enter_async_context(stdio_client(self.params, errlog=self.errlog))
-            session = await stack.enter_async_context(ClientSession(read, write))
-            await session.initialize()
-        except BaseException as exc:
-            await stack.aclose()
-            if isinstance(exc, OSError):
-                raise RuntimeProblem(f"cannot start tool server {self.name!r}: {exc}") from exc
+            await ready
+        except BaseException:
+            await self.close()
             raise
-        self._stack, self.session = stack, session
+
+    async def _own_connection(self, ready: asyncio.Future[None]) -> None:
+        # The SDK's transport lives in anyio task groups that must be entered and left by the
+        # same task; owning them here lets callers open and close the handle from any task.
+        try:
+            async with stdio_client(self.params, errlog=self.errlog) as (read, write):
+                async with ClientSession(read, write) as session:
+                    await session.initialize()
+                    self.session = session
+                    ready.set_result(None)
+                    await self._closing.wait()
+        except BaseException as exc:
+            if not ready.done():
+                if isinstance(exc, OSError):
+                    exc = RuntimeProblem(f"cannot start tool server {self.name!r}: {exc}")
+                ready.set_exception(exc)
+            elif not isinstance(exc, asyncio.CancelledError):
+                raise
+        finally:
+            self.session = None
 
     async def list_tools(self) -> list[ToolSpec]:
         """The server's tools, as the agent protocol describes them."""
@@ -98,9 +117,14 @@ class ToolServerHandle:
 
     async def close(self) -> None:
         """End the session and stop the server (it stops its own children)."""
-        stack, self._stack, self.session = self._stack, None, None
-        if stack is not None:
-            await stack.aclose()
+        owner, self._owner = self._owner, None
+        if owner is None:
+            return
+        self._closing.set()
+        try:
+            await owner
+        except Exception as exc:  # the server already died; nothing left to stop
+            print(f"tool server {self.name!r} ended with {exc!r}", file=self.errlog)
 
     def _session(self) -> ClientSession:
         if self.session is None:

@@ -1,0 +1,78 @@
+"""ToolServerHandle: spawning any MCP server, listing tools as ToolSpecs, calling, closing."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+
+import pytest
+
+from stripebench_tui.core.agent import ToolSpec
+from stripebench_tui.errors import RuntimeProblem
+from stripebench_tui.tools.client import ToolServerHandle
+
+# A third-party-style server written straight against the SDK, to show any MCP server can be added.
+OTHER_SERVER = '''
+from mcp.server.mcpserver import MCPServer
+server = MCPServer("other")
+
+@server.tool()
+async def add(a: int, b: int) -> int:
+    """Add two numbers."""
+    return a + b
+
+@server.tool()
+async def explode() -> str:
+    """Always fails."""
+    raise ValueError("boom")
+
+server.run()
+'''
+
+
+async def test_any_stdio_server_can_be_driven(tmp_path: Path):
+    script = tmp_path / "other.py"
+    script.write_text(OTHER_SERVER)
+    async with ToolServerHandle("other", sys.executable, [str(script)]) as handle:
+        specs = await handle.list_tools()
+        assert [s.name for s in specs] == ["add", "explode"]
+        assert all(isinstance(s, ToolSpec) and s.server == "other" for s in specs)
+        assert specs[0].description == "Add two numbers."
+        assert specs[0].input_schema["required"] == ["a", "b"]
+        result = await handle.call("add", {"a": 2, "b": 40})
+        assert (result.text, result.is_error) == ("42", False)
+        failed = await handle.call("explode")
+        assert failed.is_error and "explode" in failed.text  # the SDK hides crash details
+        bad_args = await handle.call("add", {"a": "x"})
+        assert bad_args.is_error
+
+
+async def test_structured_data_comes_back(workspace):
+    async with ToolServerHandle.builtin("shell", str(workspace)) as handle:
+        result = await handle.call("shell", {"command": "exit 4"})
+    assert result.data["exit_code"] == 4
+
+
+async def test_open_and_close_from_different_tasks(workspace):
+    handle = ToolServerHandle.builtin("files", str(workspace))
+    await asyncio.create_task(handle.start())
+    assert (await handle.call("create_file", {"path": "a.txt", "content": "hi"})).data["lines"] == 1
+    await asyncio.create_task(handle.close())
+    with pytest.raises(RuntimeError, match="not started"):
+        await handle.call("view_file", {"path": "a.txt"})
+
+
+async def test_unknown_server_and_missing_command_are_clear_errors(tmp_path: Path):
+    with pytest.raises(RuntimeProblem, match="unknown tool server 'nope'"):
+        ToolServerHandle.builtin("nope", str(tmp_path))
+    with pytest.raises(RuntimeProblem, match="cannot start tool server 'ghost'"):
+        await ToolServerHandle("ghost", str(tmp_path / "no-such-binary")).start()
+
+
+async def test_missing_workspace_stops_the_server_with_a_message(tmp_path: Path):
+    log = tmp_path / "stderr.txt"
+    with log.open("w") as errlog:
+        with pytest.raises(Exception):
+            await ToolServerHandle.builtin("shell", str(tmp_path / "missing"), errlog=errlog).start()
+    assert "is not a directory" in log.read_text()
