@@ -1,0 +1,53 @@
+"""``stripebench replay``: step through a recorded episode, or print it for pipes and CI."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import typer
+
+from stripebench_tui.errors import EXIT_EPISODE_FAILED, EXIT_OK
+
+
+def replay(
+    trace_path: Path = typer.Argument(..., metavar="TRACE", help="A trace (.jsonl) or an ATIF trajectory (.json)."),
+    headless: bool = typer.Option(False, "--headless", help="Print the episode turn by turn as text instead of opening the TUI."),
+    summary: bool = typer.Option(False, "--summary", help="Print a summary table: turns, tools, verdict timeline, score."),
+    speed: float = typer.Option(1.0, "--speed", min=0.01, max=1000.0, help="Playback speed relative to the recorded timing."),
+    play: bool = typer.Option(False, "--play", help="Start playing immediately instead of paused at the first turn."),
+) -> None:
+    """Replay a recorded episode in the terminal UI, or print it (--headless, --summary).
+
+    Exit code 0 when the episode passed, 1 when it failed or was not scored, 3 when the file cannot be read.
+
+    Example: `stripebench replay replays/checkout-migration-400.jsonl --summary`
+    """
+    from stripebench_tui.core.trace import open_trace
+
+    trace = open_trace(trace_path)
+    if not (headless or summary):
+        from stripebench_tui.tui.replay_app import run_replay
+
+        run_replay(trace, speed=speed, autoplay=play)
+        return
+    from stripebench_tui.formats.text import episode_passed, write_headless, write_summary
+
+    if headless:
+        state = write_headless(trace, sys.stdout)
+    else:
+        state = trace.state_at(None)
+    if summary:
+        if headless:
+            sys.stdout.write("\n")
+        write_summary(state, sys.stdout)
+    sys.stdout.flush()
+    raise typer.Exit(EXIT_OK if episode_passed(state) else EXIT_EPISODE_FAILED)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``replay`` to the CLI."""
+    app.command("replay")(replay)
+
+
+__all__ = ["register", "replay"]

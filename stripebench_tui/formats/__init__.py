@@ -1,0 +1,1 @@
+"""Episode formats other than the live trace: plain-text renderings and ATIF import/export."""

@@ -1,0 +1,221 @@
+"""Plain-text renderings of an episode for pipes and CI: the turn-by-turn log and the summary table.
+
+Everything that came from the agent, a tool or a page is untrusted: it is
+printed as text (never as Rich markup) with terminal control sequences removed.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from typing import Any, TextIO
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from stripebench_tui.core.events import (
+    PASS,
+    EpisodeEnd,
+    Event,
+    GraderVerdict,
+    ModelMessage,
+    Operator,
+    Service,
+    StripeObject,
+    ToolCall,
+    ToolResult,
+)
+from stripebench_tui.core.state import EpisodeState, Reducer
+from stripebench_tui.core.trace import Trace
+
+OUTPUT_LINES = 30  # lines of each tool output shown in the headless log
+OUTPUT_LINE_CHARS = 240
+ARGUMENT_CHARS = 2000
+
+_ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_STATUS_GLYPH = {"pass": "✓", "fail": "✗", "pending": "…", "error": "!"}
+_OBJECT_FIELDS = ("status", "payment_status", "mode", "ui_mode", "amount_total", "amount", "currency", "code", "percent_off")
+
+
+def sanitize(text: str) -> str:
+    """``text`` without ANSI/OSC escape sequences or control characters (newlines and tabs kept)."""
+    text = _ESCAPES.sub("", text).replace("\r\n", "\n").replace("\r", "\n")
+    return _CONTROLS.sub("", text)
+
+
+def episode_passed(state: EpisodeState) -> bool:
+    """True when the episode ended and passed (explicit flag, else every criterion passing)."""
+    if state.ended is not None and state.ended.passed is not None:
+        return state.ended.passed
+    return bool(state.verdicts) and all(c.status == PASS for c in state.verdicts.values())
+
+
+def _clock(t: float) -> str:
+    m, s = divmod(max(0.0, t), 60)
+    return f"{int(m):02d}:{s:04.1f}"
+
+
+def _short(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _indent(text: str, prefix: str) -> str:
+    return "\n".join(prefix + line for line in text.splitlines()) if text else prefix.rstrip()
+
+
+def _object_line(ev: StripeObject) -> str:
+    data = ev.data or {}
+    bits = [f"{k}={data[k]}" for k in _OBJECT_FIELDS if data.get(k) not in (None, "")]
+    kind = ev.object_type or str(data.get("object", "object"))
+    what = f" via {ev.event_type}" if ev.event_type else ""
+    return sanitize(f"◆ {kind} {ev.object_id} {ev.change}{what}" + (f" ({', '.join(bits)})" if bits else ""))
+
+
+def _output_block(trace: Trace, ev: ToolResult) -> str:
+    text = sanitize(trace.full_output(ev) if ev.sidecar else ev.output)
+    lines = text.splitlines()
+    shown = [_short(line, OUTPUT_LINE_CHARS) for line in lines[:OUTPUT_LINES]]
+    more = len(lines) - len(shown)
+    block = _indent("\n".join(shown), "    │ ")
+    size = ev.output_bytes or len(text.encode("utf-8", "replace"))
+    if more > 0:
+        block += f"\n    │ … {more} more lines ({size} bytes in all)"
+    return block
+
+
+def format_event(trace: Trace, ev: Event) -> str | None:
+    """One event as readable text, or None for events the log leaves out."""
+    if isinstance(ev, ModelMessage):
+        out = f"{ev.role}: " + sanitize(ev.text).strip()
+        if ev.reasoning:
+            out += "\n  (reasoning) " + sanitize(ev.reasoning).strip().replace("\n", "\n  ")
+        usage = []
+        if ev.tokens_in is not None or ev.tokens_out is not None:
+            usage.append(f"{ev.tokens_in or 0} in / {ev.tokens_out or 0} out tokens")
+        if ev.cost_usd:
+            usage.append(f"${ev.cost_usd:.4f}")
+        return out + (f"\n  [{', '.join(usage)}]" if usage else "")
+    if isinstance(ev, ToolCall):
+        args = json.dumps(ev.arguments, ensure_ascii=False, indent=2, sort_keys=False)
+        who = "" if ev.actor == "agent" else f" (by {ev.actor})"
+        return f"→ {sanitize(ev.tool)}{who} [{sanitize(ev.call_id)}]\n" + _indent(sanitize(_short(args, ARGUMENT_CHARS)), "    ")
+    if isinstance(ev, ToolResult):
+        failed = ev.is_error or ev.exit_code not in (None, 0)
+        status = "error" if failed else "ok"
+        code = f" exit {ev.exit_code}" if ev.exit_code is not None else ""
+        return f"← {sanitize(ev.tool)} {status}{code} in {ev.duration:.2f}s\n" + _output_block(trace, ev)
+    if isinstance(ev, StripeObject):
+        return _object_line(ev)
+    if isinstance(ev, GraderVerdict):
+        glyph = _STATUS_GLYPH.get(ev.status, "?")
+        line = f"{glyph} verdict {ev.criterion}: {ev.status}"
+        if ev.description:
+            line += f" — {ev.description}"
+        if ev.evidence:
+            line += "  " + _short(json.dumps(ev.evidence, ensure_ascii=False, sort_keys=True), 300)
+        return sanitize(line)
+    if isinstance(ev, Service):
+        if ev.status == "log":
+            return sanitize(f"[{ev.service}] {ev.text}".rstrip())
+        extra = f" (exit {ev.exit_code})" if ev.exit_code is not None else ""
+        return sanitize(f"[{ev.service}] {ev.status}{extra} {ev.text}".rstrip())
+    if isinstance(ev, Operator):
+        return sanitize(f"operator {ev.action} {ev.text}".rstrip())
+    if isinstance(ev, EpisodeEnd):
+        score = "unscored" if ev.score is None else f"score {ev.score:.2f}"
+        verdict = {True: "PASSED", False: "FAILED", None: ""}[ev.passed]
+        err = f" — {ev.error}" if ev.error else ""
+        return sanitize(f"■ episode ended: {ev.reason or 'unknown'} · {score} {verdict}".rstrip() + err)
+    return None
+
+
+def write_headless(trace: Trace, out: TextIO) -> EpisodeState:
+    """Print the episode turn by turn; returns the final state (for the exit code)."""
+    h = trace.header
+    title = h.title or h.env or trace.path.name
+    out.write(sanitize(f"Episode {title} · env {h.env or '?'} · agent {h.agent or '?'} · model {h.model or '?'}") + "\n")
+    if h.extra.get("hand_made"):
+        out.write("(a hand-made sample trace)\n")
+    reducer = Reducer(clock=lambda: 0.0, keep_output=False)
+    reducer.apply(h)
+    current: int | None = None
+    for ev in trace.iter_events():
+        if ev.turn != current:
+            current = ev.turn
+            label = "setup" if ev.turn == 0 else f"turn {ev.turn}"
+            out.write(f"\n── {label} · {_clock(ev.t)} " + "─" * 40 + "\n")
+        text = format_event(trace, ev)
+        if text is not None:
+            out.write(text + "\n")
+        reducer.apply(ev)
+    state = reducer.state
+    if trace.truncated:
+        out.write("\n(the trace ends with a cut-off line: the recording stopped mid-write)\n")
+    if state.ended is None:
+        out.write("\n(the trace has no episode_end: the episode did not finish)\n")
+    out.write(_final_line(state) + "\n")
+    return state
+
+
+def _final_line(state: EpisodeState) -> str:
+    score = state.score()
+    passed = "PASSED" if episode_passed(state) else "FAILED"
+    counts = state.verdict_counts()
+    shown = "unscored" if score is None else f"{score:.2f}"
+    return f"Final score: {shown} · {passed} · criteria {counts['pass']} pass, {counts['fail']} fail, {counts['pending']} pending, {counts['error']} error"
+
+
+def summary_tables(state: EpisodeState) -> list[Any]:
+    """Rich renderables for ``--summary``: episode totals, tools used, verdict timeline."""
+    t = state.totals
+    h = state.header
+    overview = Table(title="Episode", show_header=False)
+    overview.add_column("what")
+    overview.add_column("value")
+    rows = [
+        ("environment", h.env if h else ""),
+        ("agent / model", f"{h.agent if h else ''} / {h.model if h else ''}"),
+        ("turns", str(len([x for x in state.turns if x.index > 0]))),
+        ("elapsed", _clock(state.last_t)),
+        ("tokens", f"{t.tokens_in} in / {t.tokens_out} out"),
+        ("cost", f"${t.cost_usd:.4f}"),
+        ("tool calls", f"{t.tool_calls} ({t.tool_time:.1f}s)"),
+        ("ended", (state.ended.reason if state.ended else "did not finish")),
+    ]
+    for k, v in rows:
+        overview.add_row(k, Text(sanitize(str(v))))
+    tools = Table(title="Tools used")
+    tools.add_column("tool")
+    tools.add_column("calls", justify="right")
+    tools.add_column("failed", justify="right")
+    used: Counter[str] = Counter()
+    failed: Counter[str] = Counter()
+    for turn in state.turns:
+        for c in turn.calls:
+            used[c.call.tool] += 1
+            failed[c.call.tool] += c.status == "failed"
+    for name, n in used.most_common():
+        tools.add_row(Text(sanitize(name)), str(n), str(failed[name]))
+    verdicts = Table(title="Verdict timeline")
+    verdicts.add_column("criterion")
+    verdicts.add_column("weight", justify="right")
+    verdicts.add_column("timeline (turn: status)")
+    verdicts.add_column("final")
+    for crit in state.verdicts.values():
+        steps = " → ".join(f"{v.turn}: {v.status}" for v in crit.history)
+        verdicts.add_row(Text(sanitize(crit.criterion)), f"{crit.weight:g}", Text(steps), Text(crit.status))
+    score = state.score()
+    return [overview, tools, verdicts, Text(_final_line(state)) if score is not None or state.verdicts else Text("Final score: unscored")]
+
+
+def write_summary(state: EpisodeState, out: TextIO) -> None:
+    """Print the summary tables (plain when ``out`` is not a terminal)."""
+    console = Console(file=out, markup=False, highlight=False, emoji=False, width=None if out.isatty() else 110)
+    for renderable in summary_tables(state):
+        console.print(renderable)
+
+
+__all__ = ["episode_passed", "format_event", "sanitize", "summary_tables", "write_headless", "write_summary"]
