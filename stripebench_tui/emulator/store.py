@@ -15,6 +15,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
+from stripebench_tui.errors import BadFileError
+
 _MISSING = object()
 
 
@@ -33,7 +35,10 @@ class Store:
         # Called before each write so small state (id counters, clock) is saved with the objects it produced.
         self.meta_source: Callable[[], dict[str, Any]] | None = None
         if path is not None:
-            self._open(Path(path))
+            try:
+                self._open(Path(path))
+            except (sqlite3.Error, OSError, ValueError) as exc:
+                raise BadFileError(f"cannot use {path} as the emulator's state file: {exc}") from None
 
     # -- reads -------------------------------------------------------------------------------------------------
     def get(self, kind: str, object_id: str) -> dict[str, Any] | None:

@@ -1,0 +1,37 @@
+"""``stripebench emulator``: run the offline Stripe API emulator in the foreground."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``emulator`` command to the CLI."""
+
+    @app.command("emulator")
+    def emulator(
+        host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on."),
+        port: int = typer.Option(12111, "--port", min=0, max=65535, help="Port to listen on (0 = any free port)."),
+        seed: Optional[int] = typer.Option(None, "--seed", help="Seed for object ids: same seed + same requests = same ids."),
+        state: Optional[str] = typer.Option(None, "--state", help="SQLite file that keeps objects and events across restarts."),
+        api_version: Optional[str] = typer.Option(None, "--api-version",
+                                                  help="Account default API version (default: the installed stripe SDK's pin)."),
+    ) -> None:
+        """Run an offline Stripe API that the official SDKs can talk to.
+
+        Point an SDK at it with any test key, e.g. `stripe.api_base = "http://127.0.0.1:12111"` and
+        `stripe.api_key = "sk_test_123"`. Example: `stripebench emulator --seed 7 --state /tmp/stripe.db`.
+        """
+        from stripebench_tui.emulator.server import serve_forever
+        from stripebench_tui.emulator.versions import check_version
+        from stripebench_tui.emulator.errors import StripeError
+        from stripebench_tui.errors import UserError
+
+        if api_version is not None:
+            try:
+                check_version(api_version)
+            except StripeError:
+                raise UserError(f"--api-version {api_version!r} is not a Stripe API version (e.g. 2025-09-30.clover)") from None
+        serve_forever(host, port, seed, state, api_version, announce=lambda line: typer.echo(line, err=True))
