@@ -140,3 +140,12 @@ async def wait_status(driver: Driver, status: str, timeout: float = 5.0) -> None
             await asyncio.sleep(0.001)
 
     await asyncio.wait_for(poll(), timeout)
+
+
+async def wait_until(predicate: Callable[[], bool], timeout: float = 5.0) -> None:
+    """Wait until ``predicate()`` holds (checked every millisecond)."""
+    async def poll() -> None:
+        while not predicate():
+            await asyncio.sleep(0.001)
+
+    await asyncio.wait_for(poll(), timeout)
