@@ -20,7 +20,7 @@ from stripebench_tui.agents.retry import SdkErrors, call_with_retries
 from stripebench_tui.core.agent import AgentError, AgentTurn, Observation, Task, ToolRequest
 from stripebench_tui.errors import UserError
 
-DEFAULT_MODEL = "claude-sonnet-4-5"
+DEFAULT_MODEL = "claude-sonnet-5-5"
 # A reply that stops for these reasons without tool calls is the model saying it has finished.
 _FINISHED = {"end_turn", "stop_sequence", "refusal"}
 

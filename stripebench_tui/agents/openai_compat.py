@@ -21,7 +21,7 @@ from stripebench_tui.agents.retry import SdkErrors, call_with_retries
 from stripebench_tui.core.agent import AgentError, AgentTurn, Observation, Task, ToolRequest
 from stripebench_tui.errors import UserError
 
-DEFAULT_MODEL = "gpt-5"
+DEFAULT_MODEL = "gpt-6.1-sol"
 _FINISHED = {"stop", "content_filter"}
 # Local servers (vLLM, Ollama) ignore the key, but the SDK insists on one.
 _UNUSED_KEY = "unused"

@@ -11,6 +11,13 @@ import re
 
 PRICES_PER_MTOK: dict[str, tuple[float, float]] = {
     # Anthropic
+    "claude-fable-5-2": (8.0, 40.0),
+    "claude-fable-5-1": (10.0, 50.0),
+    "claude-opus-5-5": (4.0, 20.0),
+    "claude-opus-5": (5.0, 25.0),
+    "claude-sonnet-5-5": (2.0, 10.0),
+    "claude-sonnet-5": (2.0, 10.0),
+    "claude-sonnet-4-6": (3.0, 15.0),
     "claude-opus-4-5": (5.0, 25.0),
     "claude-opus-4-1": (15.0, 75.0),
     "claude-opus-4-0": (15.0, 75.0),
@@ -21,7 +28,9 @@ PRICES_PER_MTOK: dict[str, tuple[float, float]] = {
     "claude-3-7-sonnet": (3.0, 15.0),
     "claude-haiku-4-5": (1.0, 5.0),
     "claude-3-5-haiku": (0.8, 4.0),
-    # OpenAI
+    # OpenAI (the rate for prompts up to 272K tokens; longer prompts cost more)
+    "gpt-6.1-sol": (2.0, 10.0),
+    "gpt-6-sol": (2.0, 10.0),
     "gpt-5": (1.25, 10.0),
     "gpt-5-mini": (0.25, 2.0),
     "gpt-5-nano": (0.05, 0.4),
