@@ -1,0 +1,90 @@
+"""Coupons and promotion codes, including the 2025-09-30 promotion-code shape change."""
+
+from __future__ import annotations
+
+import pytest
+import stripe
+
+OLD = "2025-08-27.basil"
+NEW = "2025-09-30.clover"
+
+
+def test_coupon_crud(stripe_client: stripe.StripeClient) -> None:
+    pct = stripe_client.v1.coupons.create(params={"percent_off": 25.5, "duration": "repeating",
+                                                  "duration_in_months": 3, "name": "Quarter off"})
+    assert pct.percent_off == 25.5 and pct.duration_in_months == 3 and pct.valid is True and len(pct.id) == 8
+    amt = stripe_client.v1.coupons.create(params={"id": "FIVE", "amount_off": 500, "currency": "USD"})
+    assert amt.id == "FIVE" and amt.currency == "usd" and amt.duration == "once"
+    renamed = stripe_client.v1.coupons.update("FIVE", params={"name": "Five off", "metadata": {"a": "b"}})
+    assert renamed.name == "Five off" and renamed.metadata.to_dict() == {"a": "b"}
+    assert [c.id for c in stripe_client.v1.coupons.list().data] == ["FIVE", pct.id]
+    assert stripe_client.v1.coupons.delete("FIVE").deleted is True
+    with pytest.raises(stripe.InvalidRequestError) as err:
+        stripe_client.v1.coupons.retrieve("FIVE")
+    assert err.value.user_message == "No such coupon: 'FIVE'"
+
+
+@pytest.mark.parametrize("params, param", [
+    ({"duration": "once"}, "percent_off"),
+    ({"percent_off": 10, "amount_off": 5, "currency": "usd"}, "amount_off"),
+    ({"amount_off": 5}, "currency"),
+    ({"percent_off": 10, "duration": "repeating"}, "duration_in_months"),
+    ({"percent_off": 101}, "percent_off"),
+    ({"percent_off": "ten"}, "percent_off"),
+])
+def test_coupon_validation(stripe_client: stripe.StripeClient, params: dict, param: str) -> None:
+    with pytest.raises(stripe.InvalidRequestError) as err:
+        stripe_client.v1.coupons.create(params=params)
+    assert err.value.param == param
+
+
+def test_promotion_code_new_shape(stripe_client: stripe.StripeClient) -> None:
+    coupon = stripe_client.v1.coupons.create(params={"percent_off": 20})
+    promo = stripe_client.v1.promotion_codes.create(
+        params={"promotion": {"type": "coupon", "coupon": coupon.id}, "code": "FALL20"}, options={"stripe_version": NEW})
+    data = promo.to_dict()
+    assert data["promotion"] == {"coupon": coupon.id, "type": "coupon"} and "coupon" not in data
+    assert promo.id.startswith("promo_") and promo.active is True and promo.code == "FALL20"
+    expanded = stripe_client.v1.promotion_codes.retrieve(promo.id, params={"expand": ["promotion.coupon"]},
+                                                         options={"stripe_version": NEW})
+    assert expanded.promotion.coupon.percent_off == 20
+    with pytest.raises(stripe.InvalidRequestError) as err:
+        stripe_client.v1.promotion_codes.create(params={"coupon": coupon.id}, options={"stripe_version": NEW})
+    assert err.value.param == "coupon" and "unknown parameter" in err.value.user_message
+
+
+def test_promotion_code_old_shape(stripe_client: stripe.StripeClient) -> None:
+    coupon = stripe_client.v1.coupons.create(params={"amount_off": 300, "currency": "usd"})
+    promo = stripe_client.v1.promotion_codes.create(params={"coupon": coupon.id}, options={"stripe_version": OLD})
+    data = promo.to_dict()
+    assert "promotion" not in data and data["coupon"]["id"] == coupon.id and data["coupon"]["amount_off"] == 300
+    assert promo.code.isupper() and len(promo.code) == 8
+    # The same object read at the newer version has the newer shape.
+    assert stripe_client.v1.promotion_codes.retrieve(promo.id, options={"stripe_version": NEW}).promotion.coupon == coupon.id
+    with pytest.raises(stripe.InvalidRequestError) as err:
+        stripe_client.v1.promotion_codes.create(params={"promotion": {"type": "coupon", "coupon": coupon.id}},
+                                                options={"stripe_version": OLD})
+    assert err.value.param == "promotion"
+    with pytest.raises(stripe.InvalidRequestError) as err:
+        stripe_client.v1.promotion_codes.create(params={"coupon": "nope"}, options={"stripe_version": OLD})
+    assert err.value.http_status == 404 and err.value.param == "coupon"
+
+
+def test_promotion_code_list_update_and_unique_active_code(stripe_client: stripe.StripeClient) -> None:
+    coupon = stripe_client.v1.coupons.create(params={"percent_off": 10})
+    customer = stripe_client.v1.customers.create(params={"email": "p@example.com"})
+    make = lambda **p: stripe_client.v1.promotion_codes.create(params={"promotion": {"type": "coupon", "coupon": coupon.id}, **p})  # noqa: E731
+    first = make(code="SPRING", customer=customer.id, restrictions={"minimum_amount": 1000,
+                                                                    "minimum_amount_currency": "usd"})
+    assert first.restrictions.minimum_amount == 1000 and first.customer == customer.id
+    with pytest.raises(stripe.InvalidRequestError) as err:
+        make(code="spring")
+    assert err.value.param == "code"
+    stripe_client.v1.promotion_codes.update(first.id, params={"active": False})
+    second = make(code="SPRING")
+    found = stripe_client.v1.promotion_codes.list(params={"code": "spring", "active": True})
+    assert [p.id for p in found.data] == [second.id]
+    by_customer = stripe_client.v1.promotion_codes.list(params={"customer": customer.id, "expand": ["data.customer"]})
+    assert [p.customer.email for p in by_customer.data] == ["p@example.com"]
+    with pytest.raises(stripe.InvalidRequestError):
+        stripe_client.v1.promotion_codes.update(first.id, params={"active": True})  # would be a second active SPRING
