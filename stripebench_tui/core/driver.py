@@ -34,7 +34,7 @@ from stripebench_tui.core.executor import ToolExecutor, ToolOutcome
 
 log = logging.getLogger(__name__)
 
-# A turn-end hook gets the driver (for .bus, .turn, .totals) and may publish events (e.g. grader verdicts).
+# A turn-end hook gets the driver (for .bus, .turn, .usage) and may publish events (e.g. grader verdicts).
 TurnHook = Callable[["Driver"], Awaitable[Any]]
 # A final hook runs before episode_end; returning a FinalScore puts its score on episode_end.
 FinalHook = Callable[["Driver"], Awaitable["FinalScore | None"]]
@@ -59,7 +59,7 @@ class FinalScore:
 
 
 @dataclass
-class Totals:
+class Usage:
     agent_turns: int = 0
     tokens_in: int = 0
     tokens_out: int = 0
@@ -103,7 +103,7 @@ class Driver:
     on_status: list[Callable[[str], None]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        self.totals = Totals()
+        self.usage = Usage()
         self.status = ""
         self.end: EpisodeEnd | None = None
         self._commands: asyncio.Queue[op.Command] = asyncio.Queue()
@@ -206,10 +206,10 @@ class Driver:
         self._begin_turn("agent")
         observations, self._observations = self._observations, []
         answer: AgentTurn = await self._interruptible(self.agent.next_turn(observations))
-        self.totals.agent_turns += 1
-        self.totals.tokens_in += answer.tokens_in or 0
-        self.totals.tokens_out += answer.tokens_out or 0
-        self.totals.cost_usd += answer.cost_usd or 0.0
+        self.usage.agent_turns += 1
+        self.usage.tokens_in += answer.tokens_in or 0
+        self.usage.tokens_out += answer.tokens_out or 0
+        self.usage.cost_usd += answer.cost_usd or 0.0
         has_usage = any(v is not None for v in (answer.tokens_in, answer.tokens_out, answer.cost_usd))
         if answer.text or answer.reasoning or has_usage or not answer.tool_calls:
             await self.bus.publish(
@@ -284,17 +284,13 @@ class Driver:
     # ---- approval ----
 
     async def _await_approval(self, call: ToolCall) -> op.Command:
-        # Time spent waiting for the operator does not count against the wall-time limit, like a pause.
         self._pending = _Pending(call)
         await self._set_status(op.WAITING_FOR_APPROVAL, call.call_id)
-        self._paused_since = self.bus.clock()
         try:
             while self._pending.decision is None:
                 await self._handle(await self._commands.get(), busy=True)
             decision = self._pending.decision
         finally:
-            self._paused_total += self.bus.clock() - self._paused_since
-            self._paused_since = None
             self._pending = None
         await self._set_status(op.RUNNING)
         return decision
@@ -396,13 +392,7 @@ class Driver:
             if not self._paused:
                 break
             await self._set_status(op.PAUSED)
-            self._paused_since = self.bus.clock()
-            try:
-                cmd = await self._commands.get()
-            finally:
-                self._paused_total += self.bus.clock() - self._paused_since
-                self._paused_since = None
-            await self._handle(cmd, busy=False)
+            await self._handle(await self._commands.get(), busy=False)
         await self._set_status(op.RUNNING)
 
     async def _interruptible(self, awaitable: Awaitable[Any]) -> Any:
@@ -488,7 +478,7 @@ class Driver:
 
     def _check_limits(self) -> None:
         self._check_failure()
-        lim, tot = self.limits, self.totals
+        lim, tot = self.limits, self.usage
         if lim.max_turns is not None and tot.agent_turns >= lim.max_turns:
             raise _End(op.MAX_TURNS)
         if lim.wall_time is not None and self._active_time() >= lim.wall_time:
@@ -501,6 +491,13 @@ class Driver:
     async def _set_status(self, status: str, call_id: str = "") -> None:
         if status == self.status:
             return
+        # Time shown as paused or waiting for the operator does not count against the wall-time limit.
+        now = self.bus.clock()
+        if self._paused_since is not None:
+            self._paused_total += now - self._paused_since
+            self._paused_since = None
+        if status in (op.PAUSED, op.WAITING_FOR_APPROVAL):
+            self._paused_since = now
         self.status = status
         await self.bus.publish(Operator(action=op.STATUS_ACTION, text=status, call_id=call_id, details={"by": "driver"}))
         self._notify(status)
@@ -542,4 +539,4 @@ class Driver:
             log.exception("closing the agent failed")
 
 
-__all__ = ["CANCEL_GRACE", "Driver", "FinalHook", "FinalScore", "Limits", "Totals", "TurnHook"]
+__all__ = ["CANCEL_GRACE", "Driver", "FinalHook", "FinalScore", "Limits", "Usage", "TurnHook"]

@@ -67,7 +67,7 @@ async def test_a_normal_episode_publishes_every_step_in_order():
     assert state.totals.tool_calls == 3 and state.totals.tool_time == 1.5
     assert state.ended is not None and state.ended.reason == "agent_done"
     assert op.status_from_state(state) == op.ENDED
-    assert driver.totals.agent_turns == 3
+    assert driver.usage.agent_turns == 3
 
 
 async def test_a_tool_error_is_an_observation_not_the_end():
@@ -184,3 +184,25 @@ async def test_status_changes_reach_callbacks_and_events():
     statuses = [e for e in seen.events if isinstance(e, Operator)]
     assert [s.details for s in statuses] == [{"by": "driver"}] * 2
     assert isinstance(seen.events[-3], ModelMessage)
+
+
+async def test_a_watcher_publishing_during_delivery_tags_objects_with_the_turn_that_caused_them():
+    from stripebench_tui.core.events import StripeObject
+
+    agent = ScriptedAgent([turn(call("c1", cmd="create product")), turn(call("c2", cmd="create price")), turn(done=True)])
+    driver, seen = make_driver(agent)
+
+    async def watcher(event):
+        if isinstance(event, ToolResult):
+            await asyncio.sleep(0)  # a poll of /v1/events
+            await driver.bus.publish(StripeObject(object_id=f"obj_{event.call_id}", object_type="product"))
+
+    driver.bus.subscribe(watcher, name="watcher")
+    await driver.run()
+    objects = [e for e in seen.events if isinstance(e, StripeObject)]
+    results = {e.call_id: e for e in seen.events if isinstance(e, ToolResult)}
+    assert [(o.object_id, o.turn) for o in objects] == [("obj_c1", 1), ("obj_c2", 2)]
+    for o in objects:
+        assert results[o.object_id.removeprefix("obj_")].seq < o.seq < seen.events[-1].seq
+    assert [e.seq for e in seen.events] == list(range(len(seen.events)))
+    assert reduce(seen.events).turns[1].object_ids == ["obj_c1"]
