@@ -18,7 +18,9 @@ from stripebench_tui.errors import RuntimeProblem
 
 def bind(host: str, port: int) -> socket.socket:
     """A listening socket (port 0 = any free port); a busy port is the user's problem, reported in one line."""
-    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+    # proto=IPPROTO_TCP matters: asyncio only sets TCP_NODELAY on accepted sockets whose proto says TCP, and
+    # without it Nagle + delayed ACK add ~40 ms to every response.
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((host, port))
