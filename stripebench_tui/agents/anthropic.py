@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from stripebench_tui.agents.options import read_options
+from stripebench_tui.agents.llm_base import LlmAgent
 from stripebench_tui.agents.pricing import turn_cost
 from stripebench_tui.agents.prompting import (
     CONTINUE_MESSAGE,
@@ -14,39 +14,28 @@ from stripebench_tui.agents.prompting import (
     operator_text,
     result_text,
     system_prompt,
-    wire_tool_names,
 )
-from stripebench_tui.agents.retry import SdkErrors, call_with_retries
-from stripebench_tui.core.agent import AgentError, AgentTurn, Observation, Task, ToolRequest
-from stripebench_tui.errors import UserError
+from stripebench_tui.agents.retry import SdkErrors
+from stripebench_tui.core.agent import AgentTurn, Observation, Task, ToolRequest
 
-DEFAULT_MODEL = "claude-sonnet-5-5"
 # A reply that stops for these reasons without tool calls is the model saying it has finished.
 _FINISHED = {"end_turn", "stop_sequence", "refusal"}
 
 
-class AnthropicAgent:
+class AnthropicAgent(LlmAgent):
     """Claude via the Anthropic Messages API with tool use (key in ANTHROPIC_API_KEY)."""
 
     name = "anthropic"
+    key_env = "ANTHROPIC_API_KEY"
+    base_url_env = "ANTHROPIC_BASE_URL"
+    model_env = "ANTHROPIC_MODEL"
+    default_model = "claude-sonnet-5-5"
 
     def __init__(self, **options: Any) -> None:
-        self.options = read_options(
-            self.name,
-            options,
-            key_env="ANTHROPIC_API_KEY",
-            base_url_env="ANTHROPIC_BASE_URL",
-            model_env="ANTHROPIC_MODEL",
-            default_model=DEFAULT_MODEL,
-        )
-        if not self.options.api_key:
-            raise UserError("the anthropic agent needs an API key: set ANTHROPIC_API_KEY (or pass api_key)")
-        self._client: Any = None
+        super().__init__(**options)
         self._system = ""
         self._tools: list[dict[str, Any]] = []
-        self._names: dict[str, str] = {}  # wire name -> tool name
         self._messages: list[dict[str, Any]] = []
-        self._pending: list[str] = []  # tool_use ids of the last reply, each owed a tool_result
 
     async def start(self, task: Task) -> None:
         """Open the client and turn the task into a system prompt and tool definitions."""
@@ -60,15 +49,9 @@ class AnthropicAgent:
             max_retries=0,  # retries are ours, so each one can be reported
         )
         self._system = system_prompt(task)
-        self._names = wire_tool_names(task.tools)
-        specs = {tool.name: tool for tool in task.tools}
         self._tools = [
-            {
-                "name": wire,
-                "description": specs[name].description,
-                "input_schema": object_schema(specs[name].input_schema),
-            }
-            for wire, name in self._names.items()
+            {"name": wire, "description": spec.description, "input_schema": object_schema(spec.input_schema)}
+            for wire, spec in self._wire_tools(task)
         ]
         self._messages = []
         self._pending = []
@@ -109,8 +92,6 @@ class AnthropicAgent:
 
     async def next_turn(self, observations: list[Observation]) -> AgentTurn:
         """Send the observations, get the model's reply, hand back its tool calls."""
-        if self._client is None:
-            raise AgentError("anthropic: next_turn called before start")
         messages = self._request_messages(observations)
         request: dict[str, Any] = {
             "model": self.options.model,
@@ -122,9 +103,7 @@ class AnthropicAgent:
             request["tools"] = self._tools
         if self.options.temperature is not None:
             request["temperature"] = self.options.temperature
-        reply = await call_with_retries(
-            lambda: self._client.messages.create(**request), self._errors, self.options.retry_policy(), "anthropic"
-        )
+        reply = await self._call(lambda client: client.messages.create(**request))
         content = [block.model_dump(mode="json", exclude_none=True) for block in reply.content]
         self._messages = messages + ([{"role": "assistant", "content": content}] if content else [])
         return self._turn(reply)
@@ -137,8 +116,7 @@ class AnthropicAgent:
             elif block.type == "thinking":
                 thoughts.append(block.thinking)
             elif block.type == "tool_use":
-                tool = self._names.get(block.name, block.name)
-                calls.append(ToolRequest(call_id=block.id, tool=tool, arguments=dict(block.input or {})))
+                calls.append(ToolRequest(block.id, self._tool_name(block.name), dict(block.input or {})))
         self._pending = [call.call_id for call in calls]
         usage = reply.usage
         cache_write = usage.cache_creation_input_tokens or 0
@@ -155,9 +133,3 @@ class AnthropicAgent:
             tokens_out=usage.output_tokens,
             cost_usd=turn_cost(self.options.model_price(model), tokens_in, usage.output_tokens, cache_write, cache_read),
         )
-
-    async def close(self) -> None:
-        """Close the HTTP client."""
-        if self._client is not None:
-            await self._client.close()
-            self._client = None

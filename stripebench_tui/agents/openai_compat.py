@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from stripebench_tui.agents.options import read_options
+from stripebench_tui.agents.llm_base import LlmAgent
 from stripebench_tui.agents.pricing import turn_cost
 from stripebench_tui.agents.prompting import (
     CONTINUE_MESSAGE,
@@ -15,45 +15,38 @@ from stripebench_tui.agents.prompting import (
     operator_text,
     result_text,
     system_prompt,
-    wire_tool_names,
 )
-from stripebench_tui.agents.retry import SdkErrors, call_with_retries
+from stripebench_tui.agents.retry import SdkErrors
 from stripebench_tui.core.agent import AgentError, AgentTurn, Observation, Task, ToolRequest
 from stripebench_tui.errors import UserError
 
-DEFAULT_MODEL = "gpt-6.1-sol"
 _FINISHED = {"stop", "content_filter"}
 # Local servers (vLLM, Ollama) ignore the key, but the SDK insists on one.
 _UNUSED_KEY = "unused"
 
 
-class OpenAICompatAgent:
+class OpenAICompatAgent(LlmAgent):
     """A model behind an OpenAI-compatible Chat Completions API (OPENAI_API_KEY, OPENAI_BASE_URL)."""
 
     name = "openai"
+    key_env = "OPENAI_API_KEY"
+    base_url_env = "OPENAI_BASE_URL"
+    model_env = "OPENAI_MODEL"
+    default_model = "gpt-6.1-sol"
 
     def __init__(self, **options: Any) -> None:
-        self.options = read_options(
-            self.name,
-            options,
-            key_env="OPENAI_API_KEY",
-            base_url_env="OPENAI_BASE_URL",
-            model_env="OPENAI_MODEL",
-            default_model=DEFAULT_MODEL,
-        )
-        if not self.options.api_key:
-            if self.options.base_url is None:
-                raise UserError(
-                    "the openai agent needs an API key: set OPENAI_API_KEY (or pass api_key), "
-                    "or point OPENAI_BASE_URL at a local server"
-                )
-            self.options.api_key = _UNUSED_KEY
-        self._client: Any = None
+        super().__init__(**options)
         self._tools: list[dict[str, Any]] = []
-        self._names: dict[str, str] = {}  # wire name -> tool name
         self._messages: list[dict[str, Any]] = []
-        self._pending: list[str] = []  # tool call ids of the last reply, each owed a "tool" message
         self._local_errors: dict[str, str] = {}  # call id -> error we answer ourselves (bad arguments)
+
+    def _missing_key(self) -> str:
+        if self.options.base_url is None:
+            raise UserError(
+                f"the openai agent needs an API key: set {self.key_env} (or pass api_key), "
+                f"or point {self.base_url_env} at a local server"
+            )
+        return _UNUSED_KEY
 
     async def start(self, task: Task) -> None:
         """Open the client and turn the task into a system message and tool definitions."""
@@ -66,18 +59,12 @@ class OpenAICompatAgent:
             timeout=self.options.timeout,
             max_retries=0,  # retries are ours, so each one can be reported
         )
-        self._names = wire_tool_names(task.tools)
-        specs = {tool.name: tool for tool in task.tools}
         self._tools = [
             {
                 "type": "function",
-                "function": {
-                    "name": wire,
-                    "description": specs[name].description,
-                    "parameters": object_schema(specs[name].input_schema),
-                },
+                "function": {"name": wire, "description": spec.description, "parameters": object_schema(spec.input_schema)},
             }
-            for wire, name in self._names.items()
+            for wire, spec in self._wire_tools(task)
         ]
         self._messages = [{"role": "system", "content": system_prompt(task)}]
         self._pending = []
@@ -122,13 +109,9 @@ class OpenAICompatAgent:
 
     async def next_turn(self, observations: list[Observation]) -> AgentTurn:
         """Send the observations, get the model's reply, hand back its tool calls."""
-        if self._client is None:
-            raise AgentError("openai: next_turn called before start")
         messages = self._messages + self._new_messages(observations)
         request = self._request(messages)
-        reply = await call_with_retries(
-            lambda: self._client.chat.completions.create(**request), self._errors, self.options.retry_policy(), "openai"
-        )
+        reply = await self._call(lambda client: client.chat.completions.create(**request))
         if not reply.choices:
             raise AgentError("openai: the provider returned no choices")
         choice = reply.choices[0]
@@ -167,7 +150,7 @@ class OpenAICompatAgent:
                 # Keep "{}" in the history: vLLM and Ollama parse past arguments and would reject the whole request.
                 raw = "{}"
             else:
-                calls.append(ToolRequest(call.id, self._names.get(function.name, function.name), arguments))
+                calls.append(ToolRequest(call.id, self._tool_name(function.name), arguments))
             history_calls.append({"id": call.id, "type": "function", "function": {"name": function.name, "arguments": raw}})
         assistant: dict[str, Any] = {"role": "assistant", "content": message.content or ""}
         if history_calls:
@@ -181,9 +164,3 @@ class OpenAICompatAgent:
             done=not self._pending and finish_reason in _FINISHED,
         )
         return turn, assistant
-
-    async def close(self) -> None:
-        """Close the HTTP client."""
-        if self._client is not None:
-            await self._client.close()
-            self._client = None

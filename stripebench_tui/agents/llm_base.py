@@ -1,0 +1,63 @@
+"""Plumbing the LLM agents share: options and key, tool names on the wire, retried calls, closing."""
+
+from __future__ import annotations
+
+from typing import Any, Awaitable, Callable
+
+from stripebench_tui.agents.options import read_options
+from stripebench_tui.agents.prompting import wire_tool_names
+from stripebench_tui.agents.retry import SdkErrors, call_with_retries
+from stripebench_tui.core.agent import AgentError, Task, ToolSpec
+from stripebench_tui.errors import UserError
+
+
+class LlmAgent:
+    """Base of the provider agents; a subclass sets the class attributes and speaks its wire protocol."""
+
+    name = ""
+    key_env = ""
+    base_url_env = ""
+    model_env = ""
+    default_model = ""
+
+    def __init__(self, **options: Any) -> None:
+        self.options = read_options(
+            self.name,
+            options,
+            key_env=self.key_env,
+            base_url_env=self.base_url_env,
+            model_env=self.model_env,
+            default_model=self.default_model,
+        )
+        if not self.options.api_key:
+            self.options.api_key = self._missing_key()
+        self._client: Any = None
+        self._errors: SdkErrors | None = None
+        self._names: dict[str, str] = {}  # wire name -> tool name
+        self._pending: list[str] = []  # call ids of the last reply, each owed a result
+
+    def _missing_key(self) -> str:
+        """The key to use when none is configured; by default there is none to use."""
+        raise UserError(f"the {self.name} agent needs an API key: set {self.key_env} (or pass api_key)")
+
+    def _wire_tools(self, task: Task) -> list[tuple[str, ToolSpec]]:
+        """The task's tools under names every provider accepts (remembered to map calls back)."""
+        self._names = wire_tool_names(task.tools)
+        specs = {tool.name: tool for tool in task.tools}
+        return [(wire, specs[name]) for wire, name in self._names.items()]
+
+    def _tool_name(self, wire: str) -> str:
+        return self._names.get(wire, wire)
+
+    async def _call(self, call: Callable[[Any], Awaitable[Any]]) -> Any:
+        """``call(client)`` with our retries."""
+        client = self._client
+        if client is None or self._errors is None:
+            raise AgentError(f"{self.name}: next_turn called before start (or after close)")
+        return await call_with_retries(lambda: call(client), self._errors, self.options.retry_policy(), self.name)
+
+    async def close(self) -> None:
+        """Close the HTTP client."""
+        if self._client is not None:
+            client, self._client = self._client, None
+            await client.close()
