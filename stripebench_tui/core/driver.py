@@ -12,6 +12,7 @@ time. While the agent thinks or a tool runs, ``stop`` cancels the work at once,
 boundary, and ``inject``/``tool_call`` wait for the boundary. Operator tool calls
 and injects made between agent turns get a turn of their own (an operator turn).
 
+An ``AgentTurn`` with ``done`` ends the episode after its tool calls (if any) ran.
 Wall time counts only time not paused, so an operator inspecting a paused episode
 is not timed out. The episode always ends with one ``episode_end`` event (also on
 an agent error, a broken tool executor, a failed recorder, or cancellation of the
@@ -223,8 +224,10 @@ class Driver:
                     cost_usd=answer.cost_usd,
                 )
             )
-        for request in answer.tool_calls:
+        for i, request in enumerate(answer.tool_calls, 1):
             self._check_failure()
+            if not request.call_id:  # the reducer and the trace pair calls with results by id
+                request.call_id = f"t{self.turn}-{i}"
             await self._agent_call(request)
         return answer.done
 

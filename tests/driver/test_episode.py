@@ -206,3 +206,12 @@ async def test_a_watcher_publishing_during_delivery_tags_objects_with_the_turn_t
         assert results[o.object_id.removeprefix("obj_")].seq < o.seq < seen.events[-1].seq
     assert [e.seq for e in seen.events] == list(range(len(seen.events)))
     assert reduce(seen.events).turns[1].object_ids == ["obj_c1"]
+
+
+async def test_calls_without_an_id_get_one_and_done_with_calls_runs_them_first():
+    agent = ScriptedAgent([turn(call(""), call(""), done=True)])
+    driver, seen = make_driver(agent)
+    end = await driver.run()
+    assert end.reason == "agent_done"
+    assert [e.call_id for e in seen.events if isinstance(e, ToolResult)] == ["t1-1", "t1-2"]
+    assert all(c.status == OK for c in reduce(seen.events).turns[1].calls)
