@@ -118,7 +118,7 @@ class Subscription:
             try:
                 result = self.handler(self._queue[0])
                 if inspect.isawaitable(result):  # an async handler cannot be flushed synchronously
-                    result.close()  # type: ignore[union-attr]
+                    getattr(result, "close", lambda: None)()
                     raise TypeError("flush_now needs a synchronous handler")
             except Exception as exc:  # noqa: BLE001
                 self._failed(exc)
