@@ -105,13 +105,5 @@ class Playback:
             wait = min(wait, self.max_wait)
         return wait
 
-    def arrive(self, t: float) -> None:
-        """Record that the turn starting at ``t`` is now shown.
-
-        With ``max_wait`` the playhead may have been moved ahead of the wall clock;
-        re-anchoring at ``t`` keeps later gaps measured from the turn actually shown.
-        """
-        self.seek(t)
-
 
 __all__ = ["PAUSED", "PLAYING", "Playback", "SPEEDS"]

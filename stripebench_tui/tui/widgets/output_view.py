@@ -51,7 +51,8 @@ class OutputView(ScrollView, can_focus=True):
         self._clean_line.cache_clear()
         widest = max((len(line) for line in self.lines), default=0)
         self.virtual_size = Size(min(widest, MAX_LINE), len(self.lines))
-        self.scroll_to(0, 0, animate=False, immediate=True)
+        self.scroll_target_x = self.scroll_x = 0
+        self.scroll_target_y = self.scroll_y = 0
         self.refresh()
 
     def set_query(self, query: str) -> None:
@@ -62,8 +63,14 @@ class OutputView(ScrollView, can_focus=True):
     def show_line(self, line: int) -> None:
         """Scroll so that ``line`` is visible and mark it as the current match."""
         self.current_line = line
+        self._scroll_near(line)
+        # Again after the next layout: a new text in the same callback changes the scroll limits.
+        self.call_after_refresh(self._scroll_near, line)
+
+    def _scroll_near(self, line: int) -> None:
         height = max(1, self.scrollable_content_region.height)
-        self.scroll_to(y=max(0, line - height // 3), animate=False, immediate=True)
+        target = max(0, min(line - height // 3, self.max_scroll_y))
+        self.scroll_target_y = self.scroll_y = target
         self.refresh()
 
     def visible_text(self) -> str:

@@ -1,0 +1,35 @@
+"""Fixtures for the TUI tests: a written checkout trace and an app factory with a fixed clock."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from stripebench_tui.tui.app import EpisodeApp, create_app
+from stripebench_tui.tui.source import TraceSource
+from tests.tui.episode import write_trace
+
+SIZE = (160, 45)
+
+
+@pytest.fixture
+def trace(tmp_path: Path):
+    return write_trace(tmp_path / "checkout.jsonl")
+
+
+@pytest.fixture
+def make_app(trace):
+    def factory(**kwargs) -> EpisodeApp:
+        kwargs.setdefault("clock", lambda: 0.0)
+        return create_app(TraceSource(trace), **kwargs)
+
+    return factory
+
+
+async def settle(pilot) -> None:
+    """Let workers (index, search, verdict scan) finish and the screen catch up."""
+    app = pilot.app
+    for _ in range(3):
+        await app.workers.wait_for_complete()
+        await pilot.pause()
