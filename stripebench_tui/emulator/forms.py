@@ -70,5 +70,7 @@ def _listify(node: Any) -> Any:
         return node
     items = {k: _listify(v) for k, v in node.items()}
     if isinstance(node, _Appendable) or (items and all(k.isdigit() for k in items)):
+        if not all(k.isdigit() for k in items):
+            raise invalid("Invalid array: an array cannot also have named keys")
         return [items[k] for k in sorted(items, key=int)]
     return items
