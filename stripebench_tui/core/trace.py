@@ -171,8 +171,10 @@ def open_trace(path: str | os.PathLike[str]) -> Trace:
         if p.is_dir():  # pragma: no cover - open() on a directory raises on Linux already
             raise TraceError(f"{p}: is a directory, not a trace file")
         head = f.readline(HEADER_MAX)
-        if not head.strip():
+        if not head:
             raise TraceError(f"{p}: empty file (no trace header)")
+        if not head.strip():
+            raise TraceError(f"{p}:1: blank line where the trace header should be")
         try:
             header = parse_header(head.rstrip(b"\r\n"))
         except LineError as exc:

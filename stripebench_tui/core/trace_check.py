@@ -77,7 +77,8 @@ def check_payload(d: dict[str, Any], cls: type[Event]) -> None:
 def decode_json(raw: bytes) -> Any:
     """The JSON value of one line, or LineError."""
     try:
-        return json.loads(raw)
+        # decode explicitly: json.loads(bytes) would guess UTF-16/32 from the first bytes
+        return json.loads(raw.decode("utf-8"))
     except UnicodeDecodeError:
         raise LineError("not UTF-8 text") from None
     except ValueError as exc:
