@@ -32,6 +32,7 @@ from stripebench_tui.core.agent import Agent, AgentError, AgentTurn, Observation
 from stripebench_tui.core.bus import EventBus
 from stripebench_tui.core.events import OPERATOR, EpisodeEnd, ModelMessage, Operator, Service, ToolCall, ToolResult
 from stripebench_tui.core.executor import ToolExecutor, ToolOutcome
+from stripebench_tui.core.limits import ActiveTime, Limits, Usage, exceeded
 
 log = logging.getLogger(__name__)
 
@@ -44,31 +45,9 @@ CANCEL_GRACE = 5.0  # seconds an agent or tool gets to finish cancelling before 
 
 
 @dataclass
-class Limits:
-    """When the episode must end even though the agent is not done; None means no limit."""
-
-    max_turns: int | None = None
-    wall_time: float | None = None  # seconds, not counting time paused
-    max_tokens: int | None = None  # tokens in + out over all turns
-    max_cost_usd: float | None = None
-
-
-@dataclass
 class FinalScore:
     score: float | None = None
     passed: bool | None = None
-
-
-@dataclass
-class Usage:
-    agent_turns: int = 0
-    tokens_in: int = 0
-    tokens_out: int = 0
-    cost_usd: float = 0.0
-
-    @property
-    def tokens(self) -> int:
-        return self.tokens_in + self.tokens_out
 
 
 class _End(Exception):
@@ -87,7 +66,7 @@ class _Pending:
 
 
 @dataclass
-class Driver:
+class Driver(op.Controls):
     """Plays one episode; see the module docstring. Build it, then ``await driver.run()``."""
 
     agent: Agent
@@ -114,43 +93,15 @@ class Driver:
         self._pause_after_turn = False
         self._turn_actor = ""  # actor of the current turn: "agent", "operator" or "" (setup)
         self._operator_calls = 0
-        self._paused_total = 0.0
-        self._paused_since: float | None = None
+        self._active = ActiveTime(self.bus.clock, self.bus.started_at)
         self._pending: _Pending | None = None
         self._finishing = False
 
-    # ---- commands (safe to call from the TUI's event loop at any time) ----
+    # ---- commands (safe to call from the TUI's event loop at any time; shortcuts in op.Controls) ----
 
     def send(self, command: op.Command) -> None:
-        """Queue an operator command for the driver."""
+        """Queue an operator command for the driver (shortcuts: pause(), step(), inject(), … from Controls)."""
         self._commands.put_nowait(command)
-
-    def pause(self) -> None:
-        self.send(op.Pause())
-
-    def resume(self) -> None:
-        self.send(op.Resume())
-
-    def step(self) -> None:
-        self.send(op.Step())
-
-    def inject(self, text: str, kind: str = "note") -> None:
-        self.send(op.Inject(text=text, kind=kind))
-
-    def run_tool(self, tool: str, arguments: dict[str, Any]) -> None:
-        self.send(op.RunTool(tool=tool, arguments=dict(arguments)))
-
-    def approve(self, call_id: str = "") -> None:
-        self.send(op.Approve(call_id=call_id))
-
-    def edit(self, arguments: dict[str, Any], call_id: str = "") -> None:
-        self.send(op.Edit(arguments=dict(arguments), call_id=call_id))
-
-    def reject(self, reason: str = "", call_id: str = "") -> None:
-        self.send(op.Reject(reason=reason, call_id=call_id))
-
-    def stop(self, reason: str = "") -> None:
-        self.send(op.Stop(reason=reason))
 
     @property
     def turn(self) -> int:
@@ -464,16 +415,10 @@ class Driver:
                 final = got
         return final
 
-    def _active_time(self) -> float:
-        paused = self._paused_total
-        if self._paused_since is not None:
-            paused += self.bus.clock() - self._paused_since
-        return self.bus.elapsed() - paused
-
     def _wall_remaining(self) -> float | None:
         if self.limits.wall_time is None or self._finishing:
             return None
-        return max(0.0, self.limits.wall_time - self._active_time())
+        return max(0.0, self.limits.wall_time - self._active())
 
     def _check_failure(self) -> None:
         if self.bus.failure:
@@ -481,26 +426,15 @@ class Driver:
 
     def _check_limits(self) -> None:
         self._check_failure()
-        lim, tot = self.limits, self.usage
-        if lim.max_turns is not None and tot.agent_turns >= lim.max_turns:
-            raise _End(op.MAX_TURNS)
-        if lim.wall_time is not None and self._active_time() >= lim.wall_time:
-            raise _End(op.WALL_TIME)
-        if lim.max_tokens is not None and tot.tokens >= lim.max_tokens:
-            raise _End(op.BUDGET, f"{tot.tokens} tokens used of {lim.max_tokens}")
-        if lim.max_cost_usd is not None and tot.cost_usd >= lim.max_cost_usd:
-            raise _End(op.BUDGET, f"${tot.cost_usd:.4f} spent of ${lim.max_cost_usd:.4f}")
+        hit = exceeded(self.limits, self.usage, self._active())
+        if hit is not None:
+            raise _End(*hit)
 
     async def _set_status(self, status: str, call_id: str = "") -> None:
         if status == self.status:
             return
         # Time shown as paused or waiting for the operator does not count against the wall-time limit.
-        now = self.bus.clock()
-        if self._paused_since is not None:
-            self._paused_total += now - self._paused_since
-            self._paused_since = None
-        if status in (op.PAUSED, op.WAITING_FOR_APPROVAL):
-            self._paused_since = now
+        self._active.hold(status in (op.PAUSED, op.WAITING_FOR_APPROVAL))
         self.status = status
         await self.bus.publish(Operator(action=op.STATUS_ACTION, text=status, call_id=call_id, details={"by": "driver"}))
         self._notify(status)
@@ -542,4 +476,4 @@ class Driver:
             log.exception("closing the agent failed")
 
 
-__all__ = ["CANCEL_GRACE", "Driver", "FinalHook", "FinalScore", "Limits", "Usage", "TurnHook"]
+__all__ = ["CANCEL_GRACE", "Driver", "FinalHook", "FinalScore", "Limits", "TurnHook", "Usage"]

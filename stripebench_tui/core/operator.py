@@ -113,6 +113,40 @@ class Stop(Command):
     action = "stop"
 
 
+class Controls:
+    """Shortcut methods for each command; a subclass provides ``send``."""
+
+    def send(self, command: Command) -> None:
+        raise NotImplementedError
+
+    def pause(self) -> None:
+        self.send(Pause())
+
+    def resume(self) -> None:
+        self.send(Resume())
+
+    def step(self) -> None:
+        self.send(Step())
+
+    def inject(self, text: str, kind: str = "note") -> None:
+        self.send(Inject(text=text, kind=kind))
+
+    def run_tool(self, tool: str, arguments: dict[str, Any]) -> None:
+        self.send(RunTool(tool=tool, arguments=dict(arguments)))
+
+    def approve(self, call_id: str = "") -> None:
+        self.send(Approve(call_id=call_id))
+
+    def edit(self, arguments: dict[str, Any], call_id: str = "") -> None:
+        self.send(Edit(arguments=dict(arguments), call_id=call_id))
+
+    def reject(self, reason: str = "", call_id: str = "") -> None:
+        self.send(Reject(reason=reason, call_id=call_id))
+
+    def stop(self, reason: str = "") -> None:
+        self.send(Stop(reason=reason))
+
+
 def is_status(event: Event) -> bool:
     """Whether ``event`` is a driver status change rather than a person's action."""
     return isinstance(event, Operator) and event.action == STATUS_ACTION
@@ -176,6 +210,7 @@ __all__ = [
     "ApprovalPolicy",
     "BUDGET",
     "Command",
+    "Controls",
     "ENDED",
     "ERROR",
     "Edit",

@@ -44,9 +44,7 @@ async def test_wall_time_cancels_an_agent_that_hangs():
         await asyncio.Event().wait()
 
     agent = ScriptedAgent([turn(call("c")), hang])
-    driver, _ = make_driver(agent, clock=FakeClock(), limits=Limits(wall_time=0.2))
-    driver.bus.clock = time.monotonic  # this one needs real time to pass
-    driver.bus.started_at = time.monotonic()
+    driver, _ = make_driver(agent, clock=time.monotonic, limits=Limits(wall_time=0.2))  # real time must pass
     started = time.monotonic()
     end = await asyncio.wait_for(driver.run(), 5)
     assert end.reason == "wall_time" and agent.cancelled
@@ -97,3 +95,28 @@ async def test_final_grading_runs_even_when_the_wall_time_is_used_up():
     driver, _ = make_driver(agent, clock=clock, limits=Limits(wall_time=5.0), final_hooks=[final])
     end = await driver.run()
     assert (end.reason, end.score, end.passed) == ("wall_time", 0.0, False)
+
+
+async def test_time_waiting_for_approval_does_not_count_against_wall_time():
+    clock = FakeClock()
+    agent = ScriptedAgent([turn(call("c1")), turn(done=True)])
+    driver, _ = make_driver(agent, clock=clock, limits=Limits(wall_time=5.0), approval=op.ALWAYS)
+    task = asyncio.create_task(driver.run())
+    await wait_status(driver, op.WAITING_FOR_APPROVAL)
+    clock.advance(60.0)
+    driver.approve()
+    assert (await asyncio.wait_for(task, 5)).reason == "agent_done"
+
+
+async def test_active_time_excludes_held_spans():
+    from stripebench_tui.core.limits import ActiveTime
+
+    clock = FakeClock(100.0)
+    active = ActiveTime(clock, 100.0)
+    clock.advance(3)
+    active.hold(True)
+    clock.advance(50)
+    assert active() == 3
+    active.hold(False)
+    clock.advance(2)
+    assert active() == 5
