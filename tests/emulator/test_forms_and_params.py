@@ -1,0 +1,36 @@
+"""Unit tests for bracket-notation decoding and declared-parameter validation."""
+
+from __future__ import annotations
+
+import pytest
+
+from stripebench_tui.emulator.errors import StripeError
+from stripebench_tui.emulator.forms import parse_form
+from stripebench_tui.emulator.params import Array, Bool, Enum, Hash, Int, Metadata, Num, Range, Str, validate
+
+
+def test_parse_nested_and_arrays() -> None:
+    parsed = parse_form("a[b][c]=1&l[]=x&l[]=y&i[1]=q&i[0]=p&h[][n]=1&h[][n]=2&h[][m]=3&e=")
+    assert parsed == {"a": {"b": {"c": "1"}}, "l": ["x", "y"], "i": ["p", "q"],
+                      "h": [{"n": "1"}, {"n": "2", "m": "3"}], "e": ""}
+
+
+def test_validate_cleans_and_names_nested_params() -> None:
+    spec = {"n": Int(min=0), "b": Bool(), "s": Str(emptyable=True), "m": Metadata(), "x": Num(as_string=True),
+            "e": Enum("a", "b"), "h": Hash({"k": Int(required=True)}), "l": Array(Int()), "c": Range()}
+    cleaned = validate(spec, {"n": "3", "b": "false", "s": "", "m": {"k": "", "j": "v"}, "x": "1.50", "e": "b",
+                              "h": {"k": "2"}, "l": ["1", "2"], "c": {"gte": "5"}})
+    assert cleaned == {"n": 3, "b": False, "s": None, "m": {"k": None, "j": "v"}, "x": "1.5", "e": "b",
+                       "h": {"k": 2}, "l": [1, 2], "c": {"gte": 5}}
+    with pytest.raises(StripeError) as err:
+        validate(spec, {"h": {}})
+    assert err.value.param == "h[k]" and err.value.code == "parameter_missing"
+    with pytest.raises(StripeError) as err:
+        validate(spec, {"l": ["1", "x"]})
+    assert err.value.param == "l[1]" and err.value.message == "Invalid integer: x"
+    with pytest.raises(StripeError) as err:
+        validate(spec, {"e": "c"})
+    assert err.value.message == "Invalid e: must be one of a, or b"
+    with pytest.raises(StripeError) as err:
+        validate(spec, {"n": {"a": "1"}})
+    assert err.value.param == "n"
