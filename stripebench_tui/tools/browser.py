@@ -1,0 +1,291 @@
+"""The ``browser`` tool server: one Chromium page an agent drives by names, labels and text.
+
+Run it as ``python -m stripebench_tui.tools.browser --workspace DIR --screenshots DIR``.
+Chromium (the system's, via ``stripebench_tui.chromium``) starts at the first tool
+call and stops with the server. Every failure says what the page showed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import sys
+from pathlib import Path
+
+from mcp.server.mcpserver import MCPServer
+from mcp_types import CallToolResult
+from playwright.async_api import Error as PlaywrightError
+from playwright.async_api import Page, async_playwright
+
+from stripebench_tui.chromium import launch_options
+from stripebench_tui.errors import UserError
+from stripebench_tui.tools import browser_page as bp
+from stripebench_tui.tools.serving import argument_parser, run, tool_error, tool_result, workspace_dir
+
+
+class Browser:
+    """The browser tool's state: Playwright, one page, where screenshots go."""
+
+    def __init__(self, screenshots: Path, timeout_s: float, headed: bool) -> None:
+        self.screenshots = screenshots
+        self.timeout_ms = timeout_s * 1000
+        self.headed = headed
+        self._playwright = None
+        self._browser = None
+        self._page: Page | None = None
+        self._lock = asyncio.Lock()
+        self._shots = 0
+
+    async def page(self) -> Page:
+        """The page, launching Chromium on first use."""
+        async with self._lock:
+            if self._page is None or self._page.is_closed():
+                if self._playwright is None:
+                    self._playwright = await async_playwright().start()
+                if self._browser is None:
+                    self._browser = await self._playwright.chromium.launch(**launch_options(headless=not self.headed))
+                context = await self._browser.new_context(viewport={"width": 1280, "height": 900})
+                context.set_default_timeout(self.timeout_ms)
+                self._page = await context.new_page()
+            return self._page
+
+    async def close(self) -> None:
+        """Stop Chromium and Playwright; called when the server exits."""
+        if self._browser is not None:
+            await self._browser.close()
+        if self._playwright is not None:
+            await self._playwright.stop()
+        self._browser = self._playwright = self._page = None
+
+    async def act(self, what: str, action) -> CallToolResult:
+        """Run ``action(page)`` and turn any failure into an error that quotes the page."""
+        try:
+            page = await self.page()
+        except (UserError, PlaywrightError) as exc:
+            return tool_error(f"the browser will not start: {_first_line(exc)}")
+        try:
+            return await action(page)
+        except bp.NotFound as exc:
+            return tool_error(f"{exc}; the page shows: {await bp.page_excerpt(page)}")
+        except PlaywrightError as exc:
+            return tool_error(f"{what} failed: {_first_line(exc)}; the page shows: {await bp.page_excerpt(page)}")
+
+    async def describe(self, page: Page, done: str) -> CallToolResult:
+        """A short result: what was done and where the page is now."""
+        try:
+            title = await page.title()
+        except PlaywrightError:
+            title = ""
+        return tool_result(f"{done}\npage: {title!r} at {page.url}", {"url": page.url, "title": title})
+
+    def screenshot_path(self, name: str | None) -> Path:
+        """A fresh numbered file name in the screenshots directory."""
+        self._shots += 1
+        slug = re.sub(r"[^A-Za-z0-9_-]+", "-", name or "page").strip("-")[:40] or "page"
+        self.screenshots.mkdir(parents=True, exist_ok=True)
+        return self.screenshots / f"{self._shots:03d}-{slug}.png"
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    # Playwright appends a multi-line call log; its first line is the message.
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def build_server(browser: Browser) -> MCPServer:
+    """The MCP server exposing the browser tools."""
+    server = MCPServer("browser", instructions="Drive a Chromium page: navigate, click, fill, read.")
+
+    @server.tool()
+    async def browser_navigate(url: str) -> CallToolResult:
+        """Open a URL in the page and wait for it to load."""
+
+        async def go(page: Page) -> CallToolResult:
+            response = await page.goto(url, wait_until="load")
+            status = f"HTTP {response.status}" if response is not None else "no response"
+            text = await bp.page_text(page, 1500)
+            return await browser.describe(page, f"opened {url} ({status})\n{text}")
+
+        return await browser.act(f"opening {url}", go)
+
+    @server.tool()
+    async def browser_click(target: str, role: str | None = None, frame: str | None = None) -> CallToolResult:
+        """Click an element named by its accessible name or visible text (optionally with its role, e.g. 'button'), or by CSS selector; iframes are searched too unless frame (an iframe name or URL part) is given."""
+
+        async def click(page: Page) -> CallToolResult:
+            element, found = await bp.locate(page, bp.click_strategies(target, role), frame, f"element to click matching {target!r}")
+            await element.click()
+            return await browser.describe(page, f"clicked {found}")
+
+        return await browser.act(f"clicking {target!r}", click)
+
+    @server.tool()
+    async def browser_fill(field: str, value: str, frame: str | None = None) -> CallToolResult:
+        """Fill a form field found by its label, placeholder or accessible name (or a CSS selector), replacing its value."""
+
+        async def fill(page: Page) -> CallToolResult:
+            element, found = await bp.locate(page, bp.field_strategies(field), frame, f"field with label {field!r}")
+            await element.fill(value)
+            return await browser.describe(page, f"filled {found}")
+
+        return await browser.act(f"filling {field!r}", fill)
+
+    @server.tool()
+    async def browser_type(text: str, field: str | None = None, frame: str | None = None) -> CallToolResult:
+        """Type text key by key into a field (found like browser_fill) or, without field, into whatever has focus."""
+
+        async def type_(page: Page) -> CallToolResult:
+            if field is None:
+                await page.keyboard.type(text)
+                return await browser.describe(page, f"typed {len(text)} characters into the focused element")
+            element, found = await bp.locate(page, bp.field_strategies(field), frame, f"field with label {field!r}")
+            await element.press_sequentially(text)
+            return await browser.describe(page, f"typed {len(text)} characters into {found}")
+
+        return await browser.act("typing", type_)
+
+    @server.tool()
+    async def browser_press(key: str, field: str | None = None, frame: str | None = None) -> CallToolResult:
+        """Press a key or chord (e.g. 'Enter', 'Tab', 'Shift+Tab', 'Control+a') on a field or on whatever has focus."""
+
+        async def press(page: Page) -> CallToolResult:
+            if field is None:
+                await page.keyboard.press(key)
+                return await browser.describe(page, f"pressed {key}")
+            element, found = await bp.locate(page, bp.field_strategies(field), frame, f"field with label {field!r}")
+            await element.press(key)
+            return await browser.describe(page, f"pressed {key} on {found}")
+
+        return await browser.act(f"pressing {key}", press)
+
+    @server.tool()
+    async def browser_select(field: str, option: str, frame: str | None = None) -> CallToolResult:
+        """Choose an option (by its visible label or value) in a select box found by label or selector."""
+
+        async def select(page: Page) -> CallToolResult:
+            element, found = await bp.locate(page, bp.field_strategies(field), frame, f"select box with label {field!r}")
+            try:
+                chosen = await element.select_option(label=option, timeout=2000)
+            except PlaywrightError:
+                chosen = await element.select_option(value=option)
+            return await browser.describe(page, f"selected {', '.join(chosen)} in {found}")
+
+        return await browser.act(f"selecting {option!r}", select)
+
+    @server.tool()
+    async def browser_scroll(direction: str = "down", pixels: int = 600, target: str | None = None) -> CallToolResult:
+        """Scroll the page up or down by pixels, or bring an element (found like browser_click) into view."""
+
+        async def scroll(page: Page) -> CallToolResult:
+            if target is not None:
+                element, found = await bp.locate(page, bp.click_strategies(target, None), None, f"element matching {target!r}")
+                await element.scroll_into_view_if_needed()
+                return await browser.describe(page, f"scrolled {found} into view")
+            if direction not in ("up", "down"):
+                return tool_error(f"direction must be 'up' or 'down', not {direction!r}")
+            # scrollBy rather than a mouse wheel: the wheel scrolls asynchronously, so the
+            # position read right after it would still be the old one.
+            delta = pixels if direction == "down" else -pixels
+            offset = await page.evaluate("(dy) => { window.scrollBy(0, dy); return Math.round(window.scrollY); }", delta)
+            return await browser.describe(page, f"scrolled {direction} {pixels} px (now {offset} px from the top)")
+
+        return await browser.act("scrolling", scroll)
+
+    @server.tool()
+    async def browser_wait_for_text(text: str, timeout_s: float = 10.0) -> CallToolResult:
+        """Wait until text is visible on the page or in one of its iframes."""
+
+        async def wait(page: Page) -> CallToolResult:
+            deadline = asyncio.get_running_loop().time() + timeout_s
+            while True:
+                for f in bp.frames_to_search(page, None):
+                    try:
+                        if await f.get_by_text(text).first.is_visible():
+                            return await browser.describe(page, f"{text!r} is visible{bp.frame_label(page, f)}")
+                    except PlaywrightError:
+                        continue  # the frame navigated while we looked
+                if asyncio.get_running_loop().time() >= deadline:
+                    raise bp.NotFound(f"{text!r} did not appear within {timeout_s:g} s")
+                await asyncio.sleep(0.1)
+
+        return await browser.act(f"waiting for {text!r}", wait)
+
+    @server.tool()
+    async def browser_page_text(max_chars: int = 20000) -> CallToolResult:
+        """The visible text of the page and its iframes."""
+
+        async def read(page: Page) -> CallToolResult:
+            text = await bp.page_text(page, max_chars)
+            return tool_result(f"{page.url}\n{text}", {"url": page.url, "chars": len(text)})
+
+        return await browser.act("reading the page", read)
+
+    @server.tool()
+    async def browser_snapshot() -> CallToolResult:
+        """The page's accessibility tree (roles, names, states) as YAML, iframes included."""
+
+        async def snap(page: Page) -> CallToolResult:
+            parts = []
+            for f in bp.frames_to_search(page, None):
+                tree = await f.locator("body").aria_snapshot()
+                if f is not page.main_frame:
+                    tree = f"# iframe {f.name or f.url}\n{tree}"
+                parts.append(tree)
+            return tool_result("\n".join(parts), {"url": page.url})
+
+        return await browser.act("taking an accessibility snapshot", snap)
+
+    @server.tool()
+    async def browser_screenshot(name: str | None = None, full_page: bool = False) -> CallToolResult:
+        """Save a PNG screenshot of the page and return its file path."""
+
+        async def shoot(page: Page) -> CallToolResult:
+            path = browser.screenshot_path(name)
+            await page.screenshot(path=str(path), full_page=full_page)
+            return tool_result(f"saved screenshot {path}", {"path": str(path), "url": page.url})
+
+        return await browser.act("taking a screenshot", shoot)
+
+    @server.tool()
+    async def browser_focus() -> CallToolResult:
+        """Which element has keyboard focus: its role, accessible name and tag (looking inside iframes)."""
+
+        async def focus(page: Page) -> CallToolResult:
+            info = await bp.focused_element(page)
+            if info is None:
+                return tool_result("nothing has focus (the page body)", {"focused": None})
+            where = f" in iframe {info['frame']}" if info["frame"] else ""
+            text = f"focus: {info['role'] or info['tag']} {info['accessible_name']!r} (<{info['tag']}>){where}"
+            return tool_result(text, {"focused": info})
+
+        return await browser.act("finding the focus", focus)
+
+    @server.tool()
+    async def browser_reload() -> CallToolResult:
+        """Reload the current page."""
+
+        async def reload(page: Page) -> CallToolResult:
+            await page.reload(wait_until="load")
+            return await browser.describe(page, "reloaded")
+
+        return await browser.act("reloading", reload)
+
+    return server
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point: parse arguments and serve over stdio."""
+    parser = argument_parser("browser", "MCP server that drives a Chromium page through Playwright.")
+    parser.add_argument("--screenshots", help="directory for screenshots (default: WORKSPACE/../screenshots)")
+    parser.add_argument("--timeout", type=float, default=10.0, help="seconds an action waits for its element")
+    parser.add_argument("--headed", action="store_true", help="show the browser window")
+    args = parser.parse_args(argv)
+    workspace = workspace_dir(args.workspace)
+    screenshots = Path(args.screenshots).resolve() if args.screenshots else workspace.parent / "screenshots"
+    browser = Browser(screenshots, args.timeout, args.headed)
+    print(f"browser tool: screenshots go to {screenshots}", file=sys.stderr)
+    run(build_server(browser), cleanups=[browser.close])
+
+
+if __name__ == "__main__":
+    main()
