@@ -36,6 +36,11 @@ class LlmAgent:
         self._names: dict[str, str] = {}  # wire name -> tool name
         self._pending: list[str] = []  # call ids of the last reply, each owed a result
 
+    @property
+    def model(self) -> str:
+        """The model asked for (a reply may name a dated snapshot of it)."""
+        return self.options.model
+
     def _missing_key(self) -> str:
         """The key to use when none is configured; by default there is none to use."""
         raise UserError(f"the {self.name} agent needs an API key: set {self.key_env} (or pass api_key)")

@@ -94,12 +94,14 @@ def _provider_message(exc: BaseException) -> str:
 
 def classify(exc: BaseException, errors: SdkErrors) -> Failure | None:
     """Sort an SDK exception into retryable or not; None for anything that is not a provider error."""
+    request = getattr(exc, "request", None)
+    where = f" to {request.url}" if getattr(request, "url", None) else ""
     if isinstance(exc, errors.timeout):
-        return Failure("request timed out", retryable=True, network=True)
+        return Failure(f"request{where} timed out", retryable=True, network=True)
     if isinstance(exc, errors.connection):
         cause = exc.__cause__ or exc.__context__
         detail = _one_line(str(cause)) if cause else "connection error"
-        return Failure(f"cannot connect ({detail})", retryable=True, network=True)
+        return Failure(f"cannot connect{where} ({detail})", retryable=True, network=True)
     if isinstance(exc, errors.status):
         status = int(getattr(exc, "status_code", 0))
         response = getattr(exc, "response", None)

@@ -180,7 +180,8 @@ async def test_unreachable_provider_is_a_quick_agent_error(protocol, agent_for):
     with pytest.raises(AgentError) as caught:
         await agent.next_turn([])
     assert time.monotonic() - started < 3
-    assert "cannot connect" in str(caught.value) and "3 tries" in str(caught.value)
+    message = str(caught.value)
+    assert f"cannot connect to http://127.0.0.1:{port}/" in message and "3 tries" in message and "\n" not in message
     assert retries == [1, 2]
 
 
@@ -198,13 +199,15 @@ async def test_key_and_base_url_come_from_the_environment(protocol, variable, mo
     monkeypatch.setenv(variable, "sk-from-env")
     prefix = "ANTHROPIC" if protocol == "anthropic" else "OPENAI"
     monkeypatch.setenv(f"{prefix}_BASE_URL", fake.url if protocol == "anthropic" else fake.openai_base_url)
+    monkeypatch.setenv(f"{prefix}_MODEL", "model-from-env")
     agent = create_agent(protocol)
+    assert agent.model == "model-from-env"
     await agent.start(task)
     try:
         assert (await agent.next_turn([])).done
     finally:
         await agent.close()
-    assert fake.requests[0].api_key == "sk-from-env"
+    assert fake.requests[0].api_key == "sk-from-env" and fake.requests[0].body["model"] == "model-from-env"
 
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
