@@ -340,37 +340,45 @@ class Trace:
         self._quick = offsets
         return offsets
 
-    def _turn_offset(self, turn: int) -> int | None:
-        """Where ``turn`` starts, without a full scan when the sidecar index is good."""
-        if self._index is None:
-            quick = self._quick_offsets()
-            if quick is not None:
-                return quick.get(turn)
-        index = self.index()
-        if not index.exact:
-            return None
-        try:
-            return index.offset_of_turn(turn)
-        except KeyError:
-            return None
-
     def events_for_turn(self, turn: int) -> list[Event]:
         """The events of one turn, read from where that turn starts."""
         if self._events is not None:
             return [ev for ev in self._events if ev.turn == turn]
-        offset = self._turn_offset(turn)
-        if offset is None:
-            if self._index is not None and not self._index.exact:
-                return [ev for ev in self.iter_events() if ev.turn == turn]
+        if self._index is None:
+            quick = self._quick_offsets()
+            if quick is not None and turn in quick:
+                got = self._read_turn(quick[turn], turn, trusted=False)
+                if got is not None:
+                    return got
+                self._quick = None  # the sidecar pointed at the wrong place: stop trusting it
+        index = self.index()
+        if not index.exact:
+            return [ev for ev in self.iter_events() if ev.turn == turn]
+        try:
+            offset = index.offset_of_turn(turn)
+        except KeyError:
             return []
+        return self._read_turn(offset, turn, trusted=True) or []
+
+    def _read_turn(self, offset: int, turn: int, *, trusted: bool) -> list[Event] | None:
+        """Events of ``turn`` from ``offset``; None if an untrusted offset turns out wrong."""
+        if not trusted:
+            with open(self.path, "rb") as f:
+                f.seek(offset - 1)
+                if offset < self._header_end or f.read(1) != b"\n":
+                    return None
         out: list[Event] = []
-        for _, _, ev in self._scan(offset):
-            if ev.turn != turn:
-                break
-            out.append(ev)
-        if not out and self._index is None:
-            self._quick = None  # the sidecar pointed at the wrong place: stop trusting it
-            return self.events_for_turn(turn)
+        try:
+            for _, _, ev in self._scan(offset):
+                if ev.turn != turn:
+                    break
+                out.append(ev)
+        except TraceError:
+            if trusted:
+                raise
+            return None
+        if not out and not trusted:
+            return None
         return out
 
     def state_at(self, turn: int | None = None, *, keep_output: bool = False) -> EpisodeState:
