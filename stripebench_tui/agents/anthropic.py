@@ -61,7 +61,7 @@ class AnthropicAgent(LlmAgent):
         # The API wants a tool_result for every tool_use of the previous reply, first in the message.
         blocks: list[dict[str, Any]] = []
         for call_id in self._pending:
-            obs = by_id.pop(call_id, None)
+            obs = by_id.get(call_id)
             blocks.append(
                 {
                     "type": "tool_result",
@@ -75,7 +75,7 @@ class AnthropicAgent(LlmAgent):
         for obs in observations:
             if obs.kind == "operator_message":
                 blocks.append({"type": "text", "text": operator_text(obs)})
-            elif obs.call_id in by_id:  # a call the operator made, not one the model asked for
+            elif obs.kind == "tool_result" and obs.call_id not in self._pending:  # a call the operator made
                 blocks.append({"type": "text", "text": f"The operator ran {obs.tool}:\n{result_text(obs)}"})
         if not blocks:
             blocks.append({"type": "text", "text": CONTINUE_MESSAGE})

@@ -75,7 +75,7 @@ class OpenAICompatAgent(LlmAgent):
         # Every tool call of the previous reply needs its "tool" message before anything else.
         out: list[dict[str, Any]] = []
         for call_id in self._pending:
-            obs = by_id.pop(call_id, None)
+            obs = by_id.get(call_id)
             if call_id in self._local_errors:
                 text = self._local_errors[call_id]
             elif obs is None:
@@ -88,7 +88,7 @@ class OpenAICompatAgent(LlmAgent):
         for obs in observations:
             if obs.kind == "operator_message":
                 texts.append(operator_text(obs))
-            elif obs.call_id in by_id:  # a call the operator made, not one the model asked for
+            elif obs.kind == "tool_result" and obs.call_id not in self._pending:  # a call the operator made
                 texts.append(f"The operator ran {obs.tool}:\n{result_text(obs)}")
         if texts:
             out.append({"role": "user", "content": "\n\n".join(texts)})

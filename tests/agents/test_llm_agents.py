@@ -280,3 +280,20 @@ async def test_price_option_overrides_the_table(protocol, fake_server, agent_for
     turn = await agent.next_turn([])
     assert (turn.tokens_in, turn.tokens_out) == (1000, 100)
     assert turn.cost_usd == pytest.approx((1000 * 1.0 + 100 * 2.0) / 1e6)
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+async def test_operator_tool_calls_reach_the_model_as_text(protocol, fake_server, agent_for):
+    fake = fake_server([ScriptedTurn("Looking.", [ScriptedCall("shell", {"command": "ls"})]), ScriptedTurn("Seen.")])
+    agent = await agent_for(protocol, fake)
+    first = await agent.next_turn([])
+    (call,) = first.tool_calls
+    await agent.next_turn(
+        [
+            Observation("tool_result", "app.py", call.call_id, "shell"),
+            Observation("tool_result", "customers: 3", "", "stripe_list"),  # the operator's own call
+        ]
+    )
+    request = fake.answered()[1]
+    assert [i for i, _, _ in sent_tool_results(request)] == [call.call_id]
+    assert "The operator ran stripe_list:\ncustomers: 3" in sent_user_text(request)
