@@ -167,10 +167,7 @@ def status_from_state(state: Any) -> str:
     """The driver status from a reducer ``EpisodeState`` ("" for a trace without status events)."""
     if getattr(state, "ended", None) is not None:
         return ENDED
-    for op in reversed(state.operator_actions):
-        if op.action == STATUS_ACTION:
-            return op.text
-    return ""
+    return state.status
 
 
 @dataclass(frozen=True)

@@ -155,6 +155,8 @@ class EpisodeState:
     service_log: deque[Service] = field(default_factory=lambda: deque(maxlen=SERVICE_LOG_LINES))
     operator_actions: list[Operator] = field(default_factory=list)
     pending_calls: dict[str, CallView] = field(default_factory=dict)  # call_id -> call without a result yet
+    status: str = ""  # the driver's status (running | paused | waiting_for_approval | ended); "" when never reported
+    awaiting_call: str = ""  # call_id of the agent's call waiting for the operator's approval
     ended: EpisodeEnd | None = None
     last_seq: int = -1
     last_t: float = 0.0
@@ -266,12 +268,10 @@ class Reducer:
             s.services[ev.service] = ev.status if ev.status != "log" else s.services.get(ev.service, "running")
             s.service_log.append(ev)
         elif isinstance(ev, Operator):
-            turn.operator_actions.append(ev)
-            s.operator_actions.append(ev)
-            if ev.action == "reject" and ev.call_id in s.pending_calls:
-                s.pending_calls.pop(ev.call_id).status = REJECTED
+            self._apply_operator(turn, ev)
         elif isinstance(ev, EpisodeEnd):
             s.ended = ev
+            s.status, s.awaiting_call = "ended", ""
             for view in s.pending_calls.values():
                 if view.status == RUNNING:
                     view.status = FAILED
@@ -292,6 +292,24 @@ class Reducer:
         turn.end = max(turn.end, ev.t)
         turn.last_seq = max(turn.last_seq, ev.seq)
         return turn
+
+    def _apply_operator(self, turn: Turn, ev: Operator) -> None:
+        s = self.state
+        if ev.action == "status":
+            # The driver's own status reports are not a person's actions; they feed the status bar.
+            s.status = ev.text
+            s.awaiting_call = ev.call_id if ev.text == "waiting_for_approval" else ""
+            return
+        turn.operator_actions.append(ev)
+        s.operator_actions.append(ev)
+        view = s.pending_calls.get(ev.call_id)
+        if view is None or ev.details.get("ignored"):
+            return
+        if ev.action == "reject":
+            s.pending_calls.pop(ev.call_id).status = REJECTED
+        elif ev.action == "edit" and isinstance(ev.details.get("arguments"), dict):
+            # Show what actually ran; the original stays in the edit event's details.
+            view.call = replace(view.call, arguments=ev.details["arguments"])
 
     def _apply_result(self, turn: Turn, ev: ToolResult) -> None:
         s = self.state
