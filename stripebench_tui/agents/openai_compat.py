@@ -130,11 +130,10 @@ class OpenAICompatAgent(LlmAgent):
         history_calls: list[dict[str, Any]] = []
         self._pending, self._local_errors = [], {}
         for call in message.tool_calls or []:
-            self._pending.append(call.id)
             function = getattr(call, "function", None)
-            if function is None:
-                self._local_errors[call.id] = f"Error: unsupported tool call type {call.type!r}; use function calls."
+            if function is None:  # a "custom" tool call; we define only function tools, so none is owed an answer
                 continue
+            self._pending.append(call.id)
             raw = function.arguments or ""
             try:
                 arguments = json.loads(raw) if raw.strip() else {}
