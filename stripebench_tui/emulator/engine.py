@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 from contextlib import contextmanager
 from pathlib import Path
@@ -11,6 +12,7 @@ from stripebench_tui.emulator.determinism import Clock, IdFactory
 from stripebench_tui.emulator.store import Store
 from stripebench_tui.emulator.versions import check_version, default_api_version
 
+log = logging.getLogger(__name__)
 EventListener = Callable[[dict[str, Any]], None]
 
 
@@ -66,7 +68,10 @@ class Emulator:
         events, self._queued = self._queued, []
         for event in events:
             for listener in list(self._listeners):
-                listener(event)
+                try:
+                    listener(event)
+                except Exception:  # a broken listener must not fail the request that already committed
+                    log.exception("event listener %r failed on %s", listener, event["id"])
 
     # -- control ----------------------------------------------------------------------------------------------------
     def reset(self) -> None:

@@ -74,3 +74,17 @@ def test_limit_out_of_range(stripe_client: stripe.StripeClient) -> None:
         with pytest.raises(stripe.InvalidRequestError) as err:
             stripe_client.v1.customers.list(params={"limit": bad})
         assert err.value.param == "limit"
+
+
+def test_search(stripe_client: stripe.StripeClient) -> None:
+    jane = stripe_client.v1.customers.create(params={"email": "jane@example.com", "name": "Jane Doe",
+                                                     "metadata": {"plan": "pro"}})
+    bob = stripe_client.v1.customers.create(params={"email": "bob@example.com", "name": "Bob"})
+    search = lambda q, **p: [c.id for c in stripe_client.v1.customers.search(params={"query": q, **p}).auto_paging_iter()]  # noqa: E731
+    assert search("name~'jane' AND metadata['plan']:'pro'") == [jane.id]
+    assert search("email:'jane@example.com' OR email:'bob@example.com'", limit=1) == [bob.id, jane.id]
+    assert search("-name:'Bob'") == [jane.id]
+    for bad in ("colour:'red'", "name:'a' AND email:'b' OR phone:'c'", "just words"):
+        with pytest.raises(stripe.InvalidRequestError) as err:
+            stripe_client.v1.customers.search(params={"query": bad})
+        assert err.value.param == "query"

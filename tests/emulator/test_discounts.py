@@ -88,3 +88,14 @@ def test_promotion_code_list_update_and_unique_active_code(stripe_client: stripe
     assert [p.customer.email for p in by_customer.data] == ["p@example.com"]
     with pytest.raises(stripe.InvalidRequestError):
         stripe_client.v1.promotion_codes.update(first.id, params={"active": True})  # would be a second active SPRING
+
+
+def test_coupon_validity_follows_the_clock(stripe_client: stripe.StripeClient, emulator) -> None:
+    now = emulator.emulator.clock.now()
+    coupon = stripe_client.v1.coupons.create(params={"percent_off": 10, "redeem_by": now + 3600})
+    assert coupon.valid is True
+    emulator.emulator.clock.advance(7200)
+    assert stripe_client.v1.coupons.retrieve(coupon.id).valid is False
+    with pytest.raises(stripe.InvalidRequestError) as err:
+        stripe_client.v1.coupons.create(params={"percent_off": 10, "redeem_by": now})
+    assert err.value.param == "redeem_by"

@@ -60,3 +60,14 @@ def test_listeners_see_committed_events_only(stripe_client: stripe.StripeClient,
     emulator.emulator._listeners.clear()
     assert seen == ["customer.created"]
     assert [e.type for e in stripe_client.v1.events.list().data] == ["customer.created"]
+
+
+def test_a_failing_listener_does_not_fail_the_request(stripe_client: stripe.StripeClient, emulator) -> None:
+    def broken(event: dict) -> None:
+        raise RuntimeError("listener bug")
+
+    emulator.emulator.on_event(broken)
+    try:
+        assert stripe_client.v1.customers.create(params={"email": "ok@example.com"}).email == "ok@example.com"
+    finally:
+        emulator.emulator._listeners.remove(broken)

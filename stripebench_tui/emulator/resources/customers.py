@@ -7,6 +7,7 @@ from typing import Any
 from stripebench_tui.emulator.context import LIST_PARAMS, RequestContext
 from stripebench_tui.emulator.params import Array, Enum, Hash, Int, Metadata, Str
 from stripebench_tui.emulator.registry import Resource
+from stripebench_tui.emulator.search import SEARCH_PARAMS, search_page
 from stripebench_tui.emulator.resources.common import (ADDRESS, SHIPPING, apply_fields, apply_metadata, deleted_stub,
                                                        full_address)
 
@@ -74,6 +75,12 @@ def create(ctx: RequestContext, params: dict[str, Any]) -> dict[str, Any]:
     ctx.save(obj)
     ctx.emit("customer.created", obj)
     return obj
+
+
+@resource.route("GET", "/v1/customers/search", params=SEARCH_PARAMS)
+def search(ctx: RequestContext, params: dict[str, Any]) -> dict[str, Any]:
+    """Search customers (``email``, ``name``, ``phone``, ``created``, ``metadata['k']``)."""
+    return search_page(ctx, "customer", params, "/v1/customers/search", {"email", "name", "phone", "created"})
 
 
 @resource.route("GET", "/v1/customers/{id}")

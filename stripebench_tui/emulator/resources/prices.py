@@ -9,6 +9,7 @@ from stripebench_tui.emulator.errors import invalid, missing_param
 from stripebench_tui.emulator.params import (AnyHash, Array, Bool, Currency, Enum, Hash, Int, Metadata, Num, Param,
                                              Str)
 from stripebench_tui.emulator.registry import Resource
+from stripebench_tui.emulator.search import SEARCH_PARAMS, search_page
 from stripebench_tui.emulator.resources.common import apply_fields, apply_metadata
 from stripebench_tui.emulator.resources.products import new_product
 
@@ -136,6 +137,13 @@ def render(obj: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
 def create(ctx: RequestContext, params: dict[str, Any]) -> dict[str, Any]:
     """Create a price for ``product`` or a new product from ``product_data``."""
     return new_price(ctx, params)
+
+
+@resource.route("GET", "/v1/prices/search", params=SEARCH_PARAMS)
+def search(ctx: RequestContext, params: dict[str, Any]) -> dict[str, Any]:
+    """Search prices (``active``, ``currency``, ``lookup_key``, ``product``, ``type``, ``created``, metadata)."""
+    return search_page(ctx, "price", params, "/v1/prices/search", {"active", "currency", "lookup_key", "product",
+                                                                    "type", "created"})
 
 
 @resource.route("GET", "/v1/prices/{id}")

@@ -8,6 +8,7 @@ from stripebench_tui.emulator.context import LIST_PARAMS, RequestContext
 from stripebench_tui.emulator.errors import StripeError, invalid
 from stripebench_tui.emulator.params import AnyHash, Array, Bool, Currency, Hash, Int, Metadata, Num, Param, Str
 from stripebench_tui.emulator.registry import Resource
+from stripebench_tui.emulator.search import SEARCH_PARAMS, search_page
 from stripebench_tui.emulator.resources.common import apply_fields, apply_metadata, deleted_stub
 
 resource = Resource("product", prefix="prod", noun="product", expandable={"default_price": "price"})
@@ -78,6 +79,13 @@ def create(ctx: RequestContext, params: dict[str, Any]) -> dict[str, Any]:
         ctx.save(obj)
         ctx.emit("product.updated", obj, previous=before)
     return obj
+
+
+@resource.route("GET", "/v1/products/search", params=SEARCH_PARAMS)
+def search(ctx: RequestContext, params: dict[str, Any]) -> dict[str, Any]:
+    """Search products (``name``, ``active``, ``description``, ``url``, ``created``, ``metadata['k']``)."""
+    return search_page(ctx, "product", params, "/v1/products/search", {"name", "active", "description", "url",
+                                                                        "created", "shippable"})
 
 
 @resource.route("GET", "/v1/products/{id}")
