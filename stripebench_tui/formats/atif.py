@@ -124,6 +124,11 @@ def _parse_time(value: Any) -> datetime | None:
     return dt if dt.tzinfo else dt.replace(tzinfo=timezone.utc)
 
 
+def _num(value: Any, default: float) -> float:
+    """A number from our own metadata, or ``default`` when it is missing or not a number."""
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else default
+
+
 def _ours(extra: Any) -> dict[str, Any]:
     """Our own round-trip metadata inside an ATIF ``extra`` object, if any."""
     if isinstance(extra, dict) and isinstance(extra.get("stripebench"), dict):
@@ -241,7 +246,7 @@ def events_from_atif(doc: Any, source: str = "ATIF") -> tuple[Header, list[Event
                 raise check.fail(cwhere, "'arguments' must be an object")
             cm = calls_meta.get(call_id) if isinstance(calls_meta.get(call_id), dict) else {}
             call_tools[call_id] = name
-            events.append(ToolCall(seq=seq_for(cm.get("seq")), t=float(cm.get("t", t)), turn=turn, call_id=call_id, tool=name,
+            events.append(ToolCall(seq=seq_for(cm.get("seq")), t=_num(cm.get("t"), t), turn=turn, call_id=call_id, tool=name,
                                    arguments=args, actor=str(cm.get("actor", "agent")), server=str(cm.get("server", ""))))
         observation = step.get("observation")
         if observation is not None:
@@ -256,11 +261,12 @@ def events_from_atif(doc: Any, source: str = "ATIF") -> tuple[Header, list[Event
                 call_id = check.typed(res, "source_call_id", str, rwhere) or f"step{step_id}-result{i}"
                 output = _content_text(res.get("content"), check, f"{rwhere}.content")
                 rm = results_meta.get(call_id) if isinstance(results_meta.get(call_id), dict) else {}
-                events.append(ToolResult(seq=seq_for(rm.get("seq")), t=float(rm.get("t", t)), turn=turn, call_id=call_id,
+                rturn = rm["turn"] if isinstance(rm.get("turn"), int) else turn  # answered in a later turn
+                events.append(ToolResult(seq=seq_for(rm.get("seq")), t=_num(rm.get("t"), t), turn=rturn, call_id=call_id,
                                          tool=call_tools.get(call_id, "observation"), output=output,
                                          is_error=bool(rm.get("is_error", False)),
                                          exit_code=rm.get("exit_code") if isinstance(rm.get("exit_code"), int) else None,
-                                         duration=float(rm.get("duration", 0.0))))
+                                         duration=_num(rm.get("duration"), 0.0)))
     for i, d in enumerate(meta.get("events") or []):
         ev = _restore(d, check, f"extra.stripebench.events[{i}]")
         events.append(ev)
@@ -313,7 +319,7 @@ def atif_from_trace(trace: Trace) -> dict[str, Any]:
                 continue
             step.setdefault("observation", {"results": []})["results"].append({"source_call_id": ev.call_id, "content": trace.full_output(ev)})
             step["extra"]["stripebench"].setdefault("results", {})[ev.call_id] = {
-                "seq": ev.seq, "t": ev.t, "is_error": ev.is_error, "exit_code": ev.exit_code, "duration": ev.duration,
+                "seq": ev.seq, "t": ev.t, "turn": ev.turn, "is_error": ev.is_error, "exit_code": ev.exit_code, "duration": ev.duration,
             }
         else:
             others.append(ev.to_dict())
