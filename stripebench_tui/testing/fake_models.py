@@ -194,6 +194,8 @@ class FakeModelServer:
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((self.host, self.port))
+        # Listening now lets clients that read the printed URL connect before uvicorn is up: they wait in the backlog.
+        sock.listen(128)
         self.port = sock.getsockname()[1]
         return sock
 

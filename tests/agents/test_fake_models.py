@@ -81,7 +81,8 @@ def test_command_line_serves_a_script_file(tmp_path):
         assert reply.json()["choices"][0]["message"]["content"] == "Hello from the script."
     finally:
         proc.terminate()
-        assert proc.wait(timeout=10) is not None
+        proc.wait(timeout=10)
+        proc.stdout.close()
 
 
 def test_command_line_rejects_a_bad_script(tmp_path):
