@@ -47,8 +47,10 @@ def sanitize(text: str) -> str:
 
 
 def episode_passed(state: EpisodeState) -> bool:
-    """True when the episode ended and passed (explicit flag, else every criterion passing)."""
-    if state.ended is not None and state.ended.passed is not None:
+    """True when the episode finished and passed (its explicit flag, else every criterion passing)."""
+    if state.ended is None:
+        return False  # an unfinished episode (crash, cut-off trace) is never a pass
+    if state.ended.passed is not None:
         return state.ended.passed
     return bool(state.verdicts) and all(c.status == PASS for c in state.verdicts.values())
 

@@ -37,10 +37,17 @@ def test_headless_prints_markup_as_text_and_caps_long_outputs(tmp_path: Path) ->
     assert "Verdict timeline" in summary.getvalue() and "1: fail" in summary.getvalue()
 
 
-def test_passed_needs_an_explicit_pass_or_every_criterion_passing() -> None:
+def test_passed_needs_an_end_and_an_explicit_pass_or_every_criterion_passing() -> None:
     from stripebench_tui.core.state import reduce
 
+    def end(seq: int, passed=None) -> EpisodeEnd:
+        return EpisodeEnd(seq=seq, turn=1, passed=passed)
+
+    a_pass = GraderVerdict(turn=1, criterion="a", status="pass")
     assert not episode_passed(reduce([]))
-    assert episode_passed(reduce([GraderVerdict(turn=1, criterion="a", status="pass")]))
-    assert not episode_passed(reduce([GraderVerdict(turn=1, criterion="a", status="pass"), GraderVerdict(seq=1, turn=1, criterion="b", status="pending")]))
-    assert not episode_passed(reduce([GraderVerdict(turn=1, criterion="a", status="pass"), EpisodeEnd(seq=1, turn=1, passed=False)]))
+    assert not episode_passed(reduce([end(0)]))  # unscored
+    assert not episode_passed(reduce([a_pass]))  # never finished
+    assert episode_passed(reduce([a_pass, end(1)]))
+    assert not episode_passed(reduce([a_pass, GraderVerdict(seq=1, turn=1, criterion="b", status="pending"), end(2)]))
+    assert not episode_passed(reduce([a_pass, end(1, passed=False)]))
+    assert episode_passed(reduce([end(0, passed=True)]))
