@@ -46,12 +46,6 @@ def handle(emulator: Emulator, method: str, path: str, query: str, body: bytes, 
     request_id = "req_" + emulator.ids.token("req", 14)
     version = emulator.api_version
     try:
-        for hook in emulator.request_hooks:
-            hooked = hook(method, path, headers)
-            if hooked is not None:
-                status, extra, raw = hooked
-                reply = Reply(status, json.loads(raw or b"{}"), dict(extra))
-                return _finish(reply, request_id, version)
         api_key = _authenticate(headers.get("authorization"))
         if headers.get("stripe-version"):
             version = check_version(headers["stripe-version"].strip())
@@ -62,10 +56,10 @@ def handle(emulator: Emulator, method: str, path: str, query: str, body: bytes, 
         log.error("emulator bug on %s %s\n%s", method, path, traceback.format_exc())
         print(traceback.format_exc(), file=sys.stderr)
         reply = Reply(500, StripeError("An unknown error occurred", status=500, type="api_error").body(request_id))
-    return _finish(reply, request_id, version)
+    return finish(reply, request_id, version)
 
 
-def _finish(reply: Reply, request_id: str, version: str) -> Reply:
+def finish(reply: Reply, request_id: str, version: str) -> Reply:
     reply.headers.setdefault("Request-Id", request_id)
     reply.headers.setdefault("Stripe-Version", version)
     return reply

@@ -33,10 +33,11 @@ class Emulator:
         self._listeners: list[EventListener] = []
         self._queued: list[dict[str, Any]] = []
         self._listener_lock = threading.Lock()
-        # Hooks later phases fill in: how many webhook endpoints an event will go to, and checks run before
-        # every API request (fault injection): each returns None or a (status, headers, body) response.
+        # Hooks later phases fill in. pending_webhooks_for: how many endpoints an event will be delivered to.
+        # request_hooks (fault injection): called as hook(method, path, headers) before every /v1 request, may be
+        # async (to add latency without blocking); returning a dispatch.Reply answers the request instead.
         self.pending_webhooks_for: Callable[[dict[str, Any]], int] = lambda event: 0
-        self.request_hooks: list[Callable[[str, str, dict[str, str]], tuple[int, dict[str, str], bytes] | None]] = []
+        self.request_hooks: list[Callable[[str, str, dict[str, str]], Any]] = []
 
     def _meta(self) -> dict[str, Any]:
         return {
@@ -50,6 +51,12 @@ class Emulator:
         """Call ``listener(event)`` for every committed event, in order, on the thread that handled the request."""
         with self._listener_lock:
             self._listeners.append(listener)
+
+    def off_event(self, listener: EventListener) -> None:
+        """Stop calling ``listener``."""
+        with self._listener_lock:
+            if listener in self._listeners:
+                self._listeners.remove(listener)
 
     def queue_event(self, event: dict[str, Any]) -> None:
         """Hold an event until its transaction commits (called by ``emit_event``)."""

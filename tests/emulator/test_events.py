@@ -53,11 +53,15 @@ def test_event_snapshot_uses_the_account_version(stripe_client: stripe.StripeCli
 
 def test_listeners_see_committed_events_only(stripe_client: stripe.StripeClient, emulator) -> None:
     seen: list[str] = []
-    emulator.emulator.on_event(lambda event: seen.append(event["type"]))
+
+    def listener(event: dict) -> None:
+        seen.append(event["type"])
+
+    emulator.emulator.on_event(listener)
     stripe_client.v1.customers.create(params={"email": "l@example.com"})
     with pytest.raises(stripe.InvalidRequestError):
         stripe_client.v1.prices.create(params={"product_data": {"name": "x"}, "currency": "usd"})  # no amount
-    emulator.emulator._listeners.clear()
+    emulator.emulator.off_event(listener)
     assert seen == ["customer.created"]
     assert [e.type for e in stripe_client.v1.events.list().data] == ["customer.created"]
 
@@ -70,4 +74,30 @@ def test_a_failing_listener_does_not_fail_the_request(stripe_client: stripe.Stri
     try:
         assert stripe_client.v1.customers.create(params={"email": "ok@example.com"}).email == "ok@example.com"
     finally:
-        emulator.emulator._listeners.remove(broken)
+        emulator.emulator.off_event(broken)
+
+
+async def test_async_request_hooks_can_answer_instead(stripe_client: stripe.StripeClient, emulator) -> None:
+    from stripebench_tui.emulator.dispatch import Reply
+
+    calls: list[str] = []
+
+    async def fail_coupons(method: str, path: str, headers: dict) -> Reply | None:
+        calls.append(f"{method} {path}")
+        if path == "/v1/coupons":
+            return Reply(500, {"error": {"type": "api_error", "message": "injected"}})
+        return None
+
+    emulator.emulator.request_hooks.append(fail_coupons)
+    try:
+        import asyncio
+
+        customer = await asyncio.to_thread(stripe_client.v1.customers.create)
+        with pytest.raises(stripe.APIError) as err:
+            await asyncio.to_thread(stripe_client.v1.coupons.create, params={"percent_off": 5})
+    finally:
+        emulator.emulator.request_hooks.remove(fail_coupons)
+    assert customer.id.startswith("cus_") and err.value.http_status == 500
+    assert err.value.request_id.startswith("req_")
+    assert calls == ["POST /v1/customers", "POST /v1/coupons"]
+    assert stripe_client.v1.coupons.list().data == []
