@@ -15,8 +15,8 @@ from typing import Any, Iterable
 REDACTED = "[REDACTED]"
 MIN_SECRET_LENGTH = 4  # shorter registered values would mangle ordinary text
 
-_STRIPE_KEY = re.compile(r"\b((?:sk|rk|pk)_(?:test|live)_)[A-Za-z0-9]{6,}")
-_WEBHOOK_SECRET = re.compile(r"\b(whsec_)[A-Za-z0-9+/=_-]{6,}")
+_STRIPE_KEY = re.compile(r"(?<![A-Za-z0-9])((?:sk|rk|pk)_(?:test|live)_)[A-Za-z0-9]{6,}")
+_WEBHOOK_SECRET = re.compile(r"(?<![A-Za-z0-9])(whsec_)[A-Za-z0-9+/=_-]{6,}")
 # "Authorization: Bearer xyz", "authorization=Basic xyz", '"Authorization": "xyz"' (JSON-ish text)
 _AUTH_HEADER = re.compile(
     r"""(?i)(authorization["']?\s*[:=]\s*["']?)(?:(bearer|basic|token)\s+)?[^\s"',;]+"""
