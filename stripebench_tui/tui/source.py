@@ -28,6 +28,7 @@ class TurnRow:
     start: float
     duration: float
     verdict_changes: int
+    label: str = ""  # what the turn did, when it ran no tool
 
 
 class EpisodeSource(Protocol):
@@ -74,7 +75,20 @@ def row_for(turn: int, events: list[Event]) -> TurnRow:
         start=t.start,
         duration=t.duration,
         verdict_changes=len(t.verdict_changes),
+        label=_label(t),
     )
+
+
+def _label(t: Turn) -> str:
+    if t.messages:
+        return f"({t.messages[-1].role} message)"
+    if t.operator_actions:
+        return f"(operator {t.operator_actions[-1].action})"
+    if t.verdict_changes:
+        return "(grader)"
+    if t.object_ids:
+        return "(stripe objects)"
+    return "(no events)"
 
 
 class TraceSource:

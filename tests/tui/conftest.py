@@ -33,3 +33,11 @@ async def settle(pilot) -> None:
     for _ in range(3):
         await app.workers.wait_for_complete()
         await pilot.pause()
+
+
+def widget_text(widget) -> str:
+    """The text a widget draws, line by line (as a user would read it)."""
+    from textual.geometry import Region
+
+    lines = widget.render_lines(Region(0, 0, widget.size.width, widget.size.height))
+    return "\n".join(line.text.rstrip() for line in lines)

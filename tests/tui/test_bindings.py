@@ -237,9 +237,10 @@ async def test_copy_a_selected_stripe_object(make_app) -> None:
         await settle(pilot)
         objects = app.episode.query_one(StripeObjects)
         objects.tree.focus()
-        await pilot.press("down", "down")  # the first type, then its newest object
+        assert objects.selected is not None and objects.selected.id == "cs_test_a1"  # touched in this turn
+        await pilot.press("down", "down")  # the next type, then its newest object
         await pilot.pause()
-        assert objects.selected is not None
+        assert objects.selected is not None and objects.selected.id == "pi_1"
         await pilot.press("c")
         assert f'"id": "{objects.selected.id}"' in app.clipboard
 

@@ -43,7 +43,7 @@ class StatusBar(Static):
             if tot.cost_usd:
                 text.append(f" ${tot.cost_usd:.4f}")
         text.append(" │ ")
-        text.append("▶ playing" if playing else "⏸ paused", style="bold green" if playing else "bold")
+        text.append("▶ playing" if playing else "‖ paused", style="bold green" if playing else "bold")
         text.append(f" ×{speed:g}")
         if note:
             text.append(f" │ {note}", style="italic")

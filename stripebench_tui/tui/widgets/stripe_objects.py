@@ -50,6 +50,7 @@ class StripeObjects(Vertical):
         keep = self.selected.id if self.selected else None
         tree.clear()
         select_line = None
+        keep_obj: ObjectView | None = None
         groups = state.objects_by_type()
         self.border_title = f"Stripe objects ({len(state.objects)})"
         for object_type, objects in groups.items():
@@ -61,15 +62,18 @@ class StripeObjects(Vertical):
                 if status:
                     label.append(f"  {clean(str(status))}", style="dim")
                 node = branch.add_leaf(label, data=obj.id)
-                if obj.id == keep:
+                if obj.id == keep or (keep is None and select_line is None and obj.id in marked):
+                    # Keep the user's choice; else show the first object this turn touched.
                     select_line = node
+                    keep_obj = obj
             if len(objects) > PER_TYPE:
                 branch.add_leaf(Text(f"  … {len(objects) - PER_TYPE} older", style="dim italic"))
         if not groups:
             self._show_json(None)
         elif select_line is not None:
-            tree.move_cursor(select_line)
-            self._show_json(state.objects.get(keep))  # type: ignore[arg-type]
+            # The new nodes get their line numbers at the next layout; move the cursor then.
+            tree.call_after_refresh(tree.move_cursor, select_line)
+            self._show_json(keep_obj)
         else:
             self._show_json(None)
 

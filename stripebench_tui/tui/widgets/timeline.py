@@ -140,7 +140,7 @@ class Timeline(ScrollView, can_focus=True):
         elif position > self.cursor:
             style = base + self.get_component_rich_style("timeline--future")
         actor = {"agent": "A", "operator": "O", "setup": "S"}.get(row.actor, "?")
-        tools = clean(", ".join(row.tools)) if row.tools else "(message)"
+        tools = clean(", ".join(row.tools)) if row.tools else row.label
         mark = "◆" if row.verdict_changes else " "
         left = f"{row.index:>5} {actor} "
         right = f" {duration(row.duration):>6}"
