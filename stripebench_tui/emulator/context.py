@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from typing import TYPE_CHECKING, Any, Callable
 
 from stripebench_tui.emulator.errors import no_such
@@ -87,7 +88,7 @@ class RequestContext:
                   where: Callable[[dict[str, Any]], bool] | None = None,
                   items: list[dict[str, Any]] | None = None) -> dict[str, Any]:
         """A Stripe list page over ``kind`` (newest first), applying ``created``, cursors, ``limit`` and ``where``."""
-        rows = items if items is not None else self.store.all(kind)
+        rows = items if items is not None else self.store.scan(kind)
         rows = [o for o in rows if not o.get("deleted") and matches_range(o.get("created", 0), params.get("created"))]
         if where is not None:
             rows = [o for o in rows if where(o)]
@@ -107,5 +108,5 @@ class RequestContext:
             page, has_more = before[-limit:], len(before) > limit
         else:
             page, has_more = rows[:limit], len(rows) > limit
-        return {"object": "list", "data": page, "has_more": has_more, "url": url}
+        return {"object": "list", "data": [copy.deepcopy(o) for o in page], "has_more": has_more, "url": url}
 

@@ -7,6 +7,7 @@ forbids mixing). Pages use ``page``/``next_page`` tokens, here the offset of the
 
 from __future__ import annotations
 
+import copy
 import re
 from typing import Any, Callable
 
@@ -70,14 +71,14 @@ def _clause(text: str, fields: set[str]) -> Callable[[dict[str, Any]], bool]:
 def search_page(ctx: RequestContext, kind: str, params: dict[str, Any], url: str, fields: set[str]) -> dict[str, Any]:
     """A ``search_result`` page of ``kind`` objects matching ``params["query"]``, newest first."""
     predicate = parse_query(params["query"], fields)
-    rows = [o for o in ctx.store.all(kind) if not o.get("deleted") and predicate(o)]
+    rows = [o for o in ctx.store.scan(kind) if not o.get("deleted") and predicate(o)]
     start = 0
     if params.get("page"):
         if not params["page"].isdigit():
             raise invalid(f"Invalid page: {params['page']}", param="page")
         start = int(params["page"])
     limit = params.get("limit") or 10
-    page = rows[start:start + limit]
+    page = [copy.deepcopy(o) for o in rows[start:start + limit]]
     more = start + limit < len(rows)
     return {"object": "search_result", "data": page, "has_more": more, "next_page": str(start + limit) if more else None,
             "url": url}

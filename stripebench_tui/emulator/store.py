@@ -32,6 +32,7 @@ class Store:
         self._journal: list[tuple[str, str, Any]] | None = None
         self._idem_journal: list[str] = []
         self._db: sqlite3.Connection | None = None
+        self._order: dict[str, list[dict[str, Any]]] = {}
         # Called before each write so small state (id counters, clock) is saved with the objects it produced.
         self.meta_source: Callable[[], dict[str, Any]] | None = None
         if path is not None:
@@ -48,9 +49,16 @@ class Store:
 
     def all(self, kind: str) -> list[dict[str, Any]]:
         """Copies of every object of a type, newest first (by ``created`` then creation order)."""
-        items = self.objects.get(kind, {}).values()
-        ordered = sorted(items, key=lambda o: (o.get("created", 0), o.get("_seq", 0)), reverse=True)
-        return [copy.deepcopy(o) for o in ordered]
+        return [copy.deepcopy(o) for o in self.scan(kind)]
+
+    def scan(self, kind: str) -> list[dict[str, Any]]:
+        """The stored objects themselves, newest first: read them, never change them (use ``get`` + ``put``)."""
+        cached = self._order.get(kind)
+        if cached is None:  # re-sorted only after a write to this kind, so list-heavy workloads stay cheap
+            items = self.objects.get(kind, {}).values()
+            cached = sorted(items, key=lambda o: (o.get("created", 0), o.get("_seq", 0)), reverse=True)
+            self._order[kind] = cached
+        return cached
 
     # -- writes ------------------------------------------------------------------------------------------------
     def put(self, obj: dict[str, Any]) -> dict[str, Any]:
@@ -62,6 +70,7 @@ class Store:
             obj["_seq"] = self.seq
         self._record(kind, object_id, bucket.get(object_id, _MISSING))
         bucket[object_id] = copy.deepcopy(obj)
+        self._order.pop(kind, None)
         return obj
 
     def delete(self, kind: str, object_id: str) -> None:
@@ -70,6 +79,7 @@ class Store:
         if object_id in bucket:
             self._record(kind, object_id, bucket[object_id])
             del bucket[object_id]
+            self._order.pop(kind, None)
 
     def put_idempotent(self, key: str, record: dict[str, Any]) -> None:
         """Remember a response under an idempotency key."""
@@ -90,6 +100,7 @@ class Store:
             try:
                 yield
             except BaseException:
+                self._order.clear()
                 for kind, object_id, previous in reversed(self._journal):
                     if previous is _MISSING:
                         self.objects.get(kind, {}).pop(object_id, None)
@@ -110,6 +121,7 @@ class Store:
         """Forget every object and idempotency record (``/_emulator/reset``)."""
         with self.lock:
             self.objects.clear()
+            self._order.clear()
             self.idempotency.clear()
             self.seq = 0
             if self._db is not None:

@@ -75,8 +75,9 @@ def _currency_options(raw: dict[str, Any], param: str) -> dict[str, Any]:
 def _claim_lookup_key(ctx: RequestContext, key: str | None, transfer: bool, own_id: str | None) -> None:
     if not key:
         return
-    for other in ctx.store.all("price"):
-        if other["lookup_key"] == key and other["id"] != own_id:
+    for stored in ctx.store.scan("price"):
+        if stored["lookup_key"] == key and stored["id"] != own_id:
+            other = ctx.get("price", stored["id"])
             if not transfer:
                 raise invalid(f"A price (`{other['id']}`) already uses that lookup key.", param="lookup_key")
             before = dict(other)

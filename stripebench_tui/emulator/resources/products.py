@@ -125,7 +125,7 @@ def update(ctx: RequestContext, params: dict[str, Any], id: str) -> dict[str, An
 def delete(ctx: RequestContext, params: dict[str, Any], id: str) -> dict[str, Any]:
     """Delete a product that has no prices (Stripe refuses otherwise)."""
     obj = ctx.get("product", id)
-    if any(p["product"] == id for p in ctx.store.all("price")):
+    if any(p["product"] == id for p in ctx.store.scan("price")):
         raise StripeError("This product cannot be deleted because it has one or more user-created prices.",
                           param="id")
     ctx.remove("product", id)

@@ -76,7 +76,7 @@ def create(ctx: RequestContext, params: dict[str, Any]) -> dict[str, Any]:
         ctx.get("customer", params["customer"], param="customer")
     code = params.get("code") or ctx.emulator.ids.token("promotion_code", 8).upper()
     active = params.get("active", True)
-    if active and any(p["code"].lower() == code.lower() and p["active"] for p in ctx.store.all("promotion_code")):
+    if active and any(p["code"].lower() == code.lower() and p["active"] for p in ctx.store.scan("promotion_code")):
         raise invalid(f"An active promotion code with `code: {code}` already exists.", param="code")
     restrictions = params.get("restrictions") or {}
     obj: dict[str, Any] = {
@@ -110,7 +110,7 @@ def update(ctx: RequestContext, params: dict[str, Any], id: str) -> dict[str, An
     obj = ctx.get("promotion_code", id)
     before = ctx.get("promotion_code", id)
     if params.get("active") and not obj["active"]:
-        if any(p["code"].lower() == obj["code"].lower() and p["active"] for p in ctx.store.all("promotion_code")):
+        if any(p["code"].lower() == obj["code"].lower() and p["active"] for p in ctx.store.scan("promotion_code")):
             raise invalid(f"An active promotion code with `code: {obj['code']}` already exists.", param="active")
     if "active" in params:
         obj["active"] = params["active"]
