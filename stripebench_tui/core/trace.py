@@ -261,7 +261,7 @@ class Trace:
 
     # -- reading events -------------------------------------------------------------------------
 
-    def _scan(self, offset: int | None = None) -> Iterator[tuple[int, int, Event]]:
+    def _scan(self, offset: int | None = None, *, drop_output: bool = False) -> Iterator[tuple[int, int, Event]]:
         """(byte offset, line number or 0 if unknown, event) from ``offset`` (default: the first event)."""
         start = self._header_end if offset is None else offset
         lineno = 1 if offset is None else 0
@@ -275,14 +275,14 @@ class Trace:
                 pos += len(raw)
                 if not raw.endswith(b"\n"):
                     try:
-                        ev = parse_event(raw)
+                        ev = parse_event(raw, drop_output=drop_output)
                     except LineError:
                         self.truncated = True
                         return
                     yield here, lineno, ev
                     return
                 try:
-                    ev = parse_event(raw[:-1].rstrip(b"\r"))
+                    ev = parse_event(raw[:-1].rstrip(b"\r"), drop_output=drop_output)
                 except LineError as exc:
                     if lineno:
                         raise TraceError(f"{self.path}:{lineno}: {exc}") from None
@@ -308,7 +308,7 @@ class Trace:
                     for i, ev in enumerate(self._events):
                         builder.add(ev, i)
                 else:
-                    for offset, _, ev in self._scan():
+                    for offset, _, ev in self._scan(drop_output=True):  # the index keeps no output text
                         builder.add(ev, offset)
                 self._index = builder.finish()
             return self._index
