@@ -25,13 +25,5 @@ def register(app: typer.Typer) -> None:
         `stripe.api_key = "sk_test_123"`. Example: `stripebench emulator --seed 7 --state /tmp/stripe.db`.
         """
         from stripebench_tui.emulator.server import serve_forever
-        from stripebench_tui.emulator.versions import check_version
-        from stripebench_tui.emulator.errors import StripeError
-        from stripebench_tui.errors import UserError
 
-        if api_version is not None:
-            try:
-                check_version(api_version)
-            except StripeError:
-                raise UserError(f"--api-version {api_version!r} is not a Stripe API version (e.g. 2025-09-30.clover)") from None
         serve_forever(host, port, seed, state, api_version, announce=lambda line: typer.echo(line, err=True))

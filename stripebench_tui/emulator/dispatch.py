@@ -6,7 +6,6 @@ import base64
 import hashlib
 import json
 import logging
-import sys
 import traceback
 from dataclasses import dataclass, field
 from typing import Any
@@ -46,20 +45,20 @@ def handle(emulator: Emulator, method: str, path: str, query: str, body: bytes, 
     request_id = "req_" + emulator.ids.token("req", 14)
     version = emulator.api_version
     try:
-        api_key = _authenticate(headers.get("authorization"))
+        _authenticate(headers.get("authorization"))
         if headers.get("stripe-version"):
             version = check_version(headers["stripe-version"].strip())
-        reply = _serve(emulator, method, path, query, body, headers, request_id, version, api_key)
+        reply = _serve(emulator, method, path, query, body, headers, request_id, version)
     except StripeError as exc:
         reply = Reply(exc.status, exc.body(request_id))
     except Exception:  # a bug in the emulator: report it like Stripe would, keep the traceback for the log
         log.error("emulator bug on %s %s\n%s", method, path, traceback.format_exc())
-        print(traceback.format_exc(), file=sys.stderr)
         reply = Reply(500, StripeError("An unknown error occurred", status=500, type="api_error").body(request_id))
     return finish(reply, request_id, version)
 
 
 def finish(reply: Reply, request_id: str, version: str) -> Reply:
+    """Add the headers every response carries (``Request-Id``, ``Stripe-Version``)."""
     reply.headers.setdefault("Request-Id", request_id)
     reply.headers.setdefault("Stripe-Version", version)
     return reply
@@ -97,7 +96,7 @@ def _mask(key: str) -> str:
 
 
 def _serve(emulator: Emulator, method: str, path: str, query: str, body: bytes, headers: dict[str, str],
-           request_id: str, version: str, api_key: str) -> Reply:
+           request_id: str, version: str) -> Reply:
     route, path_params, path_exists = match(method, path)
     if route is None:
         raise StripeError(f"Unrecognized request URL ({method}: {path}). Please see https://stripe.com/docs or we can "

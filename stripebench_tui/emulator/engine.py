@@ -9,7 +9,9 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from stripebench_tui.emulator.determinism import Clock, IdFactory
+from stripebench_tui.emulator.errors import StripeError
 from stripebench_tui.emulator.store import Store
+from stripebench_tui.errors import UserError
 from stripebench_tui.emulator.versions import check_version, default_api_version
 
 log = logging.getLogger(__name__)
@@ -28,7 +30,10 @@ class Emulator:
         self.ids = IdFactory(seed, meta.get("id_counters"))
         clock = meta.get("clock", {})
         self.clock = Clock(offset=clock.get("offset", 0.0), frozen_at=clock.get("frozen_at"))
-        self.api_version = check_version(api_version or meta.get("api_version") or default_api_version())
+        try:
+            self.api_version = check_version(api_version or meta.get("api_version") or default_api_version())
+        except StripeError:
+            raise UserError(f"{api_version!r} is not a Stripe API version (e.g. 2025-09-30.clover)") from None
         self.store.meta_source = self._meta
         self._listeners: list[EventListener] = []
         self._queued: list[dict[str, Any]] = []
