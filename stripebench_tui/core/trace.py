@@ -313,6 +313,15 @@ class Trace:
                 self._index = builder.finish()
             return self._index
 
+    def quick_turns(self) -> list[int] | None:
+        """Turn numbers without a full scan (built index, events in memory, or the writer's sidecar); else None."""
+        if self._index is not None:
+            return list(self._index.turns)
+        if self._events is not None:
+            return list(dict.fromkeys(ev.turn for ev in self._events))
+        quick = self._quick_offsets()
+        return list(quick) if quick else None
+
     def _quick_offsets(self) -> dict[int, int] | None:
         """Turn → offset from the writer's sidecar index, if it matches this trace; else None."""
         if self._quick is not False:

@@ -111,7 +111,10 @@ def test_events_for_turn_uses_the_sidecar_without_a_full_scan(tmp_path: Path) ->
     write(path, small_episode())
     trace = open_trace(path)
     assert [e.turn for e in trace.events_for_turn(3)] == [3] * 6
+    assert trace.quick_turns() == [0, 1, 2, 3]
     assert trace._index is None  # answered from turns.idx alone
+    (sidecar_dir(path) / "turns.idx").unlink()
+    assert open_trace(path).quick_turns() is None
 
 
 def test_non_contiguous_turns_take_the_replay_path(tmp_path: Path) -> None:
