@@ -302,7 +302,7 @@ class EpisodeScreen(Screen[None]):
             self.detail.output.refresh()
             self.note = f"match in the message of turn {self.turns[hit.position]}"  # type: ignore[index]
         else:
-            self.detail.output.show_line(hit.line)
+            self.detail.output.show_line(hit.line, hit.col, hit.length)
             self.note = f"match in the output, line {hit.line + 1}"
         self.refresh_status()
 

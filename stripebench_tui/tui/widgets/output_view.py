@@ -60,17 +60,20 @@ class OutputView(ScrollView, can_focus=True):
         self._pattern = re.compile(re.escape(query), re.IGNORECASE) if query else None
         self.refresh()
 
-    def show_line(self, line: int) -> None:
-        """Scroll so that ``line`` is visible and mark it as the current match."""
+    def show_line(self, line: int, col: int = 0, length: int = 0) -> None:
+        """Scroll so that ``line`` (and column ``col`` of it) is visible and mark it as the current match."""
         self.current_line = line
-        self._scroll_near(line)
+        self._scroll_near(line, col, length)
         # Again after the next layout: a new text in the same callback changes the scroll limits.
-        self.call_after_refresh(self._scroll_near, line)
+        self.call_after_refresh(self._scroll_near, line, col, length)
 
-    def _scroll_near(self, line: int) -> None:
-        height = max(1, self.scrollable_content_region.height)
+    def _scroll_near(self, line: int, col: int, length: int) -> None:
+        region = self.scrollable_content_region
+        height, width = max(1, region.height), max(1, region.width)
         target = max(0, min(line - height // 3, self.max_scroll_y))
         self.scroll_target_y = self.scroll_y = target
+        x = 0 if col + length <= width else max(0, min(col - width // 3, self.max_scroll_x))
+        self.scroll_target_x = self.scroll_x = x
         self.refresh()
 
     def visible_text(self) -> str:

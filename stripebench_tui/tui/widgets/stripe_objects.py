@@ -86,7 +86,8 @@ class StripeObjects(Vertical):
         self.selected = obj
         target = self.query_one("#object-json", Static)
         if obj is None:
-            target.update(Text("Select an object to see its JSON.", style="dim italic"))
+            hint = "Select an object to see its JSON." if self._objects else "No Stripe objects yet."
+            target.update(Text(hint, style="dim italic"))
             return
         text = clean(pretty_json(obj.data))
         head = Text(f"{clean(obj.id)} · turn {obj.first_turn}–{obj.last_turn} · {obj.changes} change(s)\n", style="bold")
