@@ -25,6 +25,7 @@ _NO_KEY = ("You did not provide an API key. You need to provide your API key in 
            "Bearer auth (e.g. 'Authorization: Bearer YOUR_SECRET_KEY'). See https://stripe.com/docs/api#authentication "
            "for details, or we can help at https://support.stripe.com/.")
 _EXPAND = Array(Str(), max_items=100)
+IDEMPOTENCY_TTL = 24 * 3600
 
 
 @dataclass
@@ -147,5 +148,7 @@ def _serve(emulator: Emulator, method: str, path: str, query: str, body: bytes, 
                                                      "body": reply.body, "request_id": request_id,
                                                      "created": emulator.clock.now()})
             emulator.store.flush_idempotency()
+            if len(emulator.store.idempotency) % 1000 == 0:  # the SDKs send a key with every POST
+                emulator.store.prune_idempotency(emulator.clock.now() - IDEMPOTENCY_TTL)
         reply.headers["Idempotency-Key"] = idem_key
     return reply

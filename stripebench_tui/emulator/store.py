@@ -86,6 +86,15 @@ class Store:
         self.idempotency[key] = record
         self._idem_journal.append(key)
 
+    def prune_idempotency(self, older_than: int) -> None:
+        """Forget idempotency records created before ``older_than`` (Stripe keeps keys for 24 hours)."""
+        stale = [k for k, r in self.idempotency.items() if r.get("created", 0) < older_than]
+        for key in stale:
+            del self.idempotency[key]
+        if stale and self._db is not None:
+            with self._db:
+                self._db.executemany("DELETE FROM idempotency WHERE key=?", [(k,) for k in stale])
+
     def _record(self, kind: str, object_id: str, previous: Any) -> None:
         if self._journal is not None:
             self._journal.append((kind, object_id, previous))

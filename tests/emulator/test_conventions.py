@@ -145,3 +145,11 @@ def test_module_level_sdk(stripe_sdk) -> None:
     customer = stripe_sdk.Customer.create(email="mod@example.com")
     assert stripe_sdk.Customer.retrieve(customer.id).email == "mod@example.com"
     assert TEST_KEY.startswith("sk_test_")
+
+
+def test_idempotency_keys_expire_after_a_day(stripe_client: stripe.StripeClient, emulator) -> None:
+    first = stripe_client.v1.customers.create(params={"email": "old@example.com"}, options={"idempotency_key": "day"})
+    emulator.emulator.clock.advance(25 * 3600)
+    emulator.emulator.store.prune_idempotency(emulator.emulator.clock.now() - 24 * 3600)
+    again = stripe_client.v1.customers.create(params={"email": "new@example.com"}, options={"idempotency_key": "day"})
+    assert again.id != first.id and again.email == "new@example.com"
