@@ -1,0 +1,201 @@
+"""An environment's manifest (``environments/<id>/environment.toml``), checked by a schema.
+
+The manifest says what an episode of the environment needs: the task text, the
+services to start and how to tell they are healthy, the Stripe seed script, the
+submission file, limits, hints, the oracle's solution plan and the mutants.
+Loading reports the first problem on one line, naming the file and the field.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from stripebench_tui.errors import BadFileError, UserError
+
+MANIFEST = "environment.toml"
+ID_PATTERN = re.compile(r"^[a-z][a-z0-9-]{1,48}$")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Health(_Strict):
+    """How to tell a service is up: an HTTP URL answering 2xx/3xx, or a TCP port accepting connections."""
+
+    http: str | None = None  # e.g. "http://127.0.0.1:${APP_PORT}/health"
+    tcp: str | None = None  # e.g. "127.0.0.1:${APP_PORT}"
+    timeout: float = Field(30.0, gt=0, le=600)
+
+    @model_validator(mode="after")
+    def _one_probe(self) -> "Health":
+        if (self.http is None) == (self.tcp is None):
+            raise ValueError("give exactly one of 'http' or 'tcp'")
+        return self
+
+
+class ServiceSpec(_Strict):
+    """A process the environment runs for the whole episode (an app server, a worker)."""
+
+    name: str = Field(pattern=r"^[a-z][a-z0-9_-]*$")
+    command: str  # run with bash in the workspace; ${VAR} expands from the episode's environment
+    ports: list[str] = Field(default_factory=list)  # env var names that each get a free port, e.g. ["APP_PORT"]
+    health: Health | None = None
+    env: dict[str, str] = Field(default_factory=dict)
+    restart: bool = False  # restart when it exits (agents often restart the app themselves)
+
+
+class Limits(_Strict):
+    max_turns: int = Field(80, gt=0)
+    wall_time: float = Field(1800.0, gt=0)  # seconds
+    max_tokens: int | None = Field(None, gt=0)
+    max_cost_usd: float | None = Field(None, gt=0)
+
+
+class StripeSetup(_Strict):
+    seed: str | None = None  # script in the environment dir, run with python in the workspace before the agent starts
+    api_version: str | None = None  # the account's default API version for this environment
+
+
+class PlanRef(_Strict):
+    """A tool-call plan (solution or mutant): a TOML file of steps, see ``envs.plans``."""
+
+    name: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]*$")
+    plan: str  # path relative to the environment directory
+    description: str = ""
+
+
+class DockerSpec(_Strict):
+    dockerfile: str | None = None
+    cpus: float = Field(1.0, gt=0)
+    memory: str = "1g"
+
+
+class Manifest(_Strict):
+    id: str
+    title: str
+    category: Literal["backend", "full-stack", "gym"]
+    summary: str = ""
+    problem: str = "PROBLEM.md"
+    workspace: str = "workspace"
+    submission: str | None = None  # file in the workspace where the agent puts its answer (e.g. a cs_ id)
+    grader: str | None = None  # module in graders/ (default: the id with dashes as underscores)
+    tools: list[str] = Field(default_factory=lambda: ["shell", "files", "stripe_docs"])
+    limits: Limits = Field(default_factory=Limits)
+    stripe: StripeSetup = Field(default_factory=StripeSetup)
+    services: list[ServiceSpec] = Field(default_factory=list)
+    hints: list[str] = Field(default_factory=list)
+    solution: PlanRef | None = None
+    mutants: list[PlanRef] = Field(default_factory=list)
+    docker: DockerSpec = Field(default_factory=DockerSpec)
+
+    @field_validator("id")
+    @classmethod
+    def _id_shape(cls, v: str) -> str:
+        if not ID_PATTERN.match(v):
+            raise ValueError("must be lower-case letters, digits and dashes, starting with a letter")
+        return v
+
+    @field_validator("tools")
+    @classmethod
+    def _known_tools(cls, v: list[str]) -> list[str]:
+        unknown = sorted(set(v) - {"shell", "files", "browser", "stripe_docs"})
+        if unknown:
+            raise ValueError(f"unknown tool server(s) {', '.join(unknown)}")
+        return v
+
+    @property
+    def grader_module(self) -> str:
+        return self.grader or self.id.replace("-", "_")
+
+
+class Environment:
+    """A loaded environment: its manifest and the directory it lives in."""
+
+    def __init__(self, root: Path, manifest: Manifest) -> None:
+        self.root = root
+        self.manifest = manifest
+
+    @property
+    def id(self) -> str:
+        return self.manifest.id
+
+    @property
+    def workspace(self) -> Path:
+        return self.root / self.manifest.workspace
+
+    def path(self, relative: str) -> Path:
+        return self.root / relative
+
+    def problem_text(self) -> str:
+        return self.path(self.manifest.problem).read_text(encoding="utf-8")
+
+    def __repr__(self) -> str:
+        return f"Environment({self.id!r}, {str(self.root)!r})"
+
+
+def _format_error(path: Path, exc: ValidationError) -> str:
+    err = exc.errors()[0]
+    where = ".".join(str(p) for p in err["loc"]) or "(top level)"
+    msg = err["msg"].removeprefix("Value error, ")
+    more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+    return f"{path}: {where}: {msg}{more}"
+
+
+def load_environment(root: Path) -> Environment:
+    """Load and check ``root/environment.toml``; BadFileError with file and field on any problem."""
+    path = root / MANIFEST
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise BadFileError(f"{path}: no such file") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise BadFileError(f"{path}: not valid TOML: {exc}") from None
+    try:
+        manifest = Manifest.model_validate(data)
+    except ValidationError as exc:
+        raise BadFileError(_format_error(path, exc)) from None
+    if manifest.id != root.name:
+        raise BadFileError(f"{path}: id: {manifest.id!r} does not match its directory name {root.name!r}")
+    env = Environment(root, manifest)
+    for field_name, rel in [("problem", manifest.problem), ("workspace", manifest.workspace)] + [
+        (f"{kind}.plan", ref.plan) for kind, ref in [("solution", manifest.solution)] + [("mutants", m) for m in manifest.mutants] if ref
+    ] + ([("stripe.seed", manifest.stripe.seed)] if manifest.stripe.seed else []):
+        if not env.path(rel).exists():
+            raise BadFileError(f"{path}: {field_name}: {rel} does not exist")
+    return env
+
+
+def environments_dir() -> Path:
+    """Where environments live: $STRIPEBENCH_ENVIRONMENTS, else the repository's environments/."""
+    override = os.environ.get("STRIPEBENCH_ENVIRONMENTS")
+    if override:
+        return Path(override)
+    return Path(__file__).resolve().parents[2] / "environments"
+
+
+def list_environments(root: Path | None = None) -> list[Environment]:
+    """Every environment under ``root`` (default: environments_dir()), sorted by id."""
+    base = root or environments_dir()
+    if not base.is_dir():
+        return []
+    return [load_environment(d) for d in sorted(base.iterdir()) if (d / MANIFEST).is_file()]
+
+
+def find_environment(env_id: str, root: Path | None = None) -> Environment:
+    """The environment named ``env_id``, or a path to an environment directory; UserError listing known ids."""
+    as_path = Path(env_id)
+    if (as_path / MANIFEST).is_file():
+        return load_environment(as_path.resolve())
+    base = root or environments_dir()
+    candidate = base / env_id
+    if (candidate / MANIFEST).is_file():
+        return load_environment(candidate)
+    known = ", ".join(e.name for e in sorted(base.iterdir()) if (e / MANIFEST).is_file()) if base.is_dir() else ""
+    raise UserError(f"unknown environment {env_id!r}" + (f"; known: {known}" if known else f" (looked in {base})"))

@@ -1,0 +1,100 @@
+"""Manifest schema: a valid environment loads; each kind of mistake is one line naming file and field."""
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from stripebench_tui.envs.manifest import find_environment, list_environments, load_environment
+from stripebench_tui.envs.plans import PlanError, expand, load_plan
+from stripebench_tui.errors import BadFileError, UserError
+
+GOOD = """
+id = "tiny-env"
+title = "A tiny environment"
+category = "backend"
+submission = "answer.txt"
+[limits]
+max_turns = 5
+[[services]]
+name = "app"
+command = "python -m http.server ${APP_PORT}"
+ports = ["APP_PORT"]
+health = { http = "http://127.0.0.1:${APP_PORT}/", timeout = 5 }
+[solution]
+name = "oracle"
+plan = "solution/plan.toml"
+"""
+
+
+def make_env(tmp_path: Path, manifest: str = GOOD, name: str = "tiny-env") -> Path:
+    root = tmp_path / name
+    (root / "workspace").mkdir(parents=True)
+    (root / "solution").mkdir()
+    (root / "PROBLEM.md").write_text("Do the thing.\n")
+    (root / "solution" / "body.txt").write_text("hello ${WHO}\n")
+    (root / "solution" / "plan.toml").write_text(textwrap.dedent("""
+        [[step]]
+        say = "Writing to ${APP_URL}"
+        tool = "create_file"
+        args = { path = "a.txt" }
+        files = { content = "solution/body.txt" }
+        [[step]]
+        done = true
+        say = "Done."
+    """))
+    (root / "environment.toml").write_text(manifest)
+    return root
+
+
+def test_a_valid_environment_loads_with_defaults(tmp_path):
+    env = load_environment(make_env(tmp_path))
+    m = env.manifest
+    assert (m.id, m.category, m.limits.max_turns, m.limits.wall_time) == ("tiny-env", "backend", 5, 1800.0)
+    assert m.services[0].health.http.endswith("${APP_PORT}/")
+    assert m.grader_module == "tiny_env"
+    assert env.problem_text() == "Do the thing.\n"
+    assert [e.id for e in list_environments(tmp_path)] == ["tiny-env"]
+    assert find_environment("tiny-env", tmp_path).root == env.root
+
+
+@pytest.mark.parametrize("mutation, message", [
+    (lambda s: s.replace('category = "backend"', 'category = "frontend"'), "category"),
+    (lambda s: s + "\ncolour = 'red'\n", "colour: Extra inputs are not permitted"),
+    (lambda s: s.replace("max_turns = 5", "max_turns = -1"), "limits.max_turns"),
+    (lambda s: s.replace('health = { http = "http://127.0.0.1:${APP_PORT}/", timeout = 5 }', "health = { timeout = 5 }"),
+     "exactly one of 'http' or 'tcp'"),
+    (lambda s: s.replace('plan = "solution/plan.toml"', 'plan = "solution/missing.toml"'), "solution.plan: solution/missing.toml does not exist"),
+    (lambda s: s.replace('id = "tiny-env"', 'id = "other-env"'), "does not match its directory name"),
+    (lambda s: s.replace("[limits]", "[limits"), "not valid TOML"),
+])
+def test_mistakes_are_one_line_naming_the_file_and_field(tmp_path, mutation, message):
+    root = make_env(tmp_path, mutation(GOOD))
+    with pytest.raises(BadFileError) as err:
+        load_environment(root)
+    text = str(err.value)
+    assert "\n" not in text and str(root / "environment.toml") in text and message in text
+
+
+def test_unknown_environment_lists_the_known_ones(tmp_path):
+    make_env(tmp_path)
+    with pytest.raises(UserError, match="unknown environment 'nope'; known: tiny-env"):
+        find_environment("nope", tmp_path)
+
+
+def test_plans_read_file_arguments_and_expand_context(tmp_path):
+    root = make_env(tmp_path)
+    steps = load_plan(root / "solution" / "plan.toml", root)
+    assert steps[0].tool == "create_file" and steps[0].args["content"] == "hello ${WHO}\n"
+    assert steps[1].done and steps[1].tool is None
+    assert expand(steps[0].say, {"APP_URL": "http://x"}) == "Writing to http://x"
+    assert expand({"a": ["$${KEEP}", "${WHO}"]}, {"WHO": "you"}) == {"a": ["${KEEP}", "you"]}
+    with pytest.raises(PlanError, match=r"\$\{WHO\}"):
+        expand(steps[0].args, {})
+
+
+def test_a_step_without_tool_or_done_is_refused(tmp_path):
+    root = make_env(tmp_path)
+    (root / "solution" / "plan.toml").write_text('[[step]]\nsay = "hm"\n')
+    with pytest.raises(PlanError, match="step 1: needs a 'tool' or 'done = true'"):
+        load_plan(root / "solution" / "plan.toml", root)
