@@ -26,7 +26,8 @@ class RequestContext:
     """What a handler may use; all writes go through ``save``/``remove``/``emit`` so a failed request rolls back."""
 
     def __init__(self, emulator: "Emulator", api_version: str, request_id: str | None = None,
-                 idempotency_key: str | None = None, method: str = "GET", path: str = "") -> None:
+                 idempotency_key: str | None = None, method: str = "GET", path: str = "",
+                 base_url: str | None = None) -> None:
         self.emulator = emulator
         self.store = emulator.store
         self.api_version = api_version
@@ -35,6 +36,8 @@ class RequestContext:
         self.method = method
         self.path = path
         self.expand_paths: list[str] = []
+        # The address the caller reached us at (for URLs such as a Checkout Session's ``url``).
+        self.base_url = base_url or emulator.base_url
 
     # -- time, ids, versions ---------------------------------------------------------------------------------------
     def now(self) -> int:

@@ -131,7 +131,9 @@ def _serve(emulator: Emulator, method: str, path: str, query: str, body: bytes, 
                           "Idempotency-Key": idem_key})
 
     params = validate(route.params, raw)
-    ctx = RequestContext(emulator, version, request_id, idem_key, method, path)
+    host = headers.get("host")
+    ctx = RequestContext(emulator, version, request_id, idem_key, method, path,
+                         base_url=f"http://{host}" if host else None)
     ctx.expand_paths = expand_paths
     try:
         with emulator.transaction():

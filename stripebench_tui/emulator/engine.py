@@ -25,6 +25,7 @@ class Emulator:
         from stripebench_tui.emulator import resources  # noqa: F401  (imports register every resource)
 
         self.seed = seed
+        self.base_url = "http://127.0.0.1:12111"  # set to the real address by whoever starts serving
         self.store = Store(state)
         meta = self.store.meta
         self.ids = IdFactory(seed, meta.get("id_counters"))

@@ -50,6 +50,7 @@ class EmulatorServer:
         """Listen and serve on a daemon thread; returns once requests are accepted."""
         sock = bind(self.host, self.port)
         self.port = sock.getsockname()[1]
+        self.emulator.base_url = self.url
         config = uvicorn.Config(create_app(self.emulator), log_level="warning", lifespan="off", access_log=False)
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [sock]},
@@ -99,6 +100,7 @@ def serve_forever(host: str, port: int, seed: int | None, state: str | None, api
     emulator = Emulator(seed=seed, state=state, api_version=api_version)
     sock = bind(host, port)
     actual = sock.getsockname()[1]
+    emulator.base_url = f"http://{host}:{actual}"
     announce(f"Stripe emulator listening on http://{host}:{actual} (API version {emulator.api_version}"
              + (f", seed {seed}" if seed is not None else "") + (f", state {state}" if state else ", in memory") + ")")
     config = uvicorn.Config(create_app(emulator), log_level="warning", lifespan="off", access_log=False)

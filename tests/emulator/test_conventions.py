@@ -9,7 +9,7 @@ import httpx
 import pytest
 import stripe
 
-from tests.emulator.conftest import TEST_KEY
+from tests.emulator.fixtures import TEST_KEY
 
 
 def test_auth_errors(emulator) -> None:

@@ -14,7 +14,7 @@ import pytest
 import stripe
 
 from stripebench_tui.emulator import running_emulator
-from tests.emulator.conftest import TEST_KEY
+from tests.emulator.fixtures import TEST_KEY
 
 
 def _client(emu) -> stripe.StripeClient:

@@ -19,6 +19,9 @@ How to add a resource (e.g. ``payment_intents``):
 4. Version-specific shapes go in ``@resource.renderer`` (``ctx.version_at_least(versions.X)``); store one
    canonical form, keep internal fields under ``_names`` (never rendered).
 5. Import the module below. Literal paths (``/v1/customers/search``) must be registered before ``/{id}`` ones.
+
+Browser pages (hosted Checkout, the stripe.js stand-in) register with ``registry.page_route(path)`` on a
+``factory(emulator) -> async Starlette endpoint``; ``ctx.base_url`` is the address the caller used.
 """
 
 from stripebench_tui.emulator import events  # noqa: F401
