@@ -178,7 +178,7 @@ def open_trace(path: str | os.PathLike[str]) -> Trace:
         try:
             header = parse_header(head.rstrip(b"\r\n"))
         except LineError as exc:
-            foreign = _open_foreign(p, head)
+            foreign = _open_foreign(p)
             if foreign is not None:
                 return foreign
             raise TraceError(f"{p}:1: {exc}") from None
@@ -188,7 +188,7 @@ def open_trace(path: str | os.PathLike[str]) -> Trace:
         return trace
 
 
-def _open_foreign(p: Path, head: bytes) -> Trace | None:
+def _open_foreign(p: Path) -> Trace | None:
     with open(p, "rb") as f:
         sample = f.read(8192)
     for module_name in FOREIGN_FORMATS.values():

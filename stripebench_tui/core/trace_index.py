@@ -158,9 +158,11 @@ class IndexBuilder:
         if ev.turn != self._current_turn:
             if self._current_turn is not None:
                 self._close_turn()
-            if ev.turn in idx._turn_pos or (idx.turns and ev.turn < idx.turns[-1]):
-                idx.exact = False
+            if ev.turn in idx._turn_pos:
+                idx.exact = False  # a turn resumed after another: lookups must replay
             else:
+                if idx.turns and ev.turn < idx.turns[-1]:
+                    idx.exact = False
                 idx._turn_pos[ev.turn] = len(idx.turns)
                 idx.turns.append(ev.turn)
                 idx.offsets.append(offset)
@@ -218,5 +220,11 @@ class IndexBuilder:
             idx._late_calls.append((call_pos, _NEVER, view))
         idx._late_calls.sort(key=lambda c: c[0])
         idx.event_count = self._pos
+        if not idx.exact:
+            # Out-of-order turns: list them sorted, each at its first offset (state_at replays anyway).
+            pairs = sorted(zip(idx.turns, idx.offsets))
+            idx.turns = [t for t, _ in pairs]
+            idx.offsets = [o for _, o in pairs]
+            idx._turn_pos = {t: i for i, t in enumerate(idx.turns)}
         idx._final = self.reducer.state
         return idx

@@ -119,13 +119,16 @@ def test_events_for_turn_uses_the_sidecar_without_a_full_scan(tmp_path: Path) ->
 
 def test_non_contiguous_turns_take_the_replay_path(tmp_path: Path) -> None:
     path = tmp_path / "t.jsonl"
-    events = [ModelMessage(t=i, turn=turn, text=f"m{i}") for i, turn in enumerate([1, 2, 1, 3])]
+    events = [ModelMessage(t=i, turn=turn, text=f"m{i}") for i, turn in enumerate([1, 4, 1, 3, 2])]
     written = write(path, events)
     trace = open_trace(path)
-    assert not trace.index().exact
+    index = trace.index()
+    assert not index.exact and index.turns == [1, 2, 3, 4]
     assert [e.seq for e in trace.events_for_turn(1)] == [0, 2]
+    assert [e.seq for e in trace.events_for_turn(2)] == [4]
     s = trace.state_at(1)  # after turn 1's last event (seq 2)
     assert summary(s) == summary(reduce([trace.header, *written[:3]]))
+    assert summary(trace.state_at(None)) == summary(reduce([trace.header, *written]))
 
 
 def test_index_is_built_once_across_threads(tmp_path: Path) -> None:
