@@ -14,7 +14,7 @@ from stripebench_tui.emulator.dispatch import finish, handle
 from stripebench_tui.emulator.engine import Emulator
 from stripebench_tui.emulator.registry import PAGE_ROUTES
 
-_METHODS = ["GET", "POST", "DELETE", "PUT", "PATCH"]
+_METHODS = ["GET", "POST", "DELETE", "PUT", "PATCH", "OPTIONS"]
 
 
 def create_app(emulator: Emulator) -> Starlette:
@@ -37,8 +37,8 @@ def create_app(emulator: Emulator) -> Starlette:
     routes: list[BaseRoute] = list(control_routes(emulator))
     for path, methods, factory in PAGE_ROUTES:
         routes.append(Route(path, factory(emulator), methods=methods))
-    routes.append(Route("/v1/{rest:path}", api, methods=_METHODS))
-    routes.append(Route("/v1", api, methods=_METHODS))
+    # Everything else, /v1 or not, gets Stripe's JSON errors rather than Starlette's plain-text 404/405.
+    routes.append(Route("/{rest:path}", api, methods=_METHODS))
     app = Starlette(routes=routes)
     app.state.emulator = emulator
     return app

@@ -35,3 +35,27 @@ def test_page_route_and_resource_registration() -> None:
         from stripebench_tui.emulator import registry
         registry.ROUTES.remove(widgets.routes[0])
         del registry.RESOURCES["test_widget"]
+
+
+def test_a_handler_bug_is_a_stripe_api_error_and_rolls_back() -> None:
+    gadgets = Resource("test_gadget", prefix="gad", noun="gadget")
+
+    @gadgets.route("POST", "/v1/test_gadgets")
+    def create(ctx: RequestContext, params: dict) -> dict:
+        ctx.save({"id": ctx.new_id("gad"), "object": "test_gadget", "created": ctx.now()})
+        raise RuntimeError("bug in a handler")
+
+    try:
+        with running_emulator() as emu:
+            auth = {"Authorization": "Bearer sk_test_x"}
+            response = httpx.post(f"{emu.url}/v1/test_gadgets", headers=auth)
+            assert response.status_code == 500
+            assert response.json()["error"]["type"] == "api_error" and "Traceback" not in response.text
+            assert emu.emulator.store.scan("test_gadget") == []
+            for method, path in (("OPTIONS", "/v1/customers"), ("GET", "/nowhere")):
+                other = httpx.request(method, f"{emu.url}{path}", headers=auth)
+                assert other.status_code == 404 and "Unrecognized request URL" in other.json()["error"]["message"]
+    finally:
+        from stripebench_tui.emulator import registry
+        registry.ROUTES.remove(gadgets.routes[0])
+        del registry.RESOURCES["test_gadget"]
