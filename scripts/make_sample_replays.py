@@ -129,10 +129,6 @@ def pip_log() -> str:
     return "\n".join(lines) + "\n"
 
 
-def obj_id(prefix: str, tail: str) -> str:
-    return f"{prefix}_test_{tail}" if prefix == "cs" else f"{prefix}_{tail}"
-
-
 def product(pid: str, name: str, price: str) -> dict:
     return {"id": pid, "object": "product", "active": True, "created": CREATED - 86400, "default_price": price,
             "description": None, "images": [], "livemode": False, "marketing_features": [], "metadata": {},
