@@ -27,14 +27,14 @@ def direct(calls: int) -> float:
     return time.perf_counter() - started
 
 
-async def through_mcp(calls: int, workspace: str) -> float:
-    """Seconds for ``calls`` sequential shell-tool calls of ``true`` over one MCP session."""
-    async with ToolServerHandle.builtin("shell", workspace) as shell:
+async def through_mcp(calls: int, workspace: str, command: str, server_args: list[str]) -> float:
+    """Seconds for ``calls`` sequential shell-tool calls of ``command`` over one MCP session."""
+    async with ToolServerHandle.builtin("shell", workspace, *server_args) as shell:
         for _ in range(20):  # warm up both processes
-            await shell.call("shell", {"command": "true"})
+            await shell.call("shell", {"command": command})
         started = time.perf_counter()
         for _ in range(calls):
-            result = await shell.call("shell", {"command": "true"})
+            result = await shell.call("shell", {"command": command})
             if result.is_error or result.data.get("exit_code") != 0:
                 sys.exit(f"shell tool failed: {result.text}")
         return time.perf_counter() - started
@@ -44,13 +44,17 @@ def main() -> None:
     """Run each side twice, interleaved (the machine is shared), keep each side's best, print the ratio."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=1000)
+    parser.add_argument("--command", default="true",
+                        help="what the tool runs (e.g. 'true;' to force the bash path; the direct side always runs true)")
+    parser.add_argument("--server-arg", action="append", default=[], help="extra shell server argument, e.g. --login")
     args = parser.parse_args()
     mcp_runs, direct_runs = [], []
     with tempfile.TemporaryDirectory() as workspace:
         direct(20)
         for round_ in (1, 2):
-            print(f"round {round_}: {args.calls} × `true` through the shell MCP tool, then directly …", file=sys.stderr)
-            mcp_runs.append(asyncio.run(through_mcp(args.calls, workspace)))
+            print(f"round {round_}: {args.calls} × {args.command!r} through the shell MCP tool, then `true` directly …",
+                  file=sys.stderr)  # fmt: skip
+            mcp_runs.append(asyncio.run(through_mcp(args.calls, workspace, args.command, args.server_arg)))
             direct_runs.append(direct(args.calls))
     mcp_s, direct_s = min(mcp_runs), min(direct_runs)
     per = 1000 / args.calls

@@ -96,8 +96,7 @@ class _PipeWriter:
         """Nothing is buffered; present because the SDK transport calls it."""
 
 
-async def serve_stdio(server: MCPServer, cleanups: list[Cleanup] | None = None) -> None:
-    """Serve ``server`` on stdin/stdout until stdin closes or SIGTERM/SIGINT, then run ``cleanups``."""
+async def _serve_fast(lowlevel) -> None:
     # Keep private copies of the wire and point fds 0/1 elsewhere, so a child process
     # that reads stdin or writes stdout can never corrupt the JSON-RPC stream.
     wire_in, wire_out = os.dup(0), os.dup(1)
@@ -105,16 +104,33 @@ async def serve_stdio(server: MCPServer, cleanups: list[Cleanup] | None = None) 
     os.dup2(null, 0)
     os.close(null)
     os.dup2(2, 1)
-    loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=64 * 1024 * 1024)
-    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(wire_in, "rb", 0))
+    await asyncio.get_running_loop().connect_read_pipe(
+        lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(wire_in, "rb", 0)
+    )
+    async with stdio_server(_LineReader(reader), _PipeWriter(wire_out)) as (read_stream, write_stream):
+        await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
+
+
+async def _serve_sdk(lowlevel) -> None:
+    async with stdio_server() as (read_stream, write_stream):
+        await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
+
+
+async def serve_stdio(server: MCPServer, cleanups: list[Cleanup] | None = None) -> None:
+    """Serve ``server`` on stdin/stdout until stdin closes or SIGTERM/SIGINT, then run ``cleanups``.
+
+    ``STRIPEBENCH_MCP_SDK_STDIO=1`` uses the SDK's own (thread-based) transport instead,
+    for comparison or should the fast one ever misbehave.
+    """
+    loop = asyncio.get_running_loop()
     main = asyncio.current_task()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, main.cancel)
     lowlevel = server._lowlevel_server  # the SDK's MCPServer.run_stdio_async does the same
+    serve = _serve_sdk if os.environ.get("STRIPEBENCH_MCP_SDK_STDIO") == "1" else _serve_fast
     try:
-        async with stdio_server(_LineReader(reader), _PipeWriter(wire_out)) as (read_stream, write_stream):
-            await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
+        await serve(lowlevel)
     except asyncio.CancelledError:
         pass
     finally:

@@ -8,6 +8,7 @@ running is stopped when the server exits.
 
 from __future__ import annotations
 
+import asyncio
 import os
 from dataclasses import dataclass
 
@@ -37,6 +38,7 @@ class Shell:
         self.max_output = max_output
         self.login = login
         self.jobs: dict[int, Job] = {}
+        self.running: set[processes.Process] = set()  # foreground commands in progress
         self._next_job = 1
         self.env = dict(os.environ)
         # Pagers would wait for a keypress that never comes.
@@ -75,7 +77,14 @@ class Shell:
         if limit <= 0:
             return tool_error(f"timeout must be positive seconds, got {timeout}")
         process = self._start(command, self.max_output)
-        finished = await process.wait(limit)
+        self.running.add(process)
+        try:
+            finished = await process.wait(limit)
+        except asyncio.CancelledError:  # the client went away mid-call: leave nothing behind
+            await process.kill(grace=0.5)
+            raise
+        finally:
+            self.running.discard(process)
         if not finished:
             await process.kill()
             text = process.output.text()
@@ -143,10 +152,11 @@ class Shell:
         )
 
     async def stop_all(self) -> None:
-        """Stop every job; called when the server exits."""
-        for job in list(self.jobs.values()):
-            await job.process.kill(grace=0.5)
+        """Stop every job and running command, all at once; called when the server exits."""
+        doomed = [job.process for job in self.jobs.values()] + list(self.running)
+        await asyncio.gather(*(process.kill(grace=0.5) for process in doomed), return_exceptions=True)
         self.jobs.clear()
+        self.running.clear()
 
 
 def build_server(shell: Shell) -> MCPServer:

@@ -139,3 +139,14 @@ def test_plain_commands_skip_bash_and_shell_syntax_does_not():
 async def test_empty_command_is_an_error(shell):
     result = await shell.call("shell", {"command": "   "})
     assert result.is_error and "empty command" in result.text
+
+
+async def test_a_command_still_running_is_stopped_when_the_client_goes_away(workspace):
+    pidfile = workspace / "fg.pid"
+    async with ToolServerHandle.builtin("shell", str(workspace)) as shell:
+        call = asyncio.create_task(shell.call("shell", {"command": f"echo $$ > {pidfile}; exec sleep 60"}))
+        assert await wait_until(lambda: pidfile.exists() and pidfile.read_text().strip() != "")
+        pid = int(pidfile.read_text())
+        assert alive(pid)
+    call.cancel()
+    assert await wait_until(lambda: not alive(pid))
