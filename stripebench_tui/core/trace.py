@@ -284,7 +284,11 @@ class Trace:
         return out
 
     def state_at(self, turn: int | None = None, *, keep_output: bool = False) -> EpisodeState:
-        """The state after ``turn``'s last event (the latest turn ≤ it; None: the whole episode)."""
+        """The state after ``turn``'s last event (the latest turn ≤ it; None: the whole episode).
+
+        Fast (no replay) once ``index()`` is built, unless ``keep_output`` or the turns are out of
+        order. Treat the result as read-only: its ``Turn`` records are shared between calls.
+        """
         index = self.index()
         if index.exact and not keep_output:
             return index.state_at(turn)
