@@ -87,6 +87,9 @@ class Manifest(_Strict):
     submission: str | None = None  # file in the workspace where the agent puts its answer (e.g. a cs_ id)
     grader: str | None = None  # module in graders/ (default: the id with dashes as underscores)
     tools: list[str] = Field(default_factory=lambda: ["shell", "files", "stripe_docs"])
+    # Commands run with bash in the fresh workspace before the seed script (e.g. making the app's own venv);
+    # they see the episode's environment variables. A failing command ends the episode before the agent starts.
+    setup: list[str] = Field(default_factory=list)
     limits: Limits = Field(default_factory=Limits)
     stripe: StripeSetup = Field(default_factory=StripeSetup)
     services: list[ServiceSpec] = Field(default_factory=list)
