@@ -1,0 +1,131 @@
+"""What a check may use: the episode's public surfaces (Stripe API, the app, its database, a browser).
+
+Nothing here talks to an emulator-only endpoint, so the same checks run against
+real Stripe test mode: ``ctx.stripe`` is the official SDK client pointed at the
+episode's backend (``stripe_api_base`` None means api.stripe.com).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from stripebench_tui.envs.manifest import Environment
+
+
+class GradingUnavailable(RuntimeError):
+    """A check asked for something this grading run does not have (no app URL, no database file)."""
+
+
+@dataclass
+class GradingContext:
+    """The episode a grader judges, and helpers to read its state through public means only."""
+
+    env: Environment
+    episode_dir: Path
+    workspace: Path
+    stripe_api_base: str | None
+    stripe_api_key: str
+    app_urls: dict[str, str] = field(default_factory=dict)
+    env_vars: dict[str, str] = field(default_factory=dict)
+    submission_path: Path | None = None
+    http_timeout: float = 10.0
+
+    def __post_init__(self) -> None:
+        self.episode_dir = Path(self.episode_dir)
+        self.workspace = Path(self.workspace)
+        if self.submission_path is None and self.env.manifest.submission:
+            self.submission_path = self.workspace / self.env.manifest.submission
+        self._lock = threading.Lock()
+        self._stripe: Any = None
+        self._http: dict[str, httpx.Client] = {}
+        self._browsers: list[Any] = []  # (playwright, browser) pairs opened by the current evaluation
+
+    # ---- Stripe ----
+
+    @property
+    def stripe(self) -> Any:
+        """An official ``stripe.StripeClient`` for the episode's backend and key (one per context)."""
+        with self._lock:
+            if self._stripe is None:
+                import stripe
+
+                base = {"api": self.stripe_api_base} if self.stripe_api_base else None
+                # Retries would hide a flaky backend from the verdict and cost latency; a failed read is an error.
+                self._stripe = stripe.StripeClient(self.stripe_api_key, base_addresses=base, max_network_retries=0)
+            return self._stripe
+
+    # ---- the app ----
+
+    def http(self, name: str = "APP_URL") -> httpx.Client:
+        """An httpx client whose base URL is the app's ``name`` URL (e.g. ``APP_URL``)."""
+        with self._lock:
+            client = self._http.get(name)
+            if client is None:
+                url = self.app_urls.get(name) or self.env_vars.get(name)
+                if not url:
+                    known = ", ".join(sorted(self.app_urls)) or "none"
+                    raise GradingUnavailable(f"no app URL {name!r} in this grading run (known: {known}); is the app running?")
+                client = httpx.Client(base_url=url, timeout=self.http_timeout, follow_redirects=False)
+                self._http[name] = client
+            return client
+
+    def db(self, path: str | Path) -> sqlite3.Connection:
+        """The app's SQLite database at ``path`` (relative to the workspace), opened read-only."""
+        full = Path(path) if Path(path).is_absolute() else self.workspace / path
+        if not full.is_file():
+            raise GradingUnavailable(f"no database at {full}")
+        conn = sqlite3.connect(f"{full.resolve().as_uri()}?mode=ro", uri=True, timeout=5, check_same_thread=False)
+        conn.row_factory = sqlite3.Row
+        return conn
+
+    def submission(self) -> str | None:
+        """The agent's submission file's text (stripped), or None when absent or empty."""
+        if self.submission_path is None:
+            return None
+        try:
+            text = self.submission_path.read_text(encoding="utf-8", errors="replace").strip()
+        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+            return None
+        return text or None
+
+    # ---- a browser ----
+
+    async def browser(self) -> Any:
+        """A fresh Playwright page on Chromium (async API); closed when the evaluation ends."""
+        from playwright.async_api import async_playwright
+
+        from stripebench_tui.chromium import launch_options
+
+        pw = await async_playwright().start()
+        try:
+            browser = await pw.chromium.launch(**launch_options())
+        except BaseException:
+            await pw.stop()
+            raise
+        self._browsers.append((pw, browser))
+        return await browser.new_page()
+
+    async def close_browsers(self) -> None:
+        """Close every browser opened since the last call (the evaluation is over)."""
+        browsers, self._browsers = self._browsers, []
+        for pw, browser in browsers:
+            try:
+                await browser.close()
+            finally:
+                await pw.stop()
+
+    def close(self) -> None:
+        """Close HTTP clients (browsers are closed per evaluation)."""
+        with self._lock:
+            clients, self._http = list(self._http.values()), {}
+        for client in clients:
+            client.close()
+
+
+__all__ = ["GradingContext", "GradingUnavailable"]
