@@ -29,6 +29,9 @@ BUILTIN_AGENTS: dict[str, str] = {
     "noop": "stripebench_tui.agents.noop:NoopAgent",
     "anthropic": "stripebench_tui.agents.anthropic:AnthropicAgent",
     "openai": "stripebench_tui.agents.openai_compat:OpenAICompatAgent",
+    "oracle": "stripebench_tui.agents.oracle:OracleAgent",
+    "replay": "stripebench_tui.agents.replay:ReplayAgent",
+    "human": "stripebench_tui.agents.human:HumanAgent",
 }
 
 AgentFactory = Callable[..., Agent]

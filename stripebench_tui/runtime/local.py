@@ -1,0 +1,128 @@
+"""The local sandbox: the episode runs on this machine, in a fresh episode directory.
+
+Layout: ``workspace/`` (the environment's workspace copied in), ``trace.jsonl``,
+``screenshots/``, ``logs/`` (one file per service and the seed script). Every
+``ports`` entry of every service gets a free port; ``X_PORT`` also defines
+``X_URL`` (``http://127.0.0.1:PORT``), so ``APP_PORT`` gives ``APP_URL``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import shutil
+import sys
+import uuid
+from pathlib import Path
+
+from stripebench_tui.core.bus import EventBus
+from stripebench_tui.envs.manifest import Environment
+from stripebench_tui.envs.plans import PlanError, expand
+from stripebench_tui.errors import BadFileError
+from stripebench_tui.runtime.reaper import TAG_VAR, Watchdog, tagged_pids
+from stripebench_tui.runtime.services import ServiceFailed, ServiceProcess, free_port, run_logged
+
+SEED_TIMEOUT = 120.0
+
+
+class LocalSandbox:
+    """Runs the environment's seed script and services as local processes (see the module docstring)."""
+
+    name = "local"
+
+    def __init__(self, env: Environment, episode_dir: Path, stripe_vars: dict[str, str]) -> None:
+        self.env = env
+        self.episode_dir = episode_dir
+        self.workspace = episode_dir / "workspace"
+        self.logs = episode_dir / "logs"
+        self.screenshots = episode_dir / "screenshots"
+        self.tag = uuid.uuid4().hex
+        self.services: list[ServiceProcess] = []
+        self.watchdog: Watchdog | None = None
+        self._vars = dict(stripe_vars)
+        self._stopped = False
+
+    def prepare(self) -> None:
+        """Copy the workspace in, make the directories, allocate ports and start the watchdog."""
+        if self.env.workspace.is_dir():
+            shutil.copytree(self.env.workspace, self.workspace, symlinks=True)
+        else:
+            self.workspace.mkdir()
+        self.logs.mkdir(exist_ok=True)
+        self.screenshots.mkdir(exist_ok=True)
+        for spec in self.env.manifest.services:
+            for var in spec.ports:
+                if var not in self._vars:
+                    port = free_port()
+                    self._vars[var] = str(port)
+                    if var.endswith("_PORT"):
+                        self._vars.setdefault(var[: -len("_PORT")] + "_URL", f"http://127.0.0.1:{port}")
+        self._vars.update(WORKSPACE=str(self.workspace), EPISODE_DIR=str(self.episode_dir),
+                          SCREENSHOTS_DIR=str(self.screenshots))
+        self.watchdog = Watchdog(self.tag)
+
+    def variables(self) -> dict[str, str]:
+        """Ports, URLs, Stripe settings and paths (the oracle plan's ``${NAME}`` context)."""
+        return dict(self._vars)
+
+    def tool_env(self) -> dict[str, str]:
+        """The environment of every process the episode starts: ours, the episode's variables and the tag."""
+        env = dict(os.environ)
+        for key in ("STRIPE_API_BASE", "STRIPE_API_VERSION"):  # never leak the user's own settings into an episode
+            env.pop(key, None)
+        env.update(self._vars)
+        env.update({TAG_VAR: self.tag, "PYTHONUNBUFFERED": "1"})
+        return env
+
+    async def run_seed(self, bus: EventBus) -> None:
+        """Run the manifest's ``stripe.seed`` script with python in the workspace."""
+        seed = self.env.manifest.stripe.seed
+        if not seed:
+            return
+        code = await run_logged(bus, "seed", [sys.executable, str(self.env.path(seed))], cwd=self.workspace,
+                                env=self.tool_env(), log_path=self.logs / "seed.log", timeout=SEED_TIMEOUT)
+        if code != 0:
+            raise ServiceFailed(f"the seed script {seed} exited with code {code} (see {self.logs / 'seed.log'})")
+
+    async def start_services(self, bus: EventBus) -> None:
+        """Start every service in manifest order, each healthy before the next starts."""
+        for spec in self.env.manifest.services:
+            env = self.tool_env()
+            try:
+                env.update({k: expand(v, env) for k, v in spec.env.items()})
+                health = None
+                if spec.health is not None:
+                    health = {k: expand(v, env) for k, v in (("http", spec.health.http), ("tcp", spec.health.tcp)) if v}
+            except PlanError as exc:
+                raise BadFileError(f"{self.env.root / 'environment.toml'}: services.{spec.name}: {exc}") from None
+            service = ServiceProcess(bus, spec.name, spec.command, cwd=self.workspace, env=env,
+                                     log_path=self.logs / f"{_safe(spec.name)}.log", health=health,
+                                     health_timeout=spec.health.timeout if spec.health else 30.0,
+                                     restart=spec.restart)
+            self.services.append(service)
+            await service.start()
+
+    async def stop(self) -> None:
+        """Stop services (newest first), then let the watchdog sweep anything left with the episode's tag."""
+        if self._stopped:
+            return
+        self._stopped = True
+        for service in reversed(self.services):
+            try:
+                await service.stop()
+            except Exception:  # noqa: BLE001 - keep stopping the others
+                pass
+        if self.watchdog is not None:
+            await asyncio.to_thread(self.watchdog.close)
+
+    def leftovers(self) -> list[int]:
+        """Pids still carrying this episode's tag (empty after a clean stop)."""
+        return tagged_pids(self.tag)
+
+
+def _safe(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", name)
+
+
+__all__ = ["LocalSandbox"]

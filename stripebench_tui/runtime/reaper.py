@@ -1,0 +1,99 @@
+"""Making sure no process of an episode outlives it, even when stripebench itself is killed.
+
+Every process an episode starts (services, the seed script, tool servers and what
+the agent's shell runs) inherits ``STRIPEBENCH_EPISODE=<tag>`` in its environment.
+A small watchdog process (``python -m stripebench_tui.runtime.reaper TAG``, in its
+own session so Ctrl+C does not reach it) holds a pipe from the episode: when the
+pipe closes — a normal end, or the parent dying from kill -9 — it stops every
+process carrying the tag (SIGTERM, then SIGKILL) and exits. ``tagged_pids`` is
+the same /proc scan, for tests and for the final check of a normal end.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+TAG_VAR = "STRIPEBENCH_EPISODE"
+PR_SET_PDEATHSIG = 1
+
+
+def tagged_pids(tag: str, exclude: set[int] | None = None) -> list[int]:
+    """Pids of live processes whose environment has ``STRIPEBENCH_EPISODE=tag`` (ours only: others are unreadable)."""
+    needle = f"{TAG_VAR}={tag}".encode()
+    skip = {os.getpid(), *(exclude or ())}
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) in skip:
+            continue
+        try:
+            environ = Path(f"/proc/{entry}/environ").read_bytes()
+            state = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if state != "Z" and needle in environ.split(b"\0"):
+            found.append(int(entry))
+    return found
+
+
+def kill_tagged(tag: str, grace: float = 2.0, exclude: set[int] | None = None) -> int:
+    """SIGTERM every tagged process, SIGKILL what is left after ``grace`` seconds; returns how many there were."""
+    pids = tagged_pids(tag, exclude)
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline and tagged_pids(tag, exclude):
+        time.sleep(0.05)
+    for pid in tagged_pids(tag, exclude):
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+    return len(pids)
+
+
+def die_with_parent() -> None:
+    """preexec_fn: have the kernel SIGKILL this child when the process that started it dies."""
+    with contextlib.suppress(Exception):
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+
+
+class Watchdog:
+    """The watchdog process for one episode tag; ``close()`` makes it sweep and waits for it."""
+
+    def __init__(self, tag: str) -> None:
+        self.tag = tag
+        env = {k: v for k, v in os.environ.items() if k != TAG_VAR}
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "stripebench_tui.runtime.reaper", tag, str(os.getpid())],
+            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            env=env, start_new_session=True, close_fds=True,
+        )
+
+    def close(self, timeout: float = 10.0) -> None:
+        """Close the pipe (the watchdog then stops every tagged process) and wait for it to finish."""
+        if self.process.stdin is not None and not self.process.stdin.closed:
+            with contextlib.suppress(OSError):
+                self.process.stdin.close()
+        try:
+            self.process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+def _watch(tag: str) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # only the pipe closing ends the watch
+    with contextlib.suppress(OSError):
+        while sys.stdin.buffer.read(4096):
+            pass
+    kill_tagged(tag)
+
+
+if __name__ == "__main__":
+    _watch(sys.argv[1])

@@ -1,0 +1,217 @@
+"""An environment's long-running processes: start with bash, health-check, stream logs, restart, stop.
+
+Each service runs in its own process group (so stopping it stops what it
+started) with a parent-death signal, and every line it prints becomes a
+``service`` event on the bus (and a line in ``logs/<name>.log``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import socket
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from stripebench_tui.core.bus import EventBus
+from stripebench_tui.core.events import Service
+from stripebench_tui.runtime.reaper import die_with_parent
+
+STOP_GRACE = 3.0
+MAX_LINE = 4000  # a log line longer than this is cut in the event (the log file keeps it whole)
+RESTART_LIMIT = 5  # restarts within a run before a crash-looping service is left down
+
+
+class ServiceFailed(Exception):
+    """A service did not become healthy (or the seed script failed); the message says why, on one line."""
+
+
+async def run_logged(bus: EventBus, name: str, argv: list[str], *, cwd: Path, env: dict[str, str],
+                     log_path: Path, timeout: float) -> int:
+    """Run a short process (the seed script) to its end, its output as ``service`` events; returns its exit code."""
+    proc = await _spawn(argv, cwd, env)
+    await bus.publish(Service(service=name, status="starting", pid=proc.pid, text=" ".join(argv)))
+    with open(log_path, "ab") as log:
+        readers = [asyncio.create_task(_pump(bus, name, s, kind, log)) for s, kind in
+                   ((proc.stdout, "stdout"), (proc.stderr, "stderr"))]
+        try:
+            code = await asyncio.wait_for(proc.wait(), timeout)
+        except asyncio.TimeoutError:
+            _killpg(proc.pid, signal.SIGKILL)
+            await proc.wait()
+            raise ServiceFailed(f"{name} did not finish within {timeout:g} s") from None
+        finally:
+            await asyncio.gather(*readers, return_exceptions=True)
+    await bus.publish(Service(service=name, status="exited", exit_code=code, pid=proc.pid))
+    return code
+
+
+async def _spawn(argv: list[str], cwd: Path, env: dict[str, str]) -> asyncio.subprocess.Process:
+    return await asyncio.create_subprocess_exec(
+        *argv, cwd=str(cwd), env=env, stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        start_new_session=True, preexec_fn=die_with_parent,
+    )
+
+
+async def _pump(bus: EventBus, name: str, stream: asyncio.StreamReader | None, kind: str, log: Any) -> None:
+    if stream is None:
+        return
+    while True:
+        try:
+            line = await stream.readline()
+        except ValueError:  # a line beyond the reader's limit: take what is there
+            line = await stream.read(64 * 1024)
+        if not line:
+            return
+        log.write(line)
+        log.flush()
+        text = line.decode("utf-8", "replace").rstrip("\r\n")
+        if len(text) > MAX_LINE:
+            text = text[:MAX_LINE] + " …[cut]"
+        await bus.publish(Service(service=name, status="log", stream=kind, text=text))
+
+
+async def _settle(tasks: list[asyncio.Task[None]], timeout: float = 1.0) -> None:
+    """Let log readers print the last lines, but never wait on a pipe some stray process still holds."""
+    if tasks:
+        _, pending = await asyncio.wait(tasks, timeout=timeout)
+        for task in pending:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+
+def _killpg(pid: int, sig: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, sig)
+
+
+async def probe(health: dict[str, str], timeout: float = 1.0) -> bool:
+    """One health probe: an HTTP GET answering below 400, or a TCP connection accepted."""
+    if health.get("http"):
+        try:
+            async with httpx.AsyncClient(timeout=timeout, trust_env=False) as client:
+                response = await client.get(health["http"])
+            return response.status_code < 400
+        except httpx.HTTPError:
+            return False
+    host, _, port = health["tcp"].rpartition(":")
+    try:
+        _, writer = await asyncio.wait_for(asyncio.open_connection(host or "127.0.0.1", int(port)), timeout)
+    except (OSError, asyncio.TimeoutError, ValueError):
+        return False
+    writer.close()
+    with contextlib.suppress(Exception):
+        await writer.wait_closed()
+    return True
+
+
+class ServiceProcess:
+    """One running service of the episode."""
+
+    def __init__(self, bus: EventBus, name: str, command: str, *, cwd: Path, env: dict[str, str], log_path: Path,
+                 health: dict[str, str] | None = None, health_timeout: float = 30.0, restart: bool = False) -> None:
+        self.bus, self.name, self.command = bus, name, command
+        self.cwd, self.env, self.log_path = cwd, env, log_path
+        self.health, self.health_timeout, self.restart = health, health_timeout, restart
+        self.proc: asyncio.subprocess.Process | None = None
+        self.restarts = 0
+        self._stopping = False
+        self._monitor: asyncio.Task[None] | None = None
+        self._readers: list[asyncio.Task[None]] = []
+        self._log = open(log_path, "ab")
+
+    @property
+    def pid(self) -> int | None:
+        return self.proc.pid if self.proc else None
+
+    async def start(self) -> None:
+        """Start the process and wait until it is healthy; ServiceFailed otherwise (the process is then stopped)."""
+        await self._launch()
+        if self.health:
+            await self._wait_healthy()
+        await self.bus.publish(Service(service=self.name, status="healthy", pid=self.pid))
+        self._monitor = asyncio.create_task(self._watch(), name=f"service:{self.name}")
+
+    async def _launch(self) -> None:
+        self.proc = await _spawn(["bash", "-c", self.command], self.cwd, self.env)
+        await self.bus.publish(Service(service=self.name, status="starting", pid=self.proc.pid, text=self.command))
+        self._readers = [asyncio.create_task(_pump(self.bus, self.name, s, kind, self._log)) for s, kind in
+                         ((self.proc.stdout, "stdout"), (self.proc.stderr, "stderr"))]
+
+    async def _wait_healthy(self) -> None:
+        assert self.proc is not None and self.health is not None
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.health_timeout
+        target = self.health.get("http") or f"tcp {self.health.get('tcp')}"
+        while True:
+            if self.proc.returncode is not None:
+                await _settle(self._readers)
+                why = f"service {self.name} exited with code {self.proc.returncode} before it was healthy ({target})"
+                break
+            if await probe(self.health):
+                return
+            if loop.time() > deadline:
+                why = f"service {self.name} failed its health check: no answer from {target} within {self.health_timeout:g} s"
+                break
+            await asyncio.sleep(0.1)
+        await self.bus.publish(Service(service=self.name, status="unhealthy", text=why, pid=self.pid,
+                                       exit_code=self.proc.returncode))
+        await self.stop(quiet=True)
+        raise ServiceFailed(why)
+
+    async def _watch(self) -> None:
+        # Report exits; restart the service when the manifest asks for it (agents often kill and restart apps).
+        while self.proc is not None:
+            code = await self.proc.wait()
+            if self._stopping:
+                return
+            _killpg(self.proc.pid, signal.SIGKILL)  # leave nothing the exited leader started
+            await _settle(self._readers)
+            await self.bus.publish(Service(service=self.name, status="exited", exit_code=code, pid=self.proc.pid))
+            if not self.restart or self.restarts >= RESTART_LIMIT:
+                return
+            self.restarts += 1
+            await asyncio.sleep(min(2.0, 0.2 * self.restarts))
+            if self._stopping:
+                return
+            await self._launch()
+
+    async def stop(self, quiet: bool = False) -> None:
+        """SIGTERM the process group, SIGKILL it after a grace period, and wait for the leader."""
+        self._stopping = True
+        if self._monitor is not None and self._monitor is not asyncio.current_task():
+            self._monitor.cancel()
+            await asyncio.gather(self._monitor, return_exceptions=True)
+        proc = self.proc
+        if proc is not None:
+            _killpg(proc.pid, signal.SIGTERM)
+            try:
+                await asyncio.wait_for(proc.wait(), STOP_GRACE)
+            except asyncio.TimeoutError:
+                pass
+            _killpg(proc.pid, signal.SIGKILL)  # children of the leader may linger after it exits
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(proc.wait(), STOP_GRACE)
+            for task in self._readers:
+                task.cancel()
+            await asyncio.gather(*self._readers, return_exceptions=True)
+            if not quiet:
+                await self.bus.publish(Service(service=self.name, status="stopped", pid=proc.pid,
+                                               exit_code=proc.returncode))
+        if not self._log.closed:
+            self._log.close()
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A port nothing listens on right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind((host, 0))
+        return s.getsockname()[1]
+
+
+__all__ = ["ServiceFailed", "ServiceProcess", "free_port", "probe", "run_logged"]

@@ -1,0 +1,111 @@
+"""The episode's tool executor: the manifest's MCP tool servers, with calls routed by tool name.
+
+Each server is started with the episode workspace and the episode's environment
+(Stripe variables, ports, the reaper tag), its stderr going to ``logs/tools-<name>.log``.
+A call to an unknown tool or with bad arguments comes back as an error result the
+agent sees; only a server that died raises (the driver then ends the episode).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+from pathlib import Path
+from typing import Any
+
+from mcp.shared.exceptions import MCPError
+
+from stripebench_tui.core.agent import ToolSpec
+from stripebench_tui.core.executor import ToolOutcome
+from stripebench_tui.errors import RuntimeProblem
+from stripebench_tui.tools.client import ToolServerHandle
+
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".webp")
+
+
+class McpToolExecutor:
+    """Implements ``core.executor.ToolExecutor`` over several MCP servers."""
+
+    def __init__(self, servers: list[str], *, workspace: Path, episode_dir: Path, env: dict[str, str],
+                 logs: Path | None = None) -> None:
+        self.server_names = list(servers)
+        self.workspace = workspace
+        self.episode_dir = episode_dir
+        self.env = env
+        self.logs = logs or episode_dir / "logs"
+        self.handles: dict[str, ToolServerHandle] = {}
+        self.routes: dict[str, ToolServerHandle] = {}
+        self.specs: list[ToolSpec] = []
+        self._errlogs: list[Any] = []
+
+    async def start(self) -> None:
+        """Start every server (in parallel) and learn their tools; RuntimeProblem in one line on failure."""
+        if "browser" in self.server_names:
+            from stripebench_tui.chromium import find_chromium
+
+            if find_chromium() is None:
+                raise RuntimeProblem("the browser tool needs Chromium, which was not found (install the chromium package)")
+        for name in self.server_names:
+            extra: list[str] = []
+            if name == "browser":
+                extra = ["--screenshots", str(self.episode_dir / "screenshots")]
+            errlog = open(self.logs / f"tools-{name}.log", "a", encoding="utf-8")
+            self._errlogs.append(errlog)
+            self.handles[name] = ToolServerHandle.builtin(name, str(self.workspace), *extra, env=self.env, errlog=errlog)
+        results = await asyncio.gather(*(h.start() for h in self.handles.values()), return_exceptions=True)
+        for name, result in zip(self.handles, results):
+            if isinstance(result, BaseException):
+                await self.close()
+                raise RuntimeProblem(f"tool server {name!r} did not start: {result}") from None
+        for handle in self.handles.values():
+            for spec in await handle.list_tools():
+                if spec.name in self.routes:
+                    continue  # the first server to offer a name keeps it
+                self.routes[spec.name] = handle
+                self.specs.append(spec)
+
+    async def tools(self) -> list[ToolSpec]:
+        """Every tool of every server."""
+        return list(self.specs)
+
+    async def call(self, tool: str, arguments: dict[str, Any]) -> ToolOutcome:
+        """Run one call on the server that offers ``tool``."""
+        handle = self.routes.get(tool)
+        if handle is None:
+            known = ", ".join(sorted(self.routes))
+            return ToolOutcome(text=f"unknown tool {tool!r}; available tools: {known}", is_error=True)
+        if not isinstance(arguments, dict):
+            return ToolOutcome(text=f"arguments of {tool} must be a JSON object, got {type(arguments).__name__}",
+                               is_error=True)
+        try:
+            result = await handle.call(tool, arguments)
+        except MCPError as exc:  # the server answered with a protocol error (bad arguments, unknown tool)
+            return ToolOutcome(text=f"{tool} failed: {exc}", is_error=True)
+        data = result.data or {}
+        exit_code = data.get("exit_code") if isinstance(data.get("exit_code"), int) else None
+        duration = data.get("duration_s") if isinstance(data.get("duration_s"), (int, float)) else None
+        return ToolOutcome(text=result.text, is_error=result.is_error, exit_code=exit_code,
+                           duration=float(duration) if duration is not None and tool == "shell" else None,
+                           images=self._images(data))
+
+    def _images(self, data: dict[str, Any]) -> list[str]:
+        path = data.get("path")
+        if not isinstance(path, str) or not path.lower().endswith(IMAGE_SUFFIXES):
+            return []
+        try:
+            return [os.path.relpath(Path(path).resolve(), self.episode_dir.resolve())]
+        except ValueError:
+            return [path]
+
+    async def close(self) -> None:
+        """Stop every server (each stops the processes it started)."""
+        handles, self.handles = list(self.handles.values()), {}
+        await asyncio.gather(*(h.close() for h in handles), return_exceptions=True)
+        for errlog in self._errlogs:
+            with contextlib.suppress(Exception):
+                errlog.close()
+        self._errlogs = []
+
+
+__all__ = ["McpToolExecutor"]

@@ -1,0 +1,147 @@
+"""The Stripe watcher: polls ``GET /v1/events`` and publishes a ``stripe_object`` event per new or changed object.
+
+It uses only the official SDK's public list call, so it works the same on the
+emulator and on real test mode. The starting point is the newest event that
+exists when the watcher starts (nothing older is reported); after that each poll
+asks for the events just newer than the last one seen (``ending_before``), page
+by page until ``has_more`` is false, and publishes them oldest first.
+
+Events are tagged with the bus's current turn. ``sync()`` polls at once; the
+episode runs it as the first turn-end hook so that objects a turn's tool calls
+created are attributed to that turn rather than to the next.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from stripebench_tui.core.bus import EventBus
+from stripebench_tui.core.events import Service, StripeObject
+
+log = logging.getLogger(__name__)
+
+PAGE = 100
+EMULATOR_INTERVAL = 0.05  # seconds between polls on the emulator
+REAL_INTERVAL = 1.0  # real Stripe rate-limits test mode; once a second is plenty
+
+
+def _plain(obj: Any) -> Any:
+    """An SDK object as plain JSON-ready data."""
+    if hasattr(obj, "to_dict"):
+        try:
+            return obj.to_dict(recursive=True)
+        except TypeError:  # older SDKs: to_dict_recursive
+            return obj.to_dict_recursive()
+    return obj
+
+
+def _change(event_type: str) -> str:
+    tail = event_type.rsplit(".", 1)[-1]
+    return "deleted" if tail == "deleted" else "created" if tail == "created" else "updated"
+
+
+class StripeWatcher:
+    """Polls a backend's events and publishes ``stripe_object`` events on ``bus``."""
+
+    def __init__(self, client: Any, bus: EventBus, interval: float = EMULATOR_INTERVAL) -> None:
+        self.client = client  # a stripe.StripeClient
+        self.bus = bus
+        self.interval = interval
+        self.cursor: str | None = None  # id of the newest event already handled
+        self.seen = 0
+        self._snapshots: dict[str, Any] = {}
+        self._lock = asyncio.Lock()
+        self._task: asyncio.Task[None] | None = None
+        self._started = False
+        self._errors = 0
+
+    async def start(self) -> None:
+        """Note the newest existing event as the starting point, then poll in the background."""
+        page = await self.client.v1.events.list_async(params={"limit": 1})
+        self.cursor = page.data[0].id if page.data else None
+        self._started = True
+        self._task = asyncio.create_task(self._loop(), name="stripe-watcher")
+
+    async def _loop(self) -> None:
+        while True:
+            await asyncio.sleep(self.interval)
+            try:
+                await self.sync()
+                self._errors = 0
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - a flaky backend must not end the episode; say so once
+                self._errors += 1
+                if self._errors == 1:
+                    log.warning("stripe watcher poll failed: %s", exc)
+                    await self.bus.publish(Service(service="stripe-watcher", status="log", stream="stderr",
+                                                   text=f"polling /v1/events failed: {type(exc).__name__}: {exc}"))
+                await asyncio.sleep(min(5.0, self.interval * 2 ** min(self._errors, 6)))
+
+    async def sync(self) -> int:
+        """Fetch every event newer than the cursor and publish their objects now; returns how many events."""
+        if not self._started:
+            return 0
+        async with self._lock:
+            fresh: list[Any] = []
+            if self.cursor is None:
+                # No event existed at start: everything listed is new. Walk from the newest backwards.
+                params: dict[str, Any] = {"limit": PAGE}
+                while True:
+                    page = await self.client.v1.events.list_async(params=params)
+                    fresh.extend(page.data)
+                    if not page.has_more or not page.data:
+                        break
+                    params = {"limit": PAGE, "starting_after": page.data[-1].id}
+                fresh.reverse()
+            else:
+                cursor = self.cursor
+                while True:
+                    page = await self.client.v1.events.list_async(params={"limit": PAGE, "ending_before": cursor})
+                    if not page.data:
+                        break
+                    fresh.extend(reversed(page.data))  # each page is newest first
+                    cursor = page.data[0].id
+                    if not page.has_more:
+                        break
+            for event in fresh:
+                await self._publish(event)
+            if fresh:
+                self.cursor = fresh[-1].id
+            return len(fresh)
+
+    async def _publish(self, event: Any) -> None:
+        self.seen += 1
+        obj = _plain(event.data.object)
+        if not isinstance(obj, dict):
+            return
+        object_id = str(obj.get("id", ""))
+        change = _change(event.type)
+        if object_id and self._snapshots.get(object_id) == obj and change == "updated":
+            return  # an event that changed nothing we can see (e.g. a second event on the same snapshot)
+        self._snapshots[object_id] = obj
+        request = getattr(event, "request", None)
+        request_id = (getattr(request, "id", None) if request is not None else None) or ""
+        await self.bus.publish(StripeObject(object_id=object_id, object_type=str(obj.get("object", "")), change=change,
+                                            data=obj, event_id=event.id, event_type=event.type, request_id=request_id))
+
+    async def turn_end_hook(self, driver: Any) -> None:
+        """Driver turn-end hook: publish this turn's objects before the turn closes."""
+        await self.sync()
+
+    async def stop(self) -> None:
+        """Poll one last time, then stop the background loop."""
+        task, self._task = self._task, None
+        if task is not None:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+        if self._started:
+            try:
+                await self.sync()
+            except Exception as exc:  # noqa: BLE001 - the backend may already be gone
+                log.debug("last watcher poll failed: %s", exc)
+
+
+__all__ = ["EMULATOR_INTERVAL", "REAL_INTERVAL", "StripeWatcher"]
