@@ -1,0 +1,161 @@
+"""Checkout Session money: line item amounts, one coupon or promotion code, ``total_details``, line item pages.
+
+Shared by the API (``checkout_sessions``), the browser pages (applying a promotion code) and completion (which
+redeems the discount and bills the subscription's first invoice with the same numbers).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from stripebench_tui.emulator.context import RequestContext
+from stripebench_tui.emulator.errors import StripeError, invalid
+from stripebench_tui.emulator.versions import PROMOTION_CODE_POLYMORPHIC
+
+
+def find_promotion_code(ctx: RequestContext, code: str) -> dict[str, Any] | None:
+    """The active promotion code a customer typed (case-insensitive), or None."""
+    for promo in ctx.store.scan("promotion_code"):
+        if promo["active"] and promo["code"].lower() == code.strip().lower():
+            return promo
+    return None
+
+
+def _coupon_usable(ctx: RequestContext, coupon: dict[str, Any], currency: str | None) -> str | None:
+    if coupon.get("redeem_by") is not None and ctx.now() >= coupon["redeem_by"]:
+        return "This coupon has expired."
+    if coupon.get("max_redemptions") is not None and coupon["times_redeemed"] >= coupon["max_redemptions"]:
+        return "This coupon has reached its maximum number of redemptions."
+    if coupon.get("amount_off") is not None and currency and coupon["currency"] != currency \
+            and currency not in (coupon.get("_currency_options") or {}):
+        return f"This coupon's currency ({coupon['currency']}) does not match the session's currency ({currency})."
+    return None
+
+
+def promotion_problem(ctx: RequestContext, session: dict[str, Any], promo: dict[str, Any]) -> str | None:
+    """Why ``promo`` cannot apply to ``session`` (None when it can)."""
+    if not promo["active"]:
+        return "This promotion code is not active."
+    if promo.get("expires_at") is not None and ctx.now() >= promo["expires_at"]:
+        return "This promotion code has expired."
+    if promo.get("max_redemptions") is not None and promo["times_redeemed"] >= promo["max_redemptions"]:
+        return "This promotion code has reached its maximum number of redemptions."
+    if promo.get("customer") and promo["customer"] != session.get("customer"):
+        return "This promotion code cannot be used by this customer."
+    minimum = (promo.get("restrictions") or {}).get("minimum_amount")
+    if minimum and subtotal(session) < minimum:
+        return "This promotion code requires a larger order."
+    coupon = ctx.find("coupon", promo["promotion"]["coupon"])
+    if coupon is None:
+        return "This promotion code is invalid."
+    return _coupon_usable(ctx, coupon, session.get("currency"))
+
+
+def attach_discount(ctx: RequestContext, session: dict[str, Any], discount: dict[str, Any], param: str) -> None:
+    """Attach ``{coupon}`` or ``{promotion_code}`` (validated like Stripe) to the session's ``discounts``."""
+    if discount.get("coupon") and discount.get("promotion_code"):
+        raise invalid(f"You may only specify one of these parameters: {param}[coupon], {param}[promotion_code].",
+                      param=f"{param}[coupon]")
+    if discount.get("coupon"):
+        coupon = ctx.get("coupon", discount["coupon"], param=f"{param}[coupon]")
+        problem = _coupon_usable(ctx, coupon, session.get("currency"))
+        if problem:
+            raise invalid(problem, param=f"{param}[coupon]")
+        session["discounts"] = [{"coupon": coupon["id"], "promotion_code": None}]
+    elif discount.get("promotion_code"):
+        promo = ctx.get("promotion_code", discount["promotion_code"], param=f"{param}[promotion_code]")
+        problem = promotion_problem(ctx, session, promo)
+        if problem:
+            raise invalid(problem, param=f"{param}[promotion_code]")
+        session["discounts"] = [{"coupon": None, "promotion_code": promo["id"]}]
+    else:
+        raise invalid(f"You must specify either `coupon` or `promotion_code` in {param}.", param=param)
+
+
+def session_coupon(ctx: RequestContext, session: dict[str, Any]) -> tuple[dict[str, Any] | None, str | None]:
+    """(coupon, promotion code id) of the session's discount, or (None, None)."""
+    for entry in session.get("discounts") or []:
+        if entry.get("promotion_code"):
+            promo = ctx.find("promotion_code", entry["promotion_code"])
+            if promo:
+                return ctx.find("coupon", promo["promotion"]["coupon"]), promo["id"]
+        if entry.get("coupon"):
+            return ctx.find("coupon", entry["coupon"]), None
+    return None, None
+
+
+def subtotal(session: dict[str, Any]) -> int:
+    """Sum of unit amount × quantity over the line items."""
+    return sum(item["_unit_amount"] * item["quantity"] for item in session["_items"])
+
+
+def recompute(ctx: RequestContext, session: dict[str, Any]) -> None:
+    """Set every line item's amounts and the session's subtotal, total and ``total_details``."""
+    items = session["_items"]
+    if session["mode"] == "setup":
+        session["amount_subtotal"] = session["amount_total"] = None
+        session["total_details"] = None
+        return
+    coupon, promo_id = session_coupon(ctx, session)
+    for item in items:
+        item["amount_subtotal"] = item["_unit_amount"] * item["quantity"]
+        item["amount_discount"], item["_discounts"] = 0, []
+    if coupon is not None:
+        products = ((coupon.get("_applies_to") or {}).get("products")) or None
+        eligible = [i for i in items if products is None or i["_product"] in products]
+        base = sum(i["amount_subtotal"] for i in eligible)
+        if coupon.get("percent_off") is not None:
+            off = [round(i["amount_subtotal"] * float(coupon["percent_off"]) / 100) for i in eligible]
+        else:
+            amount = coupon["amount_off"]
+            if coupon["currency"] != session["currency"]:
+                amount = (coupon.get("_currency_options") or {}).get(session["currency"], {}).get("amount_off", 0)
+            total_off = min(amount, base)
+            off = [total_off * i["amount_subtotal"] // base if base else 0 for i in eligible]
+            if eligible:
+                off[-1] += total_off - sum(off)
+        for item, amount in zip(eligible, off):
+            item["amount_discount"] = amount
+            item["_discounts"] = [{"amount": amount, "coupon": coupon["id"], "promotion_code": promo_id}]
+    for item in items:
+        item["amount_total"] = item["amount_subtotal"] - item["amount_discount"]
+    session["amount_subtotal"] = sum(i["amount_subtotal"] for i in items)
+    discount = sum(i["amount_discount"] for i in items)
+    session["amount_total"] = session["amount_subtotal"] - discount
+    session["total_details"] = {"amount_discount": discount, "amount_shipping": 0, "amount_tax": 0}
+
+
+def discount_object(ctx: RequestContext, session: dict[str, Any], coupon_id: str, promo_id: str | None,
+                    **links: Any) -> dict[str, Any]:
+    """A ``discount`` object in the request version's shape (``source.coupon`` from 2025-09-30)."""
+    obj: dict[str, Any] = {"id": f"di_{session['id'][-24:]}", "object": "discount",
+                           "checkout_session": session["id"], "customer": session.get("customer"),
+                           "customer_account": None, "end": None, "invoice": None, "invoice_item": None,
+                           "promotion_code": promo_id, "start": session["created"], "subscription": None,
+                           "subscription_item": None}
+    obj.update(links)
+    if ctx.version_at_least(PROMOTION_CODE_POLYMORPHIC):
+        obj["source"] = {"coupon": coupon_id, "type": "coupon"}
+    else:
+        coupon = ctx.find("coupon", coupon_id)
+        obj["coupon"] = ctx.render(coupon) if coupon else None
+    return dict(sorted(obj.items()))
+
+
+def items_page(session: dict[str, Any], ctx: RequestContext, url: str, params: dict[str, Any]) -> dict[str, Any]:
+    """A list page of the session's line items, in the order they were given."""
+    rendered = []
+    for item in session["_items"]:
+        item = dict(item)
+        item["_discounts"] = [{"amount": d["amount"], "discount": discount_object(ctx, session, d["coupon"],
+                                                                                    d["promotion_code"])}
+                              for d in item["_discounts"]]
+        rendered.append(item)
+    # list_page sorts nothing itself: it pages the rows it is given (newest-first for stored kinds).
+    return ctx.list_page("item", {k: v for k, v in params.items() if k != "created"}, url, items=rendered)
+
+
+def require_open(session: dict[str, Any]) -> None:
+    """Stripe's error for acting on a session that is no longer open."""
+    if session["status"] != "open":
+        raise StripeError(f"This Checkout Session is no longer active (status: {session['status']}).")
