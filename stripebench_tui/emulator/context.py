@@ -36,6 +36,8 @@ class RequestContext:
         self.method = method
         self.path = path
         self.expand_paths: list[str] = []
+        # True when the caller used a pk_test_ key (routes marked publishable must then check a client_secret).
+        self.publishable = False
         # The address the caller reached us at (for URLs such as a Checkout Session's ``url``).
         self.base_url = base_url or emulator.base_url
 

@@ -26,6 +26,8 @@ _NO_KEY = ("You did not provide an API key. You need to provide your API key in 
            "for details, or we can help at https://support.stripe.com/.")
 _EXPAND = Array(Str(), max_items=100)
 IDEMPOTENCY_TTL = 24 * 3600
+_PK_REFUSED = ("This API call cannot be made with a publishable API key. Please use a secret API key. You can find a "
+               "list of your API keys at https://dashboard.stripe.com/account/apikeys.")
 
 
 @dataclass
@@ -46,10 +48,10 @@ def handle(emulator: Emulator, method: str, path: str, query: str, body: bytes, 
     request_id = "req_" + emulator.ids.token("req", 14)
     version = emulator.api_version
     try:
-        _authenticate(headers.get("authorization"))
+        key = _authenticate(headers.get("authorization"))
         if headers.get("stripe-version"):
             version = check_version(headers["stripe-version"].strip())
-        reply = _serve(emulator, method, path, query, body, headers, request_id, version)
+        reply = _serve(emulator, method, path, query, body, headers, request_id, version, key)
     except StripeError as exc:
         reply = Reply(exc.status, exc.body(request_id))
     except Exception:  # a bug in the emulator: report it like Stripe would, keep the traceback for the log
@@ -82,10 +84,11 @@ def _authenticate(authorization: str | None) -> str:
     if value.startswith(("sk_live_", "rk_live_")):
         raise StripeError("Invalid API Key provided: " + _mask(value) + ". This emulator only accepts test mode keys "
                           "(sk_test_… or rk_test_…).", status=401, code="api_key_invalid")
-    if value.startswith(("pk_test_", "pk_live_")):
-        raise StripeError("This API call cannot be made with a publishable API key. Please use a secret API key. "
-                          "You can find a list of your API keys at https://dashboard.stripe.com/account/apikeys.",
-                          status=401, code="secret_key_required")
+    if value.startswith("pk_live_"):
+        raise StripeError("Invalid API Key provided: " + _mask(value) + ". This emulator only accepts test mode keys.",
+                          status=401, code="api_key_invalid")
+    if value.startswith("pk_test_") and len(value) > len("pk_test_"):
+        return value  # only routes marked publishable accept it (checked once the route is known)
     if not value.startswith(("sk_test_", "rk_test_")) or len(value) <= len("sk_test_"):
         raise StripeError("Invalid API Key provided: " + _mask(value), status=401, code="api_key_invalid")
     return value
@@ -97,11 +100,14 @@ def _mask(key: str) -> str:
 
 
 def _serve(emulator: Emulator, method: str, path: str, query: str, body: bytes, headers: dict[str, str],
-           request_id: str, version: str) -> Reply:
+           request_id: str, version: str, key: str = "sk_test_") -> Reply:
     route, path_params, path_exists = match(method, path)
     if route is None:
         raise StripeError(f"Unrecognized request URL ({method}: {path}). Please see https://stripe.com/docs or we can "
                           "help at https://support.stripe.com/.", status=404)
+    publishable = key.startswith("pk_")
+    if publishable and not route.publishable:
+        raise StripeError(_PK_REFUSED, status=401, code="secret_key_required")
     raw = parse_form(query)
     if method == "POST" and body:
         if "json" in headers.get("content-type", ""):
@@ -135,11 +141,16 @@ def _serve(emulator: Emulator, method: str, path: str, query: str, body: bytes, 
     ctx = RequestContext(emulator, version, request_id, idem_key, method, path,
                          base_url=f"http://{host}" if host else None)
     ctx.expand_paths = expand_paths
+    ctx.publishable = publishable
     try:
         with emulator.transaction():
             result = route.handler(ctx, params, **path_params)
-            rendered = expand(render(result, ctx), expand_paths, ctx)
-        reply = Reply(200, rendered)
+            if isinstance(result, StripeError):  # an error whose side effects stay (a declined charge is kept)
+                committed_error = result
+            else:
+                committed_error = None
+                rendered = expand(render(result, ctx), expand_paths, ctx)
+        reply = Reply(committed_error.status, committed_error.body(request_id)) if committed_error else Reply(200, rendered)
     except ParamError:
         raise  # failed validation inside a handler: like Stripe, not saved under the idempotency key
     except StripeError as exc:

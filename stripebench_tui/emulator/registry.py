@@ -28,6 +28,8 @@ class Route:
     handler: Handler
     params: dict[str, Param]
     resource: "Resource"
+    # True where Stripe also accepts a publishable key (stripe.js: confirm with client_secret, create a PM).
+    publishable: bool = False
     regex: re.Pattern[str] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -57,10 +59,11 @@ class Resource:
         self.noun = self.noun or self.object.replace("_", " ")
         RESOURCES[self.object] = self
 
-    def route(self, method: str, path: str, params: dict[str, Param] | None = None) -> Callable[[Handler], Handler]:
-        """Register the decorated function as the handler of ``METHOD path``."""
+    def route(self, method: str, path: str, params: dict[str, Param] | None = None,
+              publishable: bool = False) -> Callable[[Handler], Handler]:
+        """Register the decorated function as the handler of ``METHOD path`` (``publishable``: pk_test_ keys too)."""
         def decorate(fn: Handler) -> Handler:
-            route = Route(method.upper(), path, fn, dict(params or {}), self)
+            route = Route(method.upper(), path, fn, dict(params or {}), self, publishable)
             self.routes.append(route)
             ROUTES.append(route)
             return fn

@@ -1,0 +1,141 @@
+"""Charges: made by payment intents (never created directly here); retrieve, update, list, capture.
+
+Internal API: ``new_charge(ctx, pi, pm, card, succeeded, capture) -> charge`` (saves it and emits
+``charge.succeeded`` / ``charge.failed``); ``capture_charge(ctx, charge, amount)``; ``for_payment_intent(ctx, pi_id)``.
+Before API version 2022-11-15 a charge embeds its ``refunds`` list; from then on only when expanded.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from stripebench_tui.emulator import versions
+from stripebench_tui.emulator.context import LIST_PARAMS, RequestContext
+from stripebench_tui.emulator.errors import StripeError
+from stripebench_tui.emulator.params import Int, Metadata, Str
+from stripebench_tui.emulator.registry import Resource
+from stripebench_tui.emulator.resources import cards
+from stripebench_tui.emulator.resources.common import apply_metadata
+
+resource = Resource("charge", prefix="ch", noun="charge", includable={"refunds"},
+                    expandable={"customer": "customer", "payment_intent": "payment_intent",
+                                "payment_method": "payment_method"})
+
+
+def new_charge(ctx: RequestContext, pi: dict[str, Any], pm: dict[str, Any], card: cards.TestCard, succeeded: bool,
+               capture: bool = True) -> dict[str, Any]:
+    """Record the charge a confirmation made (failed for a decline) and emit its event."""
+    failure = cards.DECLINES[card.decline or "generic_decline"] if not succeeded else None
+    card_hash = pm["card"]
+    charge: dict[str, Any] = {
+        "id": ctx.new_id("ch"), "object": "charge", "amount": pi["amount"],
+        "amount_captured": pi["amount"] if succeeded and capture else 0, "amount_refunded": 0,
+        "application": None, "application_fee": None, "application_fee_amount": None,
+        "balance_transaction": ctx.new_id("txn") if succeeded and capture else None,
+        "billing_details": pm.get("billing_details"), "calculated_statement_descriptor": "STRIPEBENCH",
+        "captured": bool(succeeded and capture), "created": ctx.now(), "currency": pi["currency"],
+        "customer": pi.get("customer"), "description": pi.get("description"), "disputed": False,
+        "failure_balance_transaction": None, "failure_code": failure[0] if failure else None,
+        "failure_message": failure[2] if failure else None, "fraud_details": {}, "livemode": False,
+        "metadata": dict(pi.get("metadata") or {}), "on_behalf_of": None,
+        "outcome": {
+            "network_status": "approved_by_network" if succeeded else "declined_by_network",
+            "reason": None if succeeded else (failure[1] if failure else None),
+            "risk_level": "normal", "risk_score": 32,
+            "seller_message": "Payment complete." if succeeded else "The bank did not return any further details "
+                                                                    "with this decline.",
+            "type": "authorized" if succeeded else "issuer_declined",
+        },
+        "paid": succeeded, "payment_intent": pi["id"], "payment_method": pm["id"],
+        "payment_method_details": {"card": {
+            "amount_authorized": pi["amount"] if succeeded else None, "brand": card_hash["brand"],
+            "checks": card_hash["checks"], "country": card_hash["country"], "exp_month": card_hash["exp_month"],
+            "exp_year": card_hash["exp_year"], "fingerprint": card_hash["fingerprint"],
+            "funding": card_hash["funding"], "installments": None, "last4": card_hash["last4"], "mandate": None,
+            "network": card_hash["brand"], "three_d_secure": None, "wallet": None,
+        }, "type": "card"},
+        "receipt_email": pi.get("receipt_email"), "receipt_number": None,
+        "receipt_url": f"{ctx.base_url}/receipts/{pi['id']}", "refunded": False, "review": None,
+        "shipping": pi.get("shipping"), "source": None, "source_transfer": None,
+        "statement_descriptor": pi.get("statement_descriptor"),
+        "statement_descriptor_suffix": pi.get("statement_descriptor_suffix"),
+        "status": "succeeded" if succeeded else "failed", "transfer_data": None, "transfer_group": None,
+    }
+    ctx.save(charge)
+    ctx.emit("charge.succeeded" if succeeded else "charge.failed", charge)
+    return charge
+
+
+def capture_charge(ctx: RequestContext, charge: dict[str, Any], amount: int) -> dict[str, Any]:
+    """Capture ``amount`` of an authorised charge; the uncaptured rest counts as refunded (as on Stripe)."""
+    charge["captured"] = True
+    charge["amount_captured"] = amount
+    charge["amount_refunded"] = charge["amount"] - amount
+    charge["balance_transaction"] = ctx.new_id("txn")
+    ctx.save(charge)
+    ctx.emit("charge.captured", charge)
+    return charge
+
+
+def for_payment_intent(ctx: RequestContext, pi_id: str) -> list[dict[str, Any]]:
+    """The charges a payment intent made, newest first (stored objects: read only)."""
+    return [c for c in ctx.store.scan("charge") if c.get("payment_intent") == pi_id]
+
+
+def refunds_list(ctx: RequestContext, charge_id: str) -> dict[str, Any]:
+    """The ``refunds`` sub-list of a charge."""
+    data = [ctx.render(r) for r in ctx.store.scan("refund") if r.get("charge") == charge_id]
+    return {"object": "list", "data": data, "has_more": False, "total_count": len(data),
+            "url": f"/v1/charges/{charge_id}/refunds"}
+
+
+@resource.renderer
+def render_charge(obj: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
+    if not ctx.version_at_least(versions.PAYMENT_INTENT_LATEST_CHARGE) or "refunds" in ctx.expand_paths:
+        obj["refunds"] = refunds_list(ctx, obj["id"])
+    return obj
+
+
+@resource.route("GET", "/v1/charges/{id}")
+def retrieve(ctx: RequestContext, params: dict[str, Any], id: str) -> dict[str, Any]:
+    """Retrieve a charge."""
+    return ctx.get("charge", id)
+
+
+@resource.route("POST", "/v1/charges/{id}", params={"description": Str(emptyable=True), "metadata": Metadata(),
+                                                   "receipt_email": Str(emptyable=True)})
+def update(ctx: RequestContext, params: dict[str, Any], id: str) -> dict[str, Any]:
+    """Update description, metadata or receipt_email."""
+    charge = ctx.get("charge", id)
+    before = ctx.get("charge", id)
+    for key in ("description", "receipt_email"):
+        if key in params:
+            charge[key] = params[key]
+    if "metadata" in params:
+        charge["metadata"] = apply_metadata(charge.get("metadata"), params["metadata"])
+    ctx.save(charge)
+    ctx.emit("charge.updated", charge, previous=before)
+    return charge
+
+
+@resource.route("POST", "/v1/charges/{id}/capture", params={"amount": Int(min=1)})
+def capture(ctx: RequestContext, params: dict[str, Any], id: str) -> dict[str, Any]:
+    """Capture an uncaptured charge through its payment intent."""
+    from stripebench_tui.emulator.resources import payment_intents
+
+    charge = ctx.get("charge", id)
+    if charge["captured"] or charge["status"] != "succeeded":
+        raise StripeError(f"Charge {id} has already been captured.", code="charge_already_captured")
+    pi = ctx.get("payment_intent", charge["payment_intent"])
+    payment_intents.capture_intent(ctx, pi, params.get("amount"))
+    return ctx.get("charge", id)
+
+
+@resource.route("GET", "/v1/charges", params={**LIST_PARAMS, "customer": Str(), "payment_intent": Str(),
+                                             "transfer_group": Str()})
+def list_charges(ctx: RequestContext, params: dict[str, Any]) -> dict[str, Any]:
+    """List charges, filtered by ``customer`` / ``payment_intent``."""
+    customer, pi = params.get("customer"), params.get("payment_intent")
+    return ctx.list_page("charge", params, "/v1/charges",
+                         where=lambda c: (customer is None or c.get("customer") == customer)
+                         and (pi is None or c.get("payment_intent") == pi))
