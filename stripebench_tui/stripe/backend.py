@@ -58,7 +58,7 @@ class StripeBackend:
         """An official SDK client for this backend (async calls go through httpx)."""
         import stripe
 
-        base = {"api_base": self.api_base} if self.api_base else {}
+        base = {"api": self.api_base} if self.api_base else {}
         if self.api_version:
             kwargs.setdefault("stripe_version", self.api_version)
         return stripe.StripeClient(self.secret_key, base_addresses=base, http_client=stripe.HTTPXClient(), **kwargs)

@@ -19,6 +19,7 @@ from typing import Any
 
 from stripebench_tui.core.bus import EventBus
 from stripebench_tui.core.events import Service, StripeObject
+from stripebench_tui.errors import RuntimeProblem
 
 log = logging.getLogger(__name__)
 
@@ -59,7 +60,13 @@ class StripeWatcher:
 
     async def start(self) -> None:
         """Note the newest existing event as the starting point, then poll in the background."""
-        page = await self.client.v1.events.list_async(params={"limit": 1})
+        import stripe
+
+        try:
+            page = await self.client.v1.events.list_async(params={"limit": 1})
+        except stripe.StripeError as exc:
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise RuntimeProblem(f"cannot list Stripe events: {first}") from None
         self.cursor = page.data[0].id if page.data else None
         self._started = True
         self._task = asyncio.create_task(self._loop(), name="stripe-watcher")
@@ -131,17 +138,17 @@ class StripeWatcher:
         """Driver turn-end hook: publish this turn's objects before the turn closes."""
         await self.sync()
 
-    async def stop(self) -> None:
-        """Poll one last time, then stop the background loop."""
+    async def final_hook(self, driver: Any) -> None:
+        """Driver final hook: publish the last objects, then stop polling (nothing may follow episode_end)."""
+        await self.sync()
+        await self.stop_polling()
+
+    async def stop_polling(self) -> None:
+        """Stop the background loop (idempotent); ``sync()`` still works."""
         task, self._task = self._task, None
-        if task is not None:
+        if task is not None and task is not asyncio.current_task():
             task.cancel()
             await asyncio.gather(task, return_exceptions=True)
-        if self._started:
-            try:
-                await self.sync()
-            except Exception as exc:  # noqa: BLE001 - the backend may already be gone
-                log.debug("last watcher poll failed: %s", exc)
 
 
 __all__ = ["EMULATOR_INTERVAL", "REAL_INTERVAL", "StripeWatcher"]

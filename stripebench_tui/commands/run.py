@@ -1,0 +1,138 @@
+"""``stripebench run ENV``: play a live episode of an environment (the TUI, or text with --headless)."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from stripebench_tui.errors import UserError
+
+LLM_AGENTS = ("anthropic", "openai")
+
+
+def agent_options(agent: str, plan: str | None, model: str | None, base_url: str | None,
+                  trace: Path | None) -> dict[str, Any]:
+    """The options the chosen agent takes, from the flags; UserError for a flag that does not apply."""
+    options: dict[str, Any] = {}
+    if plan is not None:
+        if agent != "oracle":
+            raise UserError("--plan only applies to the oracle agent (--agent oracle)")
+        options["plan"] = plan
+    if trace is not None:
+        if agent != "replay":
+            raise UserError("--trace only applies to the replay agent (--agent replay)")
+        options["trace"] = str(trace)
+    for flag, value, key in (("--model", model, "model"), ("--base-url", base_url, "base_url")):
+        if value is not None:
+            if agent not in LLM_AGENTS:
+                raise UserError(f"{flag} only applies to the LLM agents ({', '.join(LLM_AGENTS)})")
+            options[key] = value
+    return options
+
+
+def run(
+    env: str = typer.Argument(..., metavar="ENV", help="Environment id (see `stripebench envs`) or a path to one."),
+    agent: str = typer.Option("oracle", "--agent", "-a", help="oracle, noop, human, anthropic, openai or replay."),
+    plan: str = typer.Option(None, "--plan", help="Oracle only: play this mutant instead of the solution."),
+    model: str = typer.Option(None, "--model", help="LLM agents: the model name."),
+    base_url: str = typer.Option(None, "--base-url", help="LLM agents: the provider's base URL (any OpenAI-compatible server)."),
+    trace: Path = typer.Option(None, "--trace", help="Replay agent: the trace whose tool calls to make again."),
+    seed: int = typer.Option(0, "--seed", help="Emulator seed (same seed, same object ids)."),
+    backend: str = typer.Option("emulator", "--backend", help="emulator (offline) or stripe (your test mode, STRIPE_SECRET_KEY)."),
+    stripe_key: str = typer.Option(None, "--stripe-key", help="Your sk_test_ key for --backend stripe (default $STRIPE_SECRET_KEY)."),
+    episode_dir: Path = typer.Option(None, "--episode-dir", help="Where the episode goes (default ./episodes/ENV-TIME/)."),
+    max_turns: int = typer.Option(None, "--max-turns", min=1, help="Stop after this many agent turns (default: the environment's)."),
+    approve: str = typer.Option("never", "--approve", help="Which tool calls wait for your approval: never, always, or globs like 'shell,browser_*'."),
+    paused: bool = typer.Option(False, "--paused", help="Start paused (TUI: step with the controls)."),
+    headless: bool = typer.Option(False, "--headless", help="Print the episode as it happens instead of opening the TUI."),
+) -> None:
+    """Run a live episode: start the environment, let the agent work, grade it.
+
+    With --headless every event is printed as it happens; the exit code is 0 when the
+    episode passed, 1 when it failed, 3 for a bad input file and 4 when the environment
+    could not be set up. The human agent reads tool calls from stdin when headless
+    (`shell {"command": "ls"}`, `say TEXT`, `done`).
+
+    Example: `stripebench run checkout-migration --headless --agent oracle --plan accepts-400`
+    """
+    from stripebench_tui.runtime.episode import EpisodeConfig
+
+    config = EpisodeConfig(env=env, agent=agent, agent_options=agent_options(agent, plan, model, base_url, trace),
+                           backend=backend, stripe_key=stripe_key, seed=seed, episode_dir=episode_dir,
+                           max_turns=max_turns, approval=approve, start_paused=paused, headless=headless)
+    if not headless:
+        try:
+            from stripebench_tui.tui.live_app import run_live  # type: ignore[import-not-found]
+        except ImportError:
+            raise UserError("the live TUI is not built yet; run with --headless to print the episode instead") from None
+        run_live(config)
+        return
+    code = asyncio.run(_headless(config))
+    raise typer.Exit(code)
+
+
+async def _headless(config: Any) -> int:
+    from stripebench_tui.runtime.episode import Episode, exit_code_for
+    from stripebench_tui.runtime.printer import LivePrinter
+
+    printer = LivePrinter(sys.stdout)
+    episode = Episode(config, subscribers=[printer])
+    episode.prepare()  # unknown env/agent, missing key: one line before anything starts
+    loop = asyncio.get_running_loop()
+    main = asyncio.current_task()
+    interrupts = 0
+
+    def interrupted() -> None:
+        nonlocal interrupts
+        interrupts += 1
+        if interrupts == 1:
+            print("stripebench: stopping the episode (Ctrl+C again to abandon it)", file=sys.stderr)
+            episode.stop("interrupted")
+        elif main is not None:
+            main.cancel()
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, interrupted)
+    if config.agent == "human":
+        _read_stdin(loop, episode)
+    try:
+        result = await episode.run()
+    finally:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(sig)
+    if result.trace_path is not None:
+        print(f"trace: {result.trace_path}", file=sys.stderr)
+    if result.setup_failed:
+        print(f"stripebench: {result.error}", file=sys.stderr)
+    return exit_code_for(result)
+
+
+def _read_stdin(loop: asyncio.AbstractEventLoop, episode: Any) -> None:
+    """Feed the human agent from stdin lines on a daemon thread (the agent's queue lives on the loop)."""
+
+    def feed(line: str) -> None:
+        try:
+            episode.agent.parse_line(line)
+        except UserError as exc:
+            print(f"stripebench: {exc}", file=sys.stderr)
+
+    def reader() -> None:
+        for line in sys.stdin:
+            loop.call_soon_threadsafe(feed, line)
+        loop.call_soon_threadsafe(feed, "done end of input")
+
+    threading.Thread(target=reader, name="human-stdin", daemon=True).start()
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``run`` to the CLI."""
+    app.command("run")(run)
+
+
+__all__ = ["agent_options", "register", "run"]

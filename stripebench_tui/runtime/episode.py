@@ -1,0 +1,325 @@
+"""One live episode, assembled: backend, sandbox, recorder, watcher, tools, grading, agent and driver.
+
+The CLI (``stripebench run``), the live TUI and ``validate`` all use this::
+
+    episode = Episode(EpisodeConfig(env="checkout-migration", agent="oracle"))
+    result = await episode.run()          # EpisodeResult(trace_path, score, passed, reason, …)
+
+While it runs, ``episode.bus`` carries every event (subscribe before ``run`` with
+``subscribers=`` to see the first ones) and ``episode.driver`` takes the operator's
+commands once ``episode.ready`` is set. Problems the user can fix before anything
+starts (unknown env or agent, missing key, bad plan, busy directory) raise
+``UserError``; a problem once the trace exists (a failed seed, a service failing its
+health check, a tool server or browser that will not start) ends the episode with a
+recorded reason, stops every process, keeps the trace, and comes back in the result.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import datetime as dt
+import platform
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from stripebench_tui.core.agent import Task
+from stripebench_tui.core.bus import EventBus, Handler
+from stripebench_tui.core.driver import Driver
+from stripebench_tui.core.events import EpisodeEnd, Header, Service
+from stripebench_tui.core.limits import Limits
+from stripebench_tui.core.operator import ERROR, STOPPED, ApprovalPolicy
+from stripebench_tui.core.recorder import Recorder
+from stripebench_tui.envs.manifest import Environment, find_environment
+from stripebench_tui.errors import EXIT_BAD_FILE, EXIT_EPISODE_FAILED, EXIT_OK, EXIT_RUNTIME, BadFileError, UserError
+from stripebench_tui.runtime.local import LocalSandbox
+from stripebench_tui.runtime.sandbox import TRACE_NAME, new_episode_dir
+from stripebench_tui.runtime.services import ServiceFailed
+from stripebench_tui.runtime.tools import McpToolExecutor
+from stripebench_tui.stripe.backend import EMULATOR, StripeBackend, start_backend
+from stripebench_tui.stripe.watcher import EMULATOR_INTERVAL, REAL_INTERVAL, StripeWatcher
+
+_NAME = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+@dataclass
+class EpisodeConfig:
+    """Everything that picks what an episode runs and how."""
+
+    env: str | Environment
+    agent: str = "oracle"
+    agent_options: dict[str, Any] = field(default_factory=dict)
+    backend: str = EMULATOR
+    stripe_key: str | None = None
+    seed: int = 0
+    episode_dir: Path | None = None  # default: ./episodes/<env>-<UTC time>/
+    episodes_root: Path | None = None  # where default episode directories go (default ./episodes)
+    max_turns: int | None = None  # None: the manifest's limit
+    wall_time: float | None = None
+    max_tokens: int | None = None
+    max_cost_usd: float | None = None
+    approval: str | ApprovalPolicy = "never"
+    start_paused: bool = False
+    headless: bool = True
+    watch_interval: float | None = None  # seconds between /v1/events polls (default: 0.05 emulator, 1.0 real)
+    graders_dir: Path | None = None  # default: $STRIPEBENCH_GRADERS or the repository's graders/
+    grading: bool = True
+
+
+@dataclass
+class EpisodeResult:
+    """How an episode ended."""
+
+    trace_path: Path | None
+    episode_dir: Path | None
+    reason: str
+    score: float | None = None
+    passed: bool | None = None
+    error: str = ""
+    setup_failed: bool = False  # ended before the agent started (seed, service, tools)
+    graded: bool = False
+
+    @property
+    def exit_code(self) -> int:
+        """0 passed, 1 failed or not scored, 4 when the environment could not be set up."""
+        if self.setup_failed:
+            return EXIT_RUNTIME
+        return EXIT_OK if self.passed else EXIT_EPISODE_FAILED
+
+
+def fill_placeholders(text: str, values: dict[str, str]) -> str:
+    """``${NAME}`` replaced where ``values`` has NAME; other text (and unknown names) left as written."""
+    return _NAME.sub(lambda m: values.get(m.group(1), m.group(0)), text)
+
+
+class Episode:
+    """A live episode (see the module docstring)."""
+
+    def __init__(self, config: EpisodeConfig, subscribers: list[Handler] | None = None) -> None:
+        self.config = config
+        self.subscribers = list(subscribers or [])
+        self.env: Environment | None = None
+        self.agent: Any = None
+        self.backend: StripeBackend | None = None
+        self.sandbox: LocalSandbox | None = None
+        self.bus: EventBus | None = None
+        self.recorder: Recorder | None = None
+        self.driver: Driver | None = None
+        self.watcher: StripeWatcher | None = None
+        self.executor: McpToolExecutor | None = None
+        self.live_grading: Any = None
+        self.ready = asyncio.Event()  # set once the driver takes commands
+        self.result: EpisodeResult | None = None
+        self._stop_requested = ""
+
+    # ---- control ----
+
+    def stop(self, reason: str = "stopped by the operator") -> None:
+        """End the episode: through the driver once it runs, otherwise as soon as setup reaches a checkpoint."""
+        self._stop_requested = reason or "stopped"
+        if self.driver is not None:
+            self.driver.stop(reason)
+
+    # ---- the episode ----
+
+    def prepare(self) -> None:
+        """Resolve the environment and build the agent; UserError before anything is started."""
+        cfg = self.config
+        self.env = cfg.env if isinstance(cfg.env, Environment) else find_environment(cfg.env)
+        from stripebench_tui.agents import create_agent
+
+        self.agent = create_agent(cfg.agent, **cfg.agent_options)
+        check = getattr(self.agent, "check_environment", None)
+        if check is not None:
+            check(self.env)
+        if isinstance(cfg.approval, str):
+            cfg.approval = ApprovalPolicy.parse(cfg.approval)
+
+    async def run(self) -> EpisodeResult:
+        """Play the episode to its end; always stops every process and closes the trace."""
+        if self.env is None:
+            self.prepare()
+        assert self.env is not None
+        cfg, env = self.config, self.env
+        episode_dir = new_episode_dir(env.id, cfg.episode_dir, cfg.episodes_root)
+        self.backend = start_backend(cfg.backend, seed=cfg.seed, api_version=env.manifest.stripe.api_version,
+                                     stripe_key=cfg.stripe_key)
+        try:
+            self.sandbox = LocalSandbox(env, episode_dir, self.backend.env_vars())
+            self.sandbox.prepare()
+            atexit.register(self._atexit)
+            self._open_trace(episode_dir)
+            return await self._play()
+        finally:
+            await self._shutdown()
+
+    def _open_trace(self, episode_dir: Path) -> None:
+        import stripe
+
+        from stripebench_tui import __version__
+
+        cfg, env, backend = self.config, self.env, self.backend
+        assert env is not None and backend is not None and self.sandbox is not None
+        header = Header(
+            env=env.id, agent=cfg.agent, model=str(cfg.agent_options.get("model") or getattr(self.agent, "model", "") or ""),
+            title=env.manifest.title,
+            seeds={"emulator": cfg.seed} if backend.kind == EMULATOR else {},
+            versions={"stripebench": __version__, "stripe_sdk": stripe.VERSION, "python": platform.python_version(),
+                      "stripe_api": env.manifest.stripe.api_version or ""},
+            started=dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds"),
+            backend=backend.label, sandbox=self.sandbox.name,
+            extra={"agent_options": {k: str(v) for k, v in cfg.agent_options.items() if k not in ("api_key", "on_retry")},
+                   "episode_dir": str(episode_dir)},
+        )
+        self.bus = EventBus()
+        self.recorder = Recorder.create(episode_dir / TRACE_NAME, header, secrets=backend.secrets)
+        self.recorder.attach(self.bus)
+        for handler in self.subscribers:
+            if hasattr(handler, "add_secrets"):  # e.g. the headless printer redacts what it shows
+                handler.add_secrets(backend.secrets)
+            self.bus.subscribe(handler, name=getattr(handler, "__qualname__", "subscriber"))
+
+    async def _play(self) -> EpisodeResult:
+        cfg, env, bus, sandbox, backend = self.config, self.env, self.bus, self.sandbox, self.backend
+        assert env is not None and bus is not None and sandbox is not None and backend is not None
+        trace_path = sandbox.episode_dir / TRACE_NAME
+        try:
+            self.watcher = StripeWatcher(backend.client(), bus, cfg.watch_interval or
+                                         (EMULATOR_INTERVAL if backend.kind == EMULATOR else REAL_INTERVAL))
+            await self.watcher.start()
+            self._checkpoint()
+            await sandbox.run_seed(bus)
+            self._checkpoint()
+            await sandbox.start_services(bus)
+            self._checkpoint()
+            self.executor = McpToolExecutor(env.manifest.tools, workspace=sandbox.workspace,
+                                            episode_dir=sandbox.episode_dir, env=sandbox.tool_env())
+            await self.executor.start()
+            self._checkpoint()
+            grading_hooks = self._grading(bus)
+        except (ServiceFailed, UserError, _StopDuringSetup) as exc:
+            return await self._end_setup(trace_path, exc)
+        except asyncio.CancelledError:
+            await self._end_setup(trace_path, _StopDuringSetup("cancelled"))
+            raise
+        variables = sandbox.variables()
+        task = Task(env_id=env.id, problem=fill_placeholders(env.problem_text(), variables), tools=await self.executor.tools(),
+                    workspace=str(sandbox.workspace), hints=list(env.manifest.hints),
+                    context={**variables, "ENV_DIR": str(env.root), "ENV_ID": env.id})
+        manifest_limits = env.manifest.limits
+        limits = Limits(max_turns=cfg.max_turns or manifest_limits.max_turns,
+                        wall_time=cfg.wall_time or manifest_limits.wall_time,
+                        max_tokens=cfg.max_tokens or manifest_limits.max_tokens,
+                        max_cost_usd=cfg.max_cost_usd or manifest_limits.max_cost_usd)
+        turn_hooks, final_hooks = grading_hooks
+        self.driver = Driver(agent=self.agent, executor=self.executor, task=task, bus=bus, recorder=self.recorder,
+                             approval=cfg.approval, limits=limits,  # type: ignore[arg-type]
+                             turn_end_hooks=[self.watcher.turn_end_hook, *turn_hooks],
+                             final_hooks=[self.watcher.final_hook, *final_hooks], start_paused=cfg.start_paused)
+        if self._stop_requested:
+            self.driver.stop(self._stop_requested)
+        self.ready.set()
+        end = await self.driver.run()
+        self.result = EpisodeResult(trace_path, sandbox.episode_dir, end.reason, end.score, end.passed, end.error,
+                                    graded=self.live_grading is not None)
+        return self.result
+
+    def _grading(self, bus: EventBus) -> tuple[list[Any], list[Any]]:
+        """Wire the environment's grader (if any) to the bus; returns (turn-end hooks, final hooks)."""
+        if not self.config.grading:
+            return [], []
+        from stripebench_tui.grading import GradingContext, LiveGrading, load_grader
+
+        env, sandbox, backend = self.env, self.sandbox, self.backend
+        assert env is not None and sandbox is not None and backend is not None
+        grader = load_grader(env, self.config.graders_dir)
+        if grader is None:
+            bus.publish_nowait(Service(service="grading", status="log", text=f"no grader for {env.id}: the episode is not scored"))
+            return [], []
+        variables = sandbox.variables()
+        ctx = GradingContext(env=env, episode_dir=sandbox.episode_dir, workspace=sandbox.workspace,
+                             stripe_api_base=backend.api_base, stripe_api_key=backend.secret_key,
+                             app_urls={k: v for k, v in variables.items() if k.endswith("_URL") and v.startswith("http")
+                                       and not k.startswith("STRIPE_")},
+                             env_vars=variables)
+        self.live_grading = LiveGrading(grader, ctx)
+        self.live_grading.attach(bus)
+        return [self.live_grading.turn_end_hook], [self.live_grading.final_hook]
+
+    def _checkpoint(self) -> None:
+        if self._stop_requested:
+            raise _StopDuringSetup(self._stop_requested)
+
+    async def _end_setup(self, trace_path: Path, exc: BaseException) -> EpisodeResult:
+        """Record why the episode ended before the agent started, and say so in the result."""
+        assert self.bus is not None and self.sandbox is not None
+        stopped = isinstance(exc, _StopDuringSetup)
+        reason, error = (STOPPED, "") if stopped else (ERROR, str(exc))
+        self.bus.publish_nowait(EpisodeEnd(reason=reason, error=error))
+        await self.bus.drain(timeout=5)
+        if self.recorder is not None:
+            self.recorder.close()  # what stopping the other services prints comes after the end: not recorded
+        self.result = EpisodeResult(trace_path, self.sandbox.episode_dir, reason, error=error, setup_failed=not stopped)
+        if isinstance(exc, BadFileError):
+            self.result.error = str(exc)
+        return self.result
+
+    async def _shutdown(self) -> None:
+        """Stop everything this episode started, newest first; each step runs even if an earlier one failed."""
+        steps: list[Callable[[], Any]] = []
+        if self.watcher is not None:
+            steps.append(self.watcher.stop_polling)
+        if self.live_grading is not None:
+            steps.append(self.live_grading.close)
+        if self.executor is not None:
+            steps.append(self.executor.close)
+        if self.sandbox is not None:
+            steps.append(self.sandbox.stop)
+        for step in steps:
+            try:
+                await asyncio.shield(step())
+            except Exception:  # noqa: BLE001 - keep stopping the rest
+                pass
+        if self.recorder is not None and not self.recorder.closed:
+            self.recorder.close()
+        if self.bus is not None:
+            await self.bus.close(timeout=2)
+        if self.backend is not None:
+            self.backend.close()
+        atexit.unregister(self._atexit)
+
+    def _atexit(self) -> None:
+        # The event loop died without running our finally (a crash): at least let the watchdog sweep.
+        if self.sandbox is not None and self.sandbox.watchdog is not None:
+            self.sandbox.watchdog.close()
+
+
+class _StopDuringSetup(Exception):
+    """The operator stopped the episode before the agent started."""
+
+
+def exit_code_for(result: EpisodeResult) -> int:
+    """The CLI exit code of a finished episode (a bad file during setup is 3, other setup problems 4)."""
+    if result.setup_failed and "environment.toml" in result.error:
+        return EXIT_BAD_FILE
+    return result.exit_code
+
+
+async def run_episode(config: EpisodeConfig, subscribers: list[Handler] | None = None,
+                      on_ready: Callable[[Episode], Any] | None = None) -> EpisodeResult:
+    """Run one episode from start to end (``on_ready`` gets the Episode once its driver takes commands)."""
+    episode = Episode(config, subscribers)
+    if on_ready is None:
+        return await episode.run()
+    task = asyncio.ensure_future(episode.run())
+    waiter = asyncio.ensure_future(episode.ready.wait())
+    await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
+    if episode.ready.is_set():
+        on_ready(episode)
+    waiter.cancel()
+    return await task
+
+
+__all__ = ["Episode", "EpisodeConfig", "EpisodeResult", "exit_code_for", "fill_placeholders", "run_episode"]
