@@ -1,0 +1,55 @@
+"""``stripebench validate``: prove environments gradable (oracle 1.0, no-op 0, every mutant below 1.0)."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from stripebench_tui.errors import EXIT_EPISODE_FAILED, EXIT_OK, UserError
+
+
+def validate(
+    env_id: Optional[str] = typer.Argument(None, metavar="ENV", help="Environment id (or path to its directory)."),
+    all_envs: bool = typer.Option(False, "--all", help="Validate every environment."),
+    keep: Optional[Path] = typer.Option(None, "--keep", help="Keep each run's episode directory (trace, workspace) under this directory."),
+) -> None:
+    """Run the oracle, the no-op agent and every mutant of an environment and check how the grader scores them.
+
+    Passes (exit 0) only when the oracle scores 1.0, the no-op agent 0 and every mutant less than 1.0; exit 1 otherwise.
+
+    Example: `stripebench validate checkout-migration`, or `stripebench validate --all`
+    """
+    from rich.console import Console
+
+    from stripebench_tui.envs.manifest import find_environment, list_environments
+    from stripebench_tui.grading import validation
+
+    if all_envs == (env_id is not None):
+        raise UserError("name one environment or pass --all")
+    envs = list_environments() if all_envs else [find_environment(env_id)]  # type: ignore[arg-type]
+    if not envs:
+        raise UserError("no environments found")
+    err = Console(file=sys.stderr, markup=False, highlight=False, emoji=False)
+    runner = functools.partial(validation.episode_runner, keep=keep.resolve() if keep else None)
+    rows = asyncio.run(validation.validate(envs, runner, progress=lambda line: err.print(line)))
+    out = Console(file=sys.stdout, markup=False, highlight=False, emoji=False, width=None if sys.stdout.isatty() else 140)
+    out.print(validation.validation_table(rows))
+    for line in validation.legend(rows):
+        out.print(line)
+    ok = validation.all_ok(rows)
+    wrong = sum(1 for r in rows if not r.ok)
+    out.print("valid: every run scored as expected" if ok else f"NOT valid: {wrong} of {len(rows)} runs scored wrong")
+    raise typer.Exit(EXIT_OK if ok else EXIT_EPISODE_FAILED)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``validate`` to the CLI."""
+    app.command("validate")(validate)
+
+
+__all__ = ["register", "validate"]

@@ -1,0 +1,106 @@
+"""Grading a finished episode directory (``stripebench grade``): its workspace, trace and Stripe backend.
+
+The Stripe objects the trace saw seed the candidates; every check then reads the
+backend the episode used. An emulator lives in memory and dies with the episode,
+so it can only be graded afterwards if its state was kept in the episode directory
+(``EMULATOR_STATE``, which the emulator opens with ``state=``) or another backend
+holding the same objects is named with ``stripe_api_base``. The app's services are
+not restarted: criteria that need the app get ``app_urls`` or report an error.
+"""
+
+from __future__ import annotations
+
+import os
+from contextlib import ExitStack
+from dataclasses import dataclass
+from pathlib import Path
+
+from stripebench_tui.core.events import StripeObject
+from stripebench_tui.envs.manifest import Environment
+from stripebench_tui.errors import BadFileError, RuntimeProblem, UserError
+from stripebench_tui.grading.context import GradingContext
+from stripebench_tui.grading.evaluate import Evaluator, Reported
+from stripebench_tui.grading.loader import grader_path, load_grader
+
+TRACE = "trace.jsonl"
+EMULATOR_STATE = "stripe-emulator.sqlite"  # where an episode keeps its emulator's objects for later grading
+EMULATOR_KEY = "sk_test_stripebench_grade"  # the emulator takes any test key
+
+
+@dataclass
+class GradeResult:
+    """What ``grade_episode`` found: one result per criterion, the score and the backend it read."""
+
+    results: dict[str, Reported]
+    score: float
+    backend: str
+
+    @property
+    def passed(self) -> bool:
+        return self.score == 1.0
+
+
+def _stripe_backend(stack: ExitStack, episode_dir: Path, backend_label: str, api_base: str | None, key: str | None,
+                    state: Path | None) -> tuple[str | None, str, str]:
+    """(api base, key, description) of the backend to grade against; starts an emulator from saved state."""
+    if api_base:
+        return api_base, key or os.environ.get("STRIPE_SECRET_KEY") or EMULATOR_KEY, api_base
+    if backend_label == "stripe-test-mode":
+        from stripebench_tui.stripe.backend import check_test_key
+
+        key = key or os.environ.get("STRIPE_SECRET_KEY", "")
+        if not key:
+            raise UserError("this episode used Stripe test mode: set STRIPE_SECRET_KEY or pass --stripe-key")
+        return None, check_test_key(key), "Stripe test mode"
+    state = state or episode_dir / EMULATOR_STATE
+    if not state.is_file():
+        raise RuntimeProblem(
+            f"{episode_dir} ran on the in-memory Stripe emulator and kept no state file ({state.name}), so its Stripe "
+            "objects are gone; pass --emulator-state FILE or --stripe-api-base URL of a backend that still has them"
+        )
+    from stripebench_tui.emulator import EmulatorServer
+
+    server = stack.enter_context(EmulatorServer(state=state))
+    return server.url, EMULATOR_KEY, f"emulator restarted from {state}"
+
+
+def read_objects(trace_path: Path) -> tuple[str, str, list[StripeObject]]:
+    """(env id, backend label, stripe_object events) of a trace."""
+    from stripebench_tui.core.trace import open_trace
+
+    trace = open_trace(trace_path)
+    objects = [e for e in trace.iter_events() if isinstance(e, StripeObject)]
+    return trace.header.env, trace.header.backend, objects
+
+
+async def grade_episode(env: Environment, episode_dir: Path, *, stripe_api_base: str | None = None,
+                        stripe_key: str | None = None, emulator_state: Path | None = None,
+                        app_urls: dict[str, str] | None = None, graders_root: Path | None = None) -> GradeResult:
+    """Grade the finished episode in ``episode_dir`` with ``env``'s grader (final verdicts)."""
+    episode_dir = Path(episode_dir)
+    if not episode_dir.is_dir():
+        raise UserError(f"no episode directory {episode_dir}")
+    trace_path = episode_dir / TRACE
+    if not trace_path.is_file():
+        raise BadFileError(f"{episode_dir}: no {TRACE} (is this an episode directory?)")
+    trace_env, backend_label, objects = read_objects(trace_path)
+    if trace_env and trace_env != env.id:
+        raise UserError(f"{episode_dir} is an episode of {trace_env!r}, not {env.id!r}")
+    grader = load_grader(env, graders_root)
+    if grader is None:
+        raise UserError(f"environment {env.id!r} has no grader ({grader_path(env, graders_root)} does not exist)")
+    with ExitStack() as stack:
+        base, key, described = _stripe_backend(stack, episode_dir, backend_label, stripe_api_base, stripe_key, emulator_state)
+        workspace = episode_dir / "workspace"
+        urls = dict(app_urls or {})
+        ctx = GradingContext(env=env, episode_dir=episode_dir, workspace=workspace, stripe_api_base=base,
+                             stripe_api_key=key, app_urls=urls, env_vars=dict(urls))
+        stack.callback(ctx.close)
+        evaluator = Evaluator(grader, ctx)
+        for obj in objects:
+            evaluator.see(obj)
+        results = await evaluator.final()
+        return GradeResult(results, evaluator.score(results), described)
+
+
+__all__ = ["EMULATOR_STATE", "GradeResult", "grade_episode", "read_objects"]

@@ -1,0 +1,185 @@
+"""Proving an environment gradable: the oracle scores 1.0, the no-op agent 0, every mutant below 1.0.
+
+``validate(envs, runner)`` plays each run through ``runner`` (by default a real
+episode via the runtime's ``run_episode``), reports progress as it goes and
+returns one ``Row`` per run; ``validation_table`` prints them. Tests inject a
+fake runner to check the table and the verdict logic without running episodes.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Awaitable, Callable
+
+from rich.table import Table
+from rich.text import Text
+
+from stripebench_tui.core.events import GraderVerdict
+from stripebench_tui.envs.manifest import Environment
+from stripebench_tui.grading.loader import grader_path, load_grader
+from stripebench_tui.grading.report import GLYPHS, STYLES
+
+ORACLE, NOOP, MUTANT = "oracle", "no-op", "mutant"
+
+
+@dataclass(frozen=True)
+class Run:
+    """One episode to play: the oracle, the no-op agent or a mutant plan (played by the oracle agent)."""
+
+    kind: str  # ORACLE | NOOP | MUTANT
+    plan: str | None = None  # the mutant's name
+
+    @property
+    def label(self) -> str:
+        return f"mutant {self.plan}" if self.kind == MUTANT else self.kind
+
+    @property
+    def expectation(self) -> str:
+        return {ORACLE: "= 1.0", NOOP: "= 0"}.get(self.kind, "< 1.0")
+
+    def meets(self, score: float | None) -> bool:
+        """Whether ``score`` is what this kind of run must get."""
+        if score is None:
+            return False
+        if self.kind == ORACLE:
+            return score == 1.0
+        if self.kind == NOOP:
+            return score == 0.0
+        return score < 1.0
+
+
+@dataclass
+class RunOutcome:
+    """What a runner reports: the score, each criterion's final status, how long it took, what went wrong."""
+
+    score: float | None
+    statuses: dict[str, str] = field(default_factory=dict)
+    duration: float = 0.0
+    error: str = ""
+    trace_path: Path | None = None
+
+
+@dataclass
+class Row:
+    env: str
+    run: Run
+    outcome: RunOutcome
+    criteria: list[str]
+
+    @property
+    def ok(self) -> bool:
+        return not self.outcome.error and self.run.meets(self.outcome.score)
+
+
+Runner = Callable[[Environment, Run], Awaitable[RunOutcome]]
+Progress = Callable[[str], None]
+
+
+def runs_for(env: Environment) -> list[Run]:
+    """The oracle, the no-op agent, then every mutant of ``env``."""
+    return [Run(ORACLE), Run(NOOP)] + [Run(MUTANT, m.name) for m in env.manifest.mutants]
+
+
+async def validate(envs: list[Environment], runner: Runner, progress: Progress = lambda _line: None) -> list[Row]:
+    """Play every run of every environment; one row each, in order."""
+    rows: list[Row] = []
+    plan = [(env, run) for env in envs for run in runs_for(env)]
+    for n, (env, run) in enumerate(plan, 1):
+        try:
+            grader = load_grader(env)
+        except Exception as exc:  # noqa: BLE001 - a broken grader file fails its rows; other envs still run
+            grader, problem = None, str(exc)
+        else:
+            problem = "" if grader is not None else f"no grader: {grader_path(env)} does not exist"
+        criteria = [c.name for c in grader.criteria] if grader is not None else []
+        progress(f"[{n}/{len(plan)}] {env.id}: {run.label} …")
+        if problem:
+            outcome = RunOutcome(score=None, error=problem)
+        elif run.kind == ORACLE and env.manifest.solution is None:
+            outcome = RunOutcome(score=None, error="the manifest has no solution plan")
+        else:
+            started = time.monotonic()
+            try:
+                outcome = await runner(env, run)
+            except Exception as exc:  # noqa: BLE001 - one failed run is a failed row, not a crashed validation
+                outcome = RunOutcome(score=None, error=f"{type(exc).__name__}: {exc}")
+            outcome.duration = outcome.duration or time.monotonic() - started
+        row = Row(env.id, run, outcome, criteria)
+        rows.append(row)
+        score = "—" if outcome.score is None else f"{outcome.score:.2f}"
+        progress(f"[{n}/{len(plan)}] {env.id}: {run.label} → {score} in {outcome.duration:.1f}s "
+                 + ("ok" if row.ok else f"WRONG (expected {run.expectation})"))
+    return rows
+
+
+def glyphs(row: Row) -> Text:
+    """One coloured glyph per criterion, in the grader's order."""
+    text = Text()
+    for name in row.criteria:
+        status = row.outcome.statuses.get(name, "")
+        text.append(GLYPHS.get(status, "·"), style=STYLES.get(status, "dim"))
+    return text
+
+
+def validation_table(rows: list[Row]) -> Table:
+    """The table ``stripebench validate`` prints."""
+    table = Table(title="validation", title_justify="left")
+    for name, justify in (("env", "left"), ("agent/plan", "left"), ("score", "right"), ("expected", "left"),
+                          ("criteria", "left"), ("duration", "right"), ("", "left")):
+        table.add_column(name, justify=justify, no_wrap=name != "")  # type: ignore[arg-type]
+    for row in rows:
+        score = "—" if row.outcome.score is None else f"{row.outcome.score:.2f}"
+        verdict = Text("ok", style="green") if row.ok else Text(row.outcome.error or "wrong score", style="red")
+        table.add_row(Text(row.env), Text(row.run.label), score, row.run.expectation, glyphs(row),
+                      f"{row.outcome.duration:.1f}s", verdict)
+    return table
+
+
+def legend(rows: list[Row]) -> list[str]:
+    """Per environment, which criterion each glyph column is."""
+    seen: dict[str, list[str]] = {}
+    for row in rows:
+        if row.criteria and row.env not in seen:
+            seen[row.env] = row.criteria
+    return [f"{env} criteria: " + ", ".join(f"{i} {name}" for i, name in enumerate(names, 1)) for env, names in seen.items()]
+
+
+def all_ok(rows: list[Row]) -> bool:
+    """Oracle = 1.0, no-op = 0 and every mutant < 1.0, with no errors (and at least one run)."""
+    return bool(rows) and all(r.ok for r in rows)
+
+
+async def episode_runner(env: Environment, run: Run, *, keep: Path | None = None) -> RunOutcome:
+    """Play ``run`` as a real episode on the emulator through the runtime; final statuses from its verdicts."""
+    from stripebench_tui.runtime.episode import EpisodeConfig, run_episode
+
+    final: dict[str, str] = {}
+
+    def collect(event: Any) -> None:
+        if isinstance(event, GraderVerdict) and event.final:
+            final[event.criterion] = event.status
+
+    agent = "noop" if run.kind == NOOP else "oracle"
+    options = {"plan": run.plan} if run.kind == MUTANT else {}
+    with tempfile.TemporaryDirectory(prefix="stripebench-validate-") as tmp:
+        root = keep or Path(tmp)
+        started = time.monotonic()
+        result = await run_episode(EpisodeConfig(env=env, agent=agent, agent_options=options, episodes_root=root,
+                                                 headless=True), subscribers=[collect])
+        duration = time.monotonic() - started
+    error = ""
+    if result.setup_failed:
+        error = f"setup failed: {result.error}"
+    elif result.reason == "error":
+        error = f"episode error: {result.error}"
+    elif result.score is None:
+        error = "the episode was not graded"
+    return RunOutcome(score=result.score, statuses=final, duration=duration, error=error,
+                      trace_path=result.trace_path if keep else None)
+
+
+__all__ = ["MUTANT", "NOOP", "ORACLE", "Row", "Run", "RunOutcome", "Runner", "all_ok", "episode_runner",
+           "legend", "runs_for", "validate", "validation_table"]
