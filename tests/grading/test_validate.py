@@ -1,0 +1,140 @@
+"""`stripebench validate`: the verdict logic and table with a fake runner, exit codes through the CLI."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+import typer
+from rich.console import Console
+from typer.testing import CliRunner
+
+from stripebench_tui.commands import validate as validate_command
+from stripebench_tui.errors import EXIT_EPISODE_FAILED, EXIT_OK, UserError
+from stripebench_tui.grading import validation
+from stripebench_tui.grading.validation import MUTANT, NOOP, ORACLE, Run, RunOutcome, all_ok, validate, validation_table
+
+from .conftest import write_env
+
+GRADER = '''
+from stripebench_tui.grading import Criterion, Grader, passed
+GRADER = Grader((Criterion("a", 1, "A.", lambda c, v: passed()), Criterion("b", 1, "B.", lambda c, v: passed())))
+'''
+
+PLANS = """
+[solution]
+name = "solution"
+plan = "plans/solution.toml"
+
+[[mutants]]
+name = "ignores-400"
+plan = "plans/ignores-400.toml"
+
+[[mutants]]
+name = "wrong-price"
+plan = "plans/wrong-price.toml"
+"""
+
+
+@pytest.fixture
+def shop(tmp_path, monkeypatch):
+    envs, graders = tmp_path / "envs", tmp_path / "graders"
+    (envs / "tiny-shop" / "plans").mkdir(parents=True)
+    for name in ("solution", "ignores-400", "wrong-price"):
+        (envs / "tiny-shop" / "plans" / f"{name}.toml").write_text('[[step]]\ndone = true\n')
+    env = write_env(envs, extra=PLANS)
+    graders.mkdir()
+    (graders / "tiny_shop.py").write_text(GRADER)
+    monkeypatch.setenv("STRIPEBENCH_ENVIRONMENTS", str(envs))
+    monkeypatch.setenv("STRIPEBENCH_GRADERS", str(graders))
+    return env
+
+
+def fake_runner(scores):
+    """A runner answering from ``scores`` by run label (a value that is an exception is raised)."""
+    played = []
+
+    async def run(env, run: Run) -> RunOutcome:
+        played.append(run.label)
+        got = scores[run.label]
+        if isinstance(got, BaseException):
+            raise got
+        statuses = {"a": "pass" if got > 0 else "fail", "b": "pass" if got == 1.0 else "fail"}
+        return RunOutcome(score=got, statuses=statuses, duration=0.25)
+
+    run.played = played
+    return run
+
+
+GOOD = {"oracle": 1.0, "no-op": 0.0, "mutant ignores-400": 0.5, "mutant wrong-price": 0.5}
+
+
+def render(rows) -> str:
+    buf = io.StringIO()
+    Console(file=buf, width=150, markup=False).print(validation_table(rows))
+    return buf.getvalue()
+
+
+async def test_every_run_is_played_in_order_and_judged(shop):
+    runner = fake_runner(GOOD)
+    lines = []
+    rows = await validate([shop], runner, progress=lines.append)
+    assert runner.played == ["oracle", "no-op", "mutant ignores-400", "mutant wrong-price"]
+    assert [r.run.kind for r in rows] == [ORACLE, NOOP, MUTANT, MUTANT] and all_ok(rows)
+    assert lines[0] == "[1/4] tiny-shop: oracle …" and lines[1] == "[1/4] tiny-shop: oracle → 1.00 in 0.2s ok"
+    table = render(rows)
+    assert "mutant wrong-price" in table and "✓✓" in table and "✓✗" in table and "✗✗" in table and "0.2s" in table
+
+
+@pytest.mark.parametrize(
+    "change, wrong",
+    [
+        ({"oracle": 0.5}, "oracle"),
+        ({"no-op": 0.5}, "no-op"),
+        ({"mutant wrong-price": 1.0}, "mutant wrong-price"),
+        ({"mutant ignores-400": RuntimeError("seed script failed")}, "mutant ignores-400"),
+    ],
+)
+async def test_any_run_off_its_expectation_fails_validation(shop, change, wrong):
+    rows = await validate([shop], fake_runner(GOOD | change))
+    assert not all_ok(rows)
+    assert [r.run.label for r in rows if not r.ok] == [wrong]
+    if isinstance(change.get(wrong), BaseException):
+        assert "RuntimeError: seed script failed" in render(rows)
+
+
+async def test_an_environment_without_a_grader_fails_without_running(shop, tmp_path, monkeypatch):
+    monkeypatch.setenv("STRIPEBENCH_GRADERS", str(tmp_path / "nowhere"))
+    runner = fake_runner(GOOD)
+    rows = await validate([shop], runner)
+    assert runner.played == [] and not all_ok(rows)
+    assert all("no grader" in r.outcome.error for r in rows)
+
+
+async def test_no_runs_is_not_valid():
+    assert not all_ok(await validate([], fake_runner(GOOD)))
+
+
+def cli(monkeypatch, scores, *args):
+    runner = fake_runner(scores)
+    monkeypatch.setattr(validation, "episode_runner", lambda env, run, keep=None: runner(env, run))
+    app = typer.Typer()
+    app.callback()(lambda: None)
+    validate_command.register(app)
+    return CliRunner().invoke(app, ["validate", *args])
+
+
+def test_cli_exits_0_only_when_every_run_scores_as_expected(shop, monkeypatch):
+    r = cli(monkeypatch, GOOD, "tiny-shop")
+    assert r.exit_code == EXIT_OK, r.output
+    assert "valid: every run scored as expected" in r.stdout and "tiny-shop criteria: 1 a, 2 b" in r.stdout
+    assert "[4/4] tiny-shop: mutant wrong-price" in r.stderr  # progress goes to stderr
+
+    r = cli(monkeypatch, GOOD | {"no-op": 0.5}, "--all")
+    assert r.exit_code == EXIT_EPISODE_FAILED
+    assert "NOT valid: 1 of 4 runs scored wrong" in r.stdout
+
+
+def test_cli_wants_one_env_or_all(shop, monkeypatch):
+    r = cli(monkeypatch, GOOD)
+    assert isinstance(r.exception, UserError) and "name one environment or pass --all" in str(r.exception)
