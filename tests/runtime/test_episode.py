@@ -1,0 +1,102 @@
+"""End to end: the oracle (and a mutant) on the tiny-shop fixture, on the emulator, with live grading."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from stripebench_tui.core.events import EpisodeEnd, Event, GraderVerdict, Service, StripeObject, ToolCall
+from stripebench_tui.core.trace import open_trace
+from stripebench_tui.runtime.episode import Episode, EpisodeConfig, run_episode
+from stripebench_tui.runtime.reaper import tagged_pids
+
+from .helpers import process_tag, trace_lines
+
+pytestmark = pytest.mark.slow
+
+
+async def _run(tmp_path: Path, name: str, **kwargs) -> tuple[Episode, list[Event]]:
+    seen: list[Event] = []
+    episode = Episode(EpisodeConfig(env="tiny-shop", episode_dir=tmp_path / name, **kwargs), subscribers=[seen.append])
+    result = await episode.run()
+    assert result.trace_path == tmp_path / name / "trace.jsonl"
+    return episode, seen
+
+
+async def test_oracle_episode_passes_with_live_verdicts_and_leaves_nothing(tmp_path: Path) -> None:
+    episode, seen = await _run(tmp_path, "ok")
+    result = episode.result
+    assert result is not None and result.reason == "agent_done", result
+    assert result.passed is True and result.score == 1.0 and result.exit_code == 0
+
+    trace = open_trace(result.trace_path)
+    events = list(trace.iter_events())
+    types = [e.type for e in events]
+    assert types[-1] == "episode_end"
+    # the seed ran and the app became healthy before the agent's first turn
+    setup = [e for e in events if e.turn == 0]
+    assert any(isinstance(e, Service) and e.service == "seed" and e.status == "exited" and e.exit_code == 0 for e in setup)
+    assert any(isinstance(e, Service) and e.service == "app" and e.status == "healthy" for e in setup)
+    seeded = {e.object_type for e in setup if isinstance(e, StripeObject)}
+    assert {"product", "price"} <= seeded
+
+    # the customer appears in the turn of the shell call that created it, with the request that made it
+    signup = next(e for e in events if isinstance(e, ToolCall) and e.tool == "shell")
+    customers = [e for e in events if isinstance(e, StripeObject) and e.object_type == "customer"]
+    assert len(customers) == 1
+    assert customers[0].turn == signup.turn
+    assert customers[0].request_id.startswith("req_") and customers[0].event_type == "customer.created"
+    assert customers[0].data["metadata"] == {"source": "tiny-shop"}
+
+    # a live verdict passed before the end, and final verdicts come before episode_end
+    end_seq = next(e.seq for e in events if isinstance(e, EpisodeEnd))
+    live_pass = [e for e in events if isinstance(e, GraderVerdict) and not e.final and e.status == "pass"]
+    assert live_pass and all(e.seq < end_seq for e in live_pass)
+    assert min(e.turn for e in live_pass) == signup.turn
+    finals = [e for e in events if isinstance(e, GraderVerdict) and e.final]
+    assert {e.criterion for e in finals} == {"customer email", "customer metadata", "submission"}
+    assert all(e.status == "pass" and e.seq < end_seq for e in finals)
+
+    # what subscribers saw is what was recorded, in the same order
+    assert [e.seq for e in seen if e.seq <= end_seq] == [e.seq for e in events]
+
+    # nothing left running, no secret anywhere in the episode directory
+    assert tagged_pids(process_tag(result.trace_path)) == []
+    key = episode.backend.secret_key
+    assert key.startswith("sk_test_")
+    for path in result.episode_dir.rglob("*"):
+        if path.is_file():
+            data = path.read_bytes()
+            assert key.encode() not in data and b"sk_test_" not in data, path
+    assert (result.episode_dir / "workspace" / "submission.txt").read_text().startswith("cus_")
+    assert (result.episode_dir / "logs" / "app.log").read_text()
+
+
+async def test_mutant_loses_points_and_seeded_ids_repeat(tmp_path: Path) -> None:
+    _, good_events = await _run(tmp_path, "good")
+    mutant, bad_events = await _run(tmp_path, "bad", agent_options={"plan": "no-metadata"})
+    assert mutant.result.passed is False and mutant.result.score == pytest.approx(2 / 3)
+    assert mutant.result.exit_code == 1
+    failing = {e.criterion for e in bad_events if isinstance(e, GraderVerdict) and e.final and e.status == "fail"}
+    assert failing == {"customer metadata"}
+
+    def ids(events: list[Event]) -> list[str]:
+        return [e.object_id for e in events if isinstance(e, StripeObject)]
+
+    assert ids(good_events) == ids(bad_events) and len(ids(good_events)) == 3  # same seed, same object ids
+
+
+async def test_run_episode_exposes_the_driver_and_stop_ends_it(tmp_path: Path) -> None:
+    got: list[Episode] = []
+
+    def ready(episode: Episode) -> None:
+        got.append(episode)
+        episode.driver.stop("test")
+
+    result = await run_episode(EpisodeConfig(env="tiny-shop", agent="human", episode_dir=tmp_path / "ep"), on_ready=ready)
+    assert got and got[0].bus is not None
+    assert result.reason == "stopped" and result.exit_code == 1
+    lines = trace_lines(result.trace_path)
+    assert lines[-1]["type"] == "episode_end" and lines[-1]["reason"] == "stopped"
+    assert tagged_pids(process_tag(result.trace_path)) == []
