@@ -44,6 +44,11 @@ class Emulator:
         # async (to add latency without blocking); returning a dispatch.Reply answers the request instead.
         self.pending_webhooks_for: Callable[[dict[str, Any]], int] = lambda event: 0
         self.request_hooks: list[Callable[[str, str, dict[str, str]], Any]] = []
+        from stripebench_tui.emulator.faults import Faults
+        from stripebench_tui.emulator.webhooks import WebhookDispatcher
+
+        self.webhooks = WebhookDispatcher(self)  # signed deliveries of every committed event
+        self.faults = Faults(self)  # /_emulator/faults rules, applied through request_hooks
 
     def _meta(self) -> dict[str, Any]:
         return {
@@ -93,7 +98,10 @@ class Emulator:
             self.store.clear()
             self.ids.reset()
             self.clock.offset, self.clock.frozen_at = 0.0, None
+        self.webhooks.reset()
+        self.faults.reset()
 
     def close(self) -> None:
-        """Release the state file."""
+        """Stop webhook deliveries and release the state file."""
+        self.webhooks.close()
         self.store.close()
