@@ -66,9 +66,14 @@ def turn_from_events(turn: int, events: Iterable[Event]) -> Turn:
 
 
 def row_for(turn: int, events: list[Event]) -> TurnRow:
-    t = turn_from_events(turn, events)
+    """The timeline row of a turn, from that turn's events."""
+    return row_from_turn(turn_from_events(turn, events))
+
+
+def row_from_turn(t: Turn) -> TurnRow:
+    """The timeline row of a turn already in an ``EpisodeState``."""
     return TurnRow(
-        index=turn,
+        index=t.index,
         actor=t.actor,
         tools=tuple(t.tool_names),
         status=t.status if t.calls else "",

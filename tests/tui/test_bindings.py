@@ -293,3 +293,24 @@ def test_every_command_has_a_key_and_an_action() -> None:
         assert callable(getattr(EpisodeScreen, f"action_{cmd.action}", None)), cmd.action
     bound = {b.action for b in EpisodeScreen.BINDINGS}
     assert bound == {c.action for c in COMMANDS}
+
+
+async def test_controls_still_work_when_the_timeline_scrolls() -> None:
+    """With more turns than lines the timeline is scrollable; its scroll keys must not swallow the controls."""
+    from stripebench_tui.core.events import Header, ModelMessage
+    from stripebench_tui.tui.app import create_app
+    from stripebench_tui.tui.source import EventListSource
+
+    events = [ModelMessage(seq=i, t=float(i), turn=i + 1, text=f"step {i}") for i in range(300)]
+    app = create_app(EventListSource(events, Header(env="long")), clock=lambda: 0.0)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("end")
+        assert turn_of(app) == 300
+        assert app.episode.timeline.scroll_offset.y > 0  # the cursor row was scrolled into view
+        await pilot.press("left", "left")
+        assert turn_of(app) == 298
+        await pilot.press("home")
+        assert turn_of(app) == 1 and app.episode.timeline.scroll_offset.y == 0
+        await pilot.press("right")
+        assert turn_of(app) == 2

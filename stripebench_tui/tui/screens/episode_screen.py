@@ -26,7 +26,14 @@ from stripebench_tui.core.playback import Playback
 from stripebench_tui.core.state import EpisodeState, Turn
 from stripebench_tui.tui import keymap
 from stripebench_tui.tui.search import MESSAGE, Hit, find
-from stripebench_tui.tui.source import EpisodeSource, TurnRow, row_for, turn_from_events, verdict_changes
+from stripebench_tui.tui.source import (
+    EpisodeSource,
+    TurnRow,
+    row_for,
+    row_from_turn,
+    turn_from_events,
+    verdict_changes,
+)
 from stripebench_tui.tui.text import clean, pretty_json
 from stripebench_tui.tui.widgets.search_bar import SearchBar
 from stripebench_tui.tui.widgets.status_bar import StatusBar
@@ -60,6 +67,7 @@ class EpisodeScreen(Screen[None]):
         self.start_turn = start_turn
         self.turns: list[int] | None = None  # turn numbers, once known
         self.indexed = False  # source.state_at is usable (the index is built)
+        self.whole: EpisodeState | None = None  # the whole episode, once indexed: timeline rows without I/O
         self.position: int | None = None  # selected row of the timeline
         self.state: EpisodeState | None = None
         self.turn: Turn | None = None
@@ -96,20 +104,26 @@ class EpisodeScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="index")
     def load_turns(self) -> None:
-        """Build the turn index off the UI thread (seconds on a huge trace).
+        """Show turns known cheaply (the writer's sidecar) at once; else build the index first.
 
-        Turn numbers known cheaply (the writer's sidecar) are shown first, so the
-        timeline and the turn detail appear at once; the panes that need the state
-        (objects, verdicts, totals) fill in when the index is ready.
+        The index (seconds on a huge trace) is built only after the first turn is on
+        screen: built concurrently, it would hold the GIL and delay the first paint.
+        The panes that need it (objects, verdicts, totals) fill in when it is ready.
         """
         quick = self.source.quick_turns()
         if quick:
             self.app.call_from_thread(self.turns_loaded, quick)
-        turns = self.source.turn_numbers()
-        self.app.call_from_thread(self.index_ready, turns)
+            self.app.call_from_thread(self.call_after_refresh, self.build_index)
+        else:
+            self.app.call_from_thread(self.index_ready, self.source.turn_numbers())
+
+    @work(thread=True, exclusive=True, group="build-index")
+    def build_index(self) -> None:
+        self.app.call_from_thread(self.index_ready, self.source.turn_numbers())
 
     def index_ready(self, turns: list[int]) -> None:
         self.indexed = True
+        self.whole = self.source.state_at(None)
         if turns != self.turns:
             self.turns_loaded(turns)
         elif self.position is not None:
@@ -137,8 +151,11 @@ class EpisodeScreen(Screen[None]):
 
     def _row(self, position: int) -> TurnRow:
         assert self.turns is not None
-        turn = self.turns[position]
-        return row_for(turn, self.source.events_for_turn(turn))
+        number = self.turns[position]
+        known = self.whole.turn(number) if self.whole is not None else None
+        if known is not None:
+            return row_from_turn(known)
+        return row_for(number, self.source.events_for_turn(number))
 
     # ----- drawing the selected turn ------------------------------------------------------
     def select(self, position: int) -> None:

@@ -13,7 +13,7 @@ from textual.widgets import Static, Tree
 from stripebench_tui.core.state import EpisodeState, ObjectView
 from stripebench_tui.tui.text import clean, pretty_json
 
-PER_TYPE = 200  # newest objects listed per type; older ones are summarised in one line
+PER_TYPE = 100  # newest objects listed per type (a bigger tree is slow to rebuild on every step)
 
 
 class StripeObjects(Vertical):

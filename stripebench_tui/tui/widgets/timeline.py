@@ -28,11 +28,11 @@ GLYPH_STYLES = {OK: "green", FAILED: "bold red", RUNNING: "yellow", REJECTED: "m
 ROW_CACHE = 512
 
 
-class Timeline(ScrollView, can_focus=True):
+class Timeline(ScrollView, can_focus=True, inherit_bindings=False):
     """Turns of the episode, one line each; the cursor is the selected turn."""
 
     DEFAULT_CSS = Path(__file__).with_suffix(".tcss").read_text()
-    inherit_bindings = False  # left/right/home/end belong to the replay controls
+    # inherit_bindings=False above: left/right/home/end belong to the replay controls, not scrolling.
     BINDINGS = [
         Binding("up,k", "cursor_up", "Up", show=False),
         Binding("down,j", "cursor_down", "Down", show=False),
