@@ -23,7 +23,7 @@ from typing import Any
 
 from stripebench_tui.core.bus import EventBus, Subscription
 from stripebench_tui.core.driver import FinalScore
-from stripebench_tui.core.events import PENDING, Event, GraderVerdict, StripeObject
+from stripebench_tui.core.events import Event, GraderVerdict, StripeObject
 from stripebench_tui.grading.context import GradingContext
 from stripebench_tui.grading.criteria import Criterion, Grader
 from stripebench_tui.grading.evaluate import Evaluator, Reported
@@ -71,9 +71,10 @@ class LiveGrading:
         """Subscribe to ``bus`` and publish every criterion as pending (call inside the episode's event loop)."""
         self.bus = bus
         self._sub = bus.subscribe(self._on_event, name="live-grading")
-        for c in self.grader.criteria:
-            self.published[c.name] = _Published(PENDING, {})
-            bus.publish_nowait(self._verdict(c, PENDING, {}, trigger="start"))
+        for name, r in self.evaluator.report().items():  # nothing checked yet: all pending, saying why
+            evidence = r.evidence()
+            self.published[name] = _Published(r.status, evidence)
+            bus.publish_nowait(self._verdict(r.criterion, r.status, evidence, trigger="start"))
         return self
 
     async def turn_end_hook(self, driver: Any) -> None:

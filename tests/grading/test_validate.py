@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import io
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 import typer
@@ -138,3 +142,23 @@ def test_cli_exits_0_only_when_every_run_scores_as_expected(shop, monkeypatch):
 def test_cli_wants_one_env_or_all(shop, monkeypatch):
     r = cli(monkeypatch, GOOD)
     assert isinstance(r.exception, UserError) and "name one environment or pass --all" in str(r.exception)
+
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "envs"
+
+
+@pytest.mark.slow
+def test_a_real_validation_through_the_runtime(tmp_path):
+    """The fixture tiny-shop: oracle, no-op and its mutant as real episodes on the emulator."""
+    env = {**os.environ, "STRIPEBENCH_ENVIRONMENTS": str(FIXTURES), "STRIPEBENCH_GRADERS": str(FIXTURES / "graders")}
+    r = subprocess.run([sys.executable, "-m", "stripebench_tui", "validate", "tiny-shop", "--keep", str(tmp_path)],
+                       capture_output=True, text=True, env=env, timeout=240)
+    assert r.returncode == EXIT_OK, r.stdout + r.stderr
+    rows = {line.split("│")[2].strip(): line for line in r.stdout.splitlines() if line.startswith("│ tiny-shop")}
+    assert set(rows) == {"oracle", "no-op", "mutant no-metadata"}
+    assert "1.00" in rows["oracle"] and "✓✓✓" in rows["oracle"]
+    assert "0.00" in rows["no-op"] and "✗✗✗" in rows["no-op"]
+    assert "0.67" in rows["mutant no-metadata"] and "✓✗✓" in rows["mutant no-metadata"]
+    traces = sorted(tmp_path.glob("tiny-shop-*/trace.jsonl"))
+    assert len(traces) == 3  # --keep kept every episode
+    assert "[3/3] tiny-shop: mutant no-metadata → 0.67" in r.stderr
