@@ -1,0 +1,269 @@
+"""Checkout Sessions through the official stripe-python SDK: modes, ui_mode names by version, errors, line items,
+discounts, expire and list filters; completion through the page endpoints (payment, subscription, setup)."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+import stripe
+
+OLD = "2025-09-30.clover"
+NEW = "2026-03-25.dahlia"
+
+
+@pytest.fixture
+def price(stripe_client: stripe.StripeClient) -> stripe.Price:
+    return stripe_client.v1.prices.create(params={"currency": "usd", "unit_amount": 1500,
+                                                  "product_data": {"name": "T-shirt"}})
+
+
+@pytest.fixture
+def monthly(stripe_client: stripe.StripeClient) -> stripe.Price:
+    return stripe_client.v1.prices.create(params={"currency": "usd", "unit_amount": 900, "recurring": {"interval": "month"},
+                                                  "product_data": {"name": "Pro plan"}})
+
+
+def _create(client: stripe.StripeClient, version: str | None = None, **params):
+    options = {"stripe_version": version} if version else None
+    return client.v1.checkout.sessions.create(params=params, options=options)
+
+
+def _error(client: stripe.StripeClient, version: str | None = None, **params) -> stripe.StripeError:
+    with pytest.raises(stripe.InvalidRequestError) as info:
+        _create(client, version, **params)
+    return info.value
+
+
+def test_hosted_payment_session_has_url_totals_and_no_secret(stripe_client, price, emulator):
+    s = _create(stripe_client, mode="payment", success_url="https://shop.test/ok?s={CHECKOUT_SESSION_ID}",
+                cancel_url="https://shop.test/cart", line_items=[{"price": price.id, "quantity": 2}],
+                metadata={"order": "42"}, customer_email="ada@example.com")
+    assert s.id.startswith("cs_test_") and s.object == "checkout.session"
+    assert s.url == f"{emulator.url}/c/pay/{s.id}"
+    assert s.client_secret is None
+    assert (s.status, s.payment_status, s.mode) == ("open", "unpaid", "payment")
+    assert (s.amount_subtotal, s.amount_total, s.currency) == (3000, 3000, "usd")
+    assert s.total_details.amount_discount == 0
+    assert s.metadata.to_dict() == {"order": "42"} and s.customer_email == "ada@example.com"
+    assert s.payment_intent is None
+    assert httpx.get(s.url).status_code == 200
+
+
+@pytest.mark.parametrize("version,hosted,embedded", [(OLD, "hosted", "embedded"), (NEW, "hosted_page", "embedded_page")])
+def test_ui_mode_names_follow_the_api_version(stripe_client, price, version, hosted, embedded):
+    items = [{"price": price.id, "quantity": 1}]
+    default = _create(stripe_client, version, mode="payment", success_url="https://a.test/s", line_items=items)
+    assert default.ui_mode == hosted
+    emb = _create(stripe_client, version, mode="payment", ui_mode=embedded, return_url="https://a.test/r?s={CHECKOUT_SESSION_ID}",
+                  line_items=items)
+    assert emb.ui_mode == embedded and emb.url is None
+    assert emb.client_secret.startswith(emb.id + "_secret_")
+    assert emb.redirect_on_completion == "always" and emb.return_url.startswith("https://a.test/r")
+    # the same stored session renders with the other version's name
+    other = NEW if version == OLD else OLD
+    again = stripe_client.v1.checkout.sessions.retrieve(emb.id, options={"stripe_version": other})
+    assert again.ui_mode == ("embedded_page" if other == NEW else "embedded")
+
+
+@pytest.mark.parametrize("version,wrong", [(OLD, "embedded_page"), (OLD, "hosted_page"), (NEW, "embedded"), (NEW, "hosted")])
+def test_the_other_versions_ui_mode_name_is_an_invalid_enum(stripe_client, price, version, wrong):
+    err = _error(stripe_client, version, mode="payment", ui_mode=wrong, return_url="https://a.test/r",
+                 line_items=[{"price": price.id, "quantity": 1}])
+    assert err.param == "ui_mode" and "Invalid ui_mode: must be one of" in err.user_message
+
+
+def test_required_and_conflicting_params(stripe_client, price, monthly):
+    items = [{"price": price.id, "quantity": 1}]
+    assert _error(stripe_client, line_items=items, success_url="https://a.test").param == "mode"
+    assert _error(stripe_client, mode="payment", success_url="https://a.test").param == "line_items"
+    err = _error(stripe_client, NEW, mode="payment", ui_mode="embedded_page", line_items=items)
+    assert (err.param, err.code) == ("return_url", "parameter_missing")
+    err = _error(stripe_client, NEW, mode="payment", ui_mode="embedded_page", line_items=items,
+                 return_url="https://a.test", success_url="https://a.test")
+    assert err.param == "success_url"
+    never = _create(stripe_client, NEW, mode="payment", ui_mode="embedded_page", redirect_on_completion="never",
+                    line_items=items)
+    assert never.return_url is None
+    err = _error(stripe_client, mode="payment", success_url="https://a.test", line_items=items,
+                 allow_promotion_codes=True, discounts=[{"coupon": "nope"}])
+    assert "allow_promotion_codes, discounts" in err.user_message
+    err = _error(stripe_client, mode="payment", success_url="https://a.test", line_items=[{"price": price.id}])
+    assert err.param == "line_items[0][quantity]"
+    err = _error(stripe_client, mode="payment", success_url="https://a.test", line_items=[{"price": monthly.id, "quantity": 1}])
+    assert "recurring price" in err.user_message
+    err = _error(stripe_client, mode="subscription", success_url="https://a.test", line_items=items)
+    assert "at least one recurring price" in err.user_message
+    with pytest.raises(stripe.InvalidRequestError) as info:
+        _create(stripe_client, mode="payment", success_url="https://a.test", line_items=[{"price": "price_nope", "quantity": 1}])
+    assert info.value.http_status == 404 and info.value.param == "line_items[0][price]"
+    assert _error(stripe_client, mode="payment", success_url="https://a.test", line_items=items,
+                  surprise="1").code == "parameter_unknown"
+    # nothing was saved by the failed requests
+    assert [x.id for x in stripe_client.v1.checkout.sessions.list().data] == [never.id]
+
+
+def test_price_data_line_items_and_expandable_products(stripe_client):
+    s = _create(stripe_client, mode="payment", success_url="https://a.test",
+                line_items=[{"price_data": {"currency": "eur", "unit_amount": 250, "product_data": {"name": "Sticker"}},
+                             "quantity": 4, "adjustable_quantity": {"enabled": True, "maximum": 10}}])
+    assert (s.amount_total, s.currency) == (1000, "eur")
+    items = stripe_client.v1.checkout.sessions.line_items.list(s.id, params={"expand": ["data.price.product"]})
+    item = items.data[0]
+    assert item.object == "item" and item.description == "Sticker" and item.quantity == 4
+    assert (item.amount_subtotal, item.amount_total, item.amount_discount) == (1000, 1000, 0)
+    assert item.price.unit_amount == 250 and item.price.product.name == "Sticker"
+    assert item.adjustable_quantity.enabled is True and item.adjustable_quantity.maximum == 10
+
+
+def test_coupon_discount_splits_over_line_items(stripe_client, price):
+    cheap = stripe_client.v1.prices.create(params={"currency": "usd", "unit_amount": 500, "product_data": {"name": "Socks"}})
+    coupon = stripe_client.v1.coupons.create(params={"amount_off": 1000, "currency": "usd"})
+    s = _create(stripe_client, mode="payment", success_url="https://a.test", discounts=[{"coupon": coupon.id}],
+                line_items=[{"price": price.id, "quantity": 1}, {"price": cheap.id, "quantity": 1}])
+    assert (s.amount_subtotal, s.amount_total, s.total_details.amount_discount) == (2000, 1000, 1000)
+    assert s.discounts[0].coupon == coupon.id
+    items = stripe_client.v1.checkout.sessions.line_items.list(s.id, params={"expand": ["data.discounts"]}).data
+    assert sum(i.amount_discount for i in items) == 1000
+    assert [i.amount_total for i in items] == [i.amount_subtotal - i.amount_discount for i in items]
+    assert items[0].discounts[0].amount == items[0].amount_discount
+
+
+def test_promotion_code_discount_at_create(stripe_client, price):
+    coupon = stripe_client.v1.coupons.create(params={"percent_off": 25})
+    promo = stripe_client.v1.promotion_codes.create(params={"promotion": {"type": "coupon", "coupon": coupon.id},
+                                                            "code": "QUARTER"})
+    s = _create(stripe_client, mode="payment", success_url="https://a.test", discounts=[{"promotion_code": promo.id}],
+                line_items=[{"price": price.id, "quantity": 2}])
+    assert (s.amount_total, s.total_details.amount_discount) == (2250, 750)
+    assert s.discounts[0].promotion_code == promo.id
+
+
+def test_expire_and_status_filters(stripe_client, price):
+    items = [{"price": price.id, "quantity": 1}]
+    a = _create(stripe_client, mode="payment", success_url="https://a.test", line_items=items)
+    b = _create(stripe_client, mode="payment", success_url="https://a.test", line_items=items)
+    expired = stripe_client.v1.checkout.sessions.expire(a.id)
+    assert expired.status == "expired" and expired.url is None
+    with pytest.raises(stripe.InvalidRequestError) as info:
+        stripe_client.v1.checkout.sessions.expire(a.id)
+    assert "status of \"expired\"" in info.value.user_message
+    assert [s.id for s in stripe_client.v1.checkout.sessions.list(params={"status": "open"}).data] == [b.id]
+    assert [s.id for s in stripe_client.v1.checkout.sessions.list(params={"status": "expired"}).data] == [a.id]
+    assert [e.data.object.id for e in stripe_client.v1.events.list(params={"type": "checkout.session.expired"}).data] == [a.id]
+
+
+def test_expires_at_bounds(stripe_client, price):
+    import time
+
+    items = [{"price": price.id, "quantity": 1}]
+    err = _error(stripe_client, mode="payment", success_url="https://a.test", line_items=items,
+                 expires_at=int(time.time()) + 60)
+    assert err.param == "expires_at"
+    s = _create(stripe_client, mode="payment", success_url="https://a.test", line_items=items,
+                expires_at=int(time.time()) + 3600)
+    assert s.expires_at > s.created
+
+
+# -- completion through the page endpoints -----------------------------------------------------------------------
+CARD = {"email": "ada@example.com", "card_number": "4242 4242 4242 4242", "expiry": "12 / 34", "cvc": "123",
+        "name": "Ada Lovelace"}
+
+
+def _page(emulator, session, action, body=None, secret=None):
+    url = f"{emulator.url}/_checkout/{session.id}/{action}" + (f"?secret={secret}" if secret else "")
+    return (httpx.post(url, json=body) if body is not None else httpx.get(url)).json()
+
+
+def test_payment_completion_by_customer_filter_and_payment_intent_filter(stripe_client, price, emulator):
+    customer = stripe_client.v1.customers.create(params={"email": "c@example.com"})
+    s = _create(stripe_client, mode="payment", success_url="https://a.test/ok?id={CHECKOUT_SESSION_ID}",
+                customer=customer.id, line_items=[{"price": price.id, "quantity": 1}],
+                payment_intent_data={"metadata": {"order": "7"}})
+    state = _page(emulator, s, "state")["state"]
+    assert state["email"] == "c@example.com" and state["email_locked"] is True
+    reply = _page(emulator, s, "submit", dict(CARD))
+    assert reply["status"] == "complete" and reply["redirect"] == f"https://a.test/ok?id={s.id}"
+    done = stripe_client.v1.checkout.sessions.retrieve(s.id)
+    assert (done.status, done.payment_status) == ("complete", "paid")
+    pi = stripe_client.v1.payment_intents.retrieve(done.payment_intent)
+    assert (pi.status, pi.amount, pi.customer, pi.metadata.to_dict()) == ("succeeded", 1500, customer.id, {"order": "7"})
+    assert [x.id for x in stripe_client.v1.checkout.sessions.list(params={"customer": customer.id}).data] == [s.id]
+    assert [x.id for x in stripe_client.v1.checkout.sessions.list(params={"payment_intent": pi.id}).data] == [s.id]
+    assert _page(emulator, s, "submit", dict(CARD))["error"]["message"].startswith("This Checkout Session is no longer")
+
+
+def test_subscription_completion_creates_customer_subscription_and_paid_invoice(stripe_client, monthly, emulator):
+    s = _create(stripe_client, mode="subscription", success_url="https://a.test/ok",
+                line_items=[{"price": monthly.id, "quantity": 2}], subscription_data={"metadata": {"plan": "pro"}})
+    assert s.customer is None and s.amount_total == 1800
+    assert _page(emulator, s, "submit", dict(CARD))["status"] == "complete"
+    done = stripe_client.v1.checkout.sessions.retrieve(s.id)
+    assert (done.status, done.payment_status) == ("complete", "paid") and done.customer.startswith("cus_")
+    sub = stripe_client.v1.subscriptions.retrieve(done.subscription)
+    assert (sub.status, sub.customer, sub.metadata.to_dict()) == ("active", done.customer, {"plan": "pro"})
+    item = sub["items"].data[0]
+    assert (item.price.id, item.quantity) == (monthly.id, 2)
+    assert item.current_period_end > item.current_period_start  # on items in 2025-03-31+ versions
+    invoice = stripe_client.v1.invoices.retrieve(done.invoice)
+    assert (invoice.status, invoice.amount_paid, invoice.customer) == ("paid", 1800, done.customer)
+    assert invoice.lines.data[0].amount == 1800
+    assert sub.latest_invoice == invoice.id
+    assert [i.id for i in stripe_client.v1.invoices.list(params={"subscription": sub.id}).data] == [invoice.id]
+    customer = stripe_client.v1.customers.retrieve(done.customer)
+    assert customer.email == "ada@example.com"
+    types = [e.type for e in stripe_client.v1.events.list(params={"limit": 100}).data]
+    for wanted in ("customer.created", "customer.subscription.created", "invoice.created", "invoice.finalized",
+                   "invoice.paid", "invoice.payment_succeeded", "checkout.session.completed"):
+        assert wanted in types
+    old = stripe_client.v1.subscriptions.retrieve(sub.id, options={"stripe_version": "2024-06-20"})
+    assert old.current_period_end == item.current_period_end  # on the subscription in older versions
+    updated = stripe_client.v1.subscriptions.update(sub.id, params={"cancel_at_period_end": True})
+    assert updated.cancel_at_period_end is True and updated.cancel_at == item.current_period_end
+    canceled = stripe_client.v1.subscriptions.cancel(sub.id)
+    assert canceled.status == "canceled"
+    assert stripe_client.v1.subscriptions.list(params={"customer": done.customer}).data == []
+    assert len(stripe_client.v1.subscriptions.list(params={"status": "canceled"}).data) == 1
+
+
+def test_setup_mode_saves_the_card(stripe_client, emulator):
+    customer = stripe_client.v1.customers.create(params={"email": "s@example.com"})
+    s = _create(stripe_client, NEW, mode="setup", ui_mode="embedded_page", currency="usd", customer=customer.id,
+                return_url="https://a.test/done?s={CHECKOUT_SESSION_ID}")
+    assert s.payment_status == "no_payment_required" and s.amount_total is None
+    assert _page(emulator, s, "state")["error"]  # embedded sessions need their client secret
+    assert _page(emulator, s, "state", secret=s.client_secret)["state"]["submit_label"] == "Save"
+    reply = _page(emulator, s, "submit", dict(CARD), secret=s.client_secret)
+    assert reply["redirect"] == f"https://a.test/done?s={s.id}"
+    done = stripe_client.v1.checkout.sessions.retrieve(s.id)
+    si = stripe_client.v1.setup_intents.retrieve(done.setup_intent)
+    assert si.status == "succeeded" and si.customer == customer.id
+    assert stripe_client.v1.payment_methods.retrieve(si.payment_method).customer == customer.id
+
+
+def test_decline_keeps_session_open_then_retry_succeeds_on_same_intent(stripe_client, price, emulator):
+    s = _create(stripe_client, mode="payment", success_url="https://a.test", line_items=[{"price": price.id, "quantity": 1}])
+    reply = _page(emulator, s, "submit", {**CARD, "card_number": "4000000000000002"})
+    assert reply["error"]["decline_code"] == "generic_decline" and reply["error"]["message"] == "Your card was declined."
+    opened = stripe_client.v1.checkout.sessions.retrieve(s.id)
+    assert opened.status == "open" and opened.payment_intent
+    assert _page(emulator, s, "submit", dict(CARD))["status"] == "complete"
+    done = stripe_client.v1.checkout.sessions.retrieve(s.id)
+    assert done.payment_intent == opened.payment_intent
+    assert stripe_client.v1.payment_intents.retrieve(done.payment_intent).status == "succeeded"
+
+
+def test_page_promotion_code_apply_and_redeem(stripe_client, price, emulator):
+    coupon = stripe_client.v1.coupons.create(params={"percent_off": 50})
+    promo = stripe_client.v1.promotion_codes.create(params={"promotion": {"type": "coupon", "coupon": coupon.id},
+                                                            "code": "HALF"})
+    s = _create(stripe_client, mode="payment", success_url="https://a.test", allow_promotion_codes=True,
+                line_items=[{"price": price.id, "quantity": 2}])
+    assert _page(emulator, s, "promotion", {"code": "NOPE"})["error"]["message"] == "This code is invalid."
+    state = _page(emulator, s, "promotion", {"code": "half"})["state"]
+    assert (state["total"], state["discount"], state["promotion_code"]) == (1500, 1500, "HALF")
+    assert _page(emulator, s, "submit", dict(CARD))["status"] == "complete"
+    done = stripe_client.v1.checkout.sessions.retrieve(s.id)
+    assert (done.amount_total, done.total_details.amount_discount) == (1500, 1500)
+    assert done.discounts[0].promotion_code == promo.id
+    assert stripe_client.v1.payment_intents.retrieve(done.payment_intent).amount == 1500
+    assert stripe_client.v1.promotion_codes.retrieve(promo.id).times_redeemed == 1
