@@ -1,0 +1,44 @@
+"""The emulator driven by the official stripe-node SDK (installed from npm into a cache directory if missing)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from platformdirs import user_cache_dir
+
+SCRIPT = Path(__file__).parent / "node" / "sdk_check.js"
+STRIPE_NODE = "stripe@18"  # a major version that speaks the current API
+
+
+def _stripe_node() -> Path:
+    """The npm prefix holding stripe-node, installed on first use."""
+    prefix = Path(os.environ.get("STRIPEBENCH_NODE_CACHE") or Path(user_cache_dir("stripebench")) / "node-stripe")
+    if not (prefix / "node_modules" / "stripe" / "package.json").exists():
+        prefix.mkdir(parents=True, exist_ok=True)
+        done = subprocess.run(["npm", "install", "--prefix", str(prefix), "--no-audit", "--no-fund", STRIPE_NODE],
+                              capture_output=True, text=True, timeout=240)
+        assert done.returncode == 0, f"npm install {STRIPE_NODE} failed:\n{done.stderr[-2000:]}"
+    return prefix
+
+
+@pytest.mark.node
+@pytest.mark.slow
+def test_stripe_node_sdk_end_to_end(emulator):
+    assert shutil.which("node") and shutil.which("npm"), "Node.js 20 and npm are part of this machine's setup"
+    prefix = _stripe_node()
+    run = subprocess.run(["node", str(SCRIPT)], capture_output=True, text=True, timeout=60,
+                         env={**os.environ, "STRIPE_NODE_PREFIX": str(prefix), "EMULATOR_URL": emulator.url})
+    lines = [line for line in run.stdout.splitlines() if line.startswith("{")]
+    assert lines, f"no result from the node script:\n{run.stdout}\n{run.stderr}"
+    result = json.loads(lines[-1])
+    assert result["ok"], result.get("error")
+    assert run.returncode == 0
+    checks = result["checks"]
+    assert checks["payment_intent"] == "succeeded" and checks["decline"] == "insufficient_funds"
+    assert checks["refund"] == 1000 and checks["events"] == ["payment_intent.succeeded"]
+    assert checks["webhook"].startswith("evt_")
