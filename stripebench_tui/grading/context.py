@@ -45,6 +45,7 @@ class GradingContext:
         self._stripe: Any = None
         self._http: dict[str, httpx.Client] = {}
         self._browsers: list[Any] = []  # (playwright, browser) pairs opened by the current evaluation
+        self._dbs: list[sqlite3.Connection] = []  # database connections opened by the current evaluation
 
     # ---- Stripe ----
 
@@ -76,12 +77,14 @@ class GradingContext:
             return client
 
     def db(self, path: str | Path) -> sqlite3.Connection:
-        """The app's SQLite database at ``path`` (relative to the workspace), opened read-only."""
+        """The app's SQLite database at ``path`` (relative to the workspace), read-only; closed after the evaluation."""
         full = Path(path) if Path(path).is_absolute() else self.workspace / path
         if not full.is_file():
             raise GradingUnavailable(f"no database at {full}")
         conn = sqlite3.connect(f"{full.resolve().as_uri()}?mode=ro", uri=True, timeout=5, check_same_thread=False)
         conn.row_factory = sqlite3.Row
+        with self._lock:
+            self._dbs.append(conn)
         return conn
 
     def submission(self) -> str | None:
@@ -111,8 +114,12 @@ class GradingContext:
         self._browsers.append((pw, browser))
         return await browser.new_page()
 
-    async def close_browsers(self) -> None:
-        """Close every browser opened since the last call (the evaluation is over)."""
+    async def end_evaluation(self) -> None:
+        """Close every database connection and browser a check opened (the evaluation is over)."""
+        with self._lock:
+            dbs, self._dbs = self._dbs, []
+        for conn in dbs:
+            conn.close()
         browsers, self._browsers = self._browsers, []
         for pw, browser in browsers:
             try:

@@ -70,6 +70,7 @@ class Criterion:
     ``on`` lists the Stripe object types whose appearance or change re-checks it live
     (``"*"`` for any); every criterion that is not ``final_only`` is also re-checked at
     each turn end. ``final_only`` criteria (slow ones: a browser flow) run only at the end.
+    A check running longer than ``timeout`` seconds is reported as an error.
     ``per_candidate`` (default: whenever the grader has candidates) checks it once per
     candidate object; set it False for criteria about the app as a whole.
     """
@@ -81,6 +82,7 @@ class Criterion:
     on: tuple[str, ...] = ()
     final_only: bool = False
     per_candidate: bool | None = None
+    timeout: float = 120.0  # seconds; a check still running then is an error
 
     def __post_init__(self) -> None:
         if not self.name or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.\- ]*", self.name):
@@ -89,6 +91,8 @@ class Criterion:
             raise ValueError(f"criterion {self.name!r}: weight must be a positive number, not {self.weight!r}")
         if not self.description.strip():
             raise ValueError(f"criterion {self.name!r}: give a description a person understands")
+        if not self.timeout > 0:
+            raise ValueError(f"criterion {self.name!r}: timeout must be positive")
         if not callable(self.check):
             raise ValueError(f"criterion {self.name!r}: check must be callable")
         if isinstance(self.on, str):  # a lone type written without the tuple comma

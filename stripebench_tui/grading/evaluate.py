@@ -92,15 +92,20 @@ class Evaluator:
     async def check(self, criterion: Criterion, candidate: str | None, *, final: bool, trigger: str) -> Outcome:
         """Run one check; an exception or a wrong return value becomes an ``error`` outcome, never a pass."""
         view = GradingView(self.objects, candidate, final, trigger)
-        try:
+
+        async def call() -> Any:
             if criterion.is_async:
-                got = await criterion.check(self.ctx, view)
-            else:
-                got = await asyncio.to_thread(criterion.check, self.ctx, view)
-                if asyncio.iscoroutine(got):  # a sync wrapper around an async check
-                    got = await got
+                return await criterion.check(self.ctx, view)
+            got = await asyncio.to_thread(criterion.check, self.ctx, view)
+            return await got if asyncio.iscoroutine(got) else got  # a sync wrapper around an async check
+
+        try:
+            got = await asyncio.wait_for(call(), criterion.timeout)
             if not isinstance(got, Outcome):
                 raise TypeError(f"check returned {type(got).__name__}, not an Outcome")
+        except asyncio.TimeoutError:
+            # A thread cannot be killed; the stuck check is abandoned and reported, never counted as a pass.
+            got = Outcome(ERROR, {"error": f"timed out after {criterion.timeout:g}s"}, f"the check took longer than {criterion.timeout:g}s")
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # noqa: BLE001 - a grader's bug is reported as an error verdict
@@ -119,7 +124,7 @@ class Evaluator:
                 *(self.check(self.grader.criterion(name), cand, final=final, trigger=trigger) for name, cand in pairs)
             )
         finally:
-            await self.ctx.close_browsers()
+            await self.ctx.end_evaluation()
         for (name, cand), outcome in zip(pairs, outcomes):
             self.results.setdefault(cand, {})[name] = outcome
 
@@ -184,4 +189,4 @@ class Evaluator:
 
 _UNCHECKED = Outcome(PENDING, {}, "not checked yet")
 
-__all__ = ["ERROR", "Evaluator", "Reported"]
+__all__ = ["Evaluator", "Reported"]

@@ -31,6 +31,7 @@ from stripebench_tui.grading.evaluate import Evaluator, Reported
 log = logging.getLogger(__name__)
 
 TURN_END_WAIT = 60.0  # seconds a turn end waits for its checks before the episode moves on
+FINAL_WAIT = 30.0  # seconds the final grading waits for live checks still running before it abandons them
 
 
 @dataclass
@@ -63,7 +64,8 @@ class LiveGrading:
         self._jobs: list[_Job] = []
         self._wakeup: asyncio.Event | None = None
         self._worker: asyncio.Task[None] | None = None
-        self._busy = False
+        self._idle = asyncio.Event()
+        self._idle.set()
 
     # ---- wiring ----
 
@@ -89,7 +91,7 @@ class LiveGrading:
 
     async def final_hook(self, driver: Any = None) -> FinalScore:
         """Driver final hook: check everything (final), publish every criterion's final verdict, return the score."""
-        await self._stop_worker()
+        await self._stop_worker(FINAL_WAIT)
         report = await self.evaluator.final()
         self.final_report = report
         if self.bus is not None:
@@ -105,14 +107,13 @@ class LiveGrading:
 
     async def close(self) -> None:
         """Stop the worker and unsubscribe (the final hook does this too)."""
-        await self._stop_worker()
+        await self._stop_worker(0)
         if self._sub is not None:
             self._sub.detach("closed")
 
     async def idle(self) -> None:
         """Wait until every queued check has run and its verdicts are published."""
-        while self._jobs or self._busy:
-            await asyncio.sleep(0.001)
+        await self._idle.wait()
 
     # ---- the bus side: record and queue, never wait ----
 
@@ -131,6 +132,7 @@ class LiveGrading:
 
     def _queue(self, job: _Job) -> None:
         self._jobs.append(job)
+        self._idle.clear()
         if self._worker is None or self._worker.done():
             self._wakeup = asyncio.Event()
             self._worker = asyncio.get_running_loop().create_task(self._work(), name="live-grading")
@@ -146,7 +148,6 @@ class LiveGrading:
             self._wakeup.clear()
             while self._jobs:
                 jobs, self._jobs = self._jobs, []
-                self._busy = True
                 try:
                     await self._process(jobs)
                 except asyncio.CancelledError:
@@ -154,10 +155,11 @@ class LiveGrading:
                 except Exception:  # noqa: BLE001 - a framework bug must not end live grading for the episode
                     log.exception("live grading batch failed")
                 finally:
-                    self._busy = False
                     for job in jobs:
                         if job.done is not None and not job.done.done():
                             job.done.set_result(None)
+            if not self._jobs:
+                self._idle.set()
 
     async def _process(self, jobs: list[_Job]) -> None:
         # The latest job that asked for a (criterion, candidate) pair is the one its verdict names.
@@ -185,8 +187,18 @@ class LiveGrading:
             verdict = self._verdict(r.criterion, r.status, evidence, trigger=job.trigger, request_id=job.request_id)
             await self.bus.publish(verdict, turn=job.turn)
 
-    async def _stop_worker(self) -> None:
-        await self.idle()
+    async def _stop_worker(self, wait: float) -> None:
+        """Let queued checks finish (for at most ``wait`` seconds), then stop the worker."""
+        if wait > 0:
+            try:
+                await asyncio.wait_for(self.idle(), wait)
+            except asyncio.TimeoutError:
+                log.warning("live checks still running after %ss; abandoning them", wait)
+        for job in self._jobs:
+            if job.done is not None and not job.done.done():
+                job.done.set_result(None)
+        self._jobs.clear()
+        self._idle.set()
         if self._worker is not None and not self._worker.done():
             self._worker.cancel()
             await asyncio.gather(self._worker, return_exceptions=True)
