@@ -12,17 +12,17 @@ import pytest
 from platformdirs import user_cache_dir
 
 SCRIPT = Path(__file__).parent / "node" / "sdk_check.js"
-STRIPE_NODE = "stripe@18"  # a major version that speaks the current API
+STRIPE_NODE_MAJOR = "23"  # the major line current when this was written (pins a 2026 API version)
 
 
 def _stripe_node() -> Path:
     """The npm prefix holding stripe-node, installed on first use."""
-    prefix = Path(os.environ.get("STRIPEBENCH_NODE_CACHE") or Path(user_cache_dir("stripebench")) / "node-stripe")
+    prefix = Path(os.environ.get("STRIPEBENCH_NODE_CACHE") or Path(user_cache_dir("stripebench")) / f"node-stripe-{STRIPE_NODE_MAJOR}")
     if not (prefix / "node_modules" / "stripe" / "package.json").exists():
         prefix.mkdir(parents=True, exist_ok=True)
-        done = subprocess.run(["npm", "install", "--prefix", str(prefix), "--no-audit", "--no-fund", STRIPE_NODE],
+        done = subprocess.run(["npm", "install", "--prefix", str(prefix), "--no-audit", "--no-fund", f"stripe@{STRIPE_NODE_MAJOR}"],
                               capture_output=True, text=True, timeout=240)
-        assert done.returncode == 0, f"npm install {STRIPE_NODE} failed:\n{done.stderr[-2000:]}"
+        assert done.returncode == 0, f"npm install stripe@{STRIPE_NODE_MAJOR} failed:\n{done.stderr[-2000:]}"
     return prefix
 
 
