@@ -63,8 +63,8 @@ class Evaluator:
         new = ev.object_id not in by_id
         if ev.change == "deleted":
             self.deleted.add(ev.object_id)
-        by_id.pop(ev.object_id, None)  # re-insert so the order is "most recently changed last"
-        by_id[ev.object_id] = ev.data or by_id.get(ev.object_id, {}) or {"id": ev.object_id}
+        previous = by_id.pop(ev.object_id, None)  # re-inserted so the order is "most recently changed last"
+        by_id[ev.object_id] = ev.data or previous or {"id": ev.object_id}
         spec = self.grader.candidates
         return new and spec is not None and spec.object_type == ev.object_type
 
@@ -141,8 +141,16 @@ class Evaluator:
         return out
 
     async def final(self) -> dict[str, Reported]:
-        """Check everything once more, final: pending becomes fail."""
-        await self.run(self.pairs(self.grader.criteria), final=True, trigger="final")
+        """Check everything once more, final: pending becomes fail.
+
+        Final-only criteria (slow: a browser flow) run for the best candidate only, chosen by the others.
+        """
+        live = [c for c in self.grader.criteria if not c.final_only]
+        late = [c for c in self.grader.criteria if c.final_only]
+        await self.run(self.pairs(live), final=True, trigger="final")
+        if late:
+            best = self.best_candidate()
+            await self.run(self.pairs(late, [best] if best else []), final=True, trigger="final")
         return self.report(final=True)
 
     # ---- reporting ----

@@ -95,3 +95,23 @@ async def test_evidence_becomes_plain_json(ctx):
     grader = Grader((Criterion("amount", 1, "Amount.", lambda c, v: passed(amount=decimal.Decimal("1.50"), ids=("a", "b"))),))
     report = await Evaluator(grader, ctx).final()
     assert report["amount"].evidence() == {"amount": "1.50", "ids": ["a", "b"]}
+
+
+async def test_final_only_criteria_run_once_for_the_best_candidate(ctx):
+    from .helpers import is_paid, mode_is_payment
+
+    browsed = []
+
+    def browse(ctx, view):
+        browsed.append(view.candidate)
+        return passed(session=view.candidate)
+
+    grader = Grader((Criterion("mode", 1, "Mode.", mode_is_payment), Criterion("paid", 2, "Paid.", is_paid),
+                     Criterion("browser flow", 5, "The page works.", browse, final_only=True)),
+                    candidates=checkout_grader().candidates)
+    evaluator = Evaluator(grader, ctx)
+    for i in range(5):
+        evaluator.see(session(f"cs_{i}", mode="payment", payment_status="paid" if i == 2 else "unpaid"))
+    report = await evaluator.final()
+    assert browsed == ["cs_2"] and {r.candidate for r in report.values()} == {"cs_2"}
+    assert evaluator.score(report) == 1.0
