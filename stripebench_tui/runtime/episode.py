@@ -189,6 +189,8 @@ class Episode:
             self.watcher = StripeWatcher(backend.client(), bus, cfg.watch_interval or
                                          (EMULATOR_INTERVAL if backend.kind == EMULATOR else REAL_INTERVAL))
             await self.watcher.start()
+            if backend.server is not None:
+                backend.server.emulator.on_event(self._nudge_watcher)
             self._checkpoint()
             await sandbox.run_seed(bus)
             self._checkpoint()
@@ -248,6 +250,10 @@ class Episode:
         self.live_grading.attach(bus)
         return [self.live_grading.turn_end_hook], [self.live_grading.final_hook]
 
+    def _nudge_watcher(self, event: dict[str, Any]) -> None:
+        if self.watcher is not None:
+            self.watcher.nudge()
+
     def _checkpoint(self) -> None:
         if self._stop_requested:
             raise _StopDuringSetup(self._stop_requested)
@@ -287,6 +293,8 @@ class Episode:
         if self.bus is not None:
             await self.bus.close(timeout=2)
         if self.backend is not None:
+            if self.backend.server is not None:
+                self.backend.server.emulator.off_event(self._nudge_watcher)
             self.backend.close()
         atexit.unregister(self._atexit)
 

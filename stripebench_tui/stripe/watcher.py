@@ -6,6 +6,10 @@ exists when the watcher starts (nothing older is reported); after that each poll
 asks for the events just newer than the last one seen (``ending_before``), page
 by page until ``has_more`` is false, and publishes them oldest first.
 
+``nudge()`` makes the next poll happen at once: with the in-process emulator the
+episode calls it from the emulator's event listener, so an object reaches the bus
+within milliseconds while still being read through the public API.
+
 Events are tagged with the bus's current turn. ``sync()`` polls at once; the
 episode runs it as the first turn-end hook so that objects a turn's tool calls
 created are attributed to that turn rather than to the next.
@@ -57,6 +61,14 @@ class StripeWatcher:
         self._task: asyncio.Task[None] | None = None
         self._started = False
         self._errors = 0
+        self._wake: asyncio.Event | None = None
+        self._event_loop: asyncio.AbstractEventLoop | None = None
+
+    def nudge(self) -> None:
+        """Poll now rather than at the next tick; safe from any thread (the in-process emulator calls it)."""
+        loop, wake = self._event_loop, self._wake
+        if loop is not None and wake is not None and not loop.is_closed():
+            loop.call_soon_threadsafe(wake.set)
 
     async def start(self) -> None:
         """Note the newest existing event as the starting point, then poll in the background."""
@@ -69,11 +81,17 @@ class StripeWatcher:
             raise RuntimeProblem(f"cannot list Stripe events: {first}") from None
         self.cursor = page.data[0].id if page.data else None
         self._started = True
-        self._task = asyncio.create_task(self._loop(), name="stripe-watcher")
+        self._event_loop, self._wake = asyncio.get_running_loop(), asyncio.Event()
+        self._task = asyncio.create_task(self._poll_forever(), name="stripe-watcher")
 
-    async def _loop(self) -> None:
+    async def _poll_forever(self) -> None:
+        assert self._wake is not None
         while True:
-            await asyncio.sleep(self.interval)
+            try:
+                await asyncio.wait_for(self._wake.wait(), self.interval)
+            except asyncio.TimeoutError:
+                pass
+            self._wake.clear()
             try:
                 await self.sync()
                 self._errors = 0

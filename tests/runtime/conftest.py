@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "envs"
+from .helpers import FIXTURES
 
 
 @pytest.fixture(autouse=True)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "envs"
+
 
 def trace_lines(path: Path) -> list[dict]:
     """Every complete line of a trace, decoded (header first)."""

@@ -86,6 +86,14 @@ async def test_mutant_loses_points_and_seeded_ids_repeat(tmp_path: Path) -> None
 
     assert ids(good_events) == ids(bad_events) and len(ids(good_events)) == 3  # same seed, same object ids
 
+    # the replay agent makes the good run's tool calls again on a fresh environment: same objects, same score
+    good_trace = tmp_path / "good" / "trace.jsonl"
+    replayed, replay_events = await _run(tmp_path, "again", agent="replay", agent_options={"trace": str(good_trace)})
+    assert replayed.result.passed is True
+    assert ids(replay_events) == ids(good_events)
+    calls = [(e.tool, e.arguments) for e in replay_events if isinstance(e, ToolCall)]
+    assert [c[0] for c in calls] == ["view_file", "create_file", "shell"]
+
 
 async def test_run_episode_exposes_the_driver_and_stop_ends_it(tmp_path: Path) -> None:
     got: list[Episode] = []

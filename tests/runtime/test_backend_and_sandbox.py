@@ -1,0 +1,72 @@
+"""Stripe backend selection, the episode directory and the tool executor's error handling."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from stripebench_tui.errors import UserError
+from stripebench_tui.runtime.sandbox import new_episode_dir
+from stripebench_tui.runtime.tools import McpToolExecutor
+from stripebench_tui.stripe.backend import REAL, start_backend
+
+
+def test_live_keys_are_refused_in_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    for key in ("sk_live_abc123", "rk_live_abc123"):
+        with pytest.raises(UserError, match="refusing a live Stripe key"):
+            start_backend(REAL, stripe_key=key)
+    with pytest.raises(UserError, match="STRIPE_SECRET_KEY"):
+        start_backend(REAL)
+    monkeypatch.setenv("STRIPE_SECRET_KEY", "sk_test_abc123")
+    real = start_backend(REAL, api_version="2025-09-30.clover")
+    env = real.env_vars()
+    assert env["STRIPE_API_BASE"] == "" and env["STRIPE_JS_URL"] == "https://js.stripe.com/v3"
+    assert env["STRIPE_API_VERSION"] == "2025-09-30.clover" and "sk_test_abc123" in real.secrets
+
+
+def test_emulator_backend_variables() -> None:
+    emu = start_backend(seed=3)
+    try:
+        env = emu.env_vars()
+        assert env["STRIPE_API_BASE"].startswith("http://127.0.0.1:")
+        assert env["STRIPE_JS_URL"] == env["STRIPE_API_BASE"] + "/v3"
+        assert env["STRIPE_SECRET_KEY"].startswith("sk_test_") and env["STRIPE_PUBLISHABLE_KEY"].startswith("pk_test_")
+        assert "STRIPE_API_VERSION" not in env
+    finally:
+        emu.close()
+
+
+def test_episode_dirs_are_never_reused(tmp_path: Path) -> None:
+    a = new_episode_dir("tiny-shop", root=tmp_path)
+    b = new_episode_dir("tiny-shop", root=tmp_path)
+    assert a != b and a.name.startswith("tiny-shop-") and b.is_dir()
+    (a / "x").write_text("x")
+    with pytest.raises(UserError, match="not empty"):
+        new_episode_dir("tiny-shop", requested=a)
+    assert new_episode_dir("tiny-shop", requested=tmp_path / "new") == (tmp_path / "new").resolve()
+
+
+async def test_tool_executor_turns_bad_calls_into_error_results(tmp_path: Path) -> None:
+    ws = tmp_path / "workspace"
+    ws.mkdir()
+    (tmp_path / "logs").mkdir()
+    (ws / "a.txt").write_text("hello\n")
+    executor = McpToolExecutor(["shell", "files"], workspace=ws, episode_dir=tmp_path, env=None)
+    await executor.start()
+    try:
+        names = {t.name for t in await executor.tools()}
+        assert {"shell", "view_file", "create_file"} <= names
+        unknown = await executor.call("nope", {})
+        assert unknown.is_error and "unknown tool 'nope'" in unknown.text
+        missing = await executor.call("view_file", {})
+        assert missing.is_error and "path" in missing.text
+        wrong_type = await executor.call("view_file", {"path": "a.txt", "start_line": "x"})
+        assert wrong_type.is_error
+        ok = await executor.call("shell", {"command": "cat a.txt; exit 3"})
+        assert ok.exit_code == 3 and "hello" in ok.text and ok.duration is not None
+        shown = await executor.call("view_file", {"path": "a.txt"})
+        assert not shown.is_error and "hello" in shown.text
+        assert executor._images({"path": str(tmp_path / "screenshots" / "001-page.png")}) == ["screenshots/001-page.png"]
+    finally:
+        await executor.close()
