@@ -92,6 +92,15 @@ def _first_line(exc: BaseException) -> str:
     return text.splitlines()[0] if text else type(exc).__name__
 
 
+async def _focus_field(page: Page, field: str | None, frame: str | None) -> str:
+    """Focus ``field`` (when given) so that keyboard input goes there; returns what was focused."""
+    if field is None:
+        return ""
+    element, found = await bp.locate_field(page, field, frame)
+    await element.focus()
+    return found
+
+
 def build_server(browser: Browser) -> MCPServer:
     """The MCP server exposing the browser tools."""
     server = MCPServer("browser", instructions="Drive a Chromium page: navigate, click, fill, read.")
@@ -124,7 +133,7 @@ def build_server(browser: Browser) -> MCPServer:
         """Fill a form field found by its label, placeholder or accessible name (or a CSS selector), replacing its value."""
 
         async def fill(page: Page) -> CallToolResult:
-            element, found = await bp.locate(page, bp.field_strategies(field), frame, f"field with label {field!r}")
+            element, found = await bp.locate_field(page, field, frame)
             await element.fill(value)
             return await browser.describe(page, f"filled {found}")
 
@@ -135,12 +144,9 @@ def build_server(browser: Browser) -> MCPServer:
         """Type text key by key into a field (found like browser_fill) or, without field, into whatever has focus."""
 
         async def type_(page: Page) -> CallToolResult:
-            if field is None:
-                await page.keyboard.type(text)
-                return await browser.describe(page, f"typed {len(text)} characters into the focused element")
-            element, found = await bp.locate(page, bp.field_strategies(field), frame, f"field with label {field!r}")
-            await element.press_sequentially(text)
-            return await browser.describe(page, f"typed {len(text)} characters into {found}")
+            where = await _focus_field(page, field, frame) or "the focused element"
+            await page.keyboard.type(text)
+            return await browser.describe(page, f"typed {len(text)} characters into {where}")
 
         return await browser.act("typing", type_)
 
@@ -149,12 +155,9 @@ def build_server(browser: Browser) -> MCPServer:
         """Press a key or chord (e.g. 'Enter', 'Tab', 'Shift+Tab', 'Control+a') on a field or on whatever has focus."""
 
         async def press(page: Page) -> CallToolResult:
-            if field is None:
-                await page.keyboard.press(key)
-                return await browser.describe(page, f"pressed {key}")
-            element, found = await bp.locate(page, bp.field_strategies(field), frame, f"field with label {field!r}")
-            await element.press(key)
-            return await browser.describe(page, f"pressed {key} on {found}")
+            where = await _focus_field(page, field, frame) or "the focused element"
+            await page.keyboard.press(key)
+            return await browser.describe(page, f"pressed {key} on {where}")
 
         return await browser.act(f"pressing {key}", press)
 
@@ -163,7 +166,7 @@ def build_server(browser: Browser) -> MCPServer:
         """Choose an option (by its visible label or value) in a select box found by label or selector."""
 
         async def select(page: Page) -> CallToolResult:
-            element, found = await bp.locate(page, bp.field_strategies(field), frame, f"select box with label {field!r}")
+            element, found = await bp.locate_field(page, field, frame, "select box")
             try:
                 chosen = await element.select_option(label=option, timeout=2000)
             except PlaywrightError:

@@ -111,6 +111,11 @@ async def locate(
     raise NotFound(f"no {what}")
 
 
+async def locate_field(page: Page, field: str, frame: str | None, what: str = "field") -> tuple[Locator, str]:
+    """A form field by label, placeholder, accessible name or selector."""
+    return await locate(page, field_strategies(field), frame, f"{what} with label {field!r}")
+
+
 async def page_text(page: Page, max_chars: int) -> str:
     """Visible text of the page and its iframes, each iframe under a heading."""
     parts = []

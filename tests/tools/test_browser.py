@@ -92,8 +92,14 @@ async def test_focus_type_and_press(browser, site):
     await browser.call("browser_press", {"key": "Tab"})
     focus = await browser.call("browser_focus", {})
     assert focus.data["focused"]["accessible_name"] == "Email address"
-    await browser.call("browser_press", {"key": "Enter"})
-    assert not (await browser.call("browser_wait_for_text", {"text": "Thanks, Grace"})).is_error
+    typed = await browser.call("browser_type", {"text": "grace@example.com", "field": "Email address"})
+    assert "into field labelled 'Email address'" in typed.text
+    await browser.call("browser_click", {"target": "Checkout"})  # move focus away from the fields
+    await browser.call("browser_type", {"text": "!", "field": "Full name"})
+    assert (await browser.call("browser_focus", {})).data["focused"]["accessible_name"] == "Full name"
+    pressed = await browser.call("browser_press", {"key": "Enter", "field": "Email address"})
+    assert "on field labelled 'Email address'" in pressed.text
+    assert not (await browser.call("browser_wait_for_text", {"text": "Thanks, Grace!"})).is_error
 
 
 async def test_iframe_fields_are_found_automatically(browser, site):
