@@ -192,21 +192,25 @@ def test_payment_completion_by_customer_filter_and_payment_intent_filter(stripe_
     assert _page(emulator, s, "submit", dict(CARD))["error"]["message"].startswith("This Checkout Session is no longer")
 
 
-def test_subscription_completion_creates_customer_subscription_and_paid_invoice(stripe_client, monthly, emulator):
+def test_subscription_completion_creates_customer_subscription_and_paid_invoice(stripe_client, monthly, price,
+                                                                                emulator):
     s = _create(stripe_client, mode="subscription", success_url="https://a.test/ok",
-                line_items=[{"price": monthly.id, "quantity": 2}], subscription_data={"metadata": {"plan": "pro"}})
-    assert s.customer is None and s.amount_total == 1800
+                line_items=[{"price": monthly.id, "quantity": 2}, {"price": price.id, "quantity": 1}],
+                subscription_data={"metadata": {"plan": "pro"}})
+    assert s.customer is None and s.amount_total == 3300
     assert _page(emulator, s, "submit", dict(CARD))["status"] == "complete"
     done = stripe_client.v1.checkout.sessions.retrieve(s.id)
     assert (done.status, done.payment_status) == ("complete", "paid") and done.customer.startswith("cus_")
     sub = stripe_client.v1.subscriptions.retrieve(done.subscription)
     assert (sub.status, sub.customer, sub.metadata.to_dict()) == ("active", done.customer, {"plan": "pro"})
+    assert len(sub["items"].data) == 1  # the one-time price is billed once, not subscribed to
     item = sub["items"].data[0]
     assert (item.price.id, item.quantity) == (monthly.id, 2)
     assert item.current_period_end > item.current_period_start  # on items in 2025-03-31+ versions
     invoice = stripe_client.v1.invoices.retrieve(done.invoice)
-    assert (invoice.status, invoice.amount_paid, invoice.customer) == ("paid", 1800, done.customer)
-    assert invoice.lines.data[0].amount == 1800
+    assert (invoice.status, invoice.amount_paid, invoice.customer) == ("paid", 3300, done.customer)
+    assert [line.amount for line in invoice.lines.data] == [1800, 1500]
+    assert invoice.lines.data[1].parent.type == "invoice_item_details"
     assert sub.latest_invoice == invoice.id
     assert [i.id for i in stripe_client.v1.invoices.list(params={"subscription": sub.id}).data] == [invoice.id]
     customer = stripe_client.v1.customers.retrieve(done.customer)

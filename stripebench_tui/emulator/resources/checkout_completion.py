@@ -202,7 +202,7 @@ def _finish(ctx: RequestContext, session: dict[str, Any], pm: dict[str, Any], pi
         if pm.get("customer") != customer_id:
             payment_methods.attach(ctx, pm, customer_id)
         sub = create_subscription(ctx, customer_id, [{"price": i["price"], "quantity": i["quantity"]}
-                                                     for i in session["_items"]],
+                                                     for i in session["_items"] if i["_recurring"]],
                                   metadata=session["_subscription_data"].get("metadata"),
                                   description=session["_subscription_data"].get("description"),
                                   default_payment_method=pm["id"])

@@ -52,7 +52,9 @@ def create_paid_invoice(ctx: RequestContext, subscription: dict[str, Any], lines
     customer = customer or ctx.find("customer", subscription["customer"]) or {}
     period = (subscription["_period_start"], subscription["_period_end"])
     rendered_lines = []
-    for line, item in zip(lines, subscription["_items"]):
+    items = {item["price"]: item for item in subscription["_items"]}
+    for line in lines:
+        item = items.get(line["price"])  # one-time prices are billed once, as plain invoice items
         price = ctx.find("price", line["price"]) or {}
         product = ctx.find("product", price.get("product", "")) or {}
         rendered_lines.append({
@@ -63,7 +65,11 @@ def create_paid_invoice(ctx: RequestContext, subscription: dict[str, Any], lines
             "discountable": True, "discounts": [], "invoice": invoice_id, "livemode": False, "metadata": {},
             "parent": {"invoice_item_details": None, "subscription_item_details": {
                 "invoice_item": None, "proration": False, "proration_details": {"credited_items": None},
-                "subscription": subscription["id"], "subscription_item": item["id"]}, "type": "subscription_item_details"},
+                "subscription": subscription["id"], "subscription_item": item["id"]}, "type": "subscription_item_details"}
+            if item else {"invoice_item_details": {"invoice_item": ctx.new_id("ii"), "proration": False,
+                                                   "proration_details": {"credited_items": None},
+                                                   "subscription": subscription["id"]},
+                          "subscription_item_details": None, "type": "invoice_item_details"},
             "period": {"end": period[1], "start": period[0]},
             "pretax_credit_amounts": [], "pricing": {"price_details": {"price": price.get("id"),
                                                                        "product": price.get("product")},
