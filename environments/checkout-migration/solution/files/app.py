@@ -19,10 +19,6 @@ from __future__ import annotations
 import os
 import secrets
 import sqlite3
-import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import stripe
@@ -31,7 +27,6 @@ from flask import Flask, abort, g, jsonify, redirect, render_template, request, 
 HERE = Path(__file__).resolve().parent
 DB_PATH = Path(os.environ.get("SHOP_DB", HERE / "shop.db"))
 CART_COOKIE = "harbor_cart"
-WATCHED = ("*.py", "schema.sql", "templates/*.html")  # a change restarts the server
 
 stripe.api_key = os.environ.get("STRIPE_SECRET_KEY", "")
 if os.environ.get("STRIPE_API_BASE"):
@@ -234,37 +229,9 @@ def checkout_return():
                            amount=session.amount_total or 0, currency=session.currency or "usd")
 
 
-def serve() -> None:
-    init_db()
-    app.run(host="127.0.0.1", port=int(os.environ.get("APP_PORT", "5000")), debug=False, use_reloader=False)
-
-
-def watched_files() -> dict[Path, int]:
-    return {p: p.stat().st_mtime_ns for pattern in WATCHED for p in HERE.glob(pattern) if p.is_file()}
-
-
 def main() -> None:
-    """Serve from a child process and restart it whenever one of the app's own files changes."""
-    if os.environ.get("HARBOR_SERVER_CHILD"):
-        serve()
-        return
-    child: subprocess.Popen | None = None
-
-    def stop(*_args) -> None:
-        if child is not None and child.poll() is None:
-            child.terminate()
-        sys.exit(0)
-
-    signal.signal(signal.SIGTERM, stop)
-    while True:
-        before = watched_files()
-        child = subprocess.Popen([sys.executable, __file__], env={**os.environ, "HARBOR_SERVER_CHILD": "1"})
-        while watched_files() == before:
-            time.sleep(0.3)
-        print(" * a file changed: restarting the server", flush=True)
-        if child.poll() is None:
-            child.terminate()
-            child.wait()
+    init_db()
+    app.run(host="127.0.0.1", port=int(os.environ.get("APP_PORT", "5000")), debug=False)
 
 
 if __name__ == "__main__":
