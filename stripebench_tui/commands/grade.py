@@ -30,7 +30,9 @@ def grade(
     stripe_key: Optional[str] = typer.Option(None, "--stripe-key", help="Test-mode key (default: $STRIPE_SECRET_KEY)."),
     emulator_state: Optional[Path] = typer.Option(None, "--emulator-state",
                                                   help="The episode emulator's state file (default: the episode's own)."),
-    app_url: List[str] = typer.Option([], "--app-url", help="NAME=URL of the app, if it is running again (repeatable)."),
+    app_url: List[str] = typer.Option([], "--app-url", help="NAME=URL of an app already running (repeatable); then none is started."),
+    services: bool = typer.Option(True, "--services/--no-services",
+                                  help="Start the environment's services again, on a copy of the episode's workspace."),
 ) -> None:
     """Grade a finished episode: print each criterion's status, weight and evidence, then the score.
 
@@ -46,7 +48,8 @@ def grade(
 
     env = find_environment(env_id)
     result = asyncio.run(grade_episode(env, episode, stripe_api_base=stripe_api_base, stripe_key=stripe_key,
-                                       emulator_state=emulator_state, app_urls=_app_urls(app_url)))
+                                       emulator_state=emulator_state, app_urls=_app_urls(app_url),
+                                       services=services))
     out = sys.stdout
     console = Console(file=out, markup=False, highlight=False, emoji=False, width=None if out.isatty() else 120)
     console.print(criteria_table(result.results.values(), title=f"{env.id} — graded against {result.backend}"))

@@ -4,16 +4,20 @@ The Stripe objects the trace saw seed the candidates; every check then reads the
 backend the episode used. An emulator lives in memory and dies with the episode,
 so it can only be graded afterwards if its state was kept in the episode directory
 (``EMULATOR_STATE``, which the emulator opens with ``state=``) or another backend
-holding the same objects is named with ``stripe_api_base``. The app's services are
-not restarted: criteria that need the app get ``app_urls`` or report an error.
+holding the same objects is named with ``stripe_api_base``. The environment's
+services are started again on a copy of the episode's workspace (so grading never
+changes the episode), pointed at that backend, and stopped when grading ends.
 """
 
 from __future__ import annotations
 
 import os
-from contextlib import ExitStack
+import shutil
+import tempfile
+from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from stripebench_tui.core.events import StripeObject
 from stripebench_tui.envs.manifest import Environment
@@ -40,7 +44,7 @@ class GradeResult:
         return self.score == 1.0
 
 
-def _stripe_backend(stack: ExitStack, episode_dir: Path, backend_label: str, api_base: str | None, key: str | None,
+def _stripe_backend(stack: AsyncExitStack, episode_dir: Path, backend_label: str, api_base: str | None, key: str | None,
                     state: Path | None) -> tuple[str | None, str, str]:
     """(api base, key, description) of the backend to grade against; starts an emulator from saved state."""
     if api_base:
@@ -64,6 +68,43 @@ def _stripe_backend(stack: ExitStack, episode_dir: Path, backend_label: str, api
     return server.url, EMULATOR_KEY, f"emulator restarted from {state}"
 
 
+def _stripe_vars(api_base: str | None, key: str) -> dict[str, str]:
+    """What the app's services are told about Stripe (as in the episode, but for this backend)."""
+    from stripebench_tui.stripe.backend import REAL_JS_URL, StripeBackend
+
+    publishable = os.environ.get("STRIPE_PUBLISHABLE_KEY", "") if api_base is None else "pk_test_stripebench_grade"
+    js_url = REAL_JS_URL if api_base is None else f"{api_base}/v3"
+    return StripeBackend(kind="emulator" if api_base else "stripe", api_base=api_base, secret_key=key,
+                         publishable_key=publishable, js_url=js_url).env_vars()
+
+
+async def _start_services(stack: AsyncExitStack, env: Environment, workspace: Path,
+                          stripe_vars: dict[str, str]) -> tuple[Path, dict[str, str]]:
+    """Start ``env``'s services on a copy of ``workspace``; (the copy, the episode variables: ports, URLs, …)."""
+    from stripebench_tui.core.bus import EventBus
+    from stripebench_tui.runtime.local import LocalSandbox
+    from stripebench_tui.runtime.services import ServiceFailed
+
+    scratch = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="stripebench-grade-"))) / "episode"
+    scratch.mkdir()
+    sandbox = LocalSandbox(env, scratch, stripe_vars)
+    sandbox.prepare()
+    shutil.rmtree(sandbox.workspace)  # the starter workspace; grading judges the agent's
+    shutil.copytree(workspace, sandbox.workspace, symlinks=True)
+    stack.push_async_callback(sandbox.stop)
+    try:
+        await sandbox.start_services(EventBus())
+    except ServiceFailed as exc:
+        raise RuntimeProblem(f"cannot start the app to grade it: {exc}") from None
+    return sandbox.workspace, sandbox.variables()
+
+
+def app_urls_of(variables: dict[str, Any]) -> dict[str, str]:
+    """The app URLs among an episode's variables (APP_URL, …; not Stripe's)."""
+    return {k: v for k, v in variables.items()
+            if k.endswith("_URL") and isinstance(v, str) and v.startswith("http") and not k.startswith("STRIPE_")}
+
+
 def read_objects(trace_path: Path) -> tuple[str, str, list[StripeObject]]:
     """(env id, backend label, stripe_object events) of a trace."""
     from stripebench_tui.core.trace import open_trace
@@ -75,8 +116,12 @@ def read_objects(trace_path: Path) -> tuple[str, str, list[StripeObject]]:
 
 async def grade_episode(env: Environment, episode_dir: Path, *, stripe_api_base: str | None = None,
                         stripe_key: str | None = None, emulator_state: Path | None = None,
-                        app_urls: dict[str, str] | None = None, graders_root: Path | None = None) -> GradeResult:
-    """Grade the finished episode in ``episode_dir`` with ``env``'s grader (final verdicts)."""
+                        app_urls: dict[str, str] | None = None, graders_root: Path | None = None,
+                        services: bool = True) -> GradeResult:
+    """Grade the finished episode in ``episode_dir`` with ``env``'s grader (final verdicts).
+
+    ``services`` starts the environment's services again (unless ``app_urls`` names running ones).
+    """
     episode_dir = Path(episode_dir)
     if not episode_dir.is_dir():
         raise UserError(f"no episode directory {episode_dir}")
@@ -89,12 +134,17 @@ async def grade_episode(env: Environment, episode_dir: Path, *, stripe_api_base:
     grader = load_grader(env, graders_root)
     if grader is None:
         raise UserError(f"environment {env.id!r} has no grader ({grader_path(env, graders_root)} does not exist)")
-    with ExitStack() as stack:
+    workspace = episode_dir / "workspace"
+    if not workspace.is_dir():
+        raise BadFileError(f"{episode_dir}: no workspace/ directory")
+    async with AsyncExitStack() as stack:
         base, key, described = _stripe_backend(stack, episode_dir, backend_label, stripe_api_base, stripe_key, emulator_state)
-        workspace = episode_dir / "workspace"
-        urls = dict(app_urls or {})
+        variables: dict[str, str] = dict(app_urls or {})
+        if services and not app_urls and env.manifest.services:
+            workspace, started = await _start_services(stack, env, workspace, _stripe_vars(base, key))
+            variables = {**started, **variables}
         ctx = GradingContext(env=env, episode_dir=episode_dir, workspace=workspace, stripe_api_base=base,
-                             stripe_api_key=key, app_urls=urls, env_vars=dict(urls))
+                             stripe_api_key=key, app_urls=app_urls_of(variables), env_vars=variables)
         stack.callback(ctx.close)
         evaluator = Evaluator(grader, ctx)
         for obj in objects:
@@ -103,4 +153,4 @@ async def grade_episode(env: Environment, episode_dir: Path, *, stripe_api_base:
         return GradeResult(results, evaluator.score(results), described)
 
 
-__all__ = ["EMULATOR_STATE", "GradeResult", "grade_episode", "read_objects"]
+__all__ = ["EMULATOR_STATE", "GradeResult", "app_urls_of", "grade_episode", "read_objects"]

@@ -34,22 +34,37 @@ def order_saved(ctx, view):
     rows = ctx.db("app.db").execute("select customer from orders").fetchall()
     return passed(orders=len(rows)) if rows else failed("no order saved", orders=0)
 
+def app_knows_stripe(ctx, view):
+    told = ctx.http().get("/stripe_base.txt").text.strip()
+    return expect("the app's STRIPE_API_BASE", ctx.stripe_api_base, told)
+
 GRADER = Grader(
     (
         Criterion("email", 2, "The customer has Jenny's email.", email, on=("customer",)),
         Criterion("name", 1, "The customer is called Jenny Rosen.", name, on=("customer",)),
         Criterion("order saved", 1, "The app saved an order.", order_saved, per_candidate=False),
+        Criterion("app up", 1, "The app answers, pointed at the Stripe backend.", app_knows_stripe, per_candidate=False),
     ),
     candidates=Candidates("customer", from_submission=first_id("cus_")),
 )
 '''
 
 
+# The app: a static server that first writes down which Stripe API base it was given.
+SERVICE = """
+[[services]]
+name = "app"
+command = "echo \\"$STRIPE_API_BASE\\" > stripe_base.txt && exec python -m http.server ${APP_PORT} --bind 127.0.0.1"
+ports = ["APP_PORT"]
+health = { http = "http://127.0.0.1:${APP_PORT}/", timeout = 20 }
+"""
+
+
 @pytest.fixture
 def setup(tmp_path):
     """(env id, episode dir, process env): an environment, its grader and an episode that ran on a saved emulator."""
     envs, graders, episode = tmp_path / "envs", tmp_path / "graders", tmp_path / "episode"
-    env = write_env(envs, "jenny-shop")
+    env = write_env(envs, "jenny-shop", extra=SERVICE)
     graders.mkdir()
     (graders / "jenny_shop.py").write_text(GRADER)
     workspace = episode / "workspace"
@@ -80,15 +95,20 @@ def test_grade_restarts_the_episode_emulator_and_prints_the_table(setup):
     env_id, episode, proc_env, good, bad = setup
     r = grade(proc_env, env_id, "--episode", episode)
     assert r.returncode == EXIT_OK, r.stderr
-    assert "emulator restarted from" in r.stdout and "score 1.00 (3/3 criteria pass) — PASSED" in r.stdout
-    for line in ("✓ pass", "email", "order saved", f'candidate="{good}"'):
+    assert "emulator restarted from" in r.stdout and "score 1.00 (4/4 criteria pass) — PASSED" in r.stdout
+    for line in ("✓ pass", "email", "order saved", "app up", f'candidate="{good}"'):
         assert line in r.stdout, line
+    assert not (episode / "workspace" / "stripe_base.txt").exists()  # the app ran on a copy of the workspace
 
     (episode / "workspace" / "submission.txt").write_text(bad)
     r = grade(proc_env, env_id, "--episode", episode)
     assert r.returncode == EXIT_EPISODE_FAILED
     assert "✗ fail" in r.stdout and "expected 'jenny@example.com'" in r.stdout
-    assert "score 0.50 (2/3 criteria pass) — FAILED" in r.stdout
+    assert "score 0.60 (3/4 criteria pass) — FAILED" in r.stdout
+
+    r = grade(proc_env, env_id, "--episode", episode, "--no-services")
+    assert r.returncode == EXIT_EPISODE_FAILED
+    assert "! error" in r.stdout and "no app URL 'APP_URL'" in r.stdout
 
 
 @pytest.mark.slow
