@@ -2,7 +2,10 @@
 
 Each recorded agent turn with tool calls becomes one turn here, with the same
 text, tools and arguments; operator calls and injected notes are not repeated.
-The recorded results are not used: the live environment answers.
+The recorded results are not used: the live environment answers. Ports, URLs
+and paths of the recorded episode (its header's ``extra.variables``) are replaced
+by the live episode's values in string arguments, so a call to the old APP_URL
+reaches the new app.
 """
 
 from __future__ import annotations
@@ -15,18 +18,32 @@ from stripebench_tui.core.events import AGENT, ModelMessage, ToolCall
 from stripebench_tui.errors import UserError
 
 
-def recorded_turns(path: Path) -> list[AgentTurn]:
-    """The agent turns of the trace at ``path`` that made tool calls, in order."""
+def recorded_turns(path: Path) -> tuple[list[AgentTurn], dict[str, str]]:
+    """The agent turns of the trace at ``path`` that made tool calls, in order, and its episode variables."""
     from stripebench_tui.core.trace import open_trace
 
+    trace = open_trace(path)
+    variables = trace.header.extra.get("variables") if isinstance(trace.header.extra, dict) else None
     turns: dict[int, AgentTurn] = {}
-    for event in open_trace(path).iter_events():
+    for event in trace.iter_events():
         if isinstance(event, ToolCall) and event.actor == AGENT:
             turn = turns.setdefault(event.turn, AgentTurn(model="replay"))
             turn.tool_calls.append(ToolRequest(call_id=event.call_id, tool=event.tool, arguments=dict(event.arguments)))
         elif isinstance(event, ModelMessage) and event.role == "assistant" and event.text:
             turns.setdefault(event.turn, AgentTurn(model="replay")).text = event.text
-    return [turns[t] for t in sorted(turns) if turns[t].tool_calls]
+    return [turns[t] for t in sorted(turns) if turns[t].tool_calls], dict(variables or {})
+
+
+def _substitute(value: Any, mapping: list[tuple[str, str]]) -> Any:
+    if isinstance(value, str):
+        for old, new in mapping:
+            value = value.replace(old, new)
+        return value
+    if isinstance(value, dict):
+        return {k: _substitute(v, mapping) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_substitute(v, mapping) for v in value]
+    return value
 
 
 class ReplayAgent:
@@ -41,11 +58,16 @@ class ReplayAgent:
         if not self.trace.is_file():
             raise UserError(f"{self.trace}: no such trace file")
         self.options = options
-        self.turns = recorded_turns(self.trace)
+        self.turns, self.recorded_vars = recorded_turns(self.trace)
+        self.mapping: list[tuple[str, str]] = []
         self._next = 0
 
     async def start(self, task: Task) -> None:
-        """Nothing to prepare: the turns were read when the agent was made."""
+        """Learn the live episode's ports, URLs and paths to put in place of the recorded ones."""
+        pairs = {str(old): str(task.context[k]) for k, old in self.recorded_vars.items()
+                 if k in task.context and str(old) and str(old) != str(task.context[k])}
+        # Longest first, so a URL is replaced as a whole before the port inside it.
+        self.mapping = sorted(pairs.items(), key=lambda kv: len(kv[0]), reverse=True)
 
     async def next_turn(self, observations: list[Observation]) -> AgentTurn:
         """The next recorded turn; done after the last."""
@@ -53,8 +75,8 @@ class ReplayAgent:
             return AgentTurn(text=f"Replayed {len(self.turns)} turns of {self.trace.name}.", done=True, model="replay")
         turn = self.turns[self._next]
         self._next += 1
-        return AgentTurn(text=turn.text, tool_calls=[ToolRequest(c.call_id, c.tool, dict(c.arguments))
-                                                     for c in turn.tool_calls], model="replay")
+        calls = [ToolRequest(c.call_id, c.tool, _substitute(dict(c.arguments), self.mapping)) for c in turn.tool_calls]
+        return AgentTurn(text=_substitute(turn.text, self.mapping), tool_calls=calls, model="replay")
 
     async def close(self) -> None:
         """Nothing to release."""

@@ -171,7 +171,9 @@ class Episode:
             started=dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds"),
             backend=backend.label, sandbox=self.sandbox.name,
             extra={"agent_options": {k: str(v) for k, v in cfg.agent_options.items() if k not in ("api_key", "on_retry")},
-                   "episode_dir": str(episode_dir), "process_tag": self.sandbox.tag},
+                   "episode_dir": str(episode_dir), "process_tag": self.sandbox.tag,
+                   # ports, URLs and paths (no keys), so a replay can map this episode's values onto its own
+                   "variables": {k: v for k, v in self.sandbox.variables().items() if "KEY" not in k}},
         )
         self.bus = EventBus()
         self.recorder = Recorder.create(episode_dir / TRACE_NAME, header, secrets=backend.secrets)

@@ -50,14 +50,19 @@ async def test_oracle_mutant_and_plan_errors() -> None:
 
 async def test_replay_agent_repeats_agent_calls_only(tmp_path: Path) -> None:
     path = tmp_path / "t.jsonl"
-    with TraceWriter(path, Header(env="tiny-shop")) as w:
+    header = Header(env="tiny-shop", extra={"variables": {"APP_URL": "http://127.0.0.1:1111", "APP_PORT": "1111"}})
+    with TraceWriter(path, header) as w:
         w.write(ModelMessage(turn=1, text="look"))
         w.write(ToolCall(turn=1, call_id="a", tool="view_file", arguments={"path": "app.py"}))
+        w.write(ToolCall(turn=1, call_id="c", tool="shell", arguments={"command": "curl http://127.0.0.1:1111/x"}))
         w.write(ToolCall(turn=2, call_id="op-1", tool="shell", arguments={"command": "ls"}, actor="operator"))
         w.write(ToolCall(turn=3, call_id="b", tool="shell", arguments={"command": "true"}))
     agent = create_agent("replay", trace=str(path))
+    await agent.start(_task(APP_URL="http://127.0.0.1:2222", APP_PORT="2222"))
     first, second, last = [await agent.next_turn([]) for _ in range(3)]
-    assert first.text == "look" and [(c.tool, c.arguments) for c in first.tool_calls] == [("view_file", {"path": "app.py"})]
+    assert first.text == "look"
+    assert [(c.tool, c.arguments) for c in first.tool_calls] == [
+        ("view_file", {"path": "app.py"}), ("shell", {"command": "curl http://127.0.0.1:2222/x"})]
     assert [c.call_id for c in second.tool_calls] == ["b"]
     assert last.done and not last.tool_calls
     with pytest.raises(UserError, match="needs a trace"):
