@@ -68,11 +68,14 @@ class Merchant:
     def page(self, path: str, query: dict[str, list[str]]) -> str:
         script = f'<script src="{self.emulator_url}/v3"></script>'
         if path == "/embedded":
-            return f"""<!doctype html><title>Shop</title>{script}<h1>Shop checkout</h1><div id="checkout"></div>
+            method = query.get("method", ["createEmbeddedCheckoutPage"])[0]
+            return f"""<!doctype html><title>Shop</title>{script}<h1>Shop checkout</h1><p id="status"></p>
+<div id="checkout"></div>
 <script>
 const stripe = Stripe("pk_test_merchant");
-stripe.createEmbeddedCheckoutPage({{fetchClientSecret: () =>
-  fetch("/secret", {{method: "POST"}}).then((r) => r.json()).then((j) => j.clientSecret)}})
+stripe.{method}({{fetchClientSecret: () =>
+  fetch("/secret", {{method: "POST"}}).then((r) => r.json()).then((j) => j.clientSecret),
+  onComplete: () => {{ document.getElementById("status").textContent = "Checkout complete"; }}}})
   .then((checkout) => checkout.mount("#checkout"));
 </script>"""
         if path == "/card":
@@ -298,3 +301,16 @@ def test_card_element_confirm_card_payment(page, stripe_client, merchant, number
     assert after.status == status
     if status == "succeeded":
         assert stripe_client.v1.payment_methods.retrieve(after.payment_method).billing_details.name == "Ada"
+
+
+def test_embedded_if_required_calls_on_complete_without_redirect(page, stripe_client, merchant, price):
+    merchant.session_params = {"line_items": [{"price": price.id, "quantity": 1}],
+                               "redirect_on_completion": "if_required"}
+    page.goto(merchant.url + "/embedded?method=initEmbeddedCheckout")
+    frame = page.frame_locator("iframe[name=embedded-checkout]")
+    _fill_card(frame, "4242424242424242")
+    frame.get_by_role("button", name="Pay").click()
+    page.get_by_text("Checkout complete").wait_for()
+    assert page.url == merchant.url + "/embedded?method=initEmbeddedCheckout"
+    done = stripe_client.v1.checkout.sessions.retrieve(merchant.created[-1])
+    assert (done.status, done.payment_status) == ("complete", "paid")

@@ -75,6 +75,9 @@ def test_the_other_versions_ui_mode_name_is_an_invalid_enum(stripe_client, price
 def test_required_and_conflicting_params(stripe_client, price, monthly):
     items = [{"price": price.id, "quantity": 1}]
     assert _error(stripe_client, line_items=items, success_url="https://a.test").param == "mode"
+    err = _error(stripe_client, mode="payment", line_items=items)
+    assert (err.param, err.code, err.user_message) == ("success_url", "parameter_missing",
+                                                       "Missing required param: success_url.")
     assert _error(stripe_client, mode="payment", success_url="https://a.test").param == "line_items"
     err = _error(stripe_client, NEW, mode="payment", ui_mode="embedded_page", line_items=items)
     assert (err.param, err.code) == ("return_url", "parameter_missing")
@@ -96,6 +99,9 @@ def test_required_and_conflicting_params(stripe_client, price, monthly):
     with pytest.raises(stripe.InvalidRequestError) as info:
         _create(stripe_client, mode="payment", success_url="https://a.test", line_items=[{"price": "price_nope", "quantity": 1}])
     assert info.value.http_status == 404 and info.value.param == "line_items[0][price]"
+    with pytest.raises(stripe.InvalidRequestError) as info:
+        stripe_client.v1.checkout.sessions.retrieve("cs_test_missing")
+    assert info.value.user_message == "No such checkout.session: 'cs_test_missing'"
     assert _error(stripe_client, mode="payment", success_url="https://a.test", line_items=items,
                   surprise="1").code == "parameter_unknown"
     # nothing was saved by the failed requests

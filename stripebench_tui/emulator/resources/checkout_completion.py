@@ -244,7 +244,8 @@ def redirect_url(session: dict[str, Any]) -> str | None:
     if session["_ui"] == "hosted":
         url = session.get("success_url")
     else:
-        url = session.get("return_url") if session.get("redirect_on_completion") != "never" else None
+        # card payments never need a redirect, so only "always" sends the buyer to return_url
+        url = session.get("return_url") if session.get("redirect_on_completion") == "always" else None
     return url.replace("{CHECKOUT_SESSION_ID}", session["id"]) if url else None
 
 

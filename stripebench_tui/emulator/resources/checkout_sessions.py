@@ -19,7 +19,7 @@ from stripebench_tui.emulator.resources.common import apply_metadata
 from stripebench_tui.emulator.resources.prices import new_price
 from stripebench_tui.emulator.versions import CHECKOUT_UI_MODE_PAGE_NAMES
 
-resource = Resource("checkout.session", prefix="cs", noun="checkout session",
+resource = Resource("checkout.session", prefix="cs", noun="checkout.session",
                     expandable={"customer": "customer", "payment_intent": "payment_intent",
                                 "setup_intent": "setup_intent", "subscription": "subscription", "invoice": "invoice"},
                     includable={"line_items"})
@@ -116,6 +116,8 @@ def _check_urls(params: dict[str, Any], ui: str, ui_name: str) -> str:
             if name in params:
                 raise invalid(f"`{name}` can only be used when `ui_mode` is `embedded`"
                               f"{'_page' if ui_name.endswith('_page') else ''}.", param=name)
+        if not params.get("success_url"):  # required for hosted pages on every version (where to send the buyer)
+            raise missing_param("success_url")
         return "always"
     for name in ("success_url", "cancel_url"):
         if name in params:
