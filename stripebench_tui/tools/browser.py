@@ -20,7 +20,7 @@ from playwright.async_api import Page, async_playwright
 from stripebench_tui.chromium import launch_options
 from stripebench_tui.errors import UserError
 from stripebench_tui.tools import browser_page as bp
-from stripebench_tui.tools.serving import argument_parser, run, tool_error, tool_result, workspace_dir
+from stripebench_tui.tools.serving import argument_parser, new_server, run, tool_error, tool_result, workspace_dir
 
 
 class Browser:
@@ -103,7 +103,7 @@ async def _focus_field(page: Page, field: str | None, frame: str | None) -> str:
 
 def build_server(browser: Browser) -> MCPServer:
     """The MCP server exposing the browser tools."""
-    server = MCPServer("browser", instructions="Drive a Chromium page: navigate, click, fill, read.")
+    server = new_server("browser", "Drive a Chromium page: navigate, click, fill, read.")
 
     @server.tool()
     async def browser_navigate(url: str) -> CallToolResult:

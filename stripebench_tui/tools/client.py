@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from mcp import ClientSession
+from mcp.shared.exceptions import MCPError
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp_types import TextContent
 
@@ -33,6 +34,10 @@ class ToolResult:
     text: str
     is_error: bool
     data: dict[str, Any] = field(default_factory=dict)
+
+
+class ToolServerError(RuntimeProblem):
+    """The tool server stopped answering (it died, or a call outlived its timeout)."""
 
 
 class ToolServerHandle:
@@ -110,7 +115,10 @@ class ToolServerHandle:
 
     async def call(self, tool: str, arguments: dict[str, Any] | None = None, timeout: float | None = None) -> ToolResult:
         """Call one tool; a failing tool comes back as ``is_error``, not as an exception."""
-        result = await self._session().call_tool(tool, arguments or {}, read_timeout_seconds=timeout)
+        try:
+            result = await self._session().call_tool(tool, arguments or {}, read_timeout_seconds=timeout)
+        except MCPError as exc:
+            raise ToolServerError(f"tool server {self.name!r} failed on {tool}: {exc}") from exc
         text = "\n".join(block.text for block in result.content if isinstance(block, TextContent))
         data = result.structured_content if isinstance(result.structured_content, dict) else {}
         return ToolResult(text=text, is_error=bool(result.is_error), data=data)

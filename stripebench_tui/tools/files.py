@@ -13,7 +13,7 @@ from pathlib import Path
 from mcp.server.mcpserver import MCPServer
 from mcp_types import CallToolResult
 
-from stripebench_tui.tools.serving import argument_parser, run, tool_error, tool_result, workspace_dir
+from stripebench_tui.tools.serving import argument_parser, new_server, run, tool_error, tool_result, workspace_dir
 
 MAX_VIEW_LINES = 2000  # a whole-file view longer than this shows its start and says how to see more
 MAX_LINE_CHARS = 2000
@@ -160,7 +160,7 @@ def _guarded(call):
 
 def build_server(files: Files) -> MCPServer:
     """The MCP server exposing ``files``' operations."""
-    server = MCPServer("files", instructions="View and edit files in the episode workspace.")
+    server = new_server("files", "View and edit files in the episode workspace.")
 
     @server.tool()
     async def view_file(path: str, start_line: int | None = None, end_line: int | None = None) -> CallToolResult:

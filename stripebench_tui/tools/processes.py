@@ -130,7 +130,7 @@ class Process:
             self._pidfd = os.pidfd_open(self.pid)
             loop.add_reader(self._pidfd, self._on_exit)
         except (AttributeError, OSError):  # no pidfds (old kernel): poll instead
-            loop.create_task(self._poll_exit())
+            self._poller = loop.create_task(self._poll_exit())  # keep a reference: tasks are weakly held
 
     def _on_output(self) -> None:
         try:

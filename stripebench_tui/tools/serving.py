@@ -35,6 +35,12 @@ def tool_error(text: str, data: dict[str, Any] | None = None) -> CallToolResult:
     return tool_result(text, data, is_error=True)
 
 
+def new_server(name: str, instructions: str) -> MCPServer:
+    """An MCPServer that logs only warnings (tool errors already reach the caller as results)."""
+    level = os.environ.get("STRIPEBENCH_TOOL_LOG_LEVEL", "WARNING").upper()
+    return MCPServer(name, instructions=instructions, log_level=level)  # type: ignore[arg-type]
+
+
 def argument_parser(name: str, description: str) -> argparse.ArgumentParser:
     """An argparse parser with the options every tool server takes."""
     parser = argparse.ArgumentParser(prog=f"python -m stripebench_tui.tools.{name}", description=description)

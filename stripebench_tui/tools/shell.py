@@ -16,7 +16,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp_types import CallToolResult
 
 from stripebench_tui.tools import processes
-from stripebench_tui.tools.serving import argument_parser, run, tool_error, tool_result, workspace_dir
+from stripebench_tui.tools.serving import argument_parser, new_server, run, tool_error, tool_result, workspace_dir
 
 BACKGROUND_OUTPUT_CAP = 64 * 1024
 
@@ -161,7 +161,7 @@ class Shell:
 
 def build_server(shell: Shell) -> MCPServer:
     """The MCP server exposing ``shell``'s tools."""
-    server = MCPServer("shell", instructions="Run shell commands in the episode workspace.")
+    server = new_server("shell", "Run shell commands in the episode workspace.")
 
     @server.tool(name="shell")
     async def run_shell(command: str, timeout_s: float | None = None, background: bool = False) -> CallToolResult:

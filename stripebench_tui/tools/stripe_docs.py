@@ -16,7 +16,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp_types import CallToolResult
 
 from stripebench_tui.tools import docs_index
-from stripebench_tui.tools.serving import argument_parser, run, tool_error, tool_result
+from stripebench_tui.tools.serving import argument_parser, new_server, run, tool_error, tool_result
 
 MAX_LIMIT = 20
 
@@ -60,7 +60,7 @@ class Docs:
 
 def build_server(docs: Docs) -> MCPServer:
     """The MCP server exposing the documentation search."""
-    server = MCPServer("stripe_docs", instructions="Search Stripe's API reference and the emulator notes offline.")
+    server = new_server("stripe_docs", "Search Stripe's API reference and the emulator notes offline.")
 
     @server.tool()
     async def search_stripe_documentation(query: str, limit: int = 5) -> CallToolResult:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 import sys
 from pathlib import Path
 
@@ -10,7 +12,7 @@ import pytest
 
 from stripebench_tui.core.agent import ToolSpec
 from stripebench_tui.errors import RuntimeProblem
-from stripebench_tui.tools.client import ToolServerHandle
+from stripebench_tui.tools.client import ToolServerError, ToolServerHandle
 
 # A third-party-style server written straight against the SDK, to show any MCP server can be added.
 OTHER_SERVER = '''
@@ -76,3 +78,30 @@ async def test_missing_workspace_stops_the_server_with_a_message(tmp_path: Path)
         with pytest.raises(Exception):
             await ToolServerHandle.builtin("shell", str(tmp_path / "missing"), errlog=errlog).start()
     assert "is not a directory" in log.read_text()
+
+
+async def test_a_dead_server_is_a_tool_server_error(tmp_path: Path):
+    script = tmp_path / "other.py"
+    script.write_text(OTHER_SERVER)
+    async with ToolServerHandle("other", sys.executable, [str(script)]) as handle:
+        unknown = await handle.call("no_such_tool")
+        assert unknown.is_error and "Unknown tool" in unknown.text
+        await handle.call("add", {"a": 1, "b": 1})
+        pid = await asyncio.to_thread(_child_pid)
+        os.kill(pid, signal.SIGKILL)
+        with pytest.raises(ToolServerError, match="tool server 'other' failed on add"):
+            await handle.call("add", {"a": 1, "b": 2}, timeout=10)
+
+
+def _child_pid() -> int:
+    """The one child process of this test process (the server)."""
+    me = str(os.getpid())
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            if stat.rsplit(")", 1)[1].split()[1] == me and "python" in stat:
+                return int(entry)
+    raise AssertionError("no server process found")
