@@ -109,7 +109,7 @@ def _check_payment(run: Run, booking: dict[str, Any], amount: int, status: str) 
     need(pi.amount == amount and pi.amount_received == amount and pi.currency == run.cls["currency"],
          f"PaymentIntent {pi_id} is for {pi.amount} {pi.currency} (received {pi.amount_received}); expected {amount}",
          payment_intent=pi_id, expected=amount, actual=pi.amount)
-    meta = dict(pi.metadata or {})
+    meta = pi.metadata.to_dict() if pi.metadata else {}
     need(meta.get("booking_id") == booking["id"] and meta.get("class_id") == CLASS_ID,
          f"PaymentIntent {pi_id} metadata is {meta}; expected booking_id and class_id", payment_intent=pi_id)
     need(pi.customer is not None and pi.customer == row["customer"],

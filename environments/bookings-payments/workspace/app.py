@@ -2,6 +2,7 @@
 
 import os
 import secrets
+import sys
 
 import stripe
 from flask import Flask, jsonify, request
@@ -78,7 +79,15 @@ def refund_booking(booking_id):
     return error(501, "refunds are not implemented yet")
 
 
+def own_files_only():
+    """Reloader exclusions: everything on sys.path except this app's directory (only our edits reload)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    return [os.path.join(os.path.abspath(p), "*") for p in sys.path
+            if p and os.path.isdir(p) and not here.startswith(os.path.abspath(p))]
+
+
 if __name__ == "__main__":
     db.connect().close()
     # The reloader picks up edits to this file without restarting the service by hand.
-    app.run(host="127.0.0.1", port=int(os.environ.get("APP_PORT", "5000")), threaded=True, use_reloader=True)
+    app.run(host="127.0.0.1", port=int(os.environ.get("APP_PORT", "5000")), threaded=True, use_reloader=True,
+            exclude_patterns=own_files_only())

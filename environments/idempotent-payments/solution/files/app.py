@@ -1,0 +1,152 @@
+"""Orders API of a small online shop (Flask + SQLite), paying orders safely under retries and Stripe failures."""
+
+import os
+import random
+import sys
+import time
+
+import stripe
+from flask import Flask, jsonify, request
+
+import db
+import settings
+
+app = Flask(__name__)
+
+# Least privilege: the restricted key (PaymentIntents: write) is all this app needs; never the full secret key.
+# Retries are ours (below) so every attempt of one payment reuses one idempotency key.
+client = stripe.StripeClient(
+    os.environ["STRIPE_RESTRICTED_KEY"],
+    base_addresses={"api": settings.STRIPE_API_BASE} if settings.STRIPE_API_BASE else None,
+    stripe_version=settings.STRIPE_API_VERSION,
+    max_network_retries=0,
+)
+MAX_ATTEMPTS = 5
+RETRY_STATUSES = {409, 429}  # plus every 5xx
+
+
+def migrate():
+    """Count declined attempts per order: a new attempt (another card) needs a new idempotency key."""
+    with db.connect() as conn:
+        columns = {row["name"] for row in conn.execute("PRAGMA table_info(orders)")}
+        if "pay_attempts" not in columns:
+            conn.execute("ALTER TABLE orders ADD COLUMN pay_attempts INTEGER NOT NULL DEFAULT 0")
+
+
+migrate()
+
+
+def retryable(exc):
+    if isinstance(exc, stripe.APIConnectionError):
+        return True
+    status = getattr(exc, "http_status", None)
+    return status in RETRY_STATUSES or (status is not None and status >= 500)
+
+
+def create_payment_intent(params, idempotency_key):
+    """Create (and confirm) a PaymentIntent, retrying 409/429/5xx and network errors with exponential backoff.
+
+    Every attempt sends the same idempotency key, so a request that reached Stripe but whose answer was lost
+    is replayed by Stripe instead of charging again.
+    """
+    for attempt in range(MAX_ATTEMPTS):
+        try:
+            return client.v1.payment_intents.create(params=params, options={"idempotency_key": idempotency_key})
+        except stripe.StripeError as exc:
+            if not retryable(exc) or attempt == MAX_ATTEMPTS - 1:
+                raise
+            time.sleep(min(4.0, 0.25 * 2 ** attempt) * random.uniform(0.6, 1.0))
+    raise AssertionError("unreachable")
+
+
+def error(status, message, **extra):
+    """A JSON error body: {"error": {"message": ..., ...}}."""
+    return jsonify({"error": {"message": message, **extra}}), status
+
+
+def order_json(row):
+    return {key: row[key] for key in row.keys()}
+
+
+@app.get("/health")
+def health():
+    return {"ok": True}
+
+
+@app.post("/orders")
+def create_order():
+    body = request.get_json(silent=True) or {}
+    amount, email = body.get("amount"), body.get("email")
+    if not isinstance(amount, int) or isinstance(amount, bool) or amount < 50:
+        return error(400, "amount must be an integer of at least 50 (smallest currency unit)")
+    if not email or "@" not in email:
+        return error(400, "a valid email is required")
+    order_id = db.new_order_id()
+    with db.connect() as conn:
+        conn.execute("INSERT INTO orders (id, email, amount, currency) VALUES (?, ?, ?, ?)",
+                     (order_id, email, amount, body.get("currency", "usd")))
+        row = conn.execute("SELECT * FROM orders WHERE id = ?", (order_id,)).fetchone()
+    return jsonify(order_json(row)), 201
+
+
+@app.get("/orders/<order_id>")
+def get_order(order_id):
+    with db.connect() as conn:
+        row = conn.execute("SELECT * FROM orders WHERE id = ?", (order_id,)).fetchone()
+    if row is None:
+        return error(404, f"no order {order_id}")
+    return jsonify(order_json(row))
+
+
+@app.post("/orders/<order_id>/pay")
+def pay_order(order_id):
+    body = request.get_json(silent=True) or {}
+    payment_method = body.get("payment_method")
+    if not payment_method:
+        return error(400, "payment_method is required")
+    with db.connect() as conn:
+        order = conn.execute("SELECT * FROM orders WHERE id = ?", (order_id,)).fetchone()
+    if order is None:
+        return error(404, f"no order {order_id}")
+    if order["status"] == "paid":  # a client retry after success: nothing more to charge
+        return jsonify(order_json(order))
+    # Same order and attempt -> same key: client retries, even concurrent ones, can never charge twice.
+    key = f"order-{order_id}-attempt-{order['pay_attempts']}"
+    params = {
+        "amount": order["amount"], "currency": order["currency"], "payment_method": payment_method,
+        "confirm": True, "payment_method_types": ["card"], "metadata": {"order_id": order_id},
+        "description": f"Order {order_id}",
+    }
+    try:
+        intent = create_payment_intent(params, key)
+    except stripe.CardError as exc:
+        with db.connect() as conn:  # the next try (say, another card) is a new payment with a new key
+            conn.execute("UPDATE orders SET pay_attempts = pay_attempts + 1 WHERE id = ? AND pay_attempts = ?",
+                         (order_id, order["pay_attempts"]))
+        return error(402, exc.user_message or str(exc), type="card_error", code=exc.code,
+                     decline_code=getattr(exc.error, "decline_code", None))
+    except stripe.StripeError as exc:
+        if retryable(exc):
+            return error(503, "Stripe is unavailable right now; nothing was charged twice, try again shortly",
+                         type="api_error")
+        return error(502, f"Stripe refused the payment: {exc.user_message or exc}", type="api_error")
+    if intent.status != "succeeded":
+        return error(402, f"the payment was not completed (status {intent.status})", type="card_error",
+                     code="payment_incomplete")
+    with db.connect() as conn:
+        conn.execute("UPDATE orders SET status = 'paid', payment_intent = ? WHERE id = ?", (intent.id, order_id))
+        row = conn.execute("SELECT * FROM orders WHERE id = ?", (order_id,)).fetchone()
+    return jsonify(order_json(row))
+
+
+def own_files_only():
+    """Reloader exclusions: everything on sys.path except this app's directory (only our edits reload)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    return [os.path.join(os.path.abspath(p), "*") for p in sys.path
+            if p and os.path.isdir(p) and not here.startswith(os.path.abspath(p))]
+
+
+if __name__ == "__main__":
+    # The reloader picks up edits without restarting the service by hand.
+    app.run(host="127.0.0.1", port=settings.APP_PORT, threaded=True, use_reloader=True,
+            exclude_patterns=own_files_only())
