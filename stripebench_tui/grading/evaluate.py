@@ -89,9 +89,14 @@ class Evaluator:
 
     # ---- checking ----
 
-    async def check(self, criterion: Criterion, candidate: str | None, *, final: bool, trigger: str) -> Outcome:
+    def snapshot(self) -> dict[str, dict[str, dict[str, Any]]]:
+        """The objects seen so far, copied: checks run in threads while the bus keeps adding objects."""
+        return {kind: dict(by_id) for kind, by_id in self.objects.items()}
+
+    async def check(self, criterion: Criterion, candidate: str | None, *, final: bool, trigger: str,
+                    objects: dict[str, dict[str, dict[str, Any]]] | None = None) -> Outcome:
         """Run one check; an exception or a wrong return value becomes an ``error`` outcome, never a pass."""
-        view = GradingView(self.objects, candidate, final, trigger)
+        view = GradingView(self.snapshot() if objects is None else objects, candidate, final, trigger)
 
         async def call() -> Any:
             if criterion.is_async:
@@ -119,9 +124,11 @@ class Evaluator:
         pairs = list(dict.fromkeys((c.name, cand) for c, cand in pairs))
         if not pairs:
             return
+        objects = self.snapshot()
         try:
             outcomes = await asyncio.gather(
-                *(self.check(self.grader.criterion(name), cand, final=final, trigger=trigger) for name, cand in pairs)
+                *(self.check(self.grader.criterion(name), cand, final=final, trigger=trigger, objects=objects)
+                  for name, cand in pairs)
             )
         finally:
             await self.ctx.end_evaluation()
