@@ -51,7 +51,11 @@ class GradingContext:
 
     @property
     def stripe(self) -> Any:
-        """An official ``stripe.StripeClient`` for the episode's backend and key (one per context)."""
+        """An official ``stripe.StripeClient`` for the episode's backend and key (one per context).
+
+        It speaks the SDK's pinned API version, whatever the account's default, so a grader sees the shapes it
+        was written for; pass ``options={"stripe_version": …}`` on a call to read another version's shape.
+        """
         with self._lock:
             if self._stripe is None:
                 import stripe
