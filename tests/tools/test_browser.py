@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import os
 import http.server
 import threading
 from pathlib import Path
@@ -139,3 +140,11 @@ async def test_errors_say_what_the_page_shows(browser, site):
     assert bad_frame.is_error and "no iframe named or at 'nope'" in bad_frame.text
     unreachable = await browser.call("browser_navigate", {"url": "http://127.0.0.1:9/"})
     assert unreachable.is_error and "opening http://127.0.0.1:9/ failed" in unreachable.text
+
+
+async def test_a_browser_that_will_not_start_is_a_clear_tool_error(workspace: Path, tmp_path: Path):
+    env = dict(os.environ, STRIPEBENCH_CHROMIUM=str(tmp_path / "no-chromium"))
+    async with ToolServerHandle.builtin("browser", str(workspace), env=env) as browser:
+        result = await browser.call("browser_navigate", {"url": "http://127.0.0.1:9/"})
+    assert result.is_error
+    assert result.text.startswith("the browser will not start: no Chromium found")
