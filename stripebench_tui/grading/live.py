@@ -66,6 +66,7 @@ class LiveGrading:
         self._worker: asyncio.Task[None] | None = None
         self._idle = asyncio.Event()
         self._idle.set()
+        self._finishing = False  # set by the final hook and close(): live checks stop for good
 
     # ---- wiring ----
 
@@ -91,6 +92,7 @@ class LiveGrading:
 
     async def final_hook(self, driver: Any = None) -> FinalScore:
         """Driver final hook: check everything (final), publish every criterion's final verdict, return the score."""
+        self._finishing = True
         await self._stop_worker(FINAL_WAIT)
         report = await self.evaluator.final()
         self.final_report = report
@@ -107,6 +109,7 @@ class LiveGrading:
 
     async def close(self) -> None:
         """Stop the worker and unsubscribe (the final hook does this too)."""
+        self._finishing = True
         await self._stop_worker(0)
         if self._sub is not None:
             self._sub.detach("closed")
@@ -131,6 +134,10 @@ class LiveGrading:
             self._queue(_Job(watching, {ev.object_id} if is_candidate else None, trigger, ev.request_id, ev.turn))
 
     def _queue(self, job: _Job) -> None:
+        if self._finishing:  # a live verdict must never follow the final ones
+            if job.done is not None and not job.done.done():
+                job.done.set_result(None)
+            return
         self._jobs.append(job)
         self._idle.clear()
         if self._worker is None or self._worker.done():

@@ -154,3 +154,28 @@ async def test_a_submission_written_during_the_episode_becomes_the_candidate_at_
     final = await live.final_hook()
     assert final.score == 0.0 and final.passed is False
     await bus.close()
+
+
+async def test_no_live_verdict_follows_the_final_ones(ctx):
+    import threading
+
+    release = threading.Event()
+
+    def slow_at_the_end(ctx, view):
+        if view.final:
+            release.wait(5)
+        return passed(customers=len(view.of_type("customer")))
+
+    bus = EventBus()
+    seen = Verdicts(bus)
+    live = LiveGrading(Grader((Criterion("n", 1, "N.", slow_at_the_end, on=("customer",)),)), ctx).attach(bus)
+    final = asyncio.ensure_future(live.final_hook())
+    await asyncio.sleep(0.05)  # the final check is running; an object arrives meanwhile
+    await bus.publish(StripeObject(object_id="cus_late", object_type="customer", event_id="evt_late"))
+    await bus.drain()
+    release.set()
+    assert (await final).score == 1.0
+    await asyncio.sleep(0.05)
+    await bus.drain()
+    assert seen.verdicts[-1].final and not any(v.trigger == "evt_late" for v in seen.verdicts)
+    await bus.close()
