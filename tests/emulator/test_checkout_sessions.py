@@ -217,6 +217,8 @@ def test_subscription_completion_creates_customer_subscription_and_paid_invoice(
     assert (invoice.status, invoice.amount_paid, invoice.customer) == ("paid", 3300, done.customer)
     assert [line.amount for line in invoice.lines.data] == [1800, 1500]
     assert invoice.lines.data[1].parent.type == "invoice_item_details"
+    receipt = httpx.get(invoice.hosted_invoice_url)
+    assert receipt.status_code == 200 and "Pro plan" in receipt.text and "33.00 USD" in receipt.text
     assert sub.latest_invoice == invoice.id
     assert [i.id for i in stripe_client.v1.invoices.list(params={"subscription": sub.id}).data] == [invoice.id]
     customer = stripe_client.v1.customers.retrieve(done.customer)
@@ -277,3 +279,41 @@ def test_page_promotion_code_apply_and_redeem(stripe_client, price, emulator):
     assert done.discounts[0].promotion_code == promo.id
     assert stripe_client.v1.payment_intents.retrieve(done.payment_intent).amount == 1500
     assert stripe_client.v1.promotion_codes.retrieve(promo.id).times_redeemed == 1
+
+
+def test_payment_mode_customer_creation_always(stripe_client, price, emulator):
+    s = _create(stripe_client, mode="payment", success_url="https://a.test", customer_creation="always",
+                line_items=[{"price": price.id, "quantity": 1}])
+    assert _page(emulator, s, "submit", dict(CARD))["status"] == "complete"
+    done = stripe_client.v1.checkout.sessions.retrieve(s.id)
+    assert done.customer and stripe_client.v1.customers.retrieve(done.customer).email == "ada@example.com"
+    plain = _create(stripe_client, mode="payment", success_url="https://a.test", line_items=[{"price": price.id, "quantity": 1}])
+    assert _page(emulator, plain, "submit", dict(CARD))["status"] == "complete"
+    assert stripe_client.v1.checkout.sessions.retrieve(plain.id).customer is None  # if_required: no customer
+
+
+def test_setup_mode_three_d_secure_challenge(stripe_client, emulator):
+    s = _create(stripe_client, mode="setup", currency="usd", success_url="https://a.test/ok")
+    reply = _page(emulator, s, "submit", {**CARD, "card_number": "4000002500003155"})
+    assert reply["requires_action"] is True
+    assert stripe_client.v1.checkout.sessions.retrieve(s.id).status == "open"
+    assert _page(emulator, s, "authenticate", {"success": True})["status"] == "complete"
+    done = stripe_client.v1.checkout.sessions.retrieve(s.id)
+    assert (done.status, done.payment_status) == ("complete", "no_payment_required")
+    assert stripe_client.v1.setup_intents.retrieve(done.setup_intent).status == "succeeded"
+
+
+def test_three_d_secure_page_with_return_url(stripe_client, emulator):
+    pi = stripe_client.v1.payment_intents.create(params={
+        "amount": 700, "currency": "usd", "payment_method": "pm_card_authenticationRequired", "confirm": True,
+        "payment_method_types": ["card"], "return_url": "https://shop.test/back"})
+    assert pi.status == "requires_action" and pi.next_action.type == "redirect_to_url"
+    page = httpx.get(pi.next_action.redirect_to_url.url)
+    assert page.status_code == 200 and "Complete" in page.text and "Fail" in page.text
+    assert httpx.post(f"{emulator.url}/3ds/authenticate/{pi.id}", data={"client_secret": "wrong"}).status_code == 404
+    reply = httpx.post(f"{emulator.url}/3ds/authenticate/{pi.id}",
+                       data={"client_secret": pi.client_secret, "success": "true"}).json()
+    assert reply["status"] == "succeeded"
+    assert reply["return_url"].startswith(f"https://shop.test/back?payment_intent={pi.id}&")
+    assert reply["return_url"].endswith("redirect_status=succeeded")
+    assert stripe_client.v1.payment_intents.retrieve(pi.id).status == "succeeded"

@@ -3,4 +3,4 @@
 Importing this package registers their routes (``registry.page_route``); ``resources/__init__`` imports it.
 """
 
-from stripebench_tui.emulator.pages import checkout, common, stripejs  # noqa: F401
+from stripebench_tui.emulator.pages import checkout, common, invoice, stripejs  # noqa: F401

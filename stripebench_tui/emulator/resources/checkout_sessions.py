@@ -247,7 +247,7 @@ def create(ctx: RequestContext, params: dict[str, Any]) -> dict[str, Any]:
         "payment_method_types": params.get("payment_method_types") or ["card"],
         "payment_status": "no_payment_required" if mode == "setup" else "unpaid", "permissions": None,
         "phone_number_collection": {"enabled": (params.get("phone_number_collection") or {}).get("enabled", False)},
-        "presentment_details": None, "recovered_from": None, "saved_payment_method_options": None,
+        "recovered_from": None, "saved_payment_method_options": None,
         "setup_intent": None,
         "shipping_address_collection": params.get("shipping_address_collection"), "shipping_cost": None,
         "shipping_options": [], "status": "open", "submit_type": params.get("submit_type"),
