@@ -108,3 +108,22 @@ async def test_in_memory_source_draws_the_same_episode() -> None:
         await pilot.press("end")
         assert "score 1.00" in app.episode.query_one(Verdicts).summary
         assert app.episode.source.header.env == HEADER.env
+
+
+async def test_an_object_picked_by_the_user_stays_while_they_browse(make_app) -> None:
+    app = make_app(start_turn=5)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        objects = app.episode.query_one(StripeObjects)
+        objects.tree.focus()
+        await pilot.press("down", "down")
+        await pilot.pause()
+        assert objects.selected.id == "pi_1"
+        app.episode.select(6)  # e.g. playback moving on while the user reads the object
+        await settle(pilot)
+        assert objects.selected is not None and objects.selected.id == "pi_1"
+        app.episode.timeline.focus()
+        await pilot.pause()
+        app.episode.select(4)
+        await settle(pilot)
+        assert objects.selected is not None and objects.selected.id == "cs_test_a1"  # follows the turn again

@@ -47,7 +47,10 @@ class StripeObjects(Vertical):
         self._signature = signature
         self._objects = state.objects
         tree = self.tree
-        keep = self.selected.id if self.selected else None
+        # While the user browses this pane their pick stays; otherwise the pane follows the turn.
+        keep = self.selected.id if self.selected and tree.has_focus else None
+        if keep not in state.objects:
+            keep = None  # not created yet at this turn
         tree.clear()
         select_line = None
         keep_obj: ObjectView | None = None
@@ -79,6 +82,8 @@ class StripeObjects(Vertical):
 
     def on_tree_node_highlighted(self, event: Tree.NodeHighlighted) -> None:
         event.stop()
+        if not self.tree.has_focus:
+            return  # a cursor move of our own (rebuild, follow the turn): show() already chose
         object_id = event.node.data
         self._show_json(self._objects.get(object_id) if object_id else None)
 

@@ -48,6 +48,8 @@ def output_document(turn: Turn, full_output: Callable[[ToolResult], str]) -> tup
         rules.add(len(chunks))
         chunks.append(clean(head))
         chunks.extend(body.split("\n") if body else ["(no output)"])
+    if not chunks:
+        return "", rules
     return "\n".join(chunks), rules
 
 
@@ -85,7 +87,7 @@ class TurnDetail(Vertical):
         self.query_one("#turn-summary").border_title = f"Turn {turn.index}"
         self._draw_summary()
         self.output_text, rules = output_document(turn, full_output)
-        self.output.set_text(self.output_text, rules)
+        self.output.set_text(self.output_text or "(no tool calls in this turn)", rules)
         self.output.set_query(self.search_query)
         self.output.border_title = f"Output ({len(turn.calls)} call{'s' if len(turn.calls) != 1 else ''})"
 

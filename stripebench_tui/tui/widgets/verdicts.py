@@ -41,8 +41,8 @@ class Verdicts(VerticalScroll):
             self.query_one(Static).update(Text(self.summary, style="dim italic"))
             return
         table = Table(box=None, expand=True, show_header=True, header_style="bold", pad_edge=False)
-        table.add_column("criterion", ratio=3, overflow="fold")
         table.add_column("status", no_wrap=True)
+        table.add_column("criterion", ratio=1, overflow="ellipsis", no_wrap=True)
         table.add_column("turn", justify="right", no_wrap=True)
         lines = []
         for crit in state.verdicts.values():
@@ -51,11 +51,13 @@ class Verdicts(VerticalScroll):
             if crit.weight != 1:
                 name.append(f" ×{crit.weight:g}", style="dim")
             changed = Text(str(crit.changed_turn), style="bold reverse" if crit.changed_turn == selected_turn else "")
+            table.add_row(Text(label, style=style), name, changed)
             evidence = clean(json.dumps(crit.evidence, default=str, ensure_ascii=False)) if crit.evidence else ""
             if len(evidence) > EVIDENCE_CHARS:
                 evidence = evidence[: EVIDENCE_CHARS - 1] + "…"
-            cell = Group(name, Text(evidence, style="dim")) if evidence else name
-            table.add_row(cell, Text(label, style=style), changed)
+            if evidence:
+                # One line under the criterion, cut with an ellipsis; copy (y) gives it whole.
+                table.add_row("", Text(evidence, style="dim", no_wrap=True, overflow="ellipsis"), "")
             lines.append(f"{crit.criterion}: {crit.status} (turn {crit.changed_turn}) {evidence}")
         total = Text(
             f"score {score_text} · {counts[PASS]} pass · {counts[FAIL]} fail · {counts[PENDING]} pending · {counts[ERROR]} error",
