@@ -314,3 +314,47 @@ def test_embedded_if_required_calls_on_complete_without_redirect(page, stripe_cl
     assert page.url == merchant.url + "/embedded?method=initEmbeddedCheckout"
     done = stripe_client.v1.checkout.sessions.retrieve(merchant.created[-1])
     assert (done.status, done.payment_status) == ("complete", "paid")
+
+
+def test_stand_in_payment_method_ids_next_actions_and_redirect(page, stripe_client, merchant, price):
+    """confirmCardPayment with a pm id, retrievePaymentIntent, createPaymentMethod, handleNextAction, redirectToCheckout."""
+    pi = stripe_client.v1.payment_intents.create(params={"amount": 500, "currency": "usd",
+                                                         "payment_method_types": ["card"]})
+    page.goto(f"{merchant.url}/card?secret={pi.client_secret}")
+    status = page.evaluate("""async (secret) => {
+        const stripe = Stripe("pk_test_merchant");
+        const confirmed = await stripe.confirmCardPayment(secret, {payment_method: "pm_card_visa"});
+        const again = await stripe.retrievePaymentIntent(secret);
+        return [confirmed.paymentIntent.status, again.paymentIntent.status];
+    }""", pi.client_secret)
+    assert status == ["succeeded", "succeeded"]
+    bad = page.evaluate("""async (secret) => (await Stripe("pk_test_merchant").retrievePaymentIntent(secret)).error.param""",
+                        pi.id + "_secret_wrong")
+    assert bad == "client_secret"
+
+    card = page.frame_locator("iframe[name=stripe-card-element]")
+    card.get_by_label("Card number").fill("4242424242424242")
+    card.get_by_label("Expiration").fill("1234")
+    card.get_by_label("CVC").fill("123")
+    pm_id = page.evaluate("""async () => {
+        const r = await stripe.createPaymentMethod({type: "card", card, billing_details: {name: "Grace"}});
+        return r.paymentMethod.id;
+    }""")
+    pm = stripe_client.v1.payment_methods.retrieve(pm_id)
+    assert (pm.card.last4, pm.billing_details.name) == ("4242", "Grace")
+
+    action = stripe_client.v1.payment_intents.create(params={
+        "amount": 900, "currency": "usd", "payment_method": "pm_card_authenticationRequired", "confirm": True,
+        "payment_method_types": ["card"]})
+    assert action.status == "requires_action"
+    page.evaluate("""(secret) => { window.nextAction = Stripe("pk_test_merchant").handleNextAction({clientSecret: secret}); }""",
+                  action.client_secret)
+    page.frame_locator("iframe[name=stripe-challenge-frame]").get_by_role("button", name="Fail", exact=True).click()
+    code = page.evaluate("async () => (await window.nextAction).error.code")
+    assert code == "payment_intent_authentication_failure"
+    assert stripe_client.v1.payment_intents.retrieve(action.id).status == "requires_payment_method"
+
+    session = _hosted(stripe_client, merchant, line_items=[{"price": price.id, "quantity": 1}])
+    page.evaluate("(id) => { Stripe('pk_test_merchant').redirectToCheckout({sessionId: id}); }", session.id)
+    page.wait_for_url(session.url)
+    page.get_by_role("button", name="Pay").wait_for()
