@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import copy
 from typing import TYPE_CHECKING, Any, Callable
 
 from stripebench_tui.emulator.errors import no_such
 from stripebench_tui.emulator.params import Bool, Int, Param, Range, Str, matches_range
 from stripebench_tui.emulator.registry import RESOURCES
+from stripebench_tui.emulator.store import clone
 from stripebench_tui.emulator.versions import at_least
 
 if TYPE_CHECKING:
@@ -94,24 +94,46 @@ class RequestContext:
                   items: list[dict[str, Any]] | None = None) -> dict[str, Any]:
         """A Stripe list page over ``kind`` (newest first), applying ``created``, cursors, ``limit`` and ``where``."""
         rows = items if items is not None else self.store.scan(kind)
-        rows = [o for o in rows if not o.get("deleted") and matches_range(o.get("created", 0), params.get("created"))]
-        if where is not None:
-            rows = [o for o in rows if where(o)]
+        bounds = params.get("created")
+
+        def wanted(o: dict[str, Any]) -> bool:
+            return (not o.get("deleted") and (not bounds or matches_range(o.get("created", 0), bounds))
+                    and (where is None or where(o)))
+
         limit = params.get("limit") or 10
-        ids = [o["id"] for o in rows]
+        noun = RESOURCES[kind].noun if kind in RESOURCES else kind
+        # Walk newest first and stop once the page is full: a list costs O(page), not O(all objects).
         if params.get("starting_after"):
-            cursor = params["starting_after"]
-            if cursor not in ids:
-                raise no_such(RESOURCES[kind].noun if kind in RESOURCES else kind, cursor, param="starting_after")
-            after = rows[ids.index(cursor) + 1:]
-            page, has_more = after[:limit], len(after) > limit
+            cursor, seen, page = params["starting_after"], False, []
+            for o in rows:
+                if not wanted(o):
+                    continue
+                if seen:
+                    page.append(o)
+                    if len(page) > limit:
+                        break
+                elif o["id"] == cursor:
+                    seen = True
+            if not seen:
+                raise no_such(noun, cursor, param="starting_after")
+            page, has_more = page[:limit], len(page) > limit
         elif params.get("ending_before"):
-            cursor = params["ending_before"]
-            if cursor not in ids:
-                raise no_such(RESOURCES[kind].noun if kind in RESOURCES else kind, cursor, param="ending_before")
-            before = rows[: ids.index(cursor)]
+            cursor, before = params["ending_before"], []
+            for o in rows:
+                if wanted(o):
+                    if o["id"] == cursor:
+                        break
+                    before.append(o)
+            else:
+                raise no_such(noun, cursor, param="ending_before")
             page, has_more = before[-limit:], len(before) > limit
         else:
-            page, has_more = rows[:limit], len(rows) > limit
-        return {"object": "list", "data": [copy.deepcopy(o) for o in page], "has_more": has_more, "url": url}
+            page = []
+            for o in rows:
+                if wanted(o):
+                    page.append(o)
+                    if len(page) > limit:
+                        break
+            page, has_more = page[:limit], len(page) > limit
+        return {"object": "list", "data": [clone(o) for o in page], "has_more": has_more, "url": url}
 

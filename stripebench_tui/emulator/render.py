@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import copy
 from typing import TYPE_CHECKING, Any
 
 from stripebench_tui.emulator.errors import invalid
 from stripebench_tui.emulator.registry import RESOURCES
+from stripebench_tui.emulator.store import clone
 
 if TYPE_CHECKING:
     from stripebench_tui.emulator.context import RequestContext
@@ -25,7 +25,7 @@ def render(value: Any, ctx: "RequestContext") -> Any:
     resource = RESOURCES.get(value.get("object", ""))
     if resource is None or value.get("deleted"):
         return {k: v for k, v in value.items() if not k.startswith("_")}
-    obj = copy.deepcopy(value)
+    obj = clone(value)
     if resource.render_fn is not None:
         obj = resource.render_fn(obj, ctx)
     return {k: v for k, v in obj.items() if not k.startswith("_")}
