@@ -108,13 +108,24 @@ async def drive(url: str, clients: int, seconds: float, max_iterations: int) -> 
     }
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time a process has used (Linux /proc): a load-independent cost measure."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return float("nan")
+
+
 def run_server(name: str, cmd: list[str], url: str, clients: int, seconds: float, max_iterations: int,
                cwd: str | None = None) -> dict:
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=cwd)
     try:
         wait_until_up(url, proc)
         asyncio.run(drive(url, min(clients, 2), 1.0, 5))  # warm-up
+        cpu_before = cpu_seconds(proc.pid)
         result = asyncio.run(drive(url, clients, seconds, max_iterations))
+        result["cpu_ms"] = (cpu_seconds(proc.pid) - cpu_before) * 1000 / max(result["requests"], 1)
     finally:
         proc.terminate()
         try:
@@ -124,7 +135,7 @@ def run_server(name: str, cmd: list[str], url: str, clients: int, seconds: float
             proc.wait()
     errs = result["errors"]
     print(f"{name:12s} {result['requests']:7d} requests  {result['rps']:8.1f} req/s  p50 {result['p50']:6.2f} ms  "
-          f"p99 {result['p99']:6.2f} ms  errors {len(errs)}" + (f" (first: {errs[0]})" if errs else ""))
+          f"p99 {result['p99']:6.2f} ms  server CPU {result['cpu_ms']:5.2f} ms/req  errors {len(errs)}" + (f" (first: {errs[0]})" if errs else ""))
     return result
 
 
@@ -150,6 +161,9 @@ def main() -> None:
         theirs = run_server("localstripe", [str(python), "-m", "localstripe", "--port", str(port), "--from-scratch"],
                             f"http://127.0.0.1:{port}", args.clients, args.seconds, args.max_iterations, cwd=workdir)
         verdict = "PASS" if ours["rps"] >= 3 * theirs["rps"] and ours["p99"] < 20 else "MISS"
+        print(f"server CPU per request: ours {ours['cpu_ms']:.2f} ms, localstripe {theirs['cpu_ms']:.2f} ms "
+              f"({theirs['cpu_ms'] / ours['cpu_ms']:.2f}x less for ours; load average now "
+              f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs)")
         print(f"targets: ratio >= 3x and our p99 < 20 ms: {verdict}")
         print(f"ratio ours/localstripe: {ours['rps'] / theirs['rps']:.2f}x req/s "
               f"(p99 {ours['p99']:.2f} ms vs {theirs['p99']:.2f} ms)")
