@@ -18,7 +18,7 @@ from stripebench_tui.emulator.resources import checkout_totals as totals
 from stripebench_tui.emulator.resources.invoices import create_paid_invoice
 from stripebench_tui.emulator.resources.subscriptions import create_subscription
 
-_EXPIRY = re.compile(r"^\s*(\d{1,2})\s*/\s*(\d{2}|\d{4})\s*$")
+_EXPIRY = re.compile(r"^\s*(\d{1,2})\s*/\s*(\d{2}|\d{4})\s*$|^\s*(\d{2})(\d{2})\s*$")  # "12 / 34" or "1234"
 
 
 def _error(message: str, field: str | None = None, code: str | None = None,
@@ -79,7 +79,7 @@ def submit(ctx: RequestContext, session: dict[str, Any], form: dict[str, Any]) -
     if problem:
         return problem
     details = _details(session, form)
-    month, year = (int(part) for part in _EXPIRY.match(form["expiry"]).groups())
+    month, year = (int(part) for part in _EXPIRY.match(form["expiry"]).groups() if part is not None)
     try:
         pm = payment_methods.create_card(ctx, form["card_number"], month, year, form["cvc"].strip(),
                                          billing_details={k: details[k] for k in ("email", "name", "phone")}
