@@ -56,7 +56,8 @@ def run(
 
     With --headless every event is printed as it happens; the exit code is 0 when the
     episode passed, 1 when it failed, 3 for a bad input file and 4 when the environment
-    could not be set up. The human agent reads tool calls from stdin when headless
+    could not be set up. Headless, stdin takes operator commands (approve, reject WHY,
+    pause, resume, step, inject TEXT, stop) and, for the human agent, tool calls
     (`shell {"command": "ls"}`, `say TEXT`, `done`).
 
     Example: `stripebench run checkout-migration --headless --agent oracle --plan accepts-400`
@@ -99,7 +100,7 @@ async def _headless(config: Any) -> int:
 
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, interrupted)
-    if config.agent == "human":
+    if config.agent == "human" or str(config.approval) != "never":
         _read_stdin(loop, episode)
     try:
         result = await episode.run()
@@ -113,21 +114,56 @@ async def _headless(config: Any) -> int:
     return exit_code_for(result)
 
 
+OPERATOR_WORDS = {
+    "approve": "approve", "a": "approve", "reject": "reject", "r": "reject", "stop": "stop", "pause": "pause",
+    "resume": "resume", "step": "step", "inject": "inject",
+}
+
+
+def operator_line(driver: Any, line: str) -> bool:
+    """Apply a headless operator command (approve, reject [why], stop, pause, resume, step, inject TEXT); False if it is none."""
+    word, _, rest = line.strip().partition(" ")
+    action = OPERATOR_WORDS.get(word)
+    if action is None or driver is None:
+        return False
+    if action == "reject":
+        driver.reject(rest.strip())
+    elif action == "inject":
+        driver.inject(rest.strip())
+    elif action == "stop":
+        driver.stop(rest.strip() or "stopped by the operator")
+    else:
+        getattr(driver, action)()
+    return True
+
+
 def _read_stdin(loop: asyncio.AbstractEventLoop, episode: Any) -> None:
-    """Feed the human agent from stdin lines on a daemon thread (the agent's queue lives on the loop)."""
+    """Read stdin lines on a daemon thread: operator commands, else the human agent's turns."""
+    human = episode.config.agent == "human"
 
     def feed(line: str) -> None:
+        if operator_line(episode.driver, line):
+            return
+        if not human:
+            if line.strip():
+                print(f"stripebench: unknown command {line.strip()!r} (approve, reject, pause, resume, step, inject TEXT, stop)",
+                      file=sys.stderr)
+            return
         try:
             episode.agent.parse_line(line)
         except UserError as exc:
             print(f"stripebench: {exc}", file=sys.stderr)
 
     def reader() -> None:
-        for line in sys.stdin:
-            loop.call_soon_threadsafe(feed, line)
-        loop.call_soon_threadsafe(feed, "done end of input")
+        try:
+            for line in sys.stdin:
+                loop.call_soon_threadsafe(feed, line)
+        except (OSError, ValueError):
+            return
+        if human:  # no more input: the human is done
+            loop.call_soon_threadsafe(feed, "done end of input")
 
-    threading.Thread(target=reader, name="human-stdin", daemon=True).start()
+    threading.Thread(target=reader, name="stdin", daemon=True).start()
 
 
 def register(app: typer.Typer) -> None:
@@ -135,4 +171,4 @@ def register(app: typer.Typer) -> None:
     app.command("run")(run)
 
 
-__all__ = ["agent_options", "register", "run"]
+__all__ = ["agent_options", "operator_line", "register", "run"]

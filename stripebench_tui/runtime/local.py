@@ -21,7 +21,7 @@ from stripebench_tui.envs.manifest import Environment
 from stripebench_tui.envs.plans import PlanError, expand
 from stripebench_tui.errors import BadFileError
 from stripebench_tui.runtime.reaper import TAG_VAR, Watchdog, tagged_pids
-from stripebench_tui.runtime.services import ServiceFailed, ServiceProcess, free_port, run_logged
+from stripebench_tui.runtime.services import ServiceFailed, ServiceProcess, free_port, port_is_free, run_logged
 
 SEED_TIMEOUT = 120.0
 
@@ -88,6 +88,9 @@ class LocalSandbox:
     async def start_services(self, bus: EventBus) -> None:
         """Start every service in manifest order, each healthy before the next starts."""
         for spec in self.env.manifest.services:
+            for var in spec.ports:
+                if not port_is_free(int(self._vars[var])):
+                    raise ServiceFailed(f"port {self._vars[var]} ({var}) of service {spec.name} is already in use")
             env = self.tool_env()
             try:
                 env.update({k: expand(v, env) for k, v in spec.env.items()})

@@ -39,10 +39,10 @@ async def run_logged(bus: EventBus, name: str, argv: list[str], *, cwd: Path, en
         readers = [asyncio.create_task(_pump(bus, name, s, kind, log)) for s, kind in
                    ((proc.stdout, "stdout"), (proc.stderr, "stderr"))]
         try:
-            code = await asyncio.wait_for(proc.wait(), timeout)
+            code = await asyncio.wait_for(exited(proc), timeout)
         except asyncio.TimeoutError:
             _killpg(proc.pid, signal.SIGKILL)
-            await proc.wait()
+            await exited(proc)
             raise ServiceFailed(f"{name} did not finish within {timeout:g} s") from None
         finally:
             await asyncio.gather(*readers, return_exceptions=True)
@@ -83,6 +83,31 @@ async def _settle(tasks: list[asyncio.Task[None]], timeout: float = 1.0) -> None
         for task in pending:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+
+
+async def exited(proc: asyncio.subprocess.Process) -> int:
+    """The exit code once the process itself ended.
+
+    ``Process.wait()`` also waits for its pipes to close, which never happens while a
+    background child of a service still holds them; a pidfd tells the exit alone.
+    """
+    if proc.returncode is None:
+        try:
+            fd = os.pidfd_open(proc.pid)
+        except (ProcessLookupError, OSError):
+            fd = -1
+        if fd >= 0:
+            loop = asyncio.get_running_loop()
+            gone = loop.create_future()
+            loop.add_reader(fd, lambda: gone.done() or gone.set_result(None))
+            try:
+                await gone
+            finally:
+                loop.remove_reader(fd)
+                os.close(fd)
+        while proc.returncode is None:  # the child watcher records the code a moment later
+            await asyncio.sleep(0.005)
+    return proc.returncode
 
 
 def _killpg(pid: int, sig: int) -> None:
@@ -167,7 +192,7 @@ class ServiceProcess:
     async def _watch(self) -> None:
         # Report exits; restart the service when the manifest asks for it (agents often kill and restart apps).
         while self.proc is not None:
-            code = await self.proc.wait()
+            code = await exited(self.proc)
             if self._stopping:
                 return
             _killpg(self.proc.pid, signal.SIGKILL)  # leave nothing the exited leader started
@@ -190,10 +215,8 @@ class ServiceProcess:
         proc = self.proc
         if proc is not None:
             _killpg(proc.pid, signal.SIGTERM)
-            try:
-                await asyncio.wait_for(proc.wait(), STOP_GRACE)
-            except asyncio.TimeoutError:
-                pass
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(exited(proc), STOP_GRACE)
             _killpg(proc.pid, signal.SIGKILL)  # children of the leader may linger after it exits
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(proc.wait(), STOP_GRACE)
@@ -214,4 +237,14 @@ def free_port(host: str = "127.0.0.1") -> int:
         return s.getsockname()[1]
 
 
-__all__ = ["ServiceFailed", "ServiceProcess", "free_port", "probe", "run_logged"]
+def port_is_free(port: int, host: str = "127.0.0.1") -> bool:
+    """Whether nothing listens on ``port`` (checked by binding it)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        try:
+            s.bind((host, port))
+        except OSError:
+            return False
+    return True
+
+
+__all__ = ["ServiceFailed", "ServiceProcess", "free_port", "port_is_free", "probe", "run_logged"]

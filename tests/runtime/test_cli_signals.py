@@ -113,3 +113,24 @@ def test_health_check_failure_exits_4_with_a_trace(tmp_path: Path) -> None:
     assert lines[-1]["type"] == "episode_end" and lines[-1]["reason"] == "error"
     assert "health check" in lines[-1]["error"]
     assert _gone(process_tag(episode / "trace.jsonl")) == []
+
+
+def test_headless_approval_from_stdin(tmp_path: Path) -> None:
+    proc, trace = _start(tmp_path, "--approve", "shell")
+    try:
+        for line in proc.stdout:
+            if "waiting_for_approval" in line:
+                break
+        proc.stdin.write("reject not today\n")
+        proc.stdin.flush()
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 1, err  # the sign-up never ran, so the episode fails
+    lines = trace_lines(trace)
+    rejects = [line for line in lines if line["type"] == "operator" and line["action"] == "reject"]
+    assert rejects and rejects[0]["text"] == "not today" and rejects[0]["call_id"] == "oracle-3"
+    assert not any(line["type"] == "tool_result" and line["call_id"] == "oracle-3" for line in lines)
+    assert lines[-1]["type"] == "episode_end" and lines[-1]["passed"] is False

@@ -1,0 +1,47 @@
+"""`stripebench envs` lists the environments; `run` without --headless says how to proceed until the live TUI exists."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import types
+from pathlib import Path
+
+import pytest
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "stripebench_tui", *args], capture_output=True, text=True, timeout=60)
+
+
+def test_envs_table_and_json() -> None:
+    table = _cli("envs")
+    assert table.returncode == 0
+    rows = [line.split() for line in table.stdout.splitlines()]
+    assert [r[:2] for r in rows] == [["broken-health", "backend"], ["tiny-shop", "backend"]]
+    data = json.loads(_cli("envs", "--json").stdout)
+    assert [(d["id"], d["category"]) for d in data] == [("broken-health", "backend"), ("tiny-shop", "backend")]
+    assert data[1]["title"] == "Tiny shop: sign up a customer"
+
+
+def test_run_flags_that_do_not_apply_are_one_line(tmp_path: Path) -> None:
+    done = _cli("run", "tiny-shop", "--agent", "noop", "--plan", "x", "--headless")
+    assert done.returncode == 2 and "--plan only applies to the oracle agent" in done.stderr
+
+
+def test_run_without_headless_opens_the_live_tui_or_says_how(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from stripebench_tui.commands.run import run
+    from stripebench_tui.errors import UserError
+
+    args = dict(env="tiny-shop", agent="oracle", plan=None, model=None, base_url=None, trace=None, seed=5,
+                backend="emulator", stripe_key=None, episode_dir=tmp_path / "ep", max_turns=None, approve="never",
+                paused=True, headless=False)
+    monkeypatch.setitem(sys.modules, "stripebench_tui.tui.live_app", None)  # not built: a one-line error
+    with pytest.raises(UserError, match="--headless"):
+        run(**args)
+    opened = []
+    monkeypatch.setitem(sys.modules, "stripebench_tui.tui.live_app", types.SimpleNamespace(run_live=opened.append))
+    run(**args)
+    assert [(c.env, c.seed, c.start_paused, c.headless) for c in opened] == [("tiny-shop", 5, True, False)]
+    assert not (tmp_path / "ep").exists()

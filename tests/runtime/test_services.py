@@ -1,0 +1,63 @@
+"""Services on their own: log lines as events, restart on exit, stop of the whole process group."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+from pathlib import Path
+
+from stripebench_tui.core.bus import EventBus
+from stripebench_tui.core.events import Event, Service
+from stripebench_tui.runtime.services import ServiceProcess, port_is_free, probe
+
+
+def _group_members(pgid: int) -> list[int]:
+    """Live (non-zombie) processes in process group ``pgid``, from /proc."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if fields[0] != "Z" and int(fields[2]) == pgid:
+                found.append(int(entry))
+    return found
+
+
+async def test_restart_and_stop_everything(tmp_path: Path) -> None:
+    bus = EventBus()
+    seen: list[Event] = []
+    bus.subscribe(seen.append)
+    svc = ServiceProcess(bus, "flaky", "echo up; sleep 300 & sleep 0.2; exit 3", cwd=tmp_path, env=dict(os.environ),
+                         log_path=tmp_path / "flaky.log", restart=True)
+    await svc.start()
+    for _ in range(200):
+        await asyncio.sleep(0.02)
+        if sum(1 for e in seen if isinstance(e, Service) and e.status == "starting") >= 2:
+            break
+    pid = svc.pid
+    await svc.stop()
+    await bus.drain()
+    statuses = [e.status for e in seen if isinstance(e, Service)]
+    assert statuses.count("starting") >= 2 and "exited" in statuses and statuses[-1] == "stopped"
+    exited = next(e for e in seen if isinstance(e, Service) and e.status == "exited")
+    assert exited.exit_code == 3
+    assert any(isinstance(e, Service) and e.text == "up" and e.stream == "stdout" for e in seen)
+    assert "up" in (tmp_path / "flaky.log").read_text()
+    await asyncio.sleep(0.2)
+    assert _group_members(pid) == []  # the background sleep of the group went with it
+    await bus.close()
+
+
+async def test_probes_and_ports() -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        port = s.getsockname()[1]
+        assert not port_is_free(port)
+        assert await probe({"tcp": f"127.0.0.1:{port}"})
+    assert port_is_free(port)
+    assert not await probe({"tcp": f"127.0.0.1:{port}"})
+    assert not await probe({"http": f"http://127.0.0.1:{port}/health"})
