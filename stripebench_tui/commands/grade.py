@@ -47,9 +47,10 @@ def grade(
     from stripebench_tui.grading.report import criteria_table
 
     env = find_environment(env_id)
+    err = Console(file=sys.stderr, markup=False, highlight=False, emoji=False)
     result = asyncio.run(grade_episode(env, episode, stripe_api_base=stripe_api_base, stripe_key=stripe_key,
                                        emulator_state=emulator_state, app_urls=_app_urls(app_url),
-                                       services=services))
+                                       services=services, progress=err.print))
     out = sys.stdout
     console = Console(file=out, markup=False, highlight=False, emoji=False, width=None if out.isatty() else 120)
     console.print(criteria_table(result.results.values(), title=f"{env.id} — graded against {result.backend}"))

@@ -35,8 +35,24 @@ def validate(
     if not envs:
         raise UserError("no environments found")
     err = Console(file=sys.stderr, markup=False, highlight=False, emoji=False)
-    runner = functools.partial(validation.episode_runner, keep=keep.resolve() if keep else None)
-    rows = asyncio.run(validation.validate(envs, runner, progress=lambda line: err.print(line)))
+    keep_dir = keep.resolve() if keep else None
+    if err.is_terminal:  # a spinner with the running episode's turn; plain lines when piped
+        with err.status("") as status:
+            current = [""]
+
+            def progress(line: str) -> None:
+                current[0] = line
+                if line.endswith("…"):
+                    status.update(line)
+                else:
+                    err.print(line)
+
+            runner = functools.partial(validation.episode_runner, keep=keep_dir,
+                                       on_turn=lambda turn: status.update(f"{current[0]} turn {turn}"))
+            rows = asyncio.run(validation.validate(envs, runner, progress=progress))
+    else:
+        runner = functools.partial(validation.episode_runner, keep=keep_dir)
+        rows = asyncio.run(validation.validate(envs, runner, progress=err.print))
     out = Console(file=sys.stdout, markup=False, highlight=False, emoji=False, width=None if sys.stdout.isatty() else 140)
     out.print(validation.validation_table(rows))
     for line in validation.legend(rows):

@@ -17,7 +17,7 @@ import tempfile
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from stripebench_tui.core.events import StripeObject
 from stripebench_tui.envs.manifest import Environment
@@ -117,7 +117,7 @@ def read_objects(trace_path: Path) -> tuple[str, str, list[StripeObject]]:
 async def grade_episode(env: Environment, episode_dir: Path, *, stripe_api_base: str | None = None,
                         stripe_key: str | None = None, emulator_state: Path | None = None,
                         app_urls: dict[str, str] | None = None, graders_root: Path | None = None,
-                        services: bool = True) -> GradeResult:
+                        services: bool = True, progress: Callable[[str], None] = lambda _line: None) -> GradeResult:
     """Grade the finished episode in ``episode_dir`` with ``env``'s grader (final verdicts).
 
     ``services`` starts the environment's services again (unless ``app_urls`` names running ones).
@@ -139,8 +139,10 @@ async def grade_episode(env: Environment, episode_dir: Path, *, stripe_api_base:
         raise BadFileError(f"{episode_dir}: no workspace/ directory")
     async with AsyncExitStack() as stack:
         base, key, described = _stripe_backend(stack, episode_dir, backend_label, stripe_api_base, stripe_key, emulator_state)
+        progress(f"Stripe: {described}")
         variables: dict[str, str] = dict(app_urls or {})
         if services and not app_urls and env.manifest.services:
+            progress("starting the app: " + ", ".join(s.name for s in env.manifest.services))
             workspace, started = await _start_services(stack, env, workspace, _stripe_vars(base, key))
             variables = {**started, **variables}
         ctx = GradingContext(env=env, episode_dir=episode_dir, workspace=workspace, stripe_api_base=base,
@@ -149,6 +151,7 @@ async def grade_episode(env: Environment, episode_dir: Path, *, stripe_api_base:
         evaluator = Evaluator(grader, ctx)
         for obj in objects:
             evaluator.see(obj)
+        progress(f"checking {len(grader.criteria)} criteria …")
         results = await evaluator.final()
         return GradeResult(results, evaluator.score(results), described)
 

@@ -152,15 +152,23 @@ def all_ok(rows: list[Row]) -> bool:
     return bool(rows) and all(r.ok for r in rows)
 
 
-async def episode_runner(env: Environment, run: Run, *, keep: Path | None = None) -> RunOutcome:
-    """Play ``run`` as a real episode on the emulator through the runtime; final statuses from its verdicts."""
+async def episode_runner(env: Environment, run: Run, *, keep: Path | None = None,
+                         on_turn: Callable[[int], None] | None = None) -> RunOutcome:
+    """Play ``run`` as a real episode on the emulator through the runtime; final statuses from its verdicts.
+
+    ``on_turn`` hears each new turn number as the episode reaches it (for a progress display).
+    """
     from stripebench_tui.runtime.episode import EpisodeConfig, run_episode
 
     final: dict[str, str] = {}
+    turns = [0]
 
     def collect(event: Any) -> None:
         if isinstance(event, GraderVerdict) and event.final:
             final[event.criterion] = event.status
+        if on_turn is not None and event.turn > turns[0]:
+            turns[0] = event.turn
+            on_turn(event.turn)
 
     agent = "noop" if run.kind == NOOP else "oracle"
     options = {"plan": run.plan} if run.kind == MUTANT else {}
