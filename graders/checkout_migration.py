@@ -21,6 +21,7 @@ SESSION = "checkout.session"
 EMBEDDED = ("embedded", "embedded_page")  # the name before / from API version 2026-03-25
 FRESH_CART = {"teapot": 2, "whisk": 1}  # what the browser check puts in its own cart
 CACHE_SECONDS = 1.0  # criteria judging the same session at the same moment share one read
+SETTLE_POLLS = 6  # looks for the session /checkout created, 0.25 s apart, once the page is quiet
 
 
 def _load_seed() -> Any:
@@ -311,13 +312,20 @@ async def checkout_page_builds_session(ctx: Any, view: Any) -> Any:
         added = await page.request.post(f"{base}/cart/add", form={"product_id": slug, "quantity": str(quantity)})
         if not added.ok:
             return failed(f"POST /cart/add for {slug} answered {added.status}", cart=FRESH_CART)
-    await page.goto(f"{base}/checkout", wait_until="load")
+    # The page may create the session after it loads (fetchClientSecret), so wait for the network to go quiet
+    # (the form's iframe included), then give a slow server a last moment.
+    from playwright.async_api import TimeoutError as PageTimeout
+
+    try:
+        await page.goto(f"{base}/checkout", wait_until="networkidle", timeout=15000)
+    except PageTimeout:
+        pass  # a page that never goes quiet is judged by the session it created all the same
     created: list[str] = []
-    for _ in range(50):  # the page may create the session after it loads (fetchClientSecret)
+    for _ in range(SETTLE_POLLS):
         created = sorted((await asyncio.to_thread(_session_ids, ctx)) - before)
         if created:
             break
-        await asyncio.sleep(0.2)
+        await asyncio.sleep(0.25)
     if not created:
         return failed("opening /checkout with a cart created no Checkout Session", cart=FRESH_CART, url=page.url)
     data = await asyncio.to_thread(session, ctx, created[-1])
