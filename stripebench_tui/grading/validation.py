@@ -147,6 +147,16 @@ def legend(rows: list[Row]) -> list[str]:
     return [f"{env} criteria: " + ", ".join(f"{i} {name}" for i, name in enumerate(names, 1)) for env, names in seen.items()]
 
 
+def warnings(rows: list[Row]) -> list[str]:
+    """Valid but suspicious: a mutant scoring 0 like the no-op agent probably never got its change working."""
+    out = []
+    for row in rows:
+        if row.run.kind == MUTANT and row.ok and row.outcome.score == 0.0:
+            out.append(f"note: {row.env} {row.run.label} scores 0 like the no-op agent; a plausible wrong solution "
+                       "should keep some points, so check that its plan's changes took effect")
+    return out
+
+
 def all_ok(rows: list[Row]) -> bool:
     """Oracle = 1.0, no-op = 0 and every mutant < 1.0, with no errors (and at least one run)."""
     return bool(rows) and all(r.ok for r in rows)
@@ -190,4 +200,4 @@ async def episode_runner(env: Environment, run: Run, *, keep: Path | None = None
 
 
 __all__ = ["MUTANT", "NOOP", "ORACLE", "Row", "Run", "RunOutcome", "Runner", "all_ok", "episode_runner",
-           "legend", "runs_for", "validate", "validation_table"]
+           "legend", "runs_for", "validate", "validation_table", "warnings"]

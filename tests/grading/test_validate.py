@@ -134,6 +134,12 @@ def test_cli_exits_0_only_when_every_run_scores_as_expected(shop, monkeypatch):
     assert "valid: every run scored as expected" in r.stdout and "tiny-shop criteria: 1 a, 2 b" in r.stdout
     assert "[4/4] tiny-shop: mutant wrong-price" in r.stderr  # progress goes to stderr
 
+    assert "note:" not in r.stdout
+
+    r = cli(monkeypatch, GOOD | {"mutant ignores-400": 0.0}, "tiny-shop")
+    assert r.exit_code == EXIT_OK  # still valid, but the mutant that lost everything is pointed out
+    assert "note: tiny-shop mutant ignores-400 scores 0 like the no-op agent" in r.stdout
+
     r = cli(monkeypatch, GOOD | {"no-op": 0.5}, "--all")
     assert r.exit_code == EXIT_EPISODE_FAILED
     assert "NOT valid: 1 of 4 runs scored wrong" in r.stdout
