@@ -104,6 +104,9 @@ async def _headless(config: Any) -> int:
         _read_stdin(loop, episode)
     try:
         result = await episode.run()
+    except asyncio.CancelledError:  # a second Ctrl+C: the episode's cleanup already ran
+        print("stripebench: interrupted", file=sys.stderr)
+        return 130
     finally:
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(sig)

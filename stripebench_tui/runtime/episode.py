@@ -113,6 +113,7 @@ class Episode:
         self.ready = asyncio.Event()  # set once the driver takes commands
         self.result: EpisodeResult | None = None
         self._stop_requested = ""
+        self._setup_task: asyncio.Future[Any] | None = None
 
     # ---- control ----
 
@@ -121,6 +122,8 @@ class Episode:
         self._stop_requested = reason or "stopped"
         if self.driver is not None:
             self.driver.stop(reason)
+        elif self._setup_task is not None:
+            self._setup_task.cancel()
 
     # ---- the episode ----
 
@@ -187,27 +190,21 @@ class Episode:
         cfg, env, bus, sandbox, backend = self.config, self.env, self.bus, self.sandbox, self.backend
         assert env is not None and bus is not None and sandbox is not None and backend is not None
         trace_path = sandbox.episode_dir / TRACE_NAME
+        setup = asyncio.ensure_future(self._setup())
+        self._setup_task = setup
         try:
-            self.watcher = StripeWatcher(backend.client(), bus, cfg.watch_interval or
-                                         (EMULATOR_INTERVAL if backend.kind == EMULATOR else REAL_INTERVAL))
-            await self.watcher.start()
-            if backend.server is not None:
-                backend.server.emulator.on_event(self._nudge_watcher)
-            self._checkpoint()
-            await sandbox.run_seed(bus)
-            self._checkpoint()
-            await sandbox.start_services(bus)
-            self._checkpoint()
-            self.executor = McpToolExecutor(env.manifest.tools, workspace=sandbox.workspace,
-                                            episode_dir=sandbox.episode_dir, env=sandbox.tool_env())
-            await self.executor.start()
-            self._checkpoint()
-            grading_hooks = self._grading(bus)
+            grading_hooks = await setup
         except (ServiceFailed, UserError, _StopDuringSetup) as exc:
             return await self._end_setup(trace_path, exc)
         except asyncio.CancelledError:
+            me = asyncio.current_task()
+            if self._stop_requested and not (me is not None and me.cancelling()):
+                # stop() cancelled the setup (say, a long health-check wait); this task goes on to record it
+                return await self._end_setup(trace_path, _StopDuringSetup(self._stop_requested))
             await self._end_setup(trace_path, _StopDuringSetup("cancelled"))
             raise
+        finally:
+            self._setup_task = None
         variables = sandbox.variables()
         task = Task(env_id=env.id, problem=fill_placeholders(env.problem_text(), variables), tools=await self.executor.tools(),
                     workspace=str(sandbox.workspace), hints=list(env.manifest.hints),
@@ -229,6 +226,24 @@ class Episode:
         self.result = EpisodeResult(trace_path, sandbox.episode_dir, end.reason, end.score, end.passed, end.error,
                                     graded=self.live_grading is not None)
         return self.result
+
+    async def _setup(self) -> tuple[list[Any], list[Any]]:
+        """Watcher, seed, services, tools and grading, in that order; returns the grading hooks."""
+        cfg, env, bus, sandbox, backend = self.config, self.env, self.bus, self.sandbox, self.backend
+        assert env is not None and bus is not None and sandbox is not None and backend is not None
+        if self._stop_requested:
+            raise _StopDuringSetup(self._stop_requested)
+        self.watcher = StripeWatcher(backend.client(), bus, cfg.watch_interval or
+                                     (EMULATOR_INTERVAL if backend.kind == EMULATOR else REAL_INTERVAL))
+        await self.watcher.start()
+        if backend.server is not None:
+            backend.server.emulator.on_event(self._nudge_watcher)
+        await sandbox.run_seed(bus)
+        await sandbox.start_services(bus)
+        self.executor = McpToolExecutor(env.manifest.tools, workspace=sandbox.workspace,
+                                        episode_dir=sandbox.episode_dir, env=sandbox.tool_env())
+        await self.executor.start()
+        return self._grading(bus)
 
     def _grading(self, bus: EventBus) -> tuple[list[Any], list[Any]]:
         """Wire the environment's grader (if any) to the bus; returns (turn-end hooks, final hooks)."""
@@ -255,10 +270,6 @@ class Episode:
     def _nudge_watcher(self, event: dict[str, Any]) -> None:
         if self.watcher is not None:
             self.watcher.nudge()
-
-    def _checkpoint(self) -> None:
-        if self._stop_requested:
-            raise _StopDuringSetup(self._stop_requested)
 
     async def _end_setup(self, trace_path: Path, exc: BaseException) -> EpisodeResult:
         """Record why the episode ended before the agent started, and say so in the result."""

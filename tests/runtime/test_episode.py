@@ -108,3 +108,19 @@ async def test_run_episode_exposes_the_driver_and_stop_ends_it(tmp_path: Path) -
     lines = trace_lines(result.trace_path)
     assert lines[-1]["type"] == "episode_end" and lines[-1]["reason"] == "stopped"
     assert tagged_pids(process_tag(result.trace_path)) == []
+
+
+async def test_stop_during_setup_ends_the_wait_for_a_service(tmp_path: Path) -> None:
+    episode: Episode
+
+    def watch(event: Event) -> None:
+        if isinstance(event, Service) and event.service == "sleeper" and event.status == "starting":
+            episode.stop("changed my mind")
+
+    episode = Episode(EpisodeConfig(env="broken-health", episode_dir=tmp_path / "ep"), subscribers=[watch])
+    result = await episode.run()
+    assert result.reason == "stopped" and not result.setup_failed
+    lines = trace_lines(result.trace_path)
+    assert lines[-1]["type"] == "episode_end" and lines[-1]["reason"] == "stopped"
+    assert not any(line.get("status") == "unhealthy" for line in lines)
+    assert tagged_pids(process_tag(result.trace_path)) == []
