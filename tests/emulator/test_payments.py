@@ -250,3 +250,32 @@ def test_unknown_ids_and_params_are_stripe_errors(stripe_client):
     with pytest.raises(stripe.InvalidRequestError):
         _pi(stripe_client, "pm_does_not_exist")
     assert stripe_client.v1.payment_intents.list().data == []
+
+
+def test_legacy_charge_create_with_tokens(stripe_client):
+    charge = stripe_client.v1.charges.create(params={"amount": 700, "currency": "usd", "source": "tok_visa",
+                                                     "metadata": {"order": "7"}})
+    assert charge.status == "succeeded" and charge.captured and charge.payment_intent is None
+    assert charge.metadata["order"] == "7" and charge.payment_method_details.card.last4 == "4242"
+    with pytest.raises(stripe.CardError) as caught:
+        stripe_client.v1.charges.create(params={"amount": 700, "currency": "usd", "source": "tok_chargeDeclined"})
+    failed = stripe_client.v1.charges.retrieve(caught.value.error.charge)
+    assert failed.status == "failed" and failed.failure_code == "card_declined"
+    uncaptured = stripe_client.v1.charges.create(params={"amount": 900, "currency": "usd", "source": "tok_mastercard",
+                                                         "capture": False})
+    assert not uncaptured.captured
+    customer = stripe_client.v1.customers.create()
+    with pytest.raises(stripe.CardError):
+        stripe_client.v1.charges.create(params={"amount": 700, "currency": "usd", "customer": customer.id})
+
+
+def test_payment_intent_list_by_customer_and_search(stripe_client):
+    a = stripe_client.v1.customers.create()
+    b = stripe_client.v1.customers.create()
+    mine = _pi(stripe_client, "pm_card_visa", customer=a.id, metadata={"order": "a1"})
+    _pi(stripe_client, "pm_card_visa", customer=b.id)
+    assert [p.id for p in stripe_client.v1.payment_intents.list(params={"customer": a.id}).data] == [mine.id]
+    found = stripe_client.v1.payment_intents.search(params={"query": "metadata['order']:'a1'"})
+    assert [p.id for p in found.data] == [mine.id]
+    found = stripe_client.v1.payment_intents.search(params={"query": "status:'succeeded' AND amount>1999"})
+    assert len(found.data) == 2

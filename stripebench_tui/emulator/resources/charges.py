@@ -12,7 +12,7 @@ from typing import Any
 from stripebench_tui.emulator import versions
 from stripebench_tui.emulator.context import LIST_PARAMS, RequestContext
 from stripebench_tui.emulator.errors import StripeError
-from stripebench_tui.emulator.params import Int, Metadata, Str
+from stripebench_tui.emulator.params import Bool, Currency, Int, Metadata, Str
 from stripebench_tui.emulator.registry import Resource
 from stripebench_tui.emulator.resources import cards
 from stripebench_tui.emulator.resources.common import apply_metadata
@@ -27,8 +27,9 @@ def new_charge(ctx: RequestContext, pi: dict[str, Any], pm: dict[str, Any], card
     """Record the charge a confirmation made (failed for a decline) and emit its event."""
     failure = cards.DECLINES[card.decline or "generic_decline"] if not succeeded else None
     card_hash = pm["card"]
+    charge_id = ctx.new_id("ch")
     charge: dict[str, Any] = {
-        "id": ctx.new_id("ch"), "object": "charge", "amount": pi["amount"],
+        "id": charge_id, "object": "charge", "amount": pi["amount"],
         "amount_captured": pi["amount"] if succeeded and capture else 0, "amount_refunded": 0,
         "application": None, "application_fee": None, "application_fee_amount": None,
         "balance_transaction": ctx.new_id("txn") if succeeded and capture else None,
@@ -55,7 +56,7 @@ def new_charge(ctx: RequestContext, pi: dict[str, Any], pm: dict[str, Any], card
             "network": card_hash["brand"], "three_d_secure": None, "wallet": None,
         }, "type": "card"},
         "receipt_email": pi.get("receipt_email"), "receipt_number": None,
-        "receipt_url": f"{ctx.base_url}/receipts/{pi['id']}", "refunded": False, "review": None,
+        "receipt_url": f"{ctx.base_url}/receipts/{charge_id}", "refunded": False, "review": None,
         "shipping": pi.get("shipping"), "source": None, "source_transfer": None,
         "statement_descriptor": pi.get("statement_descriptor"),
         "statement_descriptor_suffix": pi.get("statement_descriptor_suffix"),
@@ -94,6 +95,39 @@ def render_charge(obj: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
     if not ctx.version_at_least(versions.PAYMENT_INTENT_LATEST_CHARGE) or "refunds" in ctx.expand_paths:
         obj["refunds"] = refunds_list(ctx, obj["id"])
     return obj
+
+
+@resource.route("POST", "/v1/charges", params={
+    "amount": Int(min=1, required=True), "currency": Currency(required=True), "source": Str(), "customer": Str(),
+    "description": Str(), "metadata": Metadata(), "capture": Bool(), "receipt_email": Str(),
+    "statement_descriptor": Str(max_length=22), "statement_descriptor_suffix": Str(max_length=22),
+    "transfer_group": Str()})
+def create(ctx: RequestContext, params: dict[str, Any]) -> Any:
+    """The legacy Charges API: charge a token (``tok_visa``…), a PaymentMethod, or the customer's default card."""
+    from stripebench_tui.emulator.resources import payment_methods
+
+    customer = ctx.get("customer", params["customer"], param="customer") if params.get("customer") else None
+    source = params.get("source")
+    if not source and customer:
+        source = (customer.get("invoice_settings") or {}).get("default_payment_method") or customer.get("default_source")
+    if not source:
+        if customer:
+            raise StripeError("Cannot charge a customer that has no active card", param="card", code="missing",
+                              status=402, type="card_error")
+        raise StripeError("Must provide source or customer.", code="parameter_missing", param="source")
+    pm = payment_methods.resolve(ctx, source, param="source")
+    card = payment_methods.test_card(pm)
+    stand_in = {"id": None, "amount": params["amount"], "currency": params["currency"],
+                "customer": customer["id"] if customer else None, "description": params.get("description"),
+                "metadata": {k: v for k, v in (params.get("metadata") or {}).items() if v is not None},
+                "receipt_email": params.get("receipt_email"), "shipping": None,
+                "statement_descriptor": params.get("statement_descriptor"),
+                "statement_descriptor_suffix": params.get("statement_descriptor_suffix")}
+    succeeded = card.outcome == "success"
+    charge = new_charge(ctx, stand_in, pm, card, succeeded, capture=params.get("capture", True))
+    if not succeeded:
+        return card.decline_error(charge=charge["id"])
+    return charge
 
 
 @resource.route("GET", "/v1/charges/{id}")
