@@ -92,6 +92,24 @@ document.getElementById("pay").onclick = async () => {{
   document.getElementById("result").textContent = r.error ? "error: " + r.error.message : "status: " + r.paymentIntent.status;
 }};
 </script>"""
+        if path == "/payment-element":
+            secret = json.dumps(query["secret"][0])
+            confirm = "confirmSetup" if query["secret"][0].startswith("seti_") else "confirmPayment"
+            return f"""<!doctype html><title>Pay</title>{script}<form id="form"><div id="payment"></div>
+<button>Submit</button></form><p id="result"></p>
+<script>
+const stripe = Stripe("pk_test_merchant");
+const elements = stripe.elements({{clientSecret: {secret}}});
+elements.create("payment").mount("#payment");
+document.getElementById("form").addEventListener("submit", async (event) => {{
+  event.preventDefault();
+  const {{error: invalid}} = await elements.submit();
+  if (invalid) {{ document.getElementById("result").textContent = "invalid: " + invalid.message; return; }}
+  const r = await stripe.{confirm}({{elements, confirmParams: {{return_url: location.origin + "/return"}},
+                                     redirect: new URLSearchParams(location.search).get("redirect") || "always"}});
+  document.getElementById("result").textContent = r.error ? "error: " + r.error.message : "done: " + (r.setupIntent || r.paymentIntent).status;
+}});
+</script>"""
         return "<!doctype html><title>Returned</title><h1>Thanks!</h1>"
 
     def close(self) -> None:
@@ -358,3 +376,34 @@ def test_stand_in_payment_method_ids_next_actions_and_redirect(page, stripe_clie
     page.evaluate("(id) => { Stripe('pk_test_merchant').redirectToCheckout({sessionId: id}); }", session.id)
     page.wait_for_url(session.url)
     page.get_by_role("button", name="Pay").wait_for()
+
+
+def test_payment_element_confirm_payment_redirects_and_confirm_setup_if_required(page, stripe_client, merchant):
+    pi = stripe_client.v1.payment_intents.create(params={"amount": 2500, "currency": "usd",
+                                                         "automatic_payment_methods": {"enabled": True}})
+    page.goto(f"{merchant.url}/payment-element?secret={pi.client_secret}")
+    form = page.frame_locator("iframe[name=stripe-card-element]")
+    form.get_by_label("Card number").fill("4242")
+    page.get_by_role("button", name="Submit").click()
+    page.locator("#result").filter(has_text="invalid: Your card number is incomplete.").wait_for()
+    form.get_by_label("Card number").fill("4000002500003155")
+    form.get_by_label("Expiration").fill("1234")
+    form.get_by_label("CVC").fill("123")
+    page.get_by_role("button", name="Submit").click()
+    page.frame_locator("iframe[name=stripe-challenge-frame]").get_by_role("button", name="Complete", exact=True).click()
+    page.wait_for_url(f"{merchant.url}/return?payment_intent={pi.id}&payment_intent_client_secret="
+                      f"{pi.client_secret}&redirect_status=succeeded")
+    assert stripe_client.v1.payment_intents.retrieve(pi.id).status == "succeeded"
+
+    customer = stripe_client.v1.customers.create(params={"email": "setup@example.com"})
+    si = stripe_client.v1.setup_intents.create(params={"customer": customer.id, "payment_method_types": ["card"]})
+    page.goto(f"{merchant.url}/payment-element?secret={si.client_secret}&redirect=if_required")
+    form = page.frame_locator("iframe[name=stripe-card-element]")
+    form.get_by_label("Card number").fill("4242424242424242")
+    form.get_by_label("Expiration").fill("1234")
+    form.get_by_label("CVC").fill("123")
+    page.get_by_role("button", name="Submit").click()
+    page.locator("#result").filter(has_text="done: succeeded").wait_for()
+    saved = stripe_client.v1.setup_intents.retrieve(si.id)
+    assert saved.status == "succeeded"
+    assert stripe_client.v1.payment_methods.retrieve(saved.payment_method).customer == customer.id

@@ -152,6 +152,10 @@ def _line_items(ctx: RequestContext, params: dict[str, Any], mode: str) -> list[
                               param=f"{name}[price]")
         elif "price_data" in line:
             data = dict(line["price_data"])
+            if "product" not in data and "product_data" not in data:
+                raise missing_param(f"{name}[price_data][product_data]")
+            if "unit_amount" not in data and "unit_amount_decimal" not in data:
+                raise missing_param(f"{name}[price_data][unit_amount]")
             if mode == "payment" and "recurring" in data:
                 raise invalid("You specified `payment` mode but passed a recurring price. Either switch to "
                               "`subscription` mode or use only one-time prices.", param=f"{name}[price_data][recurring]")

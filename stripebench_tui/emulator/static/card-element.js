@@ -105,6 +105,10 @@
     async api(key, args) {  // the hidden controller frame: same-origin calls for the stand-in
       return api(key, args.method, args.path, args.data);
     },
+    async validate() {
+      const err = problem();
+      return err ? { error: err } : {};
+    },
     async clear() { number.value = ""; expiry.value = ""; cvc.value = ""; changed(); return {}; },
     async focus() { number.focus(); return {}; },
   };

@@ -1,7 +1,7 @@
 // Stand-in for https://js.stripe.com/v3 served by the Stripe emulator. Supports: Stripe(pk);
 // initEmbeddedCheckout / createEmbeddedCheckoutPage; redirectToCheckout; elements().create("card");
 // createPaymentMethod; confirmCardPayment; confirmCardSetup; handleNextAction / handleCardAction;
-// retrievePaymentIntent. API calls run inside frames on the emulator's origin (the card element, or a hidden
+// retrievePaymentIntent / retrieveSetupIntent; and the Payment Element (card only) with confirmPayment / confirmSetup. API calls run inside frames on the emulator's origin (the card element, or a hidden
 // controller frame), like the real stripe.js, so the merchant page needs no CORS and never sees card numbers.
 (function () {
   "use strict";
@@ -183,30 +183,45 @@
   };
 
   // -- Elements ---------------------------------------------------------------------------------------------------
-  StripeStandIn.prototype.elements = function () {
+  StripeStandIn.prototype.elements = function (options) {
     const stripe = this;
     const created = {};
+    options = options || {};
     return {
+      _clientSecret: options.clientSecret || null,
       create(type, opts) {
-        if (type !== "card") throw integrationError("The emulator's stripe.js supports the 'card' element only, not '" + type + "'.");
-        if (created.card) throw integrationError("Can only create one Element of type card.");
-        const element = new CardElement(stripe, opts || {});
-        created.card = element;
+        // The Payment Element is served as a card form: the emulator knows card test numbers only.
+        if (type !== "card" && type !== "payment") {
+          throw integrationError("The emulator's stripe.js supports the 'card' and 'payment' elements, not '" + type + "'.");
+        }
+        if (created[type]) throw integrationError("Can only create one Element of type " + type + ".");
+        const element = new CardElement(stripe, opts || {}, type);
+        created[type] = element;
         return element;
       },
       getElement(type) { return created[type] || null; },
+      submit() {
+        const element = created.payment || created.card;
+        if (!element) return Promise.resolve({ error: { type: "validation_error", message: "Create and mount a payment Element first." } });
+        return element._ask("validate", {});
+      },
+      update(next) { if (next && next.clientSecret) this._clientSecret = next.clientSecret; return Promise.resolve(); },
+      fetchUpdates() { return Promise.resolve({}); },
     };
   };
 
-  function CardElement(stripe, options) {
+  function CardElement(stripe, options, type) {
     this._stripe = stripe;
-    this._id = "card" + (++sequence);
+    this._type = type || "card";
+    this._id = this._type + (++sequence);
     this._handlers = {};
     this._frame = null;
     this._ready = null;
     on("stripe-emulator:change", (msg) => {
       if (msg.element !== this._id) return;
-      (this._handlers.change || []).forEach((fn) => fn(msg.event));
+      const event = Object.assign({}, msg.event, { elementType: this._type });
+      if (this._type === "payment") event.value = { type: "card" };
+      (this._handlers.change || []).forEach((fn) => fn(event));
     });
   }
   CardElement.prototype.mount = function (target) {
@@ -243,6 +258,10 @@
   StripeStandIn.prototype.createPaymentMethod = function (typeOrData, element, data) {
     let opts = typeOrData;
     if (typeof typeOrData === "string") opts = Object.assign({ type: typeOrData, card: element }, data || {});
+    if (opts && opts.elements && !opts.card) {
+      opts = Object.assign({}, opts, { card: opts.elements.getElement("payment") || opts.elements.getElement("card"),
+                                       billing_details: (opts.params || {}).billing_details || opts.billing_details });
+    }
     if (!opts || !(opts.card instanceof CardElement)) {
       return Promise.resolve({ error: { type: "validation_error", message: "createPaymentMethod needs card: a mounted card Element." } });
     }
@@ -281,6 +300,47 @@
       reply = await this._api("POST", "/v1/setup_intents/" + encodeURIComponent(id) + "/confirm", body);
     }
     return this._settle(reply, "setup_intent", clientSecret);
+  };
+
+  // Payment Element confirmations: like confirmCardPayment / confirmCardSetup, then the redirect Stripe makes.
+  StripeStandIn.prototype._confirmWithElements = async function (kind, options) {
+    options = options || {};
+    const elements = options.elements;
+    const secret = options.clientSecret || (elements && elements._clientSecret);
+    const params = options.confirmParams || {};
+    const redirect = options.redirect || "always";
+    if (!elements) throw integrationError("Invalid value for " + (kind === "setup_intent" ? "confirmSetup" : "confirmPayment") + ": elements should be an Elements group.");
+    if (!secret) throw integrationError("Pass clientSecret (or create Elements with one) to confirm.");
+    if (redirect !== "if_required" && !params.return_url) {
+      throw integrationError("Missing value for confirmParams.return_url: return_url is required when redirect is 'always'.");
+    }
+    const element = elements.getElement("payment") || elements.getElement("card");
+    if (!element) throw integrationError("Create and mount a payment Element before confirming.");
+    const billing = (params.payment_method_data || {}).billing_details;
+    const op = kind === "setup_intent" ? "confirmCardSetup" : "confirmCardPayment";
+    const reply = await element._ask(op, { clientSecret: secret, billing_details: billing,
+      setup_future_usage: params.setup_future_usage });
+    const result = await this._settle(reply, kind, secret);
+    const intent = result.paymentIntent || result.setupIntent;
+    if (intent && redirect !== "if_required") {
+      const query = new URLSearchParams({ [kind]: intent.id, [kind + "_client_secret"]: secret,
+                                          redirect_status: "succeeded" });
+      window.location.assign(params.return_url + (params.return_url.indexOf("?") < 0 ? "?" : "&") + query.toString());
+      return new Promise(() => {});
+    }
+    return result;
+  };
+  StripeStandIn.prototype.confirmPayment = function (options) {
+    return this._confirmWithElements("payment_intent", options);
+  };
+  StripeStandIn.prototype.confirmSetup = function (options) {
+    return this._confirmWithElements("setup_intent", options);
+  };
+
+  StripeStandIn.prototype.retrieveSetupIntent = async function (clientSecret) {
+    const reply = await this._api("GET", "/v1/setup_intents/" + encodeURIComponent(intentId(clientSecret)),
+                                  { client_secret: clientSecret });
+    return reply.error ? { error: reply.error } : { setupIntent: reply };
   };
 
   StripeStandIn.prototype.retrievePaymentIntent = async function (clientSecret) {
