@@ -37,6 +37,7 @@ class OutputView(ScrollView, can_focus=True):
         self._pattern: re.Pattern[str] | None = None
         self.current_line: int | None = None
         self._clean_line = lru_cache(maxsize=2048)(self._clean)
+        self._paint_styles = None  # set per paint by render_lines
 
     @staticmethod
     def _clean(raw: str) -> str:
@@ -80,16 +81,31 @@ class OutputView(ScrollView, can_focus=True):
         top = self.scroll_offset.y
         return "\n".join(self._clean_line(x) for x in self.lines[top : top + self.size.height])
 
+    def render_lines(self, crop):  # type: ignore[no-untyped-def]
+        # Look the styles up once per paint, not once per line.
+        self._paint_styles = self._compute_paint_styles()
+        return super().render_lines(crop)
+
+    def _compute_paint_styles(self):  # type: ignore[no-untyped-def]
+        base = self.rich_style
+        return {
+            "base": base,
+            "rule": base + self.get_component_rich_style("output--rule"),
+            "match": self.get_component_rich_style("output--match"),
+            "current": self.get_component_rich_style("output--current"),
+        }
+
     def render_line(self, y: int) -> Strip:
         width = self.size.width
         number = self.scroll_offset.y + y
-        base = self.rich_style
+        styles = self._paint_styles or self._compute_paint_styles()
+        base = styles["base"]
         if number >= len(self.lines):
             return Strip.blank(width, base)
         line = self._clean_line(self.lines[number])
         style = base
         if number in self.rules:
-            style = base + self.get_component_rich_style("output--rule")
+            style = styles["rule"]
         segments = self._segments(line, style, number == self.current_line)
         x = self.scroll_offset.x
         strip = Strip(segments)
@@ -100,7 +116,7 @@ class OutputView(ScrollView, can_focus=True):
     def _segments(self, line: str, style: Style, current: bool) -> list[Segment]:
         if self._pattern is None:
             return [Segment(line, style)]
-        match_style = style + self.get_component_rich_style("output--current" if current else "output--match")
+        match_style = style + (self._paint_styles or self._compute_paint_styles())["current" if current else "match"]
         out: list[Segment] = []
         pos = 0
         for m in self._pattern.finditer(line):

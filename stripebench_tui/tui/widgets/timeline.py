@@ -24,7 +24,7 @@ from stripebench_tui.tui.source import TurnRow
 from stripebench_tui.tui.text import clean, duration
 
 GLYPHS = {OK: "✔", FAILED: "✘", RUNNING: "…", REJECTED: "⊘", "": "·"}
-GLYPH_STYLES = {OK: "green", FAILED: "bold red", RUNNING: "yellow", REJECTED: "magenta", "": "dim"}
+GLYPH_STYLES = {k: Style.parse(v) for k, v in {OK: "green", FAILED: "bold red", RUNNING: "yellow", REJECTED: "magenta", "": "dim"}.items()}
 ROW_CACHE = 512
 
 
@@ -56,6 +56,7 @@ class Timeline(ScrollView, can_focus=True, inherit_bindings=False):
         self.placeholder = "Reading turns…"
         self._row_for: Callable[[int], TurnRow] | None = None
         self._cache: OrderedDict[int, TurnRow] = OrderedDict()
+        self._paint_styles = None  # set per paint by render_lines
 
     def set_rows(self, count: int, row_for: Callable[[int], TurnRow]) -> None:
         """Show ``count`` turns; ``row_for(position)`` loads one row when it scrolls into view."""
@@ -124,10 +125,24 @@ class Timeline(ScrollView, can_focus=True, inherit_bindings=False):
     def on_resize(self) -> None:
         self.virtual_size = Size(self.size.width, self.row_count)
 
+    def render_lines(self, crop):  # type: ignore[no-untyped-def]
+        # Look the styles up once per paint, not once per line: it is most of a line's cost.
+        self._paint_styles = self._compute_paint_styles()
+        return super().render_lines(crop)
+
+    def _compute_paint_styles(self):  # type: ignore[no-untyped-def]
+        base = self.rich_style
+        return (
+            base,
+            base + self.get_component_rich_style("timeline--cursor"),
+            base + self.get_component_rich_style("timeline--future"),
+            self.get_component_rich_style("timeline--verdict"),
+        )
+
     def render_line(self, y: int) -> Strip:
         width = self.size.width
         position = self.scroll_offset.y + y
-        base = self.rich_style
+        base, cursor_style, future_style, verdict_style = self._paint_styles or self._compute_paint_styles()
         if self.row_count == 0:
             text = self.placeholder if y == 0 else ""
             return Strip([Segment(text[:width].ljust(width), base + Style(dim=True))], width)
@@ -136,9 +151,9 @@ class Timeline(ScrollView, can_focus=True, inherit_bindings=False):
             return Strip.blank(width, base)
         style = base
         if position == self.cursor:
-            style = base + self.get_component_rich_style("timeline--cursor")
+            style = cursor_style
         elif position > self.cursor:
-            style = base + self.get_component_rich_style("timeline--future")
+            style = future_style
         actor = {"agent": "A", "operator": "O", "setup": "S"}.get(row.actor, "?")
         tools = clean(", ".join(row.tools)) if row.tools else row.label
         mark = "◆" if row.verdict_changes else " "
@@ -148,10 +163,10 @@ class Timeline(ScrollView, can_focus=True, inherit_bindings=False):
         middle = tools[:middle_width].ljust(middle_width)
         segments = [
             Segment(left, style),
-            Segment(GLYPHS.get(row.status, "·"), style + Style.parse(GLYPH_STYLES.get(row.status, "dim"))),
+            Segment(GLYPHS.get(row.status, "·"), style + GLYPH_STYLES.get(row.status, GLYPH_STYLES[""])),
             Segment(" ", style),
             Segment(middle, style),
-            Segment(mark, style + self.get_component_rich_style("timeline--verdict")),
+            Segment(mark, style + verdict_style),
             Segment(right, style),
         ]
         return Strip(segments).adjust_cell_length(width, style)
