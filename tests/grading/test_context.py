@@ -68,6 +68,7 @@ def test_the_stripe_client_talks_to_the_given_backend(ctx, emulator, stripe_clie
 
 
 @pytest.mark.browser
+@pytest.mark.slow
 async def test_a_browser_check_gets_a_page_that_is_closed_afterwards(ctx):
     pages = []
 

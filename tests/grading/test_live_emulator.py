@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import statistics
-import time
 
 from stripebench_tui.core.bus import EventBus
 from stripebench_tui.core.events import PASS, PENDING, StripeObject
