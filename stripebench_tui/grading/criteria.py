@@ -130,7 +130,7 @@ class Candidates:
 
     object_type: str
     from_submission: Callable[[str], str | None] | None = None
-    limit: int = 25  # newest candidates considered live; the rest are old attempts
+    limit: int = 25  # candidates considered (the ones changed last); older ones are abandoned attempts
 
     def parse_submission(self, text: str) -> str | None:
         """The candidate id named by a submission text."""

@@ -3,7 +3,7 @@
 ``Evaluator`` keeps the latest ``Outcome`` of every (criterion, candidate) pair
 it has checked and the Stripe objects seen so far. ``report()`` turns that into
 one ``Outcome`` per criterion: per-candidate criteria speak for the candidate
-with the most passing weight (ties go to the newest), and their evidence names
+with the most passing weight (ties go to the one changed last), and their evidence names
 it. Live grading (``live``) and ``stripebench grade`` both use it.
 """
 
@@ -77,7 +77,7 @@ class Evaluator:
         return True, spec.parse_submission(text)
 
     def candidates(self) -> list[str]:
-        """Ids to judge, oldest first: the submitted one if there is a submission, else the newest seen."""
+        """Ids to judge: the submitted one if there is a submission, else those seen (changed last = last)."""
         spec = self.grader.candidates
         if spec is None:
             return []
@@ -163,7 +163,7 @@ class Evaluator:
     # ---- reporting ----
 
     def best_candidate(self) -> str | None:
-        """The current candidate with the most passing weight (ties: the newest)."""
+        """The current candidate with the most passing weight (ties: the one changed last)."""
         best, best_weight = None, -1.0
         for cand in self.candidates():
             got = self.results.get(cand, {})
