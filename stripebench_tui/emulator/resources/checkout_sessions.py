@@ -224,7 +224,8 @@ def create(ctx: RequestContext, params: dict[str, Any]) -> dict[str, Any]:
                       param="expires_at")
     items = _line_items(ctx, params, mode)
     currency = items[0]["currency"] if items else params.get("currency")
-    session_id = ctx.emulator.ids.new("cs_test", 58)
+    # Stripe's ids are cs_test_a1 + 56 characters; two tokens, since one seeded token carries ~43 characters.
+    session_id = "cs_test_a1" + ctx.emulator.ids.token("cs_test", 40) + ctx.emulator.ids.token("cs_test", 16)
     obj: dict[str, Any] = {
         "id": session_id, "object": "checkout.session", "adaptive_pricing": None, "after_expiration": None,
         "allow_promotion_codes": params.get("allow_promotion_codes"), "amount_subtotal": None, "amount_total": None,
