@@ -179,3 +179,16 @@ async def test_no_live_verdict_follows_the_final_ones(ctx):
     await bus.drain()
     assert seen.verdicts[-1].final and not any(v.trigger == "evt_late" for v in seen.verdicts)
     await bus.close()
+
+
+async def test_a_turn_end_covers_objects_published_just_before_it(ctx):
+    class Driverish:
+        turn = 2
+
+    bus = EventBus()
+    live = LiveGrading(checkout_grader(), ctx).attach(bus)
+    bus.publish_nowait(session("cs_1", mode="payment", payment_status="paid"))  # as the watcher's turn-end sync does
+    await live.turn_end_hook(Driverish())
+    assert live.published["paid"].status == PASS and live.published["paid"].evidence["candidate"] == "cs_1"
+    await live.close()
+    await bus.close()
