@@ -47,6 +47,11 @@ def emit_event(emulator: "Emulator", event_type: str, obj: dict[str, Any], *, pr
         "type": event_type,
     }
     event["pending_webhooks"] = emulator.pending_webhooks_for(event)
+    webhooks = getattr(emulator, "webhooks", None)
+    if webhooks is not None and webhooks.wants_raw(event):  # an endpoint pinned to another API version
+        from stripebench_tui.emulator.store import clone
+
+        event["_raw"] = clone(obj)
     emulator.store.put(event)
     emulator.queue_event(event)
     return event

@@ -73,6 +73,23 @@ class WebhookDispatcher:
         """How many endpoints ``event`` will go to (becomes its ``pending_webhooks``)."""
         return sum(1 for ep in self.emulator.store.scan("webhook_endpoint") if event_matches(ep, event["type"]))
 
+    def wants_raw(self, event: dict[str, Any]) -> bool:
+        """True when a matching endpoint is pinned to an API version other than the event's (needs re-rendering)."""
+        return any(ep.get("api_version") and ep["api_version"] != event["api_version"]
+                   for ep in self.emulator.store.scan("webhook_endpoint") if event_matches(ep, event["type"]))
+
+    def _payload(self, event: dict[str, Any], endpoint: dict[str, Any]) -> str:
+        """The event as JSON, rendered at the endpoint's pinned API version when it has one."""
+        body = {k: v for k, v in event.items() if not k.startswith("_")}
+        version = endpoint.get("api_version")
+        if version and version != event["api_version"] and event.get("_raw") is not None:
+            from stripebench_tui.emulator.context import RequestContext
+            from stripebench_tui.emulator.render import render
+
+            body["api_version"] = version
+            body["data"] = {**body["data"], "object": render(event["_raw"], RequestContext(self.emulator, version))}
+        return json.dumps(body, indent=2)
+
     def on_event(self, event: dict[str, Any]) -> None:
         """Queue deliveries for a committed event; never blocks on the network."""
         endpoints = [ep for ep in self.emulator.store.scan("webhook_endpoint") if event_matches(ep, event["type"])]
@@ -100,7 +117,7 @@ class WebhookDispatcher:
     def _record(self, event: dict[str, Any], endpoint: dict[str, Any]) -> dict[str, Any]:
         record = {"id": self.emulator.ids.new("whdel"), "event": event["id"], "event_type": event["type"],
                   "endpoint": endpoint["id"], "url": endpoint["url"], "status": "pending", "attempts": [],
-                  "created": self.emulator.clock.now(), "_payload": json.dumps(event, indent=2),
+                  "created": self.emulator.clock.now(), "_payload": self._payload(event, endpoint),
                   "_secret": endpoint["_secret"]}
         self.deliveries.append(record)
         if len(self.deliveries) > MAX_LOG:

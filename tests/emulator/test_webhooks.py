@@ -141,3 +141,18 @@ def test_duplicate_and_out_of_order_delivery_faults(stripe_client, emulator, rec
     receiver.wait_for(3)
     ids = [json.loads(body)["data"]["object"]["id"] for _, body in receiver.received]
     assert ids == list(reversed(made))
+
+
+def test_endpoint_pinned_to_an_old_version_gets_old_shapes(stripe_client, emulator, receiver):
+    stripe_client.v1.webhook_endpoints.create(params={"url": receiver.url, "api_version": "2020-08-27",
+                                                      "enabled_events": ["payment_intent.succeeded"]})
+    pi = stripe_client.v1.payment_intents.create(params={"amount": 800, "currency": "usd", "confirm": True,
+                                                         "payment_method": "pm_card_visa",
+                                                         "payment_method_types": ["card"]})
+    receiver.wait_for(1)
+    body = json.loads(receiver.received[0][1])
+    assert body["api_version"] == "2020-08-27"
+    sent = body["data"]["object"]
+    assert "latest_charge" not in sent and [c["id"] for c in sent["charges"]["data"]] == [pi.latest_charge]
+    stored = stripe_client.v1.events.retrieve(body["id"])
+    assert stored.data.object.latest_charge == pi.latest_charge and "_raw" not in stored

@@ -367,15 +367,13 @@ def retrieve(ctx: RequestContext, params: dict[str, Any], id: str) -> dict[str, 
 def update(ctx: RequestContext, params: dict[str, Any], id: str) -> dict[str, Any]:
     """Update a PaymentIntent that is not yet paid."""
     pi = ctx.get("payment_intent", id)
-    before = ctx.get("payment_intent", id)
     if pi["status"] in ("succeeded", "canceled", "processing", "requires_capture") and set(params) - {
             "metadata", "description", "receipt_email", "shipping"}:
         raise _unexpected(pi, "update", "updated: requires_payment_method, requires_confirmation, requires_action")
     _apply(ctx, pi, params)
     if params.get("payment_method") or params.get("payment_method_data"):
         pi["status"] = "requires_confirmation"
-    ctx.save(pi)
-    ctx.emit("payment_intent.updated", pi, previous=before)
+    ctx.save(pi)  # Stripe has no payment_intent.updated event
     return pi
 
 
