@@ -28,3 +28,13 @@ if ! $PY -c "import stripebench_tui, pytest, textual" >/dev/null 2>&1 \
   echo "setup: installing Python packages (pip install -e '.[dev]')"
   $PY -m pip install -q --disable-pip-version-check -e '.[dev]'
 fi
+# Environment apps' own dependencies (environments/*/workspace/requirements.txt) for this interpreter, except for
+# environments whose manifest builds their own venv with `setup` commands (e.g. one pinned to an old stripe SDK).
+$PY - <<'PYEOF' | while read -r req; do $PY -m pip install -q --disable-pip-version-check -r "$req"; done
+import pathlib, tomllib
+for manifest in sorted(pathlib.Path("environments").glob("*/environment.toml")):
+    data = tomllib.loads(manifest.read_text())
+    req = manifest.parent / data.get("workspace", "workspace") / "requirements.txt"
+    if req.is_file() and not data.get("setup"):
+        print(req)
+PYEOF
