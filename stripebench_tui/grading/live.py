@@ -31,7 +31,6 @@ from stripebench_tui.grading.evaluate import Evaluator, Reported
 log = logging.getLogger(__name__)
 
 TURN_END_WAIT = 60.0  # seconds a turn end waits for its checks before the episode moves on
-TURN_END_DRAIN = 2.0  # seconds a turn end waits for the bus to deliver what was published before it
 FINAL_WAIT = 30.0  # seconds the final grading waits for live checks still running before it abandons them
 
 
@@ -84,8 +83,6 @@ class LiveGrading:
     async def turn_end_hook(self, driver: Any) -> None:
         """Driver turn-end hook: re-check every live criterion for every candidate and wait (bounded) for it."""
         live = [c for c in self.grader.criteria if not c.final_only]
-        if self.bus is not None:  # objects the watcher just published at this turn end get recorded first
-            await self.bus.drain(timeout=TURN_END_DRAIN)
         done = asyncio.get_running_loop().create_future()
         self._queue(_Job(live, None, "turn_end", turn=driver.turn, done=done))
         try:
