@@ -279,3 +279,16 @@ def test_payment_intent_list_by_customer_and_search(stripe_client):
     assert [p.id for p in found.data] == [mine.id]
     found = stripe_client.v1.payment_intents.search(params={"query": "status:'succeeded' AND amount>1999"})
     assert len(found.data) == 2
+
+
+def test_customer_create_with_a_magic_payment_method_as_default(stripe_client):
+    customer = stripe_client.v1.customers.create(params={
+        "email": "sub@example.com", "payment_method": "pm_card_visa",
+        "invoice_settings": {"default_payment_method": "pm_card_visa"}})
+    default = customer.invoice_settings.default_payment_method
+    assert default.startswith("pm_") and default != "pm_card_visa"
+    pm = stripe_client.v1.payment_methods.retrieve(default)
+    assert pm.customer == customer.id and pm.card.last4 == "4242"
+    with pytest.raises(stripe.CardError):
+        stripe_client.v1.customers.create(params={"payment_method": "pm_card_chargeDeclined"})
+    assert len(stripe_client.v1.customers.list().data) == 1  # the failed create left nothing behind

@@ -59,9 +59,15 @@ def _apply(ctx: RequestContext, obj: dict[str, Any], params: dict[str, Any]) -> 
         obj["tax_exempt"] = params["tax_exempt"] or "none"
 
 
-@resource.route("POST", "/v1/customers", params=FIELDS)
+@resource.route("POST", "/v1/customers", params={**FIELDS, "payment_method": Str()})
 def create(ctx: RequestContext, params: dict[str, Any]) -> dict[str, Any]:
-    """Create a customer."""
+    """Create a customer; ``payment_method`` (a pm_ or magic test id) is attached, and may be the default."""
+    from stripebench_tui.emulator.resources import payment_methods
+
+    pm = payment_methods.resolve(ctx, params["payment_method"]) if params.get("payment_method") else None
+    settings = params.get("invoice_settings") or {}
+    if pm is not None and settings.get("default_payment_method") == params["payment_method"]:
+        settings["default_payment_method"] = pm["id"]  # pm_card_visa there means the card just attached
     obj: dict[str, Any] = {
         "id": ctx.new_id("cus"), "object": "customer", "address": None, "balance": 0, "created": ctx.now(),
         "currency": None, "default_source": None, "delinquent": False, "description": None, "discount": None,
@@ -71,9 +77,16 @@ def create(ctx: RequestContext, params: dict[str, Any]) -> dict[str, Any]:
         "livemode": False, "metadata": {}, "name": None, "next_invoice_sequence": 1, "phone": None,
         "preferred_locales": [], "shipping": None, "tax_exempt": "none", "test_clock": None,
     }
+    default = settings.get("default_payment_method")
+    if pm is not None and default == pm["id"]:
+        settings.pop("default_payment_method")  # validated after the attach below
     _apply(ctx, obj, params)
+    if pm is not None and default == pm["id"]:
+        obj["invoice_settings"]["default_payment_method"] = pm["id"]
     ctx.save(obj)
     ctx.emit("customer.created", obj)
+    if pm is not None:  # a declining card fails here and the whole create rolls back
+        payment_methods.attach(ctx, pm, obj["id"], param="payment_method")
     return obj
 
 
