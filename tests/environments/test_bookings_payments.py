@@ -1,0 +1,85 @@
+"""bookings-payments: the grader's failure modes, and validate (oracle 1.0, no-op 0, each mutant loses its own criterion)."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from stripebench_tui.core.events import ERROR, FAIL, PASS
+from stripebench_tui.envs.manifest import find_environment
+from stripebench_tui.grading import GradingContext, load_grader
+
+ENV = find_environment("bookings-payments")
+GRADER = load_grader(ENV)
+
+
+def _grader_module():
+    spec = importlib.util.spec_from_file_location("bp_grader_under_test", ENV.root.parents[1] / "graders" / "bookings_payments.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["bp_grader_under_test"] = module  # dataclasses look their module up while the class is built
+    spec.loader.exec_module(module)
+    return module
+
+
+G = _grader_module()
+
+
+def _ctx(tmp_path: Path, app_urls: dict[str, str] | None = None) -> GradingContext:
+    return GradingContext(env=ENV, episode_dir=tmp_path, workspace=tmp_path, stripe_api_base="http://127.0.0.1:9",
+                          stripe_api_key="sk_test_unused", app_urls=app_urls or {})
+
+
+def test_every_criterion_is_final_only_and_weighted():
+    assert [c.name for c in GRADER.criteria] == [name for name, *_ in G.SCENARIOS]
+    assert all(c.final_only and c.weight > 0 for c in GRADER.criteria)
+
+
+def test_without_a_running_app_every_criterion_fails_rather_than_erroring(tmp_path):
+    results = G._results(_ctx(tmp_path))
+    assert {o.status for o in results.values()} == {FAIL}
+    assert "no app URL" in results["full payment"].summary
+
+
+def test_a_scenario_that_raises_is_an_error_and_the_others_still_run(tmp_path, monkeypatch):
+    import sqlite3
+
+    conn = sqlite3.connect(tmp_path / "bookings.db")
+    conn.execute("CREATE TABLE classes (id TEXT, price INTEGER, currency TEXT, min_deposit INTEGER)")
+    conn.execute("INSERT INTO classes VALUES ('reformer-pilates', 3500, 'usd', 1000)")
+    conn.commit()
+    conn.close()
+
+    def boom(run):
+        raise KeyError("grader bug")
+
+    def fine(run):
+        return G.passed("ok")
+
+    monkeypatch.setattr(G, "SCENARIOS", [("a", 1, "d", boom), ("b", 1, "d", fine)])
+    ctx = _ctx(tmp_path, {"APP_URL": "http://127.0.0.1:9"})
+    monkeypatch.setattr(type(ctx), "stripe", property(lambda self: SimpleNamespace(v1=None)))
+    results = G._results(ctx)
+    assert results["a"].status == ERROR and "grader bug" in results["a"].summary
+    assert results["b"].status == PASS
+    assert G._results(ctx) is results  # one run per grading context
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_validate_oracle_passes_noop_scores_zero_and_each_mutant_fails_for_its_own_reason():
+    from stripebench_tui.grading import validation
+
+    rows = asyncio.run(validation.validate([ENV], validation.episode_runner))
+    assert validation.all_ok(rows), [(r.run.label, r.outcome.score, r.outcome.error) for r in rows]
+    failing = {row.run.label: {name for name, status in row.outcome.statuses.items() if status != PASS} for row in rows}
+    assert failing["oracle"] == set()
+    assert failing["no-op"] == {c.name for c in GRADER.criteria}
+    assert failing["mutant refund-400-as-success"] == {"refunds"}
+    assert failing["mutant decline-keeps-booking"] == {"declines"}
+    assert failing["mutant zero-amount-payment-intent"] == {"save card only"}
+    assert failing["mutant partner-refundable"] == {"partner refunds refused"}

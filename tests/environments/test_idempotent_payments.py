@@ -1,0 +1,123 @@
+"""idempotent-payments: the grader's fault proxy (against the emulator), its failure modes, and validate."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import sys
+import time
+
+import pytest
+import stripe
+
+from stripebench_tui.core.events import FAIL, PASS
+from stripebench_tui.envs.manifest import find_environment
+from stripebench_tui.grading import GradingContext, load_grader
+from tests.emulator.fixtures import TEST_KEY, emulator, emulator_server  # noqa: F401
+
+ENV = find_environment("idempotent-payments")
+GRADER = load_grader(ENV)
+
+
+def _grader_module():
+    spec = importlib.util.spec_from_file_location("ip_grader_under_test", ENV.root.parents[1] / "graders" / "idempotent_payments.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["ip_grader_under_test"] = module  # dataclasses look their module up while the class is built
+    spec.loader.exec_module(module)
+    return module
+
+
+G = _grader_module()
+PI = {"amount": 1500, "currency": "usd", "payment_method": "pm_card_visa", "confirm": True,
+      "payment_method_types": ["card"], "metadata": {"order_id": "ord_test"}}
+
+
+@pytest.fixture
+def proxy(emulator):  # noqa: F811
+    p = G.FaultProxy(emulator.url)
+    yield p
+    p.close()
+
+
+def client(proxy, key: str = TEST_KEY) -> stripe.StripeClient:
+    return stripe.StripeClient(key, base_addresses={"api": proxy.url}, max_network_retries=0)
+
+
+def upstream_intents(emulator) -> list:  # noqa: F811
+    return stripe.StripeClient(TEST_KEY, base_addresses={"api": emulator.url}).v1.payment_intents.list().data
+
+
+def test_a_clean_call_passes_through_and_is_recorded(proxy, emulator):  # noqa: F811
+    pi = client(proxy).v1.payment_intents.create(params=PI, options={"idempotency_key": "k1"})
+    assert pi.status == "succeeded"
+    [seen] = proxy.payments("ord_test")
+    assert (seen.action, seen.status, seen.object_id, seen.idempotency_key, seen.key_kind) == ("pass", 200, pi.id, "k1", "sk_test")
+
+
+@pytest.mark.parametrize("fault, error", [("500", stripe.APIError), ("429", stripe.RateLimitError)])
+def test_injected_errors_never_reach_stripe(proxy, emulator, fault, error):  # noqa: F811
+    proxy.plan = [fault]
+    with pytest.raises(error):
+        client(proxy).v1.payment_intents.create(params=PI)
+    assert upstream_intents(emulator) == []
+    # The plan is used up: the next call goes through.
+    assert client(proxy).v1.payment_intents.create(params=PI).status == "succeeded"
+
+
+def test_a_lost_response_charges_upstream_but_the_app_sees_500(proxy, emulator):  # noqa: F811
+    proxy.plan = ["lost"]
+    with pytest.raises(stripe.APIError):
+        client(proxy).v1.payment_intents.create(params=PI, options={"idempotency_key": "same"})
+    [charged] = upstream_intents(emulator)
+    assert proxy.payments()[0].object_id == charged.id
+    # A retry with the same key is replayed by Stripe: still one charge.
+    again = client(proxy).v1.payment_intents.create(params=PI, options={"idempotency_key": "same"})
+    assert again.id == charged.id and len(upstream_intents(emulator)) == 1
+
+
+def test_down_answers_503_until_lifted_and_delay_holds_the_call(proxy, emulator):  # noqa: F811
+    proxy.down = True
+    for _ in range(2):
+        with pytest.raises(stripe.APIError) as info:
+            client(proxy).v1.payment_intents.create(params=PI)
+        assert info.value.http_status == 503
+    proxy.down = False
+    proxy.plan = ["delay:0.4"]
+    start = time.monotonic()
+    client(proxy).v1.payment_intents.create(params=PI)
+    assert time.monotonic() - start >= 0.4
+
+
+def test_a_restricted_key_is_refused_outside_payment_intents_like_stripe_does(proxy, emulator):  # noqa: F811
+    rk = client(proxy, "rk_test_grader123")
+    with pytest.raises(stripe.PermissionError):
+        rk.v1.customers.create(params={"email": "a@example.com"})
+    assert rk.v1.payment_intents.create(params=PI).status == "succeeded"
+    client(proxy).v1.customers.create(params={"email": "a@example.com"})  # the secret key may do anything
+    assert [(s.key_kind, s.action) for s in proxy.seen] == [("rk_test", "refused"), ("rk_test", "pass"), ("sk_test", "pass")]
+
+
+def test_without_an_app_service_every_criterion_fails(tmp_path, emulator):  # noqa: F811
+    ctx = GradingContext(env=ENV, episode_dir=tmp_path, workspace=tmp_path, stripe_api_base=emulator.url,
+                         stripe_api_key=TEST_KEY, env_vars={"STRIPE_API_BASE": emulator.url, "STRIPE_SECRET_KEY": TEST_KEY})
+    (tmp_path / "app.py").write_text("raise SystemExit('broken app')\n")
+    results = G._results(ctx)
+    assert {o.status for o in results.values()} == {FAIL}
+    assert "did not become healthy" in results["pays an order"].summary
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_validate_oracle_passes_noop_scores_zero_and_each_mutant_fails_for_its_own_reason():
+    from stripebench_tui.grading import validation
+
+    rows = asyncio.run(validation.validate([ENV], validation.episode_runner))
+    assert validation.all_ok(rows), [(r.run.label, r.outcome.score, r.outcome.error) for r in rows]
+    failing = {row.run.label: {name for name, status in row.outcome.statuses.items() if status != PASS} for row in rows}
+    assert failing["oracle"] == set()
+    assert failing["no-op"] == {c.name for c in GRADER.criteria}
+    assert failing["mutant random-idempotency-key"] == {"overlapping duplicates", "client retry after an outage"}
+    assert failing["mutant no-retries"] == {"retries 500 and 429", "lost response", "gives up on an outage"}
+    assert {"lost response", "overlapping duplicates"} <= failing["mutant retry-without-key"]
+    assert failing["mutant error-400-as-paid"] == {"decline then pay"}
+    assert failing["mutant full-secret-key"] == {"restricted key"}
