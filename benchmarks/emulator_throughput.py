@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import shutil
 import socket
@@ -20,6 +21,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from urllib.parse import urlencode, urlsplit
 
 import httpx
 
@@ -61,44 +63,86 @@ def localstripe_python(venv: Path | None) -> tuple[Path, Path | None]:
     return python, made
 
 
-async def client_loop(http: httpx.AsyncClient, stop_at: float, max_iterations: int, latencies: list[float],
+class Connection:
+    """A minimal keep-alive HTTP/1.1 client: cheap enough that the servers, not the client, set the pace."""
+
+    def __init__(self, host: str, port: int) -> None:
+        self.host, self.port = host, port
+        self.reader: asyncio.StreamReader | None = None
+        self.writer: asyncio.StreamWriter | None = None
+
+    async def request(self, method: str, path: str, form: dict | None = None) -> tuple[int, bytes]:
+        if self.writer is None:
+            self.reader, self.writer = await asyncio.open_connection(self.host, self.port)
+        body = urlencode(form or {}).encode()
+        head = (f"{method} {path} HTTP/1.1\r\nHost: {self.host}:{self.port}\r\nAuthorization: Bearer {KEY}\r\n"
+                f"Content-Type: application/x-www-form-urlencoded\r\nContent-Length: {len(body)}\r\n\r\n")
+        self.writer.write(head.encode() + body)
+        raw = await self.reader.readuntil(b"\r\n\r\n")
+        lines = raw.decode("latin-1").split("\r\n")
+        status = int(lines[0].split()[1])
+        headers = {k.strip().lower(): v.strip() for k, _, v in (line.partition(":") for line in lines[1:] if line)}
+        if "content-length" in headers:
+            data = await self.reader.readexactly(int(headers["content-length"]))
+        else:  # chunked
+            parts = []
+            while True:
+                size = int((await self.reader.readuntil(b"\r\n")).strip(), 16)
+                chunk = await self.reader.readexactly(size + 2)
+                if size == 0:
+                    break
+                parts.append(chunk[:-2])
+            data = b"".join(parts)
+        if headers.get("connection", "").lower() == "close":
+            await self.close()
+        return status, data
+
+    async def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+            self.writer = self.reader = None
+
+
+async def client_loop(url: str, stop_at: float, max_iterations: int, latencies: list[float],
                       errors: list[str]) -> None:
+    parsed = urlsplit(url)
+    conn = Connection(parsed.hostname or "127.0.0.1", parsed.port or 80)
+
     async def call(method: str, path: str, data: dict | None = None) -> dict:
         started = time.perf_counter()
-        response = await http.request(method, path, data=data)
+        status, body = await conn.request(method, path, data)
         latencies.append((time.perf_counter() - started) * 1000)
-        if response.status_code != 200:
-            errors.append(f"{method} {path}: {response.status_code} {response.text[:200]}")
+        if status != 200:
+            errors.append(f"{method} {path}: {status} {body[:200]!r}")
             return {}
-        return response.json()
+        return json.loads(body)
 
-    for _ in range(max_iterations):
-        if time.monotonic() >= stop_at:
-            return
-        customer = await call("POST", "/v1/customers", {"email": "bench@example.com"})
-        pi = await call("POST", "/v1/payment_intents", {"amount": "2000", "currency": "usd",
-                                                         "customer": customer.get("id", ""),
-                                                         "payment_method": "pm_card_visa"})
-        if not pi:
-            continue
-        confirmed = await call("POST", f"/v1/payment_intents/{pi['id']}/confirm")
-        if confirmed and confirmed.get("status") != "succeeded":
-            errors.append(f"confirm gave status {confirmed.get('status')}")
-        await call("GET", f"/v1/payment_intents/{pi['id']}")
-        await call("GET", "/v1/customers?limit=10")
+    try:
+        for _ in range(max_iterations):
+            if time.monotonic() >= stop_at:
+                return
+            customer = await call("POST", "/v1/customers", {"email": "bench@example.com"})
+            pi = await call("POST", "/v1/payment_intents", {"amount": "2000", "currency": "usd",
+                                                             "customer": customer.get("id", ""),
+                                                             "payment_method": "pm_card_visa"})
+            if not pi:
+                continue
+            confirmed = await call("POST", f"/v1/payment_intents/{pi['id']}/confirm")
+            if confirmed and confirmed.get("status") != "succeeded":
+                errors.append(f"confirm gave status {confirmed.get('status')}")
+            await call("GET", f"/v1/payment_intents/{pi['id']}")
+            await call("GET", "/v1/customers?limit=10")
+    finally:
+        await conn.close()
 
 
 async def drive(url: str, clients: int, seconds: float, max_iterations: int) -> dict:
     latencies: list[float] = []
     errors: list[str] = []
-    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
-    async with httpx.AsyncClient(base_url=url, headers={"Authorization": f"Bearer {KEY}"}, limits=limits,
-                                 timeout=30) as http:
-        started = time.monotonic()
-        stop_at = started + seconds
-        await asyncio.gather(*(client_loop(http, stop_at, max_iterations, latencies, errors)
-                               for _ in range(clients)))
-        elapsed = time.monotonic() - started
+    started = time.monotonic()
+    stop_at = started + seconds
+    await asyncio.gather(*(client_loop(url, stop_at, max_iterations, latencies, errors) for _ in range(clients)))
+    elapsed = time.monotonic() - started
     latencies.sort()
     return {
         "requests": len(latencies), "rps": len(latencies) / elapsed,
