@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -19,9 +20,19 @@ from mcp.shared.exceptions import MCPError
 from stripebench_tui.core.agent import ToolSpec
 from stripebench_tui.core.executor import ToolOutcome
 from stripebench_tui.errors import RuntimeProblem
+from stripebench_tui.tools import BUILTIN_SERVERS
 from stripebench_tui.tools.client import ToolServerHandle
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".webp")
+
+# The SDK already starts each server in a session of its own (a terminal's Ctrl+C reaches stripebench, which
+# stops the episode in order, not the servers mid-call); this adds a parent-death signal so a server dies with
+# us at once (SIGTERM: it still stops what it started), not only when it notices its stdin closing.
+_DIE_WITH_PARENT = (
+    "import ctypes, os, signal, sys; "
+    "ctypes.CDLL('libc.so.6').prctl(1, signal.SIGTERM, 0, 0, 0); "
+    "os.execv(sys.executable, [sys.executable] + sys.argv[1:])"
+)
 
 
 class McpToolExecutor:
@@ -46,13 +57,17 @@ class McpToolExecutor:
 
             if find_chromium() is None:
                 raise RuntimeProblem("the browser tool needs Chromium, which was not found (install the chromium package)")
+        unknown = [n for n in self.server_names if n not in BUILTIN_SERVERS]
+        if unknown:
+            raise RuntimeProblem(f"unknown tool server {unknown[0]!r}; built-in ones are {', '.join(BUILTIN_SERVERS)}")
         for name in self.server_names:
             extra: list[str] = []
             if name == "browser":
                 extra = ["--screenshots", str(self.episode_dir / "screenshots")]
             errlog = open(self.logs / f"tools-{name}.log", "a", encoding="utf-8")
             self._errlogs.append(errlog)
-            self.handles[name] = ToolServerHandle.builtin(name, str(self.workspace), *extra, env=self.env, errlog=errlog)
+            args = ["-c", _DIE_WITH_PARENT, "-m", f"stripebench_tui.tools.{name}", "--workspace", str(self.workspace), *extra]
+            self.handles[name] = ToolServerHandle(name, sys.executable, args, env=self.env, errlog=errlog)
         results = await asyncio.gather(*(h.start() for h in self.handles.values()), return_exceptions=True)
         for name, result in zip(self.handles, results):
             if isinstance(result, BaseException):
