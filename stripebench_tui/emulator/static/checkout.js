@@ -172,9 +172,11 @@
   call("state").then((result) => {
     if (result.error) { showError(result); $("submit").disabled = true; return; }
     render(result.state);
-    if (embedded) {
+  });
+  if (embedded && window.ResizeObserver) {  // keep the parent's iframe as tall as the form
+    new ResizeObserver(() => {
       const height = document.documentElement.scrollHeight;
       window.parent.postMessage({ type: "stripe-emulator:checkout-resize", session: sessionId, height: height }, "*");
-    }
-  });
+    }).observe(document.body);
+  }
 })();

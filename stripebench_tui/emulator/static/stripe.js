@@ -155,7 +155,10 @@
         iframe.setAttribute("allow", "payment *");
         node.appendChild(iframe);
         offResize = on("stripe-emulator:checkout-resize", (msg) => {
-          if (msg.session === sessionId && iframe) iframe.style.height = Math.max(msg.height, 600) + "px";
+          if (msg.session === sessionId && iframe) {
+            iframe.style.minHeight = "0";
+            iframe.style.height = Math.max(msg.height, 400) + "px";
+          }
         });
         offComplete = on("stripe-emulator:checkout-complete", (msg) => {
           if (msg.session !== sessionId) return;
