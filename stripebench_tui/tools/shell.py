@@ -50,8 +50,8 @@ class Shell:
         if argv is not None:
             try:
                 return processes.Process(argv, self.env, cap)
-            except FileNotFoundError:
-                pass  # let bash report "command not found" the usual way
+            except OSError:
+                pass  # let bash report "command not found", "permission denied" etc. the usual way
         return processes.Process(processes.shell_argv(command, self.login), self.env, cap)
 
     def _add_job(self, command: str, process: processes.Process) -> Job:
@@ -64,6 +64,12 @@ class Shell:
         """Run one command and describe what happened."""
         if not command.strip():
             return tool_error("empty command: pass the shell command to run, e.g. 'ls -la'")
+        try:
+            return await self._run(command, timeout, background)
+        except OSError as exc:  # e.g. a command line longer than the system allows
+            return tool_error(f"could not start the command: {exc.strerror or exc}")
+
+    async def _run(self, command: str, timeout: float | None, background: bool) -> CallToolResult:
         command, ampersand = processes.split_trailing_ampersand(command)
         if background or ampersand:
             job = self._add_job(command, self._start(command, BACKGROUND_OUTPUT_CAP))

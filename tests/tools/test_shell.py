@@ -150,3 +150,15 @@ async def test_a_command_still_running_is_stopped_when_the_client_goes_away(work
         assert alive(pid)
     call.cancel()
     assert await wait_until(lambda: not alive(pid))
+
+
+async def test_scripts_without_exec_bit_or_shebang_behave_as_in_bash(shell, workspace):
+    (workspace / "noexec.sh").write_text("echo hi\n")
+    (workspace / "noshebang").write_text("echo from script\n")
+    (workspace / "noshebang").chmod(0o755)
+    denied = await shell.call("shell", {"command": "./noexec.sh"})
+    assert denied.data["exit_code"] == 126 and "Permission denied" in denied.text
+    ran = await shell.call("shell", {"command": "./noshebang"})
+    assert ran.data["exit_code"] == 0 and "from script" in ran.text
+    huge = await shell.call("shell", {"command": "echo " + "x" * 3_000_000})
+    assert huge.is_error and "could not start the command" in huge.text
