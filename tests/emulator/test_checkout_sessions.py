@@ -196,6 +196,10 @@ def test_payment_completion_by_customer_filter_and_payment_intent_filter(stripe_
     assert [x.id for x in stripe_client.v1.checkout.sessions.list(params={"customer": customer.id}).data] == [s.id]
     assert [x.id for x in stripe_client.v1.checkout.sessions.list(params={"payment_intent": pi.id}).data] == [s.id]
     assert _page(emulator, s, "submit", dict(CARD))["error"]["message"].startswith("This Checkout Session is no longer")
+    completed = stripe_client.v1.events.list(params={"type": "checkout.session.completed"}).data
+    assert [e.data.object.id for e in completed] == [s.id]
+    assert completed[0].request.id is None  # caused by the customer, not by an API request
+    assert completed[0].data.object.customer_details.email == "c@example.com"
 
 
 def test_subscription_completion_creates_customer_subscription_and_paid_invoice(stripe_client, monthly, price,

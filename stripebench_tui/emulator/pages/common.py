@@ -21,10 +21,12 @@ T = TypeVar("T")
 
 
 def page_context(emulator: Any, request: Request) -> RequestContext:
-    """A context for page work at the account's API version, addressed as the browser reached us."""
+    """A context for page work at the account's API version, addressed as the browser reached us.
+
+    No request id: events the pages cause (``checkout.session.completed``) came from no API request, as on Stripe.
+    """
     host = request.headers.get("host")
-    return RequestContext(emulator, emulator.api_version, request_id="req_" + emulator.ids.token("req", 14),
-                          method=request.method, path=request.url.path,
+    return RequestContext(emulator, emulator.api_version, request_id=None, method=request.method, path=request.url.path,
                           base_url=f"http://{host}" if host else None)
 
 

@@ -66,10 +66,12 @@ def _validate(session: dict[str, Any], form: dict[str, Any]) -> dict[str, Any] |
     return None
 
 
-def _details(session: dict[str, Any], form: dict[str, Any]) -> dict[str, Any]:
+def _details(ctx: RequestContext, session: dict[str, Any], form: dict[str, Any]) -> dict[str, Any]:
     billing = _address(form, "billing")
+    customer = ctx.find("customer", session["customer"]) if session.get("customer") else None
+    locked = session.get("customer_email") or (customer or {}).get("email")  # the page shows these read-only
     return {"address": billing if any(billing.values()) else None,
-            "email": session.get("customer_email") or form["email"].strip(), "name": form["name"].strip(),
+            "email": locked or form["email"].strip(), "name": form["name"].strip(),
             "phone": (form.get("phone") or "").strip() or None, "tax_exempt": "none", "tax_ids": []}
 
 
@@ -78,7 +80,7 @@ def submit(ctx: RequestContext, session: dict[str, Any], form: dict[str, Any]) -
     problem = _validate(session, form)
     if problem:
         return problem
-    details = _details(session, form)
+    details = _details(ctx, session, form)
     month, year = (int(part) for part in _EXPIRY.match(form["expiry"]).groups() if part is not None)
     try:
         pm = payment_methods.create_card(ctx, form["card_number"], month, year, form["cvc"].strip(),
