@@ -112,7 +112,8 @@ class FaultProxy:
             do_GET = do_POST = do_DELETE = _any
 
         self._server = _QuietServer(("127.0.0.1", 0), Handler)
-        self._thread = threading.Thread(target=self._server.serve_forever, name="fault-proxy", daemon=True)
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
+                                        name="fault-proxy", daemon=True)
         self._thread.start()
 
     @property
