@@ -10,6 +10,8 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
+
 from stripebench_tui.emulator.context import RequestContext
 from stripebench_tui.emulator.engine import Emulator
 from stripebench_tui.emulator.errors import ParamError, StripeError, invalid
@@ -39,7 +41,12 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
 
     def encoded(self) -> bytes:
-        return json.dumps(self.body, indent=2).encode()
+        # Pretty like Stripe's responses; orjson indents in C (the standard library's indent path is pure Python,
+        # about a third of the emulator's CPU per request).
+        try:
+            return orjson.dumps(self.body, option=orjson.OPT_INDENT_2)
+        except (TypeError, orjson.JSONEncodeError):  # e.g. an integer beyond 64 bits
+            return json.dumps(self.body, indent=2).encode()
 
 
 def handle(emulator: Emulator, method: str, path: str, query: str, body: bytes, headers: dict[str, str]) -> Reply:
