@@ -314,3 +314,8 @@ async def test_controls_still_work_when_the_timeline_scrolls() -> None:
         assert turn_of(app) == 1 and app.episode.timeline.scroll_offset.y == 0
         await pilot.press("right")
         assert turn_of(app) == 2
+        await pilot.press("pagedown")
+        page = app.episode.timeline.scrollable_content_region.height - 1
+        assert turn_of(app) == 2 + page
+        await pilot.press("pageup")
+        assert turn_of(app) == 2
