@@ -179,13 +179,13 @@ def environments_dir() -> Path:
     """Where environments live: $STRIPEBENCH_ENVIRONMENTS, else the repository's environments/."""
     override = os.environ.get("STRIPEBENCH_ENVIRONMENTS")
     if override:
-        return Path(override)
+        return Path(override).resolve()
     return Path(__file__).resolve().parents[2] / "environments"
 
 
 def list_environments(root: Path | None = None) -> list[Environment]:
     """Every environment under ``root`` (default: environments_dir()), sorted by id."""
-    base = root or environments_dir()
+    base = (root or environments_dir()).resolve()
     if not base.is_dir():
         return []
     return [load_environment(d) for d in sorted(base.iterdir()) if (d / MANIFEST).is_file()]
@@ -196,7 +196,7 @@ def find_environment(env_id: str, root: Path | None = None) -> Environment:
     as_path = Path(env_id)
     if (as_path / MANIFEST).is_file():
         return load_environment(as_path.resolve())
-    base = root or environments_dir()
+    base = (root or environments_dir()).resolve()
     candidate = base / env_id
     if (candidate / MANIFEST).is_file():
         return load_environment(candidate)

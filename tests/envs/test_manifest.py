@@ -98,3 +98,11 @@ def test_a_step_without_tool_or_done_is_refused(tmp_path):
     (root / "solution" / "plan.toml").write_text('[[step]]\nsay = "hm"\n')
     with pytest.raises(PlanError, match="step 1: needs a 'tool' or 'done = true'"):
         load_plan(root / "solution" / "plan.toml", root)
+
+
+def test_a_relative_environments_dir_gives_absolute_paths(tmp_path, monkeypatch):
+    make_env(tmp_path)
+    monkeypatch.chdir(tmp_path.parent)
+    monkeypatch.setenv("STRIPEBENCH_ENVIRONMENTS", tmp_path.name)
+    env = find_environment("tiny-env")
+    assert env.root.is_absolute() and env.root == tmp_path / "tiny-env"
