@@ -60,7 +60,7 @@ def run(
     pause, resume, step, inject TEXT, stop) and, for the human agent, tool calls
     (`shell {"command": "ls"}`, `say TEXT`, `done`).
 
-    Example: `stripebench run checkout-migration --headless --agent oracle --plan accepts-400`
+    Example: `stripebench run checkout-migration --headless --agent oracle --plan 400-called-success`
     """
     from stripebench_tui.runtime.episode import EpisodeConfig
 

@@ -146,10 +146,10 @@ class Episode:
             self.prepare()
         assert self.env is not None
         cfg, env = self.config, self.env
-        episode_dir = new_episode_dir(env.id, cfg.episode_dir, cfg.episodes_root)
         self.backend = start_backend(cfg.backend, seed=cfg.seed, api_version=env.manifest.stripe.api_version,
                                      stripe_key=cfg.stripe_key)
         try:
+            episode_dir = new_episode_dir(env.id, cfg.episode_dir, cfg.episodes_root)
             self.sandbox = LocalSandbox(env, episode_dir, self.backend.env_vars())
             self.sandbox.prepare()
             atexit.register(self._atexit)

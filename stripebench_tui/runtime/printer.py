@@ -49,6 +49,9 @@ class LivePrinter:
         if text is not None:
             self.out.write(self.redactor.text(text) + "\n")
             self.out.flush()
+        if is_status(event) and event.text == "waiting_for_approval":  # type: ignore[attr-defined]
+            self.out.write("  (type approve, or reject WHY, and Enter)\n")
+            self.out.flush()
         if isinstance(event, EpisodeEnd):
             self.ended = True
 

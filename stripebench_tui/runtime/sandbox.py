@@ -25,6 +25,10 @@ class Sandbox(Protocol):
     name: str  # "local", "docker", … (the trace header's ``sandbox``)
     episode_dir: Path
     workspace: Path
+    tag: str  # marks every process of the episode (see runtime.reaper)
+
+    def prepare(self) -> None:
+        """Copy the workspace in, allocate ports, arm the cleanup of leftover processes."""
 
     def variables(self) -> dict[str, str]:
         """Variables the app, the seed script and the agent's tools see (ports, URLs, Stripe settings)."""
