@@ -407,3 +407,14 @@ def test_payment_element_confirm_payment_redirects_and_confirm_setup_if_required
     saved = stripe_client.v1.setup_intents.retrieve(si.id)
     assert saved.status == "succeeded"
     assert stripe_client.v1.payment_methods.retrieve(saved.payment_method).customer == customer.id
+
+
+def test_hosted_adjustable_quantity(page, stripe_client, merchant, price):
+    session = _hosted(stripe_client, merchant, line_items=[{
+        "price": price.id, "quantity": 1, "adjustable_quantity": {"enabled": True, "maximum": 5}}])
+    page.goto(session.url)
+    quantity = page.get_by_label("Quantity of Emulator hoodie")
+    quantity.fill("3")
+    quantity.press("Tab")
+    page.locator("#total").filter(has_text="$60.00").wait_for()
+    assert stripe_client.v1.checkout.sessions.retrieve(session.id).amount_total == 6000

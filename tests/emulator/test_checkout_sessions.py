@@ -321,3 +321,18 @@ def test_three_d_secure_page_with_return_url(stripe_client, emulator):
     assert reply["return_url"].startswith(f"https://shop.test/back?payment_intent={pi.id}&")
     assert reply["return_url"].endswith("redirect_status=succeeded")
     assert stripe_client.v1.payment_intents.retrieve(pi.id).status == "succeeded"
+
+
+def test_adjustable_quantity_on_the_page(stripe_client, price, emulator):
+    s = _create(stripe_client, mode="payment", success_url="https://a.test",
+                line_items=[{"price": price.id, "quantity": 1,
+                             "adjustable_quantity": {"enabled": True, "minimum": 1, "maximum": 3}}])
+    assert _page(emulator, s, "quantity", {"item": 0, "quantity": 4})["error"]["message"] == "Choose a quantity from 1 to 3."
+    state = _page(emulator, s, "quantity", {"item": 0, "quantity": 3})["state"]
+    assert state["total"] == 4500 and state["items"][0]["adjustable"] == {"minimum": 1, "maximum": 3}
+    assert _page(emulator, s, "submit", dict(CARD))["status"] == "complete"
+    done = stripe_client.v1.checkout.sessions.retrieve(s.id)
+    assert done.amount_total == 4500
+    assert stripe_client.v1.checkout.sessions.line_items.list(s.id).data[0].quantity == 3
+    fixed = _create(stripe_client, mode="payment", success_url="https://a.test", line_items=[{"price": price.id, "quantity": 1}])
+    assert _page(emulator, fixed, "quantity", {"item": 0, "quantity": 2})["error"]["message"] == "This item's quantity is fixed."

@@ -53,9 +53,13 @@ def page_state(ctx: Any, session: dict[str, Any]) -> dict[str, Any]:
         if recurring:
             count = recurring.get("interval_count", 1)
             interval = recurring["interval"] if count == 1 else f"{count} {recurring['interval']}s"
+        adjustable = item.get("adjustable_quantity") or {}
         items.append({"name": item.get("description") or "Item", "quantity": item["quantity"],
                       "unit_amount": item["_unit_amount"], "amount_subtotal": item["amount_subtotal"],
-                      "interval": interval})
+                      "interval": interval,
+                      "adjustable": ({"minimum": adjustable.get("minimum") or 0,
+                                      "maximum": adjustable.get("maximum") or 99}
+                                     if adjustable.get("enabled") else None)})
     coupon, promo_id = totals.session_coupon(ctx, session)
     promo = ctx.find("promotion_code", promo_id) if promo_id else None
     customer = ctx.find("customer", session["customer"]) if session.get("customer") else None
@@ -178,3 +182,10 @@ def authenticate_endpoint(emulator: Any) -> Callable[[Request], Any]:
     """The 3-D Secure challenge's Complete / Fail buttons."""
     return _action(emulator, lambda ctx, session, body: completion.authenticate(ctx, session,
                                                                                 bool(body.get("success"))))
+
+
+@page_route("/_checkout/{session_id}/quantity", methods=["POST"])
+def quantity_endpoint(emulator: Any) -> Callable[[Request], Any]:
+    """A line item's quantity picker (only for ``adjustable_quantity[enabled]`` items)."""
+    return _action(emulator, lambda ctx, session, body: completion.set_quantity(
+        ctx, session, body.get("item"), body.get("quantity")))

@@ -268,3 +268,22 @@ def apply_promotion_code(ctx: RequestContext, session: dict[str, Any], code: str
     totals.recompute(ctx, session)
     ctx.save(session)
     return None
+
+
+def set_quantity(ctx: RequestContext, session: dict[str, Any], index: Any, quantity: Any) -> dict[str, Any] | None:
+    """Change an adjustable line item's quantity within its bounds (None on success, else the page error)."""
+    items = session["_items"]
+    if session["status"] != "open" or not isinstance(index, int) or not 0 <= index < len(items):
+        return _error("This item cannot be changed.")
+    adjustable = items[index].get("adjustable_quantity") or {}
+    if not adjustable.get("enabled"):
+        return _error("This item's quantity is fixed.")
+    low, high = adjustable.get("minimum") or 0, adjustable.get("maximum") or 99
+    if not isinstance(quantity, int) or not low <= quantity <= high:
+        return _error(f"Choose a quantity from {low} to {high}.")
+    if quantity == 0 and sum(i["quantity"] for i in items) - items[index]["quantity"] == 0:
+        return _error("Your order needs at least one item.")
+    items[index]["quantity"] = quantity
+    totals.recompute(ctx, session)
+    ctx.save(session)
+    return None

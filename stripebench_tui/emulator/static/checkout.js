@@ -46,16 +46,30 @@
     $("total-label").textContent = s.mode === "subscription" ? "Subscribe" : s.mode === "setup" ? "Set up payment" : "Pay";
     const items = $("items");
     items.replaceChildren();
-    for (const item of s.items) {
+    s.items.forEach((item, index) => {
       const li = el("li");
       const left = el("div");
       left.appendChild(el("div", "name", item.name));
       left.appendChild(el("div", "meta", "Qty " + item.quantity + " · " + money(item.unit_amount, s.currency) +
                                          (item.interval ? " / " + item.interval : " each")));
+      if (item.adjustable) {
+        const picker = el("input", "qty");
+        picker.type = "number";
+        picker.min = item.adjustable.minimum;
+        picker.max = item.adjustable.maximum;
+        picker.value = item.quantity;
+        picker.setAttribute("aria-label", "Quantity of " + item.name);
+        picker.addEventListener("change", async () => {
+          const result = await call("quantity", { item: index, quantity: parseInt(picker.value, 10) });
+          if (result.state) render(result.state);
+          if (result.error) showError(result);
+        });
+        left.appendChild(picker);
+      }
       li.appendChild(left);
       li.appendChild(el("div", "amount", money(item.amount_subtotal, s.currency)));
       items.appendChild(li);
-    }
+    });
     const showTotals = s.mode !== "setup";
     $("totals").hidden = !showTotals;
     $("total-amount").textContent = showTotals ? money(s.total, s.currency) : "";
