@@ -100,6 +100,25 @@ def test_the_submission_names_the_session_even_among_other_words():
     assert GRADER.candidates.parse_submission("pi_123 only") is None
 
 
+@pytest.mark.parametrize("plan", [ENV.manifest.solution] + ENV.manifest.mutants, ids=lambda ref: ref.name)
+def test_every_file_edit_in_the_plans_applies_to_the_file_it_edits(plan):
+    """Played blind by the oracle, an edit that matched nothing would leave a mutant identical to the solution."""
+    from stripebench_tui.envs.plans import load_plan
+
+    files = {str(p.relative_to(ENV.workspace)): p.read_text() for p in ENV.workspace.rglob("*") if p.is_file()}
+    edits = 0
+    for step in load_plan(ENV.path(plan.plan), ENV.root):
+        if step.tool == "create_file":
+            files[step.args["path"]] = step.args["content"]
+        elif step.tool == "replace_in_file":
+            text = files[step.args["path"]]
+            assert text.count(step.args["old_text"]) == 1, step.say
+            files[step.args["path"]] = text.replace(step.args["old_text"], step.args["new_text"])
+            edits += 1
+    if plan.name != "oracle":
+        assert edits and files["app.py"] != ENV.path("solution/files/app.py").read_text()
+
+
 # ---------------------------------------------------------------- seed and grader on the emulator
 
 
