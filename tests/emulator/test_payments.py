@@ -292,3 +292,29 @@ def test_customer_create_with_a_magic_payment_method_as_default(stripe_client):
     with pytest.raises(stripe.CardError):
         stripe_client.v1.customers.create(params={"payment_method": "pm_card_chargeDeclined"})
     assert len(stripe_client.v1.customers.list().data) == 1  # the failed create left nothing behind
+
+
+def test_balance_transactions_carry_fees_for_captures_and_refunds(stripe_client):
+    pi = _pi(stripe_client, "pm_card_visa")
+    charge = stripe_client.v1.charges.retrieve(pi.latest_charge, params={"expand": ["balance_transaction"]})
+    txn = charge.balance_transaction
+    assert txn.object == "balance_transaction" and txn.amount == 2000 and txn.fee == 88 and txn.net == 1912
+    assert txn.source == charge.id and txn.type == "charge"
+    refund = stripe_client.v1.refunds.create(params={"charge": charge.id, "amount": 500})
+    back = stripe_client.v1.balance_transactions.retrieve(refund.balance_transaction)
+    assert back.amount == -500 and back.type == "refund" and back.source == refund.id
+    listed = stripe_client.v1.balance_transactions.list(params={"type": "charge"})
+    assert [t.id for t in listed.data] == [txn.id]
+    uncaptured = _pi(stripe_client, "pm_card_visa", capture_method="manual")
+    assert stripe_client.v1.charges.retrieve(uncaptured.latest_charge).balance_transaction is None
+
+
+def test_manual_confirmation_returns_to_requires_confirmation_after_3ds(stripe_client, emulator):
+    pi = _pi(stripe_client, "pm_card_authenticationRequired", confirmation_method="manual")
+    assert pi.status == "requires_action"
+    emu = emulator.emulator
+    with emu.transaction():
+        ctx = RequestContext(emu, emu.api_version)
+        after = payment_intents.complete_authentication(ctx, ctx.get("payment_intent", pi.id), success=True)
+    assert after["status"] == "requires_confirmation"
+    assert stripe_client.v1.payment_intents.confirm(pi.id).status == "succeeded"

@@ -14,11 +14,12 @@ from stripebench_tui.emulator.context import LIST_PARAMS, RequestContext
 from stripebench_tui.emulator.errors import StripeError
 from stripebench_tui.emulator.params import Bool, Currency, Int, Metadata, Str
 from stripebench_tui.emulator.registry import Resource
-from stripebench_tui.emulator.resources import cards
+from stripebench_tui.emulator.resources import balance_transactions, cards
 from stripebench_tui.emulator.resources.common import apply_metadata
 
 resource = Resource("charge", prefix="ch", noun="charge", includable={"refunds"},
                     expandable={"customer": "customer", "payment_intent": "payment_intent",
+                                "balance_transaction": "balance_transaction",
                                 "payment_method": "payment_method"})
 
 
@@ -32,7 +33,7 @@ def new_charge(ctx: RequestContext, pi: dict[str, Any], pm: dict[str, Any], card
         "id": charge_id, "object": "charge", "amount": pi["amount"],
         "amount_captured": pi["amount"] if succeeded and capture else 0, "amount_refunded": 0,
         "application": None, "application_fee": None, "application_fee_amount": None,
-        "balance_transaction": ctx.new_id("txn") if succeeded and capture else None,
+        "balance_transaction": None,
         "billing_details": pm.get("billing_details"), "calculated_statement_descriptor": "STRIPEBENCH",
         "captured": bool(succeeded and capture), "created": ctx.now(), "currency": pi["currency"],
         "customer": pi.get("customer"), "description": pi.get("description"), "disputed": False,
@@ -62,6 +63,8 @@ def new_charge(ctx: RequestContext, pi: dict[str, Any], pm: dict[str, Any], card
         "statement_descriptor_suffix": pi.get("statement_descriptor_suffix"),
         "status": "succeeded" if succeeded else "failed", "transfer_data": None, "transfer_group": None,
     }
+    if succeeded and capture:
+        charge["balance_transaction"] = balance_transactions.record(ctx, charge_id, pi["amount"], pi["currency"])
     ctx.save(charge)
     ctx.emit("charge.succeeded" if succeeded else "charge.failed", charge)
     return charge
@@ -72,7 +75,7 @@ def capture_charge(ctx: RequestContext, charge: dict[str, Any], amount: int) -> 
     charge["captured"] = True
     charge["amount_captured"] = amount
     charge["amount_refunded"] = charge["amount"] - amount
-    charge["balance_transaction"] = ctx.new_id("txn")
+    charge["balance_transaction"] = balance_transactions.record(ctx, charge["id"], amount, charge["currency"])
     ctx.save(charge)
     ctx.emit("charge.captured", charge)
     return charge

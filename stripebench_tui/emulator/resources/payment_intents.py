@@ -232,8 +232,8 @@ def confirm_intent(ctx: RequestContext, pi: dict[str, Any], params: dict[str, An
                       param="payment_method")
     card = payment_methods.test_card(pm)
     off_session = params.get("off_session") not in (None, "false", "")
-    needs_auth = card.three_d_secure in ("always", "required") or (card.three_d_secure == "on_session"
-                                                                    and not off_session)
+    needs_auth = not pi.get("_authenticated") and (card.three_d_secure in ("always", "required") or (
+        card.three_d_secure == "on_session" and not off_session))
     if needs_auth and off_session:
         return _fail(ctx, pi, pm, card.decline_error() if card.decline == "authentication_required" else StripeError(
             "Your card was declined. This transaction requires authentication.", status=402, type="card_error",
@@ -272,6 +272,10 @@ def complete_authentication(ctx: RequestContext, pi: dict[str, Any], success: bo
     if card.outcome == "decline_after_auth":
         charge = charges.new_charge(ctx, pi, pm, card, succeeded=False)
         return _fail(ctx, pi, pm, card.decline_error(), charge)[0]
+    if pi.get("confirmation_method") == "manual":  # the server confirms again; that attempt skips authentication
+        pi.update(status="requires_confirmation", next_action=None, _authenticated=True)
+        ctx.save(pi)
+        return pi
     return _charge(ctx, pi, pm)[0]
 
 

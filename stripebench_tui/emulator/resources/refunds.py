@@ -12,10 +12,12 @@ from stripebench_tui.emulator.context import LIST_PARAMS, RequestContext
 from stripebench_tui.emulator.errors import StripeError, invalid
 from stripebench_tui.emulator.params import Bool, Enum, Int, Metadata, Str
 from stripebench_tui.emulator.registry import Resource
+from stripebench_tui.emulator.resources import balance_transactions
 from stripebench_tui.emulator.resources.common import apply_metadata
 
 resource = Resource("refund", prefix="re", noun="refund",
-                    expandable={"charge": "charge", "payment_intent": "payment_intent"})
+                    expandable={"charge": "charge", "payment_intent": "payment_intent",
+                                "balance_transaction": "balance_transaction"})
 
 
 def refund_charge(ctx: RequestContext, charge: dict[str, Any], amount: int | None = None, reason: str | None = None,
@@ -31,8 +33,10 @@ def refund_charge(ctx: RequestContext, charge: dict[str, Any], amount: int | Non
     if amount > remaining:
         raise invalid(f"Refund amount ({_money(amount, charge)}) is greater than unrefunded amount on charge "
                       f"({_money(remaining, charge)})", param="amount", code="amount_too_large")
+    refund_id = ctx.new_id("re")
     refund = {
-        "id": ctx.new_id("re"), "object": "refund", "amount": amount, "balance_transaction": ctx.new_id("txn"),
+        "id": refund_id, "object": "refund", "amount": amount,
+        "balance_transaction": balance_transactions.record(ctx, refund_id, -amount, charge["currency"], "refund"),
         "charge": charge["id"], "created": ctx.now(), "currency": charge["currency"],
         "destination_details": {"card": {"reference_status": "pending", "reference_type": "acquirer_reference_number",
                                          "type": "refund"}, "type": "card"},
