@@ -33,7 +33,7 @@ from stripebench_tui.core.limits import Limits
 from stripebench_tui.core.operator import ERROR, STOPPED, ApprovalPolicy
 from stripebench_tui.core.recorder import Recorder
 from stripebench_tui.envs.manifest import Environment, find_environment
-from stripebench_tui.errors import EXIT_BAD_FILE, EXIT_EPISODE_FAILED, EXIT_OK, EXIT_RUNTIME, BadFileError, UserError
+from stripebench_tui.errors import EXIT_EPISODE_FAILED, EXIT_OK, EXIT_RUNTIME, UserError
 from stripebench_tui.runtime.local import LocalSandbox
 from stripebench_tui.runtime.sandbox import TRACE_NAME, new_episode_dir
 from stripebench_tui.runtime.services import ServiceFailed
@@ -80,12 +80,13 @@ class EpisodeResult:
     error: str = ""
     setup_failed: bool = False  # ended before the agent started (seed, service, tools)
     graded: bool = False
+    setup_exit_code: int = EXIT_RUNTIME  # the CLI's exit code when setup failed (3 for a bad file)
 
     @property
     def exit_code(self) -> int:
         """0 passed, 1 failed or not scored, 4 when the environment could not be set up."""
         if self.setup_failed:
-            return EXIT_RUNTIME
+            return self.setup_exit_code
         return EXIT_OK if self.passed else EXIT_EPISODE_FAILED
 
 
@@ -280,9 +281,9 @@ class Episode:
         await self.bus.drain(timeout=5)
         if self.recorder is not None:
             self.recorder.close()  # what stopping the other services prints comes after the end: not recorded
-        self.result = EpisodeResult(trace_path, self.sandbox.episode_dir, reason, error=error, setup_failed=not stopped)
-        if isinstance(exc, BadFileError):
-            self.result.error = str(exc)
+        code = exc.exit_code if isinstance(exc, UserError) else EXIT_RUNTIME
+        self.result = EpisodeResult(trace_path, self.sandbox.episode_dir, reason, error=error, setup_failed=not stopped,
+                                    setup_exit_code=code)
         return self.result
 
     async def _shutdown(self) -> None:
@@ -296,11 +297,16 @@ class Episode:
             steps.append(self.executor.close)
         if self.sandbox is not None:
             steps.append(self.sandbox.stop)
+        cancelled = False
         for step in steps:
-            try:
-                await asyncio.shield(step())
-            except Exception:  # noqa: BLE001 - keep stopping the rest
-                pass
+            work = asyncio.ensure_future(step())
+            while not work.done():
+                try:
+                    await asyncio.shield(work)  # a second Ctrl+C must not leave a service running
+                except asyncio.CancelledError:
+                    cancelled = True
+                except Exception:  # noqa: BLE001 - keep stopping the rest
+                    break
         if self.recorder is not None and not self.recorder.closed:
             self.recorder.close()
         if self.bus is not None:
@@ -310,6 +316,8 @@ class Episode:
                 self.backend.server.emulator.off_event(self._nudge_watcher)
             self.backend.close()
         atexit.unregister(self._atexit)
+        if cancelled:
+            raise asyncio.CancelledError
 
     def _atexit(self) -> None:
         # The event loop died without running our finally (a crash): at least let the watchdog sweep.
@@ -323,8 +331,6 @@ class _StopDuringSetup(Exception):
 
 def exit_code_for(result: EpisodeResult) -> int:
     """The CLI exit code of a finished episode (a bad file during setup is 3, other setup problems 4)."""
-    if result.setup_failed and "environment.toml" in result.error:
-        return EXIT_BAD_FILE
     return result.exit_code
 
 
