@@ -318,3 +318,14 @@ def test_manual_confirmation_returns_to_requires_confirmation_after_3ds(stripe_c
         after = payment_intents.complete_authentication(ctx, ctx.get("payment_intent", pi.id), success=True)
     assert after["status"] == "requires_confirmation"
     assert stripe_client.v1.payment_intents.confirm(pi.id).status == "succeeded"
+
+
+def test_created_tokens_work_like_test_tokens(stripe_client):
+    token = stripe_client.v1.tokens.create(params={"card": {"number": "4000000000009995", "exp_month": 1,
+                                                            "exp_year": 2031, "cvc": "314"}})
+    assert token.id.startswith("tok_") and token.card.last4 == "9995" and token.card.brand == "Visa"
+    with pytest.raises(stripe.CardError) as caught:
+        stripe_client.v1.charges.create(params={"amount": 500, "currency": "usd", "source": token.id})
+    assert caught.value.error.decline_code == "insufficient_funds"
+    pm = stripe_client.v1.payment_methods.create(params={"type": "card", "card": {"token": "tok_mastercard"}})
+    assert pm.card.brand == "mastercard"

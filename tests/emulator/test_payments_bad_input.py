@@ -8,7 +8,8 @@ from stripebench_tui.emulator.dispatch import handle
 from stripebench_tui.emulator.engine import Emulator
 from stripebench_tui.emulator.registry import ROUTES
 
-MODULES = ("payment_intents", "payment_methods", "charges", "refunds", "setup_intents", "webhook_endpoints")
+MODULES = ("payment_intents", "payment_methods", "charges", "refunds", "setup_intents", "webhook_endpoints", "tokens",
+           "balance_transactions")
 VALUES = ["", "abc", "-1", "0", "99999999999999999999", "pm_card_visa", "tok_chargeDeclined", "true",
           "pm_card_authenticationRequired", "usd"]
 HEADERS = {"Authorization": "Bearer sk_test_x", "Host": "127.0.0.1"}

@@ -64,6 +64,10 @@ def resolve(ctx: RequestContext, pm_id: str, param: str = "payment_method") -> d
     if found is not None:
         return found
     card = cards.card_for_magic_id(pm_id)
+    if card is None and pm_id.startswith("tok_"):  # a token made by POST /v1/tokens
+        token = ctx.find("token", pm_id)
+        card = cards.card_for_number(token["_number"], token["card"]["exp_month"],
+                                     token["card"]["exp_year"]) if token else None
     if card is None:
         raise no_such("PaymentMethod", pm_id, param=param)
     return _new(ctx, card, magic=pm_id)
@@ -107,10 +111,10 @@ def create(ctx: RequestContext, params: dict[str, Any]) -> dict[str, Any]:
     if not card_params:
         raise invalid("Missing required param: card.", param="card", code="parameter_missing")
     if card_params.get("token"):
-        card = cards.card_for_magic_id(card_params["token"])
-        if card is None:
+        if not card_params["token"].startswith("tok_"):
             raise no_such("token", card_params["token"], param="card[token]")
-        pm = _new(ctx, card, params.get("billing_details"), params.get("metadata"))
+        source = resolve(ctx, card_params["token"], param="card[token]")
+        pm = _new(ctx, test_card(source), params.get("billing_details"), params.get("metadata"))
     else:
         for key in ("number", "exp_month", "exp_year"):
             if key not in card_params:
