@@ -70,3 +70,16 @@ async def test_tool_executor_turns_bad_calls_into_error_results(tmp_path: Path) 
         assert executor._images({"path": str(tmp_path / "screenshots" / "001-page.png")}) == ["screenshots/001-page.png"]
     finally:
         await executor.close()
+
+
+async def test_a_missing_browser_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from stripebench_tui import chromium
+    from stripebench_tui.errors import RuntimeProblem
+
+    monkeypatch.setattr(chromium, "find_chromium", lambda: None)
+    executor = McpToolExecutor(["shell", "browser"], workspace=tmp_path, episode_dir=tmp_path, env=None)
+    with pytest.raises(RuntimeProblem, match="needs Chromium"):
+        await executor.start()
+    assert executor.handles == {}
+    with pytest.raises(RuntimeProblem, match="unknown tool server 'git'"):
+        await McpToolExecutor(["git"], workspace=tmp_path, episode_dir=tmp_path, env=None).start()

@@ -124,3 +124,21 @@ async def test_stop_during_setup_ends_the_wait_for_a_service(tmp_path: Path) -> 
     assert lines[-1]["type"] == "episode_end" and lines[-1]["reason"] == "stopped"
     assert not any(line.get("status") == "unhealthy" for line in lines)
     assert tagged_pids(process_tag(result.trace_path)) == []
+
+
+async def test_the_agents_shell_sees_the_episode_variables_and_keys_stay_out_of_the_trace(tmp_path: Path) -> None:
+    def ready(episode: Episode) -> None:
+        episode.agent.submit("shell", {"command": 'echo "$STRIPE_API_BASE|$STRIPE_JS_URL|$APP_URL|$STRIPE_SECRET_KEY"'})
+        episode.agent.finish()
+
+    got: list[Episode] = []
+    result = await run_episode(EpisodeConfig(env="tiny-shop", agent="human", episode_dir=tmp_path / "ep"),
+                               on_ready=lambda e: (got.append(e), ready(e)))
+    episode = got[0]
+    variables = episode.sandbox.variables()
+    output = next(line["output"] for line in trace_lines(result.trace_path) if line["type"] == "tool_result")
+    base, js, app, key = output.splitlines()[0].split("|")
+    assert base == episode.backend.api_base and js == base + "/v3"
+    assert app == variables["APP_URL"] == f"http://127.0.0.1:{variables['APP_PORT']}"
+    assert episode.backend.secret_key not in output and "sk_test_" not in output and key  # redacted, not empty
+    assert result.reason == "agent_done" and result.passed is False
