@@ -336,3 +336,30 @@ def test_adjustable_quantity_on_the_page(stripe_client, price, emulator):
     assert stripe_client.v1.checkout.sessions.line_items.list(s.id).data[0].quantity == 3
     fixed = _create(stripe_client, mode="payment", success_url="https://a.test", line_items=[{"price": price.id, "quantity": 1}])
     assert _page(emulator, fixed, "quantity", {"item": 0, "quantity": 2})["error"]["message"] == "This item's quantity is fixed."
+
+
+@pytest.mark.node
+@pytest.mark.slow
+def test_checkout_sessions_with_stripe_node(emulator):
+    import json
+    import os
+    import shutil
+    import subprocess
+    from pathlib import Path
+
+    from tests.emulator.test_node_sdk import _stripe_node
+
+    assert shutil.which("node") and shutil.which("npm"), "Node.js 20 and npm are part of this machine's setup"
+    script = Path(__file__).parent / "node" / "checkout_check.js"
+    run = subprocess.run(["node", str(script)], capture_output=True, text=True, timeout=60,
+                         env={**os.environ, "STRIPE_NODE_PREFIX": str(_stripe_node()), "EMULATOR_URL": emulator.url})
+    lines = [line for line in run.stdout.splitlines() if line.startswith("{")]
+    assert lines, f"no result from the node script:\n{run.stdout}\n{run.stderr}"
+    result = json.loads(lines[-1])
+    assert result["ok"], result.get("error")
+    checks = result["checks"]
+    assert checks["embedded"] == ["embedded_page", 3600]
+    assert checks["hosted"] == ["hosted", True]
+    assert checks["old_name"] == ["StripeInvalidRequestError", "ui_mode"]
+    assert checks["line_items"] == [2, 3600, "Node mug"]
+    assert checks["open"] == [True]
