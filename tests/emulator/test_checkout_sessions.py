@@ -363,3 +363,33 @@ def test_checkout_sessions_with_stripe_node(emulator):
     assert checks["old_name"] == ["StripeInvalidRequestError", "ui_mode"]
     assert checks["line_items"] == [2, 3600, "Node mug"]
     assert checks["open"] == [True]
+
+
+def test_shipping_options_add_to_the_total_and_settings_are_reflected(stripe_client, price, emulator):
+    rate = stripe_client.v1.shipping_rates.create(params={"display_name": "Ground", "type": "fixed_amount",
+                                                          "fixed_amount": {"amount": 500, "currency": "usd"}})
+    s = _create(stripe_client, mode="payment", success_url="https://a.test", line_items=[{"price": price.id, "quantity": 1}],
+                shipping_options=[{"shipping_rate": rate.id},
+                                  {"shipping_rate_data": {"display_name": "Express", "type": "fixed_amount",
+                                                          "fixed_amount": {"amount": 1500, "currency": "usd"}}}],
+                automatic_tax={"enabled": True}, invoice_creation={"enabled": True},
+                custom_text={"submit": {"message": "Thanks!"}}, tax_id_collection={"enabled": True})
+    assert (s.amount_subtotal, s.amount_total, s.total_details.amount_shipping) == (1500, 2000, 500)
+    assert s.shipping_cost.shipping_rate == rate.id and len(s.shipping_options) == 2
+    assert s.shipping_options[1].shipping_amount == 1500
+    assert s.automatic_tax.enabled is True and s.invoice_creation.enabled is True
+    assert s.custom_text.submit.message == "Thanks!" and s.tax_id_collection.enabled is True
+    expanded = stripe_client.v1.checkout.sessions.retrieve(s.id, params={"expand": ["shipping_cost.shipping_rate"]})
+    assert expanded.shipping_cost.shipping_rate.display_name == "Ground"
+    state = _page(emulator, s, "state")["state"]
+    assert state["shipping"] == {"name": "Ground", "amount": 500} and state["total"] == 2000
+    assert _page(emulator, s, "submit", dict(CARD))["status"] == "complete"
+    done = stripe_client.v1.checkout.sessions.retrieve(s.id)
+    assert stripe_client.v1.payment_intents.retrieve(done.payment_intent).amount == 2000
+    eur = stripe_client.v1.shipping_rates.create(params={"display_name": "EU", "fixed_amount": {"amount": 1, "currency": "eur"}})
+    err = _error(stripe_client, mode="payment", success_url="https://a.test", line_items=[{"price": price.id, "quantity": 1}],
+                 shipping_options=[{"shipping_rate": eur.id}])
+    assert err.param == "shipping_options[0]"
+    err = _error(stripe_client, mode="payment", success_url="https://a.test", line_items=[{"price": price.id, "quantity": 1}],
+                 payment_method_collection="if_required")
+    assert err.param == "payment_method_collection"

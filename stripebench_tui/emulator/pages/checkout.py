@@ -71,6 +71,7 @@ def page_state(ctx: Any, session: dict[str, Any]) -> dict[str, Any]:
         "merchant": "Stripe emulator", "items": items, "subtotal": session.get("amount_subtotal") or 0,
         "discount": ((session.get("total_details") or {}).get("amount_discount") or 0),
         "total": session.get("amount_total") or 0,
+        "shipping": _shipping(ctx, session),
         "promotion_code": promo["code"] if promo else (coupon.get("name") or coupon["id"]) if coupon else None,
         "allow_promotion_codes": bool(session.get("allow_promotion_codes")),
         "email": email or details.get("email"), "email_locked": bool(email),
@@ -79,6 +80,14 @@ def page_state(ctx: Any, session: dict[str, Any]) -> dict[str, Any]:
         "phone": session["phone_number_collection"]["enabled"], "submit_label": LABELS[session["mode"]],
         "cancel_url": session.get("cancel_url") if session["_ui"] == "hosted" else None,
     }
+
+
+def _shipping(ctx: Any, session: dict[str, Any]) -> dict[str, Any] | None:
+    cost = session.get("shipping_cost")
+    if not cost:
+        return None
+    rate = ctx.find("shipping_rate", cost["shipping_rate"]) or {}
+    return {"name": rate.get("display_name") or "Shipping", "amount": cost["amount_total"]}
 
 
 def _load(ctx: Any, session_id: str, secret: str | None) -> dict[str, Any] | None:

@@ -29,5 +29,6 @@ from stripebench_tui.emulator.resources import coupons, customers, prices, produ
 from stripebench_tui.emulator.resources import (balance_transactions, charges, payment_intents,  # noqa: F401
                                                  payment_methods, refunds, setup_intents, tokens)
 from stripebench_tui.emulator.resources import webhook_endpoints  # noqa: F401
+from stripebench_tui.emulator.resources import shipping_rates  # noqa: F401
 from stripebench_tui.emulator.resources import checkout_sessions, invoices, subscriptions  # noqa: F401
 from stripebench_tui.emulator import pages  # noqa: F401,E402  (browser pages use the resources above)

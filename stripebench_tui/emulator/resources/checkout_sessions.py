@@ -16,11 +16,15 @@ from stripebench_tui.emulator.params import Array, Bool, Currency, Enum, Hash, I
 from stripebench_tui.emulator.registry import Resource
 from stripebench_tui.emulator.resources import checkout_totals as totals
 from stripebench_tui.emulator.resources.common import apply_metadata
+from stripebench_tui.emulator.resources.payment_intents import Loose
 from stripebench_tui.emulator.resources.prices import new_price
+from stripebench_tui.emulator.resources.shipping_rates import CREATE as SHIPPING_RATE_DATA
+from stripebench_tui.emulator.resources.shipping_rates import new_shipping_rate
 from stripebench_tui.emulator.versions import CHECKOUT_UI_MODE_PAGE_NAMES
 
 resource = Resource("checkout.session", prefix="cs", noun="checkout.session",
                     expandable={"customer": "customer", "payment_intent": "payment_intent",
+                                "shipping_cost.shipping_rate": "shipping_rate",
                                 "setup_intent": "setup_intent", "subscription": "subscription", "invoice": "invoice"},
                     includable={"line_items"})
 item_resource = Resource("item", prefix="li", noun="line item", expandable={"price.product": "product"},
@@ -69,6 +73,16 @@ CREATE = {
     "subscription_data": Hash({"metadata": Metadata(), "description": Str(), "trial_period_days": Int(min=1),
                                "default_tax_rates": Array(Str())}),
     "setup_intent_data": Hash({"metadata": Metadata(), "description": Str()}),
+    "shipping_options": Array(Hash({"shipping_rate": Str(), "shipping_rate_data": Hash(SHIPPING_RATE_DATA)}),
+                              max_items=5),
+    # Accepted and shown on the session; the emulator computes no tax and shows no extra fields for them.
+    "automatic_tax": Hash({"enabled": Bool(required=True), "liability": Loose()}),
+    "invoice_creation": Hash({"enabled": Bool(required=True), "invoice_data": Loose()}),
+    "payment_method_collection": Enum("always", "if_required"),
+    "tax_id_collection": Hash({"enabled": Bool(required=True), "required": Enum("if_supported", "never")}),
+    "consent_collection": Loose(), "custom_fields": Loose(), "custom_text": Loose(), "payment_method_options": Loose(),
+    "payment_method_configuration": Str(), "saved_payment_method_options": Loose(), "after_expiration": Loose(),
+    "adaptive_pricing": Hash({"enabled": Bool()}), "branding_settings": Loose(), "wallet_options": Loose(),
 }
 
 
@@ -252,6 +266,7 @@ def create(ctx: RequestContext, params: dict[str, Any]) -> dict[str, Any]:
         "payment_method_types": params.get("payment_method_types") or ["card"],
         "payment_status": "no_payment_required" if mode == "setup" else "unpaid", "permissions": None,
         "phone_number_collection": {"enabled": (params.get("phone_number_collection") or {}).get("enabled", False)},
+        "tax_id_collection": {"enabled": False, "required": "never"},
         "recovered_from": None, "saved_payment_method_options": None,
         "setup_intent": None,
         "shipping_address_collection": params.get("shipping_address_collection"), "shipping_cost": None,
@@ -269,11 +284,59 @@ def create(ctx: RequestContext, params: dict[str, Any]) -> dict[str, Any]:
         obj["client_secret"] = f"{session_id}_secret_{ctx.emulator.ids.token('cs_secret', 24)}"
         obj["redirect_on_completion"] = redirect
         obj["return_url"] = params.get("return_url")
+    _optional_settings(obj, params, mode)
+    _shipping_options(ctx, obj, params.get("shipping_options") or [], mode)
     if params.get("discounts"):
         totals.attach_discount(ctx, obj, params["discounts"][0], param="discounts[0]")
     totals.recompute(ctx, obj)
     ctx.save(obj)
     return obj
+
+
+def _optional_settings(obj: dict[str, Any], params: dict[str, Any], mode: str) -> None:
+    """Reflect settings the emulator accepts without acting on them (tax, invoices, consent, custom text)."""
+    if "automatic_tax" in params:
+        obj["automatic_tax"]["enabled"] = params["automatic_tax"]["enabled"]
+        obj["automatic_tax"]["status"] = "complete" if params["automatic_tax"]["enabled"] else None
+    if "invoice_creation" in params:
+        if mode != "payment":
+            raise invalid("`invoice_creation` can only be used in `payment` mode.", param="invoice_creation")
+        obj["invoice_creation"]["enabled"] = params["invoice_creation"]["enabled"]
+    if "payment_method_collection" in params:
+        if mode == "payment":
+            raise invalid("`payment_method_collection` can only be used in `setup` and `subscription` mode.",
+                          param="payment_method_collection")
+        obj["payment_method_collection"] = params["payment_method_collection"]
+    if "tax_id_collection" in params:
+        obj["tax_id_collection"] = {"enabled": params["tax_id_collection"]["enabled"],
+                                    "required": params["tax_id_collection"].get("required", "never")}
+    for name in ("consent_collection", "payment_method_options", "custom_fields"):
+        if name in params and isinstance(params[name], (dict, list)):
+            obj[name] = params[name]
+    if isinstance(params.get("custom_text"), dict):
+        obj["custom_text"].update({k: v for k, v in params["custom_text"].items() if k in obj["custom_text"]})
+
+
+def _shipping_options(ctx: RequestContext, obj: dict[str, Any], options: list[dict[str, Any]], mode: str) -> None:
+    """Fixed-amount shipping rates; the first one is selected and its amount is added to the total."""
+    if options and mode != "payment":
+        raise invalid("`shipping_options` can only be used in `payment` mode.", param="shipping_options")
+    for i, option in enumerate(options):
+        name = f"shipping_options[{i}]"
+        if ("shipping_rate" in option) == ("shipping_rate_data" in option):
+            raise invalid(f"You must specify exactly one of {name}[shipping_rate] or {name}[shipping_rate_data].",
+                          param=name)
+        rate = (ctx.get("shipping_rate", option["shipping_rate"], param=f"{name}[shipping_rate]")
+                if "shipping_rate" in option else
+                new_shipping_rate(ctx, option["shipping_rate_data"], param=f"{name}[shipping_rate_data]"))
+        if rate["fixed_amount"]["currency"] != obj["currency"]:
+            raise invalid(f"The shipping rate's currency ({rate['fixed_amount']['currency']}) must match the "
+                          f"Checkout Session's currency ({obj['currency']}).", param=name)
+        obj["shipping_options"].append({"shipping_amount": rate["fixed_amount"]["amount"], "shipping_rate": rate["id"]})
+    if obj["shipping_options"]:
+        first = obj["shipping_options"][0]
+        obj["shipping_cost"] = {"amount_subtotal": first["shipping_amount"], "amount_tax": 0,
+                                "amount_total": first["shipping_amount"], "shipping_rate": first["shipping_rate"]}
 
 
 @resource.route("GET", "/v1/checkout/sessions", params={

@@ -121,8 +121,9 @@ def recompute(ctx: RequestContext, session: dict[str, Any]) -> None:
         item["amount_total"] = item["amount_subtotal"] - item["amount_discount"]
     session["amount_subtotal"] = sum(i["amount_subtotal"] for i in items)
     discount = sum(i["amount_discount"] for i in items)
-    session["amount_total"] = session["amount_subtotal"] - discount
-    session["total_details"] = {"amount_discount": discount, "amount_shipping": 0, "amount_tax": 0}
+    shipping = (session.get("shipping_cost") or {}).get("amount_total") or 0
+    session["amount_total"] = session["amount_subtotal"] - discount + shipping
+    session["total_details"] = {"amount_discount": discount, "amount_shipping": shipping, "amount_tax": 0}
 
 
 def discount_object(ctx: RequestContext, session: dict[str, Any], coupon_id: str, promo_id: str | None,

@@ -78,6 +78,11 @@
     $("discount-row").hidden = !s.discount;
     $("discount").textContent = "−" + money(s.discount, s.currency);
     $("discount-label").textContent = s.promotion_code ? "Discount (" + s.promotion_code + ")" : "Discount";
+    $("shipping-row").hidden = !s.shipping;
+    if (s.shipping) {
+      $("shipping-label").textContent = "Shipping (" + s.shipping.name + ")";
+      $("shipping").textContent = money(s.shipping.amount, s.currency);
+    }
     $("promo-block").hidden = !s.allow_promotion_codes;
     const email = $("email");
     if (s.email && !email.value) email.value = s.email;
