@@ -54,12 +54,17 @@ def localstripe_python(venv: Path | None) -> tuple[Path, Path | None]:
         made = Path(tempfile.mkdtemp(prefix="localstripe-venv-"))
         venv = made
     python = venv / "bin" / "python"
-    if not python.exists():
-        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    check = subprocess.run([str(python), "-c", "import localstripe"], capture_output=True)
-    if check.returncode != 0:
-        print(f"installing localstripe into {venv} …", file=sys.stderr)
-        subprocess.run([str(python), "-m", "pip", "install", "-q", "localstripe"], check=True)
+    try:
+        if not python.exists():
+            subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        check = subprocess.run([str(python), "-c", "import localstripe"], capture_output=True)
+        if check.returncode != 0:
+            print(f"installing localstripe from PyPI into {venv} …", file=sys.stderr)
+            subprocess.run([str(python), "-m", "pip", "install", "-q", "localstripe"], check=True)
+    except subprocess.CalledProcessError as exc:
+        if made is not None:
+            shutil.rmtree(made, ignore_errors=True)
+        raise SystemExit(f"could not install localstripe into {venv}: {exc}") from None
     return python, made
 
 
