@@ -95,6 +95,8 @@ async def test_a_trace_with_zero_turns_shows_a_message(tmp_path: Path) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         assert app.episode.detail.message_text == EMPTY
+        assert "turn –/0" in app.episode.query_one(StatusBar).line_text
+        assert "reading" not in app.episode.query_one(StatusBar).line_text
         await pilot.press("right", "end", "space", "v", "p", "y", "n")  # nothing to act on, nothing breaks
         await settle(pilot)
         assert app.is_running and app.episode.position is None
@@ -127,3 +129,30 @@ async def test_an_object_picked_by_the_user_stays_while_they_browse(make_app) ->
         app.episode.select(4)
         await settle(pilot)
         assert objects.selected is not None and objects.selected.id == "cs_test_a1"  # follows the turn again
+
+
+async def test_turns_show_before_the_index_is_built() -> None:
+    """A huge trace shows its timeline and first turn at once; state panes fill in when the index is ready."""
+    import threading
+
+    class SlowIndex(EventListSource):
+        gate = threading.Event()
+
+        def turn_numbers(self) -> list[int]:
+            self.gate.wait(10)
+            return super().turn_numbers()
+
+    source = SlowIndex([HEADER, *checkout_events()])
+    app = create_app(source, clock=lambda: 0.0, start_turn=4)
+    async with app.run_test(size=SIZE) as pilot:
+        for _ in range(5):
+            await pilot.pause()
+        screen = app.episode
+        assert screen.turn is not None and screen.turn.index == 4
+        assert not screen.indexed
+        assert "reading the episode…" in screen.query_one(StatusBar).line_text
+        assert screen.query_one(Verdicts).summary == ""  # nothing claimed before the state is known
+        source.gate.set()
+        await settle(pilot)
+        assert screen.indexed and screen.turns[screen.position] == 4
+        assert "score 0.33" in screen.query_one(Verdicts).summary

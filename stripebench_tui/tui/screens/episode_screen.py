@@ -138,7 +138,8 @@ class EpisodeScreen(Screen[None]):
             self.timeline.refresh()
             self.detail.show_message(EMPTY)
             if self.indexed:
-                self.query_one(Verdicts).show(self.source.state_at(None), None)
+                self.state = self.source.state_at(None)
+                self.query_one(Verdicts).show(self.state, None)
             self.refresh_status()
             return
         self.timeline.set_rows(len(turns), self._row)
@@ -180,7 +181,14 @@ class EpisodeScreen(Screen[None]):
     def refresh_status(self) -> None:
         total = len(self.turns) if self.turns is not None else self.source.turn_count_hint()
         self.query_one(StatusBar).show(
-            self.source.header, self.state, self.position, total, self.playing, self.playback.speed, self.note
+            self.source.header,
+            self.state,
+            self.position,
+            total,
+            self.playing,
+            self.playback.speed,
+            self.note,
+            elapsed=self.turn.end if self.turn is not None else None,
         )
 
     def on_timeline_selected(self, message: Timeline.Selected) -> None:

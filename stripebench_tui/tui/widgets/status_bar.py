@@ -26,6 +26,7 @@ class StatusBar(Static):
         playing: bool,
         speed: float,
         note: str = "",
+        elapsed: float | None = None,
     ) -> None:
         text = Text()
         if header is not None:
@@ -37,7 +38,12 @@ class StatusBar(Static):
         n = "?" if total is None else str(total)
         text.append(f" │ turn {k}/{n}")
         if state is not None:
-            text.append(f" │ {duration(state.last_t) or '0ms'}")
+            elapsed = state.last_t
+        if elapsed is not None:
+            text.append(f" │ {duration(elapsed) or '0ms'}")
+        if state is None:
+            text.append(" │ reading the episode…", style="italic")
+        else:
             tot = state.totals
             text.append(f" │ {tot.tokens_in + tot.tokens_out:,} tok")
             if tot.cost_usd:
