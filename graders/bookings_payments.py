@@ -1,7 +1,8 @@
 """Grader for bookings-payments: the grader books and refunds over HTTP, then reads the database and Stripe.
 
-Everything happens once, at the end, in one sequential run of scenarios (so concurrent checks never race
-on the app's SQLite file); each criterion reports the outcome of its own scenario. The grader only uses the
+The scenarios run once, at the end, one after the other (so concurrent checks never race on the app's
+SQLite file); each of their criteria reports the outcome of its own scenario. One more criterion, "bookings
+match Stripe", is checked live as Stripe objects appear and again after the scenarios. The grader only uses the
 app's public API, its database file and the Stripe API, so it runs unchanged against real Stripe test mode.
 """
 
@@ -12,8 +13,9 @@ import threading
 from typing import Any, Callable
 
 import httpx
+import stripe
 
-from stripebench_tui.grading import Criterion, Grader, Outcome, failed, passed
+from stripebench_tui.grading import Criterion, Grader, Outcome, failed, passed, pending
 from stripebench_tui.grading.context import GradingUnavailable
 from stripebench_tui.grading.criteria import error_outcome
 
@@ -286,11 +288,58 @@ def _results(ctx: Any) -> dict[str, Outcome]:
         return results
 
 
+PAID_STATES = ("paid", "deposit_paid", "partially_refunded", "refunded")
+
+
+def ledger(ctx: Any, view: Any) -> Outcome:
+    """Live and final: every booking row agrees with Stripe (charge, saved card, refunds)."""
+    if view.final:
+        _results(ctx)  # the scenarios write bookings too: judge the table once they are done
+    try:
+        conn = ctx.db(DB)
+    except GradingUnavailable as exc:
+        return pending(f"no database yet: {exc}")
+    try:
+        rows = [dict(r) for r in conn.execute("SELECT * FROM bookings ORDER BY created_at DESC LIMIT 40").fetchall()]
+    finally:
+        conn.close()
+    if not rows:
+        return pending("no bookings yet")
+    api, problems = ctx.stripe.v1, []
+    for row in rows:
+        try:
+            if row["status"] in PAID_STATES:
+                pi = api.payment_intents.retrieve(row["payment_intent"] or "")
+                refunded = sum(r.amount for r in api.refunds.list(params={"payment_intent": pi.id, "limit": 100}).data
+                               if r.status in ("succeeded", "pending"))
+                if pi.status != "succeeded" or pi.amount_received != row["amount_paid"]:
+                    problems.append(f"{row['id']}: {row['amount_paid']} paid but {pi.id} is {pi.status} with "
+                                    f"{pi.amount_received} received")
+                elif refunded != row["amount_refunded"]:
+                    problems.append(f"{row['id']}: {row['amount_refunded']} refunded but Stripe refunded {refunded}")
+            elif row["status"] == "card_saved":
+                seti = api.setup_intents.retrieve(row["setup_intent"] or "")
+                if seti.status != "succeeded" or seti.customer != row["customer"]:
+                    problems.append(f"{row['id']}: card_saved but {seti.id} is {seti.status} for {seti.customer}")
+            else:
+                problems.append(f"{row['id']}: status {row['status']!r} is not a booking state")
+        except stripe.StripeError as exc:
+            problems.append(f"{row['id']}: {type(exc).__name__}: {exc.user_message or exc}")
+    if problems:
+        return failed(f"{len(problems)} of {len(rows)} bookings disagree with Stripe: {problems[0]}", problems=problems[:10])
+    return passed(f"all {len(rows)} bookings agree with Stripe", bookings=len(rows))
+
+
 def _criterion(name: str, weight: float, description: str) -> Criterion:
     return Criterion(name, weight, description, lambda ctx, view: _results(ctx)[name], final_only=True)
 
 
 GRADER = Grader(
-    criteria=tuple(_criterion(name, weight, description) for name, weight, description, _ in SCENARIOS),
+    criteria=tuple(_criterion(name, weight, description) for name, weight, description, _ in SCENARIOS) + (
+        Criterion("bookings match Stripe", 1, "Every booking row agrees with Stripe: paid amounts with succeeded "
+                  "PaymentIntents, refunded amounts with refunds, saved cards with succeeded SetupIntents, and no "
+                  "row in any other state. Checked live as Stripe objects appear, and at the end.", ledger,
+                  on=("payment_intent", "setup_intent", "refund", "charge")),
+    ),
     description="Books, declines and refunds through the app's API, then checks the bookings table and Stripe.",
 )

@@ -8,6 +8,7 @@ answers some Stripe calls with 500/429, loses responses of calls that did reach 
 client retries overlap, or plays a full outage. Charges are counted through the Stripe API (succeeded
 PaymentIntents whose metadata names the order). The proxy also records which key the app used and, for
 restricted keys, refuses anything outside PaymentIntents the way Stripe refuses a key without the permission.
+One criterion is also checked live: orders the episode's own app marked paid are charged exactly once.
 """
 
 from __future__ import annotations
@@ -30,11 +31,12 @@ from urllib.parse import parse_qsl, urlsplit
 
 import httpx
 
-from stripebench_tui.grading import Criterion, Grader, Outcome, failed, passed
+from stripebench_tui.grading import Criterion, Grader, Outcome, failed, passed, pending
 from stripebench_tui.grading.context import GradingUnavailable
 from stripebench_tui.grading.criteria import error_outcome
 
 REAL_STRIPE = "https://api.stripe.com"
+DB = "shop.db"  # the episode app's database, in the workspace
 PAYMENT_PATH = "/v1/payment_intents"  # the calls faults apply to (and all a PaymentIntents-only key may reach)
 MIN_BACKOFF = 0.1  # seconds between retries of one call that still count as backing off
 APP_START_TIMEOUT = 30.0
@@ -534,12 +536,42 @@ def _results(ctx: Any) -> dict[str, Outcome]:
 _LOCK = threading.Lock()
 
 
+def paid_orders_charged_once(ctx: Any, view: Any) -> Outcome:
+    """Live and final: each order the episode's app marked paid has exactly one succeeded PaymentIntent."""
+    try:
+        conn = ctx.db(DB)
+    except GradingUnavailable as exc:
+        return pending(f"no database yet: {exc}")
+    try:
+        paid = [dict(r) for r in conn.execute("SELECT id, amount, payment_intent FROM orders WHERE status = 'paid'")]
+    finally:
+        conn.close()
+    if not paid:
+        return pending("no paid orders yet")
+    by_order: dict[str, list[str]] = {}
+    for pi in ctx.stripe.v1.payment_intents.list(params={"limit": 100}).data:
+        order_id = pi.metadata.to_dict().get("order_id") if pi.metadata else None
+        if order_id and pi.status == "succeeded":
+            by_order.setdefault(order_id, []).append(pi.id)
+    problems = [f"{o['id']} has {len(by_order.get(o['id'], []))} succeeded PaymentIntents "
+                f"{by_order.get(o['id'], [])}, its row names {o['payment_intent']}" for o in paid
+                if len(by_order.get(o["id"], [])) != 1 or o["payment_intent"] not in by_order.get(o["id"], [])]
+    if problems:
+        return failed(f"{len(problems)} of {len(paid)} paid orders are not charged exactly once: {problems[0]}",
+                      problems=problems[:10])
+    return passed(f"each of the {len(paid)} paid orders has exactly one succeeded PaymentIntent", orders=len(paid))
+
+
 def _criterion(name: str, weight: float, description: str) -> Criterion:
     return Criterion(name, weight, description, lambda ctx, view: _results(ctx)[name], final_only=True)
 
 
 GRADER = Grader(
-    criteria=tuple(_criterion(*c) for c in CRITERIA),
+    criteria=tuple(_criterion(*c) for c in CRITERIA) + (
+        Criterion("paid orders charged once", 1, "In the running app's own database, every order marked paid has "
+                  "exactly one succeeded PaymentIntent (metadata order_id), the one its row names. Checked live as "
+                  "payments appear, and at the end.", paid_orders_charged_once, on=("payment_intent", "charge")),
+    ),
     description="Starts a copy of the app behind a fault-injecting Stripe proxy, replays payments under 500/429, "
                 "lost responses, overlap and an outage, and counts the charges per order.",
 )

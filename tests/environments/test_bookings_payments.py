@@ -34,9 +34,10 @@ def _ctx(tmp_path: Path, app_urls: dict[str, str] | None = None) -> GradingConte
                           stripe_api_key="sk_test_unused", app_urls=app_urls or {})
 
 
-def test_every_criterion_is_final_only_and_weighted():
-    assert [c.name for c in GRADER.criteria] == [name for name, *_ in G.SCENARIOS]
-    assert all(c.final_only and c.weight > 0 for c in GRADER.criteria)
+def test_scenario_criteria_run_at_the_end_and_the_ledger_live():
+    assert [c.name for c in GRADER.criteria] == [name for name, *_ in G.SCENARIOS] + ["bookings match Stripe"]
+    assert all(c.final_only for c in GRADER.criteria[:-1])
+    assert GRADER.criterion("bookings match Stripe").watches("payment_intent")
 
 
 def test_without_a_running_app_every_criterion_fails_rather_than_erroring(tmp_path):
@@ -79,7 +80,42 @@ def test_validate_oracle_passes_noop_scores_zero_and_each_mutant_fails_for_its_o
     failing = {row.run.label: {name for name, status in row.outcome.statuses.items() if status != PASS} for row in rows}
     assert failing["oracle"] == set()
     assert failing["no-op"] == {c.name for c in GRADER.criteria}
-    assert failing["mutant refund-400-as-success"] == {"refunds"}
-    assert failing["mutant decline-keeps-booking"] == {"declines"}
-    assert failing["mutant zero-amount-payment-intent"] == {"save card only"}
+    assert failing["mutant refund-400-as-success"] == {"refunds", "bookings match Stripe"}
+    assert failing["mutant decline-keeps-booking"] == {"declines", "bookings match Stripe"}
+    assert failing["mutant zero-amount-payment-intent"] == {"save card only", "bookings match Stripe"}
     assert failing["mutant partner-refundable"] == {"partner refunds refused"}
+
+
+def test_the_ledger_flags_rows_stripe_does_not_back(tmp_path):
+    import sqlite3
+
+    import stripe
+
+    from stripebench_tui.core.events import PENDING
+    from stripebench_tui.emulator import running_emulator
+    from stripebench_tui.grading import GradingView
+
+    with running_emulator() as emu:
+        ctx = _ctx(tmp_path)
+        ctx.stripe_api_base = emu.url
+        view = GradingView({})
+        conn = sqlite3.connect(tmp_path / "bookings.db")
+        conn.executescript(G_SCHEMA)
+        conn.commit()
+        assert G.ledger(ctx, view).status == PENDING
+        api = stripe.StripeClient("sk_test_ledger", base_addresses={"api": emu.url}).v1
+        pi = api.payment_intents.create(params={"amount": 1000, "currency": "usd", "payment_method": "pm_card_visa",
+                                                "confirm": True, "payment_method_types": ["card"]})
+        conn.execute("INSERT INTO bookings (id, status, amount_paid, amount_refunded, payment_intent) VALUES "
+                     "('bk_ok', 'deposit_paid', 1000, 0, ?)", (pi.id,))
+        conn.commit()
+        assert G.ledger(ctx, view).status == PASS
+        conn.execute("INSERT INTO bookings (id, status, amount_paid, amount_refunded) VALUES ('bk_bad', 'declined', 0, 0)")
+        conn.commit()
+        got = G.ledger(ctx, view)
+        assert got.status == FAIL and "bk_bad" in got.summary
+        conn.close()
+
+
+G_SCHEMA = """CREATE TABLE bookings (id TEXT, status TEXT, amount_paid INTEGER, amount_refunded INTEGER,
+    customer TEXT, payment_intent TEXT, setup_intent TEXT, created_at TEXT DEFAULT CURRENT_TIMESTAMP);"""

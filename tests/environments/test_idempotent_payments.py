@@ -102,6 +102,7 @@ def test_without_an_app_service_every_criterion_fails(tmp_path, emulator):  # no
                          stripe_api_key=TEST_KEY, env_vars={"STRIPE_API_BASE": emulator.url, "STRIPE_SECRET_KEY": TEST_KEY})
     (tmp_path / "app.py").write_text("raise SystemExit('broken app')\n")
     results = G._results(ctx)
+    assert set(results) == {c.name for c in GRADER.criteria[:-1]}
     assert {o.status for o in results.values()} == {FAIL}
     assert "did not become healthy" in results["pays an order"].summary
 
@@ -123,3 +124,30 @@ def test_validate_oracle_passes_noop_scores_zero_and_each_mutant_fails_for_its_o
     assert {"lost response", "overlapping duplicates"} <= failing["mutant retry-without-key"]
     assert failing["mutant error-400-as-paid"] == {"decline then pay"}
     assert failing["mutant full-secret-key"] == {"restricted key"}
+
+
+def test_the_live_check_counts_succeeded_payments_per_paid_order(tmp_path, emulator):  # noqa: F811
+    import sqlite3
+
+    from stripebench_tui.core.events import PENDING
+    from stripebench_tui.grading import GradingView
+
+    ctx = GradingContext(env=ENV, episode_dir=tmp_path, workspace=tmp_path, stripe_api_base=emulator.url,
+                         stripe_api_key=TEST_KEY)
+    view = GradingView({})
+    assert G.paid_orders_charged_once(ctx, view).status == PENDING  # no database yet
+    conn = sqlite3.connect(tmp_path / "shop.db")
+    conn.execute("CREATE TABLE orders (id TEXT, amount INTEGER, status TEXT, payment_intent TEXT)")
+    conn.execute("INSERT INTO orders VALUES ('ord_a', 1500, 'unpaid', NULL)")
+    conn.commit()
+    assert G.paid_orders_charged_once(ctx, view).status == PENDING  # nothing paid yet
+    api = stripe.StripeClient(TEST_KEY, base_addresses={"api": emulator.url}).v1
+    params = {**PI, "metadata": {"order_id": "ord_a"}}
+    first = api.payment_intents.create(params=params)
+    conn.execute("UPDATE orders SET status = 'paid', payment_intent = ? WHERE id = 'ord_a'", (first.id,))
+    conn.commit()
+    assert G.paid_orders_charged_once(ctx, view).status == PASS
+    api.payment_intents.create(params=params)  # a second charge for the same order
+    got = G.paid_orders_charged_once(ctx, view)
+    assert got.status == FAIL and "ord_a has 2 succeeded" in got.summary
+    conn.close()
