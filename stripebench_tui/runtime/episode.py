@@ -239,11 +239,18 @@ class Episode:
         await self.watcher.start()
         if backend.server is not None:
             backend.server.emulator.on_event(self._nudge_watcher)
-        await sandbox.run_seed(bus)
-        await sandbox.start_services(bus)
+        # Tool servers need nothing from the seed or the services (ports are already chosen): start them meanwhile.
         self.executor = McpToolExecutor(env.manifest.tools, workspace=sandbox.workspace,
                                         episode_dir=sandbox.episode_dir, env=sandbox.tool_env())
-        await self.executor.start()
+        tools = asyncio.ensure_future(self.executor.start())
+        try:
+            await sandbox.run_seed(bus)
+            await sandbox.start_services(bus)
+        except BaseException:
+            tools.cancel()
+            await asyncio.gather(tools, return_exceptions=True)
+            raise
+        await tools
         return self._grading(bus)
 
     def _grading(self, bus: EventBus) -> tuple[list[Any], list[Any]]:
