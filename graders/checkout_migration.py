@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
+import re
 import threading
 import time
 from pathlib import Path
 from typing import Any, Callable
+
+import httpx
 
 from stripebench_tui.grading import Candidates, Criterion, Grader, expect, failed, first_id, passed, pending
 
@@ -298,6 +301,31 @@ def app_catalogue(ctx: Any, view: Any) -> Any:
     return _cached(ctx, "app_catalogue", read)
 
 
+CARD_ELEMENT = re.compile(r"confirmCardPayment|\.create\(\s*['\"]card['\"]")
+SCRIPT_SRC = re.compile(r"<script[^>]*\bsrc=[\"']([^\"']+)[\"']", re.IGNORECASE)
+
+
+def card_element_removed(ctx: Any, view: Any) -> Any:
+    """With a cart, /checkout and its own scripts no longer create a Card Element or call confirmCardPayment."""
+    base = str(ctx.http("APP_URL").base_url).rstrip("/")
+    with httpx.Client(base_url=base, timeout=ctx.http_timeout, follow_redirects=True) as http:  # its own cookie jar
+        slug = SEED.CATALOGUE[0][0]
+        http.post("/cart/add", data={"product_id": slug, "quantity": "1"})
+        page = http.get("/checkout")
+        if page.status_code != 200:
+            return failed(f"GET /checkout with a cart answered {page.status_code}", url=str(page.url))
+        sources = {"/checkout": page.text}
+        for src in SCRIPT_SRC.findall(page.text):
+            url = page.url.join(src)
+            if url.host == page.url.host and url.port == page.url.port:  # the shop's scripts, not stripe.js
+                sources[url.path] = http.get(url).text
+    found = {path: m.group(0) for path, text in sources.items() if (m := CARD_ELEMENT.search(text))}
+    if found:
+        return failed("the checkout still uses the Card Element: " + ", ".join(f"{v} in {k}" for k, v in found.items()),
+                      found=found, scanned=sorted(sources))
+    return passed(f"no Card Element in /checkout or its {len(sources) - 1} script(s)", scanned=sorted(sources))
+
+
 def _session_ids(ctx: Any) -> set[str]:
     return {s.id for s in ctx.stripe.v1.checkout.sessions.list(params={"limit": 100}).data}
 
@@ -372,6 +400,10 @@ GRADER = Grader(
         Criterion("email and shipping collected", 1,
                   "Checkout collected the buyer's email and a shipping address (line 1, city, postal code, country).",
                   email_and_shipping, on=(SESSION,)),
+        Criterion("card element removed", 1,
+                  "The deprecated path is gone: opened with a cart, the checkout page and the shop's own scripts no "
+                  "longer create a Card Element or call confirmCardPayment (checked at the end).",
+                  card_element_removed, final_only=True, per_candidate=False),
         Criterion("checkout keeps cart quantities", 1,
                   "Opening /checkout with a fresh cart (2 teapots, 1 whisk) creates an embedded Checkout Session with "
                   "exactly those quantities that accepts promotion codes (checked in a browser at the end).",

@@ -231,29 +231,35 @@ def _stop(proc: subprocess.Popen) -> None:
 
 
 @pytest.mark.slow
-def test_the_catalogue_criterion_passes_the_starter_app_and_fails_one_without_its_api(seeded):
+def test_the_app_criteria_judge_the_starter_and_a_half_migrated_app(seeded):
     port = _free_port()
     seeded.ctx.app_urls["APP_URL"] = f"http://127.0.0.1:{port}"
+    view = GradingView({}, candidate="cs_any")
     healthy = lambda: _answers(f"http://127.0.0.1:{port}/health")  # noqa: E731
     proc = _start_app(seeded.workspace, seeded.url, port)
     try:
         _wait_for(healthy)
-        outcome = G.app_catalogue(seeded.ctx, GradingView({}, candidate="cs_any"))
+        outcome = G.app_catalogue(seeded.ctx, view)
         assert outcome.status == PASS, outcome.summary
+        outcome = G.card_element_removed(seeded.ctx, view)
+        assert outcome.status == FAIL and "/static/checkout.js" in outcome.summary
     finally:
         _stop(proc)
+    # The solution's checkout page and script, and an app that lost its products API.
+    for name in ("templates/checkout.html", "static/checkout.js"):
+        shutil.copy(ENV.path(f"solution/files/{name}"), seeded.workspace / name)
     app = seeded.workspace / "app.py"
     app.write_text(app.read_text().replace('@app.get("/api/products")', '@app.get("/api/catalogue")'))
     time.sleep(G.CACHE_SECONDS)  # past the shared-read window
     proc = _start_app(seeded.workspace, seeded.url, port)
     try:
         _wait_for(healthy)
-        outcome = G.app_catalogue(seeded.ctx, GradingView({}, candidate="cs_any"))
+        outcome = G.app_catalogue(seeded.ctx, view)
         assert outcome.status == FAIL and "GET /api/products answered 404" in outcome.summary
+        outcome = G.card_element_removed(seeded.ctx, view)
+        assert outcome.status == PASS and outcome.evidence["scanned"] == ["/checkout", "/static/checkout.js"]
     finally:
         _stop(proc)
-
-
 
 
 def _free_port() -> int:
@@ -318,7 +324,7 @@ def test_validate_oracle_passes_noop_scores_zero_and_each_mutant_fails_for_its_o
     failing = {label: {name for name, status in row.outcome.statuses.items() if status != PASS}
                for label, row in by_label.items()}
     assert failing["oracle"] == set()
-    assert failing["mutant 400-called-success"] == {c.name for c in GRADER.criteria}
+    assert failing["mutant 400-called-success"] == {c.name for c in GRADER.criteria} - {"card element removed"}
     assert failing["mutant hosted-redirect"] == {"embedded checkout", "checkout keeps cart quantities"}
     assert failing["mutant no-promotion-codes"] == {"promotion code applied", "checkout keeps cart quantities"}
     assert failing["mutant quantities-collapsed"] == {"checkout keeps cart quantities"}
