@@ -5,7 +5,7 @@ in sidecars) with the real TraceWriter, then for each one measures, in a fresh
 subprocess so that memory figures are clean:
 
   * first paint: open_trace → the screen shows the timeline and the first turn
-    (headless Textual run via App.run_test), median of 3 runs;
+    (headless Textual run via App.run_test), median (and best) of 5 runs;
   * seek: with the index built, the time from pressing End (at the first
     turn) to the frame that shows the last turn, median of 5 (also the best
     and the process CPU time, which a loaded machine disturbs less), and the
@@ -37,7 +37,7 @@ SIZE = (160, 45)
 SMALL_EVENTS = 100
 LARGE_EVENTS = 100_000
 SEEKS = 5  # End presses per trace (each after a jump back to the first turn)
-PAINT_RUNS = 3
+PAINT_RUNS = 5  # a shared machine is noisy: report the median and the best
 
 
 def generate(path: Path, events: int, seed: int = 7) -> None:
@@ -203,7 +203,8 @@ def main() -> None:
         tmp = tempfile.TemporaryDirectory(prefix="trace_open_")
         folder = Path(tmp.name)
     try:
-        paint = {}
+        paint: dict[str, float] = {}
+        best: dict[str, float] = {}
         for name, count in (("small", SMALL_EVENTS), ("large", LARGE_EVENTS)):
             path = folder / f"{name}.jsonl"
             if not path.exists():
@@ -214,6 +215,7 @@ def main() -> None:
             runs = [_run_child("first-paint", path) for _ in range(PAINT_RUNS)]
             seek = _run_child("seek", path)
             paint[name] = statistics.median(r["first_paint_s"] for r in runs)
+            best[name] = min(r["first_paint_s"] for r in runs)
             each = ", ".join(f"{r['first_paint_s'] * 1000:.0f}" for r in runs)
             print(
                 f"{name:5}  {count:>7,} events  {_dir_mb(path):7.1f} MB on disk  "
@@ -225,6 +227,7 @@ def main() -> None:
                 flush=True,
             )
         print("targets: ratio <= 1.5, seek < 50 ms, large RSS <= 300 MB")
+        print(f"first-paint ratio of the best runs large/small: {best['large'] / best['small']:.2f}")
         print(f"first-paint ratio large/small: {paint['large'] / paint['small']:.2f}")
     finally:
         if tmp is not None:

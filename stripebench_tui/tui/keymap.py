@@ -100,6 +100,7 @@ def bindings(keymap: Mapping[str, tuple[str, ...]] = DEFAULT_KEYMAP) -> list[Bin
                 show=cmd.show,
                 key_display=key_label(keys[0]),
                 tooltip=cmd.description,
+                id=cmd.action,  # so App.set_keymap({"step_forward": "n"}) can rebind it
             )
         )
     return out

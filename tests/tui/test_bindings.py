@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
@@ -319,4 +318,13 @@ async def test_controls_still_work_when_the_timeline_scrolls() -> None:
         assert 30 < turn_of(app) - 2 < 45  # about one screenful (the timeline is ~40 lines tall here)
         assert timeline.scroll_offset.y <= timeline.cursor < timeline.scroll_offset.y + timeline.size.height
         await pilot.press("pageup")
+        assert turn_of(app) == 2
+
+
+async def test_bindings_can_be_rebound_by_action_name(make_app) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        app.set_keymap({"step_forward": "x"})
+        await pilot.press("x", "x")
         assert turn_of(app) == 2
