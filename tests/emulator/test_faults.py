@@ -67,3 +67,17 @@ def test_latency_applies_to_the_next_n_requests(emulator, api):
 def test_bad_fault_specs_are_400(emulator):
     for spec in ({"kind": "explode"}, {"kind": "status", "status": 200}, {"kind": "latency", "count": 0}):
         assert httpx.post(f"{emulator.url}/_emulator/faults", json=spec).status_code == 400
+
+
+def test_latency_does_not_hold_up_other_requests(emulator, api):
+    import threading
+
+    _fault(emulator, kind="latency", latency_ms=600, path="/v1/customers", count=1)
+    slow = threading.Thread(target=lambda: api.get("/v1/customers"))
+    slow.start()
+    time.sleep(0.05)
+    started = time.monotonic()
+    with httpx.Client(base_url=emulator.url, headers={"Authorization": f"Bearer {TEST_KEY}"}) as other:
+        assert other.get("/v1/products").status_code == 200
+    assert time.monotonic() - started < 0.5
+    slow.join(timeout=5)
