@@ -328,3 +328,8 @@ async def test_bindings_can_be_rebound_by_action_name(make_app) -> None:
         app.set_keymap({"step_forward": "x"})
         await pilot.press("x", "x")
         assert turn_of(app) == 2
+        await pilot.press("question_mark")
+        widget = app.screen.query_one("#help-table")
+        lines = widget.render_lines(Region(0, 0, widget.size.width, widget.size.height))
+        step = next(line.text for line in lines if " Step " in line.text)
+        assert step.split()[0] == "x"  # the help lists the keys in force

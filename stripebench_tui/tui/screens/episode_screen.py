@@ -378,7 +378,12 @@ class EpisodeScreen(Screen[None]):
     def action_help(self) -> None:
         from stripebench_tui.tui.screens.help_screen import HelpScreen
 
-        self.app.push_screen(HelpScreen())
+        # The keys in force (a user keymap may have rebound some), not the defaults.
+        in_force: dict[str, tuple[str, ...]] = {}
+        for key, active in self.active_bindings.items():
+            if active.node is self:
+                in_force[active.binding.action] = in_force.get(active.binding.action, ()) + (key,)
+        self.app.push_screen(HelpScreen(in_force or keymap.DEFAULT_KEYMAP))
 
     def action_quit(self) -> None:
         self.app.exit()
