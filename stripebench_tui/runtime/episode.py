@@ -38,6 +38,7 @@ from stripebench_tui.runtime.local import LocalSandbox
 from stripebench_tui.runtime.sandbox import TRACE_NAME, new_episode_dir
 from stripebench_tui.runtime.services import ServiceFailed
 from stripebench_tui.runtime.tools import McpToolExecutor
+from stripebench_tui.grading.offline import EMULATOR_STATE
 from stripebench_tui.stripe.backend import EMULATOR, StripeBackend, start_backend
 from stripebench_tui.stripe.watcher import EMULATOR_INTERVAL, REAL_INTERVAL, StripeWatcher
 
@@ -147,10 +148,11 @@ class Episode:
             self.prepare()
         assert self.env is not None
         cfg, env = self.config, self.env
+        episode_dir = new_episode_dir(env.id, cfg.episode_dir, cfg.episodes_root)
+        # The emulator keeps its objects beside the trace so `stripebench grade` can re-read them later.
         self.backend = start_backend(cfg.backend, seed=cfg.seed, api_version=env.manifest.stripe.api_version,
-                                     stripe_key=cfg.stripe_key)
+                                     stripe_key=cfg.stripe_key, state=episode_dir / EMULATOR_STATE)
         try:
-            episode_dir = new_episode_dir(env.id, cfg.episode_dir, cfg.episodes_root)
             self.sandbox = LocalSandbox(env, episode_dir, self.backend.env_vars())
             self.sandbox.prepare()
             atexit.register(self._atexit)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import secrets
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from stripebench_tui.errors import UserError
@@ -81,12 +82,12 @@ def check_test_key(key: str) -> str:
 
 
 def start_backend(kind: str = EMULATOR, *, seed: int | None = 0, api_version: str | None = None,
-                  stripe_key: str | None = None) -> StripeBackend:
-    """Start the emulator (seeded, on a free port) or select real test mode with the user's key."""
+                  stripe_key: str | None = None, state: Path | None = None) -> StripeBackend:
+    """Start the emulator (seeded, on a free port, kept in ``state`` if given) or select real test mode."""
     if kind == EMULATOR:
         from stripebench_tui.emulator import EmulatorServer
 
-        server = EmulatorServer(seed=seed, api_version=api_version).start()
+        server = EmulatorServer(seed=seed, api_version=api_version, state=state).start()
         # Any sk_test_ key works on the emulator; a random one still exercises redaction like a real key.
         return StripeBackend(
             kind=EMULATOR,

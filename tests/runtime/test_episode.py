@@ -8,6 +8,7 @@ import pytest
 
 from stripebench_tui.core.events import EpisodeEnd, Event, GraderVerdict, Service, StripeObject, ToolCall
 from stripebench_tui.core.trace import open_trace
+from stripebench_tui.grading.offline import EMULATOR_STATE, grade_episode
 from stripebench_tui.runtime.episode import Episode, EpisodeConfig, run_episode
 from stripebench_tui.runtime.reaper import tagged_pids
 
@@ -71,6 +72,11 @@ async def test_oracle_episode_passes_with_live_verdicts_and_leaves_nothing(tmp_p
             assert key.encode() not in data and b"sk_test_" not in data, path
     assert (result.episode_dir / "workspace" / "submission.txt").read_text().startswith("cus_")
     assert (result.episode_dir / "logs" / "app.log").read_text()
+
+    # the emulator's objects were kept beside the trace, so the finished episode can be graded again later
+    assert (result.episode_dir / EMULATOR_STATE).is_file()
+    graded = await grade_episode(episode.env, result.episode_dir)
+    assert graded.score == 1.0
 
 
 async def test_mutant_loses_points_and_seeded_ids_repeat(tmp_path: Path) -> None:
