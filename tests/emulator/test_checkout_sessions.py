@@ -386,6 +386,8 @@ def test_shipping_options_add_to_the_total_and_settings_are_reflected(stripe_cli
     assert _page(emulator, s, "submit", dict(CARD))["status"] == "complete"
     done = stripe_client.v1.checkout.sessions.retrieve(s.id)
     assert stripe_client.v1.payment_intents.retrieve(done.payment_intent).amount == 2000
+    invoice = stripe_client.v1.invoices.retrieve(done.invoice)  # invoice_creation: a paid invoice for the customer
+    assert (invoice.status, invoice.customer, invoice.amount_paid) == ("paid", done.customer, 1500)
     eur = stripe_client.v1.shipping_rates.create(params={"display_name": "EU", "fixed_amount": {"amount": 1, "currency": "eur"}})
     err = _error(stripe_client, mode="payment", success_url="https://a.test", line_items=[{"price": price.id, "quantity": 1}],
                  shipping_options=[{"shipping_rate": eur.id}])

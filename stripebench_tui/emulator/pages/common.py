@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Any, Callable, TypeVar
 
@@ -12,6 +13,7 @@ from stripebench_tui.emulator.context import RequestContext
 from stripebench_tui.emulator.errors import StripeError
 from stripebench_tui.emulator.registry import page_route
 
+log = logging.getLogger(__name__)
 STATIC = Path(__file__).resolve().parent.parent / "static"
 # Apps on other origins load stripe.js from the emulator and call it; the pages hold no secrets worth guarding.
 CORS = {"Access-Control-Allow-Origin": "*", "Access-Control-Allow-Headers": "*",
@@ -38,6 +40,9 @@ def transaction_result(emulator: Any, request: Request, work: Callable[[RequestC
             return work(ctx)
     except StripeError as err:
         return err.status, {"error": {"message": err.message, "code": err.code, "decline_code": err.decline_code}}
+    except Exception:  # an emulator bug: rolled back, logged, and shown to the page as an error, not a bare 500
+        log.exception("emulator bug on page %s %s", request.method, request.url.path)
+        return 500, {"error": {"message": "The Stripe emulator hit an internal error; see its log."}}
 
 
 @page_route("/static/{name}")

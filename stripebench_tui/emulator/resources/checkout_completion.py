@@ -213,6 +213,17 @@ def _finish(ctx: RequestContext, session: dict[str, Any], pm: dict[str, Any], pi
         invoice = create_paid_invoice(ctx, sub, lines, payment_intent=pi["id"] if pi else None,
                                       discount_amount=(session["total_details"] or {}).get("amount_discount", 0))
         session["subscription"], session["invoice"] = sub["id"], invoice["id"]
+    elif session["mode"] == "payment" and (session["invoice_creation"] or {}).get("enabled") and pi:
+        # invoice_creation: a paid invoice (for the customer, created when there is none) records the payment
+        customer_id = _customer(ctx, session)
+        data = session["invoice_creation"].get("invoice_data") or {}
+        lines = [{"price": i["price"], "quantity": i["quantity"], "amount": i["amount_subtotal"],
+                  "discount": i["amount_discount"]} for i in session["_items"]]
+        invoice = create_paid_invoice(ctx, None, lines, payment_intent=pi["id"], customer_id=customer_id,
+                                      currency=session["currency"], billing_reason="manual",
+                                      metadata=data.get("metadata") if isinstance(data.get("metadata"), dict) else None,
+                                      discount_amount=(session["total_details"] or {}).get("amount_discount", 0))
+        session["invoice"] = invoice["id"]
     elif session["mode"] == "payment" and session.get("customer_creation") == "always":
         _customer(ctx, session)
     for kind, obj_id in (("coupon", coupon["id"] if coupon else None), ("promotion_code", promo_id)):

@@ -302,6 +302,8 @@ def _optional_settings(obj: dict[str, Any], params: dict[str, Any], mode: str) -
         if mode != "payment":
             raise invalid("`invoice_creation` can only be used in `payment` mode.", param="invoice_creation")
         obj["invoice_creation"]["enabled"] = params["invoice_creation"]["enabled"]
+        if isinstance(params["invoice_creation"].get("invoice_data"), dict):
+            obj["invoice_creation"]["invoice_data"].update(params["invoice_creation"]["invoice_data"])
     if "payment_method_collection" in params:
         if mode == "payment":
             raise invalid("`payment_method_collection` can only be used in `setup` and `subscription` mode.",

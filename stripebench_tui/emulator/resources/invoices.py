@@ -37,22 +37,28 @@ def render(obj: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
     return dict(sorted(obj.items()))
 
 
-def create_paid_invoice(ctx: RequestContext, subscription: dict[str, Any], lines: list[dict[str, Any]], *,
-                        payment_intent: str | None, discount_amount: int = 0, customer: dict[str, Any] | None = None,
+def create_paid_invoice(ctx: RequestContext, subscription: dict[str, Any] | None, lines: list[dict[str, Any]], *,
+                        payment_intent: str | None, discount_amount: int = 0, customer_id: str | None = None,
+                        currency: str | None = None, metadata: dict[str, str] | None = None,
                         billing_reason: str = "subscription_create") -> dict[str, Any]:
-    """Create the subscription's invoice already paid (``lines``: ``[{price, quantity, amount, discount}]``).
+    """Create an invoice already paid (``lines``: ``[{price, quantity, amount, discount}]``).
 
+    For a subscription's first invoice pass the subscription (``subscription.latest_invoice`` then points at it);
+    for a one-time Checkout payment with ``invoice_creation`` pass None with ``customer_id`` and ``currency``.
     Emits ``invoice.created``, ``invoice.finalized``, ``invoice.paid`` and ``invoice.payment_succeeded`` in
-    Stripe's order and points ``subscription.latest_invoice`` at it.
+    Stripe's order.
     """
     now = ctx.now()
     invoice_id = ctx.new_id("in")
     subtotal = sum(line["amount"] for line in lines)
     total = subtotal - discount_amount
-    customer = customer or ctx.find("customer", subscription["customer"]) or {}
-    period = (subscription["_period_start"], subscription["_period_end"])
+    customer_id = subscription["customer"] if subscription else customer_id
+    currency = subscription["currency"] if subscription else currency
+    customer = ctx.find("customer", customer_id or "") or {}
+    period = (subscription["_period_start"], subscription["_period_end"]) if subscription else (now, now)
+    sub_id = subscription["id"] if subscription else None
     rendered_lines = []
-    items = {item["price"]: item for item in subscription["_items"]}
+    items = {item["price"]: item for item in subscription["_items"]} if subscription else {}
     for line in lines:
         item = items.get(line["price"])  # one-time prices are billed once, as plain invoice items
         price = ctx.find("price", line["price"]) or {}
@@ -65,10 +71,10 @@ def create_paid_invoice(ctx: RequestContext, subscription: dict[str, Any], lines
             "discountable": True, "discounts": [], "invoice": invoice_id, "livemode": False, "metadata": {},
             "parent": {"invoice_item_details": None, "subscription_item_details": {
                 "invoice_item": None, "proration": False, "proration_details": {"credited_items": None},
-                "subscription": subscription["id"], "subscription_item": item["id"]}, "type": "subscription_item_details"}
+                "subscription": sub_id, "subscription_item": item["id"]}, "type": "subscription_item_details"}
             if item else {"invoice_item_details": {"invoice_item": ctx.new_id("ii"), "proration": False,
                                                    "proration_details": {"credited_items": None},
-                                                   "subscription": subscription["id"]},
+                                                   "subscription": sub_id},
                           "subscription_item_details": None, "type": "invoice_item_details"},
             "period": {"end": period[1], "start": period[0]},
             "pretax_credit_amounts": [], "pricing": {"price_details": {"price": price.get("id"),
@@ -84,8 +90,8 @@ def create_paid_invoice(ctx: RequestContext, subscription: dict[str, Any], lines
         "auto_advance": False, "automatic_tax": {"disabled_reason": None, "enabled": False, "liability": None,
                                                  "provider": None, "status": None},
         "automatically_finalizes_at": None, "billing_reason": billing_reason,
-        "collection_method": "charge_automatically", "created": now, "currency": subscription["currency"],
-        "custom_fields": None, "customer": subscription["customer"], "customer_account": None,
+        "collection_method": "charge_automatically", "created": now, "currency": currency,
+        "custom_fields": None, "customer": customer_id, "customer_account": None,
         "customer_address": customer.get("address"), "customer_email": customer.get("email"),
         "customer_name": customer.get("name"), "customer_phone": customer.get("phone"),
         "customer_shipping": customer.get("shipping"), "customer_tax_exempt": "none", "customer_tax_ids": [],
@@ -93,10 +99,10 @@ def create_paid_invoice(ctx: RequestContext, subscription: dict[str, Any], lines
         "discounts": [], "due_date": None, "effective_at": None, "ending_balance": None, "footer": None,
         "from_invoice": None, "hosted_invoice_url": f"{ctx.base_url}/i/{invoice_id}", "invoice_pdf": None,
         "issuer": {"type": "self"}, "last_finalization_error": None, "latest_revision": None, "livemode": False,
-        "metadata": {}, "next_payment_attempt": None, "number": None, "on_behalf_of": None,
+        "metadata": dict(metadata or {}), "next_payment_attempt": None, "number": None, "on_behalf_of": None,
         "parent": {"quote_details": None, "subscription_details": {"metadata": subscription["metadata"],
-                                                                   "subscription": subscription["id"]},
-                   "type": "subscription_details"},
+                                                                   "subscription": sub_id},
+                   "type": "subscription_details"} if subscription else None,
         "payment_settings": {"default_mandate": None, "payment_method_options": None, "payment_method_types": None},
         "period_end": now, "period_start": now, "post_payment_credit_notes_amount": 0,
         "pre_payment_credit_notes_amount": 0, "receipt_number": None, "rendering": None, "shipping_cost": None,
@@ -107,7 +113,7 @@ def create_paid_invoice(ctx: RequestContext, subscription: dict[str, Any], lines
         "total_discount_amounts": [{"amount": discount_amount, "discount": None}] if discount_amount else [],
         "total_excluding_tax": total, "total_pretax_credit_amounts": [], "total_taxes": [],
         "webhooks_delivered_at": now,
-        "_lines": rendered_lines, "_subscription": subscription["id"], "_payment_intent": payment_intent,
+        "_lines": rendered_lines, "_subscription": sub_id, "_payment_intent": payment_intent,
     }
     ctx.save(obj)
     ctx.emit("invoice.created", obj)
@@ -121,6 +127,8 @@ def create_paid_invoice(ctx: RequestContext, subscription: dict[str, Any], lines
     ctx.save(obj)
     ctx.emit("invoice.paid", obj)
     ctx.emit("invoice.payment_succeeded", obj)
+    if subscription is None:
+        return obj
     before = dict(subscription)
     subscription["latest_invoice"] = invoice_id
     ctx.save(subscription)
