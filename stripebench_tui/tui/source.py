@@ -208,3 +208,15 @@ def verdict_changes(events: list[Event], statuses: dict[str, str]) -> bool:
                 changed = True
             statuses[ev.criterion] = ev.status
     return changed
+
+
+def verdict_change_turns(state: EpisodeState) -> list[int]:
+    """Sorted turn numbers in which some criterion's status changed (its first verdict counts)."""
+    turns: set[int] = set()
+    for crit in state.verdicts.values():
+        previous = None
+        for change in crit.history:
+            if change.status != previous:
+                turns.add(change.turn)
+            previous = change.status
+    return sorted(turns)

@@ -7,6 +7,7 @@ reuse this screen with a different source. Key bindings come from ``keymap``.
 
 from __future__ import annotations
 
+import bisect
 import os
 import shlex
 import subprocess
@@ -32,6 +33,7 @@ from stripebench_tui.tui.source import (
     row_for,
     row_from_turn,
     turn_from_events,
+    verdict_change_turns,
     verdict_changes,
 )
 from stripebench_tui.tui.text import clean, pretty_json
@@ -68,6 +70,8 @@ class EpisodeScreen(Screen[None]):
         self.turns: list[int] | None = None  # turn numbers, once known
         self.indexed = False  # source.state_at is usable (the index is built)
         self.whole: EpisodeState | None = None  # the whole episode, once indexed: timeline rows without I/O
+        self._verdict_turns: list[int] | None = None
+        self._position_of: dict[int, int] | None = None  # turns where a verdict changed, from ``whole``
         self.position: int | None = None  # selected row of the timeline
         self.state: EpisodeState | None = None
         self.turn: Turn | None = None
@@ -124,6 +128,7 @@ class EpisodeScreen(Screen[None]):
     def index_ready(self, turns: list[int]) -> None:
         self.indexed = True
         self.whole = self.source.state_at(None)
+        self._verdict_turns = verdict_change_turns(self.whole)
         if turns != self.turns:
             self.turns_loaded(turns)
         elif self.position is not None:
@@ -132,6 +137,7 @@ class EpisodeScreen(Screen[None]):
     def turns_loaded(self, turns: list[int]) -> None:
         first_time = self.turns is None
         self.turns = turns
+        self._position_of = None
         self.timeline.border_title = f"Turns ({len(turns)})"
         if not turns:
             self.timeline.placeholder = "No turns."
@@ -149,6 +155,12 @@ class EpisodeScreen(Screen[None]):
         self.select(start)
         if first_time and self.autoplay:
             self.action_toggle_play()
+
+    def _positions(self) -> dict[int, int]:
+        """Turn number → timeline row."""
+        if self._position_of is None or len(self._position_of) != len(self.turns or ()):
+            self._position_of = {number: i for i, number in enumerate(self.turns or ())}
+        return self._position_of
 
     def _row(self, position: int) -> TurnRow:
         assert self.turns is not None
@@ -260,7 +272,15 @@ class EpisodeScreen(Screen[None]):
             self._go(len(self.turns) - 1)
 
     def action_next_verdict(self) -> None:
-        if self.turns and self.position is not None and self.state is not None:
+        if self.turns and self.position is not None and self._verdict_turns is not None:
+            # The indexed episode knows every verdict's history: no need to read the trace.
+            later = bisect.bisect_right(self._verdict_turns, self.turns[self.position])
+            for number in self._verdict_turns[later:]:
+                if number in self._positions():
+                    self._go(self._positions()[number])
+                    return
+            self.notify("No later turn changes a verdict.", title="Verdicts")
+        elif self.turns and self.position is not None and self.state is not None:
             statuses = {name: c.status for name, c in self.state.verdicts.items()}
             self.find_verdict_change(self.position, statuses)
 
