@@ -18,7 +18,7 @@ def docs_server(workspace: Path, cache: Path, errlog) -> ToolServerHandle:
     return ToolServerHandle.builtin("stripe_docs", str(workspace), "--cache-dir", str(cache), errlog=errlog)
 
 
-async def test_search_ranks_the_relevant_entry_first_and_rebuilds_a_missing_cache(workspace, tmp_path: Path):
+async def test_search_ranks_relevant_entries_first_rejects_bad_queries_and_rebuilds_a_missing_cache(workspace, tmp_path: Path):
     cache = tmp_path / "cache"
     log_path = tmp_path / "stderr.txt"
     with log_path.open("w") as log:
@@ -33,6 +33,12 @@ async def test_search_ranks_the_relevant_entry_first_and_rebuilds_a_missing_cach
             notes = await docs.call("search_stripe_documentation", {"query": "STRIPE_API_BASE environment variable"})
             assert notes.data["results"][0]["source"] == "notes/emulator.md"
             assert "«STRIPE_API_BASE»" in notes.text
+            empty = await docs.call("search_stripe_documentation", {"query": "  "})
+            assert empty.is_error and "empty query" in empty.text
+            too_many = await docs.call("search_stripe_documentation", {"query": "refund", "limit": 500})
+            assert too_many.is_error and "between 1 and 20" in too_many.text
+            nothing = await docs.call("search_stripe_documentation", {"query": "zzqxv wwkkq"})
+            assert not nothing.is_error and nothing.data["results"] == []
         built = log_path.read_text()
         assert "indexing stripe" in built and "built in" in built
         index = docs_index.index_file(cache)
@@ -44,18 +50,6 @@ async def test_search_ranks_the_relevant_entry_first_and_rebuilds_a_missing_cach
             assert again.data["results"][0]["title"].startswith("Checkout Session: expire")
         assert index.exists()
         assert log_path.read_text().count("built in") == 2
-
-
-async def test_bad_queries_are_tool_errors(workspace, tmp_path: Path):
-    cache = tmp_path / "cache"
-    with (tmp_path / "stderr.txt").open("w") as log:
-        async with docs_server(workspace, cache, log) as docs:
-            empty = await docs.call("search_stripe_documentation", {"query": "  "})
-            assert empty.is_error and "empty query" in empty.text
-            too_many = await docs.call("search_stripe_documentation", {"query": "refund", "limit": 500})
-            assert too_many.is_error and "between 1 and 20" in too_many.text
-            nothing = await docs.call("search_stripe_documentation", {"query": "zzqxv wwkkq"})
-            assert not nothing.is_error and nothing.data["results"] == []
 
 
 def test_index_key_changes_with_the_notes(tmp_path: Path, monkeypatch):
