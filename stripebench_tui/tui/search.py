@@ -10,6 +10,7 @@ from stripebench_tui.tui.text import clean
 from stripebench_tui.tui.widgets.turn_detail import output_document
 
 MESSAGE, OUTPUT = 0, 1
+PROGRESS_EVERY = 500  # turns
 
 
 @dataclass(frozen=True, order=True)
@@ -51,8 +52,12 @@ def find(
     after: Hit,
     forward: bool = True,
     cancelled: Callable[[], bool] = lambda: False,
+    progress: Callable[[int, int], None] = lambda done, total: None,
 ) -> Hit | None:
-    """The first hit strictly after (or before) ``after``, wrapping around the episode once."""
+    """The first hit strictly after (or before) ``after``, wrapping around the episode once.
+
+    ``progress(turns_searched, total)`` is called every ``PROGRESS_EVERY`` turns.
+    """
     if not turns or not query:
         return None
     count = len(turns)
@@ -62,6 +67,8 @@ def find(
     for i in range(count + 1):
         if cancelled():
             return None
+        if i and i % PROGRESS_EVERY == 0:
+            progress(i, count)
         position = (start + step * i) % count
         hits = hits_in_turn(source, position, turns[position], query)
         if i == 0 and position == after.position:

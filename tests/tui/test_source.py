@@ -36,3 +36,14 @@ def test_search_orders_messages_before_outputs_and_wraps() -> None:
     assert find(source, turns, "line_items", second) == first  # wrapped around
     assert find(source, turns, "line_items", first, forward=False) == second  # backwards wraps too
     assert find(source, turns, "no such text", Hit(0, -1, -1, -1)) is None
+
+
+def test_search_reports_progress_and_can_be_cancelled(monkeypatch) -> None:
+    import stripebench_tui.tui.search as search
+
+    monkeypatch.setattr(search, "PROGRESS_EVERY", 2)
+    source = EventListSource(checkout_events())
+    seen: list[tuple[int, int]] = []
+    assert find(source, source.turn_numbers(), "absent", Hit(0, -1, -1, -1), progress=lambda d, t: seen.append((d, t))) is None
+    assert seen == [(2, 7), (4, 7), (6, 7)]
+    assert find(source, source.turn_numbers(), "line_items", Hit(0, -1, -1, -1), cancelled=lambda: True) is None

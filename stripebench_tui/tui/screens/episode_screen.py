@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Callable
 
 from textual import work
+from textual.worker import get_current_worker
 from textual.app import ComposeResult
 from textual.app import SuspendNotSupported
 from textual.containers import Horizontal, Vertical
@@ -331,11 +332,23 @@ class EpisodeScreen(Screen[None]):
         """Look for the next match off the UI thread (a huge trace means reading every output)."""
         assert self.turns is not None
         query = self.search_query
-        hit = find(self.source, self.turns, query, after, forward)
-        self.app.call_from_thread(self._show_hit, query, hit)
+        worker = get_current_worker()
+
+        def progress(done: int, total: int) -> None:
+            self.app.call_from_thread(self._set_note, f"searching… {100 * done // total}% of turns")
+
+        hit = find(self.source, self.turns, query, after, forward, cancelled=lambda: worker.is_cancelled, progress=progress)
+        if not worker.is_cancelled:
+            self.app.call_from_thread(self._show_hit, query, hit)
+
+    def _set_note(self, note: str) -> None:
+        self.note = note
+        self.refresh_status()
 
     def _show_hit(self, query: str, hit: Hit | None) -> None:
+        self.note = ""
         if hit is None:
+            self.refresh_status()
             self.hit = None
             self.notify(f"No match for {clean(query)!r}.", title="Search", severity="warning")
             return
