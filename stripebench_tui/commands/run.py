@@ -51,6 +51,9 @@ def run(
     approve: str = typer.Option("never", "--approve", help="Which tool calls wait for your approval: never, always, or globs like 'shell,browser_*'."),
     paused: bool = typer.Option(False, "--paused", help="Start paused (TUI: step with the controls)."),
     headless: bool = typer.Option(False, "--headless", help="Print the episode as it happens instead of opening the TUI."),
+    sandbox: str = typer.Option(None, "--sandbox", envvar="STRIPEBENCH_SANDBOX",
+                                help="Where the episode runs: local (this machine, the default) or docker (a container; "
+                                     "see `stripebench doctor`). Default from $STRIPEBENCH_SANDBOX."),
 ) -> None:
     """Run a live episode: start the environment, let the agent work, grade it.
 
@@ -67,6 +70,8 @@ def run(
     config = EpisodeConfig(env=env, agent=agent, agent_options=agent_options(agent, plan, model, base_url, trace),
                            backend=backend, stripe_key=stripe_key, seed=seed, episode_dir=episode_dir,
                            max_turns=max_turns, approval=approve, start_paused=paused, headless=headless)
+    if sandbox:
+        config.sandbox = sandbox
     if not headless:
         try:
             from stripebench_tui.tui.live_app import run_live  # type: ignore[import-not-found]

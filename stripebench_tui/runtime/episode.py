@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import datetime as dt
+import os
 import platform
 import re
 from dataclasses import dataclass, field
@@ -42,6 +43,7 @@ from stripebench_tui.grading.offline import EMULATOR_STATE
 from stripebench_tui.stripe.backend import EMULATOR, StripeBackend, start_backend
 from stripebench_tui.stripe.watcher import EMULATOR_INTERVAL, REAL_INTERVAL, StripeWatcher
 
+SANDBOXES = ("local", "docker")
 _NAME = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
@@ -67,6 +69,8 @@ class EpisodeConfig:
     watch_interval: float | None = None  # seconds between /v1/events polls (default: 0.05 emulator, 1.0 real)
     graders_dir: Path | None = None  # default: $STRIPEBENCH_GRADERS or the repository's graders/
     grading: bool = True
+    # where the episode runs: "local" or "docker" (default: $STRIPEBENCH_SANDBOX, else local)
+    sandbox: str = field(default_factory=lambda: os.environ.get("STRIPEBENCH_SANDBOX") or "local")
 
 
 @dataclass
@@ -105,7 +109,7 @@ class Episode:
         self.env: Environment | None = None
         self.agent: Any = None
         self.backend: StripeBackend | None = None
-        self.sandbox: LocalSandbox | None = None
+        self.sandbox: Any = None  # LocalSandbox or runtime.docker_sandbox.DockerSandbox
         self.bus: EventBus | None = None
         self.recorder: Recorder | None = None
         self.driver: Driver | None = None
@@ -141,6 +145,8 @@ class Episode:
             check(self.env)
         if isinstance(cfg.approval, str):
             cfg.approval = ApprovalPolicy.parse(cfg.approval)
+        if cfg.sandbox not in SANDBOXES:
+            raise UserError(f"unknown sandbox {cfg.sandbox!r}; choose one of {', '.join(SANDBOXES)}")
 
     async def run(self) -> EpisodeResult:
         """Play the episode to its end; always stops every process and closes the trace."""
@@ -153,7 +159,12 @@ class Episode:
         self.backend = start_backend(cfg.backend, seed=cfg.seed, api_version=env.manifest.stripe.api_version,
                                      stripe_key=cfg.stripe_key, state=episode_dir / EMULATOR_STATE)
         try:
-            self.sandbox = LocalSandbox(env, episode_dir, self.backend.env_vars())
+            if cfg.sandbox == "docker":
+                from stripebench_tui.runtime.docker_sandbox import DockerSandbox
+
+                self.sandbox = DockerSandbox(env, episode_dir, self.backend.env_vars())
+            else:
+                self.sandbox = LocalSandbox(env, episode_dir, self.backend.env_vars())
             self.sandbox.prepare()
             atexit.register(self._atexit)
             self._open_trace(episode_dir)
@@ -181,6 +192,8 @@ class Episode:
                    # ports, URLs and paths (no keys), so a replay can map this episode's values onto its own
                    "variables": {k: v for k, v in self.sandbox.variables().items() if "KEY" not in k}},
         )
+        if hasattr(self.sandbox, "header_extra"):  # e.g. the docker sandbox's container
+            header.extra.update(self.sandbox.header_extra())
         self.bus = EventBus()
         self.recorder = Recorder.create(episode_dir / TRACE_NAME, header, secrets=backend.secrets)
         self.recorder.attach(self.bus)
@@ -241,9 +254,14 @@ class Episode:
         await self.watcher.start()
         if backend.server is not None:
             backend.server.emulator.on_event(self._nudge_watcher)
+        if hasattr(sandbox, "start"):  # the docker sandbox's engine, image and container
+            await sandbox.start(bus)
         # Tool servers need nothing from the seed or the services (ports are already chosen): start them meanwhile.
-        self.executor = McpToolExecutor(env.manifest.tools, workspace=sandbox.workspace,
-                                        episode_dir=sandbox.episode_dir, env=sandbox.tool_env())
+        if hasattr(sandbox, "tool_executor"):
+            self.executor = sandbox.tool_executor(env.manifest.tools)
+        else:
+            self.executor = McpToolExecutor(env.manifest.tools, workspace=sandbox.workspace,
+                                            episode_dir=sandbox.episode_dir, env=sandbox.tool_env())
         tools = asyncio.ensure_future(self.executor.start())
         try:
             await sandbox.run_seed(bus)

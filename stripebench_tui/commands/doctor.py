@@ -1,0 +1,87 @@
+"""``stripebench doctor``: check what live episodes need, each problem with how to fix it."""
+
+from __future__ import annotations
+
+import os
+
+import typer
+
+
+def _check_engine() -> tuple[bool, str, object]:
+    from stripebench_tui.errors import RuntimeProblem
+    from stripebench_tui.runtime.docker_engine import connect, engine_address
+
+    try:
+        client = connect(timeout=10)
+    except RuntimeProblem as exc:
+        return False, str(exc), None
+    version = client.version()
+    return True, f"Docker engine {version.get('Version', '?')} at {engine_address()}", client
+
+
+def _check_base_image(client: object) -> tuple[bool, str]:
+    from stripebench_tui.runtime.docker_engine import BASE_IMAGE_VAR, DEFAULT_BASE_IMAGE, base_image_name
+
+    base = base_image_name()
+    if client is None:
+        return False, f"base image {base}: unknown (no engine)"
+    try:
+        image = client.images.get(base)  # type: ignore[attr-defined]
+    except Exception:  # noqa: BLE001 - ImageNotFound or an engine error
+        fix = ("run `stripebench images bootstrap` (as root; needs debootstrap)" if base == DEFAULT_BASE_IMAGE
+               else f"pull it (`docker pull {base}`) or unset {BASE_IMAGE_VAR}")
+        return False, f"base image {base} is missing: {fix}"
+    return True, f"base image {base} ({image.short_id}, {image.attrs.get('Size', 0) / 1e6:.0f} MB)"
+
+
+def _check_chromium() -> tuple[bool, str]:
+    from stripebench_tui.chromium import find_chromium
+
+    exe = find_chromium()
+    if exe is None:
+        return False, ("Chromium not found (the browser tool needs it): apt-get install chromium, "
+                       "or set STRIPEBENCH_CHROMIUM to a Chromium executable")
+    return True, f"Chromium at {exe}"
+
+
+def _check_stripe() -> tuple[bool, str]:
+    key = os.environ.get("STRIPE_SECRET_KEY", "")
+    if key.startswith(("sk_live_", "rk_live_")):
+        return False, "STRIPE_SECRET_KEY is a live key: stripebench refuses it; use your sk_test_ key"
+    real = ("; --backend stripe would use your test mode (STRIPE_SECRET_KEY is set)" if key.startswith(("sk_test_", "rk_test_"))
+            else "; --backend stripe needs STRIPE_SECRET_KEY (a sk_test_ key)")
+    return True, "Stripe backend: emulator (offline, the default)" + real
+
+
+def doctor(
+    no_docker: bool = typer.Option(False, "--no-docker", help="Skip the Docker checks (you only use --sandbox local)."),
+) -> None:
+    """Check what live episodes need: a Docker engine and the base image (for --sandbox docker), Chromium, the Stripe backend.
+
+    Prints one line per check; exits 4 when something required is missing, each line saying how to fix it.
+
+    Example: `stripebench doctor`
+    """
+    results: list[tuple[bool, str]] = []
+    if not no_docker:
+        ok, text, client = _check_engine()
+        results.append((ok, text))
+        results.append(_check_base_image(client))
+        sandbox = os.environ.get("STRIPEBENCH_SANDBOX") or "local"
+        results.append((True, f"default sandbox: {sandbox} (--sandbox or $STRIPEBENCH_SANDBOX)"))
+    results.append(_check_chromium())
+    results.append(_check_stripe())
+    for ok, text in results:
+        typer.echo(f"{'ok  ' if ok else 'FAIL'}  {text}")
+    failed = sum(1 for ok, _ in results if not ok)
+    if failed:
+        typer.echo(f"stripebench doctor: {failed} problem(s) found", err=True)
+        raise typer.Exit(4)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``doctor`` to the CLI."""
+    app.command("doctor")(doctor)
+
+
+__all__ = ["register"]

@@ -1,0 +1,169 @@
+"""Environment images: built on the base image, cached by a content hash.
+
+An environment image holds what its episodes need at run time, baked in at build
+time (an episode never installs anything): a venv at /opt/venv with the packages
+our shell and files tool servers import, the stripe SDK for the seed script, and
+the workspace's requirements.txt. stripebench's own source is mounted read-only at
+run time (``/opt/stripebench``), so the tool servers run inside the container.
+
+An environment may declare ``[docker] dockerfile``: it is built first (context: the
+environment directory, ``ARG BASE_IMAGE`` given), and the layer above is added on
+top of it. The tag is ``stripebench/env-<id>:<hash>``, the hash covering the
+environment's files, the base image id, our version and the generated Dockerfile,
+so an unchanged environment is never rebuilt.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import re
+import tarfile
+from collections.abc import Callable
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from stripebench_tui import __version__
+from stripebench_tui.envs.manifest import Environment
+from stripebench_tui.errors import RuntimeProblem
+from stripebench_tui.runtime.docker_engine import base_image_name
+
+IMAGE_REPO = "stripebench/env-"
+SKIP_DIRS = {"__pycache__", ".venv", "node_modules", ".git"}
+
+
+def _pins() -> list[str]:
+    """What our in-container tool servers and the seed script import, at this interpreter's versions."""
+    pins = []
+    for name in ("mcp", "stripe"):
+        try:
+            pins.append(f"{name}=={metadata.version(name)}")
+        except metadata.PackageNotFoundError:
+            pins.append(name)
+    return pins
+
+
+def generated_dockerfile(base: str, has_requirements: bool) -> str:
+    """The Dockerfile layer stripebench adds on top of ``base``."""
+    lines = [
+        f"FROM {base}",
+        # One layer shared by every environment: the tool servers' and the seed script's packages.
+        f"RUN python3 -m venv /opt/venv && /opt/venv/bin/pip install --no-cache-dir --disable-pip-version-check -q "
+        f"{' '.join(_pins())}",
+    ]
+    if has_requirements:
+        lines += ["COPY requirements.txt /opt/stripebench-env/requirements.txt",
+                  "RUN /opt/venv/bin/pip install --no-cache-dir --disable-pip-version-check -q "
+                  "-r /opt/stripebench-env/requirements.txt"]
+    lines += ["ENV PATH=/opt/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \\",
+              "    PYTHONPATH=/opt/stripebench PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 LANG=C.UTF-8"]
+    return "\n".join(lines) + "\n"
+
+
+def _env_files(env: Environment) -> list[Path]:
+    files = []
+    for path in sorted(env.root.rglob("*")):
+        rel = path.relative_to(env.root)
+        if path.is_file() and not SKIP_DIRS & set(rel.parts):
+            files.append(path)
+    return files
+
+
+def content_hash(env: Environment, base_id: str) -> str:
+    """The cache key of an environment's image."""
+    digest = hashlib.sha256()
+    digest.update(f"stripebench {__version__}\nbase {base_id}\n".encode())
+    digest.update(generated_dockerfile("BASE", _requirements(env) is not None).encode())
+    for path in _env_files(env):
+        digest.update(str(path.relative_to(env.root)).encode() + b"\0")
+        digest.update(path.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
+
+
+def _requirements(env: Environment) -> Path | None:
+    req = env.workspace / "requirements.txt"
+    return req if req.is_file() and not env.manifest.setup else None  # `setup` envs make their own venv
+
+
+def image_tag(env: Environment, base_id: str) -> str:
+    """``stripebench/env-<id>:<hash>``."""
+    return f"{IMAGE_REPO}{env.id}:{content_hash(env, base_id)}"
+
+
+def _context(dockerfile: str, files: dict[str, bytes]) -> io.BytesIO:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        for name, data in {"Dockerfile": dockerfile.encode(), **files}.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    buf.seek(0)
+    return buf
+
+
+def _build(client: Any, tag: str, progress: Callable[[str], None], **kwargs: Any) -> None:
+    """Run one build, streaming its steps to ``progress``; RuntimeProblem naming the failing step."""
+    last = ""
+    try:
+        for chunk in client.api.build(tag=tag, rm=True, forcerm=True, decode=True, network_mode="host", **kwargs):
+            if "error" in chunk:
+                raise RuntimeProblem(f"image build failed for {tag}: {chunk['error'].strip()} (after {last or 'start'})")
+            text = str(chunk.get("stream", "")).strip()
+            if text.startswith("Step "):
+                last = text
+                progress(text)
+    except RuntimeProblem:
+        raise
+    except Exception as exc:  # noqa: BLE001 - API errors (bad Dockerfile, engine gone)
+        raise RuntimeProblem(f"image build failed for {tag}: {str(exc).splitlines()[0][:300]}") from None
+
+
+def ensure_image(client: Any, env: Environment, progress: Callable[[str], None] = print,
+                 force: bool = False) -> tuple[str, bool]:
+    """The environment's image tag, built when missing (or ``force``); returns (tag, built)."""
+    base = base_image_name()
+    try:
+        base_image = client.images.get(base)
+    except Exception:  # noqa: BLE001 - ImageNotFound or the engine's own error
+        how = "run `stripebench images bootstrap`" if base == "stripebench/base:bookworm" else f"pull {base} first"
+        raise RuntimeProblem(f"the base image {base} is not in the engine: {how}") from None
+    tag = image_tag(env, base_image.id)
+    if not force:
+        try:
+            client.images.get(tag)
+            return tag, False
+        except Exception:  # noqa: BLE001
+            pass
+    below = base
+    if env.manifest.docker.dockerfile:
+        dockerfile = env.path(env.manifest.docker.dockerfile)
+        if not dockerfile.is_file():
+            raise RuntimeProblem(f"{env.root / 'environment.toml'}: docker.dockerfile: {dockerfile} does not exist")
+        below = tag + "-own"
+        progress(f"building {env.id}'s own Dockerfile on {base}")
+        _build(client, below, progress, path=str(env.root), dockerfile=str(dockerfile.relative_to(env.root)),
+               buildargs={"BASE_IMAGE": base})
+    req = _requirements(env)
+    files = {"requirements.txt": req.read_bytes()} if req else {}
+    progress(f"building {tag} on {below}")
+    _build(client, tag, progress, fileobj=_context(generated_dockerfile(below, req is not None), files),
+           custom_context=True)
+    return tag, True
+
+
+def remove_old_images(client: Any, env: Environment, keep: str) -> list[str]:
+    """Remove this environment's images other than ``keep`` (older hashes); returns their tags."""
+    removed = []
+    for image in client.images.list(name=f"{IMAGE_REPO}{env.id}"):
+        for tag in image.tags:
+            if tag != keep and re.match(rf"^{re.escape(IMAGE_REPO + env.id)}:[0-9a-f]+(-own)?$", tag):
+                try:
+                    client.images.remove(tag)
+                    removed.append(tag)
+                except Exception:  # noqa: BLE001 - still used by a container, say
+                    pass
+    return removed
+
+
+__all__ = ["content_hash", "ensure_image", "generated_dockerfile", "image_tag", "remove_old_images"]

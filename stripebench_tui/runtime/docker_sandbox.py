@@ -1,0 +1,320 @@
+"""The docker sandbox: the episode's workspace, services, seed script and the agent's shell in a container.
+
+Per episode: a fresh container of the environment's image (``runtime.docker_images``)
+labelled with the episode's tag, the workspace bind-mounted read-write at the same
+path as on this machine (so traces, graders and the agent see one path), the root
+filesystem read-only with a private /tmp, commands run as a non-root user (this user's
+uid, or 1000 when stripebench runs as root, the workspace then chowned to it), CPU and
+memory limits from the manifest's ``[docker]``.
+
+Network: the container shares the host's network. The app must reach the Stripe
+emulator, which stays on this machine, and the browser tool (also here) must reach
+the app; the engine here runs without a bridge, so ``none`` or a private network are
+not possible. The trade-off: the agent's commands can reach anything this machine
+can. Ports are allocated on the host and health checks probe from the host.
+
+Every command inside runs through ``runtime.docker_exec`` (a local process relaying
+to an exec), so services, the seed script and the shell/files tool servers reuse the
+local machinery; the browser and docs tools run on this machine. At the end, or when
+stripebench dies (a watchdog process holds a pipe), the container and its volumes are
+removed; a container whose owner died without that is removed on the next start.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+from typing import Any
+
+import stripebench_tui
+from stripebench_tui.core.bus import EventBus
+from stripebench_tui.core.events import Service
+from stripebench_tui.envs.manifest import Environment
+from stripebench_tui.envs.plans import PlanError, expand
+from stripebench_tui.errors import BadFileError, RuntimeProblem
+from stripebench_tui.runtime.docker_engine import LABEL_EPISODE, LABEL_OWNER, owner_label
+from stripebench_tui.runtime.docker_exec import ENV_VAR, exec_argv
+from stripebench_tui.runtime.reaper import TAG_VAR, Watchdog
+from stripebench_tui.runtime.services import ServiceFailed, ServiceProcess, free_port, port_is_free, run_logged
+from stripebench_tui.runtime.tools import _DIE_WITH_PARENT, McpToolExecutor
+from stripebench_tui.tools import BUILTIN_SERVERS
+from stripebench_tui.tools.client import ToolServerHandle
+
+SEED_TIMEOUT = 120.0
+SETUP_TIMEOUT = 600.0
+ROOT_AGENT_UID = 1000  # who runs the agent's commands when stripebench itself runs as root
+IN_CONTAINER_SERVERS = ("shell", "files")  # the others (browser, stripe_docs) run on this machine
+PACKAGE_MOUNT = "/opt/stripebench"
+
+
+class DockerSandbox:
+    """Runs the episode in a container on the engine ``docker.from_env()`` finds (see the module docstring)."""
+
+    name = "docker"
+
+    def __init__(self, env: Environment, episode_dir: Path, stripe_vars: dict[str, str]) -> None:
+        self.env = env
+        self.episode_dir = episode_dir
+        self.workspace = episode_dir / "workspace"
+        self.logs = episode_dir / "logs"
+        self.screenshots = episode_dir / "screenshots"
+        self.tag = uuid.uuid4().hex
+        self.container_name = f"stripebench-{env.id}-{self.tag[:12]}"
+        self.container: Any = None
+        self.client: Any = None
+        self.image = ""
+        self.services: list[ServiceProcess] = []
+        self.watchdog: _Watchdogs | None = None
+        self._vars = dict(stripe_vars)
+        self._stopped = False
+        if os.getuid() == 0:
+            self.uid, self.gid = ROOT_AGENT_UID, ROOT_AGENT_UID
+        else:
+            self.uid, self.gid = os.getuid(), os.getgid()
+
+    # ---- the Sandbox protocol ----
+
+    def prepare(self) -> None:
+        """Copy the workspace in, allocate host ports, start the watchdog (the container comes in ``start``)."""
+        if self.env.workspace.is_dir():
+            shutil.copytree(self.env.workspace, self.workspace, symlinks=True)
+        else:
+            self.workspace.mkdir()
+        self.logs.mkdir(exist_ok=True)
+        self.screenshots.mkdir(exist_ok=True)
+        for spec in self.env.manifest.services:
+            for var in spec.ports:
+                if var not in self._vars:
+                    port = free_port()
+                    self._vars[var] = str(port)
+                    if var.endswith("_PORT"):
+                        self._vars.setdefault(var[: -len("_PORT")] + "_URL", f"http://127.0.0.1:{port}")
+        self._vars.update(WORKSPACE=str(self.workspace), EPISODE_DIR=str(self.episode_dir),
+                          SCREENSHOTS_DIR=str(self.screenshots))
+        self.watchdog = _Watchdogs(self.tag, self.container_name)
+
+    def variables(self) -> dict[str, str]:
+        """Ports, URLs, Stripe settings and paths (the oracle plan's ``${NAME}`` context)."""
+        return dict(self._vars)
+
+    def header_extra(self) -> dict[str, Any]:
+        """What the trace header says about the container (the TUI's status bar shows it)."""
+        return {"container": self.container_name, "image": self.image or None, "agent_uid": self.uid}
+
+    def container_env(self, extra: dict[str, str] | None = None) -> dict[str, str]:
+        """The environment of a command inside the container: only the episode's variables."""
+        env = {**self._vars, TAG_VAR: self.tag, "HOME": "/tmp", "PYTHONUNBUFFERED": "1"}
+        env.update(extra or {})
+        return env
+
+    def tool_env(self, extra: dict[str, str] | None = None) -> dict[str, str]:
+        """The environment of the local relay processes: ours, the tag, and the container's env as JSON."""
+        env = dict(os.environ)
+        for key in ("STRIPE_API_BASE", "STRIPE_API_VERSION"):
+            env.pop(key, None)
+        env.update(self._vars)
+        env.update({TAG_VAR: self.tag, "PYTHONUNBUFFERED": "1", ENV_VAR: json.dumps(self.container_env(extra))})
+        return env
+
+    def exec_argv(self, argv: list[str], interactive: bool = False) -> list[str]:
+        """The local command line that runs ``argv`` in the workspace inside the container, as the agent user."""
+        return exec_argv(self.container_name, argv, user=f"{self.uid}:{self.gid}", workdir=str(self.workspace),
+                         interactive=interactive)
+
+    async def start(self, bus: EventBus) -> None:
+        """Reach the engine, sweep stale containers, get the image (built if needed) and start the container."""
+        from stripebench_tui.runtime.docker_engine import connect, remove_stale_containers
+        from stripebench_tui.runtime.docker_images import ensure_image
+
+        loop = asyncio.get_running_loop()
+
+        def say(text: str) -> None:
+            loop.call_soon_threadsafe(bus.publish_nowait, Service(service="docker", status="log", text=text))
+
+        try:
+            self.client = await asyncio.to_thread(connect)
+        except RuntimeProblem as exc:
+            raise ServiceFailed(str(exc)) from None
+        stale = await asyncio.to_thread(remove_stale_containers, self.client)
+        if stale:
+            say(f"removed {len(stale)} container(s) left by a killed run: {', '.join(stale)}")
+        try:
+            self.image, built = await asyncio.to_thread(ensure_image, self.client, self.env, say)
+        except RuntimeProblem as exc:
+            raise ServiceFailed(str(exc)) from None
+        if self.uid != os.getuid():
+            await asyncio.to_thread(_chown_tree, self.workspace, self.uid, self.gid)
+        await bus.publish(Service(service="docker", status="starting", text=f"container {self.container_name} of {self.image}"))
+        try:
+            self.container = await asyncio.to_thread(self._run_container)
+        except Exception as exc:  # noqa: BLE001 - the engine's errors: say them on one line
+            raise ServiceFailed(f"the container {self.container_name} did not start: "
+                                f"{str(exc).splitlines()[0][:300]}") from None
+        await bus.publish(Service(service="docker", status="healthy",
+                                  text=f"container {self.container.short_id} ({self.container_name}) running as uid {self.uid}"))
+
+    def _run_container(self) -> Any:
+        spec = self.env.manifest.docker
+        package = Path(stripebench_tui.__file__).resolve().parent
+        volumes = {
+            str(self.workspace): {"bind": str(self.workspace), "mode": "rw"},
+            str(package): {"bind": f"{PACKAGE_MOUNT}/stripebench_tui", "mode": "ro"},
+            str(self.env.root.resolve()): {"bind": str(self.env.root.resolve()), "mode": "ro"},
+        }
+        if self.workspace.resolve() != self.workspace:
+            volumes[str(self.workspace.resolve())] = {"bind": str(self.workspace.resolve()), "mode": "rw"}
+        return self.client.containers.run(
+            self.image, ["sleep", "infinity"], detach=True, name=self.container_name, init=True,
+            labels={LABEL_EPISODE: self.tag, LABEL_OWNER: owner_label(), "stripebench.env": self.env.id},
+            network_mode="host", user=f"{self.uid}:{self.gid}", working_dir=str(self.workspace),
+            volumes=volumes, read_only=True, tmpfs={"/tmp": "rw,exec,mode=1777"},
+            nano_cpus=int(spec.cpus * 1e9), mem_limit=spec.memory, environment=self.container_env(),
+        )
+
+    async def run_seed(self, bus: EventBus) -> None:
+        """Run the manifest's ``setup`` commands, then its seed script, inside the container."""
+        for i, command in enumerate(self.env.manifest.setup):
+            code = await run_logged(bus, "setup", self.exec_argv(["bash", "-c", command]), cwd=self.workspace,
+                                    env=self.tool_env(), log_path=self.logs / "setup.log", timeout=SETUP_TIMEOUT)
+            if code != 0:
+                raise ServiceFailed(f"setup command {i + 1} ({command}) exited with code {code} "
+                                    f"(see {self.logs / 'setup.log'})")
+        seed = self.env.manifest.stripe.seed
+        if not seed:
+            return
+        argv = self.exec_argv(["python3", str(self.env.path(seed).resolve())])
+        code = await run_logged(bus, "seed", argv, cwd=self.workspace, env=self.tool_env(),
+                                log_path=self.logs / "seed.log", timeout=SEED_TIMEOUT)
+        if code != 0:
+            raise ServiceFailed(f"the seed script {seed} exited with code {code} in the container "
+                                f"(see {self.logs / 'seed.log'})")
+
+    async def start_services(self, bus: EventBus) -> None:
+        """Start every service inside the container, health-checked from this machine, in manifest order."""
+        for spec in self.env.manifest.services:
+            for var in spec.ports:
+                if not port_is_free(int(self._vars[var])):
+                    raise ServiceFailed(f"port {self._vars[var]} ({var}) of service {spec.name} is already in use")
+            base = self.container_env()
+            try:
+                extra = {k: expand(v, base) for k, v in spec.env.items()}
+                health = None
+                if spec.health is not None:
+                    ctx = {**base, **extra}
+                    health = {k: expand(v, ctx) for k, v in (("http", spec.health.http), ("tcp", spec.health.tcp)) if v}
+            except PlanError as exc:
+                raise BadFileError(f"{self.env.root / 'environment.toml'}: services.{spec.name}: {exc}") from None
+            command = shlex.join(self.exec_argv(["bash", "-c", spec.command]))
+            service = ServiceProcess(bus, spec.name, command, cwd=self.workspace, env=self.tool_env(extra),
+                                     log_path=self.logs / f"{spec.name}.log", health=health,
+                                     health_timeout=spec.health.timeout if spec.health else 30.0,
+                                     restart=spec.restart)
+            self.services.append(service)
+            await service.start()
+
+    def tool_executor(self, servers: list[str]) -> McpToolExecutor:
+        """The episode's tool executor: shell and files inside the container, the others here."""
+        return _DockerToolExecutor(self, servers)
+
+    async def stop(self) -> None:
+        """Stop the services, the local relays, then remove the container and its volumes (idempotent)."""
+        if self._stopped:
+            return
+        self._stopped = True
+        for service in reversed(self.services):
+            with contextlib.suppress(Exception):
+                await service.stop()
+        if self.watchdog is not None:
+            await asyncio.to_thread(self.watchdog.close)
+
+    def container_gone(self) -> bool:
+        """Whether the episode's container no longer exists (after ``stop``)."""
+        from stripebench_tui.runtime.docker_engine import connect
+
+        client = self.client or connect()
+        return not client.containers.list(all=True, filters={"label": f"{LABEL_EPISODE}={self.tag}"})
+
+
+class _DockerToolExecutor(McpToolExecutor):
+    """McpToolExecutor whose shell and files servers run inside the container."""
+
+    def __init__(self, sandbox: DockerSandbox, servers: list[str]) -> None:
+        super().__init__(servers, workspace=sandbox.workspace, episode_dir=sandbox.episode_dir, env=sandbox.tool_env())
+        self.sandbox = sandbox
+
+    async def start(self) -> None:
+        """Start every server (in parallel) and learn their tools; RuntimeProblem in one line on failure."""
+        if "browser" in self.server_names:
+            from stripebench_tui.chromium import find_chromium
+
+            if find_chromium() is None:
+                raise RuntimeProblem("the browser tool needs Chromium, which was not found (install the chromium package)")
+        unknown = [n for n in self.server_names if n not in BUILTIN_SERVERS]
+        if unknown:
+            raise RuntimeProblem(f"unknown tool server {unknown[0]!r}; built-in ones are {', '.join(BUILTIN_SERVERS)}")
+        for name in self.server_names:
+            extra = ["--screenshots", str(self.episode_dir / "screenshots")] if name == "browser" else []
+            errlog = open(self.logs / f"tools-{name}.log", "a", encoding="utf-8")
+            self._errlogs.append(errlog)
+            command, args = self.server_command(name, extra)
+            self.handles[name] = ToolServerHandle(name, command, args, env=self.env, errlog=errlog)
+        results = await asyncio.gather(*(h.start() for h in self.handles.values()), return_exceptions=True)
+        for name, result in zip(self.handles, results):
+            if isinstance(result, BaseException):
+                await self.close()
+                raise RuntimeProblem(f"tool server {name!r} did not start in the container: {result}") from None
+        for handle in self.handles.values():
+            for spec in await handle.list_tools():
+                if spec.name not in self.routes:  # the first server to offer a name keeps it
+                    self.routes[spec.name] = handle
+                    self.specs.append(spec)
+
+    def server_command(self, name: str, extra: list[str]) -> tuple[str, list[str]]:
+        """(command, args) that start tool server ``name``."""
+        module = ["-m", f"stripebench_tui.tools.{name}", "--workspace", str(self.workspace), *extra]
+        if name in IN_CONTAINER_SERVERS:
+            argv = self.sandbox.exec_argv(["python3", *module], interactive=True)
+            return argv[0], ["-c", _DIE_WITH_PARENT, *argv[1:]]
+        return sys.executable, ["-c", _DIE_WITH_PARENT, *module]
+
+
+class _Watchdogs:
+    """The local reaper (relay processes) and a container reaper: both act when closed or when we die."""
+
+    def __init__(self, tag: str, container: str) -> None:
+        self.local = Watchdog(tag)
+        self.container = subprocess.Popen(
+            [sys.executable, "-m", "stripebench_tui.runtime.docker_engine", "--reap", container],
+            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            env={k: v for k, v in os.environ.items() if k != TAG_VAR}, start_new_session=True, close_fds=True)
+
+    def close(self, timeout: float = 30.0) -> None:
+        """Stop the relays, then remove the container; waits for both."""
+        self.local.close()
+        if self.container.stdin is not None and not self.container.stdin.closed:
+            with contextlib.suppress(OSError):
+                self.container.stdin.close()
+        try:
+            self.container.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.container.kill()
+            self.container.wait()
+
+
+def _chown_tree(root: Path, uid: int, gid: int) -> None:
+    os.chown(root, uid, gid)
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in dirnames + filenames:
+            with contextlib.suppress(OSError):
+                os.chown(os.path.join(dirpath, name), uid, gid, follow_symlinks=False)
+
+
+__all__ = ["DockerSandbox"]

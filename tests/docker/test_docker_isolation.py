@@ -1,0 +1,103 @@
+"""The agent's shell in the container: non-root, confined to the workspace; a dead container is said clearly."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from pathlib import Path
+
+import pytest
+
+from stripebench_tui.core.bus import EventBus
+from stripebench_tui.envs.manifest import find_environment
+from stripebench_tui.runtime.docker_engine import LABEL_EPISODE, LABEL_OWNER, base_image_name
+from stripebench_tui.runtime.docker_sandbox import DockerSandbox
+
+pytestmark = [pytest.mark.docker, pytest.mark.slow]
+
+
+@pytest.fixture
+async def sandbox(docker_client, tmp_path: Path):
+    env = find_environment("tiny-shop")
+    episode_dir = tmp_path / "ep"
+    episode_dir.mkdir()
+    box = DockerSandbox(env, episode_dir, {"STRIPE_API_BASE": "http://127.0.0.1:9", "STRIPE_SECRET_KEY": "sk_test_x"})
+    box.prepare()
+    bus = EventBus()
+    try:
+        await box.start(bus)
+        yield box
+    finally:
+        await box.stop()
+        await bus.close(timeout=2)
+    assert box.container_gone()
+
+
+async def test_shell_runs_as_non_root_and_cannot_write_outside_the_workspace(sandbox: DockerSandbox) -> None:
+    executor = sandbox.tool_executor(["shell"])
+    await executor.start()
+    try:
+        who = await executor.call("shell", {"command": "id -u; pwd"})
+        uid, cwd = who.text.split()[:2]
+        assert int(uid) != 0 and int(uid) == sandbox.uid
+        assert cwd == str(sandbox.workspace)
+        for target in ("/etc/evil", "/usr/evil", "/evil", "/opt/stripebench/stripebench_tui/evil",
+                       f"{sandbox.env.root}/evil"):
+            out = await executor.call("shell", {"command": f"echo x > {target}"})
+            assert out.exit_code != 0, target
+            assert not Path(target).exists()
+        out = await executor.call("shell", {"command": "echo hello > made.txt && ls -n made.txt"})
+        assert out.exit_code == 0, out.text
+        made = sandbox.workspace / "made.txt"
+        assert made.read_text() == "hello\n"  # this machine reads what the agent wrote
+        assert made.stat().st_uid == sandbox.uid == (os.getuid() or 1000)
+    finally:
+        await executor.close()
+
+
+async def test_a_container_that_dies_is_reported_clearly(sandbox: DockerSandbox) -> None:
+    executor = sandbox.tool_executor(["shell"])
+    await executor.start()
+    try:
+        sandbox.container.kill()
+        with pytest.raises(Exception) as caught:
+            await executor.call("shell", {"command": "true"})
+        assert "container" in str(caught.value) or "closed" in str(caught.value).lower()
+    finally:
+        await executor.close()
+
+
+def test_stale_container_of_a_dead_owner_is_removed_on_next_start(docker_client, tmp_path: Path) -> None:
+    import asyncio
+
+    tag = uuid.uuid4().hex
+    stale = docker_client.containers.run(base_image_name(), ["sleep", "infinity"], detach=True, network_mode="none",
+                                         name=f"stripebench-stale-{tag[:8]}",
+                                         labels={LABEL_EPISODE: tag, LABEL_OWNER: f"{os.uname().nodename}:999999999"})
+    alive = docker_client.containers.run(base_image_name(), ["sleep", "infinity"], detach=True, network_mode="none",
+                                         name=f"stripebench-alive-{tag[:8]}",
+                                         labels={LABEL_EPISODE: tag + "x", LABEL_OWNER: f"{os.uname().nodename}:{os.getpid()}"})
+    try:
+        env = find_environment("tiny-shop")
+        (tmp_path / "ep").mkdir()
+        box = DockerSandbox(env, tmp_path / "ep", {})
+        box.prepare()
+
+        async def go() -> None:
+            bus = EventBus()
+            try:
+                await box.start(bus)
+            finally:
+                await box.stop()
+                await bus.close(timeout=2)
+
+        asyncio.run(go())
+        names = {c.name for c in docker_client.containers.list(all=True)}
+        assert stale.name not in names  # its owner (pid 999999999) is gone
+        assert alive.name in names  # its owner (this test) is alive: not touched
+    finally:
+        for c in (stale, alive):
+            try:
+                c.remove(force=True)
+            except Exception:  # noqa: BLE001 - already removed
+                pass
