@@ -28,7 +28,12 @@ SETTLE_POLLS = 6  # looks for the session /checkout created, 0.25 s apart, once 
 
 
 def _load_seed() -> Any:
-    path = Path(__file__).resolve().parents[1] / "environments" / "checkout-migration" / "seed.py"
+    """The environment's seed module (for its constants), wherever environments live."""
+    from stripebench_tui.envs.manifest import environments_dir
+
+    path = environments_dir() / "checkout-migration" / "seed.py"
+    if not path.is_file():
+        path = Path(__file__).resolve().parents[1] / "environments" / "checkout-migration" / "seed.py"
     spec = importlib.util.spec_from_file_location("checkout_migration_seed", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
