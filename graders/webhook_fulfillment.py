@@ -1,0 +1,337 @@
+"""Grader for webhook-fulfillment: orders are fulfilled from signed checkout.session.completed events, exactly once.
+
+Public means only. The grader starts its own copy of the shop (the manifest's command, its own port, a copy
+of the workspace's database) that no Stripe webhook endpoint points at, so the grader alone decides which
+events reach it and when. It buys two lamps through the copy in a real browser (the hosted Checkout page),
+which redirects back to the copy's success page, then reads the copy's database: nothing may be fulfilled
+yet. It fetches the real ``checkout.session.completed`` events from the Events API and delivers them itself,
+each signed like Stripe signs them with the endpoint secret the seed wrote to the workspace's ``.env``:
+a forged and an unsigned delivery first (both must be refused with 400 and fulfil nothing), then the second
+order's event before the first's (out of order), then a duplicate of each (same event, fresh signature).
+Every paid order must end with exactly one row in ``fulfillments``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import os
+import re
+import secrets
+import signal
+import socket
+import sqlite3
+import subprocess
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from stripebench_tui.grading import Criterion, Grader, Outcome, failed, passed
+from stripebench_tui.grading.context import GradingUnavailable
+from stripebench_tui.grading.criteria import error_outcome
+
+APP_START_TIMEOUT = 30.0
+WEBHOOK_PATH = "/webhooks/stripe"
+DATABASE = "shop.db"
+PRODUCTS = (("desk-lamp", "Brass desk lamp"), ("lantern", "Paper lantern"))  # the two checkouts, first first
+CARD = {"Card number": "4242 4242 4242 4242", "Expiration": "12 / 34", "CVC": "123", "Cardholder name": "Grace Grader"}
+
+
+def read_env_file(path: Path) -> dict[str, str]:
+    """KEY=VALUE lines of a .env file (missing: empty)."""
+    out: dict[str, str] = {}
+    if path.is_file():
+        for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+            key, sep, value = line.strip().partition("=")
+            if sep and not key.startswith("#"):
+                out[key.strip()] = value.strip()
+    return out
+
+
+def sign(payload: str, secret: str, timestamp: int | None = None) -> str:
+    """A ``Stripe-Signature`` header for ``payload``, as Stripe computes it (HMAC-SHA256 of ``t.payload``)."""
+    t = int(time.time()) if timestamp is None else timestamp
+    mac = hmac.new(secret.encode(), f"{t}.{payload}".encode(), hashlib.sha256).hexdigest()
+    return f"t={t},v1={mac}"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class AppDown(Exception):
+    """The shop could not be started for grading (a failing outcome, not a grader error)."""
+
+
+class Miss(Exception):
+    """The shop broke a rule of the task; becomes a failing outcome with this summary and evidence."""
+
+    def __init__(self, summary: str, **evidence: Any) -> None:
+        super().__init__(summary)
+        self.summary, self.evidence = summary, evidence
+
+
+class ShopCopy:
+    """A second copy of the shop: the manifest's command, our port and a copy of the workspace database."""
+
+    def __init__(self, ctx: Any) -> None:
+        spec = next((s for s in ctx.env.manifest.services if s.name == "app"), None)
+        if spec is None:
+            raise GradingUnavailable("the manifest has no 'app' service to start")
+        source = Path(ctx.workspace) / DATABASE
+        if not source.is_file():
+            raise GradingUnavailable(f"no database at {source}")
+        self.tmp = tempfile.TemporaryDirectory(prefix="webhook-grader-")
+        self.db_path = Path(self.tmp.name) / DATABASE
+        with sqlite3.connect(source) as src, sqlite3.connect(self.db_path) as dst:
+            src.backup(dst)  # consistent even while the agent's app writes
+        self.url = f"http://127.0.0.1:{free_port()}"
+        env = dict(os.environ)
+        env.update({k: v for k, v in ctx.env_vars.items() if isinstance(v, str)})
+        env.update(APP_PORT=self.url.rsplit(":", 1)[1], APP_URL=self.url, DATABASE_PATH=str(self.db_path),
+                   PYTHONUNBUFFERED="1")
+        logs = Path(ctx.episode_dir) / "logs"
+        logs.mkdir(parents=True, exist_ok=True)
+        self.log_path = logs / "grader-app.log"
+        self._log = open(self.log_path, "ab")
+        self.proc = subprocess.Popen(["bash", "-c", spec.command], cwd=str(ctx.workspace), env=env,
+                                     stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT,
+                                     start_new_session=True)
+        self.http = httpx.Client(base_url=self.url, timeout=30, trust_env=False)
+        deadline = time.monotonic() + APP_START_TIMEOUT
+        while True:
+            try:
+                if self.http.get("/health", timeout=2).status_code < 400:
+                    return
+            except httpx.HTTPError:
+                pass
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                self.close()
+                raise AppDown(f"the grader's copy of the shop did not become healthy (see {self.log_path})")
+            time.sleep(0.2)
+
+    def fulfilments(self, order_id: str) -> int:
+        """Rows in ``fulfillments`` for ``order_id`` (read-only)."""
+        conn = sqlite3.connect(f"{self.db_path.resolve().as_uri()}?mode=ro", uri=True, timeout=10)
+        try:
+            return conn.execute("SELECT COUNT(*) FROM fulfillments WHERE order_id = ?", (order_id,)).fetchone()[0]
+        finally:
+            conn.close()
+
+    def close(self) -> None:
+        self.http.close()
+        if self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGTERM)
+                self.proc.wait(5)
+            except (ProcessLookupError, subprocess.TimeoutExpired):
+                try:
+                    os.killpg(self.proc.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+                self.proc.wait(5)
+        self._log.close()
+        self.tmp.cleanup()
+
+
+def buy_in_browser(shop_url: str, tag: str, products: tuple[tuple[str, str], ...]) -> list[dict[str, str]]:
+    """Buy each product through the shop and hosted Checkout in Chromium; the session id and success page of each."""
+    from playwright.sync_api import sync_playwright
+
+    from stripebench_tui.chromium import launch_options
+
+    bought = []
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(**launch_options())
+        try:
+            page = browser.new_page()
+            for n, (slug, name) in enumerate(products):
+                page.goto(shop_url + "/", wait_until="load", timeout=15000)
+                page.get_by_role("button", name=f"Buy {name}").click()
+                page.get_by_label("Card number").wait_for(timeout=15000)
+                page.get_by_label("Email").fill(f"grader-{tag}-{n}@example.com")
+                for label, value in CARD.items():
+                    page.get_by_label(label, exact=True).fill(value)
+                country = page.get_by_label("Country", exact=True)
+                if country.count() and country.first.is_visible():
+                    country.first.select_option(label="United States")
+                postal = page.get_by_label("Postal code", exact=True)
+                if postal.count() and postal.first.is_visible():
+                    postal.first.fill("94103")
+                page.get_by_role("button", name="Pay", exact=True).click()
+                page.wait_for_url(re.compile(re.escape(shop_url) + r"/success"), timeout=20000)
+                page.wait_for_load_state("load")
+                match = re.search(r"session_id=([A-Za-z0-9_]+)", page.url)
+                bought.append({"product": slug, "session": match.group(1) if match else "",
+                               "page_text": page.inner_text("body")[:500]})
+        finally:
+            browser.close()
+    return bought
+
+
+class Run:
+    """One grading run: the shop copy, the endpoint secret, the Stripe client."""
+
+    def __init__(self, ctx: Any) -> None:
+        self.stripe = ctx.stripe.v1
+        self.tag = secrets.token_hex(4)
+        config = read_env_file(Path(ctx.workspace) / ".env")
+        self.secret = config.get("STRIPE_WEBHOOK_SECRET") or os.environ.get("STRIPE_WEBHOOK_SECRET", "")
+        if not self.secret.startswith("whsec_"):
+            raise GradingUnavailable("no STRIPE_WEBHOOK_SECRET in the workspace's .env (the seed writes it there)")
+        self.shop = ShopCopy(ctx)
+
+    def close(self) -> None:
+        self.shop.close()
+
+    def event_for(self, session_id: str) -> str:
+        """The JSON of the real checkout.session.completed event for ``session_id`` (waits briefly for it)."""
+        deadline = time.monotonic() + 10
+        while True:
+            for event in self.stripe.events.list({"type": "checkout.session.completed", "limit": 50}).data:
+                if event.data.object.id == session_id:
+                    return json.dumps(event.to_dict(), indent=2)
+            if time.monotonic() > deadline:
+                raise Miss(f"Stripe has no checkout.session.completed event for {session_id}; was it paid?",
+                           session=session_id)
+            time.sleep(0.5)
+
+    def deliver(self, payload: str, signature: str | None) -> httpx.Response:
+        headers = {"Content-Type": "application/json; charset=utf-8", "User-Agent": "Stripe/1.0 (+https://stripe.com/docs/webhooks)"}
+        if signature is not None:
+            headers["Stripe-Signature"] = signature
+        return self.shop.http.post(WEBHOOK_PATH, content=payload.encode(), headers=headers)
+
+
+def order_of(run: Run, session_id: str) -> str:
+    """The shop's order id behind a Checkout Session (its client_reference_id)."""
+    session = run.stripe.checkout.sessions.retrieve(session_id)
+    if session.payment_status != "paid" or not session.client_reference_id:
+        raise Miss(f"Checkout Session {session_id} is {session.payment_status} with client_reference_id "
+                   f"{session.client_reference_id!r}", session=session_id)
+    return session.client_reference_id
+
+
+def scenario(run: Run) -> dict[str, Outcome]:
+    out: dict[str, Outcome] = {}
+    bought = buy_in_browser(run.shop.url, run.tag, PRODUCTS)
+    sessions = [b["session"] for b in bought]
+    if not all(sessions):
+        raise Miss(f"the success pages did not carry a session_id: {[b['page_text'][:80] for b in bought]}")
+    orders = [order_of(run, s) for s in sessions]
+    counts = [run.shop.fulfilments(o) for o in orders]
+    if any(counts):
+        out["not on the redirect"] = failed(f"right after the success redirect, before any webhook, the orders have "
+                                            f"{counts} fulfilments; expected none", orders=orders, counts=counts)
+    else:
+        out["not on the redirect"] = passed("paying and landing on the success page fulfilled nothing",
+                                            orders=orders, sessions=sessions)
+    redirect_only = not any(counts)
+
+    first, second = (run.event_for(s) for s in sessions)
+    forged = run.deliver(first, sign(first, "whsec_" + secrets.token_hex(16)))
+    unsigned = run.deliver(first, None)
+    tampered_payload = first.replace(orders[0], orders[0] + "x") if orders[0] in first else first + " "
+    tampered = run.deliver(tampered_payload, sign(first, run.secret))
+    statuses = [forged.status_code, unsigned.status_code, tampered.status_code]
+    after_forged = run.shop.fulfilments(orders[0])
+    if statuses == [400, 400, 400] and after_forged == counts[0]:
+        out["rejects bad signatures"] = passed("a wrongly signed, an unsigned and a tampered delivery were refused "
+                                               "with 400 and fulfilled nothing", statuses=statuses)
+    else:
+        out["rejects bad signatures"] = failed(f"wrong signature, no signature and a tampered body answered "
+                                               f"{statuses} (expected 400 each) and left {after_forged} fulfilments "
+                                               f"(expected {counts[0]})", statuses=statuses, order=orders[0])
+
+    # Out of order: the second checkout's event first.
+    answers = [run.deliver(second, sign(second, run.secret)).status_code,
+               run.deliver(first, sign(first, run.secret)).status_code]
+    once = [run.shop.fulfilments(o) for o in orders]
+    ok_answers = all(200 <= s < 300 for s in answers)
+    if redirect_only and ok_answers and once == [1, 1]:
+        out["fulfils from the event"] = passed("each signed checkout.session.completed fulfilled its order once, "
+                                               "the later checkout's event arriving first", orders=orders)
+    else:
+        why = ("the orders were already fulfilled before any event" if not redirect_only else
+               f"the signed events answered {answers} and left {once} fulfilments; expected 2xx and [1, 1]")
+        out["fulfils from the event"] = failed(why, orders=orders, answers=answers, fulfilments=once)
+
+    # Duplicates: Stripe redelivers the same event (same id) with a fresh signature, also after a newer event.
+    time.sleep(1)
+    dupes = [run.deliver(first, sign(first, run.secret)).status_code,
+             run.deliver(second, sign(second, run.secret)).status_code,
+             run.deliver(first, sign(first, run.secret)).status_code]
+    final = [run.shop.fulfilments(o) for o in orders]
+    if redirect_only and once == [1, 1] and all(200 <= s < 300 for s in dupes) and final == [1, 1]:
+        out["exactly once"] = passed("redelivered events were acknowledged and fulfilled nothing more",
+                                     answers=dupes, fulfilments=final)
+    else:
+        why = ("the orders were not fulfilled by their events in the first place" if not redirect_only or once != [1, 1]
+               else f"duplicate deliveries answered {dupes} and left {final} fulfilments; expected 2xx and [1, 1]")
+        out["exactly once"] = failed(why, answers=dupes, fulfilments=final, orders=orders)
+    return out
+
+
+CRITERIA: list[tuple[str, float, str]] = [
+    ("not on the redirect", 2, "Paying in the hosted Checkout page and landing on the success page does not fulfil "
+     "the order by itself."),
+    ("rejects bad signatures", 2, "Deliveries with a wrong signature, with none, or with a body that does not match "
+     "its signature are answered 400 and fulfil nothing."),
+    ("fulfils from the event", 3, "A correctly signed checkout.session.completed fulfils its own order exactly once, "
+     "also when a later checkout's event arrives first."),
+    ("exactly once", 3, "Redelivered events (the same event id, freshly signed, after other events) are acknowledged "
+     "with 2xx and leave exactly one fulfilment per order."),
+]
+
+
+def _results(ctx: Any) -> dict[str, Outcome]:
+    """Run the scenario once per grading context and remember each criterion's outcome."""
+    with _LOCK:
+        lock = ctx.__dict__.setdefault("_webhook_lock", threading.Lock())
+    with lock:
+        cached = ctx.__dict__.get("_webhook_results")
+        if cached is not None:
+            return cached
+        results: dict[str, Outcome] = {}
+        try:
+            run = Run(ctx)
+        except (AppDown, GradingUnavailable) as exc:
+            results = {name: failed(f"cannot grade: {exc}") for name, _, _ in CRITERIA}
+        except Exception as exc:  # noqa: BLE001 - a broken setup is an error for every criterion
+            results = {name: error_outcome(exc) for name, _, _ in CRITERIA}
+        else:
+            try:
+                results = scenario(run)
+            except Miss as miss:
+                results = {name: failed(miss.summary, **miss.evidence) for name, _, _ in CRITERIA}
+            except httpx.HTTPError as exc:
+                results = {name: failed(f"the shop did not answer: {type(exc).__name__}: {exc}") for name, _, _ in CRITERIA}
+            except Exception as exc:  # noqa: BLE001 - reported as error, never pass
+                results = {name: error_outcome(exc) for name, _, _ in CRITERIA}
+            finally:
+                run.close()
+        for name, _, _ in CRITERIA:
+            results.setdefault(name, failed("not reached"))
+        ctx.__dict__["_webhook_results"] = results
+        return results
+
+
+_LOCK = threading.Lock()
+
+
+def _criterion(name: str, weight: float, description: str) -> Criterion:
+    return Criterion(name, weight, description, lambda ctx, view: _results(ctx)[name], final_only=True, timeout=240)
+
+
+GRADER = Grader(
+    criteria=tuple(_criterion(*c) for c in CRITERIA),
+    description="Buys two lamps in a browser through a copy of the shop, then delivers their checkout.session."
+                "completed events itself: forged, out of order and duplicated; counts fulfilments in the database.",
+)
