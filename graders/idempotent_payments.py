@@ -13,6 +13,7 @@ One criterion is also checked live: orders the episode's own app marked paid are
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import secrets
@@ -148,8 +149,7 @@ class FaultProxy:
         length = int(req.headers.get("content-length") or 0)
         body = req.rfile.read(length) if length else b""
         path = urlsplit(req.path).path
-        auth = req.headers.get("authorization") or ""
-        key = auth.split(" ", 1)[1].strip() if " " in auth else ""
+        key = _api_key(req.headers.get("authorization") or "")
         kind = "_".join(key.split("_")[:2]) if key.count("_") >= 2 else "none"
         form = dict(parse_qsl(body.decode("utf-8", "replace"), keep_blank_values=True))
         action = self._next_action(req.command, path, key)
@@ -193,6 +193,17 @@ class FaultProxy:
         response = self._client.request(req.command, self.upstream.rstrip("/") + req.path, content=body, headers=headers)
         back = {k: v for k, v in response.headers.items() if k.lower() in _RETURN_HEADERS}
         return response.status_code, response.content, back
+
+
+def _api_key(authorization: str) -> str:
+    """The API key in a Bearer or Basic (``key:``) Authorization header; "" when there is none."""
+    scheme, _, value = authorization.strip().partition(" ")
+    if scheme.lower() == "basic":
+        try:
+            return base64.b64decode(value.strip()).decode().partition(":")[0]
+        except (ValueError, UnicodeDecodeError):
+            return ""
+    return value.strip() if scheme.lower() == "bearer" else ""
 
 
 def free_port() -> int:

@@ -151,3 +151,11 @@ def test_the_live_check_counts_succeeded_payments_per_paid_order(tmp_path, emula
     got = G.paid_orders_charged_once(ctx, view)
     assert got.status == FAIL and "ord_a has 2 succeeded" in got.summary
     conn.close()
+
+
+def test_the_key_is_read_from_bearer_and_basic_auth():
+    import base64
+
+    assert G._api_key("Bearer rk_test_abc") == "rk_test_abc"
+    assert G._api_key("Basic " + base64.b64encode(b"rk_test_abc:").decode()) == "rk_test_abc"
+    assert G._api_key("Basic !!!") == "" and G._api_key("") == ""
