@@ -36,6 +36,13 @@ class ToolResult:
     data: dict[str, Any] = field(default_factory=dict)
 
 
+def _innermost(exc: BaseException) -> BaseException:
+    """The one exception inside nested single-member exception groups (anyio task groups wrap)."""
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    return exc
+
+
 class ToolServerError(RuntimeProblem):
     """The tool server stopped answering (it died, or a call outlived its timeout)."""
 
@@ -95,12 +102,15 @@ class ToolServerHandle:
                     self.session = session
                     ready.set_result(None)
                     await self._closing.wait()
-        except BaseException as exc:
+        except BaseException as caught:
+            exc = _innermost(caught)
             if not ready.done():
                 if isinstance(exc, OSError):
                     exc = RuntimeProblem(f"cannot start tool server {self.name!r}: {exc}")
+                elif isinstance(exc, MCPError):  # it exited before the handshake: its stderr says why
+                    exc = ToolServerError(f"tool server {self.name!r} did not start ({exc}); see its error output")
                 ready.set_exception(exc)
-            elif not isinstance(exc, asyncio.CancelledError):
+            elif not isinstance(caught, asyncio.CancelledError):
                 raise
         finally:
             self.session = None

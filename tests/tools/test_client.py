@@ -75,7 +75,7 @@ async def test_unknown_server_and_missing_command_are_clear_errors(tmp_path: Pat
 async def test_missing_workspace_stops_the_server_with_a_message(tmp_path: Path):
     log = tmp_path / "stderr.txt"
     with log.open("w") as errlog:
-        with pytest.raises(Exception):
+        with pytest.raises(ToolServerError, match="tool server 'shell' did not start"):
             await ToolServerHandle.builtin("shell", str(tmp_path / "missing"), errlog=errlog).start()
     assert "is not a directory" in log.read_text()
 
