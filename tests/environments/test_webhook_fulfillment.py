@@ -1,0 +1,109 @@
+"""webhook-fulfillment: the grader's signatures and config reading, the seed against the emulator, and validate."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import stripe
+
+from stripebench_tui.core.events import FAIL, PASS
+from stripebench_tui.emulator import EmulatorServer
+from stripebench_tui.envs.manifest import find_environment
+from stripebench_tui.grading import GradingContext, load_grader
+
+ENV = find_environment("webhook-fulfillment")
+GRADER = load_grader(ENV)
+
+
+def _grader_module():
+    spec = importlib.util.spec_from_file_location("whf_grader_under_test", ENV.root.parents[1] / "graders" / "webhook_fulfillment.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["whf_grader_under_test"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+G = _grader_module()
+
+
+def test_the_graders_signatures_verify_with_the_official_sdk_and_only_with_the_right_secret():
+    payload = json.dumps({"id": "evt_1", "object": "event", "type": "checkout.session.completed",
+                          "data": {"object": {"id": "cs_test_1", "object": "checkout.session"}}})
+    event = stripe.Webhook.construct_event(payload, G.sign(payload, "whsec_right"), "whsec_right")
+    assert event.id == "evt_1"
+    with pytest.raises(stripe.SignatureVerificationError):
+        stripe.Webhook.construct_event(payload, G.sign(payload, "whsec_wrong"), "whsec_right")
+    with pytest.raises(stripe.SignatureVerificationError):
+        stripe.Webhook.construct_event(payload + " ", G.sign(payload, "whsec_right"), "whsec_right")
+    with pytest.raises(stripe.SignatureVerificationError):  # too old: Stripe's default tolerance is 300 s
+        stripe.Webhook.construct_event(payload, G.sign(payload, "whsec_right", timestamp=1000), "whsec_right")
+
+
+def test_env_file_reading_ignores_comments_and_blank_lines(tmp_path):
+    (tmp_path / ".env").write_text("# comment\n\nSTRIPE_WEBHOOK_SECRET = whsec_abc\nBROKEN LINE\nA=b=c\n")
+    assert G.read_env_file(tmp_path / ".env") == {"STRIPE_WEBHOOK_SECRET": "whsec_abc", "A": "b=c"}
+    assert G.read_env_file(tmp_path / "missing") == {}
+
+
+def test_without_the_seeds_secret_every_criterion_fails_rather_than_erroring(tmp_path):
+    ctx = GradingContext(env=ENV, episode_dir=tmp_path, workspace=tmp_path, stripe_api_base="http://127.0.0.1:9",
+                         stripe_api_key="sk_test_unused")
+    results = G._results(ctx)
+    assert {o.status for o in results.values()} == {FAIL}
+    assert "STRIPE_WEBHOOK_SECRET" in results["exactly once"].summary
+
+
+def _seed(workspace: Path, api_base: str, app_url: str) -> str:
+    env = {**os.environ, "STRIPE_API_BASE": api_base, "STRIPE_SECRET_KEY": "sk_test_seed", "APP_URL": app_url}
+    env.pop("STRIPE_API_VERSION", None)
+    done = subprocess.run([sys.executable, str(ENV.path("seed.py"))], cwd=workspace, env=env, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_seed_is_idempotent_and_keeps_one_endpoint_whose_secret_is_in_env(tmp_path):
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    (workspace / "schema.sql").write_text((ENV.workspace / "schema.sql").read_text())
+    with EmulatorServer() as emu:
+        _seed(workspace, emu.url, "http://127.0.0.1:4242")
+        first = G.read_env_file(workspace / ".env")
+        _seed(workspace, emu.url, "http://127.0.0.1:4242")
+        assert G.read_env_file(workspace / ".env") == first  # reused, not recreated
+        (workspace / ".env").unlink()  # secret lost: the old endpoint at our URL is replaced, not duplicated
+        _seed(workspace, emu.url, "http://127.0.0.1:4242")
+        again = G.read_env_file(workspace / ".env")
+        client = stripe.StripeClient("sk_test_seed", base_addresses={"api": emu.url}, max_network_retries=0)
+        endpoints = client.v1.webhook_endpoints.list({"limit": 100}).data
+    assert first["STRIPE_WEBHOOK_SECRET"].startswith("whsec_")
+    assert again["STRIPE_WEBHOOK_ENDPOINT"] != first["STRIPE_WEBHOOK_ENDPOINT"]
+    assert [(e.id, e.url) for e in endpoints] == [(again["STRIPE_WEBHOOK_ENDPOINT"], "http://127.0.0.1:4242/webhooks/stripe")]
+    import sqlite3
+
+    with sqlite3.connect(workspace / "shop.db") as conn:
+        rows = conn.execute("SELECT slug, stripe_price FROM products ORDER BY position").fetchall()
+    assert [slug for slug, _ in rows] == ["desk-lamp", "lantern"] and all(p.startswith("price_") for _, p in rows)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_validate_oracle_passes_noop_scores_zero_and_each_mutant_fails_for_its_own_reason():
+    from stripebench_tui.grading import validation
+
+    rows = asyncio.run(validation.validate([ENV], validation.episode_runner))
+    assert validation.all_ok(rows), [(r.run.label, r.outcome.score, r.outcome.error) for r in rows]
+    failing = {row.run.label: {name for name, status in row.outcome.statuses.items() if status != PASS} for row in rows}
+    assert failing["oracle"] == set()
+    assert failing["no-op"] == {c.name for c in GRADER.criteria}
+    assert failing["mutant fulfils-on-redirect-too"] == {"not on the redirect", "fulfils from the event", "exactly once"}
+    assert failing["mutant no-signature-check"] == {"rejects bad signatures"}
+    assert failing["mutant not-idempotent"] == {"exactly once"}
+    assert failing["mutant bad-signature-as-200"] == {"rejects bad signatures", "fulfils from the event", "exactly once"}
