@@ -23,14 +23,13 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 PY=${PYTHON:-python3}
-if ! $PY -c "import stripebench_tui, pytest, textual" >/dev/null 2>&1 \
-   || [ pyproject.toml -nt "$($PY -c 'import stripebench_tui,os;print(os.path.dirname(stripebench_tui.__file__))' 2>/dev/null || echo /nonexistent)" ]; then
-  echo "setup: installing Python packages (pip install -e '.[dev]')"
-  $PY -m pip install -q --disable-pip-version-check -e '.[dev]'
-fi
+# Always (re)install this checkout: another clone may be installed editable on the same machine (CI clones beside
+# the developer's tree), and pip only checks what is already satisfied, so this is quick when nothing changed.
+echo "setup: pip install -e '.[dev]' (this checkout)"
+$PY -m pip install -q --disable-pip-version-check --root-user-action=ignore -e '.[dev]'
 # Environment apps' own dependencies (environments/*/workspace/requirements.txt) for this interpreter, except for
 # environments whose manifest builds their own venv with `setup` commands (e.g. one pinned to an old stripe SDK).
-$PY - <<'PYEOF' | while read -r req; do $PY -m pip install -q --disable-pip-version-check -r "$req"; done
+$PY - <<'PYEOF' | while read -r req; do $PY -m pip install -q --disable-pip-version-check --root-user-action=ignore -r "$req"; done
 import pathlib, tomllib
 for manifest in sorted(pathlib.Path("environments").glob("*/environment.toml")):
     data = tomllib.loads(manifest.read_text())
