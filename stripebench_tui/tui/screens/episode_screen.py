@@ -12,6 +12,7 @@ import os
 import shlex
 import subprocess
 import time
+from collections import OrderedDict
 from pathlib import Path
 from typing import Callable
 
@@ -45,6 +46,7 @@ from stripebench_tui.tui.widgets.timeline import Timeline
 from stripebench_tui.tui.widgets.turn_detail import TurnDetail
 from stripebench_tui.tui.widgets.verdicts import Verdicts
 
+STATE_CACHE = 16  # states kept for quick back-and-forth; each shares most of its data with the index
 EMPTY = "This trace has no turns: nothing happened in the episode, or it stopped before its first event."
 
 
@@ -72,7 +74,8 @@ class EpisodeScreen(Screen[None]):
         self.indexed = False  # source.state_at is usable (the index is built)
         self.whole: EpisodeState | None = None  # the whole episode, once indexed: timeline rows without I/O
         self._verdict_turns: list[int] | None = None
-        self._position_of: dict[int, int] | None = None  # turns where a verdict changed, from ``whole``
+        self._position_of: dict[int, int] | None = None
+        self._states: OrderedDict[int, EpisodeState] = OrderedDict()  # recently drawn states, by turn  # turns where a verdict changed, from ``whole``
         self.position: int | None = None  # selected row of the timeline
         self.state: EpisodeState | None = None
         self.turn: Turn | None = None
@@ -130,6 +133,10 @@ class EpisodeScreen(Screen[None]):
         self.indexed = True
         self.whole = self.source.state_at(None)
         self._verdict_turns = verdict_change_turns(self.whole)
+        self._states.clear()
+        if turns:
+            # The state after the last turn is the whole episode: End costs no lookup.
+            self._states[turns[-1]] = self.whole
         if turns != self.turns:
             self.turns_loaded(turns)
         elif self.position is not None:
@@ -180,7 +187,7 @@ class EpisodeScreen(Screen[None]):
         number = self.turns[position]
         self.position = position
         self.timeline.move_to(position)
-        self.state = self.source.state_at(number) if self.indexed else None
+        self.state = self._state_at(number) if self.indexed else None
         self.turn = turn_from_events(number, self.source.events_for_turn(number))
         self.detail.show(self.turn, self.source.full_output)
         if self.state is not None:
@@ -190,6 +197,18 @@ class EpisodeScreen(Screen[None]):
             self.playback.seek(self.turn.start)
             self._schedule_next()
         self.refresh_status()
+
+    def _state_at(self, number: int) -> EpisodeState:
+        """The state after turn ``number``, remembered for the last few turns drawn (stepping back and forth)."""
+        state = self._states.get(number)
+        if state is None:
+            state = self.source.state_at(number)
+            self._states[number] = state
+            if len(self._states) > STATE_CACHE:
+                self._states.popitem(last=False)
+        else:
+            self._states.move_to_end(number)
+        return state
 
     def refresh_status(self) -> None:
         total = len(self.turns) if self.turns is not None else self.source.turn_count_hint()
