@@ -16,13 +16,21 @@ def replay(
     summary: bool = typer.Option(False, "--summary", help="Print a summary table: turns, tools, verdict timeline, score."),
     speed: float = typer.Option(1.0, "--speed", min=0.01, max=1000.0, help="Playback speed relative to the recorded timing."),
     play: bool = typer.Option(False, "--play", help="Start playing immediately instead of paused at the first turn."),
+    fork_at: int = typer.Option(None, "--fork-at", min=0, help="Re-execute the recorded tool calls up to this turn on a fresh "
+                                "environment (flagging the first divergence), then continue live with --agent."),
+    agent: str = typer.Option("human", "--agent", "-a", help="With --fork-at: who continues (oracle, noop, human, anthropic, openai)."),
 ) -> None:
     """Replay a recorded episode in the terminal UI, or print it (--headless, --summary).
 
     Exit code 0 when the episode passed, 1 when it failed or was not scored, 3 when the file cannot be read.
 
-    Example: `stripebench replay replays/checkout-migration-400.jsonl --summary`
+    Example: `stripebench replay replays/checkout-migration-400.jsonl --summary`;
+    fork: `stripebench replay episodes/X/trace.jsonl --fork-at 3 --agent noop --headless`
     """
+    if fork_at is not None:
+        from stripebench_tui.runtime.fork import run_fork
+
+        raise typer.Exit(run_fork(trace_path, fork_at, agent, headless=headless))
     from stripebench_tui.core.trace import open_trace
 
     trace = open_trace(trace_path)

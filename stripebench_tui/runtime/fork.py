@@ -1,0 +1,315 @@
+"""Re-execute a recorded episode up to a turn on a fresh environment, flag the first divergence, then fork.
+
+``fork_episode(trace, at_turn=N, agent="noop")`` builds an ``Episode`` whose agent
+first makes the recorded agent tool calls of turns 1..N again (the replay agent,
+with the recorded ports and paths mapped onto the new ones) and then hands over to
+the chosen agent. The same emulator seed gives the same object ids, so each
+re-executed result is compared with the recorded one: its error status, the Stripe
+ids in its output, its text (after mapping the recorded variables), and the Stripe
+objects that appeared during the turn. The first difference is published as an
+``operator`` event with ``action="divergence"`` (details say what differed); later
+ones are not repeated. The new trace's header has ``extra.forked_from``.
+
+The continuing agent cannot be handed the recorded conversation as native prior
+turns (the LLM agents keep their own message list and have no way to be seeded),
+so its first observation is a summary of the replayed turns: what was called and
+what came back.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from stripebench_tui.core.agent import AgentTurn, Observation, Task
+from stripebench_tui.core.events import AGENT, Event, ModelMessage, Operator, StripeObject, ToolCall, ToolResult
+from stripebench_tui.errors import UserError
+from stripebench_tui.runtime.episode import Episode
+
+DIVERGENCE = "divergence"
+SUMMARY_OUTPUT_CHARS = 600  # per replayed tool result, in the summary the continuing agent gets
+_STRIPE_ID = re.compile(r"\b(?:acct|bt|ch|cus|cs|evt|in|ii|pi|pm|price|prod|re|seti|si|sub|txn|we|promo|shr|src|tok|card|"
+                        r"req|il|cbtxn|coupon)_[A-Za-z0-9]{6,}\b")
+
+
+# Timings in tool output ("[exit 0 · 0.21 s]") differ on every run; they are not a divergence.
+_TIMING = re.compile(r"\b\d+(?:\.\d+)?\s?(?:ms|s)\b")
+
+
+def comparable(text: str) -> str:
+    """Tool output with timings masked and surrounding space dropped, for comparing runs."""
+    return _TIMING.sub("#s", text or "").strip()
+
+
+def stripe_ids(text: str) -> list[str]:
+    """Stripe object ids mentioned in ``text``, in order of first mention."""
+    return list(dict.fromkeys(_STRIPE_ID.findall(text or "")))
+
+
+@dataclass
+class RecordedTurn:
+    """One recorded agent turn with tool calls: its calls, their results and the objects it created or changed."""
+
+    turn: int
+    calls: list[ToolCall] = field(default_factory=list)
+    results: dict[str, ToolResult] = field(default_factory=dict)
+    object_ids: list[str] = field(default_factory=list)
+    text: str = ""
+
+
+def recorded_turns(trace_path: Path, up_to: int) -> tuple[list[RecordedTurn], list[Event]]:
+    """Recorded agent turns (with tool calls) up to turn ``up_to``, and every event up to it."""
+    from stripebench_tui.core.trace import open_trace
+
+    trace = open_trace(trace_path)
+    turns: dict[int, RecordedTurn] = {}
+    events: list[Event] = []
+    for ev in trace.iter_events():
+        if ev.turn > up_to:
+            break
+        events.append(ev)
+        if ev.turn == 0:
+            continue
+        rt = turns.setdefault(ev.turn, RecordedTurn(turn=ev.turn))
+        if isinstance(ev, ToolCall) and ev.actor == AGENT:
+            rt.calls.append(ev)
+        elif isinstance(ev, ToolResult):
+            rt.results[ev.call_id] = ev
+        elif isinstance(ev, StripeObject) and ev.object_id not in rt.object_ids:
+            rt.object_ids.append(ev.object_id)
+        elif isinstance(ev, ModelMessage) and ev.role == "assistant" and ev.text:
+            rt.text = ev.text
+    return [turns[t] for t in sorted(turns) if turns[t].calls], events
+
+
+def summary_of(events: list[Event], at_turn: int) -> str:
+    """What the continuing agent is told about the replayed part of the episode."""
+    lines = [f"This episode was forked from a recorded one: turns 1-{at_turn} were replayed on this environment "
+             "and their results are below. Continue the task from here."]
+    for ev in events:
+        if ev.turn == 0:
+            continue
+        if isinstance(ev, ModelMessage) and ev.text:
+            lines.append(f"[turn {ev.turn}] {ev.role}: {ev.text}")
+        elif isinstance(ev, ToolCall):
+            lines.append(f"[turn {ev.turn}] call {ev.tool} {ev.arguments}")
+        elif isinstance(ev, ToolResult):
+            out = ev.output if len(ev.output) <= SUMMARY_OUTPUT_CHARS else ev.output[:SUMMARY_OUTPUT_CHARS] + " …"
+            lines.append(f"[turn {ev.turn}] result{' (error)' if ev.is_error else ''}: {out}")
+    return "\n".join(lines)
+
+
+class ForkAgent:
+    """Replays the recorded turns, then lets ``inner`` (any agent) continue; also watches for divergence."""
+
+    def __init__(self, inner: Any, trace_path: Path, at_turn: int) -> None:
+        from stripebench_tui.agents.replay import ReplayAgent
+
+        self.inner = inner
+        self.name = getattr(inner, "name", "agent")
+        self.model = getattr(inner, "model", "")
+        self.trace_path = Path(trace_path)
+        self.at_turn = at_turn
+        self.turns, self.events = recorded_turns(self.trace_path, at_turn)
+        self.replay = ReplayAgent(trace=self.trace_path)
+        self.replay.turns = self.replay.turns[: len(self.turns)]
+        self.checker = DivergenceChecker(self.turns)
+        self._replayed = 0
+        self._handed_over = False
+        self.task: Task | None = None
+
+    def __getattr__(self, name: str) -> Any:  # the human agent's submit/say/finish, etc.
+        return getattr(self.inner, name)
+
+    async def start(self, task: Task) -> None:
+        """Learn the new episode's variables (for the replayed calls); the inner agent starts at hand-over."""
+        self.task = task
+        await self.replay.start(task)
+        self.checker.mapping = list(self.replay.mapping)
+
+    async def next_turn(self, observations: list[Observation]) -> AgentTurn:
+        """A recorded turn while any remain, then the inner agent's turns (its first sees a summary)."""
+        if self._replayed < len(self.replay.turns):
+            self._replayed += 1
+            turn = await self.replay.next_turn(observations)
+            self.checker.expect(self._replayed - 1, turn)
+            return turn
+        if not self._handed_over:
+            self._handed_over = True
+            self.checker.finish()
+            assert self.task is not None
+            await self.inner.start(self.task)
+            summary = Observation(kind="operator_message", text=summary_of(self.events, self.at_turn))
+            observations = [summary, *observations]
+        return await self.inner.next_turn(observations)
+
+    async def close(self) -> None:
+        """Close the inner agent."""
+        await self.inner.close()
+
+
+class DivergenceChecker:
+    """A bus subscriber comparing re-executed results and objects with the recorded ones."""
+
+    def __init__(self, turns: list[RecordedTurn]) -> None:
+        self.turns = turns
+        self.mapping: list[tuple[str, str]] = []  # recorded value -> new value (ports, URLs, paths)
+        self.bus: Any = None
+        self.divergence: dict[str, Any] | None = None
+        self._call_map: dict[str, tuple[int, str]] = {}  # new call id -> (recorded turn index, recorded call id)
+        self._index_of_turn: dict[int, int] = {}  # new turn number -> recorded turn index
+        self._objects: dict[int, list[str]] = {}  # recorded turn index -> object ids seen in the new episode
+        self._open: int | None = None  # recorded turn index being re-executed
+        self._done = False
+
+    def expect(self, index: int, turn: AgentTurn) -> None:
+        """The replay agent gave out recorded turn ``index``: close the previous one, pair the calls."""
+        self.close_turn()
+        self._open = index
+        for new, old in zip(turn.tool_calls, self.turns[index].calls):
+            self._call_map[new.call_id] = (index, old.call_id)
+
+    def close_turn(self) -> None:
+        """The turn being re-executed ended (the bus is drained by then): compare its Stripe objects."""
+        if self._open is not None:
+            index, self._open = self._open, None
+            self._compare_objects(index)
+
+    def finish(self) -> None:
+        """The replayed part is over: record that it matched, unless a divergence was already reported."""
+        self.close_turn()
+        if not self._done and self.divergence is None and self.bus is not None:
+            self.bus.publish_nowait(Operator(action=DIVERGENCE, text=f"re-executed {len(self.turns)} turns: no divergence",
+                                             details={"diverged": False, "turns": len(self.turns)}))
+        self._done = True
+
+    def _map(self, text: str) -> str:
+        for old, new in self.mapping:
+            text = text.replace(old, new)
+        return text
+
+    def __call__(self, ev: Event) -> None:
+        if self._done or self.divergence is not None:
+            return
+        if isinstance(ev, ToolCall) and ev.call_id in self._call_map:
+            self._index_of_turn[ev.turn] = self._call_map[ev.call_id][0]
+        elif isinstance(ev, ToolResult) and ev.call_id in self._call_map:
+            index, old_id = self._call_map[ev.call_id]
+            self._compare_result(index, old_id, ev)
+        elif isinstance(ev, StripeObject) and ev.turn in self._index_of_turn:
+            seen = self._objects.setdefault(self._index_of_turn[ev.turn], [])
+            if ev.object_id not in seen:
+                seen.append(ev.object_id)
+
+    def _compare_result(self, index: int, old_id: str, new: ToolResult) -> None:
+        rt = self.turns[index]
+        old = rt.results.get(old_id)
+        if old is None:
+            return
+        what: list[str] = []
+        if bool(old.is_error) != bool(new.is_error) or old.exit_code != new.exit_code:
+            what.append("status")
+        old_ids, new_ids = stripe_ids(self._map(old.output)), stripe_ids(new.output)
+        if old_ids != new_ids:
+            what.append("stripe ids")
+        if not old.sidecar and comparable(self._map(old.output)) != comparable(new.output):
+            what.append("output")
+        if what:
+            self._report(rt.turn, new.turn, f"turn {rt.turn}: {new.tool} result differs ({', '.join(what)})",
+                         {"call_id": new.call_id, "recorded_call_id": old_id, "tool": new.tool, "differs": what,
+                          "recorded_ids": old_ids, "new_ids": new_ids,
+                          "recorded_output": old.output[:2000], "new_output": new.output[:2000]})
+
+    def _compare_objects(self, index: int) -> None:
+        seen = self._objects.pop(index, [])
+        rt = self.turns[index]
+        if self.divergence is None and sorted(seen) != sorted(rt.object_ids):
+            self._report(rt.turn, None, f"turn {rt.turn}: Stripe objects differ",
+                         {"differs": ["stripe objects"], "recorded_ids": rt.object_ids, "new_ids": seen})
+
+    def _report(self, recorded_turn: int, new_turn: int | None, text: str, details: dict[str, Any]) -> None:
+        self.divergence = {"recorded_turn": recorded_turn, "text": text, **details}
+        if self.bus is not None:
+            self.bus.publish_nowait(Operator(action=DIVERGENCE, text=text, call_id=str(details.get("call_id", "")),
+                                             details={"diverged": True, "recorded_turn": recorded_turn, **details}),
+                                    turn=new_turn)
+
+
+class ForkEpisode(Episode):
+    """An Episode whose header records where it was forked from and whose bus feeds the divergence check."""
+
+    fork: ForkAgent
+    forked_from: dict[str, Any]
+
+    def _open_trace(self, episode_dir: Path) -> None:
+        # The sandbox's header_extra hook is how extra header fields get in without changing Episode.
+        sandbox, forked = self.sandbox, self.forked_from
+        previous = getattr(sandbox, "header_extra", None)
+        sandbox.header_extra = lambda: {**(previous() if previous else {}), "forked_from": forked}
+        super()._open_trace(episode_dir)
+        self.fork.checker.bus = self.bus
+        self.bus.subscribe(self.fork.checker, name="divergence")
+
+
+def fork_episode(trace_path: Path, at_turn: int, config: Any, subscribers: list[Any] | None = None) -> Any:
+    """An ``Episode`` (not started) that re-executes ``trace_path`` up to ``at_turn`` and continues with ``config.agent``."""
+    from stripebench_tui.core.trace import open_trace
+
+    trace_path = Path(trace_path)
+    header = open_trace(trace_path).header
+    if at_turn < 0:
+        raise UserError("--fork-at must be a turn number, 0 or more")
+    if not config.seed and isinstance(header.seeds, dict) and isinstance(header.seeds.get("emulator"), int):
+        config.seed = header.seeds["emulator"]  # same seed, same ids: that is what makes the comparison work
+    episode = ForkEpisode(config, subscribers)
+    episode.prepare()
+    fork = ForkAgent(episode.agent, trace_path, at_turn)
+    episode.agent = fork
+    episode.fork = fork
+    episode.forked_from = {"trace": str(trace_path.resolve()), "turn": at_turn}
+    return episode
+
+
+def fork_config(trace_path: Path, agent: str, **overrides: Any) -> Any:
+    """An ``EpisodeConfig`` for forking ``trace_path``: its environment and seed, the chosen agent."""
+    from stripebench_tui.core.trace import open_trace
+    from stripebench_tui.runtime.episode import EpisodeConfig
+
+    header = open_trace(trace_path).header
+    if not header.env:
+        raise UserError(f"{trace_path}: the trace does not say which environment it ran (header.env)")
+    seed = header.seeds.get("emulator", 0) if isinstance(header.seeds, dict) else 0
+    return EpisodeConfig(env=header.env, agent=agent, seed=int(seed or 0), **overrides)
+
+
+def run_fork(trace_path: Path, at_turn: int, agent: str, *, headless: bool = False) -> int:
+    """``stripebench replay TRACE --fork-at N``: the live TUI on the fork, or its text with ``headless``; the exit code."""
+    import asyncio
+
+    config = fork_config(trace_path, agent, headless=headless)
+    if not headless:
+        from stripebench_tui.tui.live_app import run_live
+
+        return run_live(config, fork=(Path(trace_path), at_turn))
+    return asyncio.run(_headless_fork(trace_path, at_turn, config))
+
+
+async def _headless_fork(trace_path: Path, at_turn: int, config: Any) -> int:
+    import sys
+
+    from stripebench_tui.runtime.episode import exit_code_for
+    from stripebench_tui.runtime.printer import LivePrinter
+
+    episode = fork_episode(trace_path, at_turn, config, subscribers=[LivePrinter(sys.stdout)])
+    result = await episode.run()
+    if result.trace_path is not None:
+        print(f"trace: {result.trace_path}", file=sys.stderr)
+    div = episode.fork.checker.divergence
+    print(f"divergence: {div['text']}" if div else "divergence: none", file=sys.stderr)
+    return exit_code_for(result)
+
+
+__all__ = ["DIVERGENCE", "DivergenceChecker", "ForkAgent", "ForkEpisode", "fork_config", "run_fork", "RecordedTurn", "fork_episode", "recorded_turns", "comparable", "stripe_ids",
+           "summary_of"]
