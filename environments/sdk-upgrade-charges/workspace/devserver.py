@@ -17,6 +17,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 POLL = 0.3
 CRASH_WINDOW = 2.0
+SETTLE = 1.0
 
 
 def snapshot() -> tuple:
@@ -24,6 +25,16 @@ def snapshot() -> tuple:
     code = {p.name: p.stat().st_mtime_ns for p in HERE.glob("*.py") if p.is_file()}
     dists = sorted(p.name for p in HERE.glob(".venv/lib/python*/site-packages/*.dist-info"))
     return tuple(sorted(code.items())), tuple(dists)
+
+
+def settle() -> None:
+    """Wait until the watched files stop changing for SETTLE seconds (a pip install touches many, over seconds)."""
+    last, since = snapshot(), time.monotonic()
+    while time.monotonic() - since < SETTLE:
+        time.sleep(POLL)
+        now = snapshot()
+        if now != last:
+            last, since = now, time.monotonic()
 
 
 def main() -> None:
@@ -51,6 +62,7 @@ def main() -> None:
                 print(f" * devserver: the app crashed (code {child.returncode}); waiting for a change", flush=True)
             time.sleep(POLL)
         else:
+            settle()
             print(" * devserver: code or packages changed; restarting the app", flush=True)
         if child.poll() is None:
             child.terminate()

@@ -16,12 +16,23 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 POLL = 0.3
 CRASH_WINDOW = 2.0
+SETTLE = 1.0
 
 
 def snapshot() -> tuple:
     """Modification times of the watched files."""
     files = [*HERE.glob("*.py"), *HERE.glob("schema.sql"), *HERE.glob("templates/*.html")]
     return tuple(sorted((str(p), p.stat().st_mtime_ns) for p in files if p.is_file()))
+
+
+def settle() -> None:
+    """Wait until the watched files stop changing for SETTLE seconds (a pip install touches many, over seconds)."""
+    last, since = snapshot(), time.monotonic()
+    while time.monotonic() - since < SETTLE:
+        time.sleep(POLL)
+        now = snapshot()
+        if now != last:
+            last, since = now, time.monotonic()
 
 
 def main() -> None:
@@ -49,6 +60,7 @@ def main() -> None:
                 print(f" * devserver: the app crashed (code {child.returncode}); waiting for a change", flush=True)
             time.sleep(POLL)
         else:
+            settle()
             print(" * devserver: a file changed; restarting the app", flush=True)
         if child.poll() is None:
             child.terminate()
