@@ -29,9 +29,20 @@ KILL_GRACE = 2.0
 PID_DIR = "/tmp/.stripebench-exec"
 
 # Inside the container: a new session (so a signal reaches everything the command started), its id in a file.
-_WRAP = ("import os, sys; os.setsid(); os.makedirs(sys.argv[1], exist_ok=True); "
-         "open(os.path.join(sys.argv[1], sys.argv[2]), 'w').write(str(os.getpid())); "
-         "os.execvp(sys.argv[3], sys.argv[3:])")
+# An exec'd process may already lead its process group, where setsid() is refused: then a child does it.
+_WRAP = """
+import os, sys
+if os.getpid() == os.getpgid(0):
+    pid = os.fork()
+    if pid:
+        code = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+        sys.exit(code if code >= 0 else 128 - code)
+os.setsid()
+os.makedirs(sys.argv[1], exist_ok=True)
+with open(os.path.join(sys.argv[1], sys.argv[2]), "w") as f:
+    f.write(str(os.getpid()))
+os.execvp(sys.argv[3], sys.argv[3:])
+"""
 _KILL = ("import os, sys, signal\n"
          "try:\n    os.killpg(int(open(sys.argv[1]).read()), int(sys.argv[2]))\n"
          "except (OSError, ValueError):\n    pass\n")
@@ -73,9 +84,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--user")
     parser.add_argument("--workdir")
     parser.add_argument("-i", "--interactive", action="store_true")
-    parser.add_argument("command", nargs=argparse.REMAINDER)
-    args = parser.parse_args(argv)
-    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if "--" not in argv:
+        parser.error("give the command after --")
+    split = argv.index("--")
+    args, command = parser.parse_args(argv[:split]), argv[split + 1:]
     if not command:
         parser.error("give the command after --")
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import os
 import re
 import tarfile
 from collections.abc import Callable
@@ -44,18 +45,28 @@ def _pins() -> list[str]:
     return pins
 
 
-def generated_dockerfile(base: str, has_requirements: bool) -> str:
+def build_ca_bundle() -> Path | None:
+    """The CA bundle pip uses during image builds: this machine's (it may trust a proxy's CA), if there is one."""
+    for candidate in (os.environ.get("STRIPEBENCH_BUILD_CA"), os.environ.get("PIP_CERT"),
+                      os.environ.get("SSL_CERT_FILE"), "/etc/ssl/certs/ca-certificates.crt"):
+        if candidate and Path(candidate).is_file():
+            return Path(candidate)
+    return None
+
+
+def generated_dockerfile(base: str, has_requirements: bool, has_ca: bool = False) -> str:
     """The Dockerfile layer stripebench adds on top of ``base``."""
-    lines = [
-        f"FROM {base}",
-        # One layer shared by every environment: the tool servers' and the seed script's packages.
-        f"RUN python3 -m venv /opt/venv && /opt/venv/bin/pip install --no-cache-dir --disable-pip-version-check -q "
-        f"{' '.join(_pins())}",
-    ]
+    pip = "/opt/venv/bin/pip install --no-cache-dir --disable-pip-version-check -q"
+    if has_ca:  # build time only: the image itself keeps its own CA store
+        pip = f"PIP_CERT=/opt/stripebench-env/build-ca.crt {pip}"
+    lines = [f"FROM {base}"]
+    if has_ca:
+        lines.append("COPY build-ca.crt /opt/stripebench-env/build-ca.crt")
+    # One layer shared by every environment: the tool servers' and the seed script's packages.
+    lines.append(f"RUN python3 -m venv /opt/venv && {pip} {' '.join(_pins())}")
     if has_requirements:
         lines += ["COPY requirements.txt /opt/stripebench-env/requirements.txt",
-                  "RUN /opt/venv/bin/pip install --no-cache-dir --disable-pip-version-check -q "
-                  "-r /opt/stripebench-env/requirements.txt"]
+                  f"RUN {pip} -r /opt/stripebench-env/requirements.txt"]
     lines += ["ENV PATH=/opt/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \\",
               "    PYTHONPATH=/opt/stripebench PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 LANG=C.UTF-8"]
     return "\n".join(lines) + "\n"
@@ -104,15 +115,19 @@ def _context(dockerfile: str, files: dict[str, bytes]) -> io.BytesIO:
 
 def _build(client: Any, tag: str, progress: Callable[[str], None], **kwargs: Any) -> None:
     """Run one build, streaming its steps to ``progress``; RuntimeProblem naming the failing step."""
-    last = ""
+    last, output = "", []
     try:
         for chunk in client.api.build(tag=tag, rm=True, forcerm=True, decode=True, network_mode="host", **kwargs):
             if "error" in chunk:
-                raise RuntimeProblem(f"image build failed for {tag}: {chunk['error'].strip()} (after {last or 'start'})")
+                said = " | ".join(line for line in output[-3:] if line)[:400]
+                raise RuntimeProblem(f"image build failed for {tag} at {last[:120] or 'the start'}: "
+                                     f"{chunk['error'].strip()}" + (f" (output: {said})" if said else ""))
             text = str(chunk.get("stream", "")).strip()
             if text.startswith("Step "):
-                last = text
+                last, output = text, []
                 progress(text)
+            elif text:
+                output += text.splitlines()
     except RuntimeProblem:
         raise
     except Exception as exc:  # noqa: BLE001 - API errors (bad Dockerfile, engine gone)
@@ -146,8 +161,11 @@ def ensure_image(client: Any, env: Environment, progress: Callable[[str], None] 
                buildargs={"BASE_IMAGE": base})
     req = _requirements(env)
     files = {"requirements.txt": req.read_bytes()} if req else {}
+    ca = build_ca_bundle()
+    if ca is not None:
+        files["build-ca.crt"] = ca.read_bytes()
     progress(f"building {tag} on {below}")
-    _build(client, tag, progress, fileobj=_context(generated_dockerfile(below, req is not None), files),
+    _build(client, tag, progress, fileobj=_context(generated_dockerfile(below, req is not None, ca is not None), files),
            custom_context=True)
     return tag, True
 
