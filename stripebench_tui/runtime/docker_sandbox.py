@@ -107,7 +107,9 @@ class DockerSandbox:
 
     def header_extra(self) -> dict[str, Any]:
         """What the trace header says about the container (the TUI's status bar shows it)."""
-        return {"container": self.container_name, "image": self.image or None, "agent_uid": self.uid}
+        # The header is written before the engine is reached: the name is fixed now, the id and image come later
+        # in the `docker` service events.
+        return {"container": self.container_name, "agent_uid": self.uid}
 
     def container_env(self, extra: dict[str, str] | None = None) -> dict[str, str]:
         """The environment of a command inside the container: only the episode's variables."""
@@ -159,7 +161,8 @@ class DockerSandbox:
             raise ServiceFailed(f"the container {self.container_name} did not start: "
                                 f"{str(exc).splitlines()[0][:300]}") from None
         await bus.publish(Service(service="docker", status="healthy",
-                                  text=f"container {self.container.short_id} ({self.container_name}) running as uid {self.uid}"))
+                                  text=f"container {self.container.short_id} ({self.container_name}) of {self.image} "
+                                       f"running as uid {self.uid}"))
 
     def _run_container(self) -> Any:
         spec = self.env.manifest.docker

@@ -37,10 +37,9 @@ async def test_backend_oracle_scores_1_in_a_container_that_is_removed(docker_cli
     header = open_trace(result.trace_path).header
     assert header.sandbox == "docker"
     assert header.extra["container"] == episode.sandbox.container_name
-    assert header.extra["image"].startswith("stripebench/env-tiny-shop:")
     # the app ran inside the container and was healthy before the agent started
     docker_up = [e for e in seen if isinstance(e, Service) and e.service == "docker" and e.status == "healthy"]
-    assert docker_up and "running as uid" in docker_up[0].text
+    assert docker_up and "of stripebench/env-tiny-shop:" in docker_up[0].text and "running as uid" in docker_up[0].text
     assert any(isinstance(e, Service) and e.service == "app" and e.status == "healthy" for e in seen)
     # the submission the shell wrote in the container is on this machine, readable
     assert (result.episode_dir / "workspace" / "submission.txt").read_text().startswith("cus_")
