@@ -77,8 +77,7 @@ def run(
             from stripebench_tui.tui.live_app import run_live  # type: ignore[import-not-found]
         except ImportError:
             raise UserError("the live TUI is not built yet; run with --headless to print the episode instead") from None
-        run_live(config)
-        return
+        raise typer.Exit(run_live(config))
     code = asyncio.run(_headless(config))
     raise typer.Exit(code)
 

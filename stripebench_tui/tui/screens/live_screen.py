@@ -1,0 +1,353 @@
+"""The live screen: the replay screen's panes fed from a running episode's bus, plus the operator's controls.
+
+The screen runs the episode itself (an async worker on the app's event loop, so
+the UI never blocks), which lets any app open one: ``stripebench run`` and a fork
+started from a replay alike. Its state is the reducer over the events seen so
+far (``LiveSource``); a timer redraws when new events came, so a burst of events
+costs one redraw. Leaving the screen (quit) stops the episode and waits until
+the runtime has reaped every process and closed the trace.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable
+
+from textual import work
+from textual.containers import Vertical
+from textual.widgets import Static
+
+from stripebench_tui.core.events import Service
+from stripebench_tui.core.operator import ENDED, PAUSED, WAITING_FOR_APPROVAL, status_from_state
+from stripebench_tui.tui.live_keymap import live_bindings, live_help_rows
+from stripebench_tui.tui.live_source import LiveSource
+from stripebench_tui.tui.screens.episode_screen import EpisodeScreen
+from stripebench_tui.tui.source import verdict_change_turns
+from stripebench_tui.tui.text import clean
+from stripebench_tui.tui.widgets.live_status import LiveStatusBar
+from stripebench_tui.tui.widgets.screenshot import Screenshot
+from stripebench_tui.tui.widgets.service_log import ServiceLog
+from stripebench_tui.tui.widgets.status_bar import StatusBar
+
+REDRAW_INTERVAL = 0.1  # seconds between redraws while events arrive
+
+LIVE_CSS = """
+#live-extra { height: 2fr; }
+#service-log { height: 1fr; min-height: 4; border: round $primary-darken-2; }
+#screenshot { border: round $primary-darken-2; display: none; }
+#screenshot.shown { display: block; }
+"""
+
+EpisodeFactory = Callable[[LiveSource], Any]  # LiveSource -> Episode (not started)
+
+
+class LiveEpisodeScreen(EpisodeScreen):
+    """Timeline, turn detail, objects, verdicts, service log and screenshot of a running episode."""
+
+    BINDINGS = live_bindings()
+    DEFAULT_CSS = LIVE_CSS
+
+    def __init__(self, make_episode: EpisodeFactory, *, exit_app_on_quit: bool = True) -> None:
+        self.live_source = LiveSource()
+        super().__init__(self.live_source)
+        self.episode = make_episode(self.live_source)
+        self.exit_app_on_quit = exit_app_on_quit
+        self.following = True
+        self.result: Any = None
+        self.error = ""
+        self._drawn_version = -1
+        self._quitting = False
+        self._divergences_seen = 0
+
+    # ----- layout ------------------------------------------------------------------------
+    def on_mount(self) -> None:
+        super().on_mount()
+        self.query_one(StatusBar).display = False
+        status = LiveStatusBar(id="live-status")
+        self.mount(status, before=self.query_one(StatusBar))
+        extra = Vertical(id="live-extra")
+        self.query_one("#side").mount(extra)
+        log = ServiceLog(id="service-log")
+        log.border_title = "Services"
+        shot = Screenshot(id="screenshot")
+        shot.border_title = "Screenshot"
+        extra.mount(log, shot)
+        self.set_interval(REDRAW_INTERVAL, self.live_redraw)
+        self._episode_worker = self.run_episode()
+
+    @work(exclusive=True, group="episode", exit_on_error=False)
+    async def run_episode(self) -> None:
+        """Play the episode on the app's loop; its result (or the problem) ends up in the status line."""
+        from stripebench_tui.errors import UserError
+
+        try:
+            self.result = await self.episode.run()
+        except UserError as exc:
+            self.error = str(exc)
+        finally:
+            self.live_redraw(force=True)
+        if self.result is not None and self.result.setup_failed:
+            self.error = self.result.error
+        if self.error:
+            self.notify(clean(self.error), title="Episode", severity="error", timeout=30)
+        self.live_redraw(force=True)
+
+    # ----- redrawing from the live state -----------------------------------------------
+    @property
+    def live_state(self):  # type: ignore[no-untyped-def]
+        return self.live_source.state
+
+    def live_redraw(self, force: bool = False) -> None:
+        src = self.live_source
+        if src.header is None and self.episode.sandbox is not None and self.episode.recorder is not None:
+            from stripebench_tui.runtime.sandbox import TRACE_NAME
+
+            src.read_header(Path(self.episode.sandbox.episode_dir) / TRACE_NAME)
+        if src.version == self._drawn_version and not force:
+            return
+        self._drawn_version = src.version
+        state = src.state
+        self.indexed = True
+        self.whole = state
+        self._verdict_turns = verdict_change_turns(state)
+        self._states.clear()
+        turns = src.turn_numbers()
+        if turns:
+            self._states[turns[-1]] = state
+        if turns != self.turns:
+            self.turns = turns
+            self._position_of = None
+            self.timeline.border_title = f"Turns ({len(turns)})"
+            self.timeline.set_rows(len(turns), self._row)
+        if turns:
+            target = len(turns) - 1 if self.following or self.position is None else self.position
+            self.select(target)
+        else:
+            self.refresh_status()
+        self.query_one(ServiceLog).show(state.service_log)
+        self._show_screenshot()
+        self._announce_divergence()
+
+    def _show_screenshot(self) -> None:
+        path = self.live_source.image_path()
+        if path is None:
+            return
+        shot = self.query_one(Screenshot)
+        shot.add_class("shown")
+        turn = self.live_source.last_image[0] if self.live_source.last_image else "?"
+        shot.show(path, f"turn {turn}: {path.name}")
+
+    def _announce_divergence(self) -> None:
+        found = [op for op in self.live_state.operator_actions if op.action == "divergence"]
+        for op in found[self._divergences_seen:]:
+            diverged = bool(op.details.get("diverged"))
+            self.notify(clean(op.text), title="Divergence" if diverged else "Re-executed",
+                        severity="warning" if diverged else "information", timeout=20 if diverged else 6)
+        self._divergences_seen = len(found)
+
+    def refresh_status(self) -> None:
+        state = self.live_state
+        selected = self.turn.index if self.turn is not None else None
+        last = self.turns[-1] if self.turns else None
+        setup = ""
+        if not self.episode.ready.is_set() and state.service_log:
+            ev: Service = state.service_log[-1]
+            setup = f"{ev.service} {ev.status if ev.status != 'log' else ''}".strip()
+        elif not self.episode.ready.is_set():
+            setup = "starting the environment"
+        note = self.note or (f"problem: {self.error}" if self.error else "")
+        if self.result is not None and self.result.trace_path is not None and not note:
+            note = f"trace: {self.result.trace_path}"
+        try:
+            bar = self.query_one(LiveStatusBar)
+        except Exception:  # noqa: BLE001 - before on_mount mounted it
+            return
+        bar.show(self.source.header, state, selected, last, self.reducer_elapsed(), self.following, setup, note)
+
+    def reducer_elapsed(self) -> float:
+        return self.live_source.reducer.elapsed()
+
+    # ----- following the newest turn ----------------------------------------------------
+    def _go(self, position: int) -> None:
+        if self.turns:
+            self.following = position >= len(self.turns) - 1
+        super()._go(position)
+
+    def on_timeline_selected(self, message) -> None:  # type: ignore[no-untyped-def]
+        if self.turns:
+            self.following = message.position >= len(self.turns) - 1
+        super().on_timeline_selected(message)
+
+    def action_follow(self) -> None:
+        self.following = True
+        if self.turns:
+            self.select(len(self.turns) - 1)
+
+    # ----- operator controls --------------------------------------------------------------
+    @property
+    def driver(self) -> Any:
+        return self.episode.driver if self.episode.ready.is_set() else None
+
+    def _need_driver(self) -> Any:
+        driver = self.driver
+        if driver is None:
+            self.notify("The episode is still being set up." if self.result is None else "The episode has ended.",
+                        title="Controls")
+        elif status_from_state(self.live_state) == ENDED:
+            self.notify("The episode has ended.", title="Controls")
+            return None
+        return driver
+
+    def action_toggle_pause(self) -> None:
+        driver = self._need_driver()
+        if driver is not None:
+            if status_from_state(self.live_state) == PAUSED:
+                driver.resume()
+            else:
+                driver.pause()
+
+    def action_toggle_play(self) -> None:  # the replay's play key, if a keymap still binds it
+        self.action_toggle_pause()
+
+    def action_step_agent(self) -> None:
+        driver = self._need_driver()
+        if driver is not None:
+            driver.step()
+
+    def action_inject(self) -> None:
+        from stripebench_tui.tui.screens.inject import InjectScreen
+
+        driver = self._need_driver()
+        if driver is None:
+            return
+        hints = list(self.episode.env.manifest.hints) if self.episode.env is not None else []
+
+        def done(choice: tuple[str, str] | None) -> None:
+            if choice is not None:
+                driver.inject(choice[0], kind=choice[1])
+
+        self.app.push_screen(InjectScreen(hints), done)
+
+    def _waiting_call(self) -> Any:
+        driver = self._need_driver()
+        if driver is None:
+            return None
+        call = driver.pending_call
+        if call is None or status_from_state(self.live_state) != WAITING_FOR_APPROVAL:
+            self.notify("No tool call is waiting for approval (run with --approve always or a tool glob).",
+                        title="Approval")
+            return None
+        return call
+
+    def action_approve(self) -> None:
+        call = self._waiting_call()
+        if call is not None:
+            self.driver.approve(call.call_id)
+
+    def action_edit_call(self) -> None:
+        from stripebench_tui.tui.screens.approve import EditCallScreen
+
+        call = self._waiting_call()
+        if call is None:
+            return
+        driver = self.driver
+
+        def done(arguments: dict[str, Any] | None) -> None:
+            if arguments is not None:
+                driver.edit(arguments, call_id=call.call_id)
+
+        self.app.push_screen(EditCallScreen(call.tool, dict(call.arguments)), done)
+
+    def action_reject(self) -> None:
+        from stripebench_tui.tui.screens.approve import RejectScreen
+
+        call = self._waiting_call()
+        if call is None:
+            return
+        driver = self.driver
+
+        def done(reason: str | None) -> None:
+            if reason is not None:
+                driver.reject(reason, call_id=call.call_id)
+
+        self.app.push_screen(RejectScreen(call.tool), done)
+
+    def action_tool_call(self) -> None:
+        from stripebench_tui.tui.screens.tool_call import DONE, ToolCallScreen
+
+        driver = self._need_driver()
+        if driver is None:
+            return
+        agent = self.episode.agent
+        if getattr(agent, "name", "") != "human" or not hasattr(agent, "submit"):
+            self.notify("Only the human agent takes typed tool calls (--agent human).", title="Tool call")
+            return
+
+        def done(choice: tuple[str, dict[str, Any]] | None) -> None:
+            if choice is None:
+                return
+            tool, arguments = choice
+            if tool == DONE:
+                agent.finish("Done.")
+            else:
+                agent.submit(tool, arguments)
+
+        self.app.push_screen(ToolCallScreen(list(driver.task.tools)), done)
+
+    def action_show_screenshot(self) -> None:
+        shot = self.query_one(Screenshot)
+        if self.live_source.image_path() is None:
+            self.notify("No screenshot yet.", title="Screenshot")
+            return
+        shot.toggle_class("shown")
+
+    def action_fork(self) -> None:
+        from stripebench_tui.tui.fork_action import fork_from_screen
+
+        path = self.trace_path()
+        fork_from_screen(self, path, self.turn.index if self.turn is not None else None)
+
+    def trace_path(self) -> Path | None:
+        from stripebench_tui.runtime.sandbox import TRACE_NAME
+
+        sandbox = self.episode.sandbox
+        return Path(sandbox.episode_dir) / TRACE_NAME if sandbox is not None else None
+
+    def action_stop_episode(self) -> None:
+        if self.result is None:
+            self.note = "stopping the episode…"
+            self.episode.stop("stopped by the operator")
+            self.refresh_status()
+
+    # ----- help and quit ------------------------------------------------------------------
+    def action_help(self) -> None:
+        from stripebench_tui.tui.screens.live_help import LiveHelpScreen
+
+        self.app.push_screen(LiveHelpScreen(live_help_rows()))
+
+    async def action_quit(self) -> None:
+        """Stop the episode (if still running), wait for every process to be reaped, then leave."""
+        if self._quitting:
+            return
+        self._quitting = True
+        await self.stop_and_wait()
+        if self.exit_app_on_quit:
+            self.app.exit(self.result)
+        else:
+            self.dismiss(None)
+
+    async def stop_and_wait(self) -> None:
+        """Stop the episode and wait for its worker (the runtime's cleanup) to finish."""
+        worker = getattr(self, "_episode_worker", None)
+        if self.result is None:
+            self.note = "stopping the episode and its processes…"
+            self.refresh_status()
+            self.episode.stop("stopped by the operator (quit)")
+        if worker is not None:
+            try:
+                await worker.wait()
+            except Exception:  # noqa: BLE001 - WorkerFailed/WorkerCancelled: the runtime's finally ran regardless
+                pass
+
+
+__all__ = ["LiveEpisodeScreen"]
