@@ -15,6 +15,7 @@ from typing import Any, Callable
 
 from textual import work
 from textual.containers import Vertical
+from textual.screen import Screen
 from textual.widgets import Static
 
 from stripebench_tui.core.events import Service
@@ -41,10 +42,11 @@ LIVE_CSS = """
 EpisodeFactory = Callable[[LiveSource], Any]  # LiveSource -> Episode (not started)
 
 
-class LiveEpisodeScreen(EpisodeScreen):
+class LiveEpisodeScreen(EpisodeScreen, inherit_bindings=False):
     """Timeline, turn detail, objects, verdicts, service log and screenshot of a running episode."""
 
-    BINDINGS = live_bindings()
+    # Not the replay's bindings (its Space plays the recording): the live keymap, plus Screen's focus keys.
+    BINDINGS = [*Screen.BINDINGS, *live_bindings()]
     DEFAULT_CSS = LIVE_CSS
 
     def __init__(self, make_episode: EpisodeFactory, *, exit_app_on_quit: bool = True) -> None:
