@@ -8,6 +8,12 @@ SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 
 apt_pkgs=(chromium tmux sqlite3 nodejs npm)
+# The docker sandbox (`stripebench run --sandbox docker`, tests/docker): a Docker engine and debootstrap for the
+# offline base image. Only when asked (CI sets it): many machines already have their own Docker.
+if [ "${STRIPEBENCH_DOCKER:-0}" = "1" ]; then
+  command -v dockerd >/dev/null || apt_pkgs+=(docker.io)
+  apt_pkgs+=(debootstrap)
+fi
 missing=()
 for p in "${apt_pkgs[@]}"; do
   if ! dpkg -s "$p" >/dev/null 2>&1; then
