@@ -166,6 +166,9 @@ def main(argv: list[str] | None = None) -> int:
             break
         time.sleep(0.02)
     gone = _gone_message(container)
+    if not gone and (code is None or code >= 128):  # killed: maybe with its container, whose state lags a little
+        time.sleep(0.3)
+        gone = _gone_message(container)
     if gone:
         print(gone, file=sys.stderr)
         return EXIT_CONTAINER_GONE

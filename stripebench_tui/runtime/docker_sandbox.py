@@ -196,6 +196,8 @@ class DockerSandbox:
         argv = self.exec_argv(["python3", str(self.env.path(seed).resolve())])
         code = await run_logged(bus, "seed", argv, cwd=self.workspace, env=self.tool_env(),
                                 log_path=self.logs / "seed.log", timeout=SEED_TIMEOUT)
+        if code != 0 and self.container_problem():
+            raise ServiceFailed(self.container_problem())
         if code != 0:
             raise ServiceFailed(f"the seed script {seed} exited with code {code} in the container "
                                 f"(see {self.logs / 'seed.log'})")
@@ -221,7 +223,10 @@ class DockerSandbox:
                                      health_timeout=spec.health.timeout if spec.health else 30.0,
                                      restart=spec.restart)
             self.services.append(service)
-            await service.start()
+            try:
+                await service.start()
+            except ServiceFailed as exc:
+                raise ServiceFailed(self.container_problem() or str(exc)) from None
 
     def tool_executor(self, servers: list[str]) -> McpToolExecutor:
         """The episode's tool executor: shell and files inside the container, the others here."""
@@ -237,6 +242,20 @@ class DockerSandbox:
                 await service.stop()
         if self.watchdog is not None:
             await asyncio.to_thread(self.watchdog.close)
+
+    def container_problem(self) -> str:
+        """Why the container is not running (exit code, out of memory), or "" while it runs."""
+        if self.container is None:
+            return ""
+        try:
+            self.container.reload()
+            state = self.container.attrs.get("State", {})
+        except Exception:  # noqa: BLE001 - removed behind our back
+            return f"the container {self.container_name} disappeared (removed outside stripebench?)"
+        if state.get("Running"):
+            return ""
+        oom = ", out of memory: raise [docker] memory in environment.toml" if state.get("OOMKilled") else ""
+        return f"the container {self.container_name} stopped (exit code {state.get('ExitCode')}{oom})"
 
     def container_gone(self) -> bool:
         """Whether the episode's container no longer exists (after ``stop``)."""
@@ -279,6 +298,16 @@ class _DockerToolExecutor(McpToolExecutor):
                 if spec.name not in self.routes:  # the first server to offer a name keeps it
                     self.routes[spec.name] = handle
                     self.specs.append(spec)
+
+    async def call(self, tool: str, arguments: dict[str, Any]) -> Any:
+        """As McpToolExecutor.call; a server lost with its container says that container stopped."""
+        try:
+            return await super().call(tool, arguments)
+        except Exception as exc:
+            problem = await asyncio.to_thread(self.sandbox.container_problem)
+            if problem:
+                raise RuntimeProblem(f"{problem}; the {tool} tool cannot run") from exc
+            raise
 
     def server_command(self, name: str, extra: list[str]) -> tuple[str, list[str]]:
         """(command, args) that start tool server ``name``."""

@@ -85,6 +85,20 @@ def test_sigkilled_runner_leaves_no_container(docker_client, tmp_path: Path) -> 
             proc.kill()
 
 
+def test_ctrl_c_stops_the_episode_and_removes_its_container(docker_client, tmp_path: Path) -> None:
+    proc, trace = _start(tmp_path)
+    try:
+        tag = _header_and_ready(trace, proc)["extra"]["process_tag"]
+        proc.send_signal(signal.SIGINT)
+        proc.wait(60)
+        assert _containers(docker_client, tag) == []  # removed before stripebench exits
+        assert tagged_pids(tag) == []
+        assert json.loads(trace.read_text().splitlines()[-1])["type"] == "episode_end"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+
+
 def test_container_of_a_run_killed_with_its_watchdog_is_removed_on_next_start(docker_client, tmp_path: Path) -> None:
     proc, trace = _start(tmp_path)
     try:
