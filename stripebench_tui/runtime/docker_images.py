@@ -28,7 +28,7 @@ from typing import Any
 from stripebench_tui import __version__
 from stripebench_tui.envs.manifest import Environment
 from stripebench_tui.errors import RuntimeProblem
-from stripebench_tui.runtime.docker_engine import base_image_name
+from stripebench_tui.runtime.docker_engine import BASE_IMAGE_VAR, DEFAULT_BASE_IMAGE, base_image_name
 
 IMAGE_REPO = "stripebench/env-"
 SKIP_DIRS = {"__pycache__", ".venv", "node_modules", ".git"}
@@ -141,8 +141,15 @@ def ensure_image(client: Any, env: Environment, progress: Callable[[str], None] 
     try:
         base_image = client.images.get(base)
     except Exception:  # noqa: BLE001 - ImageNotFound or the engine's own error
-        how = "run `stripebench images bootstrap`" if base == "stripebench/base:bookworm" else f"pull {base} first"
-        raise RuntimeProblem(f"the base image {base} is not in the engine: {how}") from None
+        if base == DEFAULT_BASE_IMAGE:
+            raise RuntimeProblem(f"the base image {base} is not in the engine: run `stripebench images bootstrap`") from None
+        progress(f"pulling the base image {base}")
+        try:
+            base_image = client.images.pull(base)
+        except Exception as exc:  # noqa: BLE001 - no registry, unknown image
+            raise RuntimeProblem(f"the base image {base} is not in the engine and could not be pulled "
+                                 f"({str(exc).splitlines()[0][:200]}); pull it, or unset {BASE_IMAGE_VAR} and run "
+                                 "`stripebench images bootstrap`") from None
     tag = image_tag(env, base_image.id)
     if not force:
         try:

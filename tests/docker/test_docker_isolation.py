@@ -69,6 +69,19 @@ async def test_a_container_that_dies_is_reported_clearly(sandbox: DockerSandbox)
         await executor.close()
 
 
+async def test_port_collision_is_one_clear_reason(sandbox: DockerSandbox) -> None:
+    import socket
+
+    from stripebench_tui.runtime.services import ServiceFailed
+
+    port = int(sandbox.variables()["APP_PORT"])
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", port))
+        taken.listen()
+        with pytest.raises(ServiceFailed, match=f"port {port} \\(APP_PORT\\) of service app is already in use"):
+            await sandbox.start_services(EventBus())
+
+
 def test_stale_container_of_a_dead_owner_is_removed_on_next_start(docker_client, tmp_path: Path) -> None:
     import asyncio
 
