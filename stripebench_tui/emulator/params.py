@@ -96,9 +96,10 @@ class Bool(Param):
 
     def convert(self, value: Any, name: str) -> bool:
         value = self.scalar(value, name, "boolean")
-        if value not in ("true", "false"):
+        # Older SDKs (stripe-python before 5) form-encode Python booleans as "True"/"False".
+        if value not in ("true", "false", "True", "False"):
             raise invalid(f"Invalid boolean: {value}", param=name)
-        return value == "true"
+        return value in ("true", "True")
 
 
 class Enum(Param):

@@ -24,6 +24,7 @@ from stripebench_tui.runtime.reaper import TAG_VAR, Watchdog, tagged_pids
 from stripebench_tui.runtime.services import ServiceFailed, ServiceProcess, free_port, port_is_free, run_logged
 
 SEED_TIMEOUT = 120.0
+SETUP_TIMEOUT = 600.0  # setup may install packages
 
 
 class LocalSandbox:
@@ -74,6 +75,14 @@ class LocalSandbox:
         env.update(self._vars)
         env.update({TAG_VAR: self.tag, "PYTHONUNBUFFERED": "1"})
         return env
+
+    async def run_setup(self, bus: EventBus) -> None:
+        """Run the manifest's ``setup`` commands with bash in the workspace, in order; the first failure ends setup."""
+        for n, command in enumerate(self.env.manifest.setup, 1):
+            code = await run_logged(bus, "setup", ["bash", "-c", command], cwd=self.workspace, env=self.tool_env(),
+                                    log_path=self.logs / "setup.log", timeout=SETUP_TIMEOUT)
+            if code != 0:
+                raise ServiceFailed(f"setup command {n} ({command}) exited with code {code} (see {self.logs / 'setup.log'})")
 
     async def run_seed(self, bus: EventBus) -> None:
         """Run the manifest's ``stripe.seed`` script with python in the workspace."""
