@@ -36,6 +36,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("previous_match", "Prev match", "Go to the previous search match", show=False),
     Command("open_pager", "Pager", "Open the current tool output in $PAGER"),
     Command("copy_item", "Copy", "Copy the current item (output, object or verdict) to the clipboard"),
+    Command("fork", "Fork", "Re-execute the episode up to the selected turn on a fresh environment, then continue live"),
     Command("help", "Help", "Show every key binding"),
     Command("quit", "Quit", "Leave the replay"),
 )
@@ -56,6 +57,7 @@ DEFAULT_KEYMAP: dict[str, tuple[str, ...]] = {
     "previous_match": ("N",),
     "open_pager": ("p",),
     "copy_item": ("y", "c"),
+    "fork": ("F",),
     "help": ("question_mark",),
     "quit": ("q",),
 }

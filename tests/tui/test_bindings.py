@@ -31,7 +31,7 @@ async def test_opens_on_the_first_turn_with_header_in_status(make_app) -> None:
         await settle(pilot)
         assert turn_of(app) == 0
         assert "checkout-migration · oracle · claude-test" in status(app)
-        assert "turn 1/7" in status(app)
+        assert "turn 0/6" in status(app)  # turn numbers as the detail pane shows them
 
 
 @pytest.mark.parametrize("key", DEFAULT_KEYMAP["step_forward"])
@@ -42,7 +42,7 @@ async def test_step_forward_moves_the_selected_turn(make_app, key) -> None:
         await pilot.press(key, key)
         assert turn_of(app) == 2
         assert app.episode.timeline.cursor == 2
-        assert "turn 3/7" in status(app)
+        assert "turn 2/6" in status(app)
         assert "Let me try creating a session." in app.episode.detail.message_text
 
 

@@ -85,7 +85,7 @@ async def test_status_bar_shows_turn_time_tokens_and_speed(make_app) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         line = app.episode.query_one(StatusBar).line_text
-        for part in ("checkout-migration", "oracle", "claude-test", "turn 3/7", "5.0s", "2,206 tok", "$0.0020", "paused", "×2"):
+        for part in ("checkout-migration", "oracle", "claude-test", "turn 2/6", "5.0s", "2,206 tok", "$0.0020", "paused", "×2"):
             assert part in line, part
 
 

@@ -221,6 +221,8 @@ class EpisodeScreen(Screen[None]):
             self.playback.speed,
             self.note,
             elapsed=self.turn.end if self.turn is not None else None,
+            turn_number=self.turn.index if self.turn is not None else None,
+            last_turn=self.turns[-1] if self.turns else None,
         )
 
     def on_timeline_selected(self, message: Timeline.Selected) -> None:
@@ -436,6 +438,12 @@ class EpisodeScreen(Screen[None]):
             if active.node is self:
                 in_force[active.binding.action] = in_force.get(active.binding.action, ()) + (key,)
         self.app.push_screen(HelpScreen(in_force or keymap.DEFAULT_KEYMAP))
+
+    def action_fork(self) -> None:
+        from stripebench_tui.tui.fork_action import fork_from_screen
+
+        trace_path = getattr(getattr(self.source, "trace", None), "path", None)
+        fork_from_screen(self, trace_path, self.turn.index if self.turn is not None else None)
 
     def action_quit(self) -> None:
         self.app.exit()

@@ -27,6 +27,8 @@ class StatusBar(Static):
         speed: float,
         note: str = "",
         elapsed: float | None = None,
+        turn_number: int | None = None,
+        last_turn: int | None = None,
     ) -> None:
         text = Text()
         if header is not None:
@@ -34,8 +36,12 @@ class StatusBar(Static):
             text.append(f" · {clean(header.agent) or 'agent?'}")
             if header.model:
                 text.append(f" · {clean(header.model)}", style="italic")
-        k = "–" if position is None else str(position + 1)
-        n = "?" if total is None else str(total)
+        # Turn numbers as the detail pane shows them (0 is setup), not 1-based row positions.
+        if turn_number is not None:
+            k = str(turn_number)
+        else:
+            k = "–" if position is None else str(position + 1)
+        n = str(last_turn) if last_turn is not None else ("?" if total is None else str(total))
         text.append(f" │ turn {k}/{n}")
         if state is not None:
             elapsed = state.last_t
