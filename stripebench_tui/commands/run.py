@@ -70,7 +70,7 @@ def run(
     config = EpisodeConfig(env=env, agent=agent, agent_options=agent_options(agent, plan, model, base_url, trace),
                            backend=backend, stripe_key=stripe_key, seed=seed, episode_dir=episode_dir,
                            max_turns=max_turns, approval=approve, start_paused=paused, headless=headless)
-    if sandbox:
+    if isinstance(sandbox, str) and sandbox:  # (called as a function, the default is typer's OptionInfo)
         config.sandbox = sandbox
     if not headless:
         try:
