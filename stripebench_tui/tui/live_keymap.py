@@ -7,6 +7,7 @@ palette list the same table, so a key is defined once.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Mapping
 
 from textual.binding import Binding
@@ -15,7 +16,7 @@ from stripebench_tui.tui.keymap import COMMANDS, DEFAULT_KEYMAP, Command, key_la
 
 LIVE_COMMANDS: tuple[Command, ...] = (
     Command("toggle_pause", "Pause/Resume", "Pause the episode before the agent's next turn, or resume it"),
-    Command("step_agent", "Step", "Run one agent turn, then pause"),
+    Command("step_agent", "Step agent", "Run one agent turn, then pause"),
     Command("inject", "Inject", "Put a note or one of the environment's hints into the agent's next observations"),
     Command("approve", "Approve", "Let the tool call waiting for approval run"),
     Command("edit_call", "Edit", "Edit the waiting tool call's arguments (JSON), then run it"),
@@ -29,6 +30,8 @@ LIVE_COMMANDS: tuple[Command, ...] = (
 
 # Replay commands that do not apply live (playback pacing; quit is redefined to stop the episode first).
 _REPLAY_ONLY = {"toggle_play", "faster", "slower"}
+
+_QUIET = {"step_forward", "next_verdict", "open_pager", "copy_item"}
 
 LIVE_KEYMAP: dict[str, tuple[str, ...]] = {
     "toggle_pause": ("space",),
@@ -48,6 +51,8 @@ LIVE_KEYMAP: dict[str, tuple[str, ...]] = {
 def live_commands() -> list[Command]:
     """Every command of the live screen, live controls first."""
     replay = [c for c in COMMANDS if c.action not in _REPLAY_ONLY and c.action not in LIVE_KEYMAP]
+    # Moving the selection is still there, but the footer's room goes to the live controls.
+    replay = [replace(c, show=False) if c.action in _QUIET else c for c in replay]
     return [*LIVE_COMMANDS, *replay]
 
 

@@ -8,10 +8,9 @@ from typing import Any
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Input, Label, TextArea
 
-from stripebench_tui.tui.screens.inject import DIALOG_CSS
+from stripebench_tui.tui.screens.dialog import DialogScreen
 from stripebench_tui.tui.text import clean
 
 
@@ -26,10 +25,9 @@ def parse_arguments(text: str) -> dict[str, Any]:
     return value
 
 
-class EditCallScreen(ModalScreen["dict[str, Any] | None"]):
+class EditCallScreen(DialogScreen["dict[str, Any] | None"]):
     """A JSON editor prefilled with the call's arguments; Ctrl+S runs the call with them."""
 
-    DEFAULT_CSS = DIALOG_CSS
     BINDINGS = [Binding("escape", "cancel", "Cancel"), Binding("ctrl+s", "save", "Run with these arguments")]
 
     def __init__(self, tool: str, arguments: dict[str, Any]) -> None:
@@ -53,10 +51,9 @@ class EditCallScreen(ModalScreen["dict[str, Any] | None"]):
         self.dismiss(None)
 
 
-class RejectScreen(ModalScreen["str | None"]):
+class RejectScreen(DialogScreen["str | None"]):
     """Asks why the call is rejected (the agent is told); returns the reason, "" for none, None if cancelled."""
 
-    DEFAULT_CSS = DIALOG_CSS
     BINDINGS = [Binding("escape", "cancel", "Cancel")]
 
     def __init__(self, tool: str) -> None:

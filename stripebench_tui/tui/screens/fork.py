@@ -5,19 +5,17 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Label, OptionList
 from textual.widgets.option_list import Option
 
-from stripebench_tui.tui.screens.inject import DIALOG_CSS
+from stripebench_tui.tui.screens.dialog import DialogScreen
 
 FORK_AGENTS = ("human", "noop", "oracle", "anthropic", "openai")
 
 
-class ForkScreen(ModalScreen["str | None"]):
+class ForkScreen(DialogScreen["str | None"]):
     """Returns the chosen agent's name, or None when cancelled."""
 
-    DEFAULT_CSS = DIALOG_CSS
     BINDINGS = [Binding("escape", "cancel", "Cancel")]
 
     def __init__(self, turn: int) -> None:

@@ -5,26 +5,15 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.screen import ModalScreen
+from stripebench_tui.tui.screens.dialog import DialogScreen
 from textual.widgets import Input, Label, OptionList
 from textual.widgets.option_list import Option
 
 from stripebench_tui.tui.text import clean
 
-DIALOG_CSS = """
-ModalScreen { align: center middle; }
-ModalScreen > Vertical { width: 90; max-width: 95%; height: auto; max-height: 90%; border: thick $accent;
-                         background: $surface; padding: 1 2; }
-ModalScreen Label.help { color: $text-muted; }
-ModalScreen OptionList { height: auto; max-height: 12; }
-ModalScreen TextArea { height: 14; }
-"""
-
-
-class InjectScreen(ModalScreen["tuple[str, str] | None"]):
+class InjectScreen(DialogScreen["tuple[str, str] | None"]):
     """Returns (text, kind) with kind "note" or "hint", or None when cancelled."""
 
-    DEFAULT_CSS = DIALOG_CSS
     BINDINGS = [Binding("escape", "cancel", "Cancel")]
 
     def __init__(self, hints: list[str]) -> None:

@@ -8,12 +8,11 @@ from typing import Any
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Label, Select, TextArea
 
 from stripebench_tui.core.agent import ToolSpec
 from stripebench_tui.tui.screens.approve import parse_arguments
-from stripebench_tui.tui.screens.inject import DIALOG_CSS
+from stripebench_tui.tui.screens.dialog import DialogScreen
 from stripebench_tui.tui.text import clean
 
 DONE = "__done__"  # the "end the episode" choice
@@ -26,10 +25,9 @@ def example_arguments(spec: ToolSpec) -> dict[str, Any]:
     return {name: "" for name in required if name in props}
 
 
-class ToolCallScreen(ModalScreen["tuple[str, dict[str, Any]] | None"]):
+class ToolCallScreen(DialogScreen["tuple[str, dict[str, Any]] | None"]):
     """Returns (tool, arguments), (DONE, {}) to end the episode, or None when cancelled."""
 
-    DEFAULT_CSS = DIALOG_CSS
     BINDINGS = [Binding("escape", "cancel", "Cancel"), Binding("ctrl+s", "submit", "Run")]
 
     def __init__(self, tools: list[ToolSpec]) -> None:

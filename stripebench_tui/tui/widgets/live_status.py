@@ -52,6 +52,9 @@ class LiveStatusBar(Static):
                 if state.ended.score is not None:
                     label += f" · score {state.ended.score:.2f}"
             text.append(label, style=style)
+            waiting = state.pending_calls.get(state.awaiting_call) if status == WAITING_FOR_APPROVAL else None
+            if waiting is not None:
+                text.append(f" {clean(waiting.call.tool)}: a approve · e edit · r reject", style="bold")
         if not following and status != ENDED:
             text.append(" │ f: follow", style="italic")
         if note:
