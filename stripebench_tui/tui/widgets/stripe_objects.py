@@ -13,7 +13,7 @@ from textual.widgets import Static, Tree
 from stripebench_tui.core.state import EpisodeState, ObjectView
 from stripebench_tui.tui.text import clean, pretty_json
 
-PER_TYPE = 100  # newest objects listed per type (a bigger tree is slow to rebuild on every step)
+PER_TYPE = 40  # newest objects listed per type: the tree is rebuilt on every step (100 made a seek ~9 ms slower)
 
 
 class StripeObjects(Vertical):
