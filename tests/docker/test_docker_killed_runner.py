@@ -107,7 +107,6 @@ def test_container_of_a_run_killed_with_its_watchdog_is_removed_on_next_start(do
         os.kill(_reaper_pid(name), signal.SIGKILL)  # as if the whole machine's processes were killed
         proc.kill()
         proc.wait(10)
-        time.sleep(1)
         assert len(_containers(docker_client, tag)) == 1  # stale now: nobody left to remove it
     finally:
         if proc.poll() is None:
