@@ -108,8 +108,9 @@ async def test_inject_reaches_the_human_agent_and_the_trace(tmp_path: Path) -> N
         await pilot.press("ctrl+s")
         await wait_for(pilot, lambda: screen.result is not None, what="the end")
         agent = screen.episode.agent
-        assert any(o.kind == "operator_message" and o.text == "look at app.py" for o in agent.observations) or \
-            any(o.kind == "tool_result" for o in agent.observations)
+        # The turn after the inject saw it, beside the typed call's result.
+        assert [o.kind for o in agent.observations] == ["tool_result", "operator_message"]
+        assert agent.observations[1].text == "look at app.py"
         events = trace_events(screen.result.trace_path)
         assert any(e["type"] == "operator" and e["action"] == "inject" and e["text"] == "look at app.py" for e in events)
         assert any(e["type"] == "model_message" and e["role"] == "operator" and e["text"] == "look at app.py"
