@@ -63,7 +63,8 @@ def run(
     pause, resume, step, inject TEXT, stop) and, for the human agent, tool calls
     (`shell {"command": "ls"}`, `say TEXT`, `done`).
 
-    Example: `stripebench run checkout-migration --headless --agent oracle --plan 400-called-success`
+    Example: `stripebench run checkout-migration --headless --agent oracle --plan 400-called-success`;
+    add `--sandbox docker` to run it in a container (`stripebench doctor` checks the engine).
     """
     from stripebench_tui.runtime.episode import EpisodeConfig
 

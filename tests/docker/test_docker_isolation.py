@@ -35,6 +35,10 @@ async def sandbox(docker_client, tmp_path: Path):
 
 
 async def test_shell_runs_as_non_root_and_cannot_write_outside_the_workspace(sandbox: DockerSandbox) -> None:
+    host = sandbox.container.attrs["HostConfig"]
+    spec = sandbox.env.manifest.docker
+    assert host["NanoCpus"] == int(spec.cpus * 1e9) and host["Memory"] == 1024 ** 3  # the manifest's "1g"
+    assert host["NetworkMode"] == "host" and host["ReadonlyRootfs"] is True
     executor = sandbox.tool_executor(["shell"])
     await executor.start()
     try:
