@@ -9,33 +9,17 @@ app's public API, its database file and the Stripe API, so it runs unchanged aga
 from __future__ import annotations
 
 import secrets
-import threading
 from typing import Any, Callable
 
-import httpx
 import stripe
 
 from stripebench_tui.grading import Criterion, Grader, Outcome, failed, passed, pending
 from stripebench_tui.grading.context import GradingUnavailable
-from stripebench_tui.grading.criteria import error_outcome
+from stripebench_tui.grading.once import once_per_context
+from stripebench_tui.grading.scenarios import need, run_scenarios, with_run
 
 DB = "bookings.db"
 CLASS_ID = "reformer-pilates"
-_LOCK = threading.Lock()
-
-
-class Miss(Exception):
-    """The app did something the task rules out; the message and evidence become a failing outcome."""
-
-    def __init__(self, summary: str, **evidence: Any) -> None:
-        super().__init__(summary)
-        self.summary, self.evidence = summary, evidence
-
-
-def need(ok: bool, summary: str, **evidence: Any) -> None:
-    """Raise Miss(summary) unless ``ok``."""
-    if not ok:
-        raise Miss(summary, **evidence)
 
 
 class Run:
@@ -257,35 +241,12 @@ SCENARIOS: list[tuple[str, float, str, Callable[[Run], Outcome]]] = [
 
 def _results(ctx: Any) -> dict[str, Outcome]:
     """Run every scenario once per grading context (in order) and remember the outcomes."""
-    with _LOCK:
-        lock = ctx.__dict__.setdefault("_bookings_lock", threading.Lock())
-    with lock:
-        cached = ctx.__dict__.get("_bookings_results")
-        if cached is not None:
-            return cached
-        try:
-            run = Run(ctx)
-        except GradingUnavailable as exc:
-            setup: Outcome | None = failed(f"cannot grade: {exc}")
-        except Exception as exc:  # noqa: BLE001 - a broken setup is an error for every criterion
-            setup = error_outcome(exc)
-        else:
-            setup = None
-        results: dict[str, Outcome] = {}
-        for name, _, _, scenario in SCENARIOS:
-            if setup is not None:
-                results[name] = setup
-                continue
-            try:
-                results[name] = scenario(run)
-            except Miss as miss:
-                results[name] = failed(miss.summary, **miss.evidence)
-            except httpx.HTTPError as exc:
-                results[name] = failed(f"the app did not answer: {type(exc).__name__}: {exc}")
-            except Exception as exc:  # noqa: BLE001 - reported as error, never pass
-                results[name] = error_outcome(exc)
-        ctx.__dict__["_bookings_results"] = results
-        return results
+    return once_per_context(ctx, "bookings-payments", lambda: with_run(
+        ctx, Run, [name for name, _, _, _ in SCENARIOS], _run_scenarios))
+
+
+def _run_scenarios(run: Run) -> dict[str, Outcome]:
+    return run_scenarios(run, [((name,), scenario) for name, _, _, scenario in SCENARIOS])
 
 
 PAID_STATES = ("paid", "deposit_paid", "partially_refunded", "refunded")

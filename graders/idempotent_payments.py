@@ -13,28 +13,18 @@ One criterion is also checked live: orders the episode's own app marked paid are
 
 from __future__ import annotations
 
-import base64
-import json
-import os
 import secrets
-import signal
-import socket
-import subprocess
-import tempfile
-import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 from typing import Any, Callable
-from urllib.parse import parse_qsl, urlsplit
-
-import httpx
 
 from stripebench_tui.grading import Criterion, Grader, Outcome, failed, passed, pending
+from stripebench_tui.grading.app_copy import AppCopy
 from stripebench_tui.grading.context import GradingUnavailable
-from stripebench_tui.grading.criteria import error_outcome
+from stripebench_tui.grading.once import once_per_context
+from stripebench_tui.grading.scenarios import Miss, need, run_scenarios, with_run
+from stripebench_tui.grading.stripe_proxy import Recorded, StripeProxy
+from stripebench_tui.grading.stripe_proxy import api_key as _api_key  # noqa: F401 - named here by its tests
 
 REAL_STRIPE = "https://api.stripe.com"
 DB = "shop.db"  # the episode app's database, in the workspace
@@ -43,240 +33,18 @@ MIN_BACKOFF = 0.1  # seconds between retries of one call that still count as bac
 APP_START_TIMEOUT = 30.0
 PAY_TIMEOUT = 60.0
 OUTAGE_ANSWER_WITHIN = 30.0  # PROBLEM.md asks for about 20 s; a little slack for slow machines
-_FORWARD_HEADERS = ("authorization", "idempotency-key", "stripe-version", "content-type", "stripe-account",
-                    "user-agent", "x-stripe-client-user-agent")
-_RETURN_HEADERS = ("request-id", "stripe-version", "idempotency-key", "idempotent-replayed", "original-request",
-                   "stripe-should-retry")
 
 
-def _stripe_error(status: int, message: str, type_: str, code: str | None = None) -> bytes:
-    body: dict[str, Any] = {"type": type_, "message": message}
-    if code:
-        body["code"] = code
-    return json.dumps({"error": body}).encode()
+class FaultProxy(StripeProxy):
+    """The shared Stripe proxy with faults on PaymentIntent POSTs and restricted keys kept to PaymentIntents."""
 
+    def __init__(self, upstream: str) -> None:
+        super().__init__(upstream, fault_path=PAYMENT_PATH, restricted_to=PAYMENT_PATH)
 
-FAULTS: dict[str, tuple[int, bytes]] = {
-    "500": (500, _stripe_error(500, "An unknown error occurred (injected by the grader's proxy).", "api_error")),
-    "503": (503, _stripe_error(503, "Stripe is temporarily unavailable (injected by the grader's proxy).", "api_error")),
-    "429": (429, _stripe_error(429, "Too many requests hit the API too quickly (injected by the grader's proxy).",
-                               "invalid_request_error", "rate_limit")),
-}
-
-
-@dataclass
-class Seen:
-    """One request the app sent to Stripe through the proxy, and what the proxy did with it."""
-
-    t: float
-    method: str
-    path: str
-    key_kind: str  # "rk_test", "sk_test", … or "none"
-    idempotency_key: str | None
-    form: dict[str, str]
-    action: str  # pass | 500 | 503 | 429 | lost | delay:S | down | refused
-    status: int = 0  # what the app got
-    object_id: str | None = None  # the id in Stripe's answer (even when the app never saw it)
-
-    @property
-    def order_id(self) -> str | None:
-        return self.form.get("metadata[order_id]")
-
-
-class _QuietServer(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        """A client that hangs up (an app giving up on a delayed call) is not worth a traceback."""
-
-
-@dataclass
-class FaultProxy:
-    """A threaded HTTP proxy to ``upstream`` that injects planned faults into PaymentIntent POSTs."""
-
-    upstream: str
-    plan: list[str] = field(default_factory=list)  # actions for the next PaymentIntent POSTs, first first
-    down: bool = False  # when no planned action is left: answer every PaymentIntent POST with 503
-    seen: list[Seen] = field(default_factory=list)
-
-    def __post_init__(self) -> None:
-        self._lock = threading.Lock()
-        self._client = httpx.Client(timeout=60, trust_env=False)
-        proxy = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: Any) -> None:  # quiet
-                pass
-
-            def _any(self) -> None:
-                proxy._handle(self)
-
-            do_GET = do_POST = do_DELETE = _any
-
-        self._server = _QuietServer(("127.0.0.1", 0), Handler)
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
-                                        name="fault-proxy", daemon=True)
-        self._thread.start()
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
-
-    def close(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._client.close()
-
-    def payments(self, order_id: str | None = None) -> list[Seen]:
+    def payments(self, order_id: str | None = None) -> list[Recorded]:
         """PaymentIntent POSTs seen so far (for ``order_id`` when given, matched by its metadata)."""
-        with self._lock:
-            rows = [s for s in self.seen if s.method == "POST" and s.path.startswith(PAYMENT_PATH)]
-        return [s for s in rows if order_id is None or s.order_id == order_id]
-
-    def _next_action(self, method: str, path: str, key: str) -> str:
-        if key.startswith("rk_") and not path.startswith(PAYMENT_PATH):
-            return "refused"
-        if method != "POST" or not path.startswith(PAYMENT_PATH):
-            return "pass"
-        with self._lock:
-            if self.plan:
-                return self.plan.pop(0)
-            return "down" if self.down else "pass"
-
-    def _handle(self, req: BaseHTTPRequestHandler) -> None:
-        length = int(req.headers.get("content-length") or 0)
-        body = req.rfile.read(length) if length else b""
-        path = urlsplit(req.path).path
-        key = _api_key(req.headers.get("authorization") or "")
-        kind = "_".join(key.split("_")[:2]) if key.count("_") >= 2 else "none"
-        form = dict(parse_qsl(body.decode("utf-8", "replace"), keep_blank_values=True))
-        action = self._next_action(req.command, path, key)
-        seen = Seen(time.monotonic(), req.command, path, kind, req.headers.get("idempotency-key"), form, action)
-        with self._lock:
-            self.seen.append(seen)
-        headers: dict[str, str] = {}
-        if action == "refused":
-            status, payload = 403, _stripe_error(
-                403, f"The provided key '{key[:12]}…' does not have the required permissions for this endpoint "
-                f"on account. Having the 'rak_payment_intent_write' permission would allow this request to continue.",
-                "invalid_request_error", "permission_error")  # like Stripe for a key without the permission
-        elif action in FAULTS:
-            status, payload = FAULTS[action]
-        elif action == "down":
-            status, payload = FAULTS["503"]
-        else:
-            if action.startswith("delay:"):
-                time.sleep(float(action.split(":", 1)[1]))
-            try:
-                status, payload, headers = self._forward(req, body)
-            except httpx.HTTPError as exc:
-                status, payload = 502, _stripe_error(502, f"the grader's proxy could not reach Stripe: {exc}", "api_error")
-            try:
-                seen.object_id = json.loads(payload).get("id")
-            except (ValueError, AttributeError):
-                pass
-            if action == "lost":  # Stripe did the work; the app never hears about it
-                status, payload, headers = 500, FAULTS["500"][1], {}
-        seen.status = status
-        req.send_response(status)
-        req.send_header("Content-Type", "application/json")
-        req.send_header("Content-Length", str(len(payload)))
-        for name, value in headers.items():
-            req.send_header(name, value)
-        req.end_headers()
-        req.wfile.write(payload)
-
-    def _forward(self, req: BaseHTTPRequestHandler, body: bytes) -> tuple[int, bytes, dict[str, str]]:
-        headers = {k: v for k, v in req.headers.items() if k.lower() in _FORWARD_HEADERS}
-        response = self._client.request(req.command, self.upstream.rstrip("/") + req.path, content=body, headers=headers)
-        back = {k: v for k, v in response.headers.items() if k.lower() in _RETURN_HEADERS}
-        return response.status_code, response.content, back
-
-
-def _api_key(authorization: str) -> str:
-    """The API key in a Bearer or Basic (``key:``) Authorization header; "" when there is none."""
-    scheme, _, value = authorization.strip().partition(" ")
-    if scheme.lower() == "basic":
-        try:
-            return base64.b64decode(value.strip()).decode().partition(":")[0]
-        except (ValueError, UnicodeDecodeError):
-            return ""
-    return value.strip() if scheme.lower() == "bearer" else ""
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-class AppUnderTest:
-    """A second copy of the agent's app: the manifest's service command, our port, database and Stripe base."""
-
-    def __init__(self, ctx: Any, stripe_base: str) -> None:
-        spec = next((s for s in ctx.env.manifest.services if s.name == "app"), None)
-        if spec is None:
-            raise GradingUnavailable("the manifest has no 'app' service to start")
-        self.tmp = tempfile.TemporaryDirectory(prefix="idempotent-grader-")
-        port = free_port()
-        self.url = f"http://127.0.0.1:{port}"
-        env = dict(os.environ)
-        env.update({k: v for k, v in ctx.env_vars.items() if isinstance(v, str)})
-        env.update(APP_PORT=str(port), APP_URL=self.url, STRIPE_API_BASE=stripe_base,
-                   DATABASE_PATH=str(Path(self.tmp.name) / "grading.db"), PYTHONUNBUFFERED="1")
-        logs = Path(ctx.episode_dir) / "logs"
-        logs.mkdir(parents=True, exist_ok=True)
-        self.log_path = logs / "grader-app.log"
-        self._log = open(self.log_path, "ab")
-        self.proc = subprocess.Popen(["bash", "-c", spec.command], cwd=str(ctx.workspace), env=env,
-                                     stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT,
-                                     start_new_session=True)
-        self.http = httpx.Client(base_url=self.url, timeout=PAY_TIMEOUT, trust_env=False)
-        deadline = time.monotonic() + APP_START_TIMEOUT
-        while True:
-            try:
-                if self.http.get("/health", timeout=2).status_code < 400:
-                    return
-            except httpx.HTTPError:
-                pass
-            if self.proc.poll() is not None or time.monotonic() > deadline:
-                self.close()
-                raise AppDown(f"the grader's copy of the app did not become healthy (see {self.log_path})")
-            time.sleep(0.2)
-
-    def close(self) -> None:
-        self.http.close()
-        if self.proc.poll() is None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGTERM)
-                self.proc.wait(5)
-            except (ProcessLookupError, subprocess.TimeoutExpired):
-                try:
-                    os.killpg(self.proc.pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-                self.proc.wait(5)
-        self._log.close()
-        self.tmp.cleanup()
-
-
-class AppDown(Exception):
-    """The app could not be started for grading (a failing outcome, not a grader error)."""
-
-
-class Miss(Exception):
-    """The app broke a rule of the task; becomes a failing outcome with this summary and evidence."""
-
-    def __init__(self, summary: str, **evidence: Any) -> None:
-        super().__init__(summary)
-        self.summary, self.evidence = summary, evidence
-
-
-def need(ok: bool, summary: str, **evidence: Any) -> None:
-    if not ok:
-        raise Miss(summary, **evidence)
+        rows = [s for s in self.requests() if s.method == "POST" and s.path.startswith(PAYMENT_PATH)]
+        return [s for s in rows if order_id is None or s.form.get("metadata[order_id]") == order_id]
 
 
 class Run:
@@ -286,7 +54,8 @@ class Run:
         self.stripe = ctx.stripe.v1
         self.proxy = FaultProxy(ctx.stripe_api_base or REAL_STRIPE)
         try:
-            self.app = AppUnderTest(ctx, self.proxy.url)
+            self.app = AppCopy(ctx, stripe_api_base=self.proxy.url, start_timeout=APP_START_TIMEOUT,
+                               http_timeout=PAY_TIMEOUT)
         except BaseException:
             self.proxy.close()
             raise
@@ -390,7 +159,7 @@ def concurrent_duplicates(run: Run) -> Outcome:
     return passed(f"overlapping duplicate requests ({statuses}) charged once", order=order, payment_intent=pi.id)
 
 
-def _same_key_retries(run: Run, order: str) -> list[Seen]:
+def _same_key_retries(run: Run, order: str) -> list[Recorded]:
     calls = run.proxy.payments(order)
     for before, after in zip(calls, calls[1:]):
         if before.action in ("500", "429", "503", "lost") and after.path == before.path:
@@ -509,42 +278,8 @@ CRITERIA: list[tuple[str, float, str]] = [
 
 def _results(ctx: Any) -> dict[str, Outcome]:
     """Run every scenario once per grading context, in order, and remember each criterion's outcome."""
-    with _LOCK:
-        lock = ctx.__dict__.setdefault("_idempotent_lock", threading.Lock())
-    with lock:
-        cached = ctx.__dict__.get("_idempotent_results")
-        if cached is not None:
-            return cached
-        results: dict[str, Outcome] = {}
-        try:
-            run = Run(ctx)
-        except (AppDown, GradingUnavailable) as exc:
-            results = {name: failed(f"cannot grade: {exc}") for name, _, _ in CRITERIA}
-        except Exception as exc:  # noqa: BLE001 - a broken setup is an error for every criterion
-            results = {name: error_outcome(exc) for name, _, _ in CRITERIA}
-        else:
-            try:
-                for names, scenario in SCENARIOS:
-                    try:
-                        got = scenario(run)
-                        results.update(got if isinstance(got, dict) else {names[0]: got})
-                    except Miss as miss:
-                        outcome = failed(miss.summary, **miss.evidence)
-                    except httpx.HTTPError as exc:
-                        outcome = failed(f"the app did not answer: {type(exc).__name__}: {exc}")
-                    except Exception as exc:  # noqa: BLE001 - reported as error, never pass
-                        outcome = error_outcome(exc)
-                    else:
-                        continue
-                    for name in names:
-                        results.setdefault(name, outcome)
-            finally:
-                run.close()
-        ctx.__dict__["_idempotent_results"] = results
-        return results
-
-
-_LOCK = threading.Lock()
+    return once_per_context(ctx, "idempotent-payments", lambda: with_run(
+        ctx, Run, [name for name, _, _ in CRITERIA], lambda run: run_scenarios(run, SCENARIOS)))
 
 
 def paid_orders_charged_once(ctx: Any, view: Any) -> Outcome:

@@ -14,181 +14,26 @@ untouched service scores nothing.
 
 from __future__ import annotations
 
-import json
 import os
-import re
 import secrets
-import signal
-import socket
 import subprocess
-import tempfile
-import threading
-import time
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Callable
 
 import httpx
 
 from stripebench_tui.grading import Criterion, Grader, Outcome, failed, passed
-from stripebench_tui.grading.context import GradingUnavailable
-from stripebench_tui.grading.criteria import error_outcome
+from stripebench_tui.grading.app_copy import AppCopy
+from stripebench_tui.grading.once import once_per_context
+from stripebench_tui.grading.scenarios import Miss, run_scenarios, with_run
+from stripebench_tui.grading.stripe_proxy import StripeProxy
 
 REAL_STRIPE = "https://api.stripe.com"
 OLD_API_VERSION = "2020-08-27"  # what the service pinned before the task
 LATEST_CHARGE_SINCE = "2022-11-15"  # PaymentIntent.charges was replaced by latest_charge
 MIN_SDK_MAJOR = 16
 APP_START_TIMEOUT = 60.0
-_UA_VERSION = re.compile(r"PythonBindings/(\d+(?:\.\d+)*)")
-_FORWARD = ("authorization", "idempotency-key", "stripe-version", "content-type", "stripe-account", "user-agent",
-            "x-stripe-client-user-agent")
-
-
-@dataclass
-class Sent:
-    """One request the service sent to Stripe through the proxy."""
-
-    method: str
-    path: str
-    stripe_version: str | None
-    sdk_version: str | None  # from the User-Agent's PythonBindings/x.y.z
-    status: int = 0
-
-
-class _QuietServer(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        """A client that hangs up is not worth a traceback."""
-
-
-@dataclass
-class RecordingProxy:
-    """A threaded HTTP proxy to ``upstream`` that records each request's API and SDK versions."""
-
-    upstream: str
-    sent: list[Sent] = field(default_factory=list)
-
-    def __post_init__(self) -> None:
-        self._lock = threading.Lock()
-        self._client = httpx.Client(timeout=60, trust_env=False)
-        proxy = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def _any(self) -> None:
-                proxy._handle(self)
-
-            do_GET = do_POST = do_DELETE = _any
-
-        self._server = _QuietServer(("127.0.0.1", 0), Handler)
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
-                                        name="recording-proxy", daemon=True)
-        self._thread.start()
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
-
-    def close(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._client.close()
-
-    def requests(self) -> list[Sent]:
-        with self._lock:
-            return list(self.sent)
-
-    def _handle(self, req: BaseHTTPRequestHandler) -> None:
-        length = int(req.headers.get("content-length") or 0)
-        body = req.rfile.read(length) if length else b""
-        m = _UA_VERSION.search(req.headers.get("user-agent") or "")
-        sent = Sent(req.command, req.path.split("?", 1)[0], req.headers.get("stripe-version"), m.group(1) if m else None)
-        with self._lock:
-            self.sent.append(sent)
-        headers = {k: v for k, v in req.headers.items() if k.lower() in _FORWARD}
-        try:
-            response = self._client.request(req.command, self.upstream.rstrip("/") + req.path, content=body,
-                                            headers=headers)
-            status, payload = response.status_code, response.content
-            back = {k: v for k, v in response.headers.items() if k.lower() in ("request-id", "stripe-version")}
-        except httpx.HTTPError as exc:
-            status, back = 502, {}
-            payload = json.dumps({"error": {"type": "api_error", "message": f"the grader's proxy could not reach "
-                                            f"Stripe: {exc}"}}).encode()
-        sent.status = status
-        req.send_response(status)
-        req.send_header("Content-Type", "application/json")
-        req.send_header("Content-Length", str(len(payload)))
-        for name, value in back.items():
-            req.send_header(name, value)
-        req.end_headers()
-        req.wfile.write(payload)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-class AppDown(Exception):
-    """The service could not be started for grading (a failing outcome, not a grader error)."""
-
-
-class ServiceCopy:
-    """A second copy of the service: the manifest's command, our port, database and Stripe base."""
-
-    def __init__(self, ctx: Any, stripe_base: str) -> None:
-        spec = next((s for s in ctx.env.manifest.services if s.name == "app"), None)
-        if spec is None:
-            raise GradingUnavailable("the manifest has no 'app' service to start")
-        self.tmp = tempfile.TemporaryDirectory(prefix="sdk-upgrade-grader-")
-        self.url = f"http://127.0.0.1:{free_port()}"
-        env = dict(os.environ)
-        env.pop("STRIPE_API_VERSION", None)
-        env.update({k: v for k, v in ctx.env_vars.items() if isinstance(v, str)})
-        env.update(APP_PORT=self.url.rsplit(":", 1)[1], APP_URL=self.url, STRIPE_API_BASE=stripe_base,
-                   DATABASE_PATH=str(Path(self.tmp.name) / "grading.db"), PYTHONUNBUFFERED="1")
-        logs = Path(ctx.episode_dir) / "logs"
-        logs.mkdir(parents=True, exist_ok=True)
-        self.log_path = logs / "grader-app.log"
-        self._log = open(self.log_path, "ab")
-        self.proc = subprocess.Popen(["bash", "-c", spec.command], cwd=str(ctx.workspace), env=env,
-                                     stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT,
-                                     start_new_session=True)
-        self.http = httpx.Client(base_url=self.url, timeout=60, trust_env=False)
-        deadline = time.monotonic() + APP_START_TIMEOUT
-        while True:
-            try:
-                if self.http.get("/health", timeout=2).status_code < 400:
-                    return
-            except httpx.HTTPError:
-                pass
-            if self.proc.poll() is not None or time.monotonic() > deadline:
-                self.close()
-                raise AppDown(f"the grader's copy of the service did not become healthy (see {self.log_path})")
-            time.sleep(0.2)
-
-    def close(self) -> None:
-        self.http.close()
-        if self.proc.poll() is None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGTERM)
-                self.proc.wait(5)
-            except (ProcessLookupError, subprocess.TimeoutExpired):
-                try:
-                    os.killpg(self.proc.pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-                self.proc.wait(5)
-        self._log.close()
-        self.tmp.cleanup()
+RecordingProxy = StripeProxy  # records without faults: nothing is ever planned
 
 
 # ---- what the service answered before the upgrade (the old code's mapping over the old API shape) ----
@@ -242,14 +87,6 @@ def differences(expected: Any, actual: Any, path: str = "") -> list[str]:
     return []
 
 
-class Miss(Exception):
-    """A response broke the contract; becomes a failing outcome with this summary and evidence."""
-
-    def __init__(self, summary: str, **evidence: Any) -> None:
-        super().__init__(summary)
-        self.summary, self.evidence = summary, evidence
-
-
 def _json(response: httpx.Response) -> Any:
     try:
         return response.json()
@@ -266,7 +103,8 @@ class Run:
         self.tag = secrets.token_hex(4)
         self.proxy = RecordingProxy(ctx.stripe_api_base or REAL_STRIPE)
         try:
-            self.app = ServiceCopy(ctx, self.proxy.url)
+            self.app = AppCopy(ctx, stripe_api_base=self.proxy.url, unset=("STRIPE_API_VERSION",), noun="service",
+                               start_timeout=APP_START_TIMEOUT, http_timeout=60)
         except BaseException:
             self.proxy.close()
             raise
@@ -448,49 +286,21 @@ UPGRADE = ("current SDK", "current API version")
 
 def _results(ctx: Any) -> dict[str, Outcome]:
     """Run every check once per grading context and remember each criterion's outcome."""
-    with _LOCK:
-        lock = ctx.__dict__.setdefault("_sdk_upgrade_lock", threading.Lock())
-    with lock:
-        cached = ctx.__dict__.get("_sdk_upgrade_results")
-        if cached is not None:
-            return cached
-        results: dict[str, Outcome] = {}
-        try:
-            run = Run(ctx)
-        except (AppDown, GradingUnavailable) as exc:
-            results = {name: failed(f"cannot grade: {exc}") for name, _, _ in CRITERIA}
-        except Exception as exc:  # noqa: BLE001 - a broken setup is an error for every criterion
-            results = {name: error_outcome(exc) for name, _, _ in CRITERIA}
-        else:
-            try:
-                responses: dict[str, Outcome] = {}
-                for names, scenario in (
-                        (("payment responses", "receipt responses"), payments),
-                        (("error responses",), edge_responses)):
-                    try:
-                        got = scenario(run)
-                        responses.update(got if isinstance(got, dict) else {names[0]: got})
-                    except Miss as miss:
-                        responses.update({n: failed(miss.summary, **miss.evidence) for n in names})
-                    except httpx.HTTPError as exc:
-                        responses.update({n: failed(f"the service did not answer: {type(exc).__name__}: {exc}")
-                                          for n in names})
-                    except Exception as exc:  # noqa: BLE001 - reported as error, never pass
-                        responses.update({n: error_outcome(exc) for n in names})
-                results.update(upgrade_checks(ctx, run))
-                upgraded = all(results[n].status == "pass" for n in UPGRADE)
-                for name, outcome in responses.items():
-                    if not upgraded and outcome.status == "pass":
-                        outcome = failed("the responses are unchanged, but they only count on the upgraded SDK and "
-                                         "API version (see the other criteria)", **outcome.evidence)
-                    results[name] = outcome
-            finally:
-                run.close()
-        ctx.__dict__["_sdk_upgrade_results"] = results
-        return results
+    return once_per_context(ctx, "sdk-upgrade-charges", lambda: with_run(
+        ctx, Run, [name for name, _, _ in CRITERIA], lambda run: _checks(ctx, run)))
 
 
-_LOCK = threading.Lock()
+def _checks(ctx: Any, run: Run) -> dict[str, Outcome]:
+    responses = run_scenarios(run, ((("payment responses", "receipt responses"), payments),
+                                    (("error responses",), edge_responses)), "service")
+    results = upgrade_checks(ctx, run)
+    upgraded = all(results[n].status == "pass" for n in UPGRADE)
+    for name, outcome in responses.items():
+        if not upgraded and outcome.status == "pass":
+            outcome = failed("the responses are unchanged, but they only count on the upgraded SDK and "
+                             "API version (see the other criteria)", **outcome.evidence)
+        results[name] = outcome
+    return results
 
 
 def _criterion(name: str, weight: float, description: str) -> Criterion:

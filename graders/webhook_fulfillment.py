@@ -19,12 +19,7 @@ import json
 import os
 import re
 import secrets
-import signal
-import socket
 import sqlite3
-import subprocess
-import tempfile
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -32,8 +27,10 @@ from typing import Any
 import httpx
 
 from stripebench_tui.grading import Criterion, Grader, Outcome, failed, passed
+from stripebench_tui.grading.app_copy import AppCopy
 from stripebench_tui.grading.context import GradingUnavailable
-from stripebench_tui.grading.criteria import error_outcome
+from stripebench_tui.grading.once import once_per_context
+from stripebench_tui.grading.scenarios import Miss, run_scenarios, with_run
 
 APP_START_TIMEOUT = 30.0
 WEBHOOK_PATH = "/webhooks/stripe"
@@ -60,62 +57,11 @@ def sign(payload: str, secret: str, timestamp: int | None = None) -> str:
     return f"t={t},v1={mac}"
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-class AppDown(Exception):
-    """The shop could not be started for grading (a failing outcome, not a grader error)."""
-
-
-class Miss(Exception):
-    """The shop broke a rule of the task; becomes a failing outcome with this summary and evidence."""
-
-    def __init__(self, summary: str, **evidence: Any) -> None:
-        super().__init__(summary)
-        self.summary, self.evidence = summary, evidence
-
-
-class ShopCopy:
+class ShopCopy(AppCopy):
     """A second copy of the shop: the manifest's command, our port and a copy of the workspace database."""
 
     def __init__(self, ctx: Any) -> None:
-        spec = next((s for s in ctx.env.manifest.services if s.name == "app"), None)
-        if spec is None:
-            raise GradingUnavailable("the manifest has no 'app' service to start")
-        source = Path(ctx.workspace) / DATABASE
-        if not source.is_file():
-            raise GradingUnavailable(f"no database at {source}")
-        self.tmp = tempfile.TemporaryDirectory(prefix="webhook-grader-")
-        self.db_path = Path(self.tmp.name) / DATABASE
-        with sqlite3.connect(source) as src, sqlite3.connect(self.db_path) as dst:
-            src.backup(dst)  # consistent even while the agent's app writes
-        self.url = f"http://127.0.0.1:{free_port()}"
-        env = dict(os.environ)
-        env.update({k: v for k, v in ctx.env_vars.items() if isinstance(v, str)})
-        env.update(APP_PORT=self.url.rsplit(":", 1)[1], APP_URL=self.url, DATABASE_PATH=str(self.db_path),
-                   PYTHONUNBUFFERED="1")
-        logs = Path(ctx.episode_dir) / "logs"
-        logs.mkdir(parents=True, exist_ok=True)
-        self.log_path = logs / "grader-app.log"
-        self._log = open(self.log_path, "ab")
-        self.proc = subprocess.Popen(["bash", "-c", spec.command], cwd=str(ctx.workspace), env=env,
-                                     stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT,
-                                     start_new_session=True)
-        self.http = httpx.Client(base_url=self.url, timeout=30, trust_env=False)
-        deadline = time.monotonic() + APP_START_TIMEOUT
-        while True:
-            try:
-                if self.http.get("/health", timeout=2).status_code < 400:
-                    return
-            except httpx.HTTPError:
-                pass
-            if self.proc.poll() is not None or time.monotonic() > deadline:
-                self.close()
-                raise AppDown(f"the grader's copy of the shop did not become healthy (see {self.log_path})")
-            time.sleep(0.2)
+        super().__init__(ctx, database=DATABASE, noun="shop", start_timeout=APP_START_TIMEOUT, http_timeout=30)
 
     def fulfilments(self, order_id: str) -> int:
         """Rows in ``fulfillments`` for ``order_id`` (read-only)."""
@@ -124,21 +70,6 @@ class ShopCopy:
             return conn.execute("SELECT COUNT(*) FROM fulfillments WHERE order_id = ?", (order_id,)).fetchone()[0]
         finally:
             conn.close()
-
-    def close(self) -> None:
-        self.http.close()
-        if self.proc.poll() is None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGTERM)
-                self.proc.wait(5)
-            except (ProcessLookupError, subprocess.TimeoutExpired):
-                try:
-                    os.killpg(self.proc.pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-                self.proc.wait(5)
-        self._log.close()
-        self.tmp.cleanup()
 
 
 def buy_in_browser(shop_url: str, tag: str, products: tuple[tuple[str, str], ...]) -> list[dict[str, str]]:
@@ -293,37 +224,15 @@ CRITERIA: list[tuple[str, float, str]] = [
 
 def _results(ctx: Any) -> dict[str, Outcome]:
     """Run the scenario once per grading context and remember each criterion's outcome."""
-    with _LOCK:
-        lock = ctx.__dict__.setdefault("_webhook_lock", threading.Lock())
-    with lock:
-        cached = ctx.__dict__.get("_webhook_results")
-        if cached is not None:
-            return cached
-        results: dict[str, Outcome] = {}
-        try:
-            run = Run(ctx)
-        except (AppDown, GradingUnavailable) as exc:
-            results = {name: failed(f"cannot grade: {exc}") for name, _, _ in CRITERIA}
-        except Exception as exc:  # noqa: BLE001 - a broken setup is an error for every criterion
-            results = {name: error_outcome(exc) for name, _, _ in CRITERIA}
-        else:
-            try:
-                results = scenario(run)
-            except Miss as miss:
-                results = {name: failed(miss.summary, **miss.evidence) for name, _, _ in CRITERIA}
-            except httpx.HTTPError as exc:
-                results = {name: failed(f"the shop did not answer: {type(exc).__name__}: {exc}") for name, _, _ in CRITERIA}
-            except Exception as exc:  # noqa: BLE001 - reported as error, never pass
-                results = {name: error_outcome(exc) for name, _, _ in CRITERIA}
-            finally:
-                run.close()
-        for name, _, _ in CRITERIA:
-            results.setdefault(name, failed("not reached"))
-        ctx.__dict__["_webhook_results"] = results
-        return results
+    return once_per_context(ctx, "webhook-fulfillment", lambda: _run_scenario(ctx))
 
 
-_LOCK = threading.Lock()
+def _run_scenario(ctx: Any) -> dict[str, Outcome]:
+    names = [name for name, _, _ in CRITERIA]
+    results = with_run(ctx, Run, names, lambda run: run_scenarios(run, [(tuple(names), scenario)], "shop"))
+    for name in names:
+        results.setdefault(name, failed("not reached"))
+    return results
 
 
 def _criterion(name: str, weight: float, description: str) -> Criterion:

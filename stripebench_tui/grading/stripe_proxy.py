@@ -1,0 +1,219 @@
+"""A pass-through HTTP proxy in front of a Stripe backend that records requests and can inject faults.
+
+Graders point a copy of the agent's app at ``StripeProxy.url`` through ``STRIPE_API_BASE``. Every request is
+forwarded to ``upstream`` (the emulator or https://api.stripe.com alike: this is a public-means tool, it never
+calls an emulator-only endpoint) and recorded with what graders judge by: the API key's kind, the
+``Idempotency-Key``, the ``Stripe-Version``, the SDK version in the ``User-Agent`` and the form body.
+
+Faults apply to requests matching ``fault_methods`` and ``fault_path`` (a path prefix). ``plan`` holds the actions
+for the next matching requests, first first; when it is empty, ``down`` answers each one 503 (an outage).
+Actions: ``pass``; ``500``/``503``/``429`` (answered by the proxy, never forwarded); ``lost`` (forwarded, so Stripe
+does the work, but the app gets a 500); ``delay:S`` (held S seconds, then forwarded). With ``restricted_to`` set,
+a restricted key (``rk_…``) is refused with 403 outside that path prefix, as Stripe refuses a key without the
+permission. Served by uvicorn/Starlette on a background thread, forwarding with httpx.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import json
+import re
+import socket
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, AsyncIterator
+from urllib.parse import parse_qsl
+
+import httpx
+
+FORWARD_HEADERS = ("authorization", "idempotency-key", "stripe-version", "content-type", "stripe-account",
+                   "user-agent", "x-stripe-client-user-agent")
+RETURN_HEADERS = ("request-id", "stripe-version", "idempotency-key", "idempotent-replayed", "original-request",
+                  "stripe-should-retry")
+_UA_VERSION = re.compile(r"PythonBindings/(\d+(?:\.\d+)*)")
+START_TIMEOUT = 10.0
+
+
+def stripe_error(status: int, message: str, type_: str, code: str | None = None) -> bytes:
+    """A Stripe-shaped JSON error body (``status`` is for the caller's response; Stripe bodies do not carry it)."""
+    body: dict[str, Any] = {"type": type_, "message": message}
+    if code:
+        body["code"] = code
+    return json.dumps({"error": body}).encode()
+
+
+FAULTS: dict[str, tuple[int, bytes]] = {
+    "500": (500, stripe_error(500, "An unknown error occurred (injected by the grader's proxy).", "api_error")),
+    "503": (503, stripe_error(503, "Stripe is temporarily unavailable (injected by the grader's proxy).", "api_error")),
+    "429": (429, stripe_error(429, "Too many requests hit the API too quickly (injected by the grader's proxy).",
+                              "invalid_request_error", "rate_limit")),
+}
+
+
+def api_key(authorization: str) -> str:
+    """The API key in a Bearer or Basic (``key:``) Authorization header; "" when there is none."""
+    scheme, _, value = authorization.strip().partition(" ")
+    if scheme.lower() == "basic":
+        try:
+            return base64.b64decode(value.strip()).decode().partition(":")[0]
+        except (ValueError, UnicodeDecodeError):
+            return ""
+    return value.strip() if scheme.lower() == "bearer" else ""
+
+
+def key_kind(key: str) -> str:
+    """``rk_test``, ``sk_live``… for a key; ``none`` when it does not look like one."""
+    return "_".join(key.split("_")[:2]) if key.count("_") >= 2 else "none"
+
+
+def sdk_version(user_agent: str) -> str | None:
+    """The stripe-python version in a ``User-Agent`` (``PythonBindings/x.y.z``), or None."""
+    m = _UA_VERSION.search(user_agent or "")
+    return m.group(1) if m else None
+
+
+@dataclass
+class Recorded:
+    """One request the app sent to Stripe through the proxy, and what the proxy did with it."""
+
+    t: float  # time.monotonic() on arrival
+    method: str
+    path: str  # without the query string
+    key_kind: str  # "rk_test", "sk_test", … or "none"
+    idempotency_key: str | None
+    stripe_version: str | None
+    sdk_version: str | None  # from the User-Agent's PythonBindings/x.y.z
+    form: dict[str, str]
+    action: str  # pass | 500 | 503 | 429 | lost | delay:S | down | refused
+    status: int = 0  # what the app got
+    object_id: str | None = None  # the id in Stripe's answer (even when the app never saw it)
+
+
+@dataclass
+class StripeProxy:
+    """A recording, fault-injecting HTTP proxy to ``upstream``; started on construction, ``close()`` to stop."""
+
+    upstream: str
+    fault_path: str = "/v1/"
+    fault_methods: tuple[str, ...] = ("POST",)
+    restricted_to: str | None = None  # rk_ keys are refused outside this path prefix (None: never)
+    plan: list[str] = field(default_factory=list)
+    down: bool = False
+    seen: list[Recorded] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        import uvicorn
+        from starlette.applications import Starlette
+        from starlette.routing import Route
+
+        self._lock = threading.Lock()
+        self._client: httpx.AsyncClient | None = None
+
+        @contextlib.asynccontextmanager
+        async def lifespan(_app: Any) -> AsyncIterator[None]:
+            async with httpx.AsyncClient(timeout=60, trust_env=False) as client:
+                self._client = client
+                yield
+
+        app = Starlette(routes=[Route("/{path:path}", self._handle, methods=["GET", "POST", "DELETE"])],
+                        lifespan=lifespan)
+        self._sock = socket.socket()
+        self._sock.bind(("127.0.0.1", 0))
+        config = uvicorn.Config(app, log_level="critical", access_log=False, lifespan="on")
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [self._sock]},
+                                        name="stripe-proxy", daemon=True)
+        self._thread.start()
+        deadline = time.monotonic() + START_TIMEOUT
+        while not self._server.started:
+            if not self._thread.is_alive() or time.monotonic() > deadline:
+                self.close()
+                raise RuntimeError("the grader's Stripe proxy did not start")
+            time.sleep(0.01)
+
+    @property
+    def url(self) -> str:
+        """Where the app should send its Stripe calls (its ``STRIPE_API_BASE``)."""
+        return f"http://127.0.0.1:{self._sock.getsockname()[1]}"
+
+    def requests(self) -> list[Recorded]:
+        """Every request seen so far, first first."""
+        with self._lock:
+            return list(self.seen)
+
+    def close(self) -> None:
+        """Stop serving and wait for the server thread."""
+        self._server.should_exit = True
+        self._thread.join(10)
+        self._sock.close()
+
+    def __enter__(self) -> StripeProxy:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def _next_action(self, method: str, path: str, key: str) -> str:
+        if self.restricted_to is not None and key.startswith("rk_") and not path.startswith(self.restricted_to):
+            return "refused"
+        if method not in self.fault_methods or not path.startswith(self.fault_path):
+            return "pass"
+        with self._lock:
+            if self.plan:
+                return self.plan.pop(0)
+            return "down" if self.down else "pass"
+
+    async def _handle(self, request: Any) -> Any:
+        from starlette.responses import Response
+
+        body = await request.body()
+        path = request.url.path
+        key = api_key(request.headers.get("authorization") or "")
+        form = dict(parse_qsl(body.decode("utf-8", "replace"), keep_blank_values=True))
+        action = self._next_action(request.method, path, key)
+        seen = Recorded(time.monotonic(), request.method, path, key_kind(key), request.headers.get("idempotency-key"),
+                        request.headers.get("stripe-version"), sdk_version(request.headers.get("user-agent") or ""),
+                        form, action)
+        with self._lock:
+            self.seen.append(seen)
+        headers: dict[str, str] = {}
+        if action == "refused":
+            status, payload = 403, stripe_error(
+                403, f"The provided key '{key[:12]}…' does not have the required permissions for this endpoint "
+                f"on account. Having the 'rak_payment_intent_write' permission would allow this request to continue.",
+                "invalid_request_error", "permission_error")  # like Stripe for a key without the permission
+        elif action in FAULTS:
+            status, payload = FAULTS[action]
+        elif action == "down":
+            status, payload = FAULTS["503"]
+        else:
+            if action.startswith("delay:"):
+                await asyncio.sleep(float(action.split(":", 1)[1]))
+            try:
+                status, payload, headers = await self._forward(request, body)
+            except httpx.HTTPError as exc:
+                status, payload = 502, stripe_error(502, f"the grader's proxy could not reach Stripe: {exc}", "api_error")
+            try:
+                seen.object_id = json.loads(payload).get("id")
+            except (ValueError, AttributeError):
+                pass
+            if action == "lost":  # Stripe did the work; the app never hears about it
+                status, payload, headers = 500, FAULTS["500"][1], {}
+        seen.status = status
+        return Response(payload, status_code=status, headers=headers, media_type="application/json")
+
+    async def _forward(self, request: Any, body: bytes) -> tuple[int, bytes, dict[str, str]]:
+        assert self._client is not None
+        target = self.upstream.rstrip("/") + request.scope.get("raw_path", request.url.path.encode()).decode()
+        if request.url.query:
+            target += "?" + request.url.query
+        headers = {k: v for k, v in request.headers.items() if k.lower() in FORWARD_HEADERS}
+        response = await self._client.request(request.method, target, content=body, headers=headers)
+        back = {k: v for k, v in response.headers.items() if k.lower() in RETURN_HEADERS}
+        return response.status_code, response.content, back
+
+
+__all__ = ["FAULTS", "Recorded", "StripeProxy", "api_key", "key_kind", "sdk_version", "stripe_error"]
