@@ -93,19 +93,18 @@ async def test_inject_reaches_the_human_agent_and_the_trace(tmp_path: Path) -> N
         # The human agent's turn: the tool picker and JSON arguments.
         await pilot.press("t")
         await pilot.pause(0.2)
-        from textual.widgets import Select, TextArea
+        from textual.widgets import TextArea
 
-        dialog = app.screen
-        dialog.query_one(Select).value = "view_file"
-        await pilot.pause(0.1)
-        dialog.query_one(TextArea).text = '{"path": "app.py"}'
+        await pilot.press(*"view_fi", "right", "enter")  # completion, then Enter fills in the arguments
+        area = app.screen.query_one(TextArea)
+        assert '"path": ""' in area.text and area.has_focus
+        area.text = '{"path": "app.py"}'
         await pilot.press("ctrl+s")
         await wait_for(pilot, lambda: any(c.result for t in screen.live_state.turns for c in t.calls),
                        what="the typed call's result")
         await pilot.press("t")
         await pilot.pause(0.2)
-        app.screen.query_one(Select).value = "__done__"
-        await pilot.press("ctrl+s")
+        await pilot.press(*"done", "enter")
         await wait_for(pilot, lambda: screen.result is not None, what="the end")
         agent = screen.episode.agent
         # The turn after the inject saw it, beside the typed call's result.
