@@ -287,7 +287,7 @@ class Trace:
         """The state after ``turn``'s last event (the latest turn ≤ it; None: the whole episode).
 
         Fast (no replay) once ``index()`` is built, unless ``keep_output`` or the turns are out of
-        order. Treat the result as read-only: its ``Turn`` records are shared between calls.
+        order. Treat the result as read-only: its ``Turn`` and ``ObjectView`` records are shared between calls.
         """
         index = self.index()
         if index.exact and not keep_output:

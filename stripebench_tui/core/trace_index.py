@@ -55,6 +55,7 @@ class TraceIndex:
     _ends: list[_TurnEnd] = field(default_factory=list, repr=False)
     _final: EpisodeState | None = field(default=None, repr=False)
     _objects: dict[str, list[tuple[int, ObjectView]]] = field(default_factory=dict, repr=False)
+    _object_pos: dict[str, list[int]] = field(default_factory=dict, repr=False)  # positions of _objects, for bisect
     _verdicts: dict[str, list[tuple[int, CriterionState, int]]] = field(default_factory=dict, repr=False)
     _service_pos: list[int] = field(default_factory=list, repr=False)
     _service_events: list[Service] = field(default_factory=list, repr=False)
@@ -117,11 +118,12 @@ class TraceIndex:
                     turns[ti] = replace(t, calls=[running if c is view else c for c in t.calls])
         s.turns = turns
         s.pending_calls = pending
+        positions = self._object_pos
         for oid, versions in self._objects.items():
             if versions[0][0] > p:
                 break  # objects are kept in order of first appearance
-            j = bisect.bisect_right(versions, p, key=lambda v: v[0]) - 1
-            s.objects[oid] = replace(versions[j][1])
+            # Snapshots are shared, not copied: a seek on a big trace would spend most of its time copying them.
+            s.objects[oid] = versions[bisect.bisect_right(positions[oid], p) - 1][1]
         for name, cversions in self._verdicts.items():
             if cversions[0][0] > p:
                 continue
@@ -171,6 +173,7 @@ class IndexBuilder:
         s = self.reducer.apply(ev)
         if isinstance(ev, StripeObject):
             idx._objects.setdefault(ev.object_id, []).append((pos, replace(s.objects[ev.object_id])))
+            idx._object_pos.setdefault(ev.object_id, []).append(pos)
         elif isinstance(ev, GraderVerdict):
             crit = s.verdicts[ev.criterion]
             idx._verdicts.setdefault(ev.criterion, []).append((pos, replace(crit, history=[]), len(crit.history)))

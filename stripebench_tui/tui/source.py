@@ -113,13 +113,8 @@ class TraceSource:
 
     def quick_turns(self) -> list[int] | None:
         # The writer's turns.idx sidecar lists turn offsets; reading it is O(turns), not O(bytes).
-        # Trace exposes it only privately so far, hence the guarded lookup.
-        quick = getattr(self.trace, "_quick_offsets", None)
-        if quick is None:
-            return None
         with self._lock:
-            offsets = quick()
-        return list(offsets) if offsets else None
+            return self.trace.quick_turns()
 
     def turn_numbers(self) -> list[int]:
         index = self.trace.index()  # thread-safe per its contract; may take seconds

@@ -50,12 +50,13 @@ def test_a_call_answered_in_a_later_turn_is_running_at_the_earlier_turn(tmp_path
     assert trace.state_at(2).turns[0].calls[0].result is not None
 
 
-def test_states_are_independent_copies(tmp_path: Path) -> None:
+def test_states_are_independent_containers(tmp_path: Path) -> None:
+    # Object and turn records are shared between states (read-only, for fast seeks); the containers are not.
     path = tmp_path / "t.jsonl"
     write(path, small_episode())
     trace = open_trace(path)
     s = trace.state_at(2)
-    s.objects["cs_test_1"].data = {"mutated": True}
+    s.objects.pop("cs_test_1")
     s.turns.clear()
     s.verdicts["paid"].history.clear()
     again = trace.state_at(2)
