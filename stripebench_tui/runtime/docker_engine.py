@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import tarfile
@@ -27,7 +28,9 @@ DEFAULT_BASE_IMAGE = "stripebench/base:bookworm"
 BASE_IMAGE_VAR = "STRIPEBENCH_BASE_IMAGE"
 LABEL_EPISODE = "stripebench.episode"  # the episode's process tag
 LABEL_OWNER = "stripebench.owner"  # "<hostname>:<pid>" of the stripebench process that started it
-BOOTSTRAP_PACKAGES = "python3,python3-venv,ca-certificates"
+# What agents reach for besides Python: curl (the hints say "curl the endpoint"), ps/kill, sqlite3.
+BOOTSTRAP_PACKAGES = "python3,python3-venv,ca-certificates,curl,procps,sqlite3"
+BOOTSTRAP_LABEL = "stripebench.bootstrap"  # the package list the image was made with (another list: rebuilt)
 SUITE = "bookworm"
 
 
@@ -113,14 +116,25 @@ def find_mirror(sources: tuple[Path, ...] = (Path("/etc/apt/sources.list"), Path
     return "http://deb.debian.org/debian"
 
 
+def _unmount_under(root: Path) -> None:
+    """Lazily unmount whatever debootstrap left mounted inside ``root`` (deepest first)."""
+    with contextlib.suppress(OSError):
+        mounts = [line.split()[1] for line in Path("/proc/mounts").read_text().splitlines()]
+        for point in sorted((m for m in mounts if m.startswith(str(root) + "/")), key=len, reverse=True):
+            subprocess.run(["umount", "-l", point], check=False, capture_output=True)
+
+
 def bootstrap_base_image(client: Any, tag: str = DEFAULT_BASE_IMAGE, *, force: bool = False,
                          progress: Callable[[str], None] = print, mirror: str | None = None) -> tuple[str, bool]:
     """Build the offline base image (debootstrap + import); returns (image id, built). Cached unless ``force``."""
     if not force:
         with contextlib.suppress(Exception):
             image = client.images.get(tag)
-            progress(f"{tag} already exists ({image.short_id}); --force rebuilds it")
-            return image.id, False
+            made_with = (image.labels or {}).get(BOOTSTRAP_LABEL)
+            if made_with == BOOTSTRAP_PACKAGES:
+                progress(f"{tag} already exists ({image.short_id}); --force rebuilds it")
+                return image.id, False
+            progress(f"{tag} exists but was made with other packages ({made_with or 'unknown'}): rebuilding")
     if shutil.which("debootstrap") is None:
         raise RuntimeProblem("debootstrap is not installed (apt-get install debootstrap), "
                              f"or set {BASE_IMAGE_VAR} to an image your engine can pull, e.g. python:3.11-slim")
@@ -132,21 +146,31 @@ def bootstrap_base_image(client: Any, tag: str = DEFAULT_BASE_IMAGE, *, force: b
         rootfs = Path(tmp) / "rootfs"
         progress(f"debootstrap {SUITE} from {mirror} (about a minute)…")
         cmd = ["debootstrap", "--variant=minbase", f"--include={BOOTSTRAP_PACKAGES}", SUITE, str(rootfs), mirror]
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        assert proc.stdout is not None
-        last: list[str] = []
-        counts = {"Retrieving": 0, "Extracting": 0, "Unpacking": 0, "Configuring": 0}
-        for line in proc.stdout:
-            line = line.rstrip()
-            last = (last + [line])[-5:]
-            verb = line[3:].split(" ", 1)[0] if line.startswith("I: ") else ""
-            if verb in counts:
-                counts[verb] += 1
-                if counts[verb] % 25 == 1:  # a line now and then, not one per package
-                    progress(f"  {verb.lower()} packages ({counts[verb]})…")
-            elif line.startswith("I: "):
-                progress("  " + line[3:])
-        if proc.wait() != 0:
+        # A session of its own, so an interruption can stop debootstrap and everything it runs in the chroot.
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+        try:
+            assert proc.stdout is not None
+            last: list[str] = []
+            counts = {"Retrieving": 0, "Validating": 0, "Extracting": 0, "Unpacking": 0, "Configuring": 0}
+            for line in proc.stdout:
+                line = line.rstrip()
+                last = (last + [line])[-5:]
+                verb = line[3:].split(" ", 1)[0] if line.startswith("I: ") else ""
+                if verb in counts:
+                    counts[verb] += 1
+                    if counts[verb] % 25 == 1:  # a line now and then, not one per package
+                        progress(f"  {verb.lower()} packages ({counts[verb]})…")
+                elif line.startswith("I: "):
+                    progress("  " + line[3:])
+        except BaseException:  # Ctrl+C or an error: stop it, and never delete through its /proc or /sys mounts
+            with contextlib.suppress(OSError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            _unmount_under(rootfs)
+            raise
+        code = proc.wait()
+        _unmount_under(rootfs)
+        if code != 0:
             raise RuntimeProblem(f"debootstrap failed (exit {proc.returncode}): {' | '.join(last)}")
         # Smaller image: the package caches and docs are not needed at run time.
         for sub in ("var/cache/apt/archives", "var/lib/apt/lists", "usr/share/doc", "usr/share/man"):
@@ -167,7 +191,8 @@ def bootstrap_base_image(client: Any, tag: str = DEFAULT_BASE_IMAGE, *, force: b
         with open(archive, "rb") as data:
             client.api.import_image_from_data(data, repository=repo, tag=version,
                                               changes=['ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
-                                                       'ENV LANG=C.UTF-8', 'CMD ["bash"]'])
+                                                       'ENV LANG=C.UTF-8', 'CMD ["bash"]',
+                                                       f'LABEL {BOOTSTRAP_LABEL}="{BOOTSTRAP_PACKAGES}"'])
     image = client.images.get(tag)
     progress(f"{tag} ready ({image.short_id})")
     return image.id, True
@@ -175,7 +200,6 @@ def bootstrap_base_image(client: Any, tag: str = DEFAULT_BASE_IMAGE, *, force: b
 
 def _reap(container: str) -> None:
     """Watchdog: wait until the pipe from the episode closes (its end, or its death), then remove the container."""
-    import signal
     import sys
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # only the pipe closing ends the watch
