@@ -2,6 +2,8 @@
 
 ``load_grader(env)`` finds ``graders/<env>.py``; ``LiveGrading(grader, ctx)`` wires it to an
 episode's bus and driver; ``Evaluator`` grades once (``stripebench grade``).
+Scenario graders share ``app_copy.AppCopy`` (a second copy of the app), ``stripe_proxy.StripeProxy`` (recording
+and fault injection in front of Stripe), ``once.once_per_context`` and ``scenarios`` (Miss, need, outcomes).
 """
 
 from stripebench_tui.grading.context import GradingContext, GradingUnavailable

@@ -122,6 +122,7 @@ class StripeProxy:
                         lifespan=lifespan)
         self._sock = socket.socket()
         self._sock.bind(("127.0.0.1", 0))
+        self._port = self._sock.getsockname()[1]
         config = uvicorn.Config(app, log_level="critical", access_log=False, lifespan="on")
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [self._sock]},
@@ -137,7 +138,7 @@ class StripeProxy:
     @property
     def url(self) -> str:
         """Where the app should send its Stripe calls (its ``STRIPE_API_BASE``)."""
-        return f"http://127.0.0.1:{self._sock.getsockname()[1]}"
+        return f"http://127.0.0.1:{self._port}"
 
     def requests(self) -> list[Recorded]:
         """Every request seen so far, first first."""
