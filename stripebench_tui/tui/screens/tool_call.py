@@ -66,6 +66,7 @@ class ToolCallScreen(DialogScreen["tuple[str, dict[str, Any]] | None"]):
             area = self.query_one(TextArea)
             area.text = json.dumps(example_arguments(spec), indent=2)
             area.focus()
+            area.select_all()  # typing replaces the skeleton; arrow keys keep it to edit
 
     def action_submit(self) -> None:
         tool = self.query_one(Input).value.strip()

@@ -18,9 +18,9 @@ class Screenshot(Vertical):
     """A caption and the image; ``show(path)`` swaps the picture (only when the path changed)."""
 
     DEFAULT_CSS = """
-    Screenshot { height: auto; max-height: 24; }
+    Screenshot { height: 1fr; }
     Screenshot #shot-caption { color: $text-muted; height: 1; }
-    Screenshot Image { width: auto; height: auto; max-height: 22; }
+    Screenshot #shot-image { width: auto; height: 1fr; }
     """
 
     def __init__(self, *, id: str | None = None, image_class: type[Image] = Image) -> None:
