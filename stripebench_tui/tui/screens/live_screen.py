@@ -29,6 +29,8 @@ from stripebench_tui.tui.widgets.live_status import LiveStatusBar
 from stripebench_tui.tui.widgets.screenshot import Screenshot
 from stripebench_tui.tui.widgets.service_log import ServiceLog
 from stripebench_tui.tui.widgets.status_bar import StatusBar
+from stripebench_tui.tui.widgets.stripe_objects import StripeObjects
+from stripebench_tui.tui.widgets.verdicts import Verdicts
 
 REDRAW_INTERVAL = 0.1  # seconds between redraws while events arrive
 
@@ -60,6 +62,7 @@ class LiveEpisodeScreen(EpisodeScreen, inherit_bindings=False):
         self._drawn_version = -1
         self._quitting = False
         self._divergences_seen = 0
+        self._drawn_turn: tuple = ()
 
     # ----- layout ------------------------------------------------------------------------
     def on_mount(self) -> None:
@@ -120,15 +123,35 @@ class LiveEpisodeScreen(EpisodeScreen, inherit_bindings=False):
             self.turns = turns
             self._position_of = None
             self.timeline.border_title = f"Turns ({len(turns)})"
-            self.timeline.set_rows(len(turns), self._row)
+        # Rows are cached by the timeline; the newest ones change as results arrive, and rebuilding the
+        # visible rows from the live state is cheap.
+        self.timeline.set_rows(len(turns), self._row)
         if turns:
             target = len(turns) - 1 if self.following or self.position is None else self.position
-            self.select(target)
+            key = self._turn_key(turns[target])
+            if force or key != self._drawn_turn:
+                self._drawn_turn = key
+                self.select(target)
+            else:
+                # Only log lines or other turns changed: the detail pane stays; the side panes follow the newest turn.
+                if target == len(turns) - 1:
+                    self.query_one(StripeObjects).show(state, self.turn.object_ids if self.turn else [])
+                    self.query_one(Verdicts).show(state, turns[target])
+                self.timeline.move_to(target)
+                self.refresh_status()
         else:
             self.refresh_status()
         self.query_one(ServiceLog).show(state.service_log)
         self._show_screenshot()
         self._announce_divergence()
+
+    def _turn_key(self, number: int) -> tuple:
+        """What the detail pane shows of a turn; redrawing it is skipped while this is unchanged."""
+        t = self.live_state.turn(number)
+        if t is None:
+            return (number,)
+        return (number, len(t.messages), len(t.calls), sum(1 for c in t.calls if c.result is not None),
+                tuple(c.status for c in t.calls), len(t.operator_actions), len(t.object_ids), len(t.verdict_changes))
 
     def _show_screenshot(self) -> None:
         path = self.live_source.image_path()
