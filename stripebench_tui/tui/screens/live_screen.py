@@ -18,7 +18,6 @@ from textual.containers import Vertical
 from textual.screen import Screen
 from textual.widgets import Static
 
-from stripebench_tui.core.events import Service
 from stripebench_tui.core.operator import ENDED, PAUSED, WAITING_FOR_APPROVAL, status_from_state
 from stripebench_tui.tui.live_keymap import live_bindings, live_help_rows
 from stripebench_tui.tui.live_source import LiveSource
@@ -109,6 +108,8 @@ class LiveEpisodeScreen(EpisodeScreen, inherit_bindings=False):
 
             src.read_header(Path(self.episode.sandbox.episode_dir) / TRACE_NAME)
         if src.version == self._drawn_version and not force:
+            if not self.episode.ready.is_set() and self.result is None:
+                self.refresh_status()  # setup progress (tool servers) moves without events
             return
         self._drawn_version = src.version
         state = src.state
@@ -174,12 +175,7 @@ class LiveEpisodeScreen(EpisodeScreen, inherit_bindings=False):
         state = self.live_state
         selected = self.turn.index if self.turn is not None else None
         last = self.turns[-1] if self.turns else None
-        setup = ""
-        if not self.episode.ready.is_set() and state.service_log:
-            ev: Service = state.service_log[-1]
-            setup = f"{ev.service} {ev.status if ev.status != 'log' else ''}".strip()
-        elif not self.episode.ready.is_set():
-            setup = "starting the environment"
+        setup = self.setup_progress() if not self.episode.ready.is_set() else ""
         note = self.note or (f"problem: {self.error}" if self.error else "")
         if self.result is not None and self.result.trace_path is not None and not note:
             note = f"trace: {self.result.trace_path}"
@@ -188,6 +184,16 @@ class LiveEpisodeScreen(EpisodeScreen, inherit_bindings=False):
         except Exception:  # noqa: BLE001 - before on_mount mounted it
             return
         bar.show(self.source.header, state, selected, last, self.reducer_elapsed(), self.following, setup, note)
+
+    def setup_progress(self) -> str:
+        """What the episode is preparing: each service's latest status, then the tool servers'."""
+        parts = [f"{name} {status}" for name, status in self.live_state.services.items()]
+        executor = getattr(self.episode, "executor", None)
+        if executor is not None:
+            names = ", ".join(getattr(executor, "server_names", []) or [])
+            specs = getattr(executor, "specs", None)
+            parts.append(f"tools {names}: {len(specs)} ready" if specs else f"tool servers {names} starting")
+        return " · ".join(parts) or "starting the environment"
 
     def reducer_elapsed(self) -> float:
         return self.live_source.reducer.elapsed()
