@@ -182,14 +182,17 @@ class DockerSandbox:
             nano_cpus=int(spec.cpus * 1e9), mem_limit=spec.memory, environment=self.container_env(),
         )
 
-    async def run_seed(self, bus: EventBus) -> None:
-        """Run the manifest's ``setup`` commands, then its seed script, inside the container."""
+    async def run_setup(self, bus: EventBus) -> None:
+        """Run the manifest's ``setup`` commands inside the container, in order."""
         for i, command in enumerate(self.env.manifest.setup):
             code = await run_logged(bus, "setup", self.exec_argv(["bash", "-c", command]), cwd=self.workspace,
                                     env=self.tool_env(), log_path=self.logs / "setup.log", timeout=SETUP_TIMEOUT)
             if code != 0:
                 raise ServiceFailed(f"setup command {i + 1} ({command}) exited with code {code} "
                                     f"(see {self.logs / 'setup.log'})")
+
+    async def run_seed(self, bus: EventBus) -> None:
+        """Run the manifest's seed script inside the container."""
         seed = self.env.manifest.stripe.seed
         if not seed:
             return

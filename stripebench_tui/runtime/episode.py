@@ -264,8 +264,7 @@ class Episode:
                                             episode_dir=sandbox.episode_dir, env=sandbox.tool_env())
         tools = asyncio.ensure_future(self.executor.start())
         try:
-            if hasattr(sandbox, "run_setup"):
-                await sandbox.run_setup(bus)
+            await sandbox.run_setup(bus)
             await sandbox.run_seed(bus)
             await sandbox.start_services(bus)
         except BaseException:

@@ -36,6 +36,9 @@ class Sandbox(Protocol):
     def tool_env(self) -> dict[str, str]:
         """The full process environment for tool servers."""
 
+    async def run_setup(self, bus: EventBus) -> None:
+        """Run the manifest's setup commands in the workspace; ServiceFailed on the first that fails."""
+
     async def run_seed(self, bus: EventBus) -> None:
         """Run the environment's Stripe seed script; ServiceFailed if it fails."""
 
