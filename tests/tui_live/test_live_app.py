@@ -167,6 +167,16 @@ async def test_quit_stops_the_episode_and_leaves_no_process(tmp_path: Path) -> N
         trace = Path(screen.trace_path())
         tag = _tag(trace)
         assert tagged_pids(tag)  # the app service is running
+        # The live controls are data: the same table feeds the keys, the help screen and the palette.
+        from stripebench_tui.tui.screens.help_screen import HelpScreen
+
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        titles = [row[1] for row in app.screen.rows]
+        assert {"Pause/Resume", "Step agent", "Inject", "Approve", "Edit", "Reject", "Fork", "Stop"} <= set(titles)
+        await pilot.press("escape")
+        palette = {c.title for c in app.get_system_commands(screen)}
+        assert {"Pause/Resume", "Approve", "Follow", "Fork"} <= palette
         await pilot.press("q")
     result = app.return_value
     assert result is not None and result.reason == "stopped"

@@ -22,16 +22,18 @@ class HelpScreen(ModalScreen[None]):
     CSS_PATH = Path(__file__).with_suffix(".tcss")
     BINDINGS = [Binding("escape,q,question_mark", "dismiss", "Close")]
 
-    def __init__(self, keymap: Mapping[str, tuple[str, ...]] = DEFAULT_KEYMAP) -> None:
+    def __init__(self, keymap: Mapping[str, tuple[str, ...]] = DEFAULT_KEYMAP,
+                 rows: list[tuple[str, str, str]] | None = None) -> None:
         super().__init__()
         self.keymap = keymap
+        self.rows = rows  # (keys, title, description) from another registry (the live screen's), else help_rows(keymap)
 
     def compose(self) -> ComposeResult:
         table = Table(box=None, show_header=True, header_style="bold", expand=True)
         table.add_column("keys", style="bold cyan", no_wrap=True)
         table.add_column("action", style="bold", no_wrap=True)
         table.add_column("what it does")
-        for keys, title, description in help_rows(self.keymap):
+        for keys, title, description in self.rows if self.rows is not None else help_rows(self.keymap):
             table.add_row(keys, title, description)
         with VerticalScroll(id="help-body") as body:
             body.border_title = "Keys"

@@ -352,9 +352,9 @@ class LiveEpisodeScreen(EpisodeScreen, inherit_bindings=False):
 
     # ----- help and quit ------------------------------------------------------------------
     def action_help(self) -> None:
-        from stripebench_tui.tui.screens.live_help import LiveHelpScreen
+        from stripebench_tui.tui.screens.help_screen import HelpScreen
 
-        self.app.push_screen(LiveHelpScreen(live_help_rows()))
+        self.app.push_screen(HelpScreen(rows=live_help_rows()))
 
     async def action_quit(self) -> None:
         """Stop the episode (if still running), wait for every process to be reaped, then leave."""
