@@ -182,3 +182,19 @@ async def test_quit_stops_the_episode_and_leaves_no_process(tmp_path: Path) -> N
     assert result is not None and result.reason == "stopped"
     assert trace.is_file() and trace_events(trace)[-1]["type"] == "episode_end"
     assert tagged_pids(tag) == []
+
+
+async def test_quit_during_setup_stops_it_and_keeps_the_trace(tmp_path: Path) -> None:
+    app = create_live_app(config(tmp_path))
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.live
+        await wait_for(pilot, lambda: screen.live_state.service_log, what="setup to begin")
+        await wait_for(pilot, lambda: "setting up" in screen.query_one(LiveStatusBar).line_text, what="setup progress")
+        assert not screen.episode.ready.is_set()
+        trace = Path(screen.trace_path())
+        tag = _tag(trace)
+        await pilot.press("q")
+    result = app.return_value
+    assert result is not None and result.reason == "stopped" and not result.setup_failed
+    assert trace_events(trace)[-1]["type"] == "episode_end"
+    assert tagged_pids(tag) == []
