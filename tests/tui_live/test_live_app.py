@@ -66,6 +66,15 @@ async def test_pause_step_and_resume_change_the_drivers_status(tmp_path: Path) -
         await wait_for(pilot, lambda: "paused" in screen.query_one(LiveStatusBar).line_text, what="the status line")
         agent_turns = lambda: sum(1 for t in screen.live_state.turns if t.calls)  # noqa: E731
         assert agent_turns() == 0
+        # While paused, one of the environment's hints (from its manifest) is picked from the inject dialog.
+        await pilot.press("i")
+        await pilot.pause(0.2)
+        await pilot.press("tab", "enter")
+        hint = "The handler module is reloaded on every request; no restart needed."
+        await wait_for(pilot, lambda: any(op.action == "inject" for op in screen.live_state.operator_actions),
+                       what="the hint")
+        injected = next(op for op in screen.live_state.operator_actions if op.action == "inject")
+        assert injected.text == hint and injected.details == {"kind": "hint"}
         await pilot.press("s")
         await wait_for(pilot, lambda: agent_turns() == 1 and screen.episode.driver.status == PAUSED,
                        what="one stepped turn")
