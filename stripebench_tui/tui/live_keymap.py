@@ -23,7 +23,7 @@ LIVE_COMMANDS: tuple[Command, ...] = (
     Command("reject", "Reject", "Do not run the waiting tool call; tell the agent why"),
     Command("tool_call", "Tool call", "Human agent: pick a tool and type its arguments as this turn"),
     Command("follow", "Follow", "Select the newest turn and keep following new turns"),
-    Command("show_screenshot", "Screenshot", "Show the latest browser screenshot", show=False),
+    Command("show_screenshot", "Screenshot", "Show the latest browser screenshot as large as the terminal allows"),
     Command("fork", "Fork", "Re-execute the episode up to the selected turn on a fresh environment, then continue live"),
     Command("stop_episode", "Stop", "End the episode now (processes stopped, trace kept)"),
 )

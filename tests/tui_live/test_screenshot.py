@@ -44,3 +44,18 @@ async def test_screenshot_widget_renders_a_png(tmp_path: Path) -> None:
         shot.show(tmp_path / "gone.png", "turn 4")
         await pilot.pause(0.1)
         assert "file missing" in str(shot.query_one("#shot-caption").render())
+
+
+async def test_screenshot_screen_shows_the_picture_large(tmp_path: Path) -> None:
+    from stripebench_tui.tui.screens.screenshot_view import ScreenshotScreen
+
+    png = tmp_path / "big.png"
+    PILImage.new("RGB", (200, 100), (0, 255, 0)).save(png)
+    app = App()
+    async with app.run_test(size=(100, 40)) as pilot:
+        await app.push_screen(ScreenshotScreen(png, "turn 5: big.png"))
+        await pilot.pause(0.3)
+        image = app.screen.query_one("#big-shot")
+        assert image.size.width > 40 and image.size.height > 10
+        await pilot.press("escape")
+        assert not isinstance(app.screen, ScreenshotScreen)

@@ -326,11 +326,14 @@ class LiveEpisodeScreen(EpisodeScreen, inherit_bindings=False):
         self.app.push_screen(ToolCallScreen(list(driver.task.tools)), done)
 
     def action_show_screenshot(self) -> None:
-        shot = self.query_one(Screenshot)
-        if self.live_source.image_path() is None:
+        from stripebench_tui.tui.screens.screenshot_view import ScreenshotScreen
+
+        path = self.live_source.image_path()
+        if path is None or not path.is_file():
             self.notify("No screenshot yet.", title="Screenshot")
             return
-        shot.toggle_class("shown")
+        turn = self.live_source.last_image[0] if self.live_source.last_image else "?"
+        self.app.push_screen(ScreenshotScreen(path, f"turn {turn}: {path.name}"))
 
     def action_fork(self) -> None:
         from stripebench_tui.tui.fork_action import fork_from_screen

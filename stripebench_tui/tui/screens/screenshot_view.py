@@ -1,0 +1,38 @@
+"""The newest screenshot, as large as the terminal allows (the side pane only has room for a thumbnail)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.widgets import Static
+from textual_image.widget import Image
+
+from stripebench_tui.tui.screens.dialog import DialogScreen
+
+
+class ScreenshotScreen(DialogScreen[None]):
+    """A caption and the picture; Esc, q or o closes it."""
+
+    BINDINGS = [Binding("escape,q,o", "close", "Close")]
+    DEFAULT_CSS = """
+    ScreenshotScreen > Vertical { width: 95%; height: 95%; max-height: 95%; }
+    ScreenshotScreen #big-shot { width: 1fr; height: 1fr; }
+    """
+
+    def __init__(self, path: Path, caption: str) -> None:
+        super().__init__()
+        self.path = path
+        self.caption = caption
+
+    def compose(self) -> ComposeResult:
+        with Vertical() as box:
+            box.border_title = self.caption
+            box.border_subtitle = "Esc closes"
+            yield Static(str(self.path), markup=False, classes="help")
+            yield Image(self.path, id="big-shot")
+
+    def action_close(self) -> None:
+        self.dismiss(None)
