@@ -7,7 +7,7 @@ setup:
 	@bash scripts/setup.sh
 
 run: setup
-	stripebench replay replays/checkout-migration-pass.jsonl
+	stripebench run checkout-migration
 
 test: setup
 	$(PYTHON) -m pytest -n 2 --durations=15

@@ -19,7 +19,7 @@ app = typer.Typer(
     name="stripebench",
     help=(
         "Watch, replay and debug AI agent episodes on Stripe integration tasks.\n\n"
-        "Start with `stripebench replay replays/<trace>.jsonl` to step through a recorded episode, "
+        "Start with `stripebench run checkout-migration` for a live episode, `stripebench replay replays/checkout-migration-400` to step through a recorded one, "
         "or `stripebench COMMAND --help` for any command."
     ),
     no_args_is_help=True,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 import json
 import subprocess
 import sys
@@ -13,8 +14,9 @@ import pytest
 from stripebench_tui.errors import EXIT_BAD_FILE, EXIT_EPISODE_FAILED, EXIT_OK
 
 REPLAYS = Path(__file__).resolve().parent.parent / "replays"
-PASS = REPLAYS / "checkout-migration-pass.jsonl"
-FAIL = REPLAYS / "checkout-migration-400.jsonl"
+PASS = REPLAYS / "checkout-migration-oracle"  # recorded episode directories (trace.jsonl inside)
+FAIL = REPLAYS / "checkout-migration-400"
+KEY = re.compile(r"(sk|rk|pk)_test_[A-Za-z0-9]{8,}")
 
 
 def stripebench(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
@@ -30,29 +32,31 @@ def test_headless_passing_episode_exits_0_and_reads_like_the_episode() -> None:
     r = stripebench("replay", PASS, "--headless")
     assert r.returncode == EXIT_OK, r.stderr
     out = r.stdout
-    for expected in ("── setup", "── turn 9", "→ files_read", "ui_mode=\\\"embedded\\\"", "◆ checkout.session cs_test_",
-                     "payment_status=paid", "✓ verdict promotion_discount: pass", "Final score: 1.00 · PASSED"):
+    for expected in ("── setup", "── turn 9", "→ view_file", "→ browser_fill", "◆ checkout.session cs_test_",
+                     "payment_status=paid", "ui_mode=embedded_page", "✓ verdict promotion code applied: pass",
+                     "Final score: 1.00 · PASSED"):
         assert expected in out, expected
-    assert "sk_test_51QbXc2HsampleOnlyNotARealKey0000" not in out
-    assert out.index("✓ verdict ui_mode_embedded: pass") < out.index("✓ verdict paid: pass")  # green over time
+    assert not KEY.search(out)
+    # green over time: the live verdicts before the checks that only run at the end
+    assert out.index("✓ verdict paid: pass") < out.index("✓ verdict card element removed: pass")
 
 
 def test_headless_failed_episode_exits_1() -> None:
     r = stripebench("replay", FAIL, "--headless")
     assert r.returncode == EXIT_EPISODE_FAILED
-    assert "Missing required param: return_url." in r.stdout and "HTTP 400" in r.stdout
-    assert "migration complete" in r.stdout and "Final score: 0.14 · FAILED" in r.stdout
-    assert "sk_test_51QbXc2HsampleOnlyNotARealKey0000" not in r.stdout and "[REDACTED]" in r.stdout
+    assert "Invalid ui_mode" in r.stdout and "HTTP 400" in r.stdout
+    assert "migration is complete" in r.stdout and "Final score: 0.08 · FAILED" in r.stdout
+    assert not KEY.search(r.stdout)
 
 
 def test_summary_table() -> None:
     r = stripebench("replay", FAIL, "--summary")
     assert r.returncode == EXIT_EPISODE_FAILED
-    for expected in ("Episode", "Tools used", "files_read", "Verdict timeline", "0: pending → 8: fail", "Final score: 0.14"):
+    for expected in ("Episode", "Tools used", "view_file", "Verdict timeline", "0: pending → 11: fail", "Final score: 0.08"):
         assert expected in r.stdout, expected
     assert "──" not in r.stdout.split("Episode")[0]  # no headless log before the tables
     r = stripebench("replay", PASS, "--summary")
-    assert r.returncode == EXIT_OK and "0: pending → 7: pass" in r.stdout
+    assert r.returncode == EXIT_OK and re.search(r"0: pending → \d+: pass", r.stdout)
 
 
 @pytest.mark.parametrize(
@@ -84,7 +88,7 @@ def test_bad_files_exit_3_with_one_line_and_stay_untouched(tmp_path: Path, conte
 
 def test_truncated_trace_still_replays(tmp_path: Path) -> None:
     path = tmp_path / "cut.jsonl"
-    data = PASS.read_bytes()
+    data = (PASS / "trace.jsonl").read_bytes()
     path.write_bytes(data[: len(data) - 30])
     r = stripebench("replay", path, "--headless")
     assert r.returncode == EXIT_EPISODE_FAILED  # the episode_end line was cut off: not a pass
@@ -94,9 +98,9 @@ def test_truncated_trace_still_replays(tmp_path: Path) -> None:
 def test_export_atif_then_replay_it(tmp_path: Path) -> None:
     r = stripebench("export", PASS, "--format", "atif", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
-    out = tmp_path / "checkout-migration-pass.atif.json"
+    out = tmp_path / "checkout-migration-oracle.atif.json"
     doc = json.loads(out.read_text())
-    assert doc["schema_version"].startswith("ATIF-v1.") and doc["agent"]["model_name"] == "claude-sonnet-4-5"
+    assert doc["schema_version"].startswith("ATIF-v1.") and doc["agent"]["name"] == "oracle"
     assert any(s.get("tool_calls") for s in doc["steps"])
     before = sha(out)
     again = stripebench("export", PASS, "-o", out)
@@ -105,7 +109,7 @@ def test_export_atif_then_replay_it(tmp_path: Path) -> None:
     assert stripebench("export", FAIL, "-o", out, "--force").returncode == 0
     assert sha(out) != before
     replay = stripebench("replay", out, "--headless")
-    assert replay.returncode == EXIT_EPISODE_FAILED and "Final score: 0.14 · FAILED" in replay.stdout
+    assert replay.returncode == EXIT_EPISODE_FAILED and "Final score: 0.08 · FAILED" in replay.stdout
     piped = stripebench("export", PASS, "-o", "-")
     assert piped.returncode == 0 and json.loads(piped.stdout)["steps"]
 

@@ -1,46 +1,68 @@
-"""The committed sample replays are exactly what scripts/make_sample_replays.py writes, and tell their stories."""
+"""The committed replays are recorded runs (`stripebench run ENV --headless`) and tell their stories."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
+import re
 from pathlib import Path
 
-from stripebench_tui.core.events import StripeObject
+import pytest
+
+from stripebench_tui.core.events import ModelMessage, StripeObject, ToolResult
 from stripebench_tui.core.trace import open_trace
 
-ROOT = Path(__file__).resolve().parent.parent
-NAMES = ("checkout-migration-pass.jsonl", "checkout-migration-400.jsonl")
+REPLAYS = Path(__file__).resolve().parent.parent / "replays"
+ORACLES = sorted(p.name for p in REPLAYS.glob("*-oracle"))
+KEY = re.compile(rb"(sk|rk|pk)_(test|live)_[A-Za-z0-9]{8,}|whsec_[A-Za-z0-9]{8,}")
 
 
-def test_committed_samples_match_the_script(tmp_path: Path) -> None:
-    subprocess.run([sys.executable, str(ROOT / "scripts" / "make_sample_replays.py"), str(tmp_path)], check=True, capture_output=True)
-    for name in NAMES:
-        assert (tmp_path / name).read_bytes() == (ROOT / "replays" / name).read_bytes(), f"rerun scripts/make_sample_replays.py ({name})"
-        made = sorted(p.relative_to(tmp_path) for p in (tmp_path / (name + ".d")).rglob("*") if p.is_file())
-        committed = sorted(p.relative_to(ROOT / "replays") for p in (ROOT / "replays" / (name + ".d")).rglob("*") if p.is_file())
-        assert made == committed
+def test_there_is_a_recorded_oracle_run_of_every_environment() -> None:
+    envs = {p.parent.name for p in (REPLAYS.parent / "environments").glob("*/environment.toml")}
+    assert {name.removesuffix("-oracle") for name in ORACLES} == envs
 
 
-def test_samples_are_marked_hand_made_and_tell_their_stories() -> None:
-    passing = open_trace(ROOT / "replays" / NAMES[0])
-    failing = open_trace(ROOT / "replays" / NAMES[1])
-    for trace in (passing, failing):
-        assert trace.header.extra["hand_made"] is True and trace.header.env == "checkout-migration"
-    final = passing.state_at()
-    assert final.ended is not None and final.ended.passed and final.score() == 1.0
+@pytest.mark.parametrize("name", ORACLES)
+def test_oracle_replays_are_recorded_runs_that_pass(name: str) -> None:
+    trace = open_trace(REPLAYS / name)
+    assert trace.header.agent == "oracle" and "hand_made" not in trace.header.extra
+    assert trace.header.env == name.removesuffix("-oracle") and trace.header.backend == "emulator"
+    final = trace.state_at()
+    assert final.ended is not None and final.ended.reason == "agent_done"
+    assert final.ended.passed is True and final.score() == 1.0
+    assert final.objects, "a recorded run sees Stripe objects"
+    # every screenshot a tool result names is committed beside the trace
+    for ev in trace.iter_events():
+        if isinstance(ev, ToolResult):
+            for image in ev.images:
+                assert (trace.path.parent / image).is_file(), image
+
+
+def test_the_checkout_migration_oracle_pays_with_embedded_checkout_and_a_promotion_code() -> None:
+    trace = open_trace(REPLAYS / "checkout-migration-oracle")
+    final = trace.state_at()
     session = next(o for o in final.objects.values() if o.object_type == "checkout.session")
-    assert session.data["ui_mode"] == "embedded" and session.data["payment_status"] == "paid"
+    assert session.data["ui_mode"] == "embedded_page" and session.data["payment_status"] == "paid"
     assert session.data["total_details"]["amount_discount"] > 0
-    # verdicts turn green over time, not all at once
-    green_turns = {c.criterion: c.changed_turn for c in final.verdicts.values()}
-    assert len(set(green_turns.values())) >= 3
-    assert passing.state_at(green_turns["ui_mode_embedded"]).verdicts["paid"].status == "pending"
-    # the 400 episode never creates a session and ends red
-    bad = failing.state_at()
-    assert bad.ended is not None and bad.ended.passed is False and (bad.score() or 0) < 1
-    assert not any(isinstance(e, StripeObject) and e.object_type == "checkout.session" for e in failing.iter_events())
-    assert bad.verdicts["paid"].status == "fail"
-    # a huge output lives in a sidecar
-    results = [c.result for t in final.turns for c in t.calls if c.result is not None and c.result.sidecar]
-    assert results and len(passing.full_output(results[0])) > 64 * 1024
+    # verdicts turn green over time: some pass live, during the turns, before the end-of-episode checks
+    changed = {c.criterion: c.changed_turn for c in final.verdicts.values()}
+    assert len(set(changed.values())) >= 2
+    first_green = min(changed.values())
+    assert trace.state_at(first_green - 1).verdicts["paid"].status == "pending"
+    assert any(t.index > first_green for t in final.turns)
+
+
+def test_the_failing_replay_saw_an_http_400_and_called_it_success() -> None:
+    trace = open_trace(REPLAYS / "checkout-migration-400")
+    events = list(trace.iter_events())
+    saw_400 = next(e for e in events if isinstance(e, ToolResult) and "HTTP 400" in e.output)
+    claim = next(e for e in events if isinstance(e, ModelMessage) and e.seq > saw_400.seq)
+    assert "complete" in claim.text
+    assert not any(isinstance(e, StripeObject) and e.object_type == "checkout.session" for e in events)
+    final = trace.state_at()
+    assert final.ended is not None and final.ended.passed is False and (final.score() or 0) < 0.5
+    assert final.verdicts["paid"].status == "fail"
+
+
+def test_no_secret_in_any_committed_replay_file() -> None:
+    for path in REPLAYS.rglob("*"):
+        if path.is_file():
+            assert not KEY.search(path.read_bytes()), path

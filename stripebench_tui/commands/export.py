@@ -19,7 +19,7 @@ class ExportFormat(str, Enum):
 def export(
     trace_path: Path = typer.Argument(..., metavar="TRACE", help="The trace to export (.jsonl, or an ATIF file)."),
     fmt: ExportFormat = typer.Option(ExportFormat.atif, "--format", "-f", help="Output format: atif (Harbor's Agent Trajectory Interchange Format)."),
-    output: str = typer.Option("", "--output", "-o", help="Where to write; '-' for stdout. Default: TRACE's name with .atif.json, in the current directory."),
+    output: str = typer.Option("", "--output", "-o", help="Where to write; '-' for stdout. Default: TRACE's name (or its episode directory's) with .atif.json, in the current directory."),
     force: bool = typer.Option(False, "--force", help="Overwrite OUT if it exists."),
 ) -> None:
     """Export a trace to Harbor's Agent Trajectory Interchange Format (ATIF) JSON.
@@ -27,7 +27,7 @@ def export(
     Stripe objects, verdicts and other events ATIF has no place for go under `extra.stripebench`,
     so `stripebench replay` opens the exported file with nothing lost.
 
-    Example: `stripebench export replays/checkout-migration-pass.jsonl -o pass.atif.json`
+    Example: `stripebench export replays/checkout-migration-oracle -o oracle.atif.json`
     """
     from stripebench_tui.core.trace import open_trace
     from stripebench_tui.formats.atif import atif_from_trace
@@ -38,7 +38,9 @@ def export(
     if output == "-":
         sys.stdout.write(text)
         return
-    out = Path(output) if output else Path(trace_path.name.removesuffix(".jsonl") + ".atif.json")
+    # An episode directory is named after its episode; its trace file is always trace.jsonl.
+    stem = trace_path.name if trace_path.is_dir() else trace_path.name.removesuffix(".jsonl")
+    out = Path(output) if output else Path(stem + ".atif.json")
     if out.resolve() == trace_path.resolve():
         raise UserError(f"{out}: that is the trace itself; choose another output path")
     try:

@@ -24,7 +24,7 @@ def replay(
 
     Exit code 0 when the episode passed, 1 when it failed or was not scored, 3 when the file cannot be read.
 
-    Example: `stripebench replay replays/checkout-migration-400.jsonl --summary`;
+    Example: `stripebench replay replays/checkout-migration-400 --summary`;
     fork: `stripebench replay episodes/X/trace.jsonl --fork-at 3 --agent noop --headless`
     """
     if fork_at is not None:

@@ -25,7 +25,7 @@ import asyncio
 import json
 import logging
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable, Sequence
+from typing import Any, Awaitable, Callable
 
 from stripebench_tui.core import operator as op
 from stripebench_tui.core.agent import Agent, AgentError, AgentTurn, Observation, Task, ToolRequest

@@ -49,15 +49,23 @@ def _line_number_at(path: Path, offset: int) -> int:
     return n
 
 
+EPISODE_TRACE = "trace.jsonl"  # the trace's name inside an episode directory
+
+
 def open_trace(path: str | os.PathLike[str]) -> Trace:
-    """Open a trace (or an ATIF file, converted) reading only its header and tail."""
+    """Open a trace (or an ATIF file, converted) reading only its header and tail.
+
+    An episode directory stands for the ``trace.jsonl`` inside it.
+    """
     p = Path(path)
+    if p.is_dir() and (p / EPISODE_TRACE).is_file():
+        p = p / EPISODE_TRACE
     try:
         f = open(p, "rb")
     except FileNotFoundError:
         raise TraceError(f"{p}: no such file") from None
     except IsADirectoryError:
-        raise TraceError(f"{p}: is a directory, not a trace file") from None
+        raise TraceError(f"{p}: is a directory with no {EPISODE_TRACE}, not a trace file") from None
     except OSError as exc:
         raise TraceError(f"{p}: cannot read ({exc.strerror})") from None
     with f:

@@ -13,9 +13,10 @@ from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 from stripebench_tui.core.bus import EventBus
+from stripebench_tui.core.trace import EPISODE_TRACE
 from stripebench_tui.errors import UserError
 
-TRACE_NAME = "trace.jsonl"
+TRACE_NAME = EPISODE_TRACE
 
 
 @runtime_checkable

@@ -35,7 +35,7 @@ FOREIGN = {
 }
 
 
-@pytest.mark.parametrize("name", ["checkout-migration-pass.jsonl", "checkout-migration-400.jsonl"])
+@pytest.mark.parametrize("name", ["checkout-migration-oracle", "checkout-migration-400"])
 def test_exported_sample_imports_back_whole(tmp_path: Path, name: str) -> None:
     trace = open_trace(REPLAYS / name)
     doc = atif_from_trace(trace)

@@ -9,6 +9,7 @@ import types
 from pathlib import Path
 
 import pytest
+import typer
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess:
@@ -30,18 +31,21 @@ def test_run_flags_that_do_not_apply_are_one_line(tmp_path: Path) -> None:
     assert done.returncode == 2 and "--plan only applies to the oracle agent" in done.stderr
 
 
-def test_run_without_headless_opens_the_live_tui_or_says_how(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_run_without_headless_opens_the_live_tui_with_the_config(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     from stripebench_tui.commands.run import run
-    from stripebench_tui.errors import UserError
 
     args = dict(env="tiny-shop", agent="oracle", plan=None, model=None, base_url=None, trace=None, seed=5,
                 backend="emulator", stripe_key=None, episode_dir=tmp_path / "ep", max_turns=None, approve="never",
                 paused=True, headless=False)
-    monkeypatch.setitem(sys.modules, "stripebench_tui.tui.live_app", None)  # not built: a one-line error
-    with pytest.raises(UserError, match="--headless"):
-        run(**args)
     opened = []
-    monkeypatch.setitem(sys.modules, "stripebench_tui.tui.live_app", types.SimpleNamespace(run_live=opened.append))
-    run(**args)
+
+    def fake_run_live(config):
+        opened.append(config)
+        return 1  # the live app's exit code: the episode failed
+
+    monkeypatch.setitem(sys.modules, "stripebench_tui.tui.live_app", types.SimpleNamespace(run_live=fake_run_live))
+    with pytest.raises(typer.Exit) as exited:
+        run(**args)
+    assert exited.value.exit_code == 1
     assert [(c.env, c.seed, c.start_paused, c.headless) for c in opened] == [("tiny-shop", 5, True, False)]
     assert not (tmp_path / "ep").exists()

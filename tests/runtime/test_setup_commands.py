@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from stripebench_tui.core.bus import EventBus
-from stripebench_tui.core.events import Event, Service
+from stripebench_tui.core.events import Service
 from stripebench_tui.envs.manifest import load_environment
 from stripebench_tui.runtime.local import LocalSandbox
 from stripebench_tui.runtime.services import ServiceFailed

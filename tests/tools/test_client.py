@@ -29,6 +29,12 @@ async def explode() -> str:
     """Always fails."""
     raise ValueError("boom")
 
+@server.tool()
+async def pid() -> int:
+    """This server's process id."""
+    import os
+    return os.getpid()
+
 server.run()
 '''
 
@@ -38,7 +44,7 @@ async def test_any_stdio_server_can_be_driven(tmp_path: Path):
     script.write_text(OTHER_SERVER)
     async with ToolServerHandle("other", sys.executable, [str(script)]) as handle:
         specs = await handle.list_tools()
-        assert [s.name for s in specs] == ["add", "explode"]
+        assert [s.name for s in specs] == ["add", "explode", "pid"]
         assert all(isinstance(s, ToolSpec) and s.server == "other" for s in specs)
         assert specs[0].description == "Add two numbers."
         assert specs[0].input_schema["required"] == ["a", "b"]
@@ -87,21 +93,8 @@ async def test_a_dead_server_is_a_tool_server_error(tmp_path: Path):
         unknown = await handle.call("no_such_tool")
         assert unknown.is_error and "Unknown tool" in unknown.text
         await handle.call("add", {"a": 1, "b": 1})
-        pid = await asyncio.to_thread(_child_pid)
+        # Ask the server itself: under xdist this process may have other python children.
+        pid = int((await handle.call("pid")).text)
         os.kill(pid, signal.SIGKILL)
         with pytest.raises(ToolServerError, match="tool server 'other' failed on add"):
             await handle.call("add", {"a": 1, "b": 2}, timeout=10)
-
-
-def _child_pid() -> int:
-    """The one child process of this test process (the server)."""
-    me = str(os.getpid())
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                stat = Path(f"/proc/{entry}/stat").read_text()
-            except OSError:
-                continue
-            if stat.rsplit(")", 1)[1].split()[1] == me and "python" in stat:
-                return int(entry)
-    raise AssertionError("no server process found")

@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import os
-import signal
 import time
 from pathlib import Path
 
-import pytest
 
 from stripebench_tui.tools.client import ToolServerHandle
 from stripebench_tui.tools.processes import direct_argv, group_has_live_members, split_trailing_ampersand

@@ -15,7 +15,7 @@ from typing import Any, Callable
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 
-from stripebench_tui.emulator.pages.common import STATIC, page_context, transaction_result
+from stripebench_tui.emulator.pages.common import STATIC, transaction_result
 from stripebench_tui.emulator.registry import page_route
 from stripebench_tui.emulator.resources import checkout_completion as completion
 from stripebench_tui.emulator.resources import checkout_totals as totals

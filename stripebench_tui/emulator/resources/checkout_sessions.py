@@ -162,7 +162,7 @@ def _line_items(ctx: RequestContext, params: dict[str, Any], mode: str) -> list[
         if "price" in line:
             price = ctx.get("price", line["price"], param=f"{name}[price]")
             if not price["active"]:
-                raise invalid(f"The price specified is inactive. This field only accepts active prices.",
+                raise invalid("The price specified is inactive. This field only accepts active prices.",
                               param=f"{name}[price]")
         elif "price_data" in line:
             data = dict(line["price_data"])

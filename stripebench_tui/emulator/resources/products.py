@@ -48,7 +48,7 @@ def new_product(ctx: RequestContext, params: dict[str, Any]) -> dict[str, Any]:
         raise invalid("Missing required param: name.", param="name", code="parameter_missing")
     product_id = params.get("id") or ctx.new_id("prod")
     if ctx.find("product", product_id) is not None:
-        raise invalid(f"Product already exists.", param="id", code="resource_already_exists")
+        raise invalid("Product already exists.", param="id", code="resource_already_exists")
     now = ctx.now()
     obj: dict[str, Any] = {
         "id": product_id, "object": "product", "active": True, "created": now, "default_price": None,

@@ -16,7 +16,6 @@ from typing import Any, Callable
 from textual import work
 from textual.containers import Vertical
 from textual.screen import Screen
-from textual.widgets import Static
 
 from stripebench_tui.core.operator import ENDED, PAUSED, WAITING_FOR_APPROVAL, status_from_state
 from stripebench_tui.tui.live_keymap import live_bindings, live_help_rows
