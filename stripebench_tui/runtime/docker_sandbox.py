@@ -27,7 +27,6 @@ import contextlib
 import json
 import os
 import shlex
-import shutil
 import subprocess
 import sys
 import uuid
@@ -43,7 +42,8 @@ from stripebench_tui.errors import BadFileError, RuntimeProblem
 from stripebench_tui.runtime.docker_engine import LABEL_EPISODE, LABEL_OWNER, owner_label
 from stripebench_tui.runtime.docker_exec import ENV_VAR, exec_argv
 from stripebench_tui.runtime.reaper import TAG_VAR, Watchdog
-from stripebench_tui.runtime.services import ServiceFailed, ServiceProcess, free_port, port_is_free, run_logged
+from stripebench_tui.runtime.sandbox import lay_out
+from stripebench_tui.runtime.services import ServiceFailed, ServiceProcess, port_is_free, run_logged
 from stripebench_tui.runtime.tools import _DIE_WITH_PARENT, McpToolExecutor
 from stripebench_tui.tools import BUILTIN_SERVERS
 from stripebench_tui.tools.client import ToolServerHandle
@@ -84,21 +84,7 @@ class DockerSandbox:
 
     def prepare(self) -> None:
         """Copy the workspace in, allocate host ports, start the watchdog (the container comes in ``start``)."""
-        if self.env.workspace.is_dir():
-            shutil.copytree(self.env.workspace, self.workspace, symlinks=True)
-        else:
-            self.workspace.mkdir()
-        self.logs.mkdir(exist_ok=True)
-        self.screenshots.mkdir(exist_ok=True)
-        for spec in self.env.manifest.services:
-            for var in spec.ports:
-                if var not in self._vars:
-                    port = free_port()
-                    self._vars[var] = str(port)
-                    if var.endswith("_PORT"):
-                        self._vars.setdefault(var[: -len("_PORT")] + "_URL", f"http://127.0.0.1:{port}")
-        self._vars.update(WORKSPACE=str(self.workspace), EPISODE_DIR=str(self.episode_dir),
-                          SCREENSHOTS_DIR=str(self.screenshots))
+        lay_out(self.env, self.episode_dir, self.workspace, self._vars)
         self.watchdog = _Watchdogs(self.tag, self.container_name)
 
     def variables(self) -> dict[str, str]:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import os
 import re
-import shutil
 import sys
 import uuid
 from pathlib import Path
@@ -21,7 +20,8 @@ from stripebench_tui.envs.manifest import Environment
 from stripebench_tui.envs.plans import PlanError, expand
 from stripebench_tui.errors import BadFileError
 from stripebench_tui.runtime.reaper import TAG_VAR, Watchdog, tagged_pids
-from stripebench_tui.runtime.services import ServiceFailed, ServiceProcess, free_port, port_is_free, run_logged
+from stripebench_tui.runtime.sandbox import lay_out
+from stripebench_tui.runtime.services import ServiceFailed, ServiceProcess, port_is_free, run_logged
 
 SEED_TIMEOUT = 120.0
 SETUP_TIMEOUT = 600.0  # setup may install packages
@@ -46,21 +46,7 @@ class LocalSandbox:
 
     def prepare(self) -> None:
         """Copy the workspace in, make the directories, allocate ports and start the watchdog."""
-        if self.env.workspace.is_dir():
-            shutil.copytree(self.env.workspace, self.workspace, symlinks=True)
-        else:
-            self.workspace.mkdir()
-        self.logs.mkdir(exist_ok=True)
-        self.screenshots.mkdir(exist_ok=True)
-        for spec in self.env.manifest.services:
-            for var in spec.ports:
-                if var not in self._vars:
-                    port = free_port()
-                    self._vars[var] = str(port)
-                    if var.endswith("_PORT"):
-                        self._vars.setdefault(var[: -len("_PORT")] + "_URL", f"http://127.0.0.1:{port}")
-        self._vars.update(WORKSPACE=str(self.workspace), EPISODE_DIR=str(self.episode_dir),
-                          SCREENSHOTS_DIR=str(self.screenshots))
+        lay_out(self.env, self.episode_dir, self.workspace, self._vars)
         self.watchdog = Watchdog(self.tag)
 
     def variables(self) -> dict[str, str]:

@@ -9,12 +9,15 @@ module implementing the same protocol.
 from __future__ import annotations
 
 import datetime as dt
+import shutil
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 from stripebench_tui.core.bus import EventBus
 from stripebench_tui.core.trace import EPISODE_TRACE
+from stripebench_tui.envs.manifest import Environment
 from stripebench_tui.errors import UserError
+from stripebench_tui.runtime.services import free_port
 
 TRACE_NAME = EPISODE_TRACE
 
@@ -50,6 +53,28 @@ class Sandbox(Protocol):
         """Stop every process the sandbox started (idempotent)."""
 
 
+def lay_out(env: Environment, episode_dir: Path, workspace: Path, variables: dict[str, str]) -> None:
+    """Copy the environment's workspace in, make logs/ and screenshots/, and fill ``variables``.
+
+    Each service port variable gets a free port (and ``X_URL`` for ``X_PORT``), plus the paths every process sees.
+    """
+    if env.workspace.is_dir():
+        shutil.copytree(env.workspace, workspace, symlinks=True)
+    else:
+        workspace.mkdir()
+    (episode_dir / "logs").mkdir(exist_ok=True)
+    (episode_dir / "screenshots").mkdir(exist_ok=True)
+    for spec in env.manifest.services:
+        for var in spec.ports:
+            if var not in variables:
+                port = free_port()
+                variables[var] = str(port)
+                if var.endswith("_PORT"):
+                    variables.setdefault(var[: -len("_PORT")] + "_URL", f"http://127.0.0.1:{port}")
+    variables.update(WORKSPACE=str(workspace), EPISODE_DIR=str(episode_dir),
+                     SCREENSHOTS_DIR=str(episode_dir / "screenshots"))
+
+
 def new_episode_dir(env_id: str, requested: Path | None = None, root: Path | None = None) -> Path:
     """Create a fresh episode directory: ``requested`` (must be new or empty) or ./episodes/<env>-<UTC time>/."""
     if requested is not None:
@@ -71,4 +96,4 @@ def new_episode_dir(env_id: str, requested: Path | None = None, root: Path | Non
     raise UserError(f"cannot find a free episode directory name under {base}")
 
 
-__all__ = ["Sandbox", "TRACE_NAME", "new_episode_dir"]
+__all__ = ["Sandbox", "TRACE_NAME", "lay_out", "new_episode_dir"]
