@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from rich.text import Text
 from textual.widgets import Static
 
 from stripebench_tui.core.events import Header
 from stripebench_tui.core.operator import ENDED, PAUSED, RUNNING, WAITING_FOR_APPROVAL, status_from_state
 from stripebench_tui.core.state import EpisodeState
 from stripebench_tui.tui.text import clean, duration
+from stripebench_tui.tui.widgets.status_bar import episode_label
 
 _STATUS_STYLE = {
     RUNNING: ("● running", "bold green"),
@@ -28,12 +28,7 @@ class LiveStatusBar(Static):
     def show(self, header: Header | None, state: EpisodeState, selected: int | None, last: int | None,
              elapsed: float, following: bool, setup: str = "", note: str = "") -> None:
         """Redraw; ``selected``/``last`` are turn numbers (0 is setup), as the detail pane shows them."""
-        text = Text()
-        if header is not None:
-            text.append(clean(header.env) or "(env?)", style="bold")
-            text.append(f" · {clean(header.agent) or 'agent?'}")
-            if header.model:
-                text.append(f" · {clean(header.model)}", style="italic")
+        text = episode_label(header)
         sel = "–" if selected is None else str(selected)
         text.append(f" │ turn {sel}" + ("" if last is None else f"/{last}"))
         text.append(f" │ {duration(elapsed) or '0ms'}")

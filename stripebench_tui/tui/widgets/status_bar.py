@@ -12,6 +12,22 @@ from stripebench_tui.core.state import EpisodeState
 from stripebench_tui.tui.text import clean, duration
 
 
+def episode_label(header: Header | None) -> Text:
+    """``env · agent · model``, plus where it ran when not on this machine directly (e.g. ``docker <container>``)."""
+    text = Text()
+    if header is None:
+        return text
+    text.append(clean(header.env) or "(env?)", style="bold")
+    text.append(f" · {clean(header.agent) or 'agent?'}")
+    if header.model:
+        text.append(f" · {clean(header.model)}", style="italic")
+    if header.sandbox and header.sandbox != "local":
+        where = clean(header.sandbox)
+        container = header.extra.get("container")
+        text.append(f" · {where}" + (f" {clean(str(container))}" if container else ""), style="dim")
+    return text
+
+
 class StatusBar(Static):
     """environment · agent · model · turn k/n · elapsed · tokens/cost · play state · speed."""
 
@@ -30,12 +46,7 @@ class StatusBar(Static):
         turn_number: int | None = None,
         last_turn: int | None = None,
     ) -> None:
-        text = Text()
-        if header is not None:
-            text.append(clean(header.env) or "(env?)", style="bold")
-            text.append(f" · {clean(header.agent) or 'agent?'}")
-            if header.model:
-                text.append(f" · {clean(header.model)}", style="italic")
+        text = episode_label(header)
         # Turn numbers as the detail pane shows them (0 is setup), not 1-based row positions.
         if turn_number is not None:
             k = str(turn_number)
