@@ -29,7 +29,6 @@ import os
 import shlex
 import subprocess
 import sys
-import uuid
 from pathlib import Path
 from typing import Any
 
@@ -42,11 +41,9 @@ from stripebench_tui.errors import BadFileError, RuntimeProblem
 from stripebench_tui.runtime.docker_engine import LABEL_EPISODE, LABEL_OWNER, owner_label
 from stripebench_tui.runtime.docker_exec import ENV_VAR, exec_argv
 from stripebench_tui.runtime.reaper import TAG_VAR, Watchdog
-from stripebench_tui.runtime.sandbox import lay_out
+from stripebench_tui.runtime.sandbox import SandboxBase, lay_out
 from stripebench_tui.runtime.services import ServiceFailed, ServiceProcess, port_is_free, run_logged
 from stripebench_tui.runtime.tools import _DIE_WITH_PARENT, McpToolExecutor
-from stripebench_tui.tools import BUILTIN_SERVERS
-from stripebench_tui.tools.client import ToolServerHandle
 
 SEED_TIMEOUT = 120.0
 SETUP_TIMEOUT = 600.0
@@ -55,26 +52,18 @@ IN_CONTAINER_SERVERS = ("shell", "files")  # the others (browser, stripe_docs) r
 PACKAGE_MOUNT = "/opt/stripebench"
 
 
-class DockerSandbox:
+class DockerSandbox(SandboxBase):
     """Runs the episode in a container on the engine ``docker.from_env()`` finds (see the module docstring)."""
 
     name = "docker"
 
     def __init__(self, env: Environment, episode_dir: Path, stripe_vars: dict[str, str]) -> None:
-        self.env = env
-        self.episode_dir = episode_dir
-        self.workspace = episode_dir / "workspace"
-        self.logs = episode_dir / "logs"
-        self.screenshots = episode_dir / "screenshots"
-        self.tag = uuid.uuid4().hex
+        super().__init__(env, episode_dir, stripe_vars)
         self.container_name = f"stripebench-{env.id}-{self.tag[:12]}"
         self.container: Any = None
         self.client: Any = None
         self.image = ""
-        self.services: list[ServiceProcess] = []
         self.watchdog: _Watchdogs | None = None
-        self._vars = dict(stripe_vars)
-        self._stopped = False
         if os.getuid() == 0:
             self.uid, self.gid = ROOT_AGENT_UID, ROOT_AGENT_UID
         else:
@@ -86,10 +75,6 @@ class DockerSandbox:
         """Copy the workspace in, allocate host ports, start the watchdog (the container comes in ``start``)."""
         lay_out(self.env, self.episode_dir, self.workspace, self._vars)
         self.watchdog = _Watchdogs(self.tag, self.container_name)
-
-    def variables(self) -> dict[str, str]:
-        """Ports, URLs, Stripe settings and paths (the oracle plan's ``${NAME}`` context)."""
-        return dict(self._vars)
 
     def header_extra(self) -> dict[str, Any]:
         """What the trace header says about the container (the TUI's status bar shows it)."""
@@ -105,12 +90,7 @@ class DockerSandbox:
 
     def tool_env(self, extra: dict[str, str] | None = None) -> dict[str, str]:
         """The environment of the local relay processes: ours, the tag, and the container's env as JSON."""
-        env = dict(os.environ)
-        for key in ("STRIPE_API_BASE", "STRIPE_API_VERSION"):
-            env.pop(key, None)
-        env.update(self._vars)
-        env.update({TAG_VAR: self.tag, "PYTHONUNBUFFERED": "1", ENV_VAR: json.dumps(self.container_env(extra))})
-        return env
+        return {**self.process_env(), ENV_VAR: json.dumps(self.container_env(extra))}
 
     def exec_argv(self, argv: list[str], interactive: bool = False) -> list[str]:
         """The local command line that runs ``argv`` in the workspace inside the container, as the agent user."""
@@ -257,36 +237,11 @@ class DockerSandbox:
 class _DockerToolExecutor(McpToolExecutor):
     """McpToolExecutor whose shell and files servers run inside the container."""
 
+    where = " in the container"
+
     def __init__(self, sandbox: DockerSandbox, servers: list[str]) -> None:
         super().__init__(servers, workspace=sandbox.workspace, episode_dir=sandbox.episode_dir, env=sandbox.tool_env())
         self.sandbox = sandbox
-
-    async def start(self) -> None:
-        """Start every server (in parallel) and learn their tools; RuntimeProblem in one line on failure."""
-        if "browser" in self.server_names:
-            from stripebench_tui.chromium import find_chromium
-
-            if find_chromium() is None:
-                raise RuntimeProblem("the browser tool needs Chromium, which was not found (install the chromium package)")
-        unknown = [n for n in self.server_names if n not in BUILTIN_SERVERS]
-        if unknown:
-            raise RuntimeProblem(f"unknown tool server {unknown[0]!r}; built-in ones are {', '.join(BUILTIN_SERVERS)}")
-        for name in self.server_names:
-            extra = ["--screenshots", str(self.episode_dir / "screenshots")] if name == "browser" else []
-            errlog = open(self.logs / f"tools-{name}.log", "a", encoding="utf-8")
-            self._errlogs.append(errlog)
-            command, args = self.server_command(name, extra)
-            self.handles[name] = ToolServerHandle(name, command, args, env=self.env, errlog=errlog)
-        results = await asyncio.gather(*(h.start() for h in self.handles.values()), return_exceptions=True)
-        for name, result in zip(self.handles, results):
-            if isinstance(result, BaseException):
-                await self.close()
-                raise RuntimeProblem(f"tool server {name!r} did not start in the container: {result}") from None
-        for handle in self.handles.values():
-            for spec in await handle.list_tools():
-                if spec.name not in self.routes:  # the first server to offer a name keeps it
-                    self.routes[spec.name] = handle
-                    self.specs.append(spec)
 
     async def call(self, tool: str, arguments: dict[str, Any]) -> Any:
         """As McpToolExecutor.call; a server lost with its container says that container stopped."""

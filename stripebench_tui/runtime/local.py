@@ -9,58 +9,39 @@ Layout: ``workspace/`` (the environment's workspace copied in), ``trace.jsonl``,
 from __future__ import annotations
 
 import asyncio
-import os
 import re
 import sys
-import uuid
 from pathlib import Path
 
 from stripebench_tui.core.bus import EventBus
 from stripebench_tui.envs.manifest import Environment
 from stripebench_tui.envs.plans import PlanError, expand
 from stripebench_tui.errors import BadFileError
-from stripebench_tui.runtime.reaper import TAG_VAR, Watchdog, tagged_pids
-from stripebench_tui.runtime.sandbox import lay_out
+from stripebench_tui.runtime.reaper import Watchdog, tagged_pids
+from stripebench_tui.runtime.sandbox import SandboxBase, lay_out
 from stripebench_tui.runtime.services import ServiceFailed, ServiceProcess, port_is_free, run_logged
 
 SEED_TIMEOUT = 120.0
 SETUP_TIMEOUT = 600.0  # setup may install packages
 
 
-class LocalSandbox:
+class LocalSandbox(SandboxBase):
     """Runs the environment's seed script and services as local processes (see the module docstring)."""
 
     name = "local"
 
     def __init__(self, env: Environment, episode_dir: Path, stripe_vars: dict[str, str]) -> None:
-        self.env = env
-        self.episode_dir = episode_dir
-        self.workspace = episode_dir / "workspace"
-        self.logs = episode_dir / "logs"
-        self.screenshots = episode_dir / "screenshots"
-        self.tag = uuid.uuid4().hex
-        self.services: list[ServiceProcess] = []
+        super().__init__(env, episode_dir, stripe_vars)
         self.watchdog: Watchdog | None = None
-        self._vars = dict(stripe_vars)
-        self._stopped = False
 
     def prepare(self) -> None:
         """Copy the workspace in, make the directories, allocate ports and start the watchdog."""
         lay_out(self.env, self.episode_dir, self.workspace, self._vars)
         self.watchdog = Watchdog(self.tag)
 
-    def variables(self) -> dict[str, str]:
-        """Ports, URLs, Stripe settings and paths (the oracle plan's ``${NAME}`` context)."""
-        return dict(self._vars)
-
     def tool_env(self) -> dict[str, str]:
-        """The environment of every process the episode starts: ours, the episode's variables and the tag."""
-        env = dict(os.environ)
-        for key in ("STRIPE_API_BASE", "STRIPE_API_VERSION"):  # never leak the user's own settings into an episode
-            env.pop(key, None)
-        env.update(self._vars)
-        env.update({TAG_VAR: self.tag, "PYTHONUNBUFFERED": "1"})
-        return env
+        """The environment of every process the episode starts (see SandboxBase.process_env)."""
+        return self.process_env()
 
     async def run_setup(self, bus: EventBus) -> None:
         """Run the manifest's ``setup`` commands with bash in the workspace, in order; the first failure ends setup."""

@@ -9,7 +9,9 @@ module implementing the same protocol.
 from __future__ import annotations
 
 import datetime as dt
+import os
 import shutil
+import uuid
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
@@ -17,7 +19,8 @@ from stripebench_tui.core.bus import EventBus
 from stripebench_tui.core.trace import EPISODE_TRACE
 from stripebench_tui.envs.manifest import Environment
 from stripebench_tui.errors import UserError
-from stripebench_tui.runtime.services import free_port
+from stripebench_tui.runtime.reaper import TAG_VAR
+from stripebench_tui.runtime.services import ServiceProcess, free_port
 
 TRACE_NAME = EPISODE_TRACE
 
@@ -51,6 +54,36 @@ class Sandbox(Protocol):
 
     async def stop(self) -> None:
         """Stop every process the sandbox started (idempotent)."""
+
+
+class SandboxBase:
+    """What every sandbox keeps: the episode's directories, its tag and variables, and the processes it started."""
+
+    name = ""
+
+    def __init__(self, env: Environment, episode_dir: Path, stripe_vars: dict[str, str]) -> None:
+        self.env = env
+        self.episode_dir = episode_dir
+        self.workspace = episode_dir / "workspace"
+        self.logs = episode_dir / "logs"
+        self.screenshots = episode_dir / "screenshots"
+        self.tag = uuid.uuid4().hex
+        self.services: list[ServiceProcess] = []
+        self._vars = dict(stripe_vars)
+        self._stopped = False
+
+    def variables(self) -> dict[str, str]:
+        """Ports, URLs, Stripe settings and paths (the oracle plan's ``${NAME}`` context)."""
+        return dict(self._vars)
+
+    def process_env(self) -> dict[str, str]:
+        """The environment of every process started on this machine: ours, the episode's variables and the tag."""
+        env = dict(os.environ)
+        for key in ("STRIPE_API_BASE", "STRIPE_API_VERSION"):  # never leak the user's own settings into an episode
+            env.pop(key, None)
+        env.update(self._vars)
+        env.update({TAG_VAR: self.tag, "PYTHONUNBUFFERED": "1"})
+        return env
 
 
 def lay_out(env: Environment, episode_dir: Path, workspace: Path, variables: dict[str, str]) -> None:
@@ -96,4 +129,4 @@ def new_episode_dir(env_id: str, requested: Path | None = None, root: Path | Non
     raise UserError(f"cannot find a free episode directory name under {base}")
 
 
-__all__ = ["Sandbox", "TRACE_NAME", "lay_out", "new_episode_dir"]
+__all__ = ["Sandbox", "SandboxBase", "TRACE_NAME", "lay_out", "new_episode_dir"]

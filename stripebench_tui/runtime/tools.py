@@ -38,6 +38,8 @@ _DIE_WITH_PARENT = (
 class McpToolExecutor:
     """Implements ``core.executor.ToolExecutor`` over several MCP servers."""
 
+    where = ""  # said after "did not start" when a server fails, e.g. " in the container"
+
     def __init__(self, servers: list[str], *, workspace: Path, episode_dir: Path, env: dict[str, str],
                  logs: Path | None = None) -> None:
         self.server_names = list(servers)
@@ -61,24 +63,27 @@ class McpToolExecutor:
         if unknown:
             raise RuntimeProblem(f"unknown tool server {unknown[0]!r}; built-in ones are {', '.join(BUILTIN_SERVERS)}")
         for name in self.server_names:
-            extra: list[str] = []
-            if name == "browser":
-                extra = ["--screenshots", str(self.episode_dir / "screenshots")]
+            extra = ["--screenshots", str(self.episode_dir / "screenshots")] if name == "browser" else []
             errlog = open(self.logs / f"tools-{name}.log", "a", encoding="utf-8")
             self._errlogs.append(errlog)
-            args = ["-c", _DIE_WITH_PARENT, "-m", f"stripebench_tui.tools.{name}", "--workspace", str(self.workspace), *extra]
-            self.handles[name] = ToolServerHandle(name, sys.executable, args, env=self.env, errlog=errlog)
+            command, args = self.server_command(name, extra)
+            self.handles[name] = ToolServerHandle(name, command, args, env=self.env, errlog=errlog)
         results = await asyncio.gather(*(h.start() for h in self.handles.values()), return_exceptions=True)
         for name, result in zip(self.handles, results):
             if isinstance(result, BaseException):
                 await self.close()
-                raise RuntimeProblem(f"tool server {name!r} did not start: {result}") from None
+                raise RuntimeProblem(f"tool server {name!r} did not start{self.where}: {result}") from None
         for handle in self.handles.values():
             for spec in await handle.list_tools():
                 if spec.name in self.routes:
                     continue  # the first server to offer a name keeps it
                 self.routes[spec.name] = handle
                 self.specs.append(spec)
+
+    def server_command(self, name: str, extra: list[str]) -> tuple[str, list[str]]:
+        """(command, args) that start tool server ``name`` on this machine; a sandbox may run some elsewhere."""
+        return sys.executable, ["-c", _DIE_WITH_PARENT, "-m", f"stripebench_tui.tools.{name}",
+                                "--workspace", str(self.workspace), *extra]
 
     async def tools(self) -> list[ToolSpec]:
         """Every tool of every server."""
