@@ -4,7 +4,7 @@ Generates a 100-event and a 100k-event trace (~200 MB with tool outputs, some
 in sidecars) with the real TraceWriter, then for each one measures, in a fresh
 subprocess so that memory figures are clean:
 
-  * first paint: open_trace → the screen shows the timeline and the first turn
+  * first paint: open_episode → the screen shows the timeline and the first turn
     (headless Textual run via App.run_test), median (and best) of 5 runs;
   * seek: with the index built, the time from pressing End (at the first
     turn) to the frame that shows the last turn, median of 5 (also the best
@@ -106,12 +106,12 @@ async def _until(seen: dict, timeout: float = 60.0) -> None:
 
 
 async def _first_paint(path: str) -> dict:
-    from stripebench_tui.core.trace import open_trace
+    from stripebench_tui.formats.open import open_episode
     from stripebench_tui.tui.app import create_app
     from stripebench_tui.tui.source import TraceSource
 
     start = time.perf_counter()
-    app = create_app(TraceSource(open_trace(path)))
+    app = create_app(TraceSource(open_episode(path)))
     # First paint: the first frame that shows the timeline and the first turn's detail.
     seen = _when_painted(app, lambda: getattr(app.screen, "turn", None) is not None)
     async with app.run_test(size=SIZE):
@@ -123,12 +123,12 @@ async def _first_paint(path: str) -> dict:
 async def _seek(path: str) -> dict:
     from textual import events
 
-    from stripebench_tui.core.trace import open_trace
+    from stripebench_tui.formats.open import open_episode
     from stripebench_tui.tui.app import create_app
     from stripebench_tui.tui.source import TraceSource
 
     start = time.perf_counter()
-    trace = open_trace(path)
+    trace = open_episode(path)
     app = create_app(TraceSource(trace))
     async with app.run_test(size=SIZE) as pilot:
         screen = app.episode

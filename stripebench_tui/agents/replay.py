@@ -20,9 +20,9 @@ from stripebench_tui.errors import UserError
 
 def recorded_turns(path: Path) -> tuple[list[AgentTurn], dict[str, str]]:
     """The agent turns of the trace at ``path`` that made tool calls, in order, and its episode variables."""
-    from stripebench_tui.core.trace import open_trace
+    from stripebench_tui.formats.open import open_episode
 
-    trace = open_trace(path)
+    trace = open_episode(path)
     variables = trace.header.extra.get("variables") if isinstance(trace.header.extra, dict) else None
     turns: dict[int, AgentTurn] = {}
     for event in trace.iter_events():

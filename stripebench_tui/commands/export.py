@@ -29,10 +29,10 @@ def export(
 
     Example: `stripebench export replays/checkout-migration-oracle -o oracle.atif.json`
     """
-    from stripebench_tui.core.trace import open_trace
+    from stripebench_tui.formats.open import open_episode
     from stripebench_tui.formats.atif import atif_from_trace
 
-    trace = open_trace(trace_path)
+    trace = open_episode(trace_path)
     doc = atif_from_trace(trace)
     text = json.dumps(doc, ensure_ascii=False, indent=2) + "\n"
     if output == "-":

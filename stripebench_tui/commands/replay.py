@@ -31,9 +31,9 @@ def replay(
         from stripebench_tui.runtime.fork import run_fork
 
         raise typer.Exit(run_fork(trace_path, fork_at, agent, headless=headless))
-    from stripebench_tui.core.trace import open_trace
+    from stripebench_tui.formats.open import open_episode
 
-    trace = open_trace(trace_path)
+    trace = open_episode(trace_path)
     if not (headless or summary):
         from stripebench_tui.tui.replay_app import run_replay
 

@@ -13,7 +13,6 @@ full pass, after which ``state_at`` is fast (see ``trace_index``).
 
 from __future__ import annotations
 
-import importlib
 import os
 import threading
 from pathlib import Path
@@ -27,13 +26,6 @@ from stripebench_tui.core.trace_writer import INDEX_MAGIC, TraceError, TraceWrit
 
 HEADER_MAX = 4 * 1024 * 1024  # a header line longer than this is not a header
 TAIL_WINDOW = 64 * 1024
-
-# Foreign formats open_trace recognises, by module; each module offers
-# ``sniff(head: bytes) -> bool`` and ``load(path) -> (Header, list[Event])``.
-# Named as data and imported only when a file is not a stripebench trace, so the
-# core stays free of the formats package in ordinary use.
-FOREIGN_FORMATS: dict[str, str] = {"atif": "stripebench_tui.formats.atif"}
-
 
 def _line_number_at(path: Path, offset: int) -> int:
     """1-based line number of the line starting at byte ``offset`` (error path only: O(offset))."""
@@ -52,8 +44,16 @@ def _line_number_at(path: Path, offset: int) -> int:
 EPISODE_TRACE = "trace.jsonl"  # the trace's name inside an episode directory
 
 
+class NotATraceError(TraceError):
+    """The file's first line is not a stripebench trace header (it may be another format; ``path`` is the file read)."""
+
+    def __init__(self, message: str, path: Path) -> None:
+        super().__init__(message)
+        self.path = path
+
+
 def open_trace(path: str | os.PathLike[str]) -> Trace:
-    """Open a trace (or an ATIF file, converted) reading only its header and tail.
+    """Open a stripebench trace reading only its header and tail (other formats: ``formats.open_episode``).
 
     An episode directory stands for the ``trace.jsonl`` inside it.
     """
@@ -79,25 +79,11 @@ def open_trace(path: str | os.PathLike[str]) -> Trace:
         try:
             header = parse_header(head.rstrip(b"\r\n"))
         except LineError as exc:
-            foreign = _open_foreign(p)
-            if foreign is not None:
-                return foreign
-            raise TraceError(f"{p}:1: {exc}") from None
+            raise NotATraceError(f"{p}:1: {exc}", p) from None
         size = f.seek(0, os.SEEK_END)
         trace = Trace(p, header, header_end=len(head), size=size)
         trace._read_tail(f)
         return trace
-
-
-def _open_foreign(p: Path) -> Trace | None:
-    with open(p, "rb") as f:
-        sample = f.read(8192)
-    for module_name in FOREIGN_FORMATS.values():
-        module = importlib.import_module(module_name)
-        if module.sniff(sample):
-            header, events = module.load(p)
-            return Trace.from_events(p, header, events)
-    return None
 
 
 class Trace:
@@ -335,4 +321,4 @@ class Trace:
         return target if target.is_relative_to(base) else None
 
 
-__all__ = ["FOREIGN_FORMATS", "Trace", "TraceError", "TraceIndex", "TraceWriter", "open_trace", "sidecar_dir"]
+__all__ = ["NotATraceError", "Trace", "TraceError", "TraceIndex", "TraceWriter", "open_trace", "sidecar_dir"]

@@ -107,9 +107,9 @@ def app_urls_of(variables: dict[str, Any]) -> dict[str, str]:
 
 def read_objects(trace_path: Path) -> tuple[str, str, list[StripeObject]]:
     """(env id, backend label, stripe_object events) of a trace."""
-    from stripebench_tui.core.trace import open_trace
+    from stripebench_tui.formats.open import open_episode
 
-    trace = open_trace(trace_path)
+    trace = open_episode(trace_path)
     objects = [e for e in trace.iter_events() if isinstance(e, StripeObject)]
     return trace.header.env, trace.header.backend, objects
 

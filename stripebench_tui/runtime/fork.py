@@ -61,9 +61,9 @@ class RecordedTurn:
 
 def recorded_turns(trace_path: Path, up_to: int) -> tuple[list[RecordedTurn], list[Event]]:
     """Recorded agent turns (with tool calls) up to turn ``up_to``, and every event up to it."""
-    from stripebench_tui.core.trace import open_trace
+    from stripebench_tui.formats.open import open_episode
 
-    trace = open_trace(trace_path)
+    trace = open_episode(trace_path)
     turns: dict[int, RecordedTurn] = {}
     events: list[Event] = []
     for ev in trace.iter_events():
@@ -255,10 +255,10 @@ class ForkEpisode(Episode):
 
 def fork_episode(trace_path: Path, at_turn: int, config: Any, subscribers: list[Any] | None = None) -> Any:
     """An ``Episode`` (not started) that re-executes ``trace_path`` up to ``at_turn`` and continues with ``config.agent``."""
-    from stripebench_tui.core.trace import open_trace
+    from stripebench_tui.formats.open import open_episode
 
     trace_path = Path(trace_path)
-    header = open_trace(trace_path).header
+    header = open_episode(trace_path).header
     if at_turn < 0:
         raise UserError("--fork-at must be a turn number, 0 or more")
     if not config.seed and isinstance(header.seeds, dict) and isinstance(header.seeds.get("emulator"), int):
@@ -274,10 +274,10 @@ def fork_episode(trace_path: Path, at_turn: int, config: Any, subscribers: list[
 
 def fork_config(trace_path: Path, agent: str, **overrides: Any) -> Any:
     """An ``EpisodeConfig`` for forking ``trace_path``: its environment and seed, the chosen agent."""
-    from stripebench_tui.core.trace import open_trace
+    from stripebench_tui.formats.open import open_episode
     from stripebench_tui.runtime.episode import EpisodeConfig
 
-    header = open_trace(trace_path).header
+    header = open_episode(trace_path).header
     if not header.env:
         raise UserError(f"{trace_path}: the trace does not say which environment it ran (header.env)")
     seed = header.seeds.get("emulator", 0) if isinstance(header.seeds, dict) else 0

@@ -9,5 +9,5 @@ from stripebench_tui.tui.source import TraceSource
 
 
 def run_replay(trace: Any, *, speed: float = 1.0, autoplay: bool = False) -> None:
-    """Open the replay TUI on an opened trace (``core.trace.open_trace``) and run until the user quits."""
+    """Open the replay TUI on an opened trace (``formats.open.open_episode``) and run until the user quits."""
     create_app(TraceSource(trace), speed=speed, autoplay=autoplay).run()

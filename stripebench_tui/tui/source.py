@@ -97,7 +97,7 @@ def _label(t: Turn) -> str:
 
 
 class TraceSource:
-    """A recorded trace opened with ``core.trace.open_trace`` (duck-typed, so tests may pass a stand-in)."""
+    """A recorded trace opened with ``formats.open.open_episode`` (duck-typed, so tests may pass a stand-in)."""
 
     live = False
 

@@ -9,8 +9,9 @@ import pytest
 
 from stripebench_tui.core.events import ModelMessage, ToolCall, ToolResult
 from stripebench_tui.core.state import reduce
-from stripebench_tui.core.trace import TraceError, TraceWriter, open_trace
+from stripebench_tui.core.trace import NotATraceError, TraceError, TraceWriter, open_trace
 from stripebench_tui.formats.atif import ATIF_VERSION, AtifError, atif_from_trace, events_from_atif
+from stripebench_tui.formats.open import open_episode
 
 from tests.core.episodes import header, random_episode, summary
 
@@ -42,7 +43,7 @@ def test_exported_sample_imports_back_whole(tmp_path: Path, name: str) -> None:
     assert doc["schema_version"] == ATIF_VERSION and [s["step_id"] for s in doc["steps"]] == list(range(1, len(doc["steps"]) + 1))
     out = tmp_path / "x.atif.json"
     out.write_text(json.dumps(doc, indent=2))
-    back = open_trace(out)
+    back = open_episode(out)
     assert back.in_memory and back.header.extra["imported_from"] == "atif"
     assert back.header.env == trace.header.env and back.header.model == trace.header.model
     assert summary(back.state_at()) == summary(trace.state_at())
@@ -67,7 +68,7 @@ def test_random_episodes_round_trip(tmp_path: Path, seed: int) -> None:
 def test_foreign_trajectory_imports_without_stripe_objects_or_verdicts(tmp_path: Path) -> None:
     path = tmp_path / "foreign.json"
     path.write_text(json.dumps(FOREIGN, indent=2))
-    trace = open_trace(path)
+    trace = open_episode(path)
     assert trace.header.agent == "harbor-agent" and trace.header.model == "gemini-2.5-flash"
     events = list(trace.iter_events())
     assert [type(e).__name__ for e in events] == ["ModelMessage", "ModelMessage", "ToolCall", "ToolResult", "ModelMessage"]
@@ -129,4 +130,13 @@ def test_atif_file_that_is_not_json_fails_cleanly(tmp_path: Path) -> None:
     path = tmp_path / "bad.json"
     path.write_text('{"schema_version": "ATIF-v1.4", "steps": [\n')
     with pytest.raises(TraceError, match=r"bad.json:\d+: not valid JSON"):
+        open_episode(path)
+
+
+def test_the_core_reader_leaves_atif_to_open_episode(tmp_path: Path) -> None:
+    path = tmp_path / "foreign.json"
+    path.write_text(json.dumps(FOREIGN, indent=2))
+    with pytest.raises(NotATraceError, match=r"foreign.json:1: ") as err:
         open_trace(path)
+    assert err.value.path == path
+    assert open_episode(path).header.agent == "harbor-agent"
