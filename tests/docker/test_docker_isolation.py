@@ -13,6 +13,7 @@ from stripebench_tui.envs.manifest import find_environment
 from stripebench_tui.errors import RuntimeProblem
 from stripebench_tui.runtime.docker_engine import LABEL_EPISODE, LABEL_OWNER, base_image_name
 from stripebench_tui.runtime.docker_sandbox import DockerSandbox
+from tests.docker.helpers import start_and_stop_sandbox
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
@@ -87,8 +88,6 @@ async def test_port_collision_is_one_clear_reason(sandbox: DockerSandbox) -> Non
 
 
 def test_stale_container_of_a_dead_owner_is_removed_on_next_start(docker_client, tmp_path: Path) -> None:
-    import asyncio
-
     tag = uuid.uuid4().hex
     stale = docker_client.containers.run(base_image_name(), ["sleep", "infinity"], detach=True, network_mode="none",
                                          name=f"stripebench-stale-{tag[:8]}",
@@ -97,20 +96,7 @@ def test_stale_container_of_a_dead_owner_is_removed_on_next_start(docker_client,
                                          name=f"stripebench-alive-{tag[:8]}",
                                          labels={LABEL_EPISODE: tag + "x", LABEL_OWNER: f"{os.uname().nodename}:{os.getpid()}"})
     try:
-        env = find_environment("tiny-shop")
-        (tmp_path / "ep").mkdir()
-        box = DockerSandbox(env, tmp_path / "ep", {})
-        box.prepare()
-
-        async def go() -> None:
-            bus = EventBus()
-            try:
-                await box.start(bus)
-            finally:
-                await box.stop()
-                await bus.close(timeout=2)
-
-        asyncio.run(go())
+        start_and_stop_sandbox(tmp_path / "ep")
         names = {c.name for c in docker_client.containers.list(all=True)}
         assert stale.name not in names  # its owner (pid 999999999) is gone
         assert alive.name in names  # its owner (this test) is alive: not touched

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import signal
@@ -13,11 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from stripebench_tui.core.bus import EventBus
-from stripebench_tui.envs.manifest import find_environment
 from stripebench_tui.runtime.docker_engine import LABEL_EPISODE
-from stripebench_tui.runtime.docker_sandbox import DockerSandbox
 from stripebench_tui.runtime.reaper import tagged_pids
+from tests.docker.helpers import start_and_stop_sandbox
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
@@ -112,18 +109,6 @@ def test_container_of_a_run_killed_with_its_watchdog_is_removed_on_next_start(do
         if proc.poll() is None:
             proc.kill()
 
-    (tmp_path / "next").mkdir()
-    box = DockerSandbox(find_environment("tiny-shop"), tmp_path / "next", {})
-    box.prepare()
-
-    async def start_and_stop() -> None:
-        bus = EventBus()
-        try:
-            await box.start(bus)
-        finally:
-            await box.stop()
-            await bus.close(timeout=2)
-
-    asyncio.run(start_and_stop())
+    start_and_stop_sandbox(tmp_path / "next")
     assert _containers(docker_client, tag) == []
     assert _wait(lambda: not tagged_pids(tag), 10), tagged_pids(tag)

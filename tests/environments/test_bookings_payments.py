@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-import importlib.util
-import sys
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -14,19 +11,13 @@ from stripebench_tui.core.events import ERROR, FAIL, PASS
 from stripebench_tui.envs.manifest import find_environment
 from stripebench_tui.grading import GradingContext, load_grader
 
+from .helpers import load_grader_module, validate_failing
+
 ENV = find_environment("bookings-payments")
 GRADER = load_grader(ENV)
 
 
-def _grader_module():
-    spec = importlib.util.spec_from_file_location("bp_grader_under_test", ENV.root.parents[1] / "graders" / "bookings_payments.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["bp_grader_under_test"] = module  # dataclasses look their module up while the class is built
-    spec.loader.exec_module(module)
-    return module
-
-
-G = _grader_module()
+G = load_grader_module(ENV, "bookings_payments.py", "bp_grader_under_test")
 
 
 def _ctx(tmp_path: Path, app_urls: dict[str, str] | None = None) -> GradingContext:
@@ -73,11 +64,7 @@ def test_a_scenario_that_raises_is_an_error_and_the_others_still_run(tmp_path, m
 @pytest.mark.slow
 @pytest.mark.timeout(900)
 def test_validate_oracle_passes_noop_scores_zero_and_each_mutant_fails_for_its_own_reason():
-    from stripebench_tui.grading import validation
-
-    rows = asyncio.run(validation.validate([ENV], validation.episode_runner))
-    assert validation.all_ok(rows), [(r.run.label, r.outcome.score, r.outcome.error) for r in rows]
-    failing = {row.run.label: {name for name, status in row.outcome.statuses.items() if status != PASS} for row in rows}
+    failing = validate_failing(ENV)
     assert failing["oracle"] == set()
     assert failing["no-op"] == {c.name for c in GRADER.criteria}
     assert failing["mutant refund-400-as-success"] == {"refunds", "bookings match Stripe"}

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-import importlib.util
-import sys
 import time
 
 import pytest
@@ -13,21 +10,15 @@ import stripe
 from stripebench_tui.core.events import FAIL, PASS
 from stripebench_tui.envs.manifest import find_environment
 from stripebench_tui.grading import GradingContext, load_grader
+
+from .helpers import load_grader_module, validate_failing
 from tests.emulator.fixtures import TEST_KEY, emulator, emulator_server  # noqa: F401
 
 ENV = find_environment("idempotent-payments")
 GRADER = load_grader(ENV)
 
 
-def _grader_module():
-    spec = importlib.util.spec_from_file_location("ip_grader_under_test", ENV.root.parents[1] / "graders" / "idempotent_payments.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["ip_grader_under_test"] = module  # dataclasses look their module up while the class is built
-    spec.loader.exec_module(module)
-    return module
-
-
-G = _grader_module()
+G = load_grader_module(ENV, "idempotent_payments.py", "ip_grader_under_test")
 PI = {"amount": 1500, "currency": "usd", "payment_method": "pm_card_visa", "confirm": True,
       "payment_method_types": ["card"], "metadata": {"order_id": "ord_test"}}
 
@@ -110,11 +101,7 @@ def test_without_an_app_service_every_criterion_fails(tmp_path, emulator):  # no
 @pytest.mark.slow
 @pytest.mark.timeout(900)
 def test_validate_oracle_passes_noop_scores_zero_and_each_mutant_fails_for_its_own_reason():
-    from stripebench_tui.grading import validation
-
-    rows = asyncio.run(validation.validate([ENV], validation.episode_runner))
-    assert validation.all_ok(rows), [(r.run.label, r.outcome.score, r.outcome.error) for r in rows]
-    failing = {row.run.label: {name for name, status in row.outcome.statuses.items() if status != PASS} for row in rows}
+    failing = validate_failing(ENV)
     assert failing["oracle"] == set()
     assert failing["no-op"] == {c.name for c in GRADER.criteria}
     # "overlapping duplicates" also fails unless a loaded machine delays the duplicate past the first payment.

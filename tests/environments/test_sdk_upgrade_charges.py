@@ -2,33 +2,24 @@
 
 from __future__ import annotations
 
-import asyncio
-import importlib.util
 import json
-import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import httpx
 import pytest
 
-from stripebench_tui.core.events import FAIL, PASS
+from stripebench_tui.core.events import FAIL
 from stripebench_tui.envs.manifest import find_environment
 from stripebench_tui.grading import GradingContext, load_grader
+
+from .helpers import load_grader_module, validate_failing
 
 ENV = find_environment("sdk-upgrade-charges")
 GRADER = load_grader(ENV)
 
 
-def _grader_module():
-    spec = importlib.util.spec_from_file_location("sdk_grader_under_test", ENV.root.parents[1] / "graders" / "sdk_upgrade_charges.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["sdk_grader_under_test"] = module  # dataclasses look their module up while the class is built
-    spec.loader.exec_module(module)
-    return module
-
-
-G = _grader_module()
+G = load_grader_module(ENV, "sdk_upgrade_charges.py", "sdk_grader_under_test")
 
 CHARGE = {"id": "ch_1", "amount_captured": 1999, "amount_refunded": 0, "paid": True, "captured": True, "refunded": False,
           "receipt_url": "https://pay.stripe.com/receipts/x", "created": 1700000000,
@@ -117,11 +108,7 @@ def test_a_service_that_cannot_start_fails_every_criterion_rather_than_erroring(
 @pytest.mark.slow
 @pytest.mark.timeout(900)
 def test_validate_oracle_passes_noop_scores_zero_and_each_mutant_fails_for_its_own_reason():
-    from stripebench_tui.grading import validation
-
-    rows = asyncio.run(validation.validate([ENV], validation.episode_runner))
-    assert validation.all_ok(rows), [(r.run.label, r.outcome.score, r.outcome.error) for r in rows]
-    failing = {row.run.label: {name for name, status in row.outcome.statuses.items() if status != PASS} for row in rows}
+    failing = validate_failing(ENV)
     responses = {"payment responses", "receipt responses", "error responses"}
     assert failing["oracle"] == set()
     assert failing["no-op"] == {c.name for c in GRADER.criteria}

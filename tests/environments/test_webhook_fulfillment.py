@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-import importlib.util
 import json
 import os
 import subprocess
@@ -13,24 +11,18 @@ from pathlib import Path
 import pytest
 import stripe
 
-from stripebench_tui.core.events import FAIL, PASS
+from stripebench_tui.core.events import FAIL
 from stripebench_tui.emulator import EmulatorServer
 from stripebench_tui.envs.manifest import find_environment
 from stripebench_tui.grading import GradingContext, load_grader
+
+from .helpers import load_grader_module, validate_failing
 
 ENV = find_environment("webhook-fulfillment")
 GRADER = load_grader(ENV)
 
 
-def _grader_module():
-    spec = importlib.util.spec_from_file_location("whf_grader_under_test", ENV.root.parents[1] / "graders" / "webhook_fulfillment.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["whf_grader_under_test"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-G = _grader_module()
+G = load_grader_module(ENV, "webhook_fulfillment.py", "whf_grader_under_test")
 
 
 def test_the_graders_signatures_verify_with_the_official_sdk_and_only_with_the_right_secret():
@@ -96,11 +88,7 @@ def test_seed_is_idempotent_and_keeps_one_endpoint_whose_secret_is_in_env(tmp_pa
 @pytest.mark.slow
 @pytest.mark.timeout(900)
 def test_validate_oracle_passes_noop_scores_zero_and_each_mutant_fails_for_its_own_reason():
-    from stripebench_tui.grading import validation
-
-    rows = asyncio.run(validation.validate([ENV], validation.episode_runner))
-    assert validation.all_ok(rows), [(r.run.label, r.outcome.score, r.outcome.error) for r in rows]
-    failing = {row.run.label: {name for name, status in row.outcome.statuses.items() if status != PASS} for row in rows}
+    failing = validate_failing(ENV)
     assert failing["oracle"] == set()
     assert failing["no-op"] == {c.name for c in GRADER.criteria}
     assert failing["mutant fulfils-on-redirect-too"] == {"not on the redirect", "fulfils from the event", "exactly once"}

@@ -2,16 +2,4 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import pytest
-
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "envs"
-
-
-@pytest.fixture(autouse=True)
-def fixture_envs(monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("STRIPEBENCH_ENVIRONMENTS", str(FIXTURES))
-    monkeypatch.setenv("STRIPEBENCH_GRADERS", str(FIXTURES / "graders"))
-    monkeypatch.delenv("STRIPE_SECRET_KEY", raising=False)
-    return FIXTURES
+from tests.fixture_envs import FIXTURES, fixture_envs  # noqa: F401  (FIXTURES for test_fork; registers the autouse fixture)
