@@ -24,6 +24,7 @@ import httpx
 
 from stripebench_tui.grading.context import GradingUnavailable
 
+HEALTH_TIMEOUT = 10.0  # one GET /health; the copy has ``start_timeout`` in all to answer one
 
 class AppDown(Exception):
     """The app copy could not be started for grading (a failing outcome, not a grader error)."""
@@ -75,7 +76,7 @@ class AppCopy:
         deadline = time.monotonic() + start_timeout
         while True:
             try:
-                if self.http.get("/health", timeout=2).status_code < 400:
+                if self.http.get("/health", timeout=HEALTH_TIMEOUT).status_code < 400:
                     return
             except httpx.HTTPError:
                 pass

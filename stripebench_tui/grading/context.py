@@ -34,7 +34,7 @@ class GradingContext:
     app_urls: dict[str, str] = field(default_factory=dict)
     env_vars: dict[str, str] = field(default_factory=dict)
     submission_path: Path | None = None
-    http_timeout: float = 10.0
+    http_timeout: float = 30.0  # only a stuck app takes this long, also on a loaded machine
 
     def __post_init__(self) -> None:
         self.episode_dir = Path(self.episode_dir)

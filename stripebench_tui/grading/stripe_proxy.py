@@ -8,9 +8,12 @@ calls an emulator-only endpoint) and recorded with what graders judge by: the AP
 Faults apply to requests matching ``fault_methods`` and ``fault_path`` (a path prefix). ``plan`` holds the actions
 for the next matching requests, first first; when it is empty, ``down`` answers each one 503 (an outage).
 Actions: ``pass``; ``500``/``503``/``429`` (answered by the proxy, never forwarded); ``lost`` (forwarded, so Stripe
-does the work, but the app gets a 500); ``delay:S`` (held S seconds, then forwarded). With ``restricted_to`` set,
-a restricted key (``rk_…``) is refused with 403 outside that path prefix, as Stripe refuses a key without the
-permission. Served by uvicorn/Starlette on a background thread, forwarding with httpx.
+does the work, but the app gets a 500); ``delay:S`` (held S seconds, then forwarded). ``faults(plan, down)`` sets
+both for a block and clears them after, whatever happens. ``holding()`` makes an overlap happen by construction:
+the next matching request is held until a second one has arrived and been answered by Stripe (or the grader
+releases it, or ``hold_limit`` passes for an app that never sends a second one), then forwarded.
+With ``restricted_to`` set, a restricted key (``rk_…``) is refused with 403 outside that path prefix, as Stripe
+refuses a key without the permission. Served by uvicorn/Starlette on a background thread, forwarding with httpx.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ import socket
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any, AsyncIterator
+from typing import Any, AsyncIterator, Iterator
 from urllib.parse import parse_qsl
 
 import httpx
@@ -34,7 +37,8 @@ FORWARD_HEADERS = ("authorization", "idempotency-key", "stripe-version", "conten
 RETURN_HEADERS = ("request-id", "stripe-version", "idempotency-key", "idempotent-replayed", "original-request",
                   "stripe-should-retry")
 _UA_VERSION = re.compile(r"PythonBindings/(\d+(?:\.\d+)*)")
-START_TIMEOUT = 10.0
+START_TIMEOUT = 60.0  # the server thread starts in milliseconds; this only ends a proxy that cannot start at all
+HOLD_LIMIT = 30.0  # how long a held request waits for a second one (an app that serializes never sends it)
 
 
 def stripe_error(status: int, message: str, type_: str, code: str | None = None) -> bytes:
@@ -87,9 +91,34 @@ class Recorded:
     stripe_version: str | None
     sdk_version: str | None  # from the User-Agent's PythonBindings/x.y.z
     form: dict[str, str]
-    action: str  # pass | 500 | 503 | 429 | lost | delay:S | down | refused
+    action: str  # pass | 500 | 503 | 429 | lost | delay:S | hold | down | refused
     status: int = 0  # what the app got
     object_id: str | None = None  # the id in Stripe's answer (even when the app never saw it)
+    answered: float = 0.0  # time.monotonic() when the proxy answered (the app cannot send its retry before)
+
+
+class Hold:
+    """One request held by the proxy until a second matching request has been answered (see ``StripeProxy.holding``).
+
+    ``reached`` is set once a request is being held (graders also set it when they know none will come);
+    ``overlapped`` tells whether a second request arrived while it was held.
+    """
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.reached = threading.Event()
+        self.overlapped = False
+        self.taken = False  # a request is (or was) held by this hold
+        self._loop = loop
+        self._released = asyncio.Event()
+
+    def release(self) -> None:
+        """Let the held request go on (safe from any thread, any number of times)."""
+        with contextlib.suppress(RuntimeError):  # the proxy's loop is already closed: nothing is held any more
+            self._loop.call_soon_threadsafe(self._released.set)
+
+    async def wait(self, limit: float) -> None:
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(self._released.wait(), limit)
 
 
 @dataclass
@@ -103,6 +132,7 @@ class StripeProxy:
     plan: list[str] = field(default_factory=list)
     down: bool = False
     seen: list[Recorded] = field(default_factory=list)
+    hold_limit: float = HOLD_LIMIT
 
     def __post_init__(self) -> None:
         import uvicorn
@@ -111,9 +141,12 @@ class StripeProxy:
 
         self._lock = threading.Lock()
         self._client: httpx.AsyncClient | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._hold: Hold | None = None
 
         @contextlib.asynccontextmanager
         async def lifespan(_app: Any) -> AsyncIterator[None]:
+            self._loop = asyncio.get_running_loop()
             async with httpx.AsyncClient(timeout=60, trust_env=False) as client:
                 self._client = client
                 yield
@@ -145,8 +178,35 @@ class StripeProxy:
         with self._lock:
             return list(self.seen)
 
+    @contextlib.contextmanager
+    def faults(self, plan: list[str], down: bool = False) -> Iterator[None]:
+        """``plan`` and ``down`` for the block; both cleared after it, also when it raises."""
+        with self._lock:
+            self.plan, self.down = list(plan), down
+        try:
+            yield
+        finally:
+            with self._lock:
+                self.plan, self.down = [], False
+
+    @contextlib.contextmanager
+    def holding(self) -> Iterator[Hold]:
+        """Hold the next matching request until a second one has been answered; released at the latest on exit."""
+        assert self._loop is not None
+        hold = Hold(self._loop)
+        with self._lock:
+            self._hold = hold
+        try:
+            yield hold
+        finally:
+            with self._lock:
+                self._hold = None
+            hold.release()
+
     def close(self) -> None:
         """Stop serving and wait for the server thread."""
+        if self._hold is not None:
+            self._hold.release()
         self._server.should_exit = True
         self._thread.join(10)
         self._sock.close()
@@ -157,25 +217,33 @@ class StripeProxy:
     def __exit__(self, *exc: Any) -> None:
         self.close()
 
-    def _next_action(self, method: str, path: str, key: str) -> str:
+    def _next_action(self, method: str, path: str, key: str) -> tuple[str, Hold | None]:
+        """What to do with this request, and the hold it is held by (action "hold") or releases (any other)."""
         if self.restricted_to is not None and key.startswith("rk_") and not path.startswith(self.restricted_to):
-            return "refused"
+            return "refused", None
         if method not in self.fault_methods or not path.startswith(self.fault_path):
-            return "pass"
+            return "pass", None
         with self._lock:
+            hold = self._hold
+            if hold is not None and not hold.taken:
+                hold.taken = True
+                return "hold", hold
+            if hold is not None:
+                hold.overlapped = True
             if self.plan:
-                return self.plan.pop(0)
-            return "down" if self.down else "pass"
+                return self.plan.pop(0), hold
+            return ("down" if self.down else "pass"), hold
 
     async def _handle(self, request: Any) -> Any:
         from starlette.responses import Response
 
+        arrived = time.monotonic()
         body = await request.body()
         path = request.url.path
         key = api_key(request.headers.get("authorization") or "")
         form = dict(parse_qsl(body.decode("utf-8", "replace"), keep_blank_values=True))
-        action = self._next_action(request.method, path, key)
-        seen = Recorded(time.monotonic(), request.method, path, key_kind(key), request.headers.get("idempotency-key"),
+        action, hold = self._next_action(request.method, path, key)
+        seen = Recorded(arrived, request.method, path, key_kind(key), request.headers.get("idempotency-key"),
                         request.headers.get("stripe-version"), sdk_version(request.headers.get("user-agent") or ""),
                         form, action)
         with self._lock:
@@ -193,6 +261,9 @@ class StripeProxy:
         else:
             if action.startswith("delay:"):
                 await asyncio.sleep(float(action.split(":", 1)[1]))
+            elif action == "hold" and hold is not None:
+                hold.reached.set()
+                await hold.wait(self.hold_limit)
             try:
                 status, payload, headers = await self._forward(request, body)
             except httpx.HTTPError as exc:
@@ -204,6 +275,9 @@ class StripeProxy:
             if action == "lost":  # Stripe did the work; the app never hears about it
                 status, payload, headers = 500, FAULTS["500"][1], {}
         seen.status = status
+        seen.answered = time.monotonic()
+        if hold is not None and action != "hold":  # the second request has its answer: the held one may go on
+            hold.release()
         return Response(payload, status_code=status, headers=headers, media_type="application/json")
 
     async def _forward(self, request: Any, body: bytes) -> tuple[int, bytes, dict[str, str]]:
@@ -217,4 +291,4 @@ class StripeProxy:
         return response.status_code, response.content, back
 
 
-__all__ = ["FAULTS", "Recorded", "StripeProxy", "api_key", "key_kind", "sdk_version", "stripe_error"]
+__all__ = ["FAULTS", "HOLD_LIMIT", "Hold", "Recorded", "StripeProxy", "api_key", "key_kind", "sdk_version", "stripe_error"]

@@ -148,3 +148,41 @@ def test_key_and_sdk_readers():
     assert api_key("Basic !!!") == "" and api_key("") == ""
     assert (key_kind("rk_test_1"), key_kind("sk_live_2"), key_kind("")) == ("rk_test", "sk_live", "none")
     assert sdk_version("Stripe/v1 PythonBindings/16.1.0") == "16.1.0" and sdk_version("curl/8") is None
+
+
+def test_faults_last_for_their_block_only_also_when_it_raises(proxy, upstream):
+    with proxy.faults(["500"], down=True):
+        assert [post(proxy).status_code for _ in range(2)] == [500, 503]
+    assert post(proxy).status_code == 200
+    with pytest.raises(RuntimeError), proxy.faults(["429", "500"], down=True):
+        raise RuntimeError("a scenario failed half-way")
+    assert (proxy.plan, proxy.down) == ([], False) and post(proxy).status_code == 200
+
+
+def test_a_held_request_goes_on_only_after_a_second_one_was_answered_upstream(proxy, upstream):
+    answered: list[str] = []
+    with proxy.holding() as hold:
+        first = threading.Thread(target=lambda: answered.append(post(proxy).json()["id"]))
+        first.start()
+        assert hold.reached.wait(10)
+        assert upstream.got == [] and not hold.overlapped  # held: Stripe has not seen it
+        answered.append(post(proxy).json()["id"])  # the duplicate is forwarded at once...
+        first.join(10)
+    assert answered == ["pi_1", "pi_2"] and hold.overlapped  # ...and the held one reaches Stripe after its answer
+    assert [s.action for s in proxy.requests()] == ["hold", "pass"]
+    assert post(proxy).json()["id"] == "pi_3"  # outside the block nothing is held
+
+
+def test_a_held_request_is_released_by_the_grader_or_after_the_hold_limit(proxy, upstream):
+    with proxy.holding() as hold:
+        first = threading.Thread(target=post, args=(proxy,))
+        first.start()
+        assert hold.reached.wait(10)
+        hold.release()  # e.g. the app answered the duplicate itself, without calling Stripe
+        first.join(10)
+    assert len(upstream.got) == 1 and not hold.overlapped
+    proxy.hold_limit = 0.3  # an app that never sends a second request is not held forever
+    with proxy.holding() as hold:
+        start = time.monotonic()
+        assert post(proxy).status_code == 200
+    assert 0.3 <= time.monotonic() - start and len(upstream.got) == 2
