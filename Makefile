@@ -1,5 +1,6 @@
 # The two commands a newcomer needs (see README.md). Both install what is missing first.
 PYTHON ?= python3
+export PYTHON
 
 .PHONY: run test setup
 
@@ -9,5 +10,6 @@ setup:
 run: setup
 	stripebench run checkout-migration
 
-test: setup
-	$(PYTHON) -m pytest -n 2 --durations=15
+# Also brings up a Docker engine for the Docker sandbox tests (stopped afterwards if it started one): scripts/test.sh.
+test:
+	@bash scripts/test.sh

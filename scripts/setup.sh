@@ -9,7 +9,7 @@ SUDO=""
 
 apt_pkgs=(chromium tmux sqlite3 nodejs npm)
 # The docker sandbox (`stripebench run --sandbox docker`, tests/docker): a Docker engine and debootstrap for the
-# offline base image. Only when asked (CI sets it): many machines already have their own Docker.
+# offline base image. Only when asked (`make test` sets it: scripts/test.sh): many machines already have their own Docker.
 if [ "${STRIPEBENCH_DOCKER:-0}" = "1" ]; then
   command -v dockerd >/dev/null || apt_pkgs+=(docker.io)
   apt_pkgs+=(debootstrap)
