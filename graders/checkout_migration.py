@@ -24,7 +24,8 @@ SESSION = "checkout.session"
 EMBEDDED = ("embedded", "embedded_page")  # the name before / from API version 2026-03-25
 FRESH_CART = {"teapot": 2, "whisk": 1}  # what the browser check puts in its own cart
 CACHE_SECONDS = 1.0  # criteria judging the same session at the same moment share one read
-SETTLE_POLLS = 6  # looks for the session /checkout created, 0.25 s apart, once the page is quiet
+PAGE_QUIET_TIMEOUT = 30_000  # ms for /checkout to load and go quiet (a page that never does is judged all the same)
+SETTLE_TIMEOUT = 10.0  # seconds, once the page is quiet, to find the session it created (only a broken page waits)
 
 
 def _load_seed() -> Any:
@@ -350,13 +351,12 @@ async def checkout_page_builds_session(ctx: Any, view: Any) -> Any:
     from playwright.async_api import TimeoutError as PageTimeout
 
     try:
-        await page.goto(f"{base}/checkout", wait_until="networkidle", timeout=15000)
+        await page.goto(f"{base}/checkout", wait_until="networkidle", timeout=PAGE_QUIET_TIMEOUT)
     except PageTimeout:
         pass  # a page that never goes quiet is judged by the session it created all the same
-    created: list[str] = []
-    for _ in range(SETTLE_POLLS):
-        created = sorted((await asyncio.to_thread(_session_ids, ctx)) - before)
-        if created:
+    deadline = time.monotonic() + SETTLE_TIMEOUT
+    while not (created := sorted((await asyncio.to_thread(_session_ids, ctx)) - before)):
+        if time.monotonic() > deadline:
             break
         await asyncio.sleep(0.25)
     if not created:
