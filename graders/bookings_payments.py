@@ -16,7 +16,7 @@ import stripe
 from stripebench_tui.grading import Criterion, Grader, Outcome, failed, passed, pending
 from stripebench_tui.grading.context import GradingUnavailable
 from stripebench_tui.grading.once import once_per_context
-from stripebench_tui.grading.scenarios import need, run_scenarios, with_run
+from stripebench_tui.grading.scenarios import need, run_scenarios, scenario_criterion, with_run
 
 DB = "bookings.db"
 CLASS_ID = "reformer-pilates"
@@ -291,12 +291,8 @@ def ledger(ctx: Any, view: Any) -> Outcome:
     return passed(f"all {len(rows)} bookings agree with Stripe", bookings=len(rows))
 
 
-def _criterion(name: str, weight: float, description: str) -> Criterion:
-    return Criterion(name, weight, description, lambda ctx, view: _results(ctx)[name], final_only=True)
-
-
 GRADER = Grader(
-    criteria=tuple(_criterion(name, weight, description) for name, weight, description, _ in SCENARIOS) + (
+    criteria=tuple(scenario_criterion(name, weight, description, _results) for name, weight, description, _ in SCENARIOS) + (
         Criterion("bookings match Stripe", 1, "Every booking row agrees with Stripe: paid amounts with succeeded "
                   "PaymentIntents, refunded amounts with refunds, saved cards with succeeded SetupIntents, and no "
                   "row in any other state. Checked live as Stripe objects appear, and at the end.", ledger,

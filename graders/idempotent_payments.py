@@ -22,7 +22,7 @@ from stripebench_tui.grading import Criterion, Grader, Outcome, failed, passed, 
 from stripebench_tui.grading.app_copy import AppCopy
 from stripebench_tui.grading.context import GradingUnavailable
 from stripebench_tui.grading.once import once_per_context
-from stripebench_tui.grading.scenarios import Miss, need, run_scenarios, with_run
+from stripebench_tui.grading.scenarios import Miss, need, run_scenarios, scenario_criterion, with_run
 from stripebench_tui.grading.stripe_proxy import Recorded, StripeProxy
 from stripebench_tui.grading.stripe_proxy import api_key as _api_key  # noqa: F401 - named here by its tests
 
@@ -33,7 +33,6 @@ MIN_BACKOFF = 0.1  # seconds between retries of one call that still count as bac
 # Timeouts only end a grading run that is truly stuck; a slow machine never comes near them.
 APP_START_TIMEOUT = 120.0
 PAY_TIMEOUT = 60.0
-SCENARIOS_TIMEOUT = 900.0  # every criterion waits for the one shared run of all scenarios
 OUTAGE_ANSWER_WITHIN = 30.0  # PROBLEM.md asks for about 20 s; a little slack for slow machines
 
 
@@ -314,13 +313,8 @@ def paid_orders_charged_once(ctx: Any, view: Any) -> Outcome:
     return passed(f"each of the {len(paid)} paid orders has exactly one succeeded PaymentIntent", orders=len(paid))
 
 
-def _criterion(name: str, weight: float, description: str) -> Criterion:
-    return Criterion(name, weight, description, lambda ctx, view: _results(ctx)[name], final_only=True,
-                     timeout=SCENARIOS_TIMEOUT)
-
-
 GRADER = Grader(
-    criteria=tuple(_criterion(*c) for c in CRITERIA) + (
+    criteria=tuple(scenario_criterion(*c, _results) for c in CRITERIA) + (
         Criterion("paid orders charged once", 1, "In the running app's own database, every order marked paid has "
                   "exactly one succeeded PaymentIntent (metadata order_id), the one its row names. Checked live as "
                   "payments appear, and at the end.", paid_orders_charged_once, on=("payment_intent", "charge")),

@@ -22,17 +22,17 @@ from typing import Any, Callable
 
 import httpx
 
-from stripebench_tui.grading import Criterion, Grader, Outcome, failed, passed
+from stripebench_tui.grading import Grader, Outcome, failed, passed
 from stripebench_tui.grading.app_copy import AppCopy
 from stripebench_tui.grading.once import once_per_context
-from stripebench_tui.grading.scenarios import Miss, run_scenarios, with_run
+from stripebench_tui.grading.scenarios import Miss, run_scenarios, scenario_criterion, with_run
 from stripebench_tui.grading.stripe_proxy import StripeProxy
 
 REAL_STRIPE = "https://api.stripe.com"
 OLD_API_VERSION = "2020-08-27"  # what the service pinned before the task
 LATEST_CHARGE_SINCE = "2022-11-15"  # PaymentIntent.charges was replaced by latest_charge
 MIN_SDK_MAJOR = 16
-APP_START_TIMEOUT = 60.0
+APP_START_TIMEOUT = 120.0  # only ends a copy that never becomes healthy
 RecordingProxy = StripeProxy  # records without faults: nothing is ever planned
 
 
@@ -303,12 +303,8 @@ def _checks(ctx: Any, run: Run) -> dict[str, Outcome]:
     return results
 
 
-def _criterion(name: str, weight: float, description: str) -> Criterion:
-    return Criterion(name, weight, description, lambda ctx, view: _results(ctx)[name], final_only=True)
-
-
 GRADER = Grader(
-    criteria=tuple(_criterion(*c) for c in CRITERIA),
+    criteria=tuple(scenario_criterion(*c, _results) for c in CRITERIA),
     description="Starts a copy of the service behind a recording Stripe proxy, checks the SDK it runs and the API "
                 "version it sends, and compares its answers for fresh payments with the pre-upgrade ones.",
 )

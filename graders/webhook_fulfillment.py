@@ -26,17 +26,16 @@ from typing import Any
 
 import httpx
 
-from stripebench_tui.grading import Criterion, Grader, Outcome, failed, passed
+from stripebench_tui.grading import Grader, Outcome, failed, passed
 from stripebench_tui.grading.app_copy import AppCopy
 from stripebench_tui.grading.context import GradingUnavailable
 from stripebench_tui.grading.once import once_per_context
-from stripebench_tui.grading.scenarios import Miss, run_scenarios, with_run
+from stripebench_tui.grading.scenarios import Miss, run_scenarios, scenario_criterion, with_run
 
 # Timeouts only end a grading run that is truly stuck; a slow machine never comes near them.
 APP_START_TIMEOUT = 120.0
 PAGE_TIMEOUT = 60_000  # ms, each browser step
 EVENT_WAIT = 60.0  # seconds for Stripe to list a paid session's checkout.session.completed
-SCENARIO_TIMEOUT = 600.0  # every criterion waits for the one shared scenario run
 WEBHOOK_PATH = "/webhooks/stripe"
 DATABASE = "shop.db"
 PRODUCTS = (("desk-lamp", "Brass desk lamp"), ("lantern", "Paper lantern"))  # the two checkouts, first first
@@ -240,13 +239,8 @@ def _run_scenario(ctx: Any) -> dict[str, Outcome]:
     return results
 
 
-def _criterion(name: str, weight: float, description: str) -> Criterion:
-    return Criterion(name, weight, description, lambda ctx, view: _results(ctx)[name], final_only=True,
-                     timeout=SCENARIO_TIMEOUT)
-
-
 GRADER = Grader(
-    criteria=tuple(_criterion(*c) for c in CRITERIA),
+    criteria=tuple(scenario_criterion(*c, _results) for c in CRITERIA),
     description="Buys two lamps in a browser through a copy of the shop, then delivers their checkout.session."
                 "completed events itself: forged, out of order and duplicated; counts fulfilments in the database.",
 )

@@ -14,7 +14,11 @@ import httpx
 
 from stripebench_tui.grading.app_copy import AppDown
 from stripebench_tui.grading.context import GradingUnavailable
-from stripebench_tui.grading.criteria import Outcome, error_outcome, failed
+from stripebench_tui.grading.criteria import Criterion, Outcome, error_outcome, failed
+
+# Every criterion of a shared scenario run waits for all of it (grading/once.py), on a loaded machine too; this
+# only ends a run that is stuck (an app that never answers), never a slow one.
+SCENARIOS_TIMEOUT = 900.0
 
 
 R = TypeVar("R")
@@ -84,4 +88,16 @@ def with_run(ctx: Any, start: Callable[[Any], R], names: Iterable[str],
             close()
 
 
-__all__ = ["Miss", "need", "outcome_of", "run_scenarios", "setup_outcome", "with_run"]
+def scenario_criterion(name: str, weight: float, description: str,
+                       results: Callable[[Any], dict[str, Outcome]]) -> Criterion:
+    """A final-only criterion whose outcome is ``results(ctx)[name]``, from the scenario run its grader shares.
+
+    Its timeout covers the whole shared run, not one check: the criteria asking for the results while one of
+    them computes them wait for it.
+    """
+    return Criterion(name, weight, description, lambda ctx, view: results(ctx)[name], final_only=True,
+                     timeout=SCENARIOS_TIMEOUT)
+
+
+__all__ = ["SCENARIOS_TIMEOUT", "Miss", "need", "outcome_of", "run_scenarios", "scenario_criterion", "setup_outcome",
+           "with_run"]
