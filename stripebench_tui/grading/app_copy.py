@@ -26,6 +26,7 @@ from stripebench_tui.grading.context import GradingUnavailable
 
 HEALTH_TIMEOUT = 10.0  # one GET /health; the copy has ``start_timeout`` in all to answer one
 
+
 class AppDown(Exception):
     """The app copy could not be started for grading (a failing outcome, not a grader error)."""
 
