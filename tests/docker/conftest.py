@@ -1,8 +1,8 @@
 """Fixtures for the docker sandbox tests: a reachable engine with the base image, or a clear failure.
 
 These tests need a real Docker engine. When none is reachable they FAIL with the reason
-(CI always provides one: .ci/run starts dockerd); set STRIPEBENCH_NO_DOCKER=1 to skip
-them on purpose on a machine without an engine.
+(`make test` brings one up: scripts/docker-engine.sh starts dockerd); set STRIPEBENCH_NO_DOCKER=1
+to skip them on purpose on a machine without an engine.
 """
 
 from __future__ import annotations
