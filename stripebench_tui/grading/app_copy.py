@@ -4,13 +4,15 @@ Graders that must control what the app sees (a proxy in front of Stripe, webhook
 cannot use the episode's running app. ``AppCopy`` starts the manifest's service command again in the
 workspace, with the episode's variables plus the grader's overrides: its own ``APP_PORT``/``APP_URL``, its own
 ``DATABASE_PATH`` (a fresh file, or a consistent copy of the workspace's database), optionally another
-``STRIPE_API_BASE``. It waits for ``GET /health`` and stops the whole process group on ``close()``.
+``STRIPE_API_BASE``. It waits for ``GET /health`` (an app that could not bind its port, taken by another
+process since it was chosen, is started again on a fresh one) and stops the whole process group on ``close()``.
 A copy that does not become healthy raises ``AppDown`` (a failing outcome for the app, not a grader error).
 """
 
 from __future__ import annotations
 
 import os
+import re
 import signal
 import socket
 import sqlite3
@@ -25,6 +27,8 @@ import httpx
 from stripebench_tui.grading.context import GradingUnavailable
 
 HEALTH_TIMEOUT = 10.0  # one GET /health; the copy has ``start_timeout`` in all to answer one
+START_ATTEMPTS = 3  # starts on a fresh port when the app could not bind the one it was given
+PORT_TAKEN = re.compile(rb"address already in use|EADDRINUSE", re.IGNORECASE)
 
 
 class AppDown(Exception):
@@ -56,38 +60,53 @@ class AppCopy:
         if source is not None:
             with sqlite3.connect(source) as src, sqlite3.connect(self.db_path) as dst:
                 src.backup(dst)  # consistent even while the agent's app writes
-        port = free_port()
-        self.url = f"http://127.0.0.1:{port}"
-        full = dict(os.environ)
+        base_env = dict(os.environ)
         for name in unset:  # the grader's own environment must not leak into the copy
-            full.pop(name, None)
-        full.update({k: v for k, v in ctx.env_vars.items() if isinstance(v, str)})
-        full.update(APP_PORT=str(port), APP_URL=self.url, DATABASE_PATH=str(self.db_path), PYTHONUNBUFFERED="1")
-        if stripe_api_base is not None:
-            full["STRIPE_API_BASE"] = stripe_api_base
-        full.update(env or {})
+            base_env.pop(name, None)
+        base_env.update({k: v for k, v in ctx.env_vars.items() if isinstance(v, str)})
         logs = Path(ctx.episode_dir) / "logs"
         logs.mkdir(parents=True, exist_ok=True)
         self.log_path = logs / "grader-app.log"
         self._log = open(self.log_path, "ab")
-        self.proc = subprocess.Popen(["bash", "-c", spec.command], cwd=str(ctx.workspace), env=full,
-                                     stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT,
-                                     start_new_session=True)
-        self.http = httpx.Client(base_url=self.url, timeout=http_timeout, trust_env=False)
         deadline = time.monotonic() + start_timeout
+        for attempt in range(1, START_ATTEMPTS + 1):
+            port = free_port()
+            self.url = f"http://127.0.0.1:{port}"
+            full = dict(base_env, APP_PORT=str(port), APP_URL=self.url, DATABASE_PATH=str(self.db_path),
+                        PYTHONUNBUFFERED="1")
+            if stripe_api_base is not None:
+                full["STRIPE_API_BASE"] = stripe_api_base
+            full.update(env or {})
+            self._log.flush()
+            log_from = self.log_path.stat().st_size
+            self.proc = subprocess.Popen(["bash", "-c", spec.command], cwd=str(ctx.workspace), env=full,
+                                         stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT,
+                                         start_new_session=True)
+            self.http = httpx.Client(base_url=self.url, timeout=http_timeout, trust_env=False)
+            if self._healthy(deadline):
+                return
+            # The port was free when chosen; another process may have taken it before the app bound it.
+            port_taken = self.proc.poll() is not None and PORT_TAKEN.search(self.log_path.read_bytes()[log_from:])
+            if not port_taken or attempt == START_ATTEMPTS:
+                break
+            self._stop()
+        self.close()
+        raise AppDown(f"the grader's copy of the {noun} did not become healthy (see {self.log_path})")
+
+    def _healthy(self, deadline: float) -> bool:
+        """Wait until the copy answers ``GET /health``; False when it exits first or ``deadline`` passes."""
         while True:
             try:
                 if self.http.get("/health", timeout=HEALTH_TIMEOUT).status_code < 400:
-                    return
+                    return True
             except httpx.HTTPError:
                 pass
             if self.proc.poll() is not None or time.monotonic() > deadline:
-                self.close()
-                raise AppDown(f"the grader's copy of the {noun} did not become healthy (see {self.log_path})")
+                return False
             time.sleep(0.2)
 
-    def close(self) -> None:
-        """Stop the copy's process group (TERM, then KILL), reap it and delete its files."""
+    def _stop(self) -> None:
+        """Stop the copy's process group (TERM, then KILL) and reap it."""
         self.http.close()
         if self.proc.poll() is None:
             try:
@@ -99,6 +118,10 @@ class AppCopy:
                 except ProcessLookupError:
                     pass
                 self.proc.wait(5)
+
+    def close(self) -> None:
+        """Stop the copy's process group (TERM, then KILL), reap it and delete its files."""
+        self._stop()
         self._log.close()
         self.tmp.cleanup()
 

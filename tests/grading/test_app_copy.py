@@ -122,3 +122,29 @@ def test_free_port_can_be_bound():
 
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", free_port()))
+
+
+def test_a_port_taken_before_the_app_binds_it_gets_a_fresh_one(tmp_path, monkeypatch):
+    import socket
+
+    from stripebench_tui.grading import app_copy
+
+    taken = socket.socket()  # bound by "another process" between free_port() and the app's bind
+    taken.bind(("127.0.0.1", 0))
+    ports = iter([taken.getsockname()[1]])
+    monkeypatch.setattr(app_copy, "free_port", lambda: next(ports, None) or free_port())
+    try:
+        with AppCopy(_ctx(tmp_path)) as copy:
+            assert copy.url != f"http://127.0.0.1:{taken.getsockname()[1]}"
+            assert copy.http.get("/health").status_code == 200
+            log = copy.log_path.read_text()
+    finally:
+        taken.close()
+    assert "Address already in use" in log  # the first start, on the taken port
+
+
+def test_an_app_that_exits_for_another_reason_is_not_started_again(tmp_path):
+    ctx = _ctx(tmp_path, app="import sys; print('boom'); sys.exit(1)\n")
+    with pytest.raises(AppDown):
+        AppCopy(ctx, start_timeout=30)
+    assert (tmp_path / "episode" / "logs" / "grader-app.log").read_text().count("boom") == 1
