@@ -10,10 +10,8 @@ import os
 import subprocess
 import sys
 import textwrap
-import threading
-from http.server import BaseHTTPRequestHandler
+import time
 from pathlib import Path
-from socketserver import ThreadingMixIn, UnixStreamServer
 
 import pytest
 
@@ -56,27 +54,6 @@ server.serve_forever()
 '''
 
 
-class _Engine(ThreadingMixIn, UnixStreamServer):
-    daemon_threads = True
-
-
-def _serve_engine(path: Path) -> _Engine:
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, *args):
-            pass
-
-        def do_GET(self):
-            body = b'{"ApiVersion": "1.47"}' if "version" in self.path else b"OK"
-            self.send_response(200)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-    server = _Engine(str(path), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server
-
-
 @pytest.fixture
 def machine(tmp_path: Path) -> dict[str, str]:
     """PATH with the stand-ins first, DOCKER_HOST on a socket of our own, the logs they write."""
@@ -114,14 +91,21 @@ def test_without_an_engine_it_starts_dockerd_builds_the_image_runs_the_command_a
 
 
 def test_an_engine_that_answers_already_is_used_and_left_running(machine, tmp_path):
-    engine = _serve_engine(tmp_path / "engine.sock")
+    socket_path = Path(machine["DOCKER_HOST"].removeprefix("unix://"))
+    theirs = subprocess.Popen([str(tmp_path / "bin" / "dockerd"), "--host", machine["DOCKER_HOST"]],
+                              env=dict(machine, FAKE_DOCKERD_LOG=str(tmp_path / "theirs.log")))
     try:
+        deadline = time.monotonic() + 30
+        while not socket_path.exists():  # the engine someone else runs is up
+            assert time.monotonic() < deadline and theirs.poll() is None
+            time.sleep(0.02)
         done = run(machine, "true")
+        assert theirs.poll() is None  # still running: not ours to stop
     finally:
-        engine.shutdown()
-        engine.server_close()
+        theirs.terminate()
+        theirs.wait(10)
     assert done.returncode == 0, done.stderr
-    assert lines(machine["FAKE_DOCKERD_LOG"]) == []  # no dockerd of ours, so none to stop
+    assert lines(machine["FAKE_DOCKERD_LOG"]) == []  # no dockerd of ours
     assert lines(tmp_path / "calls.log") == ["stripebench images bootstrap"]
 
 
