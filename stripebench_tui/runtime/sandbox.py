@@ -11,9 +11,10 @@ from __future__ import annotations
 import datetime as dt
 import os
 import shutil
+import subprocess
 import uuid
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import BinaryIO, Protocol, runtime_checkable
 
 from stripebench_tui.core.bus import EventBus
 from stripebench_tui.core.trace import EPISODE_TRACE
@@ -54,6 +55,18 @@ class Sandbox(Protocol):
 
     async def stop(self) -> None:
         """Stop every process the sandbox started (idempotent)."""
+
+    def start_process(self, command: str, *, cwd: Path, env: dict[str, str], unset: tuple[str, ...] = (),
+                      log: BinaryIO) -> subprocess.Popen[bytes]:
+        """Start ``bash -c command`` where the episode's code runs (a grader's copy of the app), output to ``log``.
+
+        Its environment is the episode's process environment updated with ``env``, minus the names in ``unset``.
+        The returned process leads a session of its own: signalling its process group stops the command
+        (wherever it runs). Graders reach this through ``GradingContext.processes``.
+        """
+
+    def scratch_dir(self, prefix: str) -> Path:
+        """A fresh directory here that ``start_process`` commands can read and write at the same path."""
 
 
 class SandboxBase:
