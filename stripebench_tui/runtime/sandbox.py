@@ -1,9 +1,11 @@
 """Where an episode runs: the Sandbox protocol and the episode directory every sandbox fills.
 
 A sandbox prepares the episode's workspace, runs the environment's Stripe seed
-script, starts its services and stops everything at the end. ``local`` (this
-machine, ``runtime.local``) is the one that exists; a docker sandbox is a new
-module implementing the same protocol.
+script, starts its services and stops everything at the end; graders start their
+copies of the app through it too (``start_process``), so the agent's code runs only
+where the episode runs. ``local`` (``runtime.local``) runs everything on this machine
+as this user and confines nothing; ``docker`` (``runtime.docker_sandbox``) runs it in
+a container that sees only what the episode needs.
 """
 
 from __future__ import annotations
