@@ -105,6 +105,9 @@ async def test_the_container_has_no_capabilities_no_new_privileges_and_a_pids_li
         status = dict(line.split(":\t") for line in out.text.splitlines() if ":\t" in line)
         assert status == {"CapEff": "0000000000000000", "CapBnd": "0000000000000000", "CapPrm": "0000000000000000",
                           "NoNewPrivs": "1"}, out.text
+        out = await executor.call("shell", {"command": "cat /sys/fs/cgroup/pids.max 2>/dev/null || "
+                                                       "cat /sys/fs/cgroup/pids/pids.max"})
+        assert out.text.split()[0] == "512", out.text  # the engine enforces it
         # the app and tool servers still work: a port above 1024 binds on the host network
         out = await executor.call("shell", {"command": "python3 -c \"import socket; s = socket.socket(); "
                                                        "s.bind(('127.0.0.1', 0)); print('bound', s.getsockname()[1])\""})
