@@ -52,8 +52,9 @@ def run(
     paused: bool = typer.Option(False, "--paused", help="Start paused (TUI: step with the controls)."),
     headless: bool = typer.Option(False, "--headless", help="Print the episode as it happens instead of opening the TUI."),
     sandbox: str = typer.Option(None, "--sandbox", envvar="STRIPEBENCH_SANDBOX",
-                                help="Where the episode runs: local (this machine, the default) or docker (a container; "
-                                     "see `stripebench doctor`). Default from $STRIPEBENCH_SANDBOX."),
+                                help="Where the episode runs: local (this machine as you, the default: confines nothing) "
+                                     "or docker (a container that sees only the workspace; see `stripebench doctor`). "
+                                     "Default from $STRIPEBENCH_SANDBOX."),
 ) -> None:
     """Run a live episode: start the environment, let the agent work, grade it.
 

@@ -75,6 +75,7 @@ class DockerSpec(_Strict):
     dockerfile: str | None = None
     cpus: float = Field(1.0, gt=0)
     memory: str = "1g"
+    pids: int = Field(512, ge=32)  # most processes the container may hold at once (a fork bomb stops there)
 
 
 class Manifest(_Strict):

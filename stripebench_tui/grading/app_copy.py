@@ -2,10 +2,12 @@
 
 Graders that must control what the app sees (a proxy in front of Stripe, webhooks only the grader delivers)
 cannot use the episode's running app. ``AppCopy`` starts the manifest's service command again in the
-workspace, with the episode's variables plus the grader's overrides: its own ``APP_PORT``/``APP_URL``, its own
-``DATABASE_PATH`` (a fresh file, or a consistent copy of the workspace's database), optionally another
-``STRIPE_API_BASE``. It waits for ``GET /health`` (an app that could not bind its port, taken by another
-process since it was chosen, is started again on a fresh one) and stops the whole process group on ``close()``.
+workspace, where the episode's code runs (``ctx.processes``: the episode's sandbox, so a docker episode's
+copy runs in its container), with the episode's variables plus the grader's overrides: its own
+``APP_PORT``/``APP_URL``, its own ``DATABASE_PATH`` (a fresh file, or a consistent copy of the workspace's
+database), optionally another ``STRIPE_API_BASE``. It waits for ``GET /health`` (an app that could not bind its
+port, taken by another process since it was chosen, is started again on a fresh one) and stops the whole process
+group on ``close()``.
 A copy that does not become healthy raises ``AppDown`` (a failing outcome for the app, not a grader error).
 """
 
@@ -13,11 +15,11 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import signal
 import socket
 import sqlite3
 import subprocess
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -55,15 +57,14 @@ class AppCopy:
         source = Path(ctx.workspace) / database if database else None
         if source is not None and not source.is_file():
             raise GradingUnavailable(f"no database at {source}")
-        self.tmp = tempfile.TemporaryDirectory(prefix="grader-app-")
-        self.db_path = Path(self.tmp.name) / (database if database else "grading.db")
+        processes = ctx.processes
+        self.scratch = processes.scratch_dir("grader-app-")  # the running copy reads and writes it at this path
+        self.db_path = self.scratch / (database if database else "grading.db")
         if source is not None:
             with sqlite3.connect(source) as src, sqlite3.connect(self.db_path) as dst:
                 src.backup(dst)  # consistent even while the agent's app writes
-        base_env = dict(os.environ)
-        for name in unset:  # the grader's own environment must not leak into the copy
-            base_env.pop(name, None)
-        base_env.update({k: v for k, v in ctx.env_vars.items() if isinstance(v, str)})
+            # The copy may run as another user (a container's); the scratch directory itself stays private.
+            os.chmod(self.db_path, 0o666)
         logs = Path(ctx.episode_dir) / "logs"
         logs.mkdir(parents=True, exist_ok=True)
         self.log_path = logs / "grader-app.log"
@@ -72,16 +73,16 @@ class AppCopy:
         for attempt in range(1, START_ATTEMPTS + 1):
             port = free_port()
             self.url = f"http://127.0.0.1:{port}"
-            full = dict(base_env, APP_PORT=str(port), APP_URL=self.url, DATABASE_PATH=str(self.db_path),
-                        PYTHONUNBUFFERED="1")
+            overrides = dict(APP_PORT=str(port), APP_URL=self.url, DATABASE_PATH=str(self.db_path),
+                             PYTHONUNBUFFERED="1")
             if stripe_api_base is not None:
-                full["STRIPE_API_BASE"] = stripe_api_base
-            full.update(env or {})
+                overrides["STRIPE_API_BASE"] = stripe_api_base
+            overrides.update(env or {})
             self._log.flush()
             log_from = self.log_path.stat().st_size
-            self.proc = subprocess.Popen(["bash", "-c", spec.command], cwd=str(ctx.workspace), env=full,
-                                         stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT,
-                                         start_new_session=True)
+            # Where the episode's code runs (its container, in a docker episode): the grader never runs it itself.
+            self.proc = processes.start_process(spec.command, cwd=Path(ctx.workspace), env=overrides,
+                                                unset=tuple(n for n in unset if n not in overrides), log=self._log)
             self.http = httpx.Client(base_url=self.url, timeout=http_timeout, trust_env=False)
             if self._healthy(deadline):
                 return
@@ -123,7 +124,7 @@ class AppCopy:
         """Stop the copy's process group (TERM, then KILL), reap it and delete its files."""
         self._stop()
         self._log.close()
-        self.tmp.cleanup()
+        shutil.rmtree(self.scratch, ignore_errors=True)
 
     def __enter__(self) -> AppCopy:
         return self

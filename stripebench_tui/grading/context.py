@@ -7,11 +7,14 @@ episode's backend (``stripe_api_base`` None means api.stripe.com).
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import subprocess
+import tempfile
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO, Protocol
 
 import httpx
 
@@ -20,6 +23,43 @@ from stripebench_tui.envs.manifest import Environment
 
 class GradingUnavailable(RuntimeError):
     """A check asked for something this grading run does not have (no app URL, no database file)."""
+
+
+class ProcessHost(Protocol):
+    """Where a grader starts the agent's code (its copy of the app): the episode's sandbox, never beside it.
+
+    The runtime's sandboxes implement this (``runtime.sandbox.Sandbox``); the episode hands its sandbox to the
+    grading context, so a container episode's app copy runs in that container.
+    """
+
+    def start_process(self, command: str, *, cwd: Path, env: dict[str, str], unset: tuple[str, ...] = (),
+                      log: BinaryIO) -> subprocess.Popen[bytes]:
+        """``bash -c command`` in ``cwd`` with the episode's environment plus ``env`` minus ``unset``; own session."""
+        ...
+
+    def scratch_dir(self, prefix: str) -> Path:
+        """A fresh directory here that started processes read and write at the same path."""
+        ...
+
+
+class ThisMachine:
+    """The process host of a grading run that has no sandbox (tests, hand-made contexts): this machine as it is."""
+
+    def __init__(self, env_vars: dict[str, str]) -> None:
+        self.env_vars = env_vars
+
+    def start_process(self, command: str, *, cwd: Path, env: dict[str, str], unset: tuple[str, ...] = (),
+                      log: BinaryIO) -> subprocess.Popen[bytes]:
+        """``bash -c command`` here: our environment, the episode's variables, ``env``, minus ``unset``."""
+        full = {**os.environ, **{k: v for k, v in self.env_vars.items() if isinstance(v, str)}, **env}
+        for name in unset:
+            full.pop(name, None)
+        return subprocess.Popen(["bash", "-c", command], cwd=str(cwd), env=full, stdin=subprocess.DEVNULL,
+                                stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+
+    def scratch_dir(self, prefix: str) -> Path:
+        """A fresh temporary directory."""
+        return Path(tempfile.mkdtemp(prefix=prefix))
 
 
 @dataclass
@@ -35,10 +75,13 @@ class GradingContext:
     env_vars: dict[str, str] = field(default_factory=dict)
     submission_path: Path | None = None
     http_timeout: float = 30.0  # only a stuck app takes this long, also on a loaded machine
+    processes: ProcessHost | None = None  # where app copies run; None: this machine (no sandbox)
 
     def __post_init__(self) -> None:
         self.episode_dir = Path(self.episode_dir)
         self.workspace = Path(self.workspace)
+        if self.processes is None:
+            self.processes = ThisMachine(self.env_vars)
         if self.submission_path is None and self.env.manifest.submission:
             self.submission_path = self.workspace / self.env.manifest.submission
         self._lock = threading.Lock()
@@ -139,4 +182,4 @@ class GradingContext:
             client.close()
 
 
-__all__ = ["GradingContext", "GradingUnavailable"]
+__all__ = ["GradingContext", "GradingUnavailable", "ProcessHost", "ThisMachine"]

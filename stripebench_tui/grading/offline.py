@@ -7,6 +7,11 @@ so it can only be graded afterwards if its state was kept in the episode directo
 holding the same objects is named with ``stripe_api_base``. The environment's
 services are started again on a copy of the episode's workspace (so grading never
 changes the episode), pointed at that backend, and stopped when grading ends.
+
+An episode that ran in the docker sandbox is graded in a fresh container of its
+environment's image (a copy of its workspace mounted, as in the episode): its services
+and any copy of the app a grader starts run there, never on this machine. Without a
+Docker engine that grading stops with the engine's one-line reason (exit code 4).
 """
 
 from __future__ import annotations
@@ -78,25 +83,38 @@ def _stripe_vars(api_base: str | None, key: str) -> dict[str, str]:
                          publishable_key=publishable, js_url=js_url).env_vars()
 
 
-async def _start_services(stack: AsyncExitStack, env: Environment, workspace: Path,
-                          stripe_vars: dict[str, str]) -> tuple[Path, dict[str, str]]:
-    """Start ``env``'s services on a copy of ``workspace``; (the copy, the episode variables: ports, URLs, …)."""
+async def _start_sandbox(stack: AsyncExitStack, env: Environment, workspace: Path, stripe_vars: dict[str, str],
+                         kind: str, services: bool) -> tuple[Path, dict[str, str], Any]:
+    """A ``kind`` sandbox ("local" or "docker") on a copy of ``workspace``, its services started if ``services``.
+
+    Returns (the copy, the episode variables: ports, URLs, …, the sandbox: where graders' app copies run).
+    """
     from stripebench_tui.core.bus import EventBus
-    from stripebench_tui.runtime.local import LocalSandbox
     from stripebench_tui.runtime.services import ServiceFailed
 
     scratch = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="stripebench-grade-"))) / "episode"
     scratch.mkdir()
-    sandbox = LocalSandbox(env, scratch, stripe_vars)
+    if kind == "docker":
+        from stripebench_tui.runtime.docker_sandbox import DockerSandbox
+
+        sandbox: Any = DockerSandbox(env, scratch, stripe_vars)
+    else:
+        from stripebench_tui.runtime.local import LocalSandbox
+
+        sandbox = LocalSandbox(env, scratch, stripe_vars)
     sandbox.prepare()
     shutil.rmtree(sandbox.workspace)  # the starter workspace; grading judges the agent's
     shutil.copytree(workspace, sandbox.workspace, symlinks=True)
     stack.push_async_callback(sandbox.stop)
+    bus = EventBus()
     try:
-        await sandbox.start_services(EventBus())
+        if kind == "docker":
+            await sandbox.start(bus)
+        if services:
+            await sandbox.start_services(bus)
     except ServiceFailed as exc:
         raise RuntimeProblem(f"cannot start the app to grade it: {exc}") from None
-    return sandbox.workspace, sandbox.variables()
+    return sandbox.workspace, sandbox.variables(), sandbox
 
 
 def app_urls_of(variables: dict[str, Any]) -> dict[str, str]:
@@ -107,11 +125,15 @@ def app_urls_of(variables: dict[str, Any]) -> dict[str, str]:
 
 def read_objects(trace_path: Path) -> tuple[str, str, list[StripeObject]]:
     """(env id, backend label, stripe_object events) of a trace."""
+    header, objects = _read(trace_path)
+    return header.env, header.backend, objects
+
+
+def _read(trace_path: Path) -> tuple[Any, list[StripeObject]]:
     from stripebench_tui.formats.open import open_episode
 
     trace = open_episode(trace_path)
-    objects = [e for e in trace.iter_events() if isinstance(e, StripeObject)]
-    return trace.header.env, trace.header.backend, objects
+    return trace.header, [e for e in trace.iter_events() if isinstance(e, StripeObject)]
 
 
 async def grade_episode(env: Environment, episode_dir: Path, *, stripe_api_base: str | None = None,
@@ -128,7 +150,8 @@ async def grade_episode(env: Environment, episode_dir: Path, *, stripe_api_base:
     trace_path = episode_dir / TRACE
     if not trace_path.is_file():
         raise BadFileError(f"{episode_dir}: no {TRACE} (is this an episode directory?)")
-    trace_env, backend_label, objects = read_objects(trace_path)
+    header, objects = _read(trace_path)
+    trace_env, backend_label = header.env, header.backend
     if trace_env and trace_env != env.id:
         raise UserError(f"{episode_dir} is an episode of {trace_env!r}, not {env.id!r}")
     grader = load_grader(env, graders_root)
@@ -141,12 +164,23 @@ async def grade_episode(env: Environment, episode_dir: Path, *, stripe_api_base:
         base, key, described = _stripe_backend(stack, episode_dir, backend_label, stripe_api_base, stripe_key, emulator_state)
         progress(f"Stripe: {described}")
         variables: dict[str, str] = dict(app_urls or {})
-        if services and not app_urls and env.manifest.services:
+        start = bool(services and not app_urls and env.manifest.services)
+        processes = None  # where graders' app copies run: the sandbox started below, else this machine
+        if header.sandbox == "docker":
+            # The agent's code ran in a container: it runs in a fresh one again, services and graders' app copies.
+            progress("starting a container" + (": " + ", ".join(s.name for s in env.manifest.services) if start else ""))
+            workspace, started, processes = await _start_sandbox(stack, env, workspace, _stripe_vars(base, key),
+                                                                 "docker", start)
+            if start:
+                variables = {**started, **variables}
+        elif start:
             progress("starting the app: " + ", ".join(s.name for s in env.manifest.services))
-            workspace, started = await _start_services(stack, env, workspace, _stripe_vars(base, key))
+            workspace, started, processes = await _start_sandbox(stack, env, workspace, _stripe_vars(base, key),
+                                                                 "local", True)
             variables = {**started, **variables}
         ctx = GradingContext(env=env, episode_dir=episode_dir, workspace=workspace, stripe_api_base=base,
-                             stripe_api_key=key, app_urls=app_urls_of(variables), env_vars=variables)
+                             stripe_api_key=key, app_urls=app_urls_of(variables), env_vars=variables,
+                             processes=processes)
         stack.callback(ctx.close)
         evaluator = Evaluator(grader, ctx)
         for obj in objects:

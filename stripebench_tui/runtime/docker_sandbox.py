@@ -4,8 +4,16 @@ Per episode: a fresh container of the environment's image (``runtime.docker_imag
 labelled with the episode's tag, the workspace bind-mounted read-write at the same
 path as on this machine (so traces, graders and the agent see one path), the root
 filesystem read-only with a private /tmp, commands run as a non-root user (this user's
-uid, or 1000 when stripebench runs as root, the workspace then chowned to it), CPU and
-memory limits from the manifest's ``[docker]``.
+uid, or 1000 when stripebench runs as root, the workspace then chowned to it), every
+capability dropped, no-new-privileges, and CPU, memory and process-count limits from
+the manifest's ``[docker]``.
+
+The container sees only what the episode needs: the workspace, the seed script (that
+one file, read-only), stripebench's own package (read-only, for the tool servers) and
+``grader-scratch/`` (where a grader's copy of the app keeps its database). The
+environment's folder is never mounted: its ``solution/``, ``mutants/`` and the
+graders stay on this machine. A grader's copy of the app (``start_process``) runs in
+the container too, so the agent's code never runs here.
 
 Network: the container shares the host's network. The app must reach the Stripe
 emulator, which stays on this machine, and the browser tool (also here) must reach
@@ -29,8 +37,9 @@ import os
 import shlex
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import stripebench_tui
 from stripebench_tui.core.bus import EventBus
@@ -50,6 +59,8 @@ SETUP_TIMEOUT = 600.0
 ROOT_AGENT_UID = 1000  # who runs the agent's commands when stripebench itself runs as root
 IN_CONTAINER_SERVERS = ("shell", "files")  # the others (browser, stripe_docs) run on this machine
 PACKAGE_MOUNT = "/opt/stripebench"
+SEED_MOUNT = "/opt/stripebench-seed"  # the seed script alone, read-only
+SCRATCH = "grader-scratch"  # in the episode directory: graders' app copies keep their files here
 
 
 class DockerSandbox(SandboxBase):
@@ -74,7 +85,18 @@ class DockerSandbox(SandboxBase):
     def prepare(self) -> None:
         """Copy the workspace in, allocate host ports, start the watchdog (the container comes in ``start``)."""
         lay_out(self.env, self.episode_dir, self.workspace, self._vars)
+        self.scratch.mkdir(exist_ok=True)
         self.watchdog = _Watchdogs(self.tag, self.container_name)
+
+    @property
+    def scratch(self) -> Path:
+        """Where graders' app copies keep their files (mounted read-write at the same path)."""
+        return self.episode_dir / SCRATCH
+
+    def seed_path(self) -> str:
+        """The seed script's path inside the container ("" without one)."""
+        seed = self.env.manifest.stripe.seed
+        return f"{SEED_MOUNT}/{Path(seed).name}" if seed else ""
 
     def header_extra(self) -> dict[str, Any]:
         """What the trace header says about the container (the TUI's status bar shows it)."""
@@ -120,6 +142,7 @@ class DockerSandbox(SandboxBase):
             raise ServiceFailed(str(exc)) from None
         if self.uid != os.getuid():
             await asyncio.to_thread(_chown_tree, self.workspace, self.uid, self.gid)
+            os.chown(self.scratch, self.uid, self.gid)
         await bus.publish(Service(service="docker", status="starting", text=f"container {self.container_name} of {self.image}"))
         try:
             self.container = await asyncio.to_thread(self._run_container)
@@ -133,18 +156,24 @@ class DockerSandbox(SandboxBase):
     def _run_container(self) -> Any:
         spec = self.env.manifest.docker
         package = Path(stripebench_tui.__file__).resolve().parent
+        # Only what the episode needs: never the environment's folder (its solution/ and mutants/) nor graders/.
         volumes = {
             str(self.workspace): {"bind": str(self.workspace), "mode": "rw"},
+            str(self.scratch): {"bind": str(self.scratch), "mode": "rw"},
             str(package): {"bind": f"{PACKAGE_MOUNT}/stripebench_tui", "mode": "ro"},
-            str(self.env.root.resolve()): {"bind": str(self.env.root.resolve()), "mode": "ro"},
         }
-        if self.workspace.resolve() != self.workspace:
-            volumes[str(self.workspace.resolve())] = {"bind": str(self.workspace.resolve()), "mode": "rw"}
+        for path in (self.workspace, self.scratch):
+            if path.resolve() != path:
+                volumes[str(path.resolve())] = {"bind": str(path.resolve()), "mode": "rw"}
+        if self.env.manifest.stripe.seed:
+            volumes[str(self.env.path(self.env.manifest.stripe.seed).resolve())] = {"bind": self.seed_path(),
+                                                                                     "mode": "ro"}
         return self.client.containers.run(
             self.image, ["sleep", "infinity"], detach=True, name=self.container_name, init=True,
             labels={LABEL_EPISODE: self.tag, LABEL_OWNER: owner_label(), "stripebench.env": self.env.id},
             network_mode="host", user=f"{self.uid}:{self.gid}", working_dir=str(self.workspace),
             volumes=volumes, read_only=True, tmpfs={"/tmp": "rw,exec,mode=1777"},
+            cap_drop=["ALL"], security_opt=["no-new-privileges"], pids_limit=spec.pids,
             nano_cpus=int(spec.cpus * 1e9), mem_limit=spec.memory, environment=self.container_env(),
         )
 
@@ -162,7 +191,7 @@ class DockerSandbox(SandboxBase):
         seed = self.env.manifest.stripe.seed
         if not seed:
             return
-        argv = self.exec_argv(["python3", str(self.env.path(seed).resolve())])
+        argv = self.exec_argv(["python3", self.seed_path()])
         code = await run_logged(bus, "seed", argv, cwd=self.workspace, env=self.tool_env(),
                                 log_path=self.logs / "seed.log", timeout=SEED_TIMEOUT)
         if code != 0 and self.container_problem():
@@ -196,6 +225,24 @@ class DockerSandbox(SandboxBase):
                 await service.start()
             except ServiceFailed as exc:
                 raise ServiceFailed(self.container_problem() or str(exc)) from None
+
+    def start_process(self, command: str, *, cwd: Path, env: dict[str, str], unset: tuple[str, ...] = (),
+                      log: BinaryIO) -> subprocess.Popen[bytes]:
+        """``bash -c command`` in the container, as the agent user (see Sandbox); the local relay leads its session."""
+        inside = self.container_env(env)
+        for name in unset:
+            inside.pop(name, None)
+        argv = exec_argv(self.container_name, ["bash", "-c", command], user=f"{self.uid}:{self.gid}", workdir=str(cwd))
+        relay_env = {**self.process_env(), ENV_VAR: json.dumps(inside)}
+        return subprocess.Popen(argv, cwd=str(self.episode_dir), env=relay_env, stdin=subprocess.DEVNULL,
+                                stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+
+    def scratch_dir(self, prefix: str) -> Path:
+        """A fresh directory under ``grader-scratch/``, owned by the agent user (the container writes in it)."""
+        path = Path(tempfile.mkdtemp(prefix=prefix, dir=self.scratch))
+        if self.uid != os.getuid():
+            os.chown(path, self.uid, self.gid)
+        return path
 
     def tool_executor(self, servers: list[str]) -> McpToolExecutor:
         """The episode's tool executor: shell and files inside the container, the others here."""

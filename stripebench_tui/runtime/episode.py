@@ -291,7 +291,7 @@ class Episode:
                              stripe_api_base=backend.api_base, stripe_api_key=backend.secret_key,
                              app_urls={k: v for k, v in variables.items() if k.endswith("_URL") and v.startswith("http")
                                        and not k.startswith("STRIPE_")},
-                             env_vars=variables)
+                             env_vars=variables, processes=sandbox)  # app copies run in the sandbox
         self.live_grading = LiveGrading(grader, ctx)
         self.live_grading.attach(bus)
         return [self.live_grading.turn_end_hook], [self.live_grading.final_hook]

@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import asyncio
 import re
+import subprocess
 import sys
+import tempfile
 from pathlib import Path
+from typing import BinaryIO
 
 from stripebench_tui.core.bus import EventBus
 from stripebench_tui.envs.manifest import Environment
@@ -94,6 +97,19 @@ class LocalSandbox(SandboxBase):
                 pass
         if self.watchdog is not None:
             await asyncio.to_thread(self.watchdog.close)
+
+    def start_process(self, command: str, *, cwd: Path, env: dict[str, str], unset: tuple[str, ...] = (),
+                      log: BinaryIO) -> subprocess.Popen[bytes]:
+        """``bash -c command`` on this machine, tagged like every process of the episode (see Sandbox)."""
+        full = {**self.tool_env(), **env}
+        for name in unset:
+            full.pop(name, None)
+        return subprocess.Popen(["bash", "-c", command], cwd=str(cwd), env=full, stdin=subprocess.DEVNULL,
+                                stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+
+    def scratch_dir(self, prefix: str) -> Path:
+        """A fresh temporary directory on this machine."""
+        return Path(tempfile.mkdtemp(prefix=prefix))
 
     def leftovers(self) -> list[int]:
         """Pids still carrying this episode's tag (empty after a clean stop)."""

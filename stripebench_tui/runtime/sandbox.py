@@ -1,9 +1,11 @@
 """Where an episode runs: the Sandbox protocol and the episode directory every sandbox fills.
 
 A sandbox prepares the episode's workspace, runs the environment's Stripe seed
-script, starts its services and stops everything at the end. ``local`` (this
-machine, ``runtime.local``) is the one that exists; a docker sandbox is a new
-module implementing the same protocol.
+script, starts its services and stops everything at the end; graders start their
+copies of the app through it too (``start_process``), so the agent's code runs only
+where the episode runs. ``local`` (``runtime.local``) runs everything on this machine
+as this user and confines nothing; ``docker`` (``runtime.docker_sandbox``) runs it in
+a container that sees only what the episode needs.
 """
 
 from __future__ import annotations
@@ -11,9 +13,10 @@ from __future__ import annotations
 import datetime as dt
 import os
 import shutil
+import subprocess
 import uuid
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import BinaryIO, Protocol, runtime_checkable
 
 from stripebench_tui.core.bus import EventBus
 from stripebench_tui.core.trace import EPISODE_TRACE
@@ -54,6 +57,18 @@ class Sandbox(Protocol):
 
     async def stop(self) -> None:
         """Stop every process the sandbox started (idempotent)."""
+
+    def start_process(self, command: str, *, cwd: Path, env: dict[str, str], unset: tuple[str, ...] = (),
+                      log: BinaryIO) -> subprocess.Popen[bytes]:
+        """Start ``bash -c command`` where the episode's code runs (a grader's copy of the app), output to ``log``.
+
+        Its environment is the episode's process environment updated with ``env``, minus the names in ``unset``.
+        The returned process leads a session of its own: signalling its process group stops the command
+        (wherever it runs). Graders reach this through ``GradingContext.processes``.
+        """
+
+    def scratch_dir(self, prefix: str) -> Path:
+        """A fresh directory here that ``start_process`` commands can read and write at the same path."""
 
 
 class SandboxBase:

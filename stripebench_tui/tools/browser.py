@@ -11,6 +11,7 @@ import asyncio
 import re
 import sys
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from mcp.server.mcpserver import MCPServer
 from mcp_types import CallToolResult
@@ -21,6 +22,9 @@ from stripebench_tui.chromium import launch_options
 from stripebench_tui.errors import UserError
 from stripebench_tui.tools import browser_page as bp
 from stripebench_tui.tools.serving import argument_parser, new_server, run, tool_error, tool_result, workspace_dir
+
+
+WEB_SCHEMES = ("http", "https", "about")  # never file:, view-source:, chrome: …
 
 
 class Browser:
@@ -108,6 +112,11 @@ def build_server(browser: Browser) -> MCPServer:
     @server.tool()
     async def browser_navigate(url: str) -> CallToolResult:
         """Open a URL in the page and wait for it to load."""
+        # This browser runs on the host, beside the environment's solution and graders: web pages only.
+        scheme = urlsplit(url.strip()).scheme.lower()
+        if scheme not in WEB_SCHEMES:
+            return tool_error(f"the browser opens only http(s) URLs, not {url[:200]!r}; "
+                              "give the app's address, e.g. http://127.0.0.1:PORT/")
 
         async def go(page: Page) -> CallToolResult:
             response = await page.goto(url, wait_until="load")

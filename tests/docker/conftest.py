@@ -12,6 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from stripebench_tui.core.bus import EventBus
+from stripebench_tui.envs.manifest import find_environment
+from stripebench_tui.runtime.docker_sandbox import DockerSandbox
+
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "envs"
 OPT_OUT = "STRIPEBENCH_NO_DOCKER"
 
@@ -44,3 +48,21 @@ def fixture_envs(monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.delenv("STRIPE_SECRET_KEY", raising=False)
     monkeypatch.delenv("STRIPEBENCH_SANDBOX", raising=False)
     return FIXTURES
+
+
+@pytest.fixture
+async def sandbox(docker_client, tmp_path: Path):
+    """A started tiny-shop DockerSandbox (no seed, no services); stopped and checked gone after the test."""
+    env = find_environment("tiny-shop")
+    episode_dir = tmp_path / "ep"
+    episode_dir.mkdir()
+    box = DockerSandbox(env, episode_dir, {"STRIPE_API_BASE": "http://127.0.0.1:9", "STRIPE_SECRET_KEY": "sk_test_x"})
+    box.prepare()
+    bus = EventBus()
+    try:
+        await box.start(bus)
+        yield box
+    finally:
+        await box.stop()
+        await bus.close(timeout=2)
+    assert box.container_gone()

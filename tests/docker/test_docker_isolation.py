@@ -9,30 +9,12 @@ from pathlib import Path
 import pytest
 
 from stripebench_tui.core.bus import EventBus
-from stripebench_tui.envs.manifest import find_environment
 from stripebench_tui.errors import RuntimeProblem
 from stripebench_tui.runtime.docker_engine import LABEL_EPISODE, LABEL_OWNER, base_image_name
 from stripebench_tui.runtime.docker_sandbox import DockerSandbox
 from tests.docker.helpers import start_and_stop_sandbox
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
-
-
-@pytest.fixture
-async def sandbox(docker_client, tmp_path: Path):
-    env = find_environment("tiny-shop")
-    episode_dir = tmp_path / "ep"
-    episode_dir.mkdir()
-    box = DockerSandbox(env, episode_dir, {"STRIPE_API_BASE": "http://127.0.0.1:9", "STRIPE_SECRET_KEY": "sk_test_x"})
-    box.prepare()
-    bus = EventBus()
-    try:
-        await box.start(bus)
-        yield box
-    finally:
-        await box.stop()
-        await bus.close(timeout=2)
-    assert box.container_gone()
 
 
 async def test_shell_runs_as_non_root_and_cannot_write_outside_the_workspace(sandbox: DockerSandbox) -> None:

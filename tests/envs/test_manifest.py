@@ -53,6 +53,7 @@ def test_a_valid_environment_loads_with_defaults(tmp_path):
     assert (m.id, m.category, m.limits.max_turns, m.limits.wall_time) == ("tiny-env", "backend", 5, 1800.0)
     assert m.services[0].health.http.endswith("${APP_PORT}/")
     assert m.grader_module == "tiny_env"
+    assert m.docker.pids == 512  # a container holds at most this many processes
     assert env.problem_text() == "Do the thing.\n"
     assert [e.id for e in list_environments(tmp_path)] == ["tiny-env"]
     assert find_environment("tiny-env", tmp_path).root == env.root
@@ -67,6 +68,7 @@ def test_a_valid_environment_loads_with_defaults(tmp_path):
     (lambda s: s.replace('plan = "solution/plan.toml"', 'plan = "solution/missing.toml"'), "solution.plan: solution/missing.toml does not exist"),
     (lambda s: s.replace('id = "tiny-env"', 'id = "other-env"'), "does not match its directory name"),
     (lambda s: s.replace("[limits]", "[limits"), "not valid TOML"),
+    (lambda s: s + "\n[docker]\npids = 4\n", "docker.pids: Input should be greater than or equal to 32"),
 ])
 def test_mistakes_are_one_line_naming_the_file_and_field(tmp_path, mutation, message):
     root = make_env(tmp_path, mutation(GOOD))

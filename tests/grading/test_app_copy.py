@@ -148,3 +148,34 @@ def test_an_app_that_exits_for_another_reason_is_not_started_again(tmp_path):
     with pytest.raises(AppDown):
         AppCopy(ctx, start_timeout=30)
     assert (tmp_path / "episode" / "logs" / "grader-app.log").read_text().count("boom") == 1
+
+
+def test_the_copy_starts_where_the_contexts_process_host_says(tmp_path):
+    # An episode hands its sandbox over as ctx.processes: the copy is started and kept there, never beside it.
+    from stripebench_tui.grading.context import ThisMachine
+
+    class Recording(ThisMachine):
+        def __init__(self, env_vars):
+            super().__init__(env_vars)
+            self.started, self.scratches = [], []
+
+        def start_process(self, command, *, cwd, env, unset=(), log):
+            self.started.append((command, cwd, dict(env), unset))
+            return super().start_process(command, cwd=cwd, env=env, unset=unset, log=log)
+
+        def scratch_dir(self, prefix):
+            self.scratches.append(tmp_path / "sandbox-scratch" / prefix)
+            self.scratches[-1].mkdir(parents=True)
+            return self.scratches[-1]
+
+    ctx = _ctx(tmp_path)
+    host = Recording(ctx.env_vars)
+    ctx.processes = host
+    with AppCopy(ctx, stripe_api_base="http://proxy", unset=("FROM_EPISODE", "APP_PORT")) as app:
+        got = app.http.get("/env").json()["env"]
+    [(command, cwd, env, unset)] = host.started
+    assert command == "python3 app.py" and cwd == ctx.workspace
+    assert env["APP_URL"] == app.url and env["STRIPE_API_BASE"] == "http://proxy"
+    assert unset == ("FROM_EPISODE",)  # what the copy itself sets is never unset
+    assert app.db_path.parent == host.scratches[0] and not host.scratches[0].exists()  # its scratch, then removed
+    assert got["FROM_EPISODE"] is None and got["DATABASE_PATH"] == str(app.db_path)

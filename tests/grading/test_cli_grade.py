@@ -125,3 +125,21 @@ def test_grade_explains_what_it_needs_and_refuses_a_wrong_env(setup, tmp_path):
     write_env(Path(proc_env["STRIPEBENCH_ENVIRONMENTS"]), "other-shop")
     r = grade(proc_env, "other-shop", "--episode", episode)
     assert r.returncode == EXIT_USAGE and "is an episode of 'jenny-shop', not 'other-shop'" in r.stderr
+
+
+@pytest.mark.slow
+def test_a_docker_episode_is_regraded_in_a_container_or_not_at_all(setup, tmp_path):
+    # Its app copies must not run on this machine: without an engine, grading stops with the engine's reason.
+    import json
+
+    env_id, episode, proc_env, _, _ = setup
+    trace = episode / "trace.jsonl"
+    lines = trace.read_text().splitlines()
+    header = json.loads(lines[0])
+    header["sandbox"] = "docker"
+    trace.write_text("\n".join([json.dumps(header), *lines[1:]]) + "\n")
+    r = grade({**proc_env, "DOCKER_HOST": f"unix://{tmp_path}/no-engine.sock"}, env_id, "--episode", episode)
+    assert r.returncode == EXIT_RUNTIME, r.stdout
+    assert r.stderr.strip().splitlines()[-1].startswith("stripebench: cannot start the app to grade it: "
+                                                        "no Docker engine reachable"), r.stderr
+    assert "Traceback" not in r.stderr and "no-engine.sock" in r.stderr

@@ -83,3 +83,40 @@ async def test_a_missing_browser_is_one_line(tmp_path: Path, monkeypatch: pytest
     assert executor.handles == {}
     with pytest.raises(RuntimeProblem, match="unknown tool server 'git'"):
         await McpToolExecutor(["git"], workspace=tmp_path, episode_dir=tmp_path, env=None).start()
+
+
+
+async def test_the_local_sandbox_starts_graders_processes_tagged_with_the_episode(tmp_path: Path) -> None:
+    import json
+    import os
+    import signal
+
+    from stripebench_tui.envs.manifest import find_environment
+    from stripebench_tui.runtime.local import LocalSandbox
+    from stripebench_tui.runtime.reaper import TAG_VAR
+
+    (tmp_path / "ep").mkdir()
+    box = LocalSandbox(find_environment("tiny-shop"), tmp_path / "ep",
+                       {"STRIPE_API_VERSION": "2020-01-01", "STRIPE_SECRET_KEY": "sk_test_x"})
+    box.prepare()
+    try:
+        scratch = box.scratch_dir("grader-app-")
+        assert scratch.is_dir() and not any(scratch.iterdir())
+        read_end, write_end = os.pipe()
+        with os.fdopen(write_end, "wb") as log:
+            proc = box.start_process("python3 -c 'import json, os; print(json.dumps(dict(os.environ)), flush=True)'; "
+                                     "exec sleep 60", cwd=box.workspace, env={"APP_PORT": "1234"},
+                                     unset=("STRIPE_API_VERSION",), log=log)
+        try:
+            with os.fdopen(read_end, "rb") as out:
+                seen = json.loads(out.readline())
+            assert seen[TAG_VAR] == box.tag and seen["APP_PORT"] == "1234" and seen["STRIPE_SECRET_KEY"] == "sk_test_x"
+            assert "STRIPE_API_VERSION" not in seen and seen["WORKSPACE"] == str(box.workspace)
+            assert os.getpgid(proc.pid) == proc.pid  # leads its own group: a grader stops it with killpg
+            assert proc.pid in box.leftovers()  # tagged: the watchdog sweeps it if stripebench dies
+        finally:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(5)
+        scratch.rmdir()
+    finally:
+        await box.stop()

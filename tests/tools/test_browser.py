@@ -142,6 +142,17 @@ async def test_errors_say_what_the_page_shows(browser, site):
     assert unreachable.is_error and "opening http://127.0.0.1:9/ failed" in unreachable.text
 
 
+async def test_only_web_pages_open_never_files_here(browser, site, tmp_path: Path):
+    secret = tmp_path / "solution.txt"
+    secret.write_text("the answer is 42")
+    for url in (secret.as_uri(), f"view-source:{secret.as_uri()}", str(secret)):
+        refused = await browser.call("browser_navigate", {"url": url})
+        assert refused.is_error and "the browser opens only http(s) URLs" in refused.text, url
+        assert "the answer" not in refused.text
+    opened = await browser.call("browser_navigate", {"url": f"{site}/index.html"})
+    assert not opened.is_error and "Checkout" in opened.text
+
+
 async def test_a_browser_that_will_not_start_is_a_clear_tool_error(workspace: Path, tmp_path: Path):
     env = dict(os.environ, STRIPEBENCH_CHROMIUM=str(tmp_path / "no-chromium"))
     async with ToolServerHandle.builtin("browser", str(workspace), env=env) as browser:

@@ -1,12 +1,16 @@
-"""The status bars name the episode, and where it ran when that was not this machine directly."""
+"""The status bars name the episode and where it ran (a local run says it was not confined)."""
 
 from stripebench_tui.core.events import Header
 from stripebench_tui.tui.widgets.status_bar import episode_label
 
 
-def test_local_episodes_show_env_agent_and_model():
+def test_local_episodes_show_env_agent_model_and_that_nothing_was_confined():
     label = episode_label(Header(env="checkout-migration", agent="anthropic", model="m-1", sandbox="local"))
-    assert label.plain == "checkout-migration · anthropic · m-1"
+    assert label.plain == "checkout-migration · anthropic · m-1 · local (not confined)"
+
+
+def test_traces_that_do_not_say_where_they_ran_show_no_place():
+    assert episode_label(Header(env="shop", agent="replay", sandbox="")).plain == "shop · replay"
 
 
 def test_docker_episodes_show_the_container():

@@ -46,6 +46,7 @@ async def test_panes_fill_in_as_events_arrive_and_follow_the_newest_turn(tmp_pat
         assert state.verdicts and screen.result.passed
         bar = screen.query_one(LiveStatusBar).line_text
         assert f"turn {screen.turns[-1]}/{screen.turns[-1]}" in bar and "ended: agent_done" in bar
+        assert "tiny-shop · oracle · local (not confined)" in bar  # a local run says it was not confined
         # Moving away stops the follow; the follow key returns to the newest turn.
         await pilot.press("home")
         assert not screen.following and screen.turn.index == 0

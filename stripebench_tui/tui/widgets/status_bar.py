@@ -13,7 +13,7 @@ from stripebench_tui.tui.text import clean, duration
 
 
 def episode_label(header: Header | None) -> Text:
-    """``env · agent · model``, plus where it ran when not on this machine directly (e.g. ``docker <container>``)."""
+    """``env · agent · model · where`` it ran: ``docker <container>``, or ``local (not confined)`` on this machine."""
     text = Text()
     if header is None:
         return text
@@ -21,7 +21,9 @@ def episode_label(header: Header | None) -> Text:
     text.append(f" · {clean(header.agent) or 'agent?'}")
     if header.model:
         text.append(f" · {clean(header.model)}", style="italic")
-    if header.sandbox and header.sandbox != "local":
+    if header.sandbox == "local":  # the agent's commands ran as this user, with this user's access
+        text.append(" · local (not confined)", style="dim")
+    elif header.sandbox:
         where = clean(header.sandbox)
         container = header.extra.get("container")
         text.append(f" · {where}" + (f" {clean(str(container))}" if container else ""), style="dim")
