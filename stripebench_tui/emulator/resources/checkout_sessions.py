@@ -25,7 +25,8 @@ from stripebench_tui.emulator.versions import CHECKOUT_UI_MODE_PAGE_NAMES
 resource = Resource("checkout.session", prefix="cs", noun="checkout.session",
                     expandable={"customer": "customer", "payment_intent": "payment_intent",
                                 "shipping_cost.shipping_rate": "shipping_rate",
-                                "setup_intent": "setup_intent", "subscription": "subscription", "invoice": "invoice"},
+                                "setup_intent": "setup_intent", "subscription": "subscription", "invoice": "invoice",
+                                "discounts.coupon": "coupon", "discounts.promotion_code": "promotion_code"},
                     includable={"line_items"})
 item_resource = Resource("item", prefix="li", noun="line item", expandable={"price.product": "product"},
                          includable={"discounts"})
@@ -95,7 +96,7 @@ def ui_names(ctx: RequestContext) -> tuple[str, ...]:
 def render(obj: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
     """Name ``ui_mode`` for the caller's version; ``line_items`` only when expanded."""
     obj["ui_mode"] = dict(zip(OLD_UI, ui_names(ctx)))[obj["_ui"]]
-    if any(path == "line_items" or path.endswith(".line_items") for path in ctx.expand_paths):
+    if any(path.split(".")[0] == "line_items" or ".line_items" in path for path in ctx.expand_paths):
         obj["line_items"] = ctx.render(totals.items_page(obj, ctx, f"/v1/checkout/sessions/{obj['id']}/line_items",
                                                          {}))
     return obj
@@ -106,7 +107,7 @@ def render_item(obj: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
     """Embed the price as Stripe does; per-discount amounts appear only when ``discounts`` is expanded."""
     price = ctx.find("price", obj["price"])
     obj["price"] = ctx.render(price) if price else None
-    if any(path.split(".")[-1] == "discounts" for path in ctx.expand_paths):
+    if any(path.endswith("data.discounts") for path in ctx.expand_paths):
         obj["discounts"] = obj["_discounts"]
     return obj
 
