@@ -329,3 +329,15 @@ def test_setup_mode_session_saves_a_card(stripe_client, emulator):
     done = stripe_client.v1.checkout.sessions.retrieve(session.id, params={"expand": ["setup_intent"]})
     assert (done.status, done.payment_status, done.setup_intent.status) == ("complete", "no_payment_required",
                                                                             "succeeded")
+
+
+def test_a_plain_session_has_stripes_defaults_for_the_gym_settings(stripe_client):
+    price = stripe_client.v1.prices.create(params={"currency": "usd", "unit_amount": 100,
+                                                   "product_data": {"name": "Thing"}})
+    s = stripe_client.v1.checkout.sessions.create(params={"mode": "payment", "success_url": "https://a.test",
+                                                          "line_items": [{"price": price.id, "quantity": 1}]})
+    assert s.custom_text.to_dict() == {"after_submit": None, "shipping_address": None, "submit": None,
+                                       "terms_of_service_acceptance": None}
+    assert (s.custom_fields, s.consent, s.consent_collection, s.optional_items, s.submit_type) == (
+        [], None, None, None, None)
+    assert s.tax_id_collection.to_dict() == {"enabled": False, "required": "never"}

@@ -117,8 +117,8 @@ def custom_fields(params: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-def optional_items(ctx: RequestContext, params: dict[str, Any], mode: str) -> list[dict[str, Any]]:
-    """Validated ``optional_items`` (active prices) in the session's shape."""
+def optional_items(ctx: RequestContext, params: dict[str, Any], mode: str) -> list[dict[str, Any]] | None:
+    """Validated ``optional_items`` (active prices) in the session's shape; null when none are offered."""
     given = params.get("optional_items") or []
     if given and mode == "setup":
         raise invalid("`optional_items` cannot be used in `setup` mode.", param="optional_items")
@@ -135,7 +135,7 @@ def optional_items(ctx: RequestContext, params: dict[str, Any], mode: str) -> li
         out.append({"adjustable_quantity": None if adjustable is None else {
             "enabled": adjustable["enabled"], "maximum": adjustable.get("maximum"),
             "minimum": adjustable.get("minimum")}, "price": price["id"], "quantity": item["quantity"]})
-    return out
+    return out or None
 
 
 def check_submit_type(params: dict[str, Any], mode: str) -> None:
