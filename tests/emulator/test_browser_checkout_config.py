@@ -104,6 +104,7 @@ def test_plain_session_has_no_fields_it_does_not_need(page, stripe_client, merch
     session = _hosted(stripe_client, merchant, line_items=[{"price": price.id, "quantity": 1}])
     page.goto(session.url)
     page.get_by_role("button", name="Pay").wait_for()
+    assert page.locator("#reuse-agreement").count() == 0  # a one-time payment keeps no card
     for label in ("Country", "Address line 1", "City", "Postal code", "Phone number", "Promotion code", "Tax ID",
                   "I agree to the Terms of Service"):
         assert page.get_by_label(label).count() == 0, label
@@ -140,6 +141,7 @@ def test_trial_is_shown_and_nothing_is_due_today(page, stripe_client, merchant):
                       line_items=[{"price": monthly.id, "quantity": 1}])
     page.goto(session.url)
     page.get_by_text("14 days free").wait_for()
+    assert page.locator("#reuse-agreement").is_visible()  # the card is kept for the charges after the trial
     assert page.get_by_text("Then $18.00 per month").is_visible()
     assert page.locator("#total").inner_text() == "$0.00"
     _fill_card(page, "4242424242424242")

@@ -260,7 +260,8 @@ def test_trial_session_charges_nothing_today_and_starts_a_trialing_subscription(
                                                      "product_data": {"name": "Coaching"}})
     session = stripe_client.v1.checkout.sessions.create(params={
         "mode": "subscription", "success_url": "https://a.test", "line_items": [{"price": monthly.id, "quantity": 1}],
-        "subscription_data": {"trial_period_days": 14}})
+        "subscription_data": {"trial_period_days": 14,
+                              "trial_settings": {"end_behavior": {"missing_payment_method": "cancel"}}}})
     assert (session.amount_subtotal, session.amount_total) == (0, 0)
     _pay(emulator, session)
     done = stripe_client.v1.checkout.sessions.retrieve(session.id)
@@ -268,6 +269,7 @@ def test_trial_session_charges_nothing_today_and_starts_a_trialing_subscription(
     sub = stripe_client.v1.subscriptions.retrieve(done.subscription)
     assert sub.status == "trialing" and sub.trial_end - sub.trial_start == 14 * 86400
     assert sub.billing_cycle_anchor == sub.trial_end
+    assert sub.trial_settings.end_behavior.missing_payment_method == "cancel"
     assert stripe_client.v1.invoices.retrieve(done.invoice).amount_paid == 0
 
 

@@ -29,6 +29,8 @@ COUNTRIES = [("US", "United States"), ("GB", "United Kingdom"), ("CA", "Canada")
 _NAMES = dict(COUNTRIES)
 TOS_DEFAULT = "I agree to the Terms of Service"
 PROMOTIONS_TEXT = "Keep me updated with news and personalized offers"
+REUSE_TEXT = ("You allow Stripe emulator to charge your card for future payments under its terms, until you "
+              "cancel or remove the card.")
 
 
 def _address_fields(prefix: str, countries: list[str] | None) -> str:
@@ -222,6 +224,11 @@ def page_parts(ctx: Any, session: dict[str, Any]) -> dict[str, str]:
         boxes.append('<div class="check"><input type="checkbox" id="terms_of_service" name="terms_of_service">'
                      f'<label for="terms_of_service">{escape(message("terms_of_service_acceptance") or TOS_DEFAULT)}'
                      '</label></div>')
+    reuse = (consent.get("payment_method_reuse_agreement") or {}).get("position", "auto")
+    saves_card = session["mode"] in ("subscription", "setup") or bool(
+        (session.get("_payment_intent_data") or {}).get("setup_future_usage"))
+    if saves_card and reuse == "auto":  # Stripe's notice that the card is kept for future payments
+        boxes.append(f'<p class="custom-text" id="reuse-agreement">{REUSE_TEXT}</p>')
     if boxes:
         parts["consent_block"] = '<div class="consent" id="consent-block">' + "".join(boxes) + "</div>"
     if session.get("optional_items"):

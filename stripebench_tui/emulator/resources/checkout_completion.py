@@ -214,7 +214,8 @@ def _finish(ctx: RequestContext, session: dict[str, Any], pm: dict[str, Any], pi
                                   description=session["_subscription_data"].get("description"),
                                   default_payment_method=pm["id"],
                                   trial_end=session["_terms"]["trial_end"] if session.get("_terms") else None,
-                                  billing_cycle_anchor=(session.get("_terms") or {}).get("billing_cycle_anchor"))
+                                  billing_cycle_anchor=(session.get("_terms") or {}).get("billing_cycle_anchor"),
+                                  trial_settings=(session.get("_terms") or {}).get("trial_settings"))
         lines = [{"price": i["price"], "quantity": i["quantity"], "amount": i["amount_subtotal"],
                   "discount": i["amount_discount"]} for i in session["_items"]]
         invoice = create_paid_invoice(ctx, sub, lines, payment_intent=pi["id"] if pi else None,

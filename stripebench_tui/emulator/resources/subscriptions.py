@@ -64,7 +64,8 @@ def create_subscription(ctx: RequestContext, customer_id: str, items: list[dict[
                         metadata: dict[str, str] | None = None, description: str | None = None,
                         default_payment_method: str | None = None,
                         discounts: list[dict[str, Any]] | None = None, trial_end: int | None = None,
-                        billing_cycle_anchor: int | None = None) -> dict[str, Any]:
+                        billing_cycle_anchor: int | None = None,
+                        trial_settings: dict[str, Any] | None = None) -> dict[str, Any]:
     """Create and save a subscription for ``items`` (``[{price, quantity}]``); emits ``created``.
 
     Active, or ``trialing`` until ``trial_end``; the first period runs to ``billing_cycle_anchor`` (or the trial's
@@ -93,7 +94,8 @@ def create_subscription(ctx: RequestContext, customer_id: str, items: list[dict[
                              "save_default_payment_method": "off"},
         "pending_invoice_item_interval": None, "pending_setup_intent": None, "pending_update": None,
         "schedule": None, "start_date": now, "status": "trialing" if trial_end else "active", "test_clock": None,
-        "transfer_data": None, "trial_end": trial_end, "trial_settings": {"end_behavior": {"missing_payment_method": "create_invoice"}},
+        "transfer_data": None, "trial_end": trial_end,
+        "trial_settings": trial_settings or {"end_behavior": {"missing_payment_method": "create_invoice"}},
         "trial_start": now if trial_end else None,
         "_period_start": now,
         "_period_end": billing_cycle_anchor or trial_end
