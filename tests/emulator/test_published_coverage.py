@@ -112,6 +112,10 @@ def test_invoice_payments_latest_invoice_and_payment_intents(stripe_client, emul
     assert listed.data[0].payment.payment_intent.object == "payment_intent"
     assert listed.data[0].payment.payment_intent.amount == 2900
     assert stripe_client.v1.invoice_payments.retrieve(payment.id).invoice == invoice.id
+    with pytest.raises(stripe.InvalidRequestError) as caught:  # before 2025-03-31 invoices had no payments
+        stripe_client.v1.invoices.retrieve(invoice.id, params={"expand": ["payments"]},
+                                           options=_opts("2024-06-20"))
+    assert caught.value.http_status == 400 and caught.value.param == "expand"
     assert stripe_client.v1.invoice_payments.list(params={"invoice": invoice.id, "status": "canceled"}).data == []
     with pytest.raises(stripe.InvalidRequestError) as caught:
         stripe_client.v1.invoice_payments.retrieve("inpay_nope")

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from stripebench_tui.emulator.context import LIST_PARAMS, RequestContext
+from stripebench_tui.emulator.errors import invalid
 from stripebench_tui.emulator.params import Enum, Str
 from stripebench_tui.emulator.registry import Resource
 from stripebench_tui.emulator.resources.invoice_payments import payments_page
@@ -32,7 +33,10 @@ def _lines_page(obj: dict[str, Any]) -> dict[str, Any]:
 def render(obj: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
     """Lines as a list; ``subscription``/``payment_intent`` at the top level only for pre-2025-03-31 versions."""
     obj["lines"] = _lines_page(obj)
-    if any(path.split(".")[0] == "payments" or ".payments" in path for path in ctx.expand_paths):
+    wanted = [path for path in ctx.expand_paths if path.split(".")[0] == "payments" or ".payments" in path]
+    if wanted and not ctx.version_at_least(SUBSCRIPTION_PERIOD_ON_ITEMS):  # invoice payments came with 2025-03-31
+        raise invalid(f"This property cannot be expanded ({wanted[0]}).", param="expand")
+    if wanted:
         obj["payments"] = ctx.render(payments_page(obj))
     if not ctx.version_at_least(SUBSCRIPTION_PERIOD_ON_ITEMS):
         obj["subscription"] = obj["_subscription"]
