@@ -73,8 +73,9 @@ def _expand(obj: Any, parts: list[str], full: str, ctx: "RequestContext") -> Non
                         container[leaf] = render(target, ctx)
                 _expand(container.get(leaf), parts[i:], full, ctx)
             return
-        if i == len(parts) and any(name.startswith(key + ".") for name in expandable):
-            return  # a hash (or array of hashes) holding expandable fields, such as a session's ``discounts``
+        if i == len(parts) and any(name.startswith(key + ".") for name in expandable) \
+                and all(isinstance(container.get(leaf), list) for container, leaf in _slots(obj, parts)):
+            return  # an array of hashes holding expandable fields, such as a session's ``discounts``
     raise invalid(f"This property cannot be expanded ({full}).", param="expand")
 
 
