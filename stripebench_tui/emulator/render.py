@@ -43,6 +43,10 @@ def expand(rendered: Any, paths: list[str], ctx: "RequestContext") -> Any:
 
 
 def _expand(obj: Any, parts: list[str], full: str, ctx: "RequestContext") -> None:
+    if isinstance(obj, list):  # an array of hashes (a session's ``discounts``): expand inside each entry
+        for entry in obj:
+            _expand(entry, parts, full, ctx)
+        return
     if not isinstance(obj, dict) or not parts:
         return
     if obj.get("object") in ("list", "search_result"):
@@ -54,23 +58,33 @@ def _expand(obj: Any, parts: list[str], full: str, ctx: "RequestContext") -> Non
         return
     resource = RESOURCES.get(obj.get("object", ""))
     expandable = resource.expandable if resource else {}
-    if len(parts) == 1 and resource is not None and parts[0] in resource.includable:
-        return  # already rendered by the resource's renderer
+    if resource is not None and parts[0] in resource.includable:
+        # rendered by the resource's renderer (``line_items``); a longer path goes on inside it
+        _expand(obj.get(parts[0]), parts[1:], full, ctx)
+        return
     for i in range(len(parts), 0, -1):
         key = ".".join(parts[:i])
-        if key not in expandable:
-            continue
-        container: Any = obj
-        for part in parts[: i - 1]:
-            container = container.get(part) if isinstance(container, dict) else None
-        if not isinstance(container, dict):
+        if key in expandable:
+            for container, leaf in _slots(obj, parts[:i]):
+                value = container.get(leaf)
+                if isinstance(value, str):
+                    target = ctx.store.get(expandable[key], value)
+                    if target is not None:
+                        container[leaf] = render(target, ctx)
+                _expand(container.get(leaf), parts[i:], full, ctx)
             return
-        leaf = parts[i - 1]
-        value = container.get(leaf)
-        if isinstance(value, str):
-            target = ctx.store.get(expandable[key], value)
-            if target is not None:
-                container[leaf] = render(target, ctx)
-        _expand(container.get(leaf), parts[i:], full, ctx)
-        return
+        if i == len(parts) and any(name.startswith(key + ".") for name in expandable) \
+                and all(isinstance(container.get(leaf), list) for container, leaf in _slots(obj, parts)):
+            return  # an array of hashes holding expandable fields, such as a session's ``discounts``
     raise invalid(f"This property cannot be expanded ({full}).", param="expand")
+
+
+def _slots(obj: Any, parts: list[str]) -> list[tuple[dict[str, Any], str]]:
+    """Every (hash, key) that ``parts`` reaches from ``obj``, walking through arrays along the way."""
+    if isinstance(obj, list):
+        return [slot for entry in obj for slot in _slots(entry, parts)]
+    if not isinstance(obj, dict):
+        return []
+    if len(parts) == 1:
+        return [(obj, parts[0])]
+    return _slots(obj.get(parts[0]), parts[1:])

@@ -30,5 +30,6 @@ from stripebench_tui.emulator.resources import (balance_transactions, charges, p
                                                  payment_methods, refunds, setup_intents, tokens)
 from stripebench_tui.emulator.resources import webhook_endpoints  # noqa: F401
 from stripebench_tui.emulator.resources import shipping_rates  # noqa: F401
+from stripebench_tui.emulator.resources import invoice_payments  # noqa: F401
 from stripebench_tui.emulator.resources import checkout_sessions, invoices, subscriptions  # noqa: F401
 from stripebench_tui.emulator import pages  # noqa: F401,E402  (browser pages use the resources above)

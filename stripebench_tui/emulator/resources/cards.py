@@ -55,6 +55,7 @@ class TestCard:
     attach_fails: bool = False
     exp_month: int = 12
     exp_year: int = 2034
+    networks: tuple[str, ...] = ()  # co-branded cards (Cartes Bancaires + Visa); empty means just the brand
 
     @property
     def last4(self) -> str:
@@ -71,9 +72,9 @@ class TestCard:
         return {
             "brand": self.brand, "checks": {"address_line1_check": None, "address_postal_code_check": None,
                                             "cvc_check": "pass"},
-            "country": self.country, "display_brand": self.brand, "exp_month": self.exp_month,
+            "country": self.country, "display_brand": self.networks[0] if self.networks else self.brand, "exp_month": self.exp_month,
             "exp_year": self.exp_year, "fingerprint": _fingerprint(self.number), "funding": self.funding,
-            "generated_from": None, "last4": self.last4, "networks": {"available": [self.brand], "preferred": None},
+            "generated_from": None, "last4": self.last4, "networks": {"available": list(self.networks or (self.brand,)), "preferred": None},
             "regulated_status": "unregulated", "three_d_secure_usage": {"supported": True}, "wallet": None,
         }
 
@@ -99,6 +100,10 @@ _CARDS = [
     _card("6200000000000005", "unionpay", country="CN"),
     _card("4000000760000002", country="BR"),
     _card("4000001240000000", country="CA"),
+    _card("4000008260000000", country="GB"),
+    _card("4000002500000003", country="FR"),
+    _card("4000002760000016", country="DE"),
+    _card("4000002500001001", country="FR", networks=("cartes_bancaires", "visa")),  # Cartes Bancaires co-brand
     _card("4000000000000077"),  # charge succeeds, funds added to available balance
     # declines
     _card("4000000000000002", outcome="decline", decline="generic_decline", attach_fails=True),
@@ -127,6 +132,8 @@ _MAGIC_NUMBERS = {
     "mastercard_debit": "5200828282828210", "mastercard_prepaid": "5105105105105100", "amex": "378282246310005",
     "discover": "6011111111111117", "diners": "3056930009020004", "jcb": "3566002020360505",
     "unionpay": "6200000000000005", "br": "4000000760000002", "ca": "4000001240000000",
+    "us": "4242424242424242", "gb": "4000008260000000", "fr": "4000002500000003", "de": "4000002760000016",
+    "cartesBancaires": "4000002500001001",
     "bypassPending": "4000000000000077",
     "chargeDeclined": "4000000000000002", "chargeDeclinedInsufficientFunds": "4000000000009995",
     "chargeDeclinedLostCard": "4000000000009987", "chargeDeclinedStolenCard": "4000000000009979",

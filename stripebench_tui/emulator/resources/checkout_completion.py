@@ -14,7 +14,9 @@ from typing import Any
 from stripebench_tui.emulator.context import RequestContext
 from stripebench_tui.emulator.errors import StripeError
 from stripebench_tui.emulator.resources import customers, payment_intents, payment_methods, setup_intents
+from stripebench_tui.emulator.resources import checkout_options as options
 from stripebench_tui.emulator.resources import checkout_totals as totals
+from stripebench_tui.emulator.resources.checkout_sessions import new_item
 from stripebench_tui.emulator.resources.invoices import create_paid_invoice
 from stripebench_tui.emulator.resources.subscriptions import create_subscription
 
@@ -63,6 +65,9 @@ def _validate(session: dict[str, Any], form: dict[str, Any]) -> dict[str, Any] |
             return _error("We can't ship to this country.", "shipping_country")
     if session["phone_number_collection"]["enabled"] and not (form.get("phone") or "").strip():
         return _error("Your phone number is incomplete.", "phone")
+    unanswered = options.validate_answers(session, form)
+    if unanswered:
+        return _error(*unanswered)
     return None
 
 
@@ -80,7 +85,7 @@ def submit(ctx: RequestContext, session: dict[str, Any], form: dict[str, Any]) -
     problem = _validate(session, form)
     if problem:
         return problem
-    details = _details(ctx, session, form)
+    details = _details(ctx, session, form) | options.record_answers(session, form)
     month, year = (int(part) for part in _EXPIRY.match(form["expiry"]).groups() if part is not None)
     try:
         pm = payment_methods.create_card(ctx, form["card_number"], month, year, form["cvc"].strip(),
@@ -207,7 +212,10 @@ def _finish(ctx: RequestContext, session: dict[str, Any], pm: dict[str, Any], pi
                                                      for i in session["_items"] if i["_recurring"]],
                                   metadata=session["_subscription_data"].get("metadata"),
                                   description=session["_subscription_data"].get("description"),
-                                  default_payment_method=pm["id"])
+                                  default_payment_method=pm["id"],
+                                  trial_end=session["_terms"]["trial_end"] if session.get("_terms") else None,
+                                  billing_cycle_anchor=(session.get("_terms") or {}).get("billing_cycle_anchor"),
+                                  trial_settings=(session.get("_terms") or {}).get("trial_settings"))
         lines = [{"price": i["price"], "quantity": i["quantity"], "amount": i["amount_subtotal"],
                   "discount": i["amount_discount"]} for i in session["_items"]]
         invoice = create_paid_invoice(ctx, sub, lines, payment_intent=pi["id"] if pi else None,
@@ -232,10 +240,10 @@ def _finish(ctx: RequestContext, session: dict[str, Any], pm: dict[str, Any], pi
             redeemed["times_redeemed"] += 1
             ctx.save(redeemed)
     details = session.pop("_details", None) or {}
-    session["customer_details"] = {"address": details.get("address"), "business_name": None,
+    session["customer_details"] = {"address": details.get("address"), "business_name": details.get("business_name"),
                                    "email": details.get("email"), "individual_name": None,
                                    "name": details.get("name"), "phone": details.get("phone"),
-                                   "tax_exempt": "none", "tax_ids": []}
+                                   "tax_exempt": "none", "tax_ids": details.get("tax_ids") or []}
     shipping = session.pop("_shipping", None)
     if shipping:
         session["collected_information"] = {"business_name": None, "individual_name": None,
@@ -295,6 +303,35 @@ def set_quantity(ctx: RequestContext, session: dict[str, Any], index: Any, quant
     if quantity == 0 and sum(i["quantity"] for i in items) - items[index]["quantity"] == 0:
         return _error("Your order needs at least one item.")
     items[index]["quantity"] = quantity
+    totals.recompute(ctx, session)
+    ctx.save(session)
+    return None
+
+
+def add_optional_item(ctx: RequestContext, session: dict[str, Any], index: Any) -> dict[str, Any] | None:
+    """The buyer adds one of the session's ``optional_items`` to the order (None on success, else the page error)."""
+    offered = session.get("optional_items") or []
+    added = session.setdefault("_added_optional", [])
+    if session["status"] != "open" or not isinstance(index, int) or not 0 <= index < len(offered) or index in added:
+        return _error("This item cannot be added.")
+    offer = offered[index]
+    price = ctx.get("price", offer["price"])
+    if price["currency"] != session["currency"]:
+        return _error("This item cannot be added: its currency differs from the order's.")
+    session["_items"].append(new_item(ctx, price, offer["quantity"], offer.get("adjustable_quantity")))
+    added.append(index)
+    totals.recompute(ctx, session)
+    ctx.save(session)
+    return None
+
+
+def set_shipping_rate(ctx: RequestContext, session: dict[str, Any], rate_id: Any) -> dict[str, Any] | None:
+    """The buyer picks one of the session's ``shipping_options`` (None on success, else the page error)."""
+    chosen = next((o for o in session.get("shipping_options") or [] if o["shipping_rate"] == rate_id), None)
+    if session["status"] != "open" or chosen is None:
+        return _error("This shipping method is not available.", "shipping_rate")
+    session["shipping_cost"] = {"amount_subtotal": chosen["shipping_amount"], "amount_tax": 0,
+                                "amount_total": chosen["shipping_amount"], "shipping_rate": chosen["shipping_rate"]}
     totals.recompute(ctx, session)
     ctx.save(session)
     return None

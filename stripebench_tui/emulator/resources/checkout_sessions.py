@@ -14,18 +14,21 @@ from stripebench_tui.emulator.context import LIST_PARAMS, RequestContext
 from stripebench_tui.emulator.errors import StripeError, invalid, missing_param
 from stripebench_tui.emulator.params import Array, Bool, Currency, Enum, Hash, Int, Metadata, Num, Str
 from stripebench_tui.emulator.registry import Resource
+from stripebench_tui.emulator.resources import checkout_options as options
 from stripebench_tui.emulator.resources import checkout_totals as totals
 from stripebench_tui.emulator.resources.common import apply_metadata
 from stripebench_tui.emulator.resources.payment_intents import Loose
 from stripebench_tui.emulator.resources.prices import new_price
 from stripebench_tui.emulator.resources.shipping_rates import CREATE as SHIPPING_RATE_DATA
 from stripebench_tui.emulator.resources.shipping_rates import new_shipping_rate
+from stripebench_tui.emulator.resources.subscriptions import period_end
 from stripebench_tui.emulator.versions import CHECKOUT_UI_MODE_PAGE_NAMES
 
 resource = Resource("checkout.session", prefix="cs", noun="checkout.session",
                     expandable={"customer": "customer", "payment_intent": "payment_intent",
                                 "shipping_cost.shipping_rate": "shipping_rate",
-                                "setup_intent": "setup_intent", "subscription": "subscription", "invoice": "invoice"},
+                                "setup_intent": "setup_intent", "subscription": "subscription", "invoice": "invoice",
+                                "discounts.coupon": "coupon", "discounts.promotion_code": "promotion_code"},
                     includable={"line_items"})
 item_resource = Resource("item", prefix="li", noun="line item", expandable={"price.product": "product"},
                          includable={"discounts"})
@@ -70,8 +73,8 @@ CREATE = {
         "off_session", "on_session"), "statement_descriptor": Str(max_length=22),
         "statement_descriptor_suffix": Str(max_length=22), "shipping": Hash({"address": ADDRESS_PARAM,
                                                                               "name": Str()})}),
-    "subscription_data": Hash({"metadata": Metadata(), "description": Str(), "trial_period_days": Int(min=1),
-                               "default_tax_rates": Array(Str())}),
+    "subscription_data": Hash({"metadata": Metadata(), "description": Str(), "default_tax_rates": Array(Str()),
+                               **options.SUBSCRIPTION_EXTRAS}),
     "setup_intent_data": Hash({"metadata": Metadata(), "description": Str()}),
     "shipping_options": Array(Hash({"shipping_rate": Str(), "shipping_rate_data": Hash(SHIPPING_RATE_DATA)}),
                               max_items=5),
@@ -80,7 +83,8 @@ CREATE = {
     "invoice_creation": Hash({"enabled": Bool(required=True), "invoice_data": Loose()}),
     "payment_method_collection": Enum("always", "if_required"),
     "tax_id_collection": Hash({"enabled": Bool(required=True), "required": Enum("if_supported", "never")}),
-    "consent_collection": Loose(), "custom_fields": Loose(), "custom_text": Loose(), "payment_method_options": Loose(),
+    "consent_collection": options.CONSENT_COLLECTION, "custom_fields": options.CUSTOM_FIELDS,
+    "custom_text": options.CUSTOM_TEXT, "optional_items": options.OPTIONAL_ITEMS, "payment_method_options": Loose(),
     "payment_method_configuration": Str(), "saved_payment_method_options": Loose(), "after_expiration": Loose(),
     "adaptive_pricing": Hash({"enabled": Bool()}), "branding_settings": Loose(), "wallet_options": Loose(),
 }
@@ -95,7 +99,7 @@ def ui_names(ctx: RequestContext) -> tuple[str, ...]:
 def render(obj: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
     """Name ``ui_mode`` for the caller's version; ``line_items`` only when expanded."""
     obj["ui_mode"] = dict(zip(OLD_UI, ui_names(ctx)))[obj["_ui"]]
-    if any(path == "line_items" or path.endswith(".line_items") for path in ctx.expand_paths):
+    if any(path.split(".")[0] == "line_items" or ".line_items" in path for path in ctx.expand_paths):
         obj["line_items"] = ctx.render(totals.items_page(obj, ctx, f"/v1/checkout/sessions/{obj['id']}/line_items",
                                                          {}))
     return obj
@@ -106,7 +110,7 @@ def render_item(obj: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
     """Embed the price as Stripe does; per-discount amounts appear only when ``discounts`` is expanded."""
     price = ctx.find("price", obj["price"])
     obj["price"] = ctx.render(price) if price else None
-    if any(path.split(".")[-1] == "discounts" for path in ctx.expand_paths):
+    if any(path.endswith("data.discounts") for path in ctx.expand_paths):
         obj["discounts"] = obj["_discounts"]
     return obj
 
@@ -143,6 +147,21 @@ def _check_urls(params: dict[str, Any], ui: str, ui_name: str) -> str:
     if redirect != "never" and not params.get("return_url"):
         raise missing_param("return_url")
     return redirect
+
+
+def new_item(ctx: RequestContext, price: dict[str, Any], quantity: int, adjustable: dict[str, Any] | None,
+             metadata: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A session line item (``item``) for ``price``; amounts are filled in by ``checkout_totals.recompute``."""
+    product = ctx.find("product", price["product"]) or {}
+    return {
+        "id": ctx.new_id("li"), "object": "item", "adjustable_quantity": None if adjustable is None else {
+            "enabled": adjustable["enabled"], "maximum": adjustable.get("maximum"),
+            "minimum": adjustable.get("minimum")},
+        "currency": price["currency"], "description": product.get("name"), "metadata": metadata or {},
+        "price": price["id"], "quantity": quantity,
+        "amount_discount": 0, "amount_subtotal": 0, "amount_tax": 0, "amount_total": 0, "_discounts": [],
+        "_unit_amount": price["unit_amount"] or 0, "_recurring": price["recurring"], "_product": price["product"],
+    }
 
 
 def _line_items(ctx: RequestContext, params: dict[str, Any], mode: str) -> list[dict[str, Any]]:
@@ -184,17 +203,7 @@ def _line_items(ctx: RequestContext, params: dict[str, Any], mode: str) -> list[
         if mode == "payment" and price["type"] == "recurring":
             raise invalid("You specified `payment` mode but passed a recurring price. Either switch to "
                           "`subscription` mode or use only one-time prices.", param=f"{name}[price]")
-        product = ctx.find("product", price["product"]) or {}
-        adjustable = line.get("adjustable_quantity")
-        items.append({
-            "id": ctx.new_id("li"), "object": "item", "adjustable_quantity": None if adjustable is None else {
-                "enabled": adjustable["enabled"], "maximum": adjustable.get("maximum"),
-                "minimum": adjustable.get("minimum")},
-            "currency": price["currency"], "description": product.get("name"), "metadata": line.get("metadata") or {},
-            "price": price["id"], "quantity": line["quantity"],
-            "amount_discount": 0, "amount_subtotal": 0, "amount_tax": 0, "amount_total": 0, "_discounts": [],
-            "_unit_amount": price["unit_amount"] or 0, "_recurring": price["recurring"], "_product": price["product"],
-        })
+        items.append(new_item(ctx, price, line["quantity"], line.get("adjustable_quantity"), line.get("metadata")))
     currencies = {item["currency"] for item in items}
     if len(currencies) > 1:
         raise invalid("All line items must use the same currency; got " + ", ".join(sorted(currencies)) + ".",
@@ -237,6 +246,8 @@ def create(ctx: RequestContext, params: dict[str, Any]) -> dict[str, Any]:
         raise invalid("The `expires_at` timestamp must be at least 30 minutes from Checkout Session creation.",
                       param="expires_at")
     items = _line_items(ctx, params, mode)
+    options.check_submit_type(params, mode)
+    terms = options.subscription_terms(ctx, params)
     currency = items[0]["currency"] if items else params.get("currency")
     # Stripe's ids are cs_test_a1 + 56 characters; two tokens, since one seeded token carries ~43 characters.
     session_id = "cs_test_a1" + ctx.emulator.ids.token("cs_test", 40) + ctx.emulator.ids.token("cs_test", 16)
@@ -246,10 +257,11 @@ def create(ctx: RequestContext, params: dict[str, Any]) -> dict[str, Any]:
         "automatic_tax": {"enabled": False, "liability": None, "provider": None, "status": None},
         "billing_address_collection": params.get("billing_address_collection"),
         "cancel_url": params.get("cancel_url"), "client_reference_id": params.get("client_reference_id"),
-        "client_secret": None, "collected_information": None, "consent": None, "consent_collection": None,
-        "created": now, "currency": currency, "currency_conversion": None, "custom_fields": [],
-        "custom_text": {"after_submit": None, "shipping_address": None, "submit": None,
-                        "terms_of_service_acceptance": None},
+        "client_secret": None, "collected_information": None, "consent": None,
+        "consent_collection": options.consent_collection(params),
+        "created": now, "currency": currency, "currency_conversion": None,
+        "custom_fields": options.custom_fields(params), "optional_items": options.optional_items(ctx, params, mode),
+        "custom_text": options.custom_text(params),
         "customer": customer["id"] if customer else None, "customer_account": None,
         "customer_creation": params.get("customer_creation", "if_required") if mode == "payment" else None,
         "customer_details": {"address": None, "email": customer.get("email"), "name": None, "phone": None,
@@ -275,7 +287,8 @@ def create(ctx: RequestContext, params: dict[str, Any]) -> dict[str, Any]:
         "total_details": None, "ui_mode": None, "url": None, "wallet_options": None,
         "_ui": ui, "_items": items,
         "_payment_intent_data": params.get("payment_intent_data") or {},
-        "_subscription_data": params.get("subscription_data") or {},
+        "_subscription_data": params.get("subscription_data") or {}, "_terms": terms,
+        "_recurring_share": _recurring_share(terms, items, now),
         "_setup_intent_data": params.get("setup_intent_data") or {},
     }
     if ui == "hosted":
@@ -291,6 +304,14 @@ def create(ctx: RequestContext, params: dict[str, Any]) -> dict[str, Any]:
     totals.recompute(ctx, obj)
     ctx.save(obj)
     return obj
+
+
+def _recurring_share(terms: dict[str, Any], items: list[dict[str, Any]], now: int) -> float:
+    recurring = next((item["_recurring"] for item in items if item["_recurring"]), None)
+    if recurring is None:
+        return 1.0
+    end = period_end(now, recurring["interval"], recurring.get("interval_count") or 1)
+    return options.recurring_share(terms, now, end)
 
 
 def _optional_settings(obj: dict[str, Any], params: dict[str, Any], mode: str) -> None:
@@ -312,11 +333,8 @@ def _optional_settings(obj: dict[str, Any], params: dict[str, Any], mode: str) -
     if "tax_id_collection" in params:
         obj["tax_id_collection"] = {"enabled": params["tax_id_collection"]["enabled"],
                                     "required": params["tax_id_collection"].get("required", "never")}
-    for name in ("consent_collection", "payment_method_options", "custom_fields"):
-        if name in params and isinstance(params[name], (dict, list)):
-            obj[name] = params[name]
-    if isinstance(params.get("custom_text"), dict):
-        obj["custom_text"].update({k: v for k, v in params["custom_text"].items() if k in obj["custom_text"]})
+    if isinstance(params.get("payment_method_options"), dict):
+        obj["payment_method_options"] = params["payment_method_options"]
 
 
 def _shipping_options(ctx: RequestContext, obj: dict[str, Any], options: list[dict[str, Any]], mode: str) -> None:

@@ -97,8 +97,11 @@ def recompute(ctx: RequestContext, session: dict[str, Any]) -> None:
         session["total_details"] = None
         return
     coupon, promo_id = session_coupon(ctx, session)
+    share = session.get("_recurring_share", 1.0)  # a trial or a billing cycle anchor: less is due today
     for item in items:
         item["amount_subtotal"] = item["_unit_amount"] * item["quantity"]
+        if item["_recurring"] and share != 1.0:
+            item["amount_subtotal"] = round(item["amount_subtotal"] * share)
         item["amount_discount"], item["_discounts"] = 0, []
     if coupon is not None:
         products = ((coupon.get("_applies_to") or {}).get("products")) or None

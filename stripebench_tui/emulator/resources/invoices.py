@@ -10,14 +10,17 @@ from __future__ import annotations
 from typing import Any
 
 from stripebench_tui.emulator.context import LIST_PARAMS, RequestContext
+from stripebench_tui.emulator.errors import invalid
 from stripebench_tui.emulator.params import Enum, Str
 from stripebench_tui.emulator.registry import Resource
+from stripebench_tui.emulator.resources.invoice_payments import payments_page
 from stripebench_tui.emulator.versions import SUBSCRIPTION_PERIOD_ON_ITEMS
 
 resource = Resource("invoice", prefix="in", noun="invoice",
                     expandable={"customer": "customer", "subscription": "subscription",
                                 "payment_intent": "payment_intent",
-                                "parent.subscription_details.subscription": "subscription"})
+                                "parent.subscription_details.subscription": "subscription"},
+                    includable={"payments"})
 line_resource = Resource("line_item", prefix="il", noun="invoice line item")
 
 
@@ -30,6 +33,11 @@ def _lines_page(obj: dict[str, Any]) -> dict[str, Any]:
 def render(obj: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
     """Lines as a list; ``subscription``/``payment_intent`` at the top level only for pre-2025-03-31 versions."""
     obj["lines"] = _lines_page(obj)
+    wanted = [path for path in ctx.expand_paths if path.split(".")[0] == "payments" or ".payments" in path]
+    if wanted and not ctx.version_at_least(SUBSCRIPTION_PERIOD_ON_ITEMS):  # invoice payments came with 2025-03-31
+        raise invalid(f"This property cannot be expanded ({wanted[0]}).", param="expand")
+    if wanted:
+        obj["payments"] = ctx.render(payments_page(obj))
     if not ctx.version_at_least(SUBSCRIPTION_PERIOD_ON_ITEMS):
         obj["subscription"] = obj["_subscription"]
         obj["payment_intent"] = obj["_payment_intent"]

@@ -16,7 +16,9 @@ from stripebench_tui.emulator.resources.common import apply_metadata
 from stripebench_tui.emulator.versions import PROMOTION_CODE_POLYMORPHIC
 
 resource = Resource("promotion_code", prefix="promo", noun="promotion code",
-                    expandable={"customer": "customer", "promotion.coupon": "coupon"})
+                    expandable={"customer": "customer", "promotion.coupon": "coupon"},
+                    # before 2025-09-30 the coupon is always embedded whole; expanding it is accepted as a no-op
+                    includable={"coupon"})
 
 RESTRICTIONS = Hash({"first_time_transaction": Bool(), "minimum_amount": Int(min=0),
                      "minimum_amount_currency": Currency(),

@@ -63,8 +63,14 @@ def render(obj: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
 def create_subscription(ctx: RequestContext, customer_id: str, items: list[dict[str, Any]], *,
                         metadata: dict[str, str] | None = None, description: str | None = None,
                         default_payment_method: str | None = None,
-                        discounts: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-    """Create and save an active subscription for ``items`` (``[{price, quantity}]``); emits ``created``."""
+                        discounts: list[dict[str, Any]] | None = None, trial_end: int | None = None,
+                        billing_cycle_anchor: int | None = None,
+                        trial_settings: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Create and save a subscription for ``items`` (``[{price, quantity}]``); emits ``created``.
+
+    Active, or ``trialing`` until ``trial_end``; the first period runs to ``billing_cycle_anchor`` (or the trial's
+    end) when given.
+    """
     now = ctx.now()
     sub_id = ctx.new_id("sub")
     prices = [ctx.get("price", item["price"]) for item in items]
@@ -73,7 +79,7 @@ def create_subscription(ctx: RequestContext, customer_id: str, items: list[dict[
     obj: dict[str, Any] = {
         "id": sub_id, "object": "subscription", "application": None, "application_fee_percent": None,
         "automatic_tax": {"disabled_reason": None, "enabled": False, "liability": None},
-        "billing_cycle_anchor": now, "billing_cycle_anchor_config": None,
+        "billing_cycle_anchor": billing_cycle_anchor or trial_end or now, "billing_cycle_anchor_config": None,
         "billing_mode": {"type": "flexible" if _period_on_items(ctx) else "classic"},
         "billing_thresholds": None, "cancel_at": None, "cancel_at_period_end": False, "canceled_at": None,
         "cancellation_details": {"comment": None, "feedback": None, "reason": None},
@@ -87,11 +93,13 @@ def create_subscription(ctx: RequestContext, customer_id: str, items: list[dict[
         "payment_settings": {"payment_method_options": None, "payment_method_types": None,
                              "save_default_payment_method": "off"},
         "pending_invoice_item_interval": None, "pending_setup_intent": None, "pending_update": None,
-        "schedule": None, "start_date": now, "status": "active", "test_clock": None, "transfer_data": None,
-        "trial_end": None, "trial_settings": {"end_behavior": {"missing_payment_method": "create_invoice"}},
-        "trial_start": None,
+        "schedule": None, "start_date": now, "status": "trialing" if trial_end else "active", "test_clock": None,
+        "transfer_data": None, "trial_end": trial_end,
+        "trial_settings": trial_settings or {"end_behavior": {"missing_payment_method": "create_invoice"}},
+        "trial_start": now if trial_end else None,
         "_period_start": now,
-        "_period_end": period_end(now, interval["interval"], interval.get("interval_count", 1)),
+        "_period_end": billing_cycle_anchor or trial_end
+        or period_end(now, interval["interval"], interval.get("interval_count", 1)),
         "_items": [{"id": ctx.new_id("si"), "object": "subscription_item", "billing_thresholds": None,
                     "created": now, "discounts": [], "metadata": {}, "price": price["id"],
                     "quantity": item.get("quantity", 1), "subscription": sub_id, "tax_rates": []}

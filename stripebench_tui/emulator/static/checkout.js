@@ -52,6 +52,9 @@
       left.appendChild(el("div", "name", item.name));
       left.appendChild(el("div", "meta", "Qty " + item.quantity + " · " + money(item.unit_amount, s.currency) +
                                          (item.interval ? " / " + item.interval : " each")));
+      if (item.interval && s.trial_days) {
+        left.appendChild(el("div", "meta", "Then " + money(item.full_amount, s.currency) + " per " + item.interval));
+      }
       if (item.adjustable) {
         const picker = el("input", "qty");
         picker.type = "number";
@@ -83,13 +86,32 @@
       $("shipping-label").textContent = "Shipping (" + s.shipping.name + ")";
       $("shipping").textContent = money(s.shipping.amount, s.currency);
     }
-    $("promo-block").hidden = !s.allow_promotion_codes;
+    if ($("tax")) $("tax").textContent = money(s.tax, s.currency);
+    const offers = $("optional-items");
+    if (offers) {
+      offers.replaceChildren();
+      s.optional_items.forEach((offer) => {
+        const li = el("li");
+        const left = el("div");
+        left.appendChild(el("div", "name", offer.name));
+        left.appendChild(el("div", "meta", "Qty " + offer.quantity + " · " + money(offer.unit_amount, s.currency) + " each"));
+        li.appendChild(left);
+        const add = el("button", "secondary", "Add");
+        add.type = "button";
+        add.setAttribute("aria-label", "Add " + offer.name);
+        add.addEventListener("click", async () => {
+          const result = await call("optional", { item: offer.index });
+          if (result.state) render(result.state);
+          if (result.error) showError(result);
+        });
+        li.appendChild(add);
+        offers.appendChild(li);
+      });
+      $("optional-block").hidden = s.optional_items.length === 0;
+    }
     const email = $("email");
     if (s.email && !email.value) email.value = s.email;
     email.readOnly = !!s.email_locked;
-    $("shipping-block").hidden = !s.shipping_countries;
-    $("billing-block").hidden = !s.billing_address;
-    $("phone-block").hidden = !s.phone;
     $("submit").textContent = s.submit_label;
     if (s.cancel_url) {
       $("cancel-block").hidden = false;
@@ -146,7 +168,13 @@
   function formData() {
     const data = {};
     for (const input of $("payment-form").querySelectorAll("input, select")) {
-      if (!input.closest("fieldset[hidden]")) data[input.name] = input.value;
+      if (input.type === "radio") {
+        if (input.checked) data[input.name] = input.value;
+      } else if (input.type === "checkbox") {
+        data[input.name] = input.checked ? "on" : "";
+      } else {
+        data[input.name] = input.value;
+      }
     }
     return data;
   }
@@ -170,14 +198,23 @@
   $("challenge-complete").addEventListener("click", () => authenticate(true));
   $("challenge-fail").addEventListener("click", () => authenticate(false));
 
-  $("apply-promo").addEventListener("click", async () => {
-    $("promotion_code-error").textContent = "";
-    const result = await call("promotion", { code: $("promotion_code").value });
-    if (result.state) render(result.state);
-    if (result.error) showError(result);
-  });
-  $("promotion_code").addEventListener("keydown", (event) => {
-    if (event.key === "Enter") { event.preventDefault(); $("apply-promo").click(); }
+  if ($("promo-block")) {
+    $("apply-promo").addEventListener("click", async () => {
+      $("promotion_code-error").textContent = "";
+      const result = await call("promotion", { code: $("promotion_code").value });
+      if (result.state) render(result.state);
+      if (result.error) showError(result);
+    });
+    $("promotion_code").addEventListener("keydown", (event) => {
+      if (event.key === "Enter") { event.preventDefault(); $("apply-promo").click(); }
+    });
+  }
+  document.querySelectorAll("input[name=shipping_rate]").forEach((radio) => {
+    radio.addEventListener("change", async () => {
+      const result = await call("shipping", { rate: radio.value });
+      if (result.state) render(result.state);
+      if (result.error) showError(result);
+    });
   });
   $("card_number").addEventListener("input", (event) => {
     const digits = event.target.value.replace(/\D/g, "").slice(0, 19);
