@@ -22,6 +22,7 @@ from typing import Any
 
 import httpx
 
+from stripebench_tui.envs.deps import dependencies, with_bin_first
 from stripebench_tui.grading.context import GradingUnavailable
 
 
@@ -64,6 +65,9 @@ class AppCopy:
         if stripe_api_base is not None:
             full["STRIPE_API_BASE"] = stripe_api_base
         full.update(env or {})
+        deps = dependencies(ctx.env)
+        if deps is not None and deps.ready():  # the app's packages, as in the episode (see envs.deps)
+            full["PATH"] = with_bin_first(deps.bin_dir, full.get("PATH"))
         logs = Path(ctx.episode_dir) / "logs"
         logs.mkdir(parents=True, exist_ok=True)
         self.log_path = logs / "grader-app.log"

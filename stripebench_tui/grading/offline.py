@@ -92,8 +92,10 @@ async def _start_services(stack: AsyncExitStack, env: Environment, workspace: Pa
     shutil.rmtree(sandbox.workspace)  # the starter workspace; grading judges the agent's
     shutil.copytree(workspace, sandbox.workspace, symlinks=True)
     stack.push_async_callback(sandbox.stop)
+    bus = EventBus()
+    await sandbox.install_dependencies(bus)  # UserError (one line) when they cannot be installed
     try:
-        await sandbox.start_services(EventBus())
+        await sandbox.start_services(bus)
     except ServiceFailed as exc:
         raise RuntimeProblem(f"cannot start the app to grade it: {exc}") from None
     return sandbox.workspace, sandbox.variables()

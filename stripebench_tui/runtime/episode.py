@@ -264,6 +264,7 @@ class Episode:
                                             episode_dir=sandbox.episode_dir, env=sandbox.tool_env())
         tools = asyncio.ensure_future(self.executor.start())
         try:
+            await sandbox.install_dependencies(bus)
             await sandbox.run_setup(bus)
             await sandbox.run_seed(bus)
             await sandbox.start_services(bus)
