@@ -194,7 +194,7 @@ async def _run_pip(argv: list[str], deps: EnvDeps, progress: Callable[[str], Non
                 line = raw.decode("utf-8", "replace").rstrip()
                 tail.append(line)
                 if line.lstrip().startswith(_SHOWN):
-                    progress(line.strip())
+                    progress(line.strip().split(" (from ", 1)[0])
             code = await proc.wait()
     except TimeoutError:
         tail.append(f"ERROR: pip did not finish within {INSTALL_TIMEOUT:g} s")
