@@ -38,7 +38,8 @@ from stripebench_tui.runtime.reaper import die_with_parent
 INSTALL_TIMEOUT = 900.0
 LOCK_POLL = 0.2  # seconds between tries of a lock another build holds
 VENV_PREFIX = "venv-"
-_SHOWN = ("Collecting", "Downloading", "Installing", "Successfully", "ERROR", "Requirement already")
+_SHOWN = ("Looking in", "Collecting", "Processing", "Downloading", "Installing", "Successfully", "ERROR",
+          "Requirement already")
 _BAD_FILE = ("Invalid requirement", "Could not open requirements file", "Invalid URL", "Invalid wheel filename")
 
 
