@@ -244,7 +244,7 @@ class Episode:
         return self.result
 
     async def _setup(self) -> tuple[list[Any], list[Any]]:
-        """Watcher, seed, services, tools and grading, in that order; returns the grading hooks."""
+        """Watcher, the environment's dependencies, setup, seed, services, tools and grading; returns the grading hooks."""
         cfg, env, bus, sandbox, backend = self.config, self.env, self.bus, self.sandbox, self.backend
         assert env is not None and bus is not None and sandbox is not None and backend is not None
         if self._stop_requested:

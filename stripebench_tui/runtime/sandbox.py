@@ -1,7 +1,8 @@
 """Where an episode runs: the Sandbox protocol and the episode directory every sandbox fills.
 
-A sandbox prepares the episode's workspace, runs the environment's Stripe seed
-script, starts its services and stops everything at the end. ``local`` (this
+A sandbox prepares the episode's workspace, makes the environment's dependencies
+available (locally: its cached venv, ``runtime.envdeps``), runs the environment's
+Stripe seed script, starts its services and stops everything at the end. ``local`` (this
 machine, ``runtime.local``) is the one that exists; a docker sandbox is a new
 module implementing the same protocol.
 """
