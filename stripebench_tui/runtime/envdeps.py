@@ -7,7 +7,8 @@
   failed build never leaves anything a later run would take for a venv (its directory is removed, and any left by
   a killed process is swept by the next build);
 * the venv has no pip of its own (the agent's ``pip install`` cannot change the shared cache): packages are
-  installed by this interpreter's pip aimed at it (``pip --python``);
+  installed by this interpreter's pip aimed at it (``pip --python``; without pip 22.3 or later here, the venv gets
+  its own pip instead);
 * pip's output goes to ``<key>.pip.log`` in the cache (and to ``progress`` line by line); a failure is kept in
   ``<key>.failed.json`` for ``stripebench doctor`` and raised as one line naming the environment, the requirements
   file and the fix.
@@ -29,6 +30,7 @@ import uuid
 import venv
 from collections import deque
 from collections.abc import Callable
+from importlib import metadata
 from pathlib import Path
 
 from stripebench_tui.envs.deps import MARKER, EnvDeps
@@ -113,7 +115,7 @@ async def _build(deps: EnvDeps, progress: Callable[[str], None], log_copy: Path 
     target = deps.home / f"{VENV_PREFIX}{deps.key}-{uuid.uuid4().hex[:8]}"
     progress(f"installing {deps.env_id}'s dependencies from {deps.requirements} into {target} "
              "(first run with these requirements; later episodes reuse it)")
-    own_pip = importlib.util.find_spec("pip") is not None
+    own_pip = _pip_can_target()
     try:
         await asyncio.to_thread(venv.EnvBuilder(symlinks=True, with_pip=not own_pip).create, target)
         if _real_requirements(deps.requirements):
@@ -144,6 +146,17 @@ async def _build(deps: EnvDeps, progress: Callable[[str], None], log_copy: Path 
     _remove_older(deps)
     progress(f"dependencies of {deps.env_id} ready")
     return target
+
+
+def _pip_can_target() -> bool:
+    """Whether this interpreter's pip can install into another environment (``--python``, pip 22.3 and later)."""
+    if importlib.util.find_spec("pip") is None:
+        return False
+    try:
+        major, minor = (int(part) for part in metadata.version("pip").split(".")[:2])
+    except (metadata.PackageNotFoundError, ValueError):
+        return False
+    return (major, minor) >= (22, 3)
 
 
 def _remove_older(deps: EnvDeps) -> None:

@@ -279,3 +279,22 @@ async def test_a_failing_seed_says_its_last_lines(tmp_path: Path) -> None:
     assert "the seed script seed.py exited with code 1" in result.error
     assert "its log ends: seeding | the catalogue could not be created: boom" in result.error
     assert json.dumps(result.error) and "\n" not in result.error
+
+
+async def test_the_graders_app_copy_runs_with_the_environments_venv(
+        tmp_path: Path, offline_cache: Path, wheel_requirements: str) -> None:
+    from stripebench_tui.grading import GradingContext
+    from stripebench_tui.grading.app_copy import AppCopy
+
+    env = make_env(tmp_path / "envs", wheel_requirements)
+    await ensure_venv(dependencies(env))
+    workspace = tmp_path / "episode" / "workspace"
+    workspace.mkdir(parents=True)
+    (workspace / "app.py").write_text((env.workspace / "app.py").read_text())
+    ctx = GradingContext(env=env, episode_dir=tmp_path / "episode", workspace=workspace,
+                         stripe_api_base="http://127.0.0.1:9", stripe_api_key="sk_test_x")
+    copy = await asyncio.to_thread(AppCopy, ctx, start_timeout=20)
+    try:
+        assert copy.http.get("/").text == VALUE
+    finally:
+        await asyncio.to_thread(copy.close)
