@@ -42,9 +42,16 @@ def log_tail(lines: Iterable[str], count: int = TAIL_LINES) -> str:
 
 
 def with_tail(message: str, lines: Iterable[str]) -> str:
-    """``message`` followed by the last lines of the log it is about (the error an app died of), when there are any."""
-    tail = log_tail(lines)
-    return f"{message}; its log ends: {tail}" if tail else message
+    """``message`` with the last lines of the log it is about: the very last first (the error an app died of).
+
+    ``"service app exited …: ModuleNotFoundError: No module named 'flask' (its log before that: … | import flask)"``
+    """
+    kept = [line.strip() for line in lines if line.strip()][-TAIL_LINES:]
+    if not kept:
+        return message
+    text = f"{message}: {kept[-1][:TAIL_CHARS]}"
+    before = log_tail(kept[:-1], TAIL_LINES - 1)
+    return text + (f" (its log before that: {before})" if before else "")
 
 
 async def run_logged(bus: EventBus, name: str, argv: list[str], *, cwd: Path, env: dict[str, str],

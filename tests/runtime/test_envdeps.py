@@ -11,92 +11,16 @@ import io
 import json
 import subprocess
 import sys
-import zipfile
 from pathlib import Path
 
 import pytest
 
 from stripebench_tui.envs.deps import dependencies
-from stripebench_tui.envs.manifest import Environment, load_environment
 from stripebench_tui.runtime.envdeps import BadRequirements, DependencyFailed, ensure_venv
 from stripebench_tui.runtime.episode import EpisodeConfig, run_episode
 from stripebench_tui.runtime.printer import LivePrinter
+from tests.envdeps_env import VALUE, make_env, wheel
 from tests.runtime.helpers import trace_lines
-
-VALUE = "hello from the environment's venv"
-
-MANIFEST = """\
-id = "{id}"
-title = "An app whose package comes from its requirements"
-category = "backend"
-tools = ["shell"]
-{top}
-[limits]
-max_turns = 5
-wall_time = 120
-
-[stripe]
-seed = "seed.py"
-
-[[services]]
-name = "app"
-command = "python app.py"
-ports = ["APP_PORT"]
-health = {{ http = "http://127.0.0.1:${{APP_PORT}}/health", timeout = 20 }}
-"""
-
-APP = """\
-import http.server, os
-{imports}
-
-class Handler(http.server.BaseHTTPRequestHandler):
-    def do_GET(self):
-        body = sbfixture_dep.VALUE.encode()
-        self.send_response(200)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args):
-        pass
-
-http.server.ThreadingHTTPServer(("127.0.0.1", int(os.environ["APP_PORT"])), Handler).serve_forever()
-"""
-
-SEED = "import sbfixture_dep\nopen('seeded.txt', 'w').write(sbfixture_dep.VALUE)\n"
-
-
-def _wheel(folder: Path) -> Path:
-    """A minimal pure-Python wheel ``sbfixture_dep 1.0`` (the module has ``VALUE``)."""
-    folder.mkdir(parents=True, exist_ok=True)
-    dist = "sbfixture_dep-1.0"
-    files = {
-        "sbfixture_dep.py": f"VALUE = {VALUE!r}\n",
-        f"{dist}.dist-info/METADATA": "Metadata-Version: 2.1\nName: sbfixture-dep\nVersion: 1.0\n",
-        f"{dist}.dist-info/WHEEL": "Wheel-Version: 1.0\nGenerator: tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
-    }
-    record = "".join(f"{name},,\n" for name in [*files, f"{dist}.dist-info/RECORD"])
-    path = folder / f"{dist}-py3-none-any.whl"
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w") as zf:
-        for name, text in {**files, f"{dist}.dist-info/RECORD": record}.items():
-            zf.writestr(name, text)
-    path.write_bytes(buf.getvalue())
-    return folder
-
-
-def make_env(root: Path, requirements: str | None, *, env_id: str = "deps-app", app_imports: str = "import sbfixture_dep",
-             seed: str = SEED, top: str = "") -> Environment:
-    """An environment in ``root/<env_id>``: a stdlib HTTP app importing ``app_imports``, a seed script."""
-    env_root = root / env_id
-    (env_root / "workspace").mkdir(parents=True)
-    (env_root / "PROBLEM.md").write_text("Nothing to do.\n")
-    (env_root / "workspace" / "app.py").write_text(APP.format(imports=app_imports))
-    if requirements is not None:
-        (env_root / "workspace" / "requirements.txt").write_text(requirements)
-    (env_root / "seed.py").write_text(seed)
-    (env_root / "environment.toml").write_text(MANIFEST.format(id=env_id, top=top))
-    return load_environment(env_root)
 
 
 @pytest.fixture
@@ -110,7 +34,7 @@ def offline_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 @pytest.fixture
 def wheel_requirements(tmp_path: Path) -> str:
-    return f"--find-links {_wheel(tmp_path / 'wheels')}\nsbfixture-dep==1.0\n"
+    return f"--find-links {wheel(tmp_path / 'wheels')}\nsbfixture-dep==1.0\n"
 
 
 def _venv_dirs(cache: Path, env_id: str = "deps-app") -> list[Path]:
@@ -277,7 +201,7 @@ async def test_a_failing_seed_says_its_last_lines(tmp_path: Path) -> None:
     result = await run_episode(EpisodeConfig(env=env, agent="noop", episode_dir=tmp_path / "ep"))
     assert result.setup_failed
     assert "the seed script seed.py exited with code 1" in result.error
-    assert "its log ends: seeding | the catalogue could not be created: boom" in result.error
+    assert result.error.endswith("seed.log): the catalogue could not be created: boom (its log before that: seeding)")
     assert json.dumps(result.error) and "\n" not in result.error
 
 
