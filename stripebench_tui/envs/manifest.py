@@ -59,7 +59,9 @@ class Limits(_Strict):
 
 
 class StripeSetup(_Strict):
-    seed: str | None = None  # script in the environment dir, run with python in the workspace before the agent starts
+    # Script in the environment dir, run in the workspace before the agent starts, with the environment's python: its
+    # requirements must hold what the seed imports (the stripe SDK); without requirements, stripebench's own python.
+    seed: str | None = None
     api_version: str | None = None  # the account's default API version for this environment
 
 
