@@ -33,7 +33,7 @@ from collections.abc import Callable
 from importlib import metadata
 from pathlib import Path
 
-from stripebench_tui.envs.deps import MARKER, EnvDeps
+from stripebench_tui.envs.deps import CACHE_VAR, MARKER, EnvDeps
 from stripebench_tui.errors import BadFileError, RuntimeProblem
 from stripebench_tui.runtime.reaper import die_with_parent
 
@@ -61,7 +61,12 @@ async def ensure_venv(deps: EnvDeps, progress: Callable[[str], None] = lambda _l
     """
     if deps.ready():
         return deps.link.resolve()
-    deps.home.mkdir(parents=True, exist_ok=True)
+    try:
+        deps.home.mkdir(parents=True, exist_ok=True)
+        deps.lock_path.touch()
+    except OSError as exc:
+        raise DependencyFailed(f"environment {deps.env_id}: cannot use the dependency cache {deps.home} "
+                               f"({exc.strerror or exc}); set {CACHE_VAR} to a writable directory") from None
     async with _locked(deps, progress):
         if deps.ready():  # another run built it while we waited
             progress(f"dependencies of {deps.env_id} are ready (built by another run)")
@@ -135,12 +140,19 @@ async def _build(deps: EnvDeps, progress: Callable[[str], None], log_copy: Path 
         tmp_link = deps.home / f".link-{uuid.uuid4().hex[:8]}"
         tmp_link.symlink_to(target.name)
         os.replace(tmp_link, deps.link)  # atomic: the venv appears complete or not at all
-    except BaseException as exc:
+    except (DependencyFailed, BadRequirements) as exc:
         shutil.rmtree(target, ignore_errors=True)
-        if isinstance(exc, (DependencyFailed, BadRequirements)):
-            _record_failure(deps, str(exc))
-        elif isinstance(exc, Exception) and not isinstance(exc, asyncio.CancelledError):
-            _record_failure(deps, f"{type(exc).__name__}: {exc}")
+        _record_failure(deps, str(exc))
+        raise
+    except Exception as exc:  # noqa: BLE001 - making the venv itself failed (disk full, permissions): one line
+        shutil.rmtree(target, ignore_errors=True)
+        failed = DependencyFailed(f"environment {deps.env_id}: making its venv in {target} failed: "
+                                  f"{type(exc).__name__}: {str(exc).splitlines()[0][:300] if str(exc) else ''}; "
+                                  f"check the disk, or set {CACHE_VAR} to another directory")
+        _record_failure(deps, str(failed))
+        raise failed from None
+    except BaseException:  # cancelled (the episode was stopped): leave nothing behind, record nothing
+        shutil.rmtree(target, ignore_errors=True)
         raise
     deps.failure_path.unlink(missing_ok=True)
     _remove_older(deps)

@@ -222,3 +222,14 @@ async def test_the_graders_app_copy_runs_with_the_environments_venv(
         assert copy.http.get("/").text == VALUE
     finally:
         await asyncio.to_thread(copy.close)
+
+
+async def test_a_cache_that_cannot_be_written_is_one_line_naming_the_variable(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, wheel_requirements: str) -> None:
+    blocker = tmp_path / "not-a-directory"
+    blocker.write_text("a file where the cache should go\n")
+    monkeypatch.setenv("STRIPEBENCH_CACHE", str(blocker))
+    deps = dependencies(make_env(tmp_path / "envs", wheel_requirements))
+    with pytest.raises(DependencyFailed, match=r"environment deps-app: cannot use the dependency cache .*; set "
+                                               r"STRIPEBENCH_CACHE to a writable directory"):
+        await ensure_venv(deps)
