@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -30,6 +31,11 @@ def test_the_installed_wheel_runs_the_bundled_environments_graders_and_replays(t
                   "-w", str(tmp_path / "dist"), str(REPO)], cwd=tmp_path, env=env, timeout=600)
     assert built.returncode == 0, built.stderr
     [wheel] = list((tmp_path / "dist").glob("stripebench_tui-*.whl"))
+    with zipfile.ZipFile(wheel) as zf:
+        names = zf.namelist()
+    assert "stripebench_tui/bundled/graders/bookings_payments.py" in names
+    assert "stripebench_tui/bundled/replays/checkout-migration-400/trace.jsonl" in names
+    assert not [n for n in names if "__pycache__" in n or "/.venv/" in n or n.endswith(".pyc")]
 
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(venv)], check=True)
