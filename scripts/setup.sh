@@ -33,13 +33,5 @@ PY=${PYTHON:-python3}
 # the developer's tree), and pip only checks what is already satisfied, so this is quick when nothing changed.
 echo "setup: pip install -e '.[dev]' (this checkout)"
 $PY -m pip install -q --disable-pip-version-check --root-user-action=ignore -e '.[dev]'
-# Environment apps' own dependencies (environments/*/workspace/requirements.txt) for this interpreter, except for
-# environments whose manifest builds their own venv with `setup` commands (e.g. one pinned to an old stripe SDK).
-$PY - <<'PYEOF' | while read -r req; do $PY -m pip install -q --disable-pip-version-check --root-user-action=ignore -r "$req"; done
-import pathlib, tomllib
-for manifest in sorted(pathlib.Path("environments").glob("*/environment.toml")):
-    data = tomllib.loads(manifest.read_text())
-    req = manifest.parent / data.get("workspace", "workspace") / "requirements.txt"
-    if req.is_file() and not data.get("setup"):
-        print(req)
-PYEOF
+# Environments' own dependencies are not installed here: each episode gets its environment's cached venv
+# (stripebench_tui/runtime/envdeps.py).

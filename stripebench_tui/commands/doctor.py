@@ -53,10 +53,30 @@ def _check_stripe() -> tuple[bool, str]:
     return True, "Stripe backend: emulator (offline, the default)" + real
 
 
+def _check_environments() -> list[tuple[bool, str]]:
+    """One line per environment on its app's dependencies (cached venv ready, built on first run, or failed)."""
+    from stripebench_tui.envs.deps import dependencies
+    from stripebench_tui.envs.manifest import environments_dir, list_environments
+    from stripebench_tui.errors import UserError
+
+    try:
+        found = list_environments()
+    except UserError as exc:
+        return [(False, f"environments: {exc}")]
+    if not found:
+        return [(False, f"no environments in {environments_dir()} (set STRIPEBENCH_ENVIRONMENTS?)")]
+    out = []
+    for env in found:
+        deps = dependencies(env)
+        out.append((True, f"{env.id}: no requirements (nothing to install)") if deps is None else deps.describe())
+    return out
+
+
 def doctor(
     no_docker: bool = typer.Option(False, "--no-docker", help="Skip the Docker checks (you only use --sandbox local)."),
 ) -> None:
-    """Check what live episodes need: a Docker engine and the base image (for --sandbox docker), Chromium, the Stripe backend.
+    """Check what live episodes need: a Docker engine and the base image (for --sandbox docker), Chromium, the Stripe
+    backend, and each environment's dependencies (ready, installed on first run, or why the last install failed).
 
     Prints one line per check; exits 4 when something required is missing, each line saying how to fix it.
 
@@ -71,6 +91,7 @@ def doctor(
         results.append((True, f"default sandbox: {sandbox} (--sandbox or $STRIPEBENCH_SANDBOX)"))
     results.append(_check_chromium())
     results.append(_check_stripe())
+    results.extend(_check_environments())
     for ok, text in results:
         typer.echo(f"{'ok  ' if ok else 'FAIL'}  {text}")
     failed = sum(1 for ok, _ in results if not ok)

@@ -32,6 +32,9 @@ def export(
     from stripebench_tui.formats.open import open_episode
     from stripebench_tui.formats.atif import atif_from_trace
 
+    from stripebench_tui.commands.replay import sample_or_path
+
+    trace_path = sample_or_path(trace_path)
     trace = open_episode(trace_path)
     doc = atif_from_trace(trace)
     text = json.dumps(doc, ensure_ascii=False, indent=2) + "\n"

@@ -27,6 +27,7 @@ def replay(
     Example: `stripebench replay replays/checkout-migration-400 --summary`;
     fork: `stripebench replay episodes/X/trace.jsonl --fork-at 3 --agent noop --headless`
     """
+    trace_path = sample_or_path(trace_path)
     if fork_at is not None:
         from stripebench_tui.runtime.fork import run_fork
 
@@ -53,9 +54,26 @@ def replay(
     raise typer.Exit(EXIT_OK if episode_passed(state) else EXIT_EPISODE_FAILED)
 
 
+def sample_or_path(path: Path) -> Path:
+    """``path`` as given when it exists, else the sample replay of that name (``replays/NAME`` or ``NAME``).
+
+    The samples are in the checkout's replays/, or bundled in the installed package.
+    """
+    if path.exists():
+        return path
+    from stripebench_tui.envs.manifest import bundled_dir
+
+    parts = path.parts
+    if len(parts) == 1 or (len(parts) == 2 and parts[0] == "replays"):
+        sample = bundled_dir("replays") / parts[-1]
+        if sample.exists():
+            return sample
+    return path
+
+
 def register(app: typer.Typer) -> None:
     """Add ``replay`` to the CLI."""
     app.command("replay")(replay)
 
 
-__all__ = ["register", "replay"]
+__all__ = ["register", "replay", "sample_or_path"]

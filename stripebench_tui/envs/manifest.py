@@ -59,7 +59,9 @@ class Limits(_Strict):
 
 
 class StripeSetup(_Strict):
-    seed: str | None = None  # script in the environment dir, run with python in the workspace before the agent starts
+    # Script in the environment dir, run in the workspace before the agent starts, with the environment's python: its
+    # requirements must hold what the seed imports (the stripe SDK); without requirements, stripebench's own python.
+    seed: str | None = None
     api_version: str | None = None  # the account's default API version for this environment
 
 
@@ -91,6 +93,10 @@ class Manifest(_Strict):
     # Commands run with bash in the fresh workspace before the seed script (e.g. making the app's own venv);
     # they see the episode's environment variables. A failing command ends the episode before the agent starts.
     setup: list[str] = Field(default_factory=list)
+    # A pip requirements file (relative to the environment directory) of what the app, its seed script and setup
+    # commands need; installed into a cached virtualenv first on their PATH (see envs.deps). Default: the
+    # workspace's requirements.txt when there is one; "" for none.
+    requirements: str | None = None
     limits: Limits = Field(default_factory=Limits)
     stripe: StripeSetup = Field(default_factory=StripeSetup)
     services: list[ServiceSpec] = Field(default_factory=list)
@@ -170,18 +176,32 @@ def load_environment(root: Path) -> Environment:
     env = Environment(root, manifest)
     for field_name, rel in [("problem", manifest.problem), ("workspace", manifest.workspace)] + [
         (f"{kind}.plan", ref.plan) for kind, ref in [("solution", manifest.solution)] + [("mutants", m) for m in manifest.mutants] if ref
-    ] + ([("stripe.seed", manifest.stripe.seed)] if manifest.stripe.seed else []):
+    ] + ([("stripe.seed", manifest.stripe.seed)] if manifest.stripe.seed else []) + (
+        [("requirements", manifest.requirements)] if manifest.requirements else []
+    ):
         if not env.path(rel).exists():
             raise BadFileError(f"{path}: {field_name}: {rel} does not exist")
     return env
 
 
+def bundled_dir(name: str) -> Path:
+    """``name`` (environments, graders, replays) beside the package in a checkout, else the copy in the wheel.
+
+    A checkout has them at its root; an installed wheel carries them as ``stripebench_tui/bundled/<name>``.
+    """
+    package = Path(__file__).resolve().parents[1]
+    checkout = package.parent / name
+    if checkout.is_dir():
+        return checkout
+    return package / "bundled" / name
+
+
 def environments_dir() -> Path:
-    """Where environments live: $STRIPEBENCH_ENVIRONMENTS, else the repository's environments/."""
+    """Where environments live: $STRIPEBENCH_ENVIRONMENTS, else the checkout's environments/, else the bundled ones."""
     override = os.environ.get("STRIPEBENCH_ENVIRONMENTS")
     if override:
         return Path(override).resolve()
-    return Path(__file__).resolve().parents[2] / "environments"
+    return bundled_dir("environments")
 
 
 def list_environments(root: Path | None = None) -> list[Environment]:

@@ -18,6 +18,7 @@ from typing import Any, BinaryIO, Protocol
 
 import httpx
 
+from stripebench_tui.envs.deps import dependencies, with_bin_first
 from stripebench_tui.envs.manifest import Environment
 
 
@@ -45,8 +46,9 @@ class ProcessHost(Protocol):
 class ThisMachine:
     """The process host of a grading run that has no sandbox (tests, hand-made contexts): this machine as it is."""
 
-    def __init__(self, env_vars: dict[str, str]) -> None:
+    def __init__(self, env_vars: dict[str, str], env: Environment | None = None) -> None:
         self.env_vars = env_vars
+        self.env = env
 
     def start_process(self, command: str, *, cwd: Path, env: dict[str, str], unset: tuple[str, ...] = (),
                       log: BinaryIO) -> subprocess.Popen[bytes]:
@@ -54,6 +56,9 @@ class ThisMachine:
         full = {**os.environ, **{k: v for k, v in self.env_vars.items() if isinstance(v, str)}, **env}
         for name in unset:
             full.pop(name, None)
+        deps = dependencies(self.env) if self.env is not None else None
+        if deps is not None and deps.ready():  # the app's packages, as in the episode (see envs.deps)
+            full["PATH"] = with_bin_first(deps.bin_dir, full.get("PATH"))
         return subprocess.Popen(["bash", "-c", command], cwd=str(cwd), env=full, stdin=subprocess.DEVNULL,
                                 stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
 
@@ -81,7 +86,7 @@ class GradingContext:
         self.episode_dir = Path(self.episode_dir)
         self.workspace = Path(self.workspace)
         if self.processes is None:
-            self.processes = ThisMachine(self.env_vars)
+            self.processes = ThisMachine(self.env_vars, self.env)
         if self.submission_path is None and self.env.manifest.submission:
             self.submission_path = self.workspace / self.env.manifest.submission
         self._lock = threading.Lock()

@@ -7,17 +7,17 @@ import os
 import sys
 from pathlib import Path
 
-from stripebench_tui.envs.manifest import Environment
+from stripebench_tui.envs.manifest import Environment, bundled_dir
 from stripebench_tui.errors import BadFileError
 from stripebench_tui.grading.criteria import Grader
 
 
 def graders_dir() -> Path:
-    """Where grader modules live: $STRIPEBENCH_GRADERS, else the repository's graders/."""
+    """Where grader modules live: $STRIPEBENCH_GRADERS, else the checkout's graders/, else the bundled ones."""
     override = os.environ.get("STRIPEBENCH_GRADERS")
     if override:
         return Path(override)
-    return Path(__file__).resolve().parents[2] / "graders"
+    return bundled_dir("graders")
 
 
 def grader_path(env: Environment, root: Path | None = None) -> Path:

@@ -107,6 +107,7 @@ async def _start_sandbox(stack: AsyncExitStack, env: Environment, workspace: Pat
     shutil.copytree(workspace, sandbox.workspace, symlinks=True)
     stack.push_async_callback(sandbox.stop)
     bus = EventBus()
+    await sandbox.install_dependencies(bus)  # UserError (one line) when they cannot be installed
     try:
         if kind == "docker":
             await sandbox.start(bus)

@@ -3,7 +3,8 @@
 An environment image holds what its episodes need at run time, baked in at build
 time (an episode never installs anything): a venv at /opt/venv with the packages
 our shell and files tool servers import, the stripe SDK for the seed script, and
-the workspace's requirements.txt. stripebench's own source is mounted read-only at
+the environment's requirements (the manifest's ``requirements``, see ``envs.deps``),
+installed last so their pins win. stripebench's own source is mounted read-only at
 run time (``/opt/stripebench``), so the tool servers run inside the container.
 
 An environment may declare ``[docker] dockerfile``: it is built first (context: the
@@ -26,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from stripebench_tui import __version__
+from stripebench_tui.envs.deps import requirements_file
 from stripebench_tui.envs.manifest import Environment
 from stripebench_tui.errors import RuntimeProblem
 from stripebench_tui.runtime.docker_engine import BASE_IMAGE_VAR, DEFAULT_BASE_IMAGE, base_image_name
@@ -85,7 +87,10 @@ def content_hash(env: Environment, base_id: str) -> str:
     """The cache key of an environment's image."""
     digest = hashlib.sha256()
     digest.update(f"stripebench {__version__}\nbase {base_id}\n".encode())
-    digest.update(generated_dockerfile("BASE", _requirements(env) is not None).encode())
+    req = _requirements(env)
+    digest.update(generated_dockerfile("BASE", req is not None).encode())
+    if req is not None:  # the requirements may live outside the environment directory's hashed files
+        digest.update(b"requirements\0" + req.read_bytes() + b"\0")
     for path in _env_files(env):
         digest.update(str(path.relative_to(env.root)).encode() + b"\0")
         digest.update(path.read_bytes() + b"\0")
@@ -93,8 +98,7 @@ def content_hash(env: Environment, base_id: str) -> str:
 
 
 def _requirements(env: Environment) -> Path | None:
-    req = env.workspace / "requirements.txt"
-    return req if req.is_file() and not env.manifest.setup else None  # `setup` envs make their own venv
+    return requirements_file(env)
 
 
 def image_tag(env: Environment, base_id: str) -> str:

@@ -38,6 +38,7 @@ import shlex
 import subprocess
 import sys
 import tempfile
+from collections import deque
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -51,7 +52,7 @@ from stripebench_tui.runtime.docker_engine import LABEL_EPISODE, LABEL_OWNER, ow
 from stripebench_tui.runtime.docker_exec import ENV_VAR, exec_argv
 from stripebench_tui.runtime.reaper import TAG_VAR, Watchdog
 from stripebench_tui.runtime.sandbox import SandboxBase, lay_out
-from stripebench_tui.runtime.services import ServiceFailed, ServiceProcess, port_is_free, run_logged
+from stripebench_tui.runtime.services import ServiceFailed, ServiceProcess, port_is_free, run_logged, with_tail
 from stripebench_tui.runtime.tools import _DIE_WITH_PARENT, McpToolExecutor
 
 SEED_TIMEOUT = 120.0
@@ -180,11 +181,13 @@ class DockerSandbox(SandboxBase):
     async def run_setup(self, bus: EventBus) -> None:
         """Run the manifest's ``setup`` commands inside the container, in order."""
         for i, command in enumerate(self.env.manifest.setup):
+            tail: deque[str] = deque(maxlen=20)
             code = await run_logged(bus, "setup", self.exec_argv(["bash", "-c", command]), cwd=self.workspace,
-                                    env=self.tool_env(), log_path=self.logs / "setup.log", timeout=SETUP_TIMEOUT)
+                                    env=self.tool_env(), log_path=self.logs / "setup.log", timeout=SETUP_TIMEOUT,
+                                    tail=tail)
             if code != 0:
-                raise ServiceFailed(f"setup command {i + 1} ({command}) exited with code {code} "
-                                    f"(see {self.logs / 'setup.log'})")
+                raise ServiceFailed(with_tail(f"setup command {i + 1} ({command}) exited with code {code} "
+                                              f"(see {self.logs / 'setup.log'})", tail))
 
     async def run_seed(self, bus: EventBus) -> None:
         """Run the manifest's seed script inside the container."""
@@ -192,13 +195,14 @@ class DockerSandbox(SandboxBase):
         if not seed:
             return
         argv = self.exec_argv(["python3", self.seed_path()])
+        tail: deque[str] = deque(maxlen=20)
         code = await run_logged(bus, "seed", argv, cwd=self.workspace, env=self.tool_env(),
-                                log_path=self.logs / "seed.log", timeout=SEED_TIMEOUT)
+                                log_path=self.logs / "seed.log", timeout=SEED_TIMEOUT, tail=tail)
         if code != 0 and self.container_problem():
             raise ServiceFailed(self.container_problem())
         if code != 0:
-            raise ServiceFailed(f"the seed script {seed} exited with code {code} in the container "
-                                f"(see {self.logs / 'seed.log'})")
+            raise ServiceFailed(with_tail(f"the seed script {seed} exited with code {code} in the container "
+                                          f"(see {self.logs / 'seed.log'})", tail))
 
     async def start_services(self, bus: EventBus) -> None:
         """Start every service inside the container, health-checked from this machine, in manifest order."""

@@ -244,7 +244,7 @@ class Episode:
         return self.result
 
     async def _setup(self) -> tuple[list[Any], list[Any]]:
-        """Watcher, seed, services, tools and grading, in that order; returns the grading hooks."""
+        """Watcher, the environment's dependencies, setup, seed, services, tools and grading; returns the grading hooks."""
         cfg, env, bus, sandbox, backend = self.config, self.env, self.bus, self.sandbox, self.backend
         assert env is not None and bus is not None and sandbox is not None and backend is not None
         if self._stop_requested:
@@ -264,6 +264,7 @@ class Episode:
                                             episode_dir=sandbox.episode_dir, env=sandbox.tool_env())
         tools = asyncio.ensure_future(self.executor.start())
         try:
+            await sandbox.install_dependencies(bus)
             await sandbox.run_setup(bus)
             await sandbox.run_seed(bus)
             await sandbox.start_services(bus)

@@ -13,16 +13,19 @@ import re
 import subprocess
 import sys
 import tempfile
+from collections import deque
 from pathlib import Path
 from typing import BinaryIO
 
 from stripebench_tui.core.bus import EventBus
+from stripebench_tui.core.events import Service
+from stripebench_tui.envs.deps import dependencies
 from stripebench_tui.envs.manifest import Environment
 from stripebench_tui.envs.plans import PlanError, expand
-from stripebench_tui.errors import BadFileError
+from stripebench_tui.errors import BadFileError, UserError
 from stripebench_tui.runtime.reaper import Watchdog, tagged_pids
 from stripebench_tui.runtime.sandbox import SandboxBase, lay_out
-from stripebench_tui.runtime.services import ServiceFailed, ServiceProcess, port_is_free, run_logged
+from stripebench_tui.runtime.services import ServiceFailed, ServiceProcess, port_is_free, run_logged, with_tail
 
 SEED_TIMEOUT = 120.0
 SETUP_TIMEOUT = 600.0  # setup may install packages
@@ -36,6 +39,7 @@ class LocalSandbox(SandboxBase):
     def __init__(self, env: Environment, episode_dir: Path, stripe_vars: dict[str, str]) -> None:
         super().__init__(env, episode_dir, stripe_vars)
         self.watchdog: Watchdog | None = None
+        self.deps = dependencies(env)
 
     def prepare(self) -> None:
         """Copy the workspace in, make the directories, allocate ports and start the watchdog."""
@@ -46,23 +50,48 @@ class LocalSandbox(SandboxBase):
         """The environment of every process the episode starts (see SandboxBase.process_env)."""
         return self.process_env()
 
+    async def install_dependencies(self, bus: EventBus) -> None:
+        """Build (or reuse) the environment's cached venv, its progress as ``deps`` service events."""
+        if self.deps is None:
+            return
+        if self.deps.ready():
+            await bus.publish(Service(service="deps", status="healthy", text=f"venv {self.deps.link.resolve()}"))
+            return
+        from stripebench_tui.runtime.envdeps import ensure_venv
+
+        def progress(text: str) -> None:
+            bus.publish_nowait(Service(service="deps", status="log", text=text))
+
+        await bus.publish(Service(service="deps", status="starting", text=f"pip install -r {self.deps.requirements}"))
+        try:
+            path = await ensure_venv(self.deps, progress, log_copy=self.logs / "deps.log")
+        except UserError as exc:
+            await bus.publish(Service(service="deps", status="unhealthy", text=str(exc)))
+            raise
+        await bus.publish(Service(service="deps", status="healthy", text=f"venv {path}"))
+
     async def run_setup(self, bus: EventBus) -> None:
         """Run the manifest's ``setup`` commands with bash in the workspace, in order; the first failure ends setup."""
         for n, command in enumerate(self.env.manifest.setup, 1):
+            tail: deque[str] = deque(maxlen=20)
             code = await run_logged(bus, "setup", ["bash", "-c", command], cwd=self.workspace, env=self.tool_env(),
-                                    log_path=self.logs / "setup.log", timeout=SETUP_TIMEOUT)
+                                    log_path=self.logs / "setup.log", timeout=SETUP_TIMEOUT, tail=tail)
             if code != 0:
-                raise ServiceFailed(f"setup command {n} ({command}) exited with code {code} (see {self.logs / 'setup.log'})")
+                raise ServiceFailed(with_tail(f"setup command {n} ({command}) exited with code {code} "
+                                              f"(see {self.logs / 'setup.log'})", tail))
 
     async def run_seed(self, bus: EventBus) -> None:
         """Run the manifest's ``stripe.seed`` script with python in the workspace."""
         seed = self.env.manifest.stripe.seed
         if not seed:
             return
-        code = await run_logged(bus, "seed", [sys.executable, str(self.env.path(seed))], cwd=self.workspace,
-                                env=self.tool_env(), log_path=self.logs / "seed.log", timeout=SEED_TIMEOUT)
+        python = str(self.deps.python) if self.deps is not None else sys.executable
+        tail: deque[str] = deque(maxlen=20)
+        code = await run_logged(bus, "seed", [python, str(self.env.path(seed))], cwd=self.workspace,
+                                env=self.tool_env(), log_path=self.logs / "seed.log", timeout=SEED_TIMEOUT, tail=tail)
         if code != 0:
-            raise ServiceFailed(f"the seed script {seed} exited with code {code} (see {self.logs / 'seed.log'})")
+            raise ServiceFailed(with_tail(f"the seed script {seed} exited with code {code} "
+                                          f"(see {self.logs / 'seed.log'})", tail))
 
     async def start_services(self, bus: EventBus) -> None:
         """Start every service in manifest order, each healthy before the next starts."""

@@ -1,11 +1,12 @@
 """Where an episode runs: the Sandbox protocol and the episode directory every sandbox fills.
 
-A sandbox prepares the episode's workspace, runs the environment's Stripe seed
-script, starts its services and stops everything at the end; graders start their
-copies of the app through it too (``start_process``), so the agent's code runs only
-where the episode runs. ``local`` (``runtime.local``) runs everything on this machine
-as this user and confines nothing; ``docker`` (``runtime.docker_sandbox``) runs it in
-a container that sees only what the episode needs.
+A sandbox prepares the episode's workspace, makes the environment's dependencies
+available (locally: its cached venv, ``runtime.envdeps``; in docker: the image), runs
+the environment's Stripe seed script, starts its services and stops everything at the
+end; graders start their copies of the app through it too (``start_process``), so the
+agent's code runs only where the episode runs. ``local`` (``runtime.local``) runs
+everything on this machine as this user and confines nothing; ``docker``
+(``runtime.docker_sandbox``) runs it in a container that sees only what the episode needs.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import BinaryIO, Protocol, runtime_checkable
 
 from stripebench_tui.core.bus import EventBus
 from stripebench_tui.core.trace import EPISODE_TRACE
+from stripebench_tui.envs.deps import EnvDeps, with_bin_first
 from stripebench_tui.envs.manifest import Environment
 from stripebench_tui.errors import UserError
 from stripebench_tui.runtime.reaper import TAG_VAR
@@ -45,6 +47,9 @@ class Sandbox(Protocol):
 
     def tool_env(self) -> dict[str, str]:
         """The full process environment for tool servers."""
+
+    async def install_dependencies(self, bus: EventBus) -> None:
+        """Make what the environment's app needs available (built once and cached); ServiceFailed or UserError."""
 
     async def run_setup(self, bus: EventBus) -> None:
         """Run the manifest's setup commands in the workspace; ServiceFailed on the first that fails."""
@@ -86,6 +91,7 @@ class SandboxBase:
         self.services: list[ServiceProcess] = []
         self._vars = dict(stripe_vars)
         self._stopped = False
+        self.deps: EnvDeps | None = None  # a venv on this machine first on every process's PATH (local sandbox)
 
     def variables(self) -> dict[str, str]:
         """Ports, URLs, Stripe settings and paths (the oracle plan's ``${NAME}`` context)."""
@@ -98,7 +104,12 @@ class SandboxBase:
             env.pop(key, None)
         env.update(self._vars)
         env.update({TAG_VAR: self.tag, "PYTHONUNBUFFERED": "1"})
+        if self.deps is not None:
+            env["PATH"] = with_bin_first(self.deps.bin_dir, env.get("PATH"))
         return env
+
+    async def install_dependencies(self, bus: EventBus) -> None:
+        """Nothing to do unless a sandbox overrides it (the docker sandbox's image already holds them)."""
 
 
 def lay_out(env: Environment, episode_dir: Path, workspace: Path, variables: dict[str, str]) -> None:

@@ -12,6 +12,8 @@ import contextlib
 import os
 import signal
 import socket
+from collections import deque
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -24,26 +26,54 @@ from stripebench_tui.runtime.reaper import die_with_parent
 STOP_GRACE = 3.0
 MAX_LINE = 4000  # a log line longer than this is cut in the event (the log file keeps it whole)
 RESTART_LIMIT = 5  # restarts within a run before a crash-looping service is left down
+TAIL_LINES = 3  # last log lines a failure message quotes
+TAIL_CHARS = 600
 
 
 class ServiceFailed(Exception):
     """A service did not become healthy (or the seed script failed); the message says why, on one line."""
 
 
+def log_tail(lines: Iterable[str], count: int = TAIL_LINES) -> str:
+    """The last ``count`` non-blank lines of a log on one line (`` | `` between them), or ""."""
+    kept = [line.strip() for line in lines if line.strip()][-count:]
+    text = " | ".join(kept)
+    return text if len(text) <= TAIL_CHARS else "…" + text[-TAIL_CHARS:]
+
+
+def with_tail(message: str, lines: Iterable[str]) -> str:
+    """``message`` with the last lines of the log it is about: the very last first (the error an app died of).
+
+    ``"service app exited …: ModuleNotFoundError: No module named 'flask' (its log before that: … | import flask)"``
+    """
+    kept = [line.strip() for line in lines if line.strip()][-TAIL_LINES:]
+    if not kept:
+        return message
+    text = f"{message}: {kept[-1][:TAIL_CHARS]}"
+    before = log_tail(kept[:-1], TAIL_LINES - 1)
+    return text + (f" (its log before that: {before})" if before else "")
+
+
 async def run_logged(bus: EventBus, name: str, argv: list[str], *, cwd: Path, env: dict[str, str],
-                     log_path: Path, timeout: float) -> int:
-    """Run a short process (the seed script) to its end, its output as ``service`` events; returns its exit code."""
+                     log_path: Path, timeout: float, tail: deque[str] | None = None) -> int:
+    """Run a short process (the seed script) to its end, its output as ``service`` events; returns its exit code.
+
+    ``tail`` receives the last lines it printed (for a failure message).
+    """
     proc = await _spawn(argv, cwd, env)
     await bus.publish(Service(service=name, status="starting", pid=proc.pid, text=" ".join(argv)))
     with open(log_path, "ab") as log:
-        readers = [asyncio.create_task(_pump(bus, name, s, kind, log)) for s, kind in
+        readers = [asyncio.create_task(_pump(bus, name, s, kind, log, tail)) for s, kind in
                    ((proc.stdout, "stdout"), (proc.stderr, "stderr"))]
         try:
             code = await asyncio.wait_for(exited(proc), timeout)
         except asyncio.TimeoutError:
             _killpg(proc.pid, signal.SIGKILL)
             await exited(proc)
-            raise ServiceFailed(f"{name} did not finish within {timeout:g} s") from None
+            raise ServiceFailed(with_tail(f"{name} did not finish within {timeout:g} s", tail or ())) from None
+        except BaseException:  # cancelled (the operator stopped the episode): leave nothing running
+            _killpg(proc.pid, signal.SIGKILL)
+            raise
         finally:
             await asyncio.gather(*readers, return_exceptions=True)
     await bus.publish(Service(service=name, status="exited", exit_code=code, pid=proc.pid))
@@ -58,7 +88,8 @@ async def _spawn(argv: list[str], cwd: Path, env: dict[str, str]) -> asyncio.sub
     )
 
 
-async def _pump(bus: EventBus, name: str, stream: asyncio.StreamReader | None, kind: str, log: Any) -> None:
+async def _pump(bus: EventBus, name: str, stream: asyncio.StreamReader | None, kind: str, log: Any,
+                tail: deque[str] | None = None) -> None:
     if stream is None:
         return
     while True:
@@ -71,6 +102,8 @@ async def _pump(bus: EventBus, name: str, stream: asyncio.StreamReader | None, k
         log.write(line)
         log.flush()
         text = line.decode("utf-8", "replace").rstrip("\r\n")
+        if tail is not None:
+            tail.append(text[:MAX_LINE])
         if len(text) > MAX_LINE:
             text = text[:MAX_LINE] + " …[cut]"
         await bus.publish(Service(service=name, status="log", stream=kind, text=text))
@@ -148,6 +181,7 @@ class ServiceProcess:
         self._stopping = False
         self._monitor: asyncio.Task[None] | None = None
         self._readers: list[asyncio.Task[None]] = []
+        self.tail: deque[str] = deque(maxlen=50)  # the last lines it printed (why it died)
         self._log = open(log_path, "ab")
 
     @property
@@ -165,7 +199,7 @@ class ServiceProcess:
     async def _launch(self) -> None:
         self.proc = await _spawn(["bash", "-c", self.command], self.cwd, self.env)
         await self.bus.publish(Service(service=self.name, status="starting", pid=self.proc.pid, text=self.command))
-        self._readers = [asyncio.create_task(_pump(self.bus, self.name, s, kind, self._log)) for s, kind in
+        self._readers = [asyncio.create_task(_pump(self.bus, self.name, s, kind, self._log, self.tail)) for s, kind in
                          ((self.proc.stdout, "stdout"), (self.proc.stderr, "stderr"))]
 
     async def _wait_healthy(self) -> None:
@@ -176,12 +210,14 @@ class ServiceProcess:
         while True:
             if self.proc.returncode is not None:
                 await _settle(self._readers)
-                why = f"service {self.name} exited with code {self.proc.returncode} before it was healthy ({target})"
+                why = with_tail(f"service {self.name} exited with code {self.proc.returncode} before it was healthy "
+                                f"({target})", self.tail)
                 break
             if await probe(self.health):
                 return
             if loop.time() > deadline:
-                why = f"service {self.name} failed its health check: no answer from {target} within {self.health_timeout:g} s"
+                why = with_tail(f"service {self.name} failed its health check: no answer from {target} within "
+                                f"{self.health_timeout:g} s", self.tail)
                 break
             await asyncio.sleep(0.1)
         await self.bus.publish(Service(service=self.name, status="unhealthy", text=why, pid=self.pid,
@@ -197,7 +233,8 @@ class ServiceProcess:
                 return
             _killpg(self.proc.pid, signal.SIGKILL)  # leave nothing the exited leader started
             await _settle(self._readers)
-            await self.bus.publish(Service(service=self.name, status="exited", exit_code=code, pid=self.proc.pid))
+            await self.bus.publish(Service(service=self.name, status="exited", exit_code=code, pid=self.proc.pid,
+                                           text=log_tail(self.tail, 1) if code else ""))
             if not self.restart or self.restarts >= RESTART_LIMIT:
                 return
             self.restarts += 1
@@ -247,4 +284,5 @@ def port_is_free(port: int, host: str = "127.0.0.1") -> bool:
     return True
 
 
-__all__ = ["ServiceFailed", "ServiceProcess", "free_port", "port_is_free", "probe", "run_logged"]
+__all__ = ["ServiceFailed", "ServiceProcess", "free_port", "log_tail", "port_is_free", "probe", "run_logged",
+           "with_tail"]

@@ -31,3 +31,22 @@ def test_generated_dockerfile_bakes_tool_deps_and_requirements() -> None:
     assert "mcp==" in text and "stripe==" in text and "-r /opt/stripebench-env/requirements.txt" in text
     assert "PYTHONPATH=/opt/stripebench" in text
     assert "ENV PIP_CERT" not in text  # the build-time CA is not left in the image's environment
+
+
+def test_the_declared_requirements_are_baked_in_and_hashed_even_with_setup_commands(tmp_path: Path) -> None:
+    from stripebench_tui.runtime.docker_images import _requirements
+
+    root = tmp_path / "tiny-shop"
+    shutil.copytree(FIXTURE, root)
+    outside = tmp_path / "deps.txt"  # a requirements file outside the environment directory's hashed files
+    outside.write_text("flask>=3.0\n")
+    manifest = root / "environment.toml"
+    lines = manifest.read_text().splitlines()
+    first_table = next(i for i, line in enumerate(lines) if line.startswith("["))
+    lines[first_table:first_table] = ['requirements = "../deps.txt"', 'setup = ["true"]']
+    manifest.write_text("\n".join(lines) + "\n")
+    env = load_environment(root)
+    assert _requirements(env) == root / "../deps.txt"  # setup commands no longer opt out
+    first = content_hash(env, "sha256:aaa")
+    outside.write_text("flask>=3.1\n")
+    assert content_hash(env, "sha256:aaa") != first

@@ -69,6 +69,7 @@ def test_a_valid_environment_loads_with_defaults(tmp_path):
     (lambda s: s.replace('id = "tiny-env"', 'id = "other-env"'), "does not match its directory name"),
     (lambda s: s.replace("[limits]", "[limits"), "not valid TOML"),
     (lambda s: s + "\n[docker]\npids = 4\n", "docker.pids: Input should be greater than or equal to 32"),
+    (lambda s: s.replace('submission = "answer.txt"', 'requirements = "deps.txt"'), "requirements: deps.txt does not exist"),
 ])
 def test_mistakes_are_one_line_naming_the_file_and_field(tmp_path, mutation, message):
     root = make_env(tmp_path, mutation(GOOD))
@@ -108,3 +109,41 @@ def test_a_relative_environments_dir_gives_absolute_paths(tmp_path, monkeypatch)
     monkeypatch.setenv("STRIPEBENCH_ENVIRONMENTS", tmp_path.name)
     env = find_environment("tiny-env")
     assert env.root.is_absolute() and env.root == tmp_path / "tiny-env"
+
+
+def test_requirements_default_to_the_workspaces_file_and_can_be_declared_or_refused(tmp_path, monkeypatch):
+    from stripebench_tui.envs.deps import dependencies, requirements_file
+
+    monkeypatch.setenv("STRIPEBENCH_CACHE", str(tmp_path / "cache"))
+    root = make_env(tmp_path)
+    assert requirements_file(load_environment(root)) is None and dependencies(load_environment(root)) is None
+    (root / "workspace" / "requirements.txt").write_text("flask>=3\n")
+    deps = dependencies(load_environment(root))
+    assert deps.requirements == root / "workspace" / "requirements.txt"
+    assert deps.home == tmp_path / "cache" / "envs" / "tiny-env" and not deps.ready()
+    (root / "deps.txt").write_text("flask>=3\n")
+    declared = load_environment(make_env(tmp_path / "b", GOOD.replace('submission = "answer.txt"', 'requirements = "../../tiny-env/deps.txt"')))
+    assert requirements_file(declared) == declared.root / "../../tiny-env/deps.txt"
+    assert dependencies(declared).key == deps.key  # same content, same interpreter: same key
+    (root / "deps.txt").write_text("flask>=3.1\n")
+    assert dependencies(declared).key != deps.key
+    none = load_environment(make_env(tmp_path / "c", GOOD.replace('submission = "answer.txt"', 'requirements = ""')))
+    (none.workspace / "requirements.txt").write_text("flask\n")
+    assert requirements_file(none) is None
+
+
+def test_without_a_checkout_around_the_package_the_bundled_copies_are_used(tmp_path, monkeypatch):
+    import stripebench_tui.envs.manifest as manifest
+    from stripebench_tui.grading.loader import graders_dir
+
+    monkeypatch.delenv("STRIPEBENCH_ENVIRONMENTS", raising=False)
+    monkeypatch.delenv("STRIPEBENCH_GRADERS", raising=False)
+    checkout = Path(manifest.__file__).resolve().parents[2]
+    assert manifest.environments_dir() == checkout / "environments" and graders_dir() == checkout / "graders"
+    fake_package = tmp_path / "site-packages" / "stripebench_tui"
+    (fake_package / "envs").mkdir(parents=True)
+    monkeypatch.setattr(manifest, "__file__", str(fake_package / "envs" / "manifest.py"))
+    assert manifest.bundled_dir("environments") == fake_package / "bundled" / "environments"
+    assert manifest.environments_dir() == fake_package / "bundled" / "environments"
+    monkeypatch.setenv("STRIPEBENCH_ENVIRONMENTS", str(tmp_path))
+    assert manifest.environments_dir() == tmp_path  # the variable comes first

@@ -208,3 +208,37 @@ async def test_quit_during_setup_stops_it_and_keeps_the_trace(tmp_path: Path) ->
     assert result is not None and result.reason == "stopped" and not result.setup_failed
     assert trace_events(trace)[-1]["type"] == "episode_end"
     assert tagged_pids(tag) == []
+
+
+async def test_a_service_that_dies_at_import_says_its_error_on_the_status_line(tmp_path: Path) -> None:
+    from stripebench_tui.runtime.episode import EpisodeConfig
+    from tests.envdeps_env import make_env
+
+    env = make_env(tmp_path / "envs", None, app_imports="import no_such_module_for_stripebench as sbfixture_dep",
+                   seed="", top='requirements = ""')
+    app = create_live_app(EpisodeConfig(env=env, agent="noop", episode_dir=tmp_path / "ep", headless=False))
+    wanted = "ModuleNotFoundError: No module named 'no_such_module_for_stripebench'"
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.live
+        await wait_for(pilot, lambda: wanted in screen.query_one(LiveStatusBar).line_text, what="the error on the status line")
+        assert "ended: error" in screen.query_one(LiveStatusBar).line_text
+        await pilot.press("q")
+    assert app.return_value is not None and app.return_value.setup_failed
+
+
+async def test_the_status_line_shows_the_dependency_install_while_it_runs(tmp_path: Path, monkeypatch) -> None:
+    from stripebench_tui.runtime.episode import EpisodeConfig
+    from tests.envdeps_env import make_env, wheel
+
+    monkeypatch.setenv("STRIPEBENCH_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("PIP_NO_INDEX", "1")
+    env = make_env(tmp_path / "envs", f"--find-links {wheel(tmp_path / 'wheels')}\nsbfixture-dep==1.0\n")
+    app = create_live_app(EpisodeConfig(env=env, agent="noop", episode_dir=tmp_path / "ep", headless=False))
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.live
+        await wait_for(pilot, lambda: "setting up: installing dependencies" in screen.query_one(LiveStatusBar).line_text,
+                       what="the dependency install on the status line")
+        await wait_for(pilot, lambda: screen.result is not None, timeout=120, what="the episode to end")
+        await pilot.press("q")
+    result = app.return_value
+    assert result is not None and not result.setup_failed, result.error

@@ -1,15 +1,12 @@
 #!/usr/bin/env bash
-# Make the service's virtualenv (.venv) if it does not exist yet and install requirements.txt into it.
-# The venv sees the system site-packages (Flask); whatever it installs itself (stripe) shadows them.
-# .venv/bin/pip is a small wrapper around the system pip aimed at this venv (quicker than bootstrapping pip).
+# Make the service's virtualenv (.venv) if it does not exist yet. It sees the packages of the python first on PATH
+# (stripebench installs requirements.txt there: Flask and stripe 4.2.0) through a .pth file; whatever is installed
+# into .venv itself (`.venv/bin/pip install …`, e.g. a newer stripe) comes first and shadows them.
 set -euo pipefail
 cd "$(dirname "$0")"
 if [ ! -x .venv/bin/python ]; then
-  python3 -m venv --system-site-packages --without-pip .venv
-  cat > .venv/bin/pip <<'PIP'
-#!/usr/bin/env bash
-exec python3 -m pip --disable-pip-version-check --python "$(dirname "$0")/python" "$@"
-PIP
-  chmod +x .venv/bin/pip
-  .venv/bin/pip install -q --no-deps -r requirements.txt
+  python3 -m venv .venv
+  base=$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+  own=$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+  echo "$base" > "$own/_stripebench_environment.pth"
 fi

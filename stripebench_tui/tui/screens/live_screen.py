@@ -186,7 +186,14 @@ class LiveEpisodeScreen(EpisodeScreen, inherit_bindings=False):
 
     def setup_progress(self) -> str:
         """What the episode is preparing: each service's latest status, then the tool servers'."""
-        parts = [f"{name} {status}" for name, status in self.live_state.services.items()]
+        parts = []
+        for name, status in self.live_state.services.items():
+            if name == "deps" and status in ("starting", "running"):  # pip at work: say what it is doing
+                latest = next((e.text for e in reversed(self.live_state.service_log)
+                               if e.service == "deps" and e.status == "log"), "")
+                parts.append(f"installing dependencies: {latest}" if latest else "installing dependencies")
+            else:
+                parts.append(f"{name} {status}")
         executor = getattr(self.episode, "executor", None)
         if executor is not None:
             names = ", ".join(getattr(executor, "server_names", []) or [])

@@ -1,0 +1,67 @@
+"""The wheel carries the built-in environments, graders and sample replays: a plain install runs them.
+
+Builds the wheel, installs it (no dependencies: they come from this interpreter's site-packages) into a fresh venv,
+and from a directory far from this checkout runs `stripebench envs`, `validate bookings-payments` and a bundled
+sample replay. The environments' app dependencies come from their own cached venvs (nothing from scripts/setup.sh).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _run(argv: list[str], cwd: Path, env: dict[str, str], timeout: float) -> subprocess.CompletedProcess:
+    return subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1200)
+def test_the_installed_wheel_runs_the_bundled_environments_graders_and_replays(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("PYTHONPATH", "STRIPEBENCH_ENVIRONMENTS", "STRIPEBENCH_GRADERS", "VIRTUAL_ENV")}
+    built = _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--disable-pip-version-check", "-q",
+                  "-w", str(tmp_path / "dist"), str(REPO)], cwd=tmp_path, env=env, timeout=600)
+    assert built.returncode == 0, built.stderr
+    [wheel] = list((tmp_path / "dist").glob("stripebench_tui-*.whl"))
+    with zipfile.ZipFile(wheel) as zf:
+        names = zf.namelist()
+    assert "stripebench_tui/bundled/graders/bookings_payments.py" in names
+    assert "stripebench_tui/bundled/replays/checkout-migration-400/trace.jsonl" in names
+    assert not [n for n in names if "__pycache__" in n or "/.venv/" in n or n.endswith(".pyc")]
+
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(venv)], check=True)
+    installed = _run([sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"), "install", "-q",
+                      "--disable-pip-version-check", "--no-deps", "--ignore-installed", str(wheel)],
+                     cwd=tmp_path, env=env, timeout=300)
+    assert installed.returncode == 0, installed.stderr
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    where = _run([str(venv / "bin" / "python"), "-c", "import stripebench_tui; print(stripebench_tui.__file__)"],
+                 cwd=elsewhere, env=env, timeout=60)
+    package = Path(where.stdout.strip()).parent
+    assert package.is_relative_to(venv), where.stdout + where.stderr  # not the editable checkout
+    assert (package / "bundled" / "environments" / "bookings-payments" / "environment.toml").is_file()
+
+    cli = [str(venv / "bin" / "stripebench")]
+    envs = _run([*cli, "envs"], cwd=elsewhere, env=env, timeout=120)
+    assert envs.returncode == 0, envs.stderr
+    assert {line.split()[0] for line in envs.stdout.splitlines()} >= {
+        "bookings-payments", "checkout-migration", "idempotent-payments", "sdk-upgrade-charges", "webhook-fulfillment"}
+
+    replay = _run([*cli, "replay", "replays/checkout-migration-400", "--summary"], cwd=elsewhere, env=env, timeout=120)
+    assert replay.returncode == 1, replay.stderr  # the sample where the agent fails: it does not pass
+    assert "checkout-migration" in replay.stdout and "Traceback" not in replay.stderr
+
+    validate = _run([*cli, "validate", "bookings-payments"], cwd=elsewhere, env=env, timeout=900)
+    assert validate.returncode == 0, validate.stdout + validate.stderr
+    assert "oracle" in validate.stdout and "refund-400-as-success" in validate.stdout
