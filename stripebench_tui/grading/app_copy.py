@@ -22,6 +22,7 @@ from typing import Any
 
 import httpx
 
+from stripebench_tui.child_env import base_env
 from stripebench_tui.grading.context import GradingUnavailable
 
 
@@ -56,7 +57,7 @@ class AppCopy:
                 src.backup(dst)  # consistent even while the agent's app writes
         port = free_port()
         self.url = f"http://127.0.0.1:{port}"
-        full = dict(os.environ)
+        full = base_env()  # never the runner's whole environment (a model provider's key): see child_env
         for name in unset:  # the grader's own environment must not leak into the copy
             full.pop(name, None)
         full.update({k: v for k, v in ctx.env_vars.items() if isinstance(v, str)})

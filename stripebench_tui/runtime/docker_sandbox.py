@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 import stripebench_tui
+from stripebench_tui.child_env import base_env
 from stripebench_tui.core.bus import EventBus
 from stripebench_tui.core.events import Service
 from stripebench_tui.envs.manifest import Environment
@@ -270,7 +271,7 @@ class _Watchdogs:
         self.container = subprocess.Popen(
             [sys.executable, "-m", "stripebench_tui.runtime.docker_engine", "--reap", container],
             stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            env={k: v for k, v in os.environ.items() if k != TAG_VAR}, start_new_session=True, close_fds=True)
+            env={k: v for k, v in base_env().items() if k != TAG_VAR}, start_new_session=True, close_fds=True)
 
     def close(self, timeout: float = 30.0) -> None:
         """Stop the relays, then remove the container; waits for both."""

@@ -9,12 +9,12 @@ module implementing the same protocol.
 from __future__ import annotations
 
 import datetime as dt
-import os
 import shutil
 import uuid
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
+from stripebench_tui.child_env import base_env
 from stripebench_tui.core.bus import EventBus
 from stripebench_tui.core.trace import EPISODE_TRACE
 from stripebench_tui.envs.manifest import Environment
@@ -77,10 +77,10 @@ class SandboxBase:
         return dict(self._vars)
 
     def process_env(self) -> dict[str, str]:
-        """The environment of every process started on this machine: ours, the episode's variables and the tag."""
-        env = dict(os.environ)
-        for key in ("STRIPE_API_BASE", "STRIPE_API_VERSION"):  # never leak the user's own settings into an episode
-            env.pop(key, None)
+        """The environment of every process started on this machine: the allowed part of ours (see
+        ``stripebench_tui.child_env``: never a model provider's key, nor the user's own Stripe settings), the
+        episode's variables and the tag."""
+        env = base_env()
         env.update(self._vars)
         env.update({TAG_VAR: self.tag, "PYTHONUNBUFFERED": "1"})
         return env

@@ -1,0 +1,63 @@
+"""The environment every child process of stripebench inherits from this machine: an allow-list, not everything.
+
+Tool servers, services, the seed and setup scripts, a grader's copy of the app and our own helper processes get
+only the variables named here from stripebench's environment, plus the episode's own variables (ports, URLs,
+Stripe settings) and the process tag, which their callers add. Whatever else the runner holds, a model provider's
+key (``ANTHROPIC_API_KEY``, ``OPENAI_API_KEY``…) above all, never reaches the agent's tools or the app.
+
+What passes, and why:
+
+* ``PATH``, ``HOME``, ``USER``, ``LOGNAME``, ``SHELL``: finding programs and the user's home (pip, npm, caches).
+* ``LANG``, ``LANGUAGE``, ``LC_*``, ``TERM``, ``TZ``: text encoding, terminal and time zone.
+* ``TMPDIR``, ``TMP``, ``TEMP``: where temporary files go.
+* ``SSL_CERT_FILE``, ``SSL_CERT_DIR``, ``REQUESTS_CA_BUNDLE``, ``CURL_CA_BUNDLE``, ``NODE_EXTRA_CA_CERTS``,
+  ``PIP_*``: CA bundles and pip's settings, so installing packages works behind a TLS-inspecting proxy.
+* ``PYTHONPATH``, ``VIRTUAL_ENV``: the same Python packages as stripebench (tool servers run our modules).
+* ``STRIPEBENCH_*``, ``PLAYWRIGHT_BROWSERS_PATH``: our own settings (tool timeouts, Chromium, caches).
+* ``DOCKER_HOST``, ``DOCKER_CERT_PATH``, ``DOCKER_TLS_VERIFY``, ``DOCKER_CONFIG``, ``DOCKER_CONTEXT``: the relays
+  of the docker sandbox reach the engine (commands inside the container get only the episode's variables).
+
+``runner_secrets`` lists the values of this machine's variables that look like credentials, so the trace and the
+logs redact them even where a process received them some other way.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Mapping
+
+ALLOWED_NAMES = frozenset({
+    "PATH", "HOME", "USER", "LOGNAME", "SHELL",
+    "LANG", "LANGUAGE", "TERM", "TZ",
+    "TMPDIR", "TMP", "TEMP",
+    "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "NODE_EXTRA_CA_CERTS",
+    "PYTHONPATH", "VIRTUAL_ENV",
+    "PLAYWRIGHT_BROWSERS_PATH",
+    "DOCKER_HOST", "DOCKER_CERT_PATH", "DOCKER_TLS_VERIFY", "DOCKER_CONFIG", "DOCKER_CONTEXT",
+})
+ALLOWED_PREFIXES = ("LC_", "PIP_", "STRIPEBENCH_")
+
+# Names of variables whose values are credentials (ANTHROPIC_API_KEY, GITHUB_TOKEN, AWS_SECRET_ACCESS_KEY, …).
+_SECRET_NAME = re.compile(r"(?i)(API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD)")
+MIN_RUNNER_SECRET = 8  # shorter values ("1", "true") would mangle ordinary text when redacted
+
+
+def allowed(name: str) -> bool:
+    """Whether a variable of this machine's environment may pass to child processes."""
+    return name in ALLOWED_NAMES or name.startswith(ALLOWED_PREFIXES)
+
+
+def base_env(source: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The allowed part of ``source`` (default: this process's environment)."""
+    source = os.environ if source is None else source
+    return {k: v for k, v in source.items() if allowed(k)}
+
+
+def runner_secrets(source: Mapping[str, str] | None = None) -> list[str]:
+    """Values of ``source`` (default: this process's environment) whose names say they are credentials."""
+    source = os.environ if source is None else source
+    return [v for k, v in source.items() if _SECRET_NAME.search(k) and len(v) >= MIN_RUNNER_SECRET]
+
+
+__all__ = ["ALLOWED_NAMES", "ALLOWED_PREFIXES", "allowed", "base_env", "runner_secrets"]
