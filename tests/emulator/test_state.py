@@ -41,7 +41,7 @@ def test_same_seed_same_ids() -> None:
 def test_reset_restarts_seeded_ids() -> None:
     with running_emulator(seed=7) as emu:
         before = _workload(_client(emu))
-        httpx.post(f"{emu.url}/_emulator/reset").raise_for_status()
+        httpx.post(f"{emu.url}/_emulator/reset", headers=emu.control_headers).raise_for_status()
         assert _client(emu).v1.customers.list().data == []
         assert _workload(_client(emu)) == before
 
@@ -70,16 +70,17 @@ def test_state_file_survives_restart(tmp_path: Path) -> None:
 
 def test_clock_controls(emulator, stripe_client: stripe.StripeClient) -> None:
     url = f"{emulator.url}/_emulator/clock"
-    frozen = httpx.post(url, json={"set": 1_700_000_000, "freeze": True}).json()
+    ctl = emulator.control_headers
+    frozen = httpx.post(url, headers=ctl, json={"set": 1_700_000_000, "freeze": True}).json()
     assert frozen == {"now": 1_700_000_000, "frozen": True, "offset": frozen["offset"]}
     assert stripe_client.v1.customers.create().created == 1_700_000_000
-    assert httpx.post(url, data={"advance": "3600"}).json()["now"] == 1_700_003_600
+    assert httpx.post(url, headers=ctl, data={"advance": "3600"}).json()["now"] == 1_700_003_600
     assert stripe_client.v1.customers.create().created == 1_700_003_600
-    assert httpx.get(url).json()["now"] == 1_700_003_600
-    assert httpx.post(url, json={"advance": "soon"}).status_code == 400
-    assert httpx.post(url, json={}).status_code == 400
-    assert httpx.post(f"{emulator.url}/_emulator/reset").json() == {"ok": True}
-    assert httpx.get(url).json()["frozen"] is False
+    assert httpx.get(url, headers=ctl).json()["now"] == 1_700_003_600
+    assert httpx.post(url, headers=ctl, json={"advance": "soon"}).status_code == 400
+    assert httpx.post(url, headers=ctl, json={}).status_code == 400
+    assert httpx.post(f"{emulator.url}/_emulator/reset", headers=ctl).json() == {"ok": True}
+    assert httpx.get(url, headers=ctl).json()["frozen"] is False
 
 
 def test_cli_serves_until_interrupted(tmp_path: Path) -> None:
