@@ -19,13 +19,20 @@ What passes, and why:
 
 ``runner_secrets`` lists the values of this machine's variables that look like credentials, so the trace and the
 logs redact them even where a process received them some other way.
+
+The allow-list keeps the key out of every child's environment, but in the local sandbox the agent's commands run
+as the same user (or root) as stripebench, and ``/proc/<stripebench's pid>/environ`` shows the environment this
+process was started with. ``hide_from_proc_environ`` overwrites given values in that block (Linux), so walking up
+the process tree finds no key there either; Python's ``os.environ`` keeps its own copy and is not affected.
 """
 
 from __future__ import annotations
 
+import ctypes
 import os
 import re
-from typing import Mapping
+from pathlib import Path
+from typing import Iterable, Mapping
 
 ALLOWED_NAMES = frozenset({
     "PATH", "HOME", "USER", "LOGNAME", "SHELL",
@@ -60,4 +67,29 @@ def runner_secrets(source: Mapping[str, str] | None = None) -> list[str]:
     return [v for k, v in source.items() if _SECRET_NAME.search(k) and len(v) >= MIN_RUNNER_SECRET]
 
 
-__all__ = ["ALLOWED_NAMES", "ALLOWED_PREFIXES", "allowed", "base_env", "runner_secrets"]
+def hide_from_proc_environ(values: Iterable[str]) -> int:
+    """Overwrite (with ``*``) every variable value equal to one of ``values`` in this process's initial environment
+    block, the one ``/proc/<pid>/environ`` shows; returns how many were hidden (0 where there is no such block)."""
+    wanted = {v.encode() for v in values if v}
+    if not wanted:
+        return 0
+    try:
+        # /proc/self/stat: fields after the command name (in parentheses) start at field 3; env_start is field 50
+        fields = Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()
+        start, end = int(fields[47]), int(fields[48])
+        block = Path("/proc/self/environ").read_bytes()
+    except (OSError, ValueError, IndexError):
+        return 0
+    if not start or end - start != len(block):
+        return 0
+    hidden, offset = 0, 0
+    for entry in block.split(b"\0"):
+        name, sep, value = entry.partition(b"=")
+        if sep and value in wanted:
+            ctypes.memset(start + offset + len(name) + 1, ord("*"), len(value))
+            hidden += 1
+        offset += len(entry) + 1
+    return hidden
+
+
+__all__ = ["ALLOWED_NAMES", "ALLOWED_PREFIXES", "allowed", "base_env", "hide_from_proc_environ", "runner_secrets"]

@@ -153,7 +153,8 @@ class DockerSandbox(SandboxBase):
         """Run the manifest's ``setup`` commands inside the container, in order."""
         for i, command in enumerate(self.env.manifest.setup):
             code = await run_logged(bus, "setup", self.exec_argv(["bash", "-c", command]), cwd=self.workspace,
-                                    env=self.tool_env(), log_path=self.logs / "setup.log", timeout=SETUP_TIMEOUT)
+                                    env=self.tool_env(), log_path=self.logs / "setup.log", timeout=SETUP_TIMEOUT,
+                                    redactor=self.redactor)
             if code != 0:
                 raise ServiceFailed(f"setup command {i + 1} ({command}) exited with code {code} "
                                     f"(see {self.logs / 'setup.log'})")
@@ -165,7 +166,7 @@ class DockerSandbox(SandboxBase):
             return
         argv = self.exec_argv(["python3", str(self.env.path(seed).resolve())])
         code = await run_logged(bus, "seed", argv, cwd=self.workspace, env=self.tool_env(),
-                                log_path=self.logs / "seed.log", timeout=SEED_TIMEOUT)
+                                log_path=self.logs / "seed.log", timeout=SEED_TIMEOUT, redactor=self.redactor)
         if code != 0 and self.container_problem():
             raise ServiceFailed(self.container_problem())
         if code != 0:
@@ -191,7 +192,7 @@ class DockerSandbox(SandboxBase):
             service = ServiceProcess(bus, spec.name, command, cwd=self.workspace, env=self.tool_env(extra),
                                      log_path=self.logs / f"{spec.name}.log", health=health,
                                      health_timeout=spec.health.timeout if spec.health else 30.0,
-                                     restart=spec.restart)
+                                     restart=spec.restart, redactor=self.redactor)
             self.services.append(service)
             try:
                 await service.start()

@@ -47,7 +47,7 @@ class LocalSandbox(SandboxBase):
         """Run the manifest's ``setup`` commands with bash in the workspace, in order; the first failure ends setup."""
         for n, command in enumerate(self.env.manifest.setup, 1):
             code = await run_logged(bus, "setup", ["bash", "-c", command], cwd=self.workspace, env=self.tool_env(),
-                                    log_path=self.logs / "setup.log", timeout=SETUP_TIMEOUT)
+                                    log_path=self.logs / "setup.log", timeout=SETUP_TIMEOUT, redactor=self.redactor)
             if code != 0:
                 raise ServiceFailed(f"setup command {n} ({command}) exited with code {code} (see {self.logs / 'setup.log'})")
 
@@ -57,7 +57,8 @@ class LocalSandbox(SandboxBase):
         if not seed:
             return
         code = await run_logged(bus, "seed", [sys.executable, str(self.env.path(seed))], cwd=self.workspace,
-                                env=self.tool_env(), log_path=self.logs / "seed.log", timeout=SEED_TIMEOUT)
+                                env=self.tool_env(), log_path=self.logs / "seed.log", timeout=SEED_TIMEOUT,
+                                redactor=self.redactor)
         if code != 0:
             raise ServiceFailed(f"the seed script {seed} exited with code {code} (see {self.logs / 'seed.log'})")
 
@@ -78,7 +79,7 @@ class LocalSandbox(SandboxBase):
             service = ServiceProcess(bus, spec.name, spec.command, cwd=self.workspace, env=env,
                                      log_path=self.logs / f"{_safe(spec.name)}.log", health=health,
                                      health_timeout=spec.health.timeout if spec.health else 30.0,
-                                     restart=spec.restart)
+                                     restart=spec.restart, redactor=self.redactor)
             self.services.append(service)
             await service.start()
 

@@ -12,10 +12,11 @@ import datetime as dt
 import shutil
 import uuid
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import Iterable, Protocol, runtime_checkable
 
 from stripebench_tui.child_env import base_env
 from stripebench_tui.core.bus import EventBus
+from stripebench_tui.core.redact import Redactor
 from stripebench_tui.core.trace import EPISODE_TRACE
 from stripebench_tui.envs.manifest import Environment
 from stripebench_tui.errors import UserError
@@ -71,6 +72,12 @@ class SandboxBase:
         self.services: list[ServiceProcess] = []
         self._vars = dict(stripe_vars)
         self._stopped = False
+        self.redactor = Redactor()  # what the logs of services, setup and seed are redacted with
+
+    def add_secrets(self, secrets: Iterable[str]) -> None:
+        """Register values the episode's logs must never contain (keys, the emulator's control token)."""
+        for secret in secrets:
+            self.redactor.add_secret(secret)
 
     def variables(self) -> dict[str, str]:
         """Ports, URLs, Stripe settings and paths (the oracle plan's ``${NAME}`` context)."""
