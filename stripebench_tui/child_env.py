@@ -46,7 +46,7 @@ ALLOWED_NAMES = frozenset({
 ALLOWED_PREFIXES = ("LC_", "PIP_", "STRIPEBENCH_")
 
 # Names of variables whose values are credentials (ANTHROPIC_API_KEY, GITHUB_TOKEN, AWS_SECRET_ACCESS_KEY, …).
-_SECRET_NAME = re.compile(r"(?i)(API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD)")
+_SECRET_NAME = re.compile(r"(?i)(API_?KEY|TOKEN|SECRET|SECRET_KEY|ACCESS_KEY|PRIVATE_KEY|PASSWORD|PASSWD)$")
 MIN_RUNNER_SECRET = 8  # shorter values ("1", "true") would mangle ordinary text when redacted
 
 

@@ -32,10 +32,12 @@ _BEARER = re.compile(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/=-]{6,}")
 # NAME=value where NAME says it holds a credential (the output of `env`, a .env file); a value already
 # redacted by a shape above keeps its prefix.
 _ASSIGNMENT = re.compile(
-    r"(?<![A-Za-z0-9_])([A-Z][A-Z0-9_]*(?:API_?KEY|TOKEN|SECRET|SECRET_KEY|PASSWORD|PASSWD)[A-Z0-9_]*=['\"]?)"
+    r"(?<![A-Za-z0-9_])([A-Z][A-Z0-9_]*(?:API_?KEY|TOKEN|SECRET|SECRET_KEY|ACCESS_KEY|PRIVATE_KEY|PASSWORD|PASSWD)"
+    r"=['\"]?)"
     r"(?![^\s'\"]*\[REDACTED\])[^\s'\"]{4,}"
 )
-_QUICK = re.compile(r"(?i)sk_|rk_|pk_|whsec_|bearer|authorization|api-key|sk-|xai-|key=|token|secret|passw")
+_QUICK = re.compile(r"(?i)sk_|rk_|pk_|whsec_|bearer|authorization|api-key|sk-|xai-")
+_QUICK_ASSIGNMENT = re.compile(r"KEY|TOKEN|SECRET|PASSW")
 _SENSITIVE_KEYS = {"authorization", "proxy-authorization", "stripe_api_key", "api_key", "secret_key", "x-api-key",
                    "api-key", "anthropic_api_key", "openai_api_key", "xai_api_key"}
 
@@ -68,7 +70,7 @@ class Redactor:
         if self._literal is not None:
             s = self._literal.sub(REDACTED, s)
         if not _QUICK.search(s):
-            return s
+            return _ASSIGNMENT.sub(lambda m: m.group(1) + REDACTED, s) if _QUICK_ASSIGNMENT.search(s) else s
         s = _STRIPE_KEY.sub(lambda m: m.group(1) + REDACTED, s)
         s = _WEBHOOK_SECRET.sub(lambda m: m.group(1) + REDACTED, s)
         s = _PROVIDER_KEY.sub(lambda m: m.group(1) + REDACTED, s)

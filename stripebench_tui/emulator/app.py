@@ -13,7 +13,13 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from stripebench_tui.emulator.control import CONTROL_HEADER, control_routes, forbidden_body, is_control_path, token_matches
+from stripebench_tui.emulator.control import (
+    CONTROL_HEADER,
+    control_routes,
+    forbidden_body,
+    is_control_path,
+    token_matches,
+)
 from stripebench_tui.emulator.dispatch import Reply, finish, handle
 from stripebench_tui.emulator.engine import Emulator
 from stripebench_tui.emulator.registry import PAGE_ROUTES
@@ -31,8 +37,8 @@ class _EmulatorApp(Starlette):
         path = scope.get("path", "") if scope["type"] == "http" else ""
         if is_control_path(path) and not self._authorized(scope):
             body = forbidden_body()
-            await send({"type": "http.response.start", "status": 403,
-                        "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
+            headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+            await send({"type": "http.response.start", "status": 403, "headers": headers})
             await send({"type": "http.response.body", "body": body})
             return
         if not path.startswith("/v1/") or self.v1_pages:  # a page under /v1 must keep Starlette's routing

@@ -3,7 +3,7 @@ deliveries are in ``faults`` and ``webhooks``). Graders never need these.
 
 They change or reveal the very state a grader reads, so the agent must not reach them: every ``/_emulator/``
 request must carry the server's control token in the ``Stripebench-Control-Token`` header (``CONTROL_HEADER``),
-else it gets a 403 (``guard``). The token is made per server (``new_control_token``); only whoever started the
+else ``app`` answers it with a 403. The token is made per server (``new_control_token``); only whoever started the
 server holds it (the runtime registers it as a secret, so traces and logs redact it), never the agent.
 """
 

@@ -48,6 +48,7 @@ def test_known_secret_shapes(raw: str, kept: str, gone: str) -> None:
         ("GITHUB_TOKEN=ghp_0123456789abcdef", "GITHUB_TOKEN=[REDACTED]", "ghp_0123456789abcdef"),
         ('MY_PROVIDER_API_KEY="odd-shaped-key"', 'MY_PROVIDER_API_KEY="[REDACTED]"', "odd-shaped-key"),
         ("DB_PASSWORD=hunter22 next", "DB_PASSWORD=[REDACTED] next", "hunter22"),
+        ("AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG", "AWS_SECRET_ACCESS_KEY=[REDACTED]", "wJalrXUtnFEMI"),
     ],
 )
 def test_model_provider_key_shapes(raw: str, kept: str, gone: str) -> None:
@@ -59,7 +60,8 @@ def test_ordinary_text_is_left_alone() -> None:
     text = "risk_test_cases, task_live_update, desk_pk_table, ask_test_suite: the whsec prefix, Bearer of news"
     assert redact(text) == text
     text = ("disk-usage-for-the-whole-volume, task-runner-configuration-file, sk-short, xai-small, "
-            "max_tokens=8192, input_tokens: 12, the api-key header, TOKEN=abc, secret santa")
+            "max_tokens=8192, input_tokens: 12, the api-key header, TOKEN=abc, secret santa, MAX_TOKENS=8192, "
+            "TOKEN_URL=https://example.com/x")
     assert redact(text) == text
 
 

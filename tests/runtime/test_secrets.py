@@ -118,7 +118,8 @@ def test_child_processes_get_only_the_allowed_variables() -> None:
     source = {"PATH": "/usr/bin", "HOME": "/root", "LC_ALL": "C.UTF-8", "PIP_INDEX_URL": "https://pypi.example",
               "SSL_CERT_FILE": "/etc/ca.pem", "STRIPEBENCH_SHELL_TIMEOUT": "5", "ANTHROPIC_API_KEY": PLANTED,
               "OPENAI_API_KEY": PLANTED_OTHER, "STRIPE_SECRET_KEY": "sk_test_users_own", "STRIPE_API_BASE": "http://x",
-              "AWS_SECRET_ACCESS_KEY": "abcdefghijklmnop", "RANDOM_THING": "1"}
+              "AWS_SECRET_ACCESS_KEY": "abcdefghijklmnop", "RANDOM_THING": "1", "MODEL_MAX_TOKENS": "1234567890",
+              "GH_TOKEN": "short"}
     assert base_env(source) == {"PATH": "/usr/bin", "HOME": "/root", "LC_ALL": "C.UTF-8",
                                 "PIP_INDEX_URL": "https://pypi.example", "SSL_CERT_FILE": "/etc/ca.pem",
                                 "STRIPEBENCH_SHELL_TIMEOUT": "5"}
