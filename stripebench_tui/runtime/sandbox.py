@@ -42,7 +42,7 @@ class Sandbox(Protocol):
         """Variables the app, the seed script and the agent's tools see (ports, URLs, Stripe settings)."""
 
     def tool_env(self) -> dict[str, str]:
-        """The full process environment for tool servers."""
+        """The full process environment for tool servers (allow-listed: see ``stripebench_tui.child_env``)."""
 
     async def run_setup(self, bus: EventBus) -> None:
         """Run the manifest's setup commands in the workspace; ServiceFailed on the first that fails."""
