@@ -242,7 +242,8 @@ class _DockerToolExecutor(McpToolExecutor):
     where = " in the container"
 
     def __init__(self, sandbox: DockerSandbox, servers: list[str]) -> None:
-        super().__init__(servers, workspace=sandbox.workspace, episode_dir=sandbox.episode_dir, env=sandbox.tool_env())
+        super().__init__(servers, workspace=sandbox.workspace, episode_dir=sandbox.episode_dir, env=sandbox.tool_env(),
+                         redactor=sandbox.redactor)
         self.sandbox = sandbox
 
     async def call(self, tool: str, arguments: dict[str, Any]) -> Any:

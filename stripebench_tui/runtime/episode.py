@@ -272,7 +272,8 @@ class Episode:
             self.executor = sandbox.tool_executor(env.manifest.tools)
         else:
             self.executor = McpToolExecutor(env.manifest.tools, workspace=sandbox.workspace,
-                                            episode_dir=sandbox.episode_dir, env=sandbox.tool_env())
+                                            episode_dir=sandbox.episode_dir, env=sandbox.tool_env(),
+                                            redactor=sandbox.redactor)
         tools = asyncio.ensure_future(self.executor.start())
         try:
             await sandbox.run_setup(bus)

@@ -83,3 +83,21 @@ async def test_a_missing_browser_is_one_line(tmp_path: Path, monkeypatch: pytest
     assert executor.handles == {}
     with pytest.raises(RuntimeProblem, match="unknown tool server 'git'"):
         await McpToolExecutor(["git"], workspace=tmp_path, episode_dir=tmp_path, env=None).start()
+
+
+async def test_tool_server_stderr_is_redacted_on_its_way_to_the_log(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from stripebench_tui.core.redact import Redactor
+
+    (tmp_path / "logs").mkdir()
+    executor = McpToolExecutor(["shell"], workspace=tmp_path, episode_dir=tmp_path, env=None,
+                               redactor=Redactor(["registered-value-0042"]))
+    errlog = executor.open_log("shell")  # what a server's stderr is connected to
+    script = ("import sys; sys.stderr.buffer.write(b'token registered-value-0042 and sk_test_abcdefghijkl\\n"
+              "raw \\xff\\nlast line without newline')")
+    subprocess.run([sys.executable, "-c", script], stderr=errlog, check=True)
+    await executor.close()  # closes our end and waits for the copier to write the last line
+    data = (tmp_path / "logs" / "tools-shell.log").read_bytes()
+    assert data == b"token [REDACTED] and sk_test_[REDACTED]\nraw \xff\nlast line without newline"
