@@ -33,6 +33,9 @@ def test_emulator_backend_variables() -> None:
         assert env["STRIPE_JS_URL"] == env["STRIPE_API_BASE"] + "/v3"
         assert env["STRIPE_SECRET_KEY"].startswith("sk_test_") and env["STRIPE_PUBLISHABLE_KEY"].startswith("pk_test_")
         assert "STRIPE_API_VERSION" not in env
+        # The emulator's control token stays with the runtime: registered for redaction, never in the variables.
+        assert emu.server.control_token in emu.secrets
+        assert not any(emu.server.control_token in value for value in env.values())
     finally:
         emu.close()
 
