@@ -12,6 +12,8 @@ What passes, and why:
 * ``TMPDIR``, ``TMP``, ``TEMP``: where temporary files go.
 * ``SSL_CERT_FILE``, ``SSL_CERT_DIR``, ``REQUESTS_CA_BUNDLE``, ``CURL_CA_BUNDLE``, ``NODE_EXTRA_CA_CERTS``,
   ``PIP_*``: CA bundles and pip's settings, so installing packages works behind a TLS-inspecting proxy.
+* ``HTTP_PROXY``, ``HTTPS_PROXY``, ``ALL_PROXY``, ``NO_PROXY`` (either case): the network as this machine reaches
+  it; a password in a proxy URL is registered as a secret (``runner_secrets``).
 * ``PYTHONPATH``, ``VIRTUAL_ENV``: the same Python packages as stripebench (tool servers run our modules).
 * ``STRIPEBENCH_*``, ``PLAYWRIGHT_BROWSERS_PATH``: our own settings (tool timeouts, Chromium, caches).
 * ``DOCKER_HOST``, ``DOCKER_CERT_PATH``, ``DOCKER_TLS_VERIFY``, ``DOCKER_CONFIG``, ``DOCKER_CONTEXT``: the relays
@@ -33,6 +35,7 @@ import os
 import re
 from pathlib import Path
 from typing import Iterable, Mapping
+from urllib.parse import quote, urlsplit
 
 ALLOWED_NAMES = frozenset({
     "PATH", "HOME", "USER", "LOGNAME", "SHELL",
@@ -41,6 +44,7 @@ ALLOWED_NAMES = frozenset({
     "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "NODE_EXTRA_CA_CERTS",
     "PYTHONPATH", "VIRTUAL_ENV",
     "PLAYWRIGHT_BROWSERS_PATH",
+    "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "all_proxy", "no_proxy",
     "DOCKER_HOST", "DOCKER_CERT_PATH", "DOCKER_TLS_VERIFY", "DOCKER_CONFIG", "DOCKER_CONTEXT",
 })
 ALLOWED_PREFIXES = ("LC_", "PIP_", "STRIPEBENCH_")
@@ -62,9 +66,19 @@ def base_env(source: Mapping[str, str] | None = None) -> dict[str, str]:
 
 
 def runner_secrets(source: Mapping[str, str] | None = None) -> list[str]:
-    """Values of ``source`` (default: this process's environment) whose names say they are credentials."""
+    """Values of ``source`` (default: this process's environment) whose names say they are credentials, and the
+    passwords of proxy URLs (``http://user:password@proxy:3128``)."""
     source = os.environ if source is None else source
-    return [v for k, v in source.items() if _SECRET_NAME.search(k) and len(v) >= MIN_RUNNER_SECRET]
+    found = [v for k, v in source.items() if _SECRET_NAME.search(k) and len(v) >= MIN_RUNNER_SECRET]
+    for name, value in source.items():
+        if name.lower().endswith("_proxy") and "@" in value:
+            try:
+                password = urlsplit(value).password
+            except ValueError:
+                continue
+            if password:
+                found += [password, quote(password, safe="")]
+    return found
 
 
 def hide_from_proc_environ(values: Iterable[str]) -> int:

@@ -119,12 +119,14 @@ def test_child_processes_get_only_the_allowed_variables() -> None:
               "SSL_CERT_FILE": "/etc/ca.pem", "STRIPEBENCH_SHELL_TIMEOUT": "5", "ANTHROPIC_API_KEY": PLANTED,
               "OPENAI_API_KEY": PLANTED_OTHER, "STRIPE_SECRET_KEY": "sk_test_users_own", "STRIPE_API_BASE": "http://x",
               "AWS_SECRET_ACCESS_KEY": "abcdefghijklmnop", "RANDOM_THING": "1", "MODEL_MAX_TOKENS": "1234567890",
-              "GH_TOKEN": "short"}
+              "GH_TOKEN": "short", "https_proxy": "http://me:pr0xy-pass@proxy:3128", "NO_PROXY": "127.0.0.1"}
     assert base_env(source) == {"PATH": "/usr/bin", "HOME": "/root", "LC_ALL": "C.UTF-8",
                                 "PIP_INDEX_URL": "https://pypi.example", "SSL_CERT_FILE": "/etc/ca.pem",
-                                "STRIPEBENCH_SHELL_TIMEOUT": "5"}
+                                "STRIPEBENCH_SHELL_TIMEOUT": "5", "https_proxy": "http://me:pr0xy-pass@proxy:3128",
+                                "NO_PROXY": "127.0.0.1"}
     assert allowed(TAG_VAR)
-    assert sorted(runner_secrets(source)) == sorted([PLANTED, PLANTED_OTHER, "sk_test_users_own", "abcdefghijklmnop"])
+    assert sorted(set(runner_secrets(source))) == sorted([PLANTED, PLANTED_OTHER, "sk_test_users_own", "abcdefghijklmnop",
+                                                          "pr0xy-pass"])
 
 
 async def test_the_agents_key_is_registered_even_when_it_has_no_known_shape(tmp_path: Path) -> None:
