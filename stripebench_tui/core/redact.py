@@ -79,6 +79,10 @@ class Redactor:
         s = _ASSIGNMENT.sub(lambda m: m.group(1) + REDACTED, s)
         return s
 
+    def data(self, raw: bytes) -> bytes:
+        """``raw`` (a log line) with secrets replaced; bytes that are not UTF-8 pass through unchanged."""
+        return self.text(raw.decode("utf-8", "surrogateescape")).encode("utf-8", "surrogateescape")
+
     def value(self, v: Any) -> Any:
         """A copy of ``v`` (str, dict, list, tuple or scalar) with secrets replaced everywhere."""
         if isinstance(v, str):

@@ -72,8 +72,7 @@ async def _pump(bus: EventBus, name: str, stream: asyncio.StreamReader | None, k
             line = await stream.read(64 * 1024)
         if not line:
             return
-        # surrogateescape: bytes that are not UTF-8 reach the file unchanged, secrets do not
-        log.write(redactor.text(line.decode("utf-8", "surrogateescape")).encode("utf-8", "surrogateescape"))
+        log.write(redactor.data(line))
         log.flush()
         text = line.decode("utf-8", "replace").rstrip("\r\n")
         if len(text) > MAX_LINE:

@@ -159,8 +159,7 @@ def _join_all(threads: list[threading.Thread], timeout: float) -> None:
 def _copy_redacted(pipe: BinaryIO, log: BinaryIO, redactor: Redactor) -> None:
     with pipe, log:
         for line in pipe:
-            # surrogateescape: bytes that are not UTF-8 reach the file unchanged, secrets do not
-            log.write(redactor.text(line.decode("utf-8", "surrogateescape")).encode("utf-8", "surrogateescape"))
+            log.write(redactor.data(line))
             log.flush()
 
 
