@@ -29,12 +29,19 @@ class LlmAgent:
             model_env=self.model_env,
             default_model=self.default_model,
         )
+        self._placeholder_key = ""
         if not self.options.api_key:
-            self.options.api_key = self._missing_key()
+            self.options.api_key = self._placeholder_key = self._missing_key()
         self._client: Any = None
         self._errors: SdkErrors | None = None
         self._names: dict[str, str] = {}  # wire name -> tool name
         self._pending: list[str] = []  # call ids of the last reply, each owed a result
+
+    @property
+    def secrets(self) -> list[str]:
+        """Values no trace, log or export may contain: the provider key (the runtime registers them for redaction)."""
+        key = self.options.api_key
+        return [key] if key and key != self._placeholder_key else []
 
     @property
     def model(self) -> str:

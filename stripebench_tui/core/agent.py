@@ -74,7 +74,11 @@ class AgentError(Exception):
 
 @runtime_checkable
 class Agent(Protocol):
-    """What the driver needs from an agent."""
+    """What the driver needs from an agent.
+
+    An agent holding credentials (an LLM agent's provider key) also lists them as ``secrets`` (a list of strings):
+    the runtime registers them for redaction in the trace, the logs and what is shown.
+    """
 
     name: str
 

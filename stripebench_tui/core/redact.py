@@ -1,10 +1,13 @@
 """Secret redaction applied to every event before it reaches a trace file.
 
 Stripe keys (``sk_``/``rk_``/``pk_`` test and live), webhook signing secrets
-(``whsec_``), Authorization/Bearer values and any value the caller registers
-are replaced wherever they occur: in strings nested anywhere in dicts and
-lists, and in dict keys. The prefix of a Stripe key is kept (``sk_test_[REDACTED]``)
-so a reader can still tell which kind of key was used.
+(``whsec_``), model providers' keys (Anthropic ``sk-ant-…``, OpenAI ``sk-proj-…``
+and ``sk-…``, xAI ``xai-…``), Authorization/Bearer/``x-api-key`` values, the value
+of an ``…_API_KEY=``/``…_TOKEN=``/``…_SECRET=``/``…_PASSWORD=`` assignment, and any
+value the caller registers are replaced wherever they occur: in strings nested
+anywhere in dicts and lists, and in dict keys. The prefix of a key is kept
+(``sk_test_[REDACTED]``, ``sk-ant-[REDACTED]``) so a reader can still tell which
+kind of key was used.
 """
 
 from __future__ import annotations
@@ -17,13 +20,26 @@ MIN_SECRET_LENGTH = 4  # shorter registered values would mangle ordinary text
 
 _STRIPE_KEY = re.compile(r"(?<![A-Za-z0-9])((?:sk|rk|pk)_(?:test|live)_)[A-Za-z0-9]{6,}")
 _WEBHOOK_SECRET = re.compile(r"(?<![A-Za-z0-9])(whsec_)[A-Za-z0-9+/=_-]{6,}")
-# "Authorization: Bearer xyz", "authorization=Basic xyz", '"Authorization": "xyz"' (JSON-ish text)
+# Model providers: Anthropic sk-ant-api03-…, OpenAI sk-proj-…/sk-svcacct-…/sk-…, xAI xai-…
+_PROVIDER_KEY = re.compile(
+    r"(?<![A-Za-z0-9_-])(sk-(?:ant-(?:[a-z]+\d*-)?|proj-|svcacct-|admin-)?|xai-)[A-Za-z0-9_-]{16,}"
+)
+# "Authorization: Bearer xyz", "authorization=Basic xyz", '"Authorization": "xyz"' (JSON-ish text), "x-api-key: xyz"
 _AUTH_HEADER = re.compile(
-    r"""(?i)(authorization["']?\s*[:=]\s*["']?)(?:(bearer|basic|token)\s+)?[^\s"',;]+"""
+    r"""(?i)((?:authorization|x-api-key|api-key)["']?\s*[:=]\s*["']?)(?:(bearer|basic|token)\s+)?[^\s"',;]+"""
 )
 _BEARER = re.compile(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/=-]{6,}")
-_QUICK = re.compile(r"(?i)sk_|rk_|pk_|whsec_|bearer|authorization")
-_SENSITIVE_KEYS = {"authorization", "proxy-authorization", "stripe_api_key", "api_key", "secret_key"}
+# NAME=value where NAME says it holds a credential (the output of `env`, a .env file); a value already
+# redacted by a shape above keeps its prefix.
+_ASSIGNMENT = re.compile(
+    r"(?<![A-Za-z0-9_])([A-Z][A-Z0-9_]*(?:API_?KEY|TOKEN|SECRET|SECRET_KEY|ACCESS_KEY|PRIVATE_KEY|PASSWORD|PASSWD)"
+    r"=['\"]?)"
+    r"(?![^\s'\"]*\[REDACTED\])[^\s'\"]{4,}"
+)
+_QUICK = re.compile(r"(?i)sk_|rk_|pk_|whsec_|bearer|authorization|api-key|sk-|xai-")
+_QUICK_ASSIGNMENT = re.compile(r"KEY|TOKEN|SECRET|PASSW")
+_SENSITIVE_KEYS = {"authorization", "proxy-authorization", "stripe_api_key", "api_key", "secret_key", "x-api-key",
+                   "api-key", "anthropic_api_key", "openai_api_key", "xai_api_key"}
 
 
 def _auth_repl(m: re.Match[str]) -> str:
@@ -54,12 +70,18 @@ class Redactor:
         if self._literal is not None:
             s = self._literal.sub(REDACTED, s)
         if not _QUICK.search(s):
-            return s
+            return _ASSIGNMENT.sub(lambda m: m.group(1) + REDACTED, s) if _QUICK_ASSIGNMENT.search(s) else s
         s = _STRIPE_KEY.sub(lambda m: m.group(1) + REDACTED, s)
         s = _WEBHOOK_SECRET.sub(lambda m: m.group(1) + REDACTED, s)
+        s = _PROVIDER_KEY.sub(lambda m: m.group(1) + REDACTED, s)
         s = _AUTH_HEADER.sub(_auth_repl, s)
         s = _BEARER.sub(lambda m: m.group(1) + REDACTED, s)
+        s = _ASSIGNMENT.sub(lambda m: m.group(1) + REDACTED, s)
         return s
+
+    def data(self, raw: bytes) -> bytes:
+        """``raw`` (a log line) with secrets replaced; bytes that are not UTF-8 pass through unchanged."""
+        return self.text(raw.decode("utf-8", "surrogateescape")).encode("utf-8", "surrogateescape")
 
     def value(self, v: Any) -> Any:
         """A copy of ``v`` (str, dict, list, tuple or scalar) with secrets replaced everywhere."""

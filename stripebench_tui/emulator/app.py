@@ -1,4 +1,7 @@
-"""The Starlette application: ``/v1/*`` goes through ``dispatch.handle``; ``/_emulator/*`` and pages are routes."""
+"""The Starlette application: ``/v1/*`` goes through ``dispatch.handle``; ``/_emulator/*`` and pages are routes.
+
+Every ``/_emulator/`` request without the server's control token is answered 403 here (see ``control``).
+"""
 
 from __future__ import annotations
 
@@ -10,7 +13,13 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from stripebench_tui.emulator.control import control_routes
+from stripebench_tui.emulator.control import (
+    CONTROL_HEADER,
+    control_routes,
+    forbidden_body,
+    is_control_path,
+    token_matches,
+)
 from stripebench_tui.emulator.dispatch import Reply, finish, handle
 from stripebench_tui.emulator.engine import Emulator
 from stripebench_tui.emulator.registry import PAGE_ROUTES
@@ -26,6 +35,12 @@ class _EmulatorApp(Starlette):
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         path = scope.get("path", "") if scope["type"] == "http" else ""
+        if is_control_path(path) and not self._authorized(scope):
+            body = forbidden_body()
+            headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+            await send({"type": "http.response.start", "status": 403, "headers": headers})
+            await send({"type": "http.response.body", "body": body})
+            return
         if not path.startswith("/v1/") or self.v1_pages:  # a page under /v1 must keep Starlette's routing
             await super().__call__(scope, receive, send)
             return
@@ -45,6 +60,11 @@ class _EmulatorApp(Starlette):
         raw_headers += [(k.lower().encode("latin-1"), str(v).encode("latin-1")) for k, v in reply.headers.items()]
         await send({"type": "http.response.start", "status": reply.status, "headers": raw_headers})
         await send({"type": "http.response.body", "body": body})
+
+    def _authorized(self, scope: Any) -> bool:
+        wanted = CONTROL_HEADER.lower().encode("latin-1")
+        given = next((v.decode("latin-1") for k, v in scope.get("headers", []) if k.lower() == wanted), None)
+        return token_matches(self.emulator.control_token, given)
 
 
 async def _answer(emulator: Emulator, method: str, path: str, query: str, body: bytes,

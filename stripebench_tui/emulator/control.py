@@ -1,8 +1,17 @@
-"""Emulator-only controls under ``/_emulator/``: health, reset and the clock. Graders never need these."""
+"""Emulator-only controls under ``/_emulator/``: health, reset and the clock (faults and webhook settings and
+deliveries are in ``faults`` and ``webhooks``). Graders never need these.
+
+They change or reveal the very state a grader reads, so the agent must not reach them: every ``/_emulator/``
+request must carry the server's control token in the ``Stripebench-Control-Token`` header (``CONTROL_HEADER``),
+else ``app`` answers it with a 403. The token is made per server (``new_control_token``); only whoever started the
+server holds it (the runtime registers it as a secret, so traces and logs redact it), never the agent.
+"""
 
 from __future__ import annotations
 
+import hmac
 import json
+import secrets
 from typing import Any
 
 from starlette.requests import Request
@@ -24,6 +33,33 @@ async def _body(request: Request) -> dict[str, Any]:
         return parse_form(raw.decode())
     except Exception:  # noqa: BLE001  (any malformed control body is the caller's mistake)
         raise ValueError("the body must be a JSON object or a form") from None
+
+
+CONTROL_HEADER = "Stripebench-Control-Token"
+CONTROL_PREFIX = "/_emulator"
+TOKEN_PREFIX = "sbctl_"
+_FORBIDDEN_MESSAGE = (f"The emulator's control endpoints need a control token: send the {CONTROL_HEADER} header "
+                      "with the token `stripebench emulator` printed at start (or the one it was given).")
+
+
+def new_control_token() -> str:
+    """A fresh, unguessable control token."""
+    return TOKEN_PREFIX + secrets.token_urlsafe(24)
+
+
+def is_control_path(path: str) -> bool:
+    """Whether ``path`` is under ``/_emulator`` (however many leading slashes, any case)."""
+    return ("/" + path.lstrip("/")).lower().startswith(CONTROL_PREFIX)
+
+
+def token_matches(expected: str, given: str | None) -> bool:
+    """Constant-time comparison of a presented token with the server's."""
+    return bool(expected) and given is not None and hmac.compare_digest(expected.encode(), given.encode())
+
+
+def forbidden_body() -> bytes:
+    """The 403 answer's JSON body (one line)."""
+    return json.dumps({"error": {"type": "permission_error", "message": _FORBIDDEN_MESSAGE}}).encode()
 
 
 def _error(message: str, status: int = 400) -> JSONResponse:

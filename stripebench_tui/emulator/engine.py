@@ -21,10 +21,14 @@ EventListener = Callable[[dict[str, Any]], None]
 class Emulator:
     """Stripe account state: objects, events, ids, clock, API version default and event listeners."""
 
-    def __init__(self, seed: int | None = None, state: str | Path | None = None, api_version: str | None = None) -> None:
+    def __init__(self, seed: int | None = None, state: str | Path | None = None, api_version: str | None = None,
+                 control_token: str | None = None) -> None:
         from stripebench_tui.emulator import resources  # noqa: F401  (imports register every resource)
+        from stripebench_tui.emulator.control import new_control_token
 
         self.seed = seed
+        # what every /_emulator/ request must carry (control.CONTROL_HEADER); made here unless given
+        self.control_token = control_token or new_control_token()
         self.base_url = "http://127.0.0.1:12111"  # set to the real address by whoever starts serving
         self.store = Store(state)
         meta = self.store.meta

@@ -12,6 +12,7 @@ from typing import Iterator
 import uvicorn
 
 from stripebench_tui.emulator.app import create_app
+from stripebench_tui.emulator.control import CONTROL_HEADER
 from stripebench_tui.emulator.engine import Emulator
 from stripebench_tui.errors import RuntimeProblem
 
@@ -32,11 +33,15 @@ def bind(host: str, port: int) -> socket.socket:
 
 
 class EmulatorServer:
-    """The emulator on a background thread: ``with EmulatorServer(seed=1) as emu: stripe.api_base = emu.url``."""
+    """The emulator on a background thread: ``with EmulatorServer(seed=1) as emu: stripe.api_base = emu.url``.
+
+    Its ``/_emulator/`` controls answer only requests carrying ``control_headers`` (a token made per server
+    unless ``control_token`` is given): keep them away from the agent.
+    """
 
     def __init__(self, seed: int | None = None, state: str | Path | None = None, api_version: str | None = None,
-                 host: str = "127.0.0.1", port: int = 0) -> None:
-        self.emulator = Emulator(seed=seed, state=state, api_version=api_version)
+                 host: str = "127.0.0.1", port: int = 0, control_token: str | None = None) -> None:
+        self.emulator = Emulator(seed=seed, state=state, api_version=api_version, control_token=control_token)
         self.host, self.port = host, port
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
@@ -45,6 +50,16 @@ class EmulatorServer:
     def url(self) -> str:
         """Base URL to use as ``stripe.api_base``, e.g. ``http://127.0.0.1:54321``."""
         return f"http://{self.host}:{self.port}"
+
+    @property
+    def control_token(self) -> str:
+        """The token the ``/_emulator/`` controls want (a secret: never give it to the agent)."""
+        return self.emulator.control_token
+
+    @property
+    def control_headers(self) -> dict[str, str]:
+        """Headers that open the ``/_emulator/`` controls: ``httpx.post(url, headers=server.control_headers)``."""
+        return {CONTROL_HEADER: self.control_token}
 
     def start(self) -> "EmulatorServer":
         """Listen and serve on a daemon thread; returns once requests are accepted."""
@@ -83,10 +98,10 @@ class EmulatorServer:
 
 
 @contextmanager
-def running_emulator(seed: int | None = None, state: str | Path | None = None,
-                     api_version: str | None = None) -> Iterator[EmulatorServer]:
+def running_emulator(seed: int | None = None, state: str | Path | None = None, api_version: str | None = None,
+                     control_token: str | None = None) -> Iterator[EmulatorServer]:
     """A started emulator on a free local port, stopped on exit."""
-    server = EmulatorServer(seed=seed, state=state, api_version=api_version)
+    server = EmulatorServer(seed=seed, state=state, api_version=api_version, control_token=control_token)
     server.start()
     try:
         yield server
@@ -95,14 +110,16 @@ def running_emulator(seed: int | None = None, state: str | Path | None = None,
 
 
 def serve_forever(host: str, port: int, seed: int | None, state: str | None, api_version: str | None,
-                  announce=print) -> None:
+                  announce=print, control_token: str | None = None) -> None:
     """Run in the foreground until interrupted (the ``stripebench emulator`` command)."""
-    emulator = Emulator(seed=seed, state=state, api_version=api_version)
+    emulator = Emulator(seed=seed, state=state, api_version=api_version, control_token=control_token)
     sock = bind(host, port)
     actual = sock.getsockname()[1]
     emulator.base_url = f"http://{host}:{actual}"
     announce(f"Stripe emulator listening on http://{host}:{actual} (API version {emulator.api_version}"
              + (f", seed {seed}" if seed is not None else "") + (f", state {state}" if state else ", in memory") + ")")
+    announce(f"Controls under /_emulator/ (reset, clock, faults, webhooks) need the header "
+             f"{CONTROL_HEADER}: {emulator.control_token}")
     config = uvicorn.Config(create_app(emulator), log_level="warning", lifespan="off", access_log=False)
     try:
         uvicorn.Server(config).run(sockets=[sock])

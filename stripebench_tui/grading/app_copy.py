@@ -26,7 +26,6 @@ from typing import Any
 
 import httpx
 
-from stripebench_tui.envs.deps import dependencies, with_bin_first
 from stripebench_tui.grading.context import GradingUnavailable
 
 HEALTH_TIMEOUT = 10.0  # one GET /health; the copy has ``start_timeout`` in all to answer one

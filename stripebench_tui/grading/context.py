@@ -7,7 +7,6 @@ episode's backend (``stripe_api_base`` None means api.stripe.com).
 
 from __future__ import annotations
 
-import os
 import sqlite3
 import subprocess
 import tempfile
@@ -18,6 +17,7 @@ from typing import Any, BinaryIO, Protocol
 
 import httpx
 
+from stripebench_tui.child_env import base_env
 from stripebench_tui.envs.deps import dependencies, with_bin_first
 from stripebench_tui.envs.manifest import Environment
 
@@ -52,8 +52,8 @@ class ThisMachine:
 
     def start_process(self, command: str, *, cwd: Path, env: dict[str, str], unset: tuple[str, ...] = (),
                       log: BinaryIO) -> subprocess.Popen[bytes]:
-        """``bash -c command`` here: our environment, the episode's variables, ``env``, minus ``unset``."""
-        full = {**os.environ, **{k: v for k, v in self.env_vars.items() if isinstance(v, str)}, **env}
+        """``bash -c command`` here: the allowed part of our environment (``child_env``), the episode's variables, ``env``, minus ``unset``."""
+        full = {**base_env(), **{k: v for k, v in self.env_vars.items() if isinstance(v, str)}, **env}
         for name in unset:
             full.pop(name, None)
         deps = dependencies(self.env) if self.env is not None else None

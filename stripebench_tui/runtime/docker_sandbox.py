@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 import stripebench_tui
+from stripebench_tui.child_env import base_env
 from stripebench_tui.core.bus import EventBus
 from stripebench_tui.core.events import Service
 from stripebench_tui.envs.manifest import Environment
@@ -184,7 +185,7 @@ class DockerSandbox(SandboxBase):
             tail: deque[str] = deque(maxlen=20)
             code = await run_logged(bus, "setup", self.exec_argv(["bash", "-c", command]), cwd=self.workspace,
                                     env=self.tool_env(), log_path=self.logs / "setup.log", timeout=SETUP_TIMEOUT,
-                                    tail=tail)
+                                    tail=tail, redactor=self.redactor)
             if code != 0:
                 raise ServiceFailed(with_tail(f"setup command {i + 1} ({command}) exited with code {code} "
                                               f"(see {self.logs / 'setup.log'})", tail))
@@ -197,7 +198,8 @@ class DockerSandbox(SandboxBase):
         argv = self.exec_argv(["python3", self.seed_path()])
         tail: deque[str] = deque(maxlen=20)
         code = await run_logged(bus, "seed", argv, cwd=self.workspace, env=self.tool_env(),
-                                log_path=self.logs / "seed.log", timeout=SEED_TIMEOUT, tail=tail)
+                                log_path=self.logs / "seed.log", timeout=SEED_TIMEOUT, tail=tail,
+                                redactor=self.redactor)
         if code != 0 and self.container_problem():
             raise ServiceFailed(self.container_problem())
         if code != 0:
@@ -223,7 +225,7 @@ class DockerSandbox(SandboxBase):
             service = ServiceProcess(bus, spec.name, command, cwd=self.workspace, env=self.tool_env(extra),
                                      log_path=self.logs / f"{spec.name}.log", health=health,
                                      health_timeout=spec.health.timeout if spec.health else 30.0,
-                                     restart=spec.restart)
+                                     restart=spec.restart, redactor=self.redactor)
             self.services.append(service)
             try:
                 await service.start()
@@ -291,7 +293,8 @@ class _DockerToolExecutor(McpToolExecutor):
     where = " in the container"
 
     def __init__(self, sandbox: DockerSandbox, servers: list[str]) -> None:
-        super().__init__(servers, workspace=sandbox.workspace, episode_dir=sandbox.episode_dir, env=sandbox.tool_env())
+        super().__init__(servers, workspace=sandbox.workspace, episode_dir=sandbox.episode_dir, env=sandbox.tool_env(),
+                         redactor=sandbox.redactor)
         self.sandbox = sandbox
 
     async def call(self, tool: str, arguments: dict[str, Any]) -> Any:
@@ -321,7 +324,7 @@ class _Watchdogs:
         self.container = subprocess.Popen(
             [sys.executable, "-m", "stripebench_tui.runtime.docker_engine", "--reap", container],
             stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            env={k: v for k, v in os.environ.items() if k != TAG_VAR}, start_new_session=True, close_fds=True)
+            env={k: v for k, v in base_env().items() if k != TAG_VAR}, start_new_session=True, close_fds=True)
 
     def close(self, timeout: float = 30.0) -> None:
         """Stop the relays, then remove the container; waits for both."""

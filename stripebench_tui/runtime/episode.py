@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from stripebench_tui.child_env import hide_from_proc_environ, runner_secrets
 from stripebench_tui.core.agent import Task
 from stripebench_tui.core.bus import EventBus, Handler
 from stripebench_tui.core.driver import Driver
@@ -154,6 +155,8 @@ class Episode:
             self.prepare()
         assert self.env is not None
         cfg, env = self.config, self.env
+        # The agent's commands may run as this user: /proc/<our pid>/environ must not show them a key either.
+        hide_from_proc_environ([*getattr(self.agent, "secrets", ()), *runner_secrets()])
         episode_dir = new_episode_dir(env.id, cfg.episode_dir, cfg.episodes_root)
         # The emulator keeps its objects beside the trace so `stripebench grade` can re-read them later.
         self.backend = start_backend(cfg.backend, seed=cfg.seed, api_version=env.manifest.stripe.api_version,
@@ -195,12 +198,20 @@ class Episode:
         if hasattr(self.sandbox, "header_extra"):  # e.g. the docker sandbox's container
             header.extra.update(self.sandbox.header_extra())
         self.bus = EventBus()
-        self.recorder = Recorder.create(episode_dir / TRACE_NAME, header, secrets=backend.secrets)
+        secrets = self.secrets()
+        self.sandbox.add_secrets(secrets)
+        self.recorder = Recorder.create(episode_dir / TRACE_NAME, header, secrets=secrets)
         self.recorder.attach(self.bus)
         for handler in self.subscribers:
             if hasattr(handler, "add_secrets"):  # e.g. the headless printer redacts what it shows
-                handler.add_secrets(backend.secrets)
+                handler.add_secrets(secrets)
             self.bus.subscribe(handler, name=getattr(handler, "__qualname__", "subscriber"))
+
+    def secrets(self) -> list[str]:
+        """Every value the trace, the logs and what is shown must never contain: the Stripe keys and the
+        emulator's control token, the agent's provider key, and this machine's credential-looking variables."""
+        assert self.backend is not None
+        return [*self.backend.secrets, *getattr(self.agent, "secrets", ()), *runner_secrets()]
 
     async def _play(self) -> EpisodeResult:
         cfg, env, bus, sandbox, backend = self.config, self.env, self.bus, self.sandbox, self.backend
@@ -261,7 +272,8 @@ class Episode:
             self.executor = sandbox.tool_executor(env.manifest.tools)
         else:
             self.executor = McpToolExecutor(env.manifest.tools, workspace=sandbox.workspace,
-                                            episode_dir=sandbox.episode_dir, env=sandbox.tool_env())
+                                            episode_dir=sandbox.episode_dir, env=sandbox.tool_env(),
+                                            redactor=sandbox.redactor)
         tools = asyncio.ensure_future(self.executor.start())
         try:
             await sandbox.install_dependencies(bus)

@@ -75,7 +75,8 @@ class LocalSandbox(SandboxBase):
         for n, command in enumerate(self.env.manifest.setup, 1):
             tail: deque[str] = deque(maxlen=20)
             code = await run_logged(bus, "setup", ["bash", "-c", command], cwd=self.workspace, env=self.tool_env(),
-                                    log_path=self.logs / "setup.log", timeout=SETUP_TIMEOUT, tail=tail)
+                                    log_path=self.logs / "setup.log", timeout=SETUP_TIMEOUT, tail=tail,
+                                    redactor=self.redactor)
             if code != 0:
                 raise ServiceFailed(with_tail(f"setup command {n} ({command}) exited with code {code} "
                                               f"(see {self.logs / 'setup.log'})", tail))
@@ -88,7 +89,8 @@ class LocalSandbox(SandboxBase):
         python = str(self.deps.python) if self.deps is not None else sys.executable
         tail: deque[str] = deque(maxlen=20)
         code = await run_logged(bus, "seed", [python, str(self.env.path(seed))], cwd=self.workspace,
-                                env=self.tool_env(), log_path=self.logs / "seed.log", timeout=SEED_TIMEOUT, tail=tail)
+                                env=self.tool_env(), log_path=self.logs / "seed.log", timeout=SEED_TIMEOUT, tail=tail,
+                                redactor=self.redactor)
         if code != 0:
             raise ServiceFailed(with_tail(f"the seed script {seed} exited with code {code} "
                                           f"(see {self.logs / 'seed.log'})", tail))
@@ -110,7 +112,7 @@ class LocalSandbox(SandboxBase):
             service = ServiceProcess(bus, spec.name, spec.command, cwd=self.workspace, env=env,
                                      log_path=self.logs / f"{_safe(spec.name)}.log", health=health,
                                      health_timeout=spec.health.timeout if spec.health else 30.0,
-                                     restart=spec.restart)
+                                     restart=spec.restart, redactor=self.redactor)
             self.services.append(service)
             await service.start()
 

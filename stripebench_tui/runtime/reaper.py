@@ -20,6 +20,8 @@ import sys
 import time
 from pathlib import Path
 
+from stripebench_tui.child_env import base_env
+
 TAG_VAR = "STRIPEBENCH_EPISODE"
 PR_SET_PDEATHSIG = 1
 
@@ -68,7 +70,7 @@ class Watchdog:
 
     def __init__(self, tag: str) -> None:
         self.tag = tag
-        env = {k: v for k, v in os.environ.items() if k != TAG_VAR}
+        env = {k: v for k, v in base_env().items() if k != TAG_VAR}
         self.process = subprocess.Popen(
             [sys.executable, "-m", "stripebench_tui.runtime.reaper", tag, str(os.getpid())],
             stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,

@@ -12,14 +12,15 @@ everything on this machine as this user and confines nothing; ``docker``
 from __future__ import annotations
 
 import datetime as dt
-import os
 import shutil
 import subprocess
 import uuid
 from pathlib import Path
-from typing import BinaryIO, Protocol, runtime_checkable
+from typing import BinaryIO, Iterable, Protocol, runtime_checkable
 
+from stripebench_tui.child_env import base_env
 from stripebench_tui.core.bus import EventBus
+from stripebench_tui.core.redact import Redactor
 from stripebench_tui.core.trace import EPISODE_TRACE
 from stripebench_tui.envs.deps import EnvDeps, with_bin_first
 from stripebench_tui.envs.manifest import Environment
@@ -46,7 +47,7 @@ class Sandbox(Protocol):
         """Variables the app, the seed script and the agent's tools see (ports, URLs, Stripe settings)."""
 
     def tool_env(self) -> dict[str, str]:
-        """The full process environment for tool servers."""
+        """The full process environment for tool servers (allow-listed: see ``stripebench_tui.child_env``)."""
 
     async def install_dependencies(self, bus: EventBus) -> None:
         """Make what the environment's app needs available (built once and cached); ServiceFailed or UserError."""
@@ -93,15 +94,22 @@ class SandboxBase:
         self._stopped = False
         self.deps: EnvDeps | None = None  # a venv on this machine first on every process's PATH (local sandbox)
 
+        self.redactor = Redactor()  # what the logs of services, setup and seed are redacted with
+
+    def add_secrets(self, secrets: Iterable[str]) -> None:
+        """Register values the episode's logs must never contain (keys, the emulator's control token)."""
+        for secret in secrets:
+            self.redactor.add_secret(secret)
+
     def variables(self) -> dict[str, str]:
         """Ports, URLs, Stripe settings and paths (the oracle plan's ``${NAME}`` context)."""
         return dict(self._vars)
 
     def process_env(self) -> dict[str, str]:
-        """The environment of every process started on this machine: ours, the episode's variables and the tag."""
-        env = dict(os.environ)
-        for key in ("STRIPE_API_BASE", "STRIPE_API_VERSION"):  # never leak the user's own settings into an episode
-            env.pop(key, None)
+        """The environment of every process started on this machine: the allowed part of ours (see
+        ``stripebench_tui.child_env``: never a model provider's key, nor the user's own Stripe settings), the
+        episode's variables and the tag."""
+        env = base_env()
         env.update(self._vars)
         env.update({TAG_VAR: self.tag, "PYTHONUNBUFFERED": "1"})
         if self.deps is not None:

@@ -2,7 +2,8 @@
 
 Each service runs in its own process group (so stopping it stops what it
 started) with a parent-death signal, and every line it prints becomes a
-``service`` event on the bus (and a line in ``logs/<name>.log``).
+``service`` event on the bus (and a line in ``logs/<name>.log``, redacted as it is
+written with the episode's ``Redactor``: known key shapes and every registered secret).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import httpx
 
 from stripebench_tui.core.bus import EventBus
 from stripebench_tui.core.events import Service
+from stripebench_tui.core.redact import Redactor
 from stripebench_tui.runtime.reaper import die_with_parent
 
 STOP_GRACE = 3.0
@@ -55,15 +57,17 @@ def with_tail(message: str, lines: Iterable[str]) -> str:
 
 
 async def run_logged(bus: EventBus, name: str, argv: list[str], *, cwd: Path, env: dict[str, str],
-                     log_path: Path, timeout: float, tail: deque[str] | None = None) -> int:
+                     log_path: Path, timeout: float, tail: deque[str] | None = None,
+                     redactor: Redactor | None = None) -> int:
     """Run a short process (the seed script) to its end, its output as ``service`` events; returns its exit code.
 
     ``tail`` receives the last lines it printed (for a failure message).
     """
     proc = await _spawn(argv, cwd, env)
+    redactor = redactor or Redactor()
     await bus.publish(Service(service=name, status="starting", pid=proc.pid, text=" ".join(argv)))
     with open(log_path, "ab") as log:
-        readers = [asyncio.create_task(_pump(bus, name, s, kind, log, tail)) for s, kind in
+        readers = [asyncio.create_task(_pump(bus, name, s, kind, log, redactor, tail)) for s, kind in
                    ((proc.stdout, "stdout"), (proc.stderr, "stderr"))]
         try:
             code = await asyncio.wait_for(exited(proc), timeout)
@@ -89,7 +93,7 @@ async def _spawn(argv: list[str], cwd: Path, env: dict[str, str]) -> asyncio.sub
 
 
 async def _pump(bus: EventBus, name: str, stream: asyncio.StreamReader | None, kind: str, log: Any,
-                tail: deque[str] | None = None) -> None:
+                redactor: Redactor, tail: deque[str] | None = None) -> None:
     if stream is None:
         return
     while True:
@@ -99,6 +103,7 @@ async def _pump(bus: EventBus, name: str, stream: asyncio.StreamReader | None, k
             line = await stream.read(64 * 1024)
         if not line:
             return
+        line = redactor.data(line)  # the log, the tail and the events never hold a registered secret
         log.write(line)
         log.flush()
         text = line.decode("utf-8", "replace").rstrip("\r\n")
@@ -172,8 +177,10 @@ class ServiceProcess:
     """One running service of the episode."""
 
     def __init__(self, bus: EventBus, name: str, command: str, *, cwd: Path, env: dict[str, str], log_path: Path,
-                 health: dict[str, str] | None = None, health_timeout: float = 30.0, restart: bool = False) -> None:
+                 health: dict[str, str] | None = None, health_timeout: float = 30.0, restart: bool = False,
+                 redactor: Redactor | None = None) -> None:
         self.bus, self.name, self.command = bus, name, command
+        self.redactor = redactor or Redactor()  # applied to the log file as lines are written
         self.cwd, self.env, self.log_path = cwd, env, log_path
         self.health, self.health_timeout, self.restart = health, health_timeout, restart
         self.proc: asyncio.subprocess.Process | None = None
@@ -199,7 +206,8 @@ class ServiceProcess:
     async def _launch(self) -> None:
         self.proc = await _spawn(["bash", "-c", self.command], self.cwd, self.env)
         await self.bus.publish(Service(service=self.name, status="starting", pid=self.proc.pid, text=self.command))
-        self._readers = [asyncio.create_task(_pump(self.bus, self.name, s, kind, self._log, self.tail)) for s, kind in
+        self._readers = [asyncio.create_task(_pump(self.bus, self.name, s, kind, self._log, self.redactor, self.tail))
+                         for s, kind in
                          ((self.proc.stdout, "stdout"), (self.proc.stderr, "stderr"))]
 
     async def _wait_healthy(self) -> None:

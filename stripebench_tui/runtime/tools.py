@@ -1,7 +1,8 @@
 """The episode's tool executor: the manifest's MCP tool servers, with calls routed by tool name.
 
 Each server is started with the episode workspace and the episode's environment
-(Stripe variables, ports, the reaper tag), its stderr going to ``logs/tools-<name>.log``.
+(Stripe variables, ports, the reaper tag), its stderr going to ``logs/tools-<name>.log``
+through a pipe, each line redacted as it is written (the episode's ``Redactor``).
 A call to an unknown tool or with bad arguments comes back as an error result the
 agent sees; only a server that died raises (the driver then ends the episode).
 """
@@ -12,18 +13,22 @@ import asyncio
 import contextlib
 import os
 import sys
+import threading
+import time
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from mcp.shared.exceptions import MCPError
 
 from stripebench_tui.core.agent import ToolSpec
 from stripebench_tui.core.executor import ToolOutcome
+from stripebench_tui.core.redact import Redactor
 from stripebench_tui.errors import RuntimeProblem
 from stripebench_tui.tools import BUILTIN_SERVERS
 from stripebench_tui.tools.client import ToolServerHandle
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".webp")
+LOG_DRAIN_TIMEOUT = 2.0  # seconds to wait for the last lines of a stopped server's stderr
 
 # The SDK already starts each server in a session of its own (a terminal's Ctrl+C reaches stripebench, which
 # stops the episode in order, not the servers mid-call); this adds a parent-death signal so a server dies with
@@ -41,8 +46,9 @@ class McpToolExecutor:
     where = ""  # said after "did not start" when a server fails, e.g. " in the container"
 
     def __init__(self, servers: list[str], *, workspace: Path, episode_dir: Path, env: dict[str, str],
-                 logs: Path | None = None) -> None:
+                 logs: Path | None = None, redactor: Redactor | None = None) -> None:
         self.server_names = list(servers)
+        self.redactor = redactor or Redactor()
         self.workspace = workspace
         self.episode_dir = episode_dir
         self.env = env
@@ -51,6 +57,7 @@ class McpToolExecutor:
         self.routes: dict[str, ToolServerHandle] = {}
         self.specs: list[ToolSpec] = []
         self._errlogs: list[Any] = []
+        self._log_copiers: list[threading.Thread] = []
 
     async def start(self) -> None:
         """Start every server (in parallel) and learn their tools; RuntimeProblem in one line on failure."""
@@ -64,8 +71,7 @@ class McpToolExecutor:
             raise RuntimeProblem(f"unknown tool server {unknown[0]!r}; built-in ones are {', '.join(BUILTIN_SERVERS)}")
         for name in self.server_names:
             extra = ["--screenshots", str(self.episode_dir / "screenshots")] if name == "browser" else []
-            errlog = open(self.logs / f"tools-{name}.log", "a", encoding="utf-8")
-            self._errlogs.append(errlog)
+            errlog = self.open_log(name)
             command, args = self.server_command(name, extra)
             self.handles[name] = ToolServerHandle(name, command, args, env=self.env, errlog=errlog)
         results = await asyncio.gather(*(h.start() for h in self.handles.values()), return_exceptions=True)
@@ -79,6 +85,19 @@ class McpToolExecutor:
                     continue  # the first server to offer a name keeps it
                 self.routes[spec.name] = handle
                 self.specs.append(spec)
+
+    def open_log(self, name: str) -> Any:
+        """The write end of a pipe whose lines reach ``logs/tools-<name>.log`` redacted (a server's stderr);
+        ``close()`` closes it and waits for the last line."""
+        read_fd, write_fd = os.pipe()
+        log = open(self.logs / f"tools-{name}.log", "ab")
+        copier = threading.Thread(target=_copy_redacted, args=(os.fdopen(read_fd, "rb"), log, self.redactor),
+                                  name=f"tools-log:{name}", daemon=True)
+        copier.start()
+        self._log_copiers.append(copier)
+        errlog = os.fdopen(write_fd, "w", encoding="utf-8")
+        self._errlogs.append(errlog)  # closed by close()
+        return errlog
 
     def server_command(self, name: str, extra: list[str]) -> tuple[str, list[str]]:
         """(command, args) that start tool server ``name`` on this machine; a sandbox may run some elsewhere."""
@@ -126,6 +145,22 @@ class McpToolExecutor:
             with contextlib.suppress(Exception):
                 errlog.close()
         self._errlogs = []
+        copiers, self._log_copiers = self._log_copiers, []
+        # Each copier ends when no process holds its pipe any more (a stray child may: it is then left behind).
+        await asyncio.to_thread(_join_all, copiers, LOG_DRAIN_TIMEOUT)
+
+
+def _join_all(threads: list[threading.Thread], timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    for thread in threads:
+        thread.join(max(0.0, deadline - time.monotonic()))
+
+
+def _copy_redacted(pipe: BinaryIO, log: BinaryIO, redactor: Redactor) -> None:
+    with pipe, log:
+        for line in pipe:
+            log.write(redactor.data(line))
+            log.flush()
 
 
 __all__ = ["McpToolExecutor"]

@@ -89,6 +89,7 @@ def start_backend(kind: str = EMULATOR, *, seed: int | None = 0, api_version: st
 
         server = EmulatorServer(seed=seed, api_version=api_version, state=state).start()
         # Any sk_test_ key works on the emulator; a random one still exercises redaction like a real key.
+        # The control token (the /_emulator/ controls) stays with the runtime: a secret, never in env_vars().
         return StripeBackend(
             kind=EMULATOR,
             api_base=server.url,
@@ -97,6 +98,7 @@ def start_backend(kind: str = EMULATOR, *, seed: int | None = 0, api_version: st
             js_url=f"{server.url}/v3",
             api_version=api_version,
             server=server,
+            extra_secrets=[server.control_token],
         )
     if kind == REAL:
         key = stripe_key or os.environ.get("STRIPE_SECRET_KEY", "")

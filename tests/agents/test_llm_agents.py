@@ -208,6 +208,14 @@ async def test_key_and_base_url_come_from_the_environment(protocol, variable, mo
     finally:
         await agent.close()
     assert fake.requests[0].api_key == "sk-from-env" and fake.requests[0].body["model"] == "model-from-env"
+    assert agent.secrets == ["sk-from-env"]  # what the runtime registers for redaction
+
+
+def test_a_local_server_without_a_key_registers_no_placeholder_secret(monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    local = create_agent("openai", base_url="http://127.0.0.1:9/v1")
+    assert local.options.api_key and local.secrets == []  # the SDK's stand-in key is not a secret to redact
+    assert create_agent("anthropic", api_key="given-key-123").secrets == ["given-key-123"]
 
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)

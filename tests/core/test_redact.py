@@ -33,8 +33,35 @@ def test_known_secret_shapes(raw: str, kept: str, gone: str) -> None:
     assert kept in out and gone not in out
 
 
+@pytest.mark.parametrize(
+    "raw, kept, gone",
+    [
+        ("ANTHROPIC_API_KEY=sk-ant-api03-PLANTEDabc_def-0123456789xyz", "sk-ant-api03-[REDACTED]", "PLANTEDabc"),
+        ("key: sk-ant-admin01-Zq9Zq9Zq9Zq9Zq9Zq9Zq9", "sk-ant-admin01-[REDACTED]", "Zq9Zq9Zq9"),
+        ("export OPENAI_API_KEY=sk-proj-Abc123Def456Ghi789Jkl0", "sk-proj-[REDACTED]", "Abc123Def456"),
+        ("client = OpenAI(api_key='sk-9f8e7d6c5b4a39281706aBcD')", "sk-[REDACTED]", "9f8e7d6c5b4a"),
+        ("sk-svcacct-AAAABBBBCCCCDDDDEEEE", "sk-svcacct-[REDACTED]", "AAAABBBBCCCC"),
+        ("XAI_API_KEY xai-Qw3rTy7UiOp9AsDfGhJkLzXc", "xai-[REDACTED]", "Qw3rTy7UiOp9"),
+        ("-H 'x-api-key: opaque1234'", "x-api-key: [REDACTED]", "opaque1234"),
+        ('{"api-key": "azure-key-77"}', '"api-key": "[REDACTED]"', "azure-key-77"),
+        ("Authorization: Bearer sk-ant-oat01-abcdefghijklmnopqrst", "Bearer [REDACTED]", "abcdefghijklmnopqrst"),
+        ("GITHUB_TOKEN=ghp_0123456789abcdef", "GITHUB_TOKEN=[REDACTED]", "ghp_0123456789abcdef"),
+        ('MY_PROVIDER_API_KEY="odd-shaped-key"', 'MY_PROVIDER_API_KEY="[REDACTED]"', "odd-shaped-key"),
+        ("DB_PASSWORD=hunter22 next", "DB_PASSWORD=[REDACTED] next", "hunter22"),
+        ("AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG", "AWS_SECRET_ACCESS_KEY=[REDACTED]", "wJalrXUtnFEMI"),
+    ],
+)
+def test_model_provider_key_shapes(raw: str, kept: str, gone: str) -> None:
+    out = redact(raw)
+    assert kept in out and gone not in out
+
+
 def test_ordinary_text_is_left_alone() -> None:
     text = "risk_test_cases, task_live_update, desk_pk_table, ask_test_suite: the whsec prefix, Bearer of news"
+    assert redact(text) == text
+    text = ("disk-usage-for-the-whole-volume, task-runner-configuration-file, sk-short, xai-small, "
+            "max_tokens=8192, input_tokens: 12, the api-key header, TOKEN=abc, secret santa, MAX_TOKENS=8192, "
+            "TOKEN_URL=https://example.com/x")
     assert redact(text) == text
 
 

@@ -30,7 +30,7 @@ def emulator_server() -> Iterator[EmulatorServer]:
 @pytest.fixture
 def emulator(emulator_server: EmulatorServer) -> EmulatorServer:
     """The session's emulator, emptied before this test via ``POST /_emulator/reset``."""
-    httpx.post(f"{emulator_server.url}/_emulator/reset", timeout=10).raise_for_status()
+    httpx.post(f"{emulator_server.url}/_emulator/reset", headers=emulator_server.control_headers, timeout=10).raise_for_status()
     return emulator_server
 
 

@@ -12,7 +12,7 @@ from tests.emulator.fixtures import TEST_KEY
 
 
 def _fault(emulator, **spec) -> dict:
-    reply = httpx.post(f"{emulator.url}/_emulator/faults", json=spec, timeout=5)
+    reply = httpx.post(f"{emulator.url}/_emulator/faults", json=spec, headers=emulator.control_headers, timeout=5)
     reply.raise_for_status()
     return reply.json()
 
@@ -48,9 +48,9 @@ def test_faults_match_method_and_path_only(emulator, api):
     assert api.get("/v1/customers").status_code == 200  # other method
     assert api.post("/v1/products", data={"name": "x"}).status_code == 200  # other path
     assert api.post("/v1/customers").status_code == 500
-    listed = httpx.get(f"{emulator.url}/_emulator/faults").json()
+    listed = httpx.get(f"{emulator.url}/_emulator/faults", headers=emulator.control_headers).json()
     assert listed["rules"][0]["remaining"] == 1
-    httpx.delete(f"{emulator.url}/_emulator/faults").raise_for_status()
+    httpx.delete(f"{emulator.url}/_emulator/faults", headers=emulator.control_headers).raise_for_status()
     assert api.post("/v1/customers").status_code == 200
 
 
@@ -66,7 +66,7 @@ def test_latency_applies_to_the_next_n_requests(emulator, api):
 
 def test_bad_fault_specs_are_400(emulator):
     for spec in ({"kind": "explode"}, {"kind": "status", "status": 200}, {"kind": "latency", "count": 0}):
-        assert httpx.post(f"{emulator.url}/_emulator/faults", json=spec).status_code == 400
+        assert httpx.post(f"{emulator.url}/_emulator/faults", json=spec, headers=emulator.control_headers).status_code == 400
 
 
 def test_latency_does_not_hold_up_other_requests(emulator, api):

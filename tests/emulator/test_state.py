@@ -41,7 +41,7 @@ def test_same_seed_same_ids() -> None:
 def test_reset_restarts_seeded_ids() -> None:
     with running_emulator(seed=7) as emu:
         before = _workload(_client(emu))
-        httpx.post(f"{emu.url}/_emulator/reset").raise_for_status()
+        httpx.post(f"{emu.url}/_emulator/reset", headers=emu.control_headers).raise_for_status()
         assert _client(emu).v1.customers.list().data == []
         assert _workload(_client(emu)) == before
 
@@ -70,16 +70,17 @@ def test_state_file_survives_restart(tmp_path: Path) -> None:
 
 def test_clock_controls(emulator, stripe_client: stripe.StripeClient) -> None:
     url = f"{emulator.url}/_emulator/clock"
-    frozen = httpx.post(url, json={"set": 1_700_000_000, "freeze": True}).json()
+    ctl = emulator.control_headers
+    frozen = httpx.post(url, headers=ctl, json={"set": 1_700_000_000, "freeze": True}).json()
     assert frozen == {"now": 1_700_000_000, "frozen": True, "offset": frozen["offset"]}
     assert stripe_client.v1.customers.create().created == 1_700_000_000
-    assert httpx.post(url, data={"advance": "3600"}).json()["now"] == 1_700_003_600
+    assert httpx.post(url, headers=ctl, data={"advance": "3600"}).json()["now"] == 1_700_003_600
     assert stripe_client.v1.customers.create().created == 1_700_003_600
-    assert httpx.get(url).json()["now"] == 1_700_003_600
-    assert httpx.post(url, json={"advance": "soon"}).status_code == 400
-    assert httpx.post(url, json={}).status_code == 400
-    assert httpx.post(f"{emulator.url}/_emulator/reset").json() == {"ok": True}
-    assert httpx.get(url).json()["frozen"] is False
+    assert httpx.get(url, headers=ctl).json()["now"] == 1_700_003_600
+    assert httpx.post(url, headers=ctl, json={"advance": "soon"}).status_code == 400
+    assert httpx.post(url, headers=ctl, json={}).status_code == 400
+    assert httpx.post(f"{emulator.url}/_emulator/reset", headers=ctl).json() == {"ok": True}
+    assert httpx.get(url, headers=ctl).json()["frozen"] is False
 
 
 def test_cli_serves_until_interrupted(tmp_path: Path) -> None:
@@ -92,10 +93,33 @@ def test_cli_serves_until_interrupted(tmp_path: Path) -> None:
         response = httpx.post(f"{url}/v1/customers", data={"email": "cli@example.com"},
                               headers={"Authorization": f"Bearer {TEST_KEY}"})
         assert response.status_code == 200 and response.json()["email"] == "cli@example.com"
+        # The control token is printed for the human at the terminal, and opens the controls.
+        header, token = re.search(r"(Stripebench-Control-Token): (\S+)", proc.stderr.readline()).groups()
+        assert httpx.get(f"{url}/_emulator/health").status_code == 403
+        assert httpx.get(f"{url}/_emulator/health", headers={header: token}).json()["seed"] == 1
     finally:
         proc.send_signal(signal.SIGINT)
         proc.wait(timeout=10)
     assert (tmp_path / "s.db").exists()
+
+
+def test_cli_takes_a_control_token_and_refuses_a_short_one() -> None:
+    token = "my-own-control-token-0123"
+    proc = subprocess.Popen([sys.executable, "-m", "stripebench_tui", "emulator", "--port", "0",
+                             "--control-token", token], stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    try:
+        url = re.search(r"http://[\d.]+:\d+", proc.stderr.readline()).group(0)
+        assert token in proc.stderr.readline()
+        reset = httpx.post(f"{url}/_emulator/reset", headers={"Stripebench-Control-Token": token})
+        assert reset.json() == {"ok": True}
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=10)
+    short = subprocess.run([sys.executable, "-m", "stripebench_tui", "emulator", "--control-token", "abc"],
+                           capture_output=True, text=True, timeout=30)
+    assert short.returncode == 2 and "--control-token must be at least 16 characters" in short.stderr
+    assert "Traceback" not in short.stderr and len(short.stderr.strip().splitlines()) == 1
 
 
 def test_cli_rejects_bad_version() -> None:

@@ -33,6 +33,9 @@ def test_emulator_backend_variables() -> None:
         assert env["STRIPE_JS_URL"] == env["STRIPE_API_BASE"] + "/v3"
         assert env["STRIPE_SECRET_KEY"].startswith("sk_test_") and env["STRIPE_PUBLISHABLE_KEY"].startswith("pk_test_")
         assert "STRIPE_API_VERSION" not in env
+        # The emulator's control token stays with the runtime: registered for redaction, never in the variables.
+        assert emu.server.control_token in emu.secrets
+        assert not any(emu.server.control_token in value for value in env.values())
     finally:
         emu.close()
 
@@ -120,3 +123,20 @@ async def test_the_local_sandbox_starts_graders_processes_tagged_with_the_episod
         scratch.rmdir()
     finally:
         await box.stop()
+
+async def test_tool_server_stderr_is_redacted_on_its_way_to_the_log(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from stripebench_tui.core.redact import Redactor
+
+    (tmp_path / "logs").mkdir()
+    executor = McpToolExecutor(["shell"], workspace=tmp_path, episode_dir=tmp_path, env=None,
+                               redactor=Redactor(["registered-value-0042"]))
+    errlog = executor.open_log("shell")  # what a server's stderr is connected to
+    script = ("import sys; sys.stderr.buffer.write(b'token registered-value-0042 and sk_test_abcdefghijkl\\n"
+              "raw \\xff\\nlast line without newline')")
+    subprocess.run([sys.executable, "-c", script], stderr=errlog, check=True)
+    await executor.close()  # closes our end and waits for the copier to write the last line
+    data = (tmp_path / "logs" / "tools-shell.log").read_bytes()
+    assert data == b"token [REDACTED] and sk_test_[REDACTED]\nraw \xff\nlast line without newline"

@@ -61,3 +61,29 @@ async def test_probes_and_ports() -> None:
     assert port_is_free(port)
     assert not await probe({"tcp": f"127.0.0.1:{port}"})
     assert not await probe({"http": f"http://127.0.0.1:{port}/health"})
+
+
+async def test_logs_are_redacted_as_they_are_written(tmp_path: Path) -> None:
+    from stripebench_tui.core.redact import Redactor
+    from stripebench_tui.runtime.services import run_logged
+
+    registered = "opaque-registered-value-42"
+    script = (f"echo 'key {registered}'; echo 'ANTHROPIC_API_KEY=sk-ant-api03-abcdefghijklmnopqrstuvwx' >&2; "
+              "printf 'raw \\377 byte\\n'; echo 'plain line'")
+    bus = EventBus()
+    last_line = asyncio.Event()  # a line is in the file before its event is published
+    bus.subscribe(lambda e: last_line.set() if isinstance(e, Service) and e.text == "plain line" else None)
+    redactor = Redactor([registered])
+    svc = ServiceProcess(bus, "talker", script + "; sleep 300", cwd=tmp_path, env=dict(os.environ),
+                         log_path=tmp_path / "talker.log", redactor=redactor)
+    await svc.start()
+    await asyncio.wait_for(last_line.wait(), 10)
+    await svc.stop()
+    code = await run_logged(bus, "seed", ["bash", "-c", script], cwd=tmp_path, env=dict(os.environ),
+                            log_path=tmp_path / "seed.log", timeout=30, redactor=redactor)
+    assert code == 0
+    for name in ("talker.log", "seed.log"):
+        data = (tmp_path / name).read_bytes()
+        assert registered.encode() not in data and b"abcdefghijklmnop" not in data
+        assert b"key [REDACTED]" in data and b"sk-ant-api03-[REDACTED]" in data
+        assert b"raw \xff byte\n" in data and b"plain line\n" in data  # other bytes untouched

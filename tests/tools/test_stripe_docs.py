@@ -59,3 +59,11 @@ def test_index_key_changes_with_the_notes(tmp_path: Path, monkeypatch):
     (notes / "a.md").write_text("# A\n\n## One\nchanged text\n")
     assert docs_index.index_file(tmp_path) != before
     assert [d.title for d in docs_index.note_docs()] == ["A: One"]
+
+
+def test_the_docs_never_point_the_agent_at_the_emulator_controls():
+    # The /_emulator/ controls are the grader's state (reset, clock, faults, webhook log): the agent's docs keep quiet.
+    notes = [p for p in docs_index.NOTES_DIR.rglob("*") if p.is_file()]
+    assert notes
+    for note in notes:
+        assert "_emulator" not in note.read_text(encoding="utf-8"), note
