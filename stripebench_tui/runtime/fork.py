@@ -284,32 +284,5 @@ def fork_config(trace_path: Path, agent: str, **overrides: Any) -> Any:
     return EpisodeConfig(env=header.env, agent=agent, seed=int(seed or 0), **overrides)
 
 
-def run_fork(trace_path: Path, at_turn: int, agent: str, *, headless: bool = False) -> int:
-    """``stripebench replay TRACE --fork-at N``: the live TUI on the fork, or its text with ``headless``; the exit code."""
-    import asyncio
-
-    config = fork_config(trace_path, agent, headless=headless)
-    if not headless:
-        from stripebench_tui.tui.live_app import run_live
-
-        return run_live(config, fork=(Path(trace_path), at_turn))
-    return asyncio.run(_headless_fork(trace_path, at_turn, config))
-
-
-async def _headless_fork(trace_path: Path, at_turn: int, config: Any) -> int:
-    import sys
-
-    from stripebench_tui.runtime.episode import exit_code_for
-    from stripebench_tui.runtime.printer import LivePrinter
-
-    episode = fork_episode(trace_path, at_turn, config, subscribers=[LivePrinter(sys.stdout)])
-    result = await episode.run()
-    if result.trace_path is not None:
-        print(f"trace: {result.trace_path}", file=sys.stderr)
-    div = episode.fork.checker.divergence
-    print(f"divergence: {div['text']}" if div else "divergence: none", file=sys.stderr)
-    return exit_code_for(result)
-
-
-__all__ = ["DIVERGENCE", "DivergenceChecker", "ForkAgent", "ForkEpisode", "fork_config", "run_fork", "RecordedTurn", "fork_episode", "recorded_turns", "comparable", "stripe_ids",
+__all__ = ["DIVERGENCE", "DivergenceChecker", "ForkAgent", "ForkEpisode", "fork_config", "RecordedTurn", "fork_episode", "recorded_turns", "comparable", "stripe_ids",
            "summary_of"]
