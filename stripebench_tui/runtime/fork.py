@@ -120,6 +120,11 @@ class ForkAgent:
         self._handed_over = False
         self.task: Task | None = None
 
+    @property
+    def handed_over(self) -> bool:
+        """Whether the recorded turns are all replayed and the chosen agent has taken over."""
+        return self._handed_over
+
     def __getattr__(self, name: str) -> Any:  # the human agent's submit/say/finish, etc.
         return getattr(self.inner, name)
 
