@@ -22,6 +22,7 @@ import sys
 import threading
 import time
 import uuid
+from typing import Any
 
 ENV_VAR = "STRIPEBENCH_EXEC_ENV"
 EXIT_CONTAINER_GONE = 125
@@ -61,8 +62,23 @@ def exec_argv(container: str, argv: list[str], *, user: str | None = None, workd
     return out + ["--", *argv]
 
 
-def _raw_socket(sock: object) -> socket.socket:
-    return getattr(sock, "_sock", sock)  # type: ignore[return-value]
+def send_all(sock: Any, data: bytes) -> None:
+    """Write all of ``data`` to the exec socket: a ``socket.socket``, or the ``socket.SocketIO`` docker-py returns."""
+    if isinstance(sock, socket.socket):
+        sock.sendall(data)
+        return
+    view = memoryview(data)
+    while view:
+        view = view[sock.write(view) or 0:]
+
+
+def shut_write(sock: Any) -> None:
+    """Half-close the exec socket so the command sees end of input (through a duplicate when it is a SocketIO)."""
+    if isinstance(sock, socket.socket):
+        sock.shutdown(socket.SHUT_WR)
+        return
+    with socket.socket(fileno=os.dup(sock.fileno())) as duplicate:
+        duplicate.shutdown(socket.SHUT_WR)
 
 
 def _gone_message(container: object) -> str:
@@ -111,7 +127,6 @@ def main(argv: list[str] | None = None) -> int:
     exec_id = client.api.exec_create(container.id, wrapped, stdin=args.interactive, stdout=True, stderr=True,
                                      tty=False, environment=env, workdir=args.workdir, user=args.user or "")["Id"]
     sock = client.api.exec_start(exec_id, socket=True)
-    raw = _raw_socket(sock)
 
     def forward(sig: int) -> None:
         def kill(signum: int) -> None:
@@ -143,11 +158,11 @@ def main(argv: list[str] | None = None) -> int:
                     data = os.read(0, 65536)
                     if not data:
                         break
-                    raw.sendall(data)
+                    send_all(sock, data)
             except OSError:
                 pass
             try:
-                raw.shutdown(socket.SHUT_WR)  # the command sees end of input
+                shut_write(sock)  # the command sees end of input
             except OSError:
                 pass
 
