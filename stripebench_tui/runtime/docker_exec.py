@@ -62,23 +62,16 @@ def exec_argv(container: str, argv: list[str], *, user: str | None = None, workd
     return out + ["--", *argv]
 
 
-def send_all(sock: Any, data: bytes) -> None:
-    """Write all of ``data`` to the exec socket: a ``socket.socket``, or the ``socket.SocketIO`` docker-py returns."""
-    if isinstance(sock, socket.socket):
-        sock.sendall(data)
-        return
-    view = memoryview(data)
-    while view:
-        view = view[sock.write(view) or 0:]
+def writable_socket(sock: Any) -> socket.socket:
+    """A socket to send the command's input on, from what ``exec_start(socket=True)`` returned.
 
-
-def shut_write(sock: Any) -> None:
-    """Half-close the exec socket so the command sees end of input (through a duplicate when it is a SocketIO)."""
+    docker-py returns the TLS socket itself over https, but over a unix or plain TCP connection
+    the read-only ``socket.SocketIO`` that http.client read the response through; a socket made
+    from a duplicate of its descriptor writes and half-closes the same connection.
+    """
     if isinstance(sock, socket.socket):
-        sock.shutdown(socket.SHUT_WR)
-        return
-    with socket.socket(fileno=os.dup(sock.fileno())) as duplicate:
-        duplicate.shutdown(socket.SHUT_WR)
+        return sock
+    return socket.socket(fileno=os.dup(sock.fileno()))
 
 
 def _gone_message(container: object) -> str:
@@ -127,6 +120,7 @@ def main(argv: list[str] | None = None) -> int:
     exec_id = client.api.exec_create(container.id, wrapped, stdin=args.interactive, stdout=True, stderr=True,
                                      tty=False, environment=env, workdir=args.workdir, user=args.user or "")["Id"]
     sock = client.api.exec_start(exec_id, socket=True)
+    raw = writable_socket(sock)
 
     def forward(sig: int) -> None:
         def kill(signum: int) -> None:
@@ -158,11 +152,11 @@ def main(argv: list[str] | None = None) -> int:
                     data = os.read(0, 65536)
                     if not data:
                         break
-                    send_all(sock, data)
+                    raw.sendall(data)
             except OSError:
                 pass
             try:
-                shut_write(sock)  # the command sees end of input
+                raw.shutdown(socket.SHUT_WR)  # the command sees end of input
             except OSError:
                 pass
 
