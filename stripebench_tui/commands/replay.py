@@ -80,7 +80,7 @@ def run_fork(trace_path: Path, at_turn: int, agent: str, *, headless: bool = Fal
 
 
 async def _headless_fork(trace_path: Path, at_turn: int, config: Any) -> int:
-    from stripebench_tui.commands.run import headless
+    from stripebench_tui.commands.run import play_headless
     from stripebench_tui.runtime.fork import fork_episode
 
     def make(config: Any, subscribers: list[Any]) -> Any:
@@ -90,7 +90,7 @@ async def _headless_fork(trace_path: Path, at_turn: int, config: Any) -> int:
         div = episode.fork.checker.divergence
         print(f"divergence: {div['text']}" if div else "divergence: none", file=sys.stderr)
 
-    return await headless(config, make, after)
+    return await play_headless(config, make, after)
 
 
 def register(app: typer.Typer) -> None:

@@ -79,7 +79,7 @@ def run(
         except ImportError:
             raise UserError("the live TUI is not built yet; run with --headless to print the episode instead") from None
         raise typer.Exit(run_live(config))
-    code = asyncio.run(headless(config))
+    code = asyncio.run(play_headless(config))
     raise typer.Exit(code)
 
 
@@ -91,7 +91,7 @@ def _new_episode(config: Any, subscribers: list[Any]) -> Any:
     return episode
 
 
-async def headless(config: Any, make_episode: Callable[[Any, list[Any]], Any] = _new_episode,
+async def play_headless(config: Any, make_episode: Callable[[Any, list[Any]], Any] = _new_episode,
                    after: Callable[[Any, Any], None] | None = None) -> int:
     """Play an episode printed as text, taking operator commands (and the human agent's turns) from stdin.
 
@@ -194,4 +194,4 @@ def register(app: typer.Typer) -> None:
     app.command("run")(run)
 
 
-__all__ = ["agent_options", "headless", "operator_line", "register", "run"]
+__all__ = ["agent_options", "operator_line", "play_headless", "register", "run"]
