@@ -262,8 +262,8 @@ def fork_episode(trace_path: Path, at_turn: int, config: Any, subscribers: list[
     """An ``Episode`` (not started) that re-executes ``trace_path`` up to ``at_turn`` and continues with ``config.agent``."""
     from stripebench_tui.formats.open import open_episode
 
-    trace_path = Path(trace_path)
-    header = open_episode(trace_path).header
+    trace = open_episode(trace_path)
+    trace_path, header = Path(trace.path), trace.header  # (an episode directory stands for its trace.jsonl)
     if at_turn < 0:
         raise UserError("--fork-at must be a turn number, 0 or more")
     if not config.seed and isinstance(header.seeds, dict) and isinstance(header.seeds.get("emulator"), int):

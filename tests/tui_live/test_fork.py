@@ -129,12 +129,13 @@ def _stripebench(*args: str, cwd: Path, stdin_text: str | None = None) -> "subpr
 
 
 def test_headless_fork_with_the_oracle_completes_with_no_stdin(recorded: Path, tmp_path: Path) -> None:
-    r = _stripebench("replay", str(recorded), "--fork-at", "2", "--agent", "oracle", "--headless", cwd=tmp_path)
+    # (given the episode directory, which stands for its trace.jsonl)
+    r = _stripebench("replay", str(recorded.parent), "--fork-at", "2", "--agent", "oracle", "--headless", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert "── turn 1" in r.stdout and "episode ended" in r.stdout
     assert "divergence: none" in r.stderr and "trace: " in r.stderr
     header = json.loads(next((tmp_path / "episodes").glob("*/trace.jsonl")).read_text().splitlines()[0])
-    assert header["agent"] == "oracle" and header["extra"]["forked_from"]["turn"] == 2
+    assert header["agent"] == "oracle" and header["extra"]["forked_from"] == {"trace": str(recorded.resolve()), "turn": 2}
 
 
 def test_headless_fork_with_the_human_takes_its_turns_from_stdin(recorded: Path, tmp_path: Path) -> None:
