@@ -7,7 +7,7 @@ session, each call waiting for the previous one), so what is measured is JSON-RP
 plus the transport. Rounds alternate between the transport in use and, with
 STRIPEBENCH_MCP_SDK_STDIO=1 in the server's environment, the alternative one when
 the server still offers it; each side keeps its best round (the machine is shared).
-The last line is the per-call difference in milliseconds.
+The last line is the ratio of the two and their per-call difference in milliseconds.
 """
 
 from __future__ import annotations
@@ -53,7 +53,8 @@ def main() -> None:
     runs = lambda xs: ", ".join(f"{x:.3f}" for x in xs)  # noqa: E731
     print(f"default transport:                 {min(default_runs):.3f} ms/call (runs {runs(default_runs)})")
     print(f"with STRIPEBENCH_MCP_SDK_STDIO=1:  {min(sdk_runs):.3f} ms/call (runs {runs(sdk_runs)})")
-    print(f"difference: {min(sdk_runs) - min(default_runs):+.3f} ms/call")
+    print(f"ratio sdk/default: {min(sdk_runs) / min(default_runs):.2f}x "
+          f"(difference {min(sdk_runs) - min(default_runs):+.3f} ms/call)")
 
 
 if __name__ == "__main__":
