@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import typer
 
-from stripebench_tui.errors import EXIT_EPISODE_FAILED, EXIT_OK
+from stripebench_tui.errors import EXIT_EPISODE_FAILED, EXIT_OK, UserError
 
 
 def replay(
@@ -29,8 +30,6 @@ def replay(
     """
     trace_path = sample_or_path(trace_path)
     if fork_at is not None:
-        from stripebench_tui.runtime.fork import run_fork
-
         raise typer.Exit(run_fork(trace_path, fork_at, agent, headless=headless))
     from stripebench_tui.formats.open import open_episode
 
@@ -71,9 +70,50 @@ def sample_or_path(path: Path) -> Path:
     return path
 
 
+def has_terminal() -> bool:
+    """Whether stdin and stdout are both a terminal (the TUI needs both)."""
+    return sys.stdin is not None and sys.stdin.isatty() and sys.stdout.isatty()
+
+
+def run_fork(trace_path: Path, at_turn: int, agent: str, *, headless: bool = False) -> int:
+    """``replay TRACE --fork-at N``: the live TUI on the fork, or with ``headless`` its text; the exit code.
+
+    Headless works like ``run --headless``: stdin takes operator commands and, for the human
+    agent, its turns (end of input ends the human's part). Without a terminal the TUI is refused
+    (nobody could answer it) rather than left waiting until the wall-time limit.
+    """
+    import asyncio
+
+    from stripebench_tui.runtime.fork import fork_config
+
+    if not headless and not has_terminal():
+        raise UserError("--fork-at opens the TUI, which needs a terminal; add --headless to print the fork instead "
+                        "(stdin then takes the operator's commands and the human agent's tool calls)")
+    config = fork_config(trace_path, agent, headless=headless)
+    if not headless:
+        from stripebench_tui.tui.live_app import run_live
+
+        return run_live(config, fork=(Path(trace_path), at_turn))
+    return asyncio.run(_headless_fork(Path(trace_path), at_turn, config))
+
+
+async def _headless_fork(trace_path: Path, at_turn: int, config: Any) -> int:
+    from stripebench_tui.commands.run import play_headless
+    from stripebench_tui.runtime.fork import fork_episode
+
+    def make(config: Any, subscribers: list[Any]) -> Any:
+        return fork_episode(trace_path, at_turn, config, subscribers=subscribers)
+
+    def after(episode: Any, _result: Any) -> None:
+        div = episode.fork.checker.divergence
+        print(f"divergence: {div['text']}" if div else "divergence: none", file=sys.stderr)
+
+    return await play_headless(config, make, after)
+
+
 def register(app: typer.Typer) -> None:
     """Add ``replay`` to the CLI."""
     app.command("replay")(replay)
 
 
-__all__ = ["register", "replay", "sample_or_path"]
+__all__ = ["has_terminal", "register", "replay", "run_fork", "sample_or_path"]

@@ -7,7 +7,7 @@ import signal
 import sys
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import typer
 
@@ -80,17 +80,30 @@ def run(
         except ImportError:
             raise UserError("the live TUI is not built yet; run with --headless to print the episode instead") from None
         raise typer.Exit(run_live(config))
-    code = asyncio.run(_headless(config))
+    code = asyncio.run(play_headless(config))
     raise typer.Exit(code)
 
 
-async def _headless(config: Any) -> int:
-    from stripebench_tui.runtime.episode import Episode, exit_code_for
+def _new_episode(config: Any, subscribers: list[Any]) -> Any:
+    from stripebench_tui.runtime.episode import Episode
+
+    episode = Episode(config, subscribers=subscribers)
+    episode.prepare()  # unknown env/agent, missing key: one line before anything starts
+    return episode
+
+
+async def play_headless(config: Any, make_episode: Callable[[Any, list[Any]], Any] = _new_episode,
+                   after: Callable[[Any, Any], None] | None = None) -> int:
+    """Play an episode printed as text, taking operator commands (and the human agent's turns) from stdin.
+
+    ``make_episode(config, subscribers)`` builds the prepared episode (``replay --fork-at`` passes a fork);
+    ``after(episode, result)`` may print more once it ended. Returns the exit code.
+    """
+    from stripebench_tui.runtime.episode import exit_code_for
     from stripebench_tui.runtime.printer import LivePrinter
 
     printer = LivePrinter(sys.stdout)
-    episode = Episode(config, subscribers=[printer])
-    episode.prepare()  # unknown env/agent, missing key: one line before anything starts
+    episode = make_episode(config, [printer])
     loop = asyncio.get_running_loop()
     main = asyncio.current_task()
     interrupts = 0
@@ -120,6 +133,8 @@ async def _headless(config: Any) -> int:
         print(f"trace: {result.trace_path}", file=sys.stderr)
     if result.setup_failed:
         print(f"stripebench: {result.error}", file=sys.stderr)
+    if after is not None:
+        after(episode, result)
     return exit_code_for(result)
 
 
@@ -180,4 +195,4 @@ def register(app: typer.Typer) -> None:
     app.command("run")(run)
 
 
-__all__ = ["agent_options", "operator_line", "register", "run"]
+__all__ = ["agent_options", "operator_line", "play_headless", "register", "run"]

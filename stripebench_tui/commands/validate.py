@@ -28,6 +28,7 @@ def validate(
 
     from stripebench_tui.envs.manifest import find_environment, list_environments
     from stripebench_tui.grading import validation
+    from stripebench_tui.runtime.validate import episode_runner
 
     if all_envs == (env_id is not None):
         raise UserError("name one environment or pass --all")
@@ -47,11 +48,11 @@ def validate(
                 else:
                     err.print(line)
 
-            runner = functools.partial(validation.episode_runner, keep=keep_dir,
+            runner = functools.partial(episode_runner, keep=keep_dir,
                                        on_turn=lambda turn: status.update(f"{current[0]} turn {turn}"))
             rows = asyncio.run(validation.validate(envs, runner, progress=progress))
     else:
-        runner = functools.partial(validation.episode_runner, keep=keep_dir)
+        runner = functools.partial(episode_runner, keep=keep_dir)
         rows = asyncio.run(validation.validate(envs, runner, progress=err.print))
     out = Console(file=sys.stdout, markup=False, highlight=False, emoji=False, width=None if sys.stdout.isatty() else 140)
     out.print(validation.validation_table(rows))

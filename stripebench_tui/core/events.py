@@ -1,6 +1,6 @@
 """Typed records for everything that happens in an episode.
 
-An episode is one ordered log of events (see DESIGN.md). Every event carries
+An episode is one ordered log of events (see docs/architecture.md). Every event carries
 ``seq`` (0-based position in the log), ``t`` (seconds since the episode
 started), ``turn`` (0 for setup before the agent's first turn, then 1, 2, …)
 and ``type``; the rest is the payload of that type. Records are plain

@@ -1,13 +1,13 @@
 """Plain-text renderings of an episode for pipes and CI: the turn-by-turn log and the summary table.
 
 Everything that came from the agent, a tool or a page is untrusted: it is
-printed as text (never as Rich markup) with terminal control sequences removed.
+printed as text (never as Rich markup) through ``core.sanitize.sanitize``, the
+sanitiser the TUI uses too.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from collections import Counter
 from typing import Any, TextIO
 
@@ -27,6 +27,7 @@ from stripebench_tui.core.events import (
     ToolCall,
     ToolResult,
 )
+from stripebench_tui.core.sanitize import sanitize
 from stripebench_tui.core.state import EpisodeState, Reducer
 from stripebench_tui.core.trace import Trace
 
@@ -34,16 +35,8 @@ OUTPUT_LINES = 30  # lines of each tool output shown in the headless log
 OUTPUT_LINE_CHARS = 240
 ARGUMENT_CHARS = 2000
 
-_ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
-_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _STATUS_GLYPH = {"pass": "✓", "fail": "✗", "pending": "…", "error": "!"}
 _OBJECT_FIELDS = ("status", "payment_status", "mode", "ui_mode", "amount_total", "amount", "currency", "code", "percent_off")
-
-
-def sanitize(text: str) -> str:
-    """``text`` without ANSI/OSC escape sequences or control characters (newlines and tabs kept)."""
-    text = _ESCAPES.sub("", text).replace("\r\n", "\n").replace("\r", "\n")
-    return _CONTROLS.sub("", text)
 
 
 def episode_passed(state: EpisodeState) -> bool:

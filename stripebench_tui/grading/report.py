@@ -9,7 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from stripebench_tui.core.events import ERROR, FAIL, PASS, PENDING
-from stripebench_tui.formats.text import sanitize
+from stripebench_tui.core.sanitize import sanitize
 from stripebench_tui.grading.evaluate import Reported
 
 GLYPHS = {PASS: "✓", FAIL: "✗", PENDING: "…", ERROR: "!"}

@@ -1,23 +1,22 @@
 """Proving an environment gradable: the oracle scores 1.0, the no-op agent 0, every mutant below 1.0.
 
-``validate(envs, runner)`` plays each run through ``runner`` (by default a real
-episode via the runtime's ``run_episode``), reports progress as it goes and
-returns one ``Row`` per run; ``validation_table`` prints them. Tests inject a
-fake runner to check the table and the verdict logic without running episodes.
+``validate(envs, runner)`` plays each run through ``runner`` (the CLI passes
+``runtime.validate.episode_runner``, which plays a real episode; this module never
+imports the runtime), reports progress as it goes and returns one ``Row`` per run;
+``validation_table`` prints them. Tests inject a fake runner to check the table and
+the verdict logic without running episodes.
 """
 
 from __future__ import annotations
 
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Awaitable, Callable
+from typing import Awaitable, Callable
 
 from rich.table import Table
 from rich.text import Text
 
-from stripebench_tui.core.events import GraderVerdict
 from stripebench_tui.envs.manifest import Environment
 from stripebench_tui.grading.loader import grader_path, load_grader
 from stripebench_tui.grading.report import GLYPHS, STYLES
@@ -162,42 +161,4 @@ def all_ok(rows: list[Row]) -> bool:
     return bool(rows) and all(r.ok for r in rows)
 
 
-async def episode_runner(env: Environment, run: Run, *, keep: Path | None = None,
-                         on_turn: Callable[[int], None] | None = None) -> RunOutcome:
-    """Play ``run`` as a real episode on the emulator through the runtime; final statuses from its verdicts.
-
-    ``on_turn`` hears each new turn number as the episode reaches it (for a progress display).
-    """
-    from stripebench_tui.runtime.episode import EpisodeConfig, run_episode
-
-    final: dict[str, str] = {}
-    turns = [0]
-
-    def collect(event: Any) -> None:
-        if isinstance(event, GraderVerdict) and event.final:
-            final[event.criterion] = event.status
-        if on_turn is not None and event.turn > turns[0]:
-            turns[0] = event.turn
-            on_turn(event.turn)
-
-    agent = "noop" if run.kind == NOOP else "oracle"
-    options = {"plan": run.plan} if run.kind == MUTANT else {}
-    with tempfile.TemporaryDirectory(prefix="stripebench-validate-") as tmp:
-        root = keep or Path(tmp)
-        started = time.monotonic()
-        result = await run_episode(EpisodeConfig(env=env, agent=agent, agent_options=options, episodes_root=root,
-                                                 headless=True), subscribers=[collect])
-        duration = time.monotonic() - started
-    error = ""
-    if result.setup_failed:
-        error = f"setup failed: {result.error}"
-    elif result.reason == "error":
-        error = f"episode error: {result.error}"
-    elif result.score is None:
-        error = "the episode was not graded"
-    return RunOutcome(score=result.score, statuses=final, duration=duration, error=error,
-                      trace_path=result.trace_path if keep else None)
-
-
-__all__ = ["MUTANT", "NOOP", "ORACLE", "Row", "Run", "RunOutcome", "Runner", "all_ok", "episode_runner",
-           "legend", "runs_for", "validate", "validation_table", "warnings"]
+__all__ = ["MUTANT", "NOOP", "ORACLE", "Row", "Run", "RunOutcome", "Runner", "all_ok", "legend", "runs_for", "validate", "validation_table", "warnings"]

@@ -22,6 +22,7 @@ import sys
 import threading
 import time
 import uuid
+from typing import Any
 
 ENV_VAR = "STRIPEBENCH_EXEC_ENV"
 EXIT_CONTAINER_GONE = 125
@@ -61,8 +62,16 @@ def exec_argv(container: str, argv: list[str], *, user: str | None = None, workd
     return out + ["--", *argv]
 
 
-def _raw_socket(sock: object) -> socket.socket:
-    return getattr(sock, "_sock", sock)  # type: ignore[return-value]
+def writable_socket(sock: Any) -> socket.socket:
+    """A socket to send the command's input on, from what ``exec_start(socket=True)`` returned.
+
+    docker-py returns the TLS socket itself over https, but over a unix or plain TCP connection
+    the read-only ``socket.SocketIO`` that http.client read the response through; a socket made
+    from a duplicate of its descriptor writes and half-closes the same connection.
+    """
+    if isinstance(sock, socket.socket):
+        return sock
+    return socket.socket(fileno=os.dup(sock.fileno()))
 
 
 def _gone_message(container: object) -> str:
@@ -111,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
     exec_id = client.api.exec_create(container.id, wrapped, stdin=args.interactive, stdout=True, stderr=True,
                                      tty=False, environment=env, workdir=args.workdir, user=args.user or "")["Id"]
     sock = client.api.exec_start(exec_id, socket=True)
-    raw = _raw_socket(sock)
+    raw = writable_socket(sock)
 
     def forward(sig: int) -> None:
         def kill(signum: int) -> None:

@@ -36,11 +36,11 @@ from stripebench_tui.core.operator import ERROR, STOPPED, ApprovalPolicy
 from stripebench_tui.core.recorder import Recorder
 from stripebench_tui.envs.manifest import Environment, find_environment
 from stripebench_tui.errors import EXIT_EPISODE_FAILED, EXIT_OK, EXIT_RUNTIME, UserError
+from stripebench_tui.runtime.grade import EMULATOR_STATE
 from stripebench_tui.runtime.local import LocalSandbox
 from stripebench_tui.runtime.sandbox import TRACE_NAME, new_episode_dir
 from stripebench_tui.runtime.services import ServiceFailed
 from stripebench_tui.runtime.tools import McpToolExecutor
-from stripebench_tui.grading.offline import EMULATOR_STATE
 from stripebench_tui.stripe.backend import EMULATOR, StripeBackend, start_backend
 from stripebench_tui.stripe.watcher import EMULATOR_INTERVAL, REAL_INTERVAL, StripeWatcher
 

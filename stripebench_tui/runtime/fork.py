@@ -120,6 +120,11 @@ class ForkAgent:
         self._handed_over = False
         self.task: Task | None = None
 
+    @property
+    def handed_over(self) -> bool:
+        """Whether the recorded turns are all replayed and the chosen agent has taken over."""
+        return self._handed_over
+
     def __getattr__(self, name: str) -> Any:  # the human agent's submit/say/finish, etc.
         return getattr(self.inner, name)
 
@@ -257,8 +262,8 @@ def fork_episode(trace_path: Path, at_turn: int, config: Any, subscribers: list[
     """An ``Episode`` (not started) that re-executes ``trace_path`` up to ``at_turn`` and continues with ``config.agent``."""
     from stripebench_tui.formats.open import open_episode
 
-    trace_path = Path(trace_path)
-    header = open_episode(trace_path).header
+    trace = open_episode(trace_path)
+    trace_path, header = Path(trace.path), trace.header  # (an episode directory stands for its trace.jsonl)
     if at_turn < 0:
         raise UserError("--fork-at must be a turn number, 0 or more")
     if not config.seed and isinstance(header.seeds, dict) and isinstance(header.seeds.get("emulator"), int):
@@ -284,32 +289,5 @@ def fork_config(trace_path: Path, agent: str, **overrides: Any) -> Any:
     return EpisodeConfig(env=header.env, agent=agent, seed=int(seed or 0), **overrides)
 
 
-def run_fork(trace_path: Path, at_turn: int, agent: str, *, headless: bool = False) -> int:
-    """``stripebench replay TRACE --fork-at N``: the live TUI on the fork, or its text with ``headless``; the exit code."""
-    import asyncio
-
-    config = fork_config(trace_path, agent, headless=headless)
-    if not headless:
-        from stripebench_tui.tui.live_app import run_live
-
-        return run_live(config, fork=(Path(trace_path), at_turn))
-    return asyncio.run(_headless_fork(trace_path, at_turn, config))
-
-
-async def _headless_fork(trace_path: Path, at_turn: int, config: Any) -> int:
-    import sys
-
-    from stripebench_tui.runtime.episode import exit_code_for
-    from stripebench_tui.runtime.printer import LivePrinter
-
-    episode = fork_episode(trace_path, at_turn, config, subscribers=[LivePrinter(sys.stdout)])
-    result = await episode.run()
-    if result.trace_path is not None:
-        print(f"trace: {result.trace_path}", file=sys.stderr)
-    div = episode.fork.checker.divergence
-    print(f"divergence: {div['text']}" if div else "divergence: none", file=sys.stderr)
-    return exit_code_for(result)
-
-
-__all__ = ["DIVERGENCE", "DivergenceChecker", "ForkAgent", "ForkEpisode", "fork_config", "run_fork", "RecordedTurn", "fork_episode", "recorded_turns", "comparable", "stripe_ids",
+__all__ = ["DIVERGENCE", "DivergenceChecker", "ForkAgent", "ForkEpisode", "fork_config", "RecordedTurn", "fork_episode", "recorded_turns", "comparable", "stripe_ids",
            "summary_of"]

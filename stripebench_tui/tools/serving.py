@@ -1,10 +1,17 @@
 """What every tool server shares: its command line, result building and a fast stdio loop.
 
-The SDK's own ``stdio_server`` reads stdin and writes stdout through worker
-threads, which costs about four thread hand-offs (~0.5 ms) per tool call. Tool
-calls are the agent's inner loop, so we feed the SDK's stdio transport with
-line streams backed by asyncio pipes instead; everything above the transport
-(JSON-RPC, sessions, tool dispatch) is still the SDK's.
+The SDK's own ``stdio_server()`` reads stdin and writes stdout through worker
+threads, which costs thread hand-offs on every tool call (``benchmarks/mcp_transport.py``
+on a shared two-core machine: 0.3–0.5 ms more per call than the loop below at best,
+about 1.6 ms more under heavy load). Tool calls are the agent's inner loop, so we
+feed the SDK's stdio transport with line streams backed by asyncio pipes instead.
+
+Everything above the transport is still the SDK's, through its public API only:
+the tools are declared on an ``MCPServer`` as usual, and a low-level SDK ``Server``
+(``mcp.server.lowlevel.Server``, which takes the streams) answers ``tools/list``
+and ``tools/call`` by calling that ``MCPServer``'s public ``list_tools`` and
+``call_tool``. ``STRIPEBENCH_MCP_SDK_STDIO=1`` runs the ``MCPServer`` the SDK's
+own way (``run_stdio_async``) instead.
 """
 
 from __future__ import annotations
@@ -18,9 +25,11 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+from mcp.server.lowlevel import Server
 from mcp.server.mcpserver import MCPServer
 from mcp.server.stdio import stdio_server
-from mcp_types import CallToolResult, TextContent
+from mcp.shared.exceptions import MCPError
+from mcp_types import CallToolResult, ListToolsResult, TextContent
 
 Cleanup = Callable[[], Awaitable[None]]
 
@@ -102,7 +111,25 @@ class _PipeWriter:
         """Nothing is buffered; present because the SDK transport calls it."""
 
 
-async def _serve_fast(lowlevel) -> None:
+def tools_endpoint(server: MCPServer) -> Server:
+    """A low-level SDK server offering ``server``'s tools, through ``MCPServer``'s public methods only."""
+
+    async def list_tools(_ctx: Any, _params: Any) -> ListToolsResult:
+        return ListToolsResult(tools=await server.list_tools())
+
+    async def call_tool(_ctx: Any, params: Any) -> CallToolResult:
+        try:
+            return await server.call_tool(params.name, params.arguments or {})  # type: ignore[return-value]
+        except MCPError:
+            raise
+        except Exception as exc:  # as MCPServer itself answers: the caller gets the error as a failed result
+            return tool_error(str(exc))
+
+    return Server(server.name, version=server.version, instructions=server.instructions,
+                  on_list_tools=list_tools, on_call_tool=call_tool)
+
+
+async def _serve_fast(server: MCPServer) -> None:
     # Keep private copies of the wire and point fds 0/1 elsewhere, so a child process
     # that reads stdin or writes stdout can never corrupt the JSON-RPC stream.
     wire_in, wire_out = os.dup(0), os.dup(1)
@@ -114,13 +141,13 @@ async def _serve_fast(lowlevel) -> None:
     await asyncio.get_running_loop().connect_read_pipe(
         lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(wire_in, "rb", 0)
     )
+    endpoint = tools_endpoint(server)
     async with stdio_server(_LineReader(reader), _PipeWriter(wire_out)) as (read_stream, write_stream):
-        await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
+        await endpoint.run(read_stream, write_stream, endpoint.create_initialization_options())
 
 
-async def _serve_sdk(lowlevel) -> None:
-    async with stdio_server() as (read_stream, write_stream):
-        await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
+async def _serve_sdk(server: MCPServer) -> None:
+    await server.run_stdio_async()
 
 
 async def serve_stdio(server: MCPServer, cleanups: list[Cleanup] | None = None) -> None:
@@ -133,10 +160,9 @@ async def serve_stdio(server: MCPServer, cleanups: list[Cleanup] | None = None) 
     main = asyncio.current_task()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, main.cancel)
-    lowlevel = server._lowlevel_server  # the SDK's MCPServer.run_stdio_async does the same
     serve = _serve_sdk if os.environ.get("STRIPEBENCH_MCP_SDK_STDIO") == "1" else _serve_fast
     try:
-        await serve(lowlevel)
+        await serve(server)
     except asyncio.CancelledError:
         pass
     finally:

@@ -8,29 +8,12 @@ from typing import Any
 
 from rich.text import Text
 
-# CSI (ESC [ … final), OSC (ESC ] … BEL/ST), other two-byte ESC sequences, C1 CSI/OSC.
-_ESCAPES = re.compile(
-    r"\x1b\[[0-?]*[ -/]*[@-~]"
-    r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"
-    r"|\x1b[PX^_][^\x1b]*(?:\x1b\\)?"
-    r"|\x1b[@-Z\\-_]"
-    r"|\x9b[0-?]*[ -/]*[@-~]"
-    r"|\x9d[^\x07\x9c]*[\x07\x9c]?"
-)
-# Remaining C0/C1 controls except tab and newline; DEL too.
-_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+from stripebench_tui.core.sanitize import sanitize
 
 
-def clean(text: str, tab_size: int = 4) -> str:
-    """``text`` with terminal control sequences and control characters removed, tabs expanded."""
-    if not text:
-        return ""
-    text = _ESCAPES.sub("", text)
-    text = text.replace("\r\n", "\n")
-    text = _CONTROLS.sub("", text)
-    if "\t" in text:
-        text = text.expandtabs(tab_size)
-    return text
+def clean(text: str) -> str:
+    """``text`` safe to draw: the shared sanitiser (``core.sanitize``), which the headless printer uses too."""
+    return sanitize(text)
 
 
 def plain(text: str, style: str = "") -> Text:

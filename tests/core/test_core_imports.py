@@ -1,4 +1,4 @@
-"""The core stays free of Textual and of the edge packages (DESIGN.md: edges meet the core through protocols)."""
+"""The core stays free of Textual and of the edge packages (docs/architecture.md: edges meet the core through protocols)."""
 
 from __future__ import annotations
 

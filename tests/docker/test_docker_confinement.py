@@ -202,7 +202,7 @@ GRADER = Grader(
 async def test_an_episodes_grader_starts_its_app_copy_in_the_container_and_so_does_regrading(
         docker_client, tmp_path: Path) -> None:
     from stripebench_tui.envs.manifest import find_environment
-    from stripebench_tui.grading.offline import grade_episode
+    from stripebench_tui.runtime.grade import grade_episode
     from stripebench_tui.runtime.episode import Episode, EpisodeConfig
 
     graders = _probe_grader(tmp_path)

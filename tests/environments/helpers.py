@@ -22,7 +22,8 @@ def load_grader_module(env, filename: str, module_name: str) -> ModuleType:
 def validate_failing(env) -> dict[str, set[str]]:
     """Run validate on `env` (oracle, no-op, mutants), assert every run behaved, and map run label to its non-passing criteria."""
     from stripebench_tui.grading import validation
+    from stripebench_tui.runtime.validate import episode_runner
 
-    rows = asyncio.run(validation.validate([env], validation.episode_runner))
+    rows = asyncio.run(validation.validate([env], episode_runner))
     assert validation.all_ok(rows), [(r.run.label, r.outcome.score, r.outcome.error) for r in rows]
     return {row.run.label: {name for name, status in row.outcome.statuses.items() if status != PASS} for row in rows}

@@ -317,8 +317,9 @@ def test_devserver_restarts_the_app_when_its_code_changes(tmp_path):
 @pytest.mark.timeout(1200)
 def test_validate_oracle_passes_noop_scores_zero_and_each_mutant_fails_for_its_own_reason():
     from stripebench_tui.grading import validation
+    from stripebench_tui.runtime.validate import episode_runner
 
-    rows = asyncio.run(validation.validate([ENV], validation.episode_runner))
+    rows = asyncio.run(validation.validate([ENV], episode_runner))
     by_label = {row.run.label: row for row in rows}
     assert validation.all_ok(rows), [(r.run.label, r.outcome.score, r.outcome.error) for r in rows]
     failing = {label: {name for name, status in row.outcome.statuses.items() if status != PASS}

@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 from stripebench_tui.commands import validate as validate_command
 from stripebench_tui.errors import EXIT_EPISODE_FAILED, EXIT_OK, UserError
-from stripebench_tui.grading import validation
+from stripebench_tui.runtime import validate as runtime_validate
 from stripebench_tui.grading.validation import MUTANT, NOOP, ORACLE, Run, RunOutcome, all_ok, validate, validation_table
 
 from .conftest import write_env
@@ -121,7 +121,7 @@ async def test_no_runs_is_not_valid():
 
 def cli(monkeypatch, scores, *args):
     runner = fake_runner(scores)
-    monkeypatch.setattr(validation, "episode_runner", lambda env, run, keep=None: runner(env, run))
+    monkeypatch.setattr(runtime_validate, "episode_runner", lambda env, run, keep=None: runner(env, run))
     app = typer.Typer()
     app.callback()(lambda: None)
     validate_command.register(app)

@@ -8,7 +8,7 @@ import pytest
 
 from stripebench_tui.core.events import EpisodeEnd, Event, GraderVerdict, Service, StripeObject, ToolCall
 from stripebench_tui.core.trace import open_trace
-from stripebench_tui.grading.offline import EMULATOR_STATE, grade_episode
+from stripebench_tui.runtime.grade import EMULATOR_STATE, grade_episode
 from stripebench_tui.runtime.episode import Episode, EpisodeConfig, run_episode
 from stripebench_tui.runtime.reaper import tagged_pids
 

@@ -98,3 +98,49 @@ async def test_a_dead_server_is_a_tool_server_error(tmp_path: Path):
         os.kill(pid, signal.SIGKILL)
         with pytest.raises(ToolServerError, match="tool server 'other' failed on add"):
             await handle.call("add", {"a": 1, "b": 2}, timeout=10)
+
+
+# The same tools served by our stdio loop (tools.serving.run) and, with STRIPEBENCH_MCP_SDK_STDIO=1, by the SDK's own.
+SERVED = '''
+from stripebench_tui.tools.serving import new_server, run, tool_result
+server = new_server("served", "Test tools.")
+
+@server.tool()
+async def add(a: int, b: int) -> int:
+    """Add two numbers."""
+    return a + b
+
+@server.tool()
+async def structured(n: int):
+    """A result with data."""
+    return tool_result(f"n is {n}", {"n": n})
+
+@server.tool()
+async def explode() -> str:
+    """Always fails."""
+    raise ValueError("boom")
+
+run(server)
+'''
+
+
+async def _answers(script: Path, sdk: bool) -> list:
+    env = {**os.environ, "STRIPEBENCH_MCP_SDK_STDIO": "1" if sdk else "0"}
+    async with ToolServerHandle("served", sys.executable, [str(script)], env=env) as handle:
+        specs = await handle.list_tools()
+        calls = [await handle.call(name, args) for name, args in
+                 (("add", {"a": 2, "b": 40}), ("structured", {"n": 3}), ("explode", {}), ("add", {"a": "x"}),
+                  ("no_such_tool", {}))]
+    return [[(s.name, s.description, s.input_schema) for s in specs],
+            [(c.text, c.is_error, c.data) for c in calls]]
+
+
+async def test_our_stdio_loop_answers_exactly_as_the_sdks_own(tmp_path: Path):
+    script = tmp_path / "served.py"
+    script.write_text(SERVED)
+    ours, sdk = await _answers(script, sdk=False), await _answers(script, sdk=True)
+    assert ours == sdk
+    specs, calls = ours
+    assert [name for name, _, _ in specs] == ["add", "structured", "explode"]
+    assert calls[0][:2] == ("42", False) and calls[1] == ("n is 3", False, {"n": 3})
+    assert calls[2][1] and calls[3][1] and calls[4][1] and "Unknown tool" in calls[4][0]

@@ -16,10 +16,11 @@ from textual.geometry import Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from stripebench_tui.core.sanitize import CUT_MARK, MAX_LINE
 from stripebench_tui.tui.text import clean
 
-# Lines longer than this are cut when drawn; the pager and the clipboard get them whole.
-MAX_LINE = 4000
+# Lines longer than MAX_LINE are cut when drawn (with a marker); the pager and the clipboard get them whole.
+WIDEST = MAX_LINE + len(CUT_MARK.format(n=10**12))
 
 
 class OutputView(ScrollView, can_focus=True):
@@ -41,7 +42,7 @@ class OutputView(ScrollView, can_focus=True):
 
     @staticmethod
     def _clean(raw: str) -> str:
-        return clean(raw[:MAX_LINE])
+        return clean(raw)  # the same cleaning (and cut) as search and the headless printer
 
     def set_text(self, text: str, rules: set[int] | None = None) -> None:
         """Show ``text`` from the top; ``rules`` marks separator lines we drew ourselves."""
@@ -51,7 +52,7 @@ class OutputView(ScrollView, can_focus=True):
         self.current_line = None
         self._clean_line.cache_clear()
         widest = max((len(line) for line in self.lines), default=0)
-        self.virtual_size = Size(min(widest, MAX_LINE), len(self.lines))
+        self.virtual_size = Size(min(widest, WIDEST), len(self.lines))
         self.scroll_target_x = self.scroll_x = 0
         self.scroll_target_y = self.scroll_y = 0
         self.refresh()

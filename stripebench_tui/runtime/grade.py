@@ -1,5 +1,8 @@
 """Grading a finished episode directory (``stripebench grade``): its workspace, trace and Stripe backend.
 
+It lives in the runtime, not in ``grading``, because it starts the app's services again in a
+sandbox; ``grading`` itself never imports the runtime.
+
 The Stripe objects the trace saw seed the candidates; every check then reads the
 backend the episode used. An emulator lives in memory and dies with the episode,
 so it can only be graded afterwards if its state was kept in the episode directory
@@ -24,12 +27,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
+from stripebench_tui.core.bus import EventBus
 from stripebench_tui.core.events import StripeObject
 from stripebench_tui.envs.manifest import Environment
 from stripebench_tui.errors import BadFileError, RuntimeProblem, UserError
 from stripebench_tui.grading.context import GradingContext
 from stripebench_tui.grading.evaluate import Evaluator, Reported
 from stripebench_tui.grading.loader import grader_path, load_grader
+from stripebench_tui.runtime.local import LocalSandbox
+from stripebench_tui.runtime.services import ServiceFailed
 
 TRACE = "trace.jsonl"
 EMULATOR_STATE = "stripe-emulator.sqlite"  # where an episode keeps its emulator's objects for later grading
@@ -89,9 +95,6 @@ async def _start_sandbox(stack: AsyncExitStack, env: Environment, workspace: Pat
 
     Returns (the copy, the episode variables: ports, URLs, …, the sandbox: where graders' app copies run).
     """
-    from stripebench_tui.core.bus import EventBus
-    from stripebench_tui.runtime.services import ServiceFailed
-
     scratch = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="stripebench-grade-"))) / "episode"
     scratch.mkdir()
     if kind == "docker":
@@ -99,8 +102,6 @@ async def _start_sandbox(stack: AsyncExitStack, env: Environment, workspace: Pat
 
         sandbox: Any = DockerSandbox(env, scratch, stripe_vars)
     else:
-        from stripebench_tui.runtime.local import LocalSandbox
-
         sandbox = LocalSandbox(env, scratch, stripe_vars)
     sandbox.prepare()
     shutil.rmtree(sandbox.workspace)  # the starter workspace; grading judges the agent's

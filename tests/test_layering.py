@@ -1,0 +1,223 @@
+"""The import rules of docs/architecture.md, read from the source (every import, function-level ones included).
+
+A "package" here is a first-level name under stripebench_tui: a subpackage (core, runtime, tui…)
+or a top-level module (cli, errors, chromium). The rules:
+
+- no two packages import each other, directly or through others (no package-level cycle);
+- ``core`` imports nothing of ours but ``errors`` (edges meet it through its protocols);
+- ``runtime`` does not import ``tui`` and ``grading`` does not import ``runtime``;
+- only ``commands`` (the CLI glue) imports ``tui``.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = "stripebench_tui"
+PACKAGE_DIR = Path(__file__).resolve().parent.parent / ROOT
+
+CORE_MAY_IMPORT = {"errors"}
+FORBIDDEN = {("runtime", "tui"), ("grading", "runtime")}
+TUI_IMPORTED_ONLY_BY = {"commands"}
+
+
+@dataclass(frozen=True)
+class Import:
+    module: str  # the importing module, dotted
+    line: int
+    target: str  # the imported module, dotted
+
+    @property
+    def source_package(self) -> str:
+        return package_of(self.module)
+
+    @property
+    def target_package(self) -> str:
+        return package_of(self.target)
+
+    def __str__(self) -> str:
+        return f"{self.module}:{self.line} imports {self.target}"
+
+
+def package_of(dotted: str) -> str:
+    parts = dotted.split(".")
+    return parts[1] if len(parts) > 1 else ""
+
+
+def module_name(path: Path, root_dir: Path) -> str:
+    rel = path.relative_to(root_dir.parent).with_suffix("")
+    parts = list(rel.parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def imports_in(path: Path, root_dir: Path) -> list[Import]:
+    """Every import of one of our modules in ``path``: top-level, in functions, relative, and importlib calls."""
+    module = module_name(path, root_dir)
+    is_package = path.name == "__init__.py"
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    found: list[Import] = []
+    for node in ast.walk(tree):
+        targets: list[str] = []
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = module.split(".")
+                base = base if is_package else base[:-1]
+                base = base[: len(base) - (node.level - 1)]
+                prefix = ".".join(base)
+                if node.module:
+                    targets = [f"{prefix}.{node.module}"]
+                else:  # from . import x, y: each name may be a module
+                    targets = [f"{prefix}.{alias.name}" for alias in node.names]
+            elif node.module:
+                targets = [node.module]
+                # from stripebench_tui import tui: the name is the package
+                if node.module == ROOT:
+                    targets = [f"{ROOT}.{alias.name}" for alias in node.names]
+        elif (isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant)
+              and isinstance(node.args[0].value, str) and _is_import_call(node.func)):
+            targets = [node.args[0].value]
+        for target in targets:
+            if target == ROOT or target.startswith(ROOT + "."):
+                found.append(Import(module, node.lineno, target))
+    return found
+
+
+def _is_import_call(func: ast.expr) -> bool:
+    """importlib.import_module(...) or __import__(...)."""
+    if isinstance(func, ast.Attribute):
+        return func.attr == "import_module"
+    return isinstance(func, ast.Name) and func.id in ("import_module", "__import__")
+
+
+def all_imports(root_dir: Path) -> list[Import]:
+    return [imp for path in sorted(root_dir.rglob("*.py")) for imp in imports_in(path, root_dir)]
+
+
+def package_graph(imports: list[Import]) -> dict[str, dict[str, list[Import]]]:
+    """package -> imported package -> the imports that make that edge (within a package is not an edge)."""
+    graph: dict[str, dict[str, list[Import]]] = defaultdict(lambda: defaultdict(list))
+    for imp in imports:
+        src, dst = imp.source_package, imp.target_package
+        if src and dst and src != dst:
+            graph[src][dst].append(imp)
+    return graph
+
+
+def cycles(graph: dict[str, dict[str, list[Import]]]) -> list[list[str]]:
+    """The strongly connected groups of more than one package (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    groups: list[list[str]] = []
+    counter = [0]
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph.get(v, {}):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            group = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                group.append(w)
+                if w == v:
+                    break
+            if len(group) > 1:
+                groups.append(sorted(group))
+
+    nodes = set(graph) | {d for targets in graph.values() for d in targets}
+    for v in sorted(nodes):
+        if v not in index:
+            visit(v)
+    return sorted(groups)
+
+
+def violations(root_dir: Path) -> list[str]:
+    """Every broken rule, one readable line each (with the import lines that break it)."""
+    graph = package_graph(all_imports(root_dir))
+    out: list[str] = []
+    for group in cycles(graph):
+        edges = [str(graph[a][b][0]) for a in group for b in group if b in graph.get(a, {})]
+        out.append(f"import cycle between packages {', '.join(group)}: " + "; ".join(edges))
+    for dst, imps in graph.get("core", {}).items():
+        if dst not in CORE_MAY_IMPORT:
+            out += [f"core imports an edge package: {imp}" for imp in imps]
+    for src, dst in sorted(FORBIDDEN):
+        out += [f"{src} must not import {dst}: {imp}" for imp in graph.get(src, {}).get(dst, [])]
+    for src, targets in sorted(graph.items()):
+        if src not in TUI_IMPORTED_ONLY_BY:
+            out += [f"only {', '.join(sorted(TUI_IMPORTED_ONLY_BY))} may import tui: {imp}" for imp in targets.get("tui", [])]
+    return out
+
+
+def test_the_packages_follow_the_import_rules() -> None:
+    found = all_imports(PACKAGE_DIR)
+    assert len({imp.module for imp in found}) > 100  # it did read the package
+    assert violations(PACKAGE_DIR) == []
+
+
+# The checker itself, on a made-up package: it must see what it claims to forbid.
+
+def _write(root: Path, files: dict[str, str]) -> Path:
+    pkg = root / ROOT
+    for rel, text in files.items():
+        path = pkg / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    for d in [pkg, *[p for p in pkg.rglob("*") if p.is_dir()]]:
+        (d / "__init__.py").touch()
+    return pkg
+
+
+def test_the_checker_finds_a_cycle_made_by_a_function_level_import(tmp_path: Path) -> None:
+    pkg = _write(tmp_path, {
+        "grading/validation.py": "def run():\n    from stripebench_tui.runtime.episode import Episode\n",
+        "runtime/episode.py": "from stripebench_tui.grading import validation\n",
+    })
+    found = violations(pkg)
+    assert any(v.startswith("import cycle between packages grading, runtime") for v in found), found
+    assert any("grading must not import runtime: stripebench_tui.grading.validation:2" in v for v in found), found
+
+
+def test_the_checker_finds_runtime_to_tui_and_core_to_an_edge(tmp_path: Path) -> None:
+    pkg = _write(tmp_path, {
+        "runtime/fork.py": "import importlib\nimportlib.import_module('stripebench_tui.tui.live_app')\n",
+        "core/state.py": "from ..formats import text\nfrom stripebench_tui.errors import UserError\n",
+        "errors.py": "",
+        "formats/text.py": "",
+        "tui/live_app.py": "",
+    })
+    found = violations(pkg)
+    assert "runtime must not import tui: stripebench_tui.runtime.fork:2 imports stripebench_tui.tui.live_app" in found
+    assert "core imports an edge package: stripebench_tui.core.state:1 imports stripebench_tui.formats" in found
+    assert not any("errors" in v for v in found)  # core may import errors
+
+
+@pytest.mark.parametrize("source, expected", [
+    ("from . import b", "stripebench_tui.pkg.b"),
+    ("from .b import c", "stripebench_tui.pkg.b"),
+    ("from .. import tui", "stripebench_tui.tui"),
+    ("from stripebench_tui import tui", "stripebench_tui.tui"),
+    ("import stripebench_tui.tui.app as app", "stripebench_tui.tui.app"),
+])
+def test_relative_and_aliased_imports_resolve(tmp_path: Path, source: str, expected: str) -> None:
+    pkg = _write(tmp_path, {"pkg/a.py": f"def f():\n    {source}\n"})
+    assert [imp.target for imp in imports_in(pkg / "pkg" / "a.py", pkg)] == [expected]
