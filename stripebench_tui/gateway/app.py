@@ -247,9 +247,9 @@ class Gateway:
             raise
         finally:
             exchange.latency = time.perf_counter() - started
-            exchange.reply = parser.reply
-            if not parser.reply.complete and not exchange.error:
-                exchange.error = parser.reply.error or "upstream stream ended before the response was complete"
+            exchange.reply = parser.end()
+            if not exchange.reply.complete and not exchange.error:
+                exchange.error = exchange.reply.error or "upstream stream ended before the response was complete"
             await upstream.aclose()
             self._after(exchange)
 

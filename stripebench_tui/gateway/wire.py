@@ -118,6 +118,10 @@ class StreamParser:
     def feed(self, event: str, data: str) -> bool:
         raise NotImplementedError
 
+    def end(self) -> Reply:
+        """The reply as far as it came (also when the stream was cut off)."""
+        return self.reply
+
 
 # ---- Anthropic Messages ----
 
@@ -233,6 +237,11 @@ class _AnthropicStream(StreamParser):
         elif kind == "error":
             r.error = str((d.get("error") or {}).get("message") or data)
         return False
+
+    def end(self) -> Reply:
+        for index in sorted(self._blocks):
+            self._finish(index)
+        return self.reply
 
     def _finish(self, index: int) -> None:
         block = self._blocks.pop(index, None)
