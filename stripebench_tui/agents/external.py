@@ -132,6 +132,11 @@ class ExternalAgent:
         self.argv: list[str] = []
         self.process_env: dict[str, str] = {}
 
+    @property
+    def secrets(self) -> list[str]:
+        """The provider keys the gateway holds (the trace redacts them, though nothing should carry them)."""
+        return self.upstream.secrets
+
     # ---- the gateway tap (called on the gateway's thread) ----
 
     async def before(self, exchange: Exchange) -> None:

@@ -195,7 +195,8 @@ class Episode:
         if hasattr(self.sandbox, "header_extra"):  # e.g. the docker sandbox's container
             header.extra.update(self.sandbox.header_extra())
         self.bus = EventBus()
-        self.recorder = Recorder.create(episode_dir / TRACE_NAME, header, secrets=backend.secrets)
+        secrets = [*backend.secrets, *getattr(self.agent, "secrets", [])]  # e.g. the gateway's provider key
+        self.recorder = Recorder.create(episode_dir / TRACE_NAME, header, secrets=secrets)
         self.recorder.attach(self.bus)
         for handler in self.subscribers:
             if hasattr(handler, "add_secrets"):  # e.g. the headless printer redacts what it shows
