@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import secrets
 import shutil
 import signal
 from collections import deque
@@ -35,6 +36,7 @@ from stripebench_tui.errors import UserError
 from stripebench_tui.gateway.app import Gateway, GatewayError, Upstream
 from stripebench_tui.gateway.events import failure_line, reply_message
 from stripebench_tui.gateway.traffic import Exchange
+from stripebench_tui.runtime.reaper import TAG_VAR, kill_tagged
 
 # Variables that carry a provider key: never passed on to a harness.
 PROVIDER_KEYS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN")
@@ -131,6 +133,8 @@ class ExternalAgent:
         self._exited = asyncio.Event()
         self.argv: list[str] = []
         self.process_env: dict[str, str] = {}
+        # Every process the harness starts inherits this tag, so stop also finds those it put in a session of their own.
+        self.tag = f"{harness.name}-{secrets.token_hex(6)}"
 
     @property
     def secrets(self) -> list[str]:
@@ -201,6 +205,7 @@ class ExternalAgent:
         self.argv = self.harness.command(self.executable or "", ctx)
         context_env = {k: str(v) for k, v in task.context.items() if isinstance(v, (str, int, float)) and k.isupper()}
         self.process_env = self.harness.environment(ctx, {**self._base_env, **context_env})
+        self.process_env[TAG_VAR] = self.tag
         try:
             self.process = await asyncio.create_subprocess_exec(
                 *self.argv, cwd=ctx.workspace, env=self.process_env, stdin=asyncio.subprocess.DEVNULL,
@@ -314,23 +319,26 @@ class ExternalAgent:
         self._poke()
 
     async def _terminate(self) -> None:
+        """SIGTERM the harness's process group, SIGKILL after a grace; then every process carrying its tag."""
         process = self.process
-        if process is None or process.returncode is not None:
+        if process is None:
             return
-        for sig, wait in ((signal.SIGTERM, STOP_GRACE), (signal.SIGKILL, STOP_GRACE)):
-            try:
-                os.killpg(process.pid, sig)
-            except ProcessLookupError:
-                return
-            try:
-                await asyncio.wait_for(process.wait(), wait)
-                break
-            except asyncio.TimeoutError:
-                continue
+        if process.returncode is None:
+            for sig in (signal.SIGTERM, signal.SIGKILL):
+                try:
+                    os.killpg(process.pid, sig)
+                except ProcessLookupError:
+                    break
+                try:
+                    await asyncio.wait_for(process.wait(), STOP_GRACE)
+                    break
+                except asyncio.TimeoutError:
+                    continue
         try:  # whatever the harness left behind in its group
             os.killpg(process.pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
+        await asyncio.to_thread(kill_tagged, self.tag, STOP_GRACE)  # and in sessions of their own (Claude Code's shells)
 
     def _log(self, text: str, stream: str) -> None:
         if self._task is not None and self._task.log is not None:

@@ -96,8 +96,9 @@ def _processes_with(marker: str) -> list[int]:
 async def test_stop_while_claude_code_runs_a_command_leaves_no_process(claude_code: str, tmp_path: Path) -> None:
     workspace = tmp_path / "workspace"
     workspace.mkdir()
-    marker = "sleep 31337"
-    turns = [ScriptedTurn(text="Wait a while.", tool_calls=[ScriptedCall("Bash", {"command": marker, "description": "wait"})])]
+    marker = "31337"  # (Claude Code refuses a bare `sleep N`)
+    command = f"python3 -c 'import time; time.sleep({marker})'"
+    turns = [ScriptedTurn(text="Wait a while.", tool_calls=[ScriptedCall("Bash", {"command": command, "description": "wait"})])]
     with FakeModelServer(turns, api_key=REAL_KEY) as fake:
         agent = create_agent("claude-code", base_url=fake.url, api_key=REAL_KEY, model="claude-sonnet-4-5",
                              env={**os.environ, "ANTHROPIC_API_KEY": REAL_KEY})
@@ -109,6 +110,7 @@ async def test_stop_while_claude_code_runs_a_command_leaves_no_process(claude_co
         run = asyncio.ensure_future(driver.run())
         await called.wait()
         while not _processes_with(marker):  # Claude Code starts the command after the reply; poll /proc for it
+            assert not run.done(), f"the episode ended before the command ran: {run.result()}"
             await asyncio.sleep(0.05)
         assert REAL_KEY not in agent.process_env.values()
         driver.stop("enough")
