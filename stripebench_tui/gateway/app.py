@@ -29,10 +29,11 @@ from typing import Any, AsyncIterator, Mapping
 from urllib.parse import urlsplit
 
 import httpx
+import orjson
 import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from stripebench_tui.gateway.sse import SseDecoder
@@ -187,15 +188,15 @@ class Gateway:
             return refused
         raw = await request.body()
         try:
-            body = json.loads(raw)
-        except ValueError:
+            body = orjson.loads(raw)
+        except orjson.JSONDecodeError:
             body = None
         if not isinstance(body, dict):
             return JSONResponse(wire.error_body(400, "stripebench gateway: the request body must be a JSON object"), status_code=400)
         exchange = self.traffic.arrived(wire, body, request.url.path)
         await self.tap.before(exchange)
         if exchange.body is not body:
-            raw = json.dumps(exchange.body).encode()
+            raw = orjson.dumps(exchange.body)
         url, _ = self.upstream.target(wire.family, request.url.path, request.url.query)
         client = self._client_now()
         started = time.perf_counter()
@@ -209,7 +210,7 @@ class Gateway:
         exchange.status = upstream.status_code
         headers = self._response_headers(upstream)
         if upstream.status_code == 200 and upstream.headers.get("content-type", "").startswith("text/event-stream"):
-            return StreamingResponse(self._relay(exchange, upstream, started), status_code=200, headers=headers)
+            return _Relay(self._relay(exchange, upstream, started), headers)
         try:
             data = await upstream.aread()
         except httpx.HTTPError as exc:
@@ -315,6 +316,26 @@ class Gateway:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+class _Relay:
+    """A streamed 200 (an ASGI app) that sends each chunk as it comes, with no helper tasks; a disconnect ends it."""
+
+    def __init__(self, chunks: AsyncIterator[bytes], headers: dict[str, str]) -> None:
+        self.chunks = chunks
+        self.raw_headers = [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in headers.items()]
+        self.status_code = 200
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        await send({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers})
+        try:
+            async for chunk in self.chunks:
+                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+        finally:
+            aclose = getattr(self.chunks, "aclose", None)
+            if aclose is not None:
+                await aclose()
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
 def _new_loop() -> asyncio.AbstractEventLoop:

@@ -8,10 +8,11 @@ note to a request as a user message in its own format. Nothing here does I/O.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import dataclass, field
 from typing import Any
+
+import orjson
 
 
 @dataclass
@@ -50,8 +51,14 @@ class Incoming:
     is_error: bool = False
 
 
-def _digest(*parts: Any) -> str:
-    return hashlib.sha1(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:16]
+def _digest(text: str) -> str:
+    """A cheap in-memory identity for a text (keys live only as long as the gateway)."""
+    return f"{len(text)}:{hash(text):x}"
+
+
+def _loads(data: str) -> Any:
+    """Parse one JSON document (orjson: streams are parsed event by event on the relay path)."""
+    return orjson.loads(data)
 
 
 def _arguments(raw: Any) -> dict[str, Any]:
@@ -199,8 +206,8 @@ class _AnthropicStream(StreamParser):
 
     def feed(self, event: str, data: str) -> bool:
         try:
-            d = json.loads(data)
-        except json.JSONDecodeError:
+            d = _loads(data)
+        except orjson.JSONDecodeError:
             return False
         kind, r = d.get("type", event), self.reply
         if kind == "message_start":
@@ -317,8 +324,8 @@ class _ChatStream(StreamParser):
             r.complete = True
             return False
         try:
-            d = json.loads(data)
-        except json.JSONDecodeError:
+            d = _loads(data)
+        except orjson.JSONDecodeError:
             return False
         if isinstance(d.get("error"), dict):
             r.error = str(d["error"].get("message") or data)
@@ -409,8 +416,8 @@ class _ResponsesStream(StreamParser):
 
     def feed(self, event: str, data: str) -> bool:
         try:
-            d = json.loads(data)
-        except json.JSONDecodeError:
+            d = _loads(data)
+        except orjson.JSONDecodeError:
             return False
         kind, r = d.get("type", event), self.reply
         if kind in ("response.created", "response.in_progress"):
