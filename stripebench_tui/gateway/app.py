@@ -198,6 +198,8 @@ class Gateway:
         if exchange.body is not body:
             raw = orjson.dumps(exchange.body)
         url, _ = self.upstream.target(wire.family, request.url.path, request.url.query)
+        where = urlsplit(url)
+        exchange.upstream = f"{where.scheme}://{where.netloc}"
         client = self._client_now()
         started = time.perf_counter()
         try:

@@ -41,7 +41,11 @@ def result_event(result: ObservedResult) -> ToolResult:
 def failure_line(exchange: Exchange) -> str:
     """The gateway's log line for an exchange without a complete reply."""
     retry = f" (retry-after {exchange.retry_after})" if exchange.retry_after else ""
-    return f"{exchange.wire.name} request {exchange.number}: {exchange.error}{retry}"
+    hint = ""
+    if exchange.status in (401, 403):
+        hint = "; check the provider key given to the gateway (ANTHROPIC_API_KEY / OPENAI_API_KEY)"
+    via = f" from {exchange.upstream}" if exchange.upstream and exchange.upstream not in exchange.error else ""
+    return f"{exchange.wire.name} request {exchange.number}{via}: {exchange.error}{retry}{hint}"
 
 
 class EventTap:

@@ -45,6 +45,7 @@ class Exchange:
     ttft: float | None = None  # seconds from forwarding to the first token (streams only)
     latency: float | None = None  # seconds from forwarding to the end of the response
     retry_after: str = ""
+    upstream: str = ""  # scheme://host:port it was forwarded to (never a key)
 
     @property
     def streaming(self) -> bool:

@@ -125,9 +125,11 @@ class FakeModelServer:
         host: str = "127.0.0.1",
         port: int = 0,
         variables: dict[str, str] | None = None,
+        log_path: Path | None = None,
     ) -> None:
         self.turns = list(turns)
         self.variables = dict(variables or {})
+        self.log_path = log_path  # every request received, one JSON line each (protocol, path, query, body, status)
         self.faults = [Fault(**vars(f)) for f in faults or []]  # copies: counts are used up
         self.api_key = api_key
         self.host, self.port = host, port
@@ -196,12 +198,21 @@ class FakeModelServer:
             cut = fault.cut_after if fault is not None else None
             status, headers, payload = await self._answer(wire, record, body, None if cut is not None else fault)
             record.status, record.reply = status, payload
+            self._log(record)
             if status == 200 and isinstance(body, dict) and (body.get("stream") or cut is not None):
                 record.streamed = True
                 return StreamingResponse(self._stream(wire.stream(body, payload), cut), media_type="text/event-stream")
             return JSONResponse(payload, status_code=status, headers=headers)
 
         return handle
+
+    def _log(self, record: RecordedRequest) -> None:
+        if self.log_path is None:
+            return
+        line = {"protocol": record.protocol, "path": record.path, "query": record.query, "status": record.status,
+                "body": record.body}
+        with self._lock, open(self.log_path, "a") as out:
+            out.write(json.dumps(line) + "\n")
 
     async def _stream(self, events: Iterator[bytes], cut_after: int | None) -> Any:
         for i, chunk in enumerate(events):
@@ -223,6 +234,7 @@ class FakeModelServer:
             return JSONResponse(anthropic_error(401, "invalid api key"), status_code=401)
         size = len(json.dumps(record.body.get("messages", []))) + len(json.dumps(record.body.get("system", "")))
         record.status, record.reply = 200, {"input_tokens": 10 + size // 4}
+        self._log(record)
         return JSONResponse(record.reply)
 
     async def _answer(
@@ -323,6 +335,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=0, help="0 picks a free port (printed at start)")
     parser.add_argument("--workspace", default=None, help="fills {workspace} in the script's tool-call arguments")
+    parser.add_argument("--log", type=Path, default=None, help="append every request received to this file (JSON lines)")
     args = parser.parse_args(argv)
     try:
         turns, faults, api_key, variables = read_script(args.script)
@@ -331,7 +344,7 @@ def main(argv: list[str] | None = None) -> int:
         return 3
     if args.workspace is not None:
         variables["workspace"] = args.workspace
-    FakeModelServer(turns, faults, api_key, args.host, args.port, variables).serve_forever()
+    FakeModelServer(turns, faults, api_key, args.host, args.port, variables, args.log).serve_forever()
     return 0
 
 

@@ -190,3 +190,13 @@ def test_a_missing_harness_says_how_to_install_it(monkeypatch, tmp_path: Path) -
 def test_an_unknown_agent_lists_the_harnesses_too() -> None:
     with pytest.raises(UserError, match="known agents: .*claude-code.*command"):
         create_agent("codex-nope")
+
+
+async def test_a_harness_that_never_stops_is_ended_by_the_turn_limit(episode) -> None:
+    endless = [ScriptedTurn(text=f"Step {i}.", tool_calls=[ScriptedCall("shell", {"command": f"echo {i}"})]) for i in range(10)]
+    ep = episode(endless, f"{HARNESS} {{problem}}")
+    ep.driver.limits = Limits(max_turns=2, wall_time=120)
+    end = await ep.driver.run()
+    assert end.reason == "max_turns"
+    assert [r.output for r in ep.of("tool_result")] == ["0", "1"]
+    assert ep.agent.process.returncode is not None and _group_alive(ep.agent.process.pid) == []

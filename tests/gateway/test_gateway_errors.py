@@ -55,8 +55,19 @@ def test_429_with_retry_after_and_500_pass_through_and_earlier_events_stay(rig) 
     assert _post(r, "/v1/messages", BODY).json()["content"][0]["text"] == "second"
     assert [m.text for m in r.seen.of("model_message") if m.role == "assistant"] == ["first", "second"]
     lines = [s.text for s in r.seen.of("service")]
-    assert lines == ["anthropic request 2: upstream answered HTTP 429: injected fault (retry-after 7)",
-                     "anthropic request 3: upstream answered HTTP 500: injected fault"]
+    assert lines == [f"anthropic request 2 from {r.fake.url}: upstream answered HTTP 429: injected fault (retry-after 7)",
+                     f"anthropic request 3 from {r.fake.url}: upstream answered HTTP 500: injected fault"]
+
+
+def test_an_upstream_401_is_one_line_naming_the_upstream_and_never_the_key(rig) -> None:
+    r = rig([ScriptedTurn(text="never")], upstream=None)
+    r.gateway.upstream.anthropic_key = "sk-wrong-key-for-the-upstream"
+    answer = _post(r, "/v1/messages", BODY)
+    assert answer.status_code == 401  # the harness sees the provider's answer
+    (line,) = [s.text for s in r.seen.of("service")]
+    assert line == (f"anthropic request 1 from {r.fake.url}: upstream answered HTTP 401: invalid api key; "
+                    "check the provider key given to the gateway (ANTHROPIC_API_KEY / OPENAI_API_KEY)")
+    assert "sk-wrong" not in line
 
 
 @pytest.mark.parametrize("path,body", [
