@@ -107,6 +107,8 @@ class _Held:
 class ExternalAgent:
     """Runs a ``Harness`` as a process behind the model gateway (see the module docstring)."""
 
+    local_only = True  # the harness runs on this machine (a container sandbox for harnesses is still to come)
+
     def __init__(self, harness: Harness, *, model: str | None = None, base_url: str | None = None,
                  api_key: str | None = None, on_retry: Any = None, env: dict[str, str] | None = None,
                  state_dir: str | None = None) -> None:
