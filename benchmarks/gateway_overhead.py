@@ -5,7 +5,10 @@
 A 50-turn Anthropic Messages conversation (streamed, each request resending the
 growing history with a tool call and its result per turn, as harnesses do) is
 played against the scripted fake model, once directly and once through the gateway
-(with its event tap on), call by call interleaved (the machine is shared). Per call
+(with its event tap on), call by call interleaved (the machine is shared). The fake
+model and the gateway each run in a process of their own, as they do for real (a
+harness process, the gateway inside stripebench, a remote upstream), so they do not
+share one interpreter lock with the client. Per call
 we time the whole response and the time to the first streamed token (the first
 content delta). The added latency is the paired difference gateway − direct; the
 figures are its p50 and p99 over every call, and the median time-to-first-token
@@ -16,15 +19,19 @@ overhead. The last line gives them as ratios of the targets (≤ 2 ms added p50,
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import signal
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
+from pathlib import Path
+from types import SimpleNamespace
 
 import httpx
 
-from stripebench_tui.gateway.app import Gateway, Upstream
-from stripebench_tui.gateway.events import EventTap
-from stripebench_tui.testing.fake_models import FakeModelServer
 from stripebench_tui.testing.fake_wire import ScriptedCall, ScriptedTurn
 
 KEY = "sk-bench-upstream"
@@ -63,9 +70,22 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=50)
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
-    events = []
-    fake = FakeModelServer(script(args.turns * args.rounds * 2 + 10), api_key=KEY).start()
-    gateway = Gateway(Upstream(fake.url, KEY, fake.openai_base_url, KEY), EventTap(lambda e, t: events.append(e))).start()
+    work = Path(tempfile.mkdtemp(prefix="gateway-bench-"))
+    script_file = work / "script.json"
+    turns = script(args.turns * args.rounds * 2 + 10)
+    script_file.write_text(json.dumps({"api_key": KEY, "turns": [
+        {"text": t.text, "tool_calls": [{"name": c.name, "arguments": c.arguments} for c in t.tool_calls]} for t in turns]}))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(Path(__file__).resolve().parents[1]),
+                                                                      os.environ.get("PYTHONPATH")]))}
+    fake_proc = subprocess.Popen([sys.executable, "-m", "stripebench_tui.testing.fake_models", "--script", str(script_file)],
+                                 stdout=subprocess.PIPE, text=True, env=env)
+    fake_url = fake_proc.stdout.readline().split()[4]  # "fake model server on URL (…)"
+    events_file = work / "events.jsonl"
+    gw_proc = subprocess.Popen([sys.executable, "-m", "stripebench_tui.gateway", "--base-url", fake_url, "--api-key", KEY,
+                                "--events", str(events_file)], stdout=subprocess.PIPE, text=True, env=env)
+    _, gw_url, gw_key = gw_proc.stdout.readline().split()
+    fake = SimpleNamespace(url=fake_url)
+    gateway = SimpleNamespace(url=gw_url, dummy_key=gw_key)
     direct_total, gw_total, direct_ttft, gw_ttft = [], [], [], []
     try:
         with httpx.Client(timeout=30) as client:
@@ -91,8 +111,10 @@ def main() -> None:
                         msgs.append({"role": "user", "content": [{"type": "tool_result", "tool_use_id": tool["id"],
                                                                   "content": f"step {turn} ok"}]})
     finally:
-        gateway.stop()
-        fake.stop()
+        for proc in (gw_proc, fake_proc):
+            proc.send_signal(signal.SIGINT)
+            proc.wait(timeout=30)
+    events = events_file.read_text().splitlines() if events_file.exists() else []
     added = [g - d for g, d in zip(gw_total, direct_total)]
     ttft_added = [g - d for g, d in zip(gw_ttft, direct_ttft)]
     ms = 1000.0
