@@ -25,6 +25,7 @@ import os
 import secrets
 import shutil
 import signal
+import sys
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -55,7 +56,9 @@ class HarnessContext:
     api_key: str  # the per-episode dummy key
     model: str | None = None
     state_dir: str = ""  # a directory the harness may keep its own state in (config, sessions)
-    tools: list[Any] = field(default_factory=list)  # our ToolSpecs, for adapters that offer MCP servers
+    tools: list[Any] = field(default_factory=list)  # our ToolSpecs
+    # Our MCP tool servers the harness is offered (those it has no equivalent of): name -> {"command", "args"}
+    mcp_servers: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def placeholders(self) -> dict[str, str]:
         return {"problem": self.problem, "workspace": self.workspace, "base_url": self.base_url,
@@ -76,6 +79,7 @@ class Harness:
     extra_env: Callable[[HarnessContext], dict[str, str]] | None = None
     search_dirs: Callable[[], list[Path]] | None = None  # where an installer of ours puts it
     done: str = "exit"  # how "done" is detected: the process exits
+    native_servers: tuple[str, ...] = ()  # our tool servers the harness has its own equivalent of (not offered)
 
     def locate(self) -> str | None:
         """The executable's path, or None when it is not installed."""
@@ -201,9 +205,11 @@ class ExternalAgent:
             raise AgentError(str(exc)) from exc
         state = self._state_dir or str(Path(task.workspace or ".").resolve().parent / f"{self.name}-state")
         Path(state).mkdir(parents=True, exist_ok=True)
-        ctx = HarnessContext(problem=task.problem, workspace=task.workspace or os.getcwd(), base_url=self.gateway.url,
+        workspace = task.workspace or os.getcwd()
+        ctx = HarnessContext(problem=task.problem, workspace=workspace, base_url=self.gateway.url,
                              openai_base_url=self.gateway.openai_base_url, api_key=self.gateway.dummy_key,
-                             model=self.model or None, state_dir=state, tools=list(task.tools))
+                             model=self.model or None, state_dir=state, tools=list(task.tools),
+                             mcp_servers=self._mcp_servers(task, workspace, state))
         self.argv = self.harness.command(self.executable or "", ctx)
         context_env = {k: str(v) for k, v in task.context.items() if isinstance(v, (str, int, float)) and k.isupper()}
         self.process_env = self.harness.environment(ctx, {**self._base_env, **context_env})
@@ -218,6 +224,19 @@ class ExternalAgent:
         self._pumps = [asyncio.ensure_future(self._pump(self.process.stdout, "stdout")),
                        asyncio.ensure_future(self._pump(self.process.stderr, "stderr")),
                        asyncio.ensure_future(self._watch())]
+
+    def _mcp_servers(self, task: Task, workspace: str, state: str) -> dict[str, dict[str, Any]]:
+        """How to start each of our tool servers the harness should be offered (stdio MCP)."""
+        servers: dict[str, dict[str, Any]] = {}
+        for spec in task.tools:
+            name = spec.server
+            if not name or name in servers or name in self.harness.native_servers:
+                continue
+            args = ["-m", f"stripebench_tui.tools.{name}", "--workspace", workspace]
+            if name == "browser":
+                args += ["--screenshots", str(Path(state) / "screenshots")]
+            servers[name] = {"command": sys.executable, "args": args}
+        return servers
 
     async def next_turn(self, observations: list[Observation]) -> AgentTurn:
         """Release the harness's next model request (with any operator note), and return the reply as an observed turn."""

@@ -11,6 +11,7 @@ filled in. Codex CLI and mini-swe-agent get a ``Harness`` here the same way.
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import shutil
@@ -41,8 +42,16 @@ def npm_prefix(name: str, version: str) -> Path:
 
 
 def _claude_code_command(executable: str, ctx: HarnessContext) -> list[str]:
-    argv = [executable, "-p", ctx.problem, "--output-format", "stream-json", "--verbose",
-            "--permission-mode", "acceptEdits", "--allowedTools", CLAUDE_CODE_TOOLS]
+    """Print mode, edits accepted, its own tools plus our MCP servers (written to an --mcp-config file) allowed."""
+    allowed = CLAUDE_CODE_TOOLS
+    argv = [executable, "-p", ctx.problem, "--output-format", "stream-json", "--verbose", "--permission-mode", "acceptEdits"]
+    if ctx.mcp_servers:
+        config = Path(ctx.state_dir) / "mcp.json"
+        servers = {name: {"type": "stdio", **spec} for name, spec in ctx.mcp_servers.items()}
+        config.write_text(json.dumps({"mcpServers": servers}, indent=2))
+        argv += ["--mcp-config", str(config), "--strict-mcp-config"]
+        allowed += "".join(f",mcp__{name}" for name in ctx.mcp_servers)
+    argv += ["--allowedTools", allowed]
     if ctx.model:
         argv += ["--model", ctx.model]
     return argv
@@ -67,6 +76,7 @@ CLAUDE_CODE = Harness(
     key_env=("ANTHROPIC_API_KEY",),
     extra_env=_claude_code_env,
     search_dirs=lambda: [npm_prefix("claude-code", CLAUDE_CODE_VERSION) / "node_modules" / ".bin"],
+    native_servers=("shell", "files"),  # Bash, Read/Write/Edit; browser and stripe_docs are offered over MCP
 )
 
 # name -> (npm package, pinned version) of harnesses we install with npm.

@@ -118,3 +118,35 @@ async def test_stop_while_claude_code_runs_a_command_leaves_no_process(claude_co
     assert end.reason == "stopped"
     assert _processes_with(marker) == []
     assert agent.process is not None and agent.process.returncode is not None
+
+
+async def test_claude_code_is_offered_our_mcp_servers_and_its_calls_are_turns(claude_code: str, tmp_path: Path) -> None:
+    from stripebench_tui.core.agent import ToolSpec
+
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    docs = ToolSpec("search_stripe_documentation", "Search Stripe's docs.", {"type": "object"}, server="stripe_docs")
+    shell = ToolSpec("shell", "Run a command.", {"type": "object"}, server="shell")
+    tool = "mcp__stripe_docs__search_stripe_documentation"
+    turns = [  # Claude Code defers MCP tools: the model loads the schema with ToolSearch, then calls it
+        ScriptedTurn(text="Load the docs tool.", tool_calls=[ScriptedCall("ToolSearch", {"query": f"select:{tool}"})]),
+        ScriptedTurn(text="Look it up.", tool_calls=[ScriptedCall(tool, {"query": "checkout session", "limit": 2})]),
+        ScriptedTurn(text="Found it.")]
+    with FakeModelServer(turns, api_key=REAL_KEY) as fake:
+        agent = create_agent("claude-code", base_url=fake.url, api_key=REAL_KEY, model="claude-sonnet-4-5")
+        bus = EventBus()
+        events: list = []
+        bus.subscribe(events.append)
+        driver = Driver(agent=agent, executor=NoTools(), task=Task(env_id="x", problem="Find the docs.", tools=[docs, shell],
+                                                                   workspace=str(workspace)),
+                        bus=bus, limits=Limits(max_turns=5, wall_time=180))
+        end = await driver.run()
+        await bus.drain()
+        listed = json.dumps(fake.requests[0].body)
+    assert end.reason == "agent_done", end.error
+    assert tool in listed and "mcp__shell" not in listed  # offered our docs server; Claude Code has its own shell
+    init = next(e.text for e in events if e.type == "service" and '"subtype":"init"' in e.text)
+    assert '{"name":"stripe_docs","status":"connected"' in init
+    results = [e for e in events if e.type == "tool_result"]
+    assert [r.tool for r in results] == ["ToolSearch", tool]
+    assert not results[1].is_error and "checkout" in results[1].output.lower(), results[1].output
