@@ -154,7 +154,12 @@ class ExternalAgent:
         if loop is None or loop.is_closed():
             return
         held = await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(self._arrive(exchange), loop))
-        await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(held.released.wait(), loop))
+        try:
+            await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(held.released.wait(), loop))
+        except asyncio.CancelledError:  # the harness gave up on this request while it was held
+            if not loop.is_closed():
+                loop.call_soon_threadsafe(self._abandon, held)
+            raise
 
     def after(self, exchange: Exchange) -> None:
         loop = self._loop
@@ -168,6 +173,14 @@ class ExternalAgent:
         self._arrivals.append(held)
         self._poke()
         return held
+
+    def _abandon(self, held: _Held) -> None:
+        """A held request whose connection closed: it is no turn (a released one ends with no reply)."""
+        if held.released.is_set():
+            held.ended.set()
+        elif held in self._arrivals:
+            self._arrivals.remove(held)
+        self._poke()
 
     def _ended(self, exchange: Exchange) -> None:
         for held in self._arrivals:
@@ -242,7 +255,7 @@ class ExternalAgent:
         """Release the harness's next model request (with any operator note), and return the reply as an observed turn."""
         notes = [o.text for o in observations if o.kind == "operator_message"]
         while True:
-            held = self._next or await self._next_arrival()
+            held = self._next if self._next in self._arrivals else await self._next_arrival()
             self._next = None
             if held is None:
                 return self._finished()
