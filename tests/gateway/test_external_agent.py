@@ -11,6 +11,8 @@ from typing import Any
 
 import pytest
 
+pytestmark = pytest.mark.slow
+
 from stripebench_tui.agents import create_agent
 from stripebench_tui.agents.external import ExternalAgent
 from stripebench_tui.core.agent import Task

@@ -8,11 +8,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from stripebench_tui.testing.fake_models import FakeModelServer
 from stripebench_tui.testing.fake_wire import ScriptedCall, ScriptedTurn
 from tests.fixture_envs import FIXTURES, fixture_envs  # noqa: F401  (autouse: the fixture environments)
 from tests.gateway.conftest import REAL_KEY
 
+pytestmark = pytest.mark.slow
 REPO = Path(__file__).resolve().parents[2]
 SIGN_UP = ("python -c \"import os, sys, urllib.request; sys.stdout.write(urllib.request.urlopen(urllib.request.Request("
            "os.environ['APP_URL'] + '/subscribe?email=alice@example.com', method='POST')).read().decode())\" "
