@@ -51,6 +51,9 @@ def test_claude_code_solves_tiny_shop_through_the_gateway_and_the_trace_replays(
         ScriptedTurn(text="Let me read the handlers.", tool_calls=[ScriptedCall("Read", {"file_path": "{workspace}/handlers.py"})]),
         ScriptedTurn(text="I'll implement the handler.",
                      tool_calls=[ScriptedCall("Write", {"file_path": "{workspace}/handlers.py", "content": handlers})]),
+        ScriptedTurn(text="Say which API it uses.", tool_calls=[ScriptedCall("Edit", {
+            "file_path": "{workspace}/handlers.py", "old_string": "Request handlers of the tiny shop.",
+            "new_string": "Request handlers of the tiny shop (Stripe customers API)."})]),
         ScriptedTurn(text="Now sign up Alice.", tool_calls=[ScriptedCall("Bash", {"command": SIGN_UP, "description": "Sign up"})]),
         ScriptedTurn(text="Done: Alice's customer id is in submission.txt."),
     ]
@@ -61,16 +64,18 @@ def test_claude_code_solves_tiny_shop_through_the_gateway_and_the_trace_replays(
                               capture_output=True, text=True, timeout=300, env=env, cwd=REPO)
         assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
         model_calls = [r for r in fake.requests if r.protocol == "anthropic"]
-        assert [r.query for r in model_calls] == ["beta=true"] * 4
+        assert [r.query for r in model_calls] == ["beta=true"] * 5
         assert {r.api_key for r in fake.requests} == {REAL_KEY}
     trace = episode / "trace.jsonl"
     events = [json.loads(line) for line in trace.read_text().splitlines()]
-    assert [e["tool"] for e in events if e["type"] == "tool_call"] == ["Read", "Write", "Bash"]
+    assert [e["tool"] for e in events if e["type"] == "tool_call"] == ["Read", "Write", "Edit", "Bash"]
     results = [e for e in events if e["type"] == "tool_result"]
     assert "def subscribe" in results[0]["output"]
     assert "updated successfully" in results[1]["output"] or "created successfully" in results[1]["output"], results[1]
-    assert results[2]["output"].startswith("cus_"), results[2]
-    assert [e["turn"] for e in events if e["type"] == "tool_result"] == [1, 2, 3]
+    assert "updated" in results[2]["output"] and not results[2]["is_error"], results[2]
+    assert results[3]["output"].startswith("cus_"), results[3]
+    assert [e["turn"] for e in events if e["type"] == "tool_result"] == [1, 2, 3, 4]
+    assert "customers API" in (episode / "workspace" / "handlers.py").read_text()
     assert events[-1]["reason"] == "agent_done" and events[-1]["passed"] is True
     assert any(e["type"] == "service" and e["service"] == "claude-code" and '"type":"system"' in e["text"] for e in events)
     assert REAL_KEY not in trace.read_text()
