@@ -51,3 +51,20 @@ def test_an_external_harness_refuses_the_docker_sandbox_in_one_line(tmp_path: Pa
                                     sandbox="docker", episode_dir=tmp_path / "ep"))
     with pytest.raises(UserError, match="^the command agent runs its harness on this machine: use --sandbox local$"):
         episode.prepare()
+
+
+def test_agent_cmd_placeholders_fill_whole_arguments_and_point_both_families_at_the_gateway() -> None:
+    from stripebench_tui.agents import create_agent
+    from stripebench_tui.agents.external import HarnessContext
+
+    agent = create_agent("command", cmd=f"{sys.executable} run.py --task {{problem}} --dir={{workspace}} --api {{base_url}} "
+                                        "--oai {openai_base_url} --model {model} --unknown {nope}", model="m1", env={})
+    ctx = HarnessContext(problem="Fix the 'checkout' page", workspace="/ws", base_url="http://gw:1",
+                         openai_base_url="http://gw:1/v1", api_key="sk-dummy", model="m1")
+    argv = agent.harness.command(agent.executable, ctx)
+    assert argv == [sys.executable, "run.py", "--task", "Fix the 'checkout' page", "--dir=/ws", "--api", "http://gw:1",
+                    "--oai", "http://gw:1/v1", "--model", "m1", "--unknown", "{nope}"]
+    env = agent.harness.environment(ctx, {"ANTHROPIC_API_KEY": "sk-real", "OPENAI_API_KEY": "sk-real", "HOME": "/root"})
+    assert {k: env[k] for k in ("ANTHROPIC_BASE_URL", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY", "OPENAI_API_KEY", "HOME")} == {
+        "ANTHROPIC_BASE_URL": "http://gw:1", "OPENAI_BASE_URL": "http://gw:1/v1", "ANTHROPIC_API_KEY": "sk-dummy",
+        "OPENAI_API_KEY": "sk-dummy", "HOME": "/root"}
