@@ -14,6 +14,7 @@ import typer
 from stripebench_tui.errors import UserError
 
 LLM_AGENTS = ("anthropic", "openai")
+EXTERNAL_AGENTS = ("claude-code", "command")  # harnesses run as processes behind the model gateway
 
 
 def agent_options(agent: str, plan: str | None, model: str | None, base_url: str | None,
@@ -30,15 +31,33 @@ def agent_options(agent: str, plan: str | None, model: str | None, base_url: str
         options["trace"] = str(trace)
     for flag, value, key in (("--model", model, "model"), ("--base-url", base_url, "base_url")):
         if value is not None:
-            if agent not in LLM_AGENTS:
-                raise UserError(f"{flag} only applies to the LLM agents ({', '.join(LLM_AGENTS)})")
+            if agent not in LLM_AGENTS + EXTERNAL_AGENTS:
+                raise UserError(f"{flag} only applies to the LLM agents and external harnesses "
+                                f"({', '.join(LLM_AGENTS + EXTERNAL_AGENTS)})")
             options[key] = value
     return options
 
 
+def external_options(agent: str, agent_cmd: str | None, protocol: str | None) -> tuple[str, dict[str, Any]]:
+    """``--agent-cmd`` picks the generic ``command`` agent; returns the agent name and its extra options."""
+    if agent_cmd is None:
+        if protocol is not None:
+            raise UserError("--agent-protocol only applies with --agent-cmd")
+        return agent, {}
+    if agent not in ("oracle", "command"):  # oracle is the default: --agent-cmd alone is enough
+        raise UserError(f"--agent-cmd runs its own harness; it cannot be combined with --agent {agent}")
+    return "command", {"cmd": agent_cmd, **({"protocol": protocol} if protocol else {})}
+
+
 def run(
     env: str = typer.Argument(..., metavar="ENV", help="Environment id (see `stripebench envs`) or a path to one."),
-    agent: str = typer.Option("oracle", "--agent", "-a", help="oracle, noop, human, anthropic, openai or replay."),
+    agent: str = typer.Option("oracle", "--agent", "-a",
+                              help="oracle, noop, human, anthropic, openai, replay, or an external harness: claude-code "
+                                   "(`stripebench agents list`)."),
+    agent_cmd: str = typer.Option(None, "--agent-cmd",
+                                  help='Run any agent harness behind the model gateway: a command line with {problem}, '
+                                       '{workspace}, {base_url}, {openai_base_url}, {api_key} and {model} placeholders.'),
+    agent_protocol: str = typer.Option(None, "--agent-protocol", help="--agent-cmd: the API it speaks, anthropic (default) or openai."),
     plan: str = typer.Option(None, "--plan", help="Oracle only: play this mutant instead of the solution."),
     model: str = typer.Option(None, "--model", help="LLM agents: the model name."),
     base_url: str = typer.Option(None, "--base-url", help="LLM agents: the provider's base URL (any OpenAI-compatible server)."),
@@ -69,7 +88,9 @@ def run(
     """
     from stripebench_tui.runtime.episode import EpisodeConfig
 
-    config = EpisodeConfig(env=env, agent=agent, agent_options=agent_options(agent, plan, model, base_url, trace),
+    agent, extra = external_options(agent, agent_cmd if isinstance(agent_cmd, str) else None,
+                                    agent_protocol if isinstance(agent_protocol, str) else None)
+    config = EpisodeConfig(env=env, agent=agent, agent_options={**agent_options(agent, plan, model, base_url, trace), **extra},
                            backend=backend, stripe_key=stripe_key, seed=seed, episode_dir=episode_dir,
                            max_turns=max_turns, approval=approve, start_paused=paused, headless=headless)
     if isinstance(sandbox, str) and sandbox:  # (called as a function, the default is typer's OptionInfo)

@@ -9,7 +9,10 @@ each turn with text and/or tool calls. Concrete agents live in
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Callable, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from stripebench_tui.core.executor import ToolOutcome
 
 
 @dataclass(frozen=True)
@@ -32,6 +35,8 @@ class Task:
     workspace: str = ""  # path of the episode workspace, for agents that plan file paths
     hints: list[str] = field(default_factory=list)  # offered to the operator, not to the agent
     context: dict[str, Any] = field(default_factory=dict)  # URLs, ports etc. an oracle plan may refer to
+    # Set by the driver: a line for the agent's own log pane (text, stream), e.g. an external harness's output.
+    log: Callable[[str, str], None] | None = None
 
 
 @dataclass
@@ -66,6 +71,11 @@ class AgentTurn:
     tokens_in: int | None = None
     tokens_out: int | None = None
     cost_usd: float | None = None
+    ttft: float | None = None  # seconds to the first token, when the reply was streamed
+    latency: float | None = None  # seconds for the whole reply
+    # The agent's own harness runs these calls (an external agent seen through the model gateway): the driver
+    # records them and waits for ``ObservingAgent.observed_result`` instead of running them itself.
+    observed: bool = False
 
 
 class AgentError(Exception):
@@ -90,3 +100,11 @@ class Agent(Protocol):
 
     async def close(self) -> None:
         """Release connections; called once, also when the episode is stopped early."""
+
+
+@runtime_checkable
+class ObservingAgent(Protocol):
+    """An agent whose tool calls are run by its own harness; the driver only observes them."""
+
+    async def observed_result(self, call_id: str) -> "ToolOutcome":
+        """The result the harness sent back for ``call_id`` (waits for it); an error outcome if none ever comes."""

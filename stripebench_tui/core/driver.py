@@ -143,6 +143,8 @@ class Driver(op.Controls):
         await self._set_status(op.PAUSED if self._paused else op.RUNNING)
         if not self.task.tools:
             self.task.tools = list(await self._interruptible(self.executor.tools()))
+        if self.task.log is None:
+            self.task.log = self._agent_log
         await self._interruptible(self.agent.start(self.task))
         while True:
             await self._checkpoint()
@@ -173,14 +175,33 @@ class Driver(op.Controls):
                     tokens_in=answer.tokens_in,
                     tokens_out=answer.tokens_out,
                     cost_usd=answer.cost_usd,
+                    ttft=answer.ttft,
+                    latency=answer.latency,
                 )
             )
         for i, request in enumerate(answer.tool_calls, 1):
             self._check_failure()
             if not request.call_id:  # the reducer and the trace pair calls with results by id
                 request.call_id = f"t{self.turn}-{i}"
-            await self._agent_call(request)
+            if answer.observed:
+                await self._observed_call(request)
+            else:
+                await self._agent_call(request)
         return answer.done
+
+    async def _observed_call(self, request: ToolRequest) -> None:
+        """A call the agent's harness runs itself: record it, then the result the harness reports."""
+        call = ToolCall(call_id=request.call_id, tool=request.tool, arguments=dict(request.arguments),
+                        server=self._server_of(request.tool))
+        await self.bus.publish(call)
+        observer: Any = self.agent
+        outcome: ToolOutcome = await self._interruptible(observer.observed_result(call.call_id))
+        await self.bus.publish(ToolResult(call_id=call.call_id, tool=call.tool, output=outcome.text, is_error=outcome.is_error,
+                                          exit_code=outcome.exit_code, duration=outcome.duration or 0.0,
+                                          images=list(outcome.images)))
+
+    def _agent_log(self, text: str, stream: str = "stdout") -> None:
+        self.bus.publish_nowait(Service(service=getattr(self.agent, "name", "") or "agent", status="log", stream=stream, text=text))
 
     async def _agent_call(self, request: ToolRequest) -> None:
         call = ToolCall(

@@ -86,6 +86,8 @@ class ModelMessage(Event):
     tokens_in: int | None = None
     tokens_out: int | None = None
     cost_usd: float | None = None
+    ttft: float | None = None  # seconds from the request to the first token, when streamed
+    latency: float | None = None  # seconds from the request to the end of the response
 
 
 @dataclass

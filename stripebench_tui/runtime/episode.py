@@ -148,6 +148,8 @@ class Episode:
             cfg.approval = ApprovalPolicy.parse(cfg.approval)
         if cfg.sandbox not in SANDBOXES:
             raise UserError(f"unknown sandbox {cfg.sandbox!r}; choose one of {', '.join(SANDBOXES)}")
+        if cfg.sandbox != "local" and getattr(self.agent, "local_only", False):
+            raise UserError(f"the {cfg.agent} agent runs its harness on this machine: use --sandbox local")
 
     async def run(self) -> EpisodeResult:
         """Play the episode to its end; always stops every process and closes the trace."""

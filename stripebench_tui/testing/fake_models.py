@@ -1,9 +1,13 @@
 """A local fake model server speaking Anthropic's and OpenAI's wire protocols from a script.
 
-Tests point the real SDKs at it: ``POST /v1/messages`` (Anthropic) and
-``POST /v1/chat/completions`` (OpenAI) answer with the next scripted turn, every
-request is recorded, and faults (429 with retry-after, 5xx, hangs) can be put in
-front of the script. Run it by hand with::
+Tests point the real SDKs (and real agent harnesses) at it: ``POST /v1/messages``
+(Anthropic, also ``/v1/messages/count_tokens``), ``POST /v1/chat/completions`` and
+``POST /v1/responses`` (OpenAI) answer with the next scripted turn, streamed as
+server-sent events when the request asks for ``stream`` (``fake_stream``). Every
+request is recorded, and faults (429 with retry-after, 5xx, hangs, a stream cut
+off after some events) can be put in front of the script. String arguments of
+scripted tool calls may name ``{workspace}`` (or any key of ``variables``), filled
+in when the turn is served. Run it by hand with::
 
     python -m stripebench_tui.testing.fake_models --script script.json
 
@@ -22,15 +26,24 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from stripebench_tui.testing.fake_stream import (
+    anthropic_events,
+    check_responses,
+    openai_chat_events,
+    responses_error,
+    responses_events,
+    responses_reply,
+)
 from stripebench_tui.testing.fake_wire import (
+    ScriptedCall,
     ScriptedTurn,
     anthropic_error,
     anthropic_reply,
@@ -51,17 +64,21 @@ class Fault:
     hang: float | None = None
     after: int = 0
     message: str = "injected fault"
+    cut_after: int | None = None  # stream this many events of the next reply, then drop the connection
 
 
 @dataclass
 class RecordedRequest:
     """One request the fake received, and what it answered."""
 
-    protocol: str  # "anthropic" | "openai"
+    protocol: str  # "anthropic" | "openai" | "responses" | "count_tokens"
     body: dict[str, Any]
     api_key: str
     status: int = 0
     reply: dict[str, Any] = field(default_factory=dict)
+    path: str = ""
+    query: str = ""
+    streamed: bool = False
 
 
 @dataclass(frozen=True)
@@ -70,10 +87,26 @@ class _Wire:
     check: Callable[[dict[str, Any]], str | None]
     reply: Callable[[dict[str, Any], ScriptedTurn, int], dict[str, Any]]
     error: Callable[[int, str], dict[str, Any]]
+    stream: Callable[[dict[str, Any], dict[str, Any]], Iterator[bytes]]
 
 
-_ANTHROPIC = _Wire("anthropic", check_anthropic, anthropic_reply, anthropic_error)
-_OPENAI = _Wire("openai", check_openai, openai_reply, openai_error)
+_ANTHROPIC = _Wire("anthropic", check_anthropic, anthropic_reply, anthropic_error, lambda _body, r: anthropic_events(r))
+_OPENAI = _Wire("openai", check_openai, openai_reply, openai_error,
+                lambda body, r: openai_chat_events(r, bool((body.get("stream_options") or {}).get("include_usage"))))
+_RESPONSES = _Wire("responses", check_responses, responses_reply, responses_error, lambda _body, r: responses_events(r))
+
+
+def _fill(value: Any, variables: dict[str, str]) -> Any:
+    """``{name}`` in every string of ``value`` replaced by ``variables[name]``."""
+    if isinstance(value, str):
+        for name, text in variables.items():
+            value = value.replace("{" + name + "}", text)
+        return value
+    if isinstance(value, dict):
+        return {k: _fill(v, variables) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_fill(v, variables) for v in value]
+    return value
 
 
 def _given_key(request: Request) -> str:
@@ -91,8 +124,12 @@ class FakeModelServer:
         api_key: str | None = None,
         host: str = "127.0.0.1",
         port: int = 0,
+        variables: dict[str, str] | None = None,
+        log_path: Path | None = None,
     ) -> None:
         self.turns = list(turns)
+        self.variables = dict(variables or {})
+        self.log_path = log_path  # every request received, one JSON line each (protocol, path, query, body, status)
         self.faults = [Fault(**vars(f)) for f in faults or []]  # copies: counts are used up
         self.api_key = api_key
         self.host, self.port = host, port
@@ -105,7 +142,9 @@ class FakeModelServer:
         self.app = Starlette(
             routes=[
                 Route("/v1/messages", self._handler(_ANTHROPIC), methods=["POST"]),
+                Route("/v1/messages/count_tokens", self._count_tokens, methods=["POST"]),
                 Route("/v1/chat/completions", self._handler(_OPENAI), methods=["POST"]),
+                Route("/v1/responses", self._handler(_RESPONSES), methods=["POST"]),
                 Route("/health", lambda _r: JSONResponse({"ok": True})),
             ]
         )
@@ -151,15 +190,52 @@ class FakeModelServer:
                 body = await request.json()
             except ValueError:
                 body = None
-            record = RecordedRequest(wire.protocol, body if isinstance(body, dict) else {}, _given_key(request))
+            record = RecordedRequest(wire.protocol, body if isinstance(body, dict) else {}, _given_key(request),
+                                     path=request.url.path, query=request.url.query)
             with self._lock:
                 self._requests.append(record)
                 fault = self._next_fault()
-            status, headers, payload = await self._answer(wire, record, body, fault)
+            cut = fault.cut_after if fault is not None else None
+            status, headers, payload = await self._answer(wire, record, body, None if cut is not None else fault)
             record.status, record.reply = status, payload
+            self._log(record)
+            if status == 200 and isinstance(body, dict) and (body.get("stream") or cut is not None):
+                record.streamed = True
+                return StreamingResponse(self._stream(wire.stream(body, payload), cut), media_type="text/event-stream")
             return JSONResponse(payload, status_code=status, headers=headers)
 
         return handle
+
+    def _log(self, record: RecordedRequest) -> None:
+        if self.log_path is None:
+            return
+        line = {"protocol": record.protocol, "path": record.path, "query": record.query, "status": record.status,
+                "body": record.body}
+        with self._lock, open(self.log_path, "a") as out:
+            out.write(json.dumps(line) + "\n")
+
+    async def _stream(self, events: Iterator[bytes], cut_after: int | None) -> Any:
+        for i, chunk in enumerate(events):
+            if cut_after is not None and i >= cut_after:
+                raise ConnectionAbortedError("fake model: stream cut off by a fault")
+            yield chunk
+
+    async def _count_tokens(self, request: Request) -> Response:
+        try:
+            body = await request.json()
+        except ValueError:
+            body = {}
+        record = RecordedRequest("count_tokens", body if isinstance(body, dict) else {}, _given_key(request),
+                                 path=request.url.path, query=request.url.query)
+        with self._lock:
+            self._requests.append(record)
+        if self.api_key is not None and record.api_key != self.api_key:
+            record.status = 401
+            return JSONResponse(anthropic_error(401, "invalid api key"), status_code=401)
+        size = len(json.dumps(record.body.get("messages", []))) + len(json.dumps(record.body.get("system", "")))
+        record.status, record.reply = 200, {"input_tokens": 10 + size // 4}
+        self._log(record)
+        return JSONResponse(record.reply)
 
     async def _answer(
         self, wire: _Wire, record: RecordedRequest, body: Any, fault: Fault | None
@@ -180,6 +256,9 @@ class FakeModelServer:
             if self._answered >= len(self.turns):
                 return 400, {}, wire.error(400, f"fake model script exhausted after {len(self.turns)} turns")
             turn = self.turns[self._answered]
+            if self.variables:
+                turn = ScriptedTurn(turn.text, [ScriptedCall(c.name, _fill(c.arguments, self.variables), c.raw_arguments)
+                                                for c in turn.tool_calls], turn.reasoning, turn.usage)
             self._answered += 1
             number = self._answered
         try:
@@ -235,12 +314,18 @@ class FakeModelServer:
 
 def load_script(path: Path) -> tuple[list[ScriptedTurn], list[Fault], str | None]:
     """Read a script file: a list of turns, or {"turns", "faults", "api_key"}."""
+    turns, faults, api_key, _variables = read_script(path)
+    return turns, faults, api_key
+
+
+def read_script(path: Path) -> tuple[list[ScriptedTurn], list[Fault], str | None, dict[str, str]]:
+    """Read a script file: a list of turns, or {"turns", "faults", "api_key", "variables"}."""
     data = json.loads(path.read_text())
     if isinstance(data, list):
         data = {"turns": data}
     turns = [ScriptedTurn.from_dict(t) for t in data.get("turns", [])]
     faults = [Fault(**f) for f in data.get("faults", [])]
-    return turns, faults, data.get("api_key")
+    return turns, faults, data.get("api_key"), {str(k): str(v) for k, v in (data.get("variables") or {}).items()}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -249,13 +334,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--script", type=Path, required=True, help="JSON script: turns, optional faults and api_key")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=0, help="0 picks a free port (printed at start)")
+    parser.add_argument("--workspace", default=None, help="fills {workspace} in the script's tool-call arguments")
+    parser.add_argument("--log", type=Path, default=None, help="append every request received to this file (JSON lines)")
     args = parser.parse_args(argv)
     try:
-        turns, faults, api_key = load_script(args.script)
+        turns, faults, api_key, variables = read_script(args.script)
     except (OSError, ValueError, TypeError, KeyError) as exc:
         print(f"fake_models: cannot read script {args.script}: {exc}", file=sys.stderr)
         return 3
-    FakeModelServer(turns, faults, api_key, args.host, args.port).serve_forever()
+    if args.workspace is not None:
+        variables["workspace"] = args.workspace
+    FakeModelServer(turns, faults, api_key, args.host, args.port, variables, args.log).serve_forever()
     return 0
 
 

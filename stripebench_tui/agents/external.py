@@ -1,0 +1,384 @@
+"""An external agent harness (Claude Code, an in-house loop, …) run as a process, watched through the model gateway.
+
+The harness owns its loop and its tools; what we see is its model traffic. The
+agent starts a ``Gateway`` (its upstream: ``--base-url`` or the provider's usual
+variables, with the real key), then the harness process in the workspace, in its
+own process group, with its base URL pointed at the gateway and a per-episode
+dummy key (the provider keys are removed from its environment).
+
+Every model request the harness sends is held at the gateway until the driver
+asks for the next turn, so pause and step hold the harness between turns, and an
+operator's note is appended to that request (in the provider's format). The
+reply becomes an ``AgentTurn`` with ``observed=True``: the driver records its tool
+calls and waits in ``observed_result`` for the result the harness sends back with
+its next request. The harness exiting is the end of the episode ("done").
+Its stdout and stderr go to the agent's log pane (``Task.log``).
+
+A harness is described by a ``Harness``: a little data and one function that builds
+the command line (``harnesses`` has the built-in ones).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import secrets
+import shutil
+import signal
+import sys
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from stripebench_tui.child_env import base_env
+from stripebench_tui.core.agent import AgentError, AgentTurn, Observation, Task, ToolRequest
+from stripebench_tui.core.executor import ToolOutcome
+from stripebench_tui.errors import UserError
+from stripebench_tui.gateway.app import Gateway, GatewayError, Upstream
+from stripebench_tui.gateway.events import failure_line, reply_message
+from stripebench_tui.gateway.traffic import Exchange
+from stripebench_tui.runtime.reaper import TAG_VAR, kill_tagged
+
+# Variables that carry a provider key: never passed on to a harness.
+PROVIDER_KEYS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN")
+STOP_GRACE = 3.0  # seconds between SIGTERM and SIGKILL of the harness's process group
+LAST_LINES = 8  # harness log lines quoted when it exits early
+
+
+@dataclass
+class HarnessContext:
+    """What a harness's command line may refer to."""
+
+    problem: str
+    workspace: str
+    base_url: str  # the gateway's root URL (Anthropic style)
+    openai_base_url: str  # the gateway's /v1 URL (OpenAI style)
+    api_key: str  # the per-episode dummy key
+    model: str | None = None
+    state_dir: str = ""  # a directory the harness may keep its own state in (config, sessions)
+    tools: list[Any] = field(default_factory=list)  # our ToolSpecs
+    # Our MCP tool servers the harness is offered (those it has no equivalent of): name -> {"command", "args"}
+    mcp_servers: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def placeholders(self) -> dict[str, str]:
+        return {"problem": self.problem, "workspace": self.workspace, "base_url": self.base_url,
+                "openai_base_url": self.openai_base_url, "api_key": self.api_key, "model": self.model or ""}
+
+
+@dataclass(frozen=True)
+class Harness:
+    """An external agent harness: data, plus the one function that builds its command line."""
+
+    name: str
+    executable: str  # program name looked up on PATH (and in ``search_dirs``)
+    command: Callable[[str, HarnessContext], list[str]]  # (resolved executable, context) -> argv
+    install: str  # one line telling the user how to install it
+    protocol: str = "anthropic"  # which API family it speaks: "anthropic" or "openai"
+    base_url_env: tuple[str, ...] = ("ANTHROPIC_BASE_URL",)  # set to the gateway's URL for the protocol
+    key_env: tuple[str, ...] = ("ANTHROPIC_API_KEY",)  # set to the dummy key
+    extra_env: Callable[[HarnessContext], dict[str, str]] | None = None
+    search_dirs: Callable[[], list[Path]] | None = None  # where an installer of ours puts it
+    done: str = "exit"  # how "done" is detected: the process exits
+    native_servers: tuple[str, ...] = ()  # our tool servers the harness has its own equivalent of (not offered)
+
+    def locate(self) -> str | None:
+        """The executable's path, or None when it is not installed."""
+        if os.sep in self.executable:
+            return self.executable if os.access(self.executable, os.X_OK) else None
+        for folder in self.search_dirs() if self.search_dirs else []:
+            candidate = folder / self.executable
+            if candidate.is_file() and os.access(candidate, os.X_OK):
+                return str(candidate)
+        return shutil.which(self.executable)
+
+    def environment(self, ctx: HarnessContext, base: dict[str, str]) -> dict[str, str]:
+        env = {k: v for k, v in base.items() if k not in PROVIDER_KEYS}
+        url = ctx.base_url if self.protocol == "anthropic" else ctx.openai_base_url
+        env.update({name: url for name in self.base_url_env})
+        env.update({name: ctx.api_key for name in self.key_env})
+        if self.extra_env is not None:
+            env.update(self.extra_env(ctx))
+        return env
+
+
+@dataclass
+class _Held:
+    exchange: Exchange
+    released: asyncio.Event = field(default_factory=asyncio.Event)
+    ended: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+class ExternalAgent:
+    """Runs a ``Harness`` as a process behind the model gateway (see the module docstring)."""
+
+    local_only = True  # the harness runs on this machine (a container sandbox for harnesses is still to come)
+
+    def __init__(self, harness: Harness, *, model: str | None = None, base_url: str | None = None,
+                 api_key: str | None = None, on_retry: Any = None, env: dict[str, str] | None = None,
+                 state_dir: str | None = None) -> None:
+        self.harness = harness
+        self.name = harness.name
+        self.model = model or ""
+        self.executable = harness.locate()
+        if self.executable is None:
+            raise UserError(f"the {harness.name} harness is not installed: {harness.install}")
+        self.upstream = Upstream.from_env(base_url, api_key=api_key)
+        # the allow-listed part of ours (child_env): never a provider key, which stays in the gateway
+        self._base_env = base_env() if env is None else dict(env)
+        self._state_dir = state_dir
+        self.gateway: Gateway | None = None
+        self.process: asyncio.subprocess.Process | None = None
+        self.exit_code: int | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._task: Task | None = None
+        self._arrivals: deque[_Held] = deque()
+        self._next: _Held | None = None
+        self._changed = asyncio.Event()
+        self._results: dict[str, ToolOutcome] = {}
+        self._last_lines: deque[str] = deque(maxlen=LAST_LINES)
+        self._pumps: list[asyncio.Task[None]] = []
+        self._exited = asyncio.Event()
+        self.argv: list[str] = []
+        self.process_env: dict[str, str] = {}
+        # Every process the harness starts inherits this tag, so stop also finds those it put in a session of their own.
+        self.tag = f"{harness.name}-{secrets.token_hex(6)}"
+
+    @property
+    def secrets(self) -> list[str]:
+        """The provider keys the gateway holds (the trace redacts them, though nothing should carry them)."""
+        return self.upstream.secrets
+
+    # ---- the gateway tap (called on the gateway's thread) ----
+
+    async def before(self, exchange: Exchange) -> None:
+        loop = self._loop
+        if loop is None or loop.is_closed():
+            return
+        held = await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(self._arrive(exchange), loop))
+        try:
+            await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(held.released.wait(), loop))
+        except asyncio.CancelledError:  # the harness gave up on this request while it was held
+            if not loop.is_closed():
+                loop.call_soon_threadsafe(self._abandon, held)
+            raise
+
+    def after(self, exchange: Exchange) -> None:
+        loop = self._loop
+        if loop is not None and not loop.is_closed():
+            loop.call_soon_threadsafe(self._ended, exchange)
+
+    async def _arrive(self, exchange: Exchange) -> _Held:
+        for result in exchange.results:
+            self._results[result.call_id] = ToolOutcome(text=result.output, is_error=result.is_error, duration=result.duration)
+        held = _Held(exchange)
+        self._arrivals.append(held)
+        self._poke()
+        return held
+
+    def _abandon(self, held: _Held) -> None:
+        """A held request whose connection closed: it is no turn (a released one ends with no reply)."""
+        if held.released.is_set():
+            held.ended.set()
+        elif held in self._arrivals:
+            self._arrivals.remove(held)
+        self._poke()
+
+    def _ended(self, exchange: Exchange) -> None:
+        for held in self._arrivals:
+            if held.exchange is exchange:
+                held.ended.set()
+        if self._next is not None and self._next.exchange is exchange:
+            self._next.ended.set()
+        self._poke()
+
+    def _poke(self) -> None:
+        """Wake every waiter (each took the current event before checking its condition)."""
+        changed, self._changed = self._changed, asyncio.Event()
+        changed.set()
+
+    @property
+    def held_requests(self) -> int:
+        """Model requests of the harness waiting at the gateway for the next turn."""
+        return sum(1 for h in self._arrivals if not h.released.is_set())
+
+    async def wait_held(self, count: int = 1) -> None:
+        """Wait until ``count`` model requests are held (for controls and tests), or the harness exited."""
+        while self.held_requests < count and not self._exited.is_set():
+            await self._changed.wait()
+
+    # ---- Agent protocol ----
+
+    async def start(self, task: Task) -> None:
+        """Start the gateway, then the harness process in the workspace."""
+        self._loop = asyncio.get_running_loop()
+        self._task = task
+        self.gateway = Gateway(self.upstream, tap=self)
+        try:
+            await asyncio.to_thread(self.gateway.start)
+        except GatewayError as exc:
+            raise AgentError(str(exc)) from exc
+        state = self._state_dir or str(Path(task.workspace or ".").resolve().parent / f"{self.name}-state")
+        Path(state).mkdir(parents=True, exist_ok=True)
+        workspace = task.workspace or os.getcwd()
+        ctx = HarnessContext(problem=task.problem, workspace=workspace, base_url=self.gateway.url,
+                             openai_base_url=self.gateway.openai_base_url, api_key=self.gateway.dummy_key,
+                             model=self.model or None, state_dir=state, tools=list(task.tools),
+                             mcp_servers=self._mcp_servers(task, workspace, state))
+        self.argv = self.harness.command(self.executable or "", ctx)
+        context_env = {k: str(v) for k, v in task.context.items() if isinstance(v, (str, int, float)) and k.isupper()}
+        self.process_env = self.harness.environment(ctx, {**self._base_env, **context_env})
+        self.process_env[TAG_VAR] = self.tag
+        try:
+            self.process = await asyncio.create_subprocess_exec(
+                *self.argv, cwd=ctx.workspace, env=self.process_env, stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, start_new_session=True)
+        except OSError as exc:
+            raise AgentError(f"cannot start {self.name} ({self.argv[0]}): {exc.strerror or exc}") from exc
+        self._log(f"started {self.name} (pid {self.process.pid}) in {ctx.workspace}", "stdout")
+        self._pumps = [asyncio.ensure_future(self._pump(self.process.stdout, "stdout")),
+                       asyncio.ensure_future(self._pump(self.process.stderr, "stderr")),
+                       asyncio.ensure_future(self._watch())]
+
+    def _mcp_servers(self, task: Task, workspace: str, state: str) -> dict[str, dict[str, Any]]:
+        """How to start each of our tool servers the harness should be offered (stdio MCP)."""
+        servers: dict[str, dict[str, Any]] = {}
+        for spec in task.tools:
+            name = spec.server
+            if not name or name in servers or name in self.harness.native_servers:
+                continue
+            args = ["-m", f"stripebench_tui.tools.{name}", "--workspace", workspace]
+            if name == "browser":
+                args += ["--screenshots", str(Path(state) / "screenshots")]
+            servers[name] = {"command": sys.executable, "args": args}
+        return servers
+
+    async def next_turn(self, observations: list[Observation]) -> AgentTurn:
+        """Release the harness's next model request (with any operator note), and return the reply as an observed turn."""
+        notes = [o.text for o in observations if o.kind == "operator_message"]
+        while True:
+            held = self._next if self._next in self._arrivals else await self._next_arrival()
+            self._next = None
+            if held is None:
+                return self._finished()
+            for note in notes:
+                held.exchange.inject(note)
+            notes = []
+            held.released.set()
+            while not held.ended.is_set():
+                changed = self._changed
+                if self._exited.is_set():
+                    return self._finished()
+                await changed.wait()
+            if held in self._arrivals:
+                self._arrivals.remove(held)
+            exchange = held.exchange
+            reply = exchange.reply
+            if exchange.error:
+                self._log(failure_line(exchange), "stderr")
+            if reply is None or not reply.complete:
+                continue  # the harness sees the error and usually retries: not a turn
+            message = reply_message(reply, exchange)
+            turn = AgentTurn(text=reply.text, reasoning=reply.reasoning, model=reply.model or self.model,
+                             tokens_in=message.tokens_in, tokens_out=message.tokens_out, cost_usd=message.cost_usd,
+                             ttft=message.ttft, latency=message.latency, observed=True,
+                             tool_calls=[ToolRequest(c.call_id, c.name, dict(c.arguments)) for c in reply.calls])
+            if not turn.tool_calls:
+                # A reply without calls: the harness either exits (done) or sends another request.
+                self._next = await self._next_arrival()
+                turn.done = self._next is None
+            return turn
+
+    async def observed_result(self, call_id: str) -> ToolOutcome:
+        """The result of ``call_id`` from the harness's next request."""
+        while True:
+            changed = self._changed
+            if call_id in self._results:
+                return self._results.pop(call_id)
+            if any(not h.released.is_set() for h in self._arrivals):
+                return ToolOutcome(text="(the harness sent its next request without a result for this call)",
+                                   is_error=True, duration=0.0)
+            if self._exited.is_set():
+                return ToolOutcome(text=f"(no result: {self.name} ended before sending one)", is_error=True, duration=0.0)
+            await changed.wait()
+
+    async def close(self) -> None:
+        """End the harness's process group, then the gateway."""
+        await self._terminate()
+        for held in list(self._arrivals):
+            held.released.set()
+        for pump in self._pumps:
+            pump.cancel()
+        await asyncio.gather(*self._pumps, return_exceptions=True)
+        if self.gateway is not None:
+            gateway, self.gateway = self.gateway, None
+            await asyncio.to_thread(gateway.stop)
+
+    # ---- the process ----
+
+    async def _next_arrival(self) -> _Held | None:
+        """The oldest request not yet released, or None once the harness has exited."""
+        while True:
+            changed = self._changed
+            for held in self._arrivals:
+                if not held.released.is_set():
+                    return held
+            if self._exited.is_set():
+                return None
+            await changed.wait()
+
+    def _finished(self) -> AgentTurn:
+        code = self.exit_code
+        if code not in (0, None):
+            tail = " | ".join(self._last_lines)
+            raise AgentError(f"{self.name} exited with code {code}" + (f"; last output: {tail}" if tail else ""))
+        return AgentTurn(done=True)
+
+    async def _pump(self, stream: asyncio.StreamReader | None, name: str) -> None:
+        if stream is None:
+            return
+        while True:
+            line = await stream.readline()
+            if not line:
+                return
+            text = line.decode("utf-8", "replace").rstrip("\n")
+            if text:
+                self._last_lines.append(text[:300])
+                self._log(text, name)
+
+    async def _watch(self) -> None:
+        assert self.process is not None
+        self.exit_code = await self.process.wait()
+        await asyncio.gather(*self._pumps[:2], return_exceptions=True)
+        self._log(f"{self.name} exited with code {self.exit_code}", "stdout")
+        self._exited.set()
+        self._poke()
+
+    async def _terminate(self) -> None:
+        """SIGTERM the harness's process group, SIGKILL after a grace; then every process carrying its tag."""
+        process = self.process
+        if process is None:
+            return
+        if process.returncode is None:
+            for sig in (signal.SIGTERM, signal.SIGKILL):
+                try:
+                    os.killpg(process.pid, sig)
+                except ProcessLookupError:
+                    break
+                try:
+                    await asyncio.wait_for(process.wait(), STOP_GRACE)
+                    break
+                except asyncio.TimeoutError:
+                    continue
+        try:  # whatever the harness left behind in its group
+            os.killpg(process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        await asyncio.to_thread(kill_tagged, self.tag, STOP_GRACE)  # and in sessions of their own (Claude Code's shells)
+
+    def _log(self, text: str, stream: str) -> None:
+        if self._task is not None and self._task.log is not None:
+            self._task.log(text, stream)
+
+
+__all__ = ["ExternalAgent", "Harness", "HarnessContext", "PROVIDER_KEYS"]
