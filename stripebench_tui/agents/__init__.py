@@ -32,9 +32,9 @@ BUILTIN_AGENTS: dict[str, str] = {
     "oracle": "stripebench_tui.agents.oracle:OracleAgent",
     "replay": "stripebench_tui.agents.replay:ReplayAgent",
     "human": "stripebench_tui.agents.human:HumanAgent",
-    # external harnesses, run as processes behind the model gateway (agents.external, agents.harnesses)
-    "claude-code": "stripebench_tui.agents.harnesses:claude_code",
-    "command": "stripebench_tui.agents.harnesses:command_agent",
+    # external harnesses, run as processes behind the model gateway (harness.external, harness.harnesses)
+    "claude-code": "stripebench_tui.harness.harnesses:claude_code",
+    "command": "stripebench_tui.harness.harnesses:command_agent",
 }
 
 AgentFactory = Callable[..., Agent]

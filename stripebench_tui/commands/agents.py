@@ -11,7 +11,7 @@ agents_app = typer.Typer(help="The agents, and the external harnesses they can r
 def list_agents() -> None:
     """Every agent name; for external harnesses, whether it is installed and how to install it."""
     from stripebench_tui.agents import agent_names, describe_agent
-    from stripebench_tui.agents.harnesses import HARNESSES
+    from stripebench_tui.harness.harnesses import HARNESSES
 
     for name in agent_names():
         line = f"{name:<14} {describe_agent(name)}"
@@ -25,7 +25,7 @@ def list_agents() -> None:
 @agents_app.command("install")
 def install(name: str = typer.Argument(..., metavar="HARNESS", help="claude-code")) -> None:
     """Install an external harness at its pinned version into the stripebench cache (npm for Claude Code)."""
-    from stripebench_tui.agents.harnesses import install_harness
+    from stripebench_tui.harness.harnesses import install_harness
 
     typer.echo(f"installing {name} …", err=True)
     prefix = install_harness(name)

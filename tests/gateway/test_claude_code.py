@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from stripebench_tui.agents import create_agent
-from stripebench_tui.agents.harnesses import CLAUDE_CODE, CLAUDE_CODE_VERSION, install_harness
+from stripebench_tui.harness.harnesses import CLAUDE_CODE, CLAUDE_CODE_VERSION, install_harness
 from stripebench_tui.core.agent import Task
 from stripebench_tui.core.bus import EventBus
 from stripebench_tui.core.driver import Driver

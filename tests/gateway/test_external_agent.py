@@ -14,7 +14,7 @@ import pytest
 pytestmark = pytest.mark.slow
 
 from stripebench_tui.agents import create_agent
-from stripebench_tui.agents.external import ExternalAgent
+from stripebench_tui.harness.external import ExternalAgent
 from stripebench_tui.core.agent import Task
 from stripebench_tui.core.bus import EventBus
 from stripebench_tui.core.driver import Driver

@@ -10,7 +10,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from stripebench_tui.agents.harnesses import CLAUDE_CODE, install_harness
+from stripebench_tui.harness.harnesses import CLAUDE_CODE, install_harness
 from stripebench_tui.errors import UserError
 from stripebench_tui.runtime.episode import Episode, EpisodeConfig
 from tests.fixture_envs import fixture_envs  # noqa: F401  (autouse: the fixture environments)
@@ -55,7 +55,7 @@ def test_an_external_harness_refuses_the_docker_sandbox_in_one_line(tmp_path: Pa
 
 def test_agent_cmd_placeholders_fill_whole_arguments_and_point_both_families_at_the_gateway() -> None:
     from stripebench_tui.agents import create_agent
-    from stripebench_tui.agents.external import HarnessContext
+    from stripebench_tui.harness.external import HarnessContext
 
     agent = create_agent("command", cmd=f"{sys.executable} run.py --task {{problem}} --dir={{workspace}} --api {{base_url}} "
                                         "--oai {openai_base_url} --model {model} --unknown {nope}", model="m1", env={})

@@ -1,6 +1,6 @@
 """The external agent harnesses we know, and how to install them.
 
-Each harness is a ``Harness`` (``agents.external``): a little data and one function
+Each harness is a ``Harness`` (``harness.external``): a little data and one function
 building its command line. Each is registered as an agent in ``agents.BUILTIN_AGENTS``
 (``--agent claude-code``); a third-party harness registers a factory that returns
 ``ExternalAgent(Harness(...))`` through the ``stripebench.agents`` entry-point group.
@@ -19,7 +19,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from stripebench_tui.agents.external import ExternalAgent, Harness, HarnessContext
+from stripebench_tui.harness.external import ExternalAgent, Harness, HarnessContext
 from stripebench_tui.errors import UserError
 
 CLAUDE_CODE_PACKAGE = "@anthropic-ai/claude-code"
