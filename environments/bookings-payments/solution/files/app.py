@@ -1,5 +1,6 @@
 """Studio bookings API (Flask + SQLite) taking payments with Stripe PaymentIntents and SetupIntents."""
 
+import ast
 import os
 import secrets
 import sys
@@ -148,7 +149,7 @@ def reload_on_edit(interval=1.0):
     here = os.path.dirname(os.path.abspath(__file__))
 
     def mtimes():
-        return {name: os.stat(os.path.join(here, name)).st_mtime for name in os.listdir(here) if name.endswith(".py")}
+        return {name: os.stat(os.path.join(here, name)).st_mtime_ns for name in os.listdir(here) if name.endswith(".py")}
 
     def watch(before):
         while True:
@@ -161,9 +162,13 @@ def reload_on_edit(interval=1.0):
                 # Werkzeug left its listening socket inheritable (fd in WERKZEUG_SERVER_FD); this flag makes
                 # the new process serve on it, so no request is refused while the app restarts.
                 os.environ["WERKZEUG_RUN_MAIN"] = "true"
+                # The new process compares against what was seen here, before it reads its code: an edit made
+                # while it starts up is a change to it too, never lost however slow the start.
+                os.environ["APP_RELOAD_SEEN"] = repr(sorted(now.items()))
                 os.execv(sys.executable, [sys.executable] + sys.argv)
 
-    threading.Thread(target=watch, args=(mtimes(),), daemon=True).start()
+    seen = os.environ.get("APP_RELOAD_SEEN")
+    threading.Thread(target=watch, args=(dict(ast.literal_eval(seen)) if seen else mtimes(),), daemon=True).start()
 
 
 if __name__ == "__main__":
