@@ -18,6 +18,10 @@ that differs does not stop the replay (the recorded turns are re-executed all th
 same, as for our own agents); a request the recording cannot answer (another
 path, streaming where the recording has none) ends the replayed part there.
 New user text is not compared: harnesses put dates and session ids in it.
+Once live, each live reply is compared with the recorded reply of the same turn
+(text and tool calls by name and arguments, call ids aside) until the first
+that differs: the fork's first divergence can be the live model answering
+otherwise than the recorded one did.
 
 The recorded episode's paths, ports and URLs in the responses (an absolute file
 path in a tool call's arguments) are replaced by the new episode's (``mapping``,
@@ -36,7 +40,9 @@ from typing import Any, AsyncIterator, Callable
 
 import httpx
 
-from stripebench_tui.gateway.recording import Carried, ModelRecorder, RecordedExchange
+from stripebench_tui.gateway.recording import EXCERPT, Carried, ModelRecorder, RecordedExchange
+from stripebench_tui.gateway.remap import events_of, mapper, remap_body, remap_stream, walk
+from stripebench_tui.gateway.sse import SseDecoder
 from stripebench_tui.gateway.traffic import Exchange
 from stripebench_tui.gateway.wire import ANTHROPIC, OPENAI_CHAT
 
@@ -58,20 +64,6 @@ def served_part(recording: list[RecordedExchange], turns: int | None) -> int:
     raise ValueError(f"the recording has {last} turns; cannot serve turn {turns}")
 
 
-def _pieces(raw: bytes) -> list[bytes]:
-    """A recorded stream split after each event, so it is sent event by event as it came."""
-    out, start = [], 0
-    while True:
-        cut = raw.find(b"\n\n", start)
-        if cut < 0:
-            break
-        out.append(raw[start:cut + 2])
-        start = cut + 2
-    if start < len(raw):
-        out.append(raw[start:])
-    return out
-
-
 class RecordedUpstream:
     """Answers from a recording (see the module docstring); its methods run on the gateway's thread."""
 
@@ -91,6 +83,7 @@ class RecordedUpstream:
         self.diverged = False
         self.over = self.serve == 0
         self._past = False  # a request past the served part came
+        self._live_turn: int | None = None  # the last live reply's turn, while live replies are compared
         self._lock = threading.Lock()
 
     @property
@@ -128,6 +121,26 @@ class RecordedUpstream:
             self.on_end()
         exchange.upstream = "recording"
         return _json(503, exchange.wire.error_body(503, ENDED))
+
+    def observe(self, exchange: Exchange) -> None:
+        """A live reply ended (the recorder calls this): compare it with the recorded reply of its turn."""
+        reply = exchange.reply
+        if not self.over or self.diverged or reply is None or not reply.complete or exchange.status != 200:
+            return
+        self._live_turn = (self._live_turn if self._live_turn is not None else self.turns_served) + 1
+        item = next((r for r in self.recording if r.turn == self._live_turn), None)
+        if item is None:
+            return
+        recorded = _recorded_reply(exchange.wire, item)
+        text = mapper(self.mapping)(recorded.text)
+        calls = [(c.name, walk(json.loads(json.dumps(c.arguments)), mapper(self.mapping), (), [])) for c in recorded.calls]
+        what = [k for k, a, b in (("text", reply.text, text),
+                                  ("tool calls", [(c.name, c.arguments) for c in reply.calls], calls)) if a != b]
+        if what:
+            names = ", ".join(c.name for c in reply.calls) or "no calls"
+            self._diverge(self._live_turn, f"turn {self._live_turn}: the live model's reply differs from the recording "
+                          f"({', '.join(what)})", {"differs": what, "new_text": reply.text[:EXCERPT], "recorded_text":
+                          text[:EXCERPT], "new_calls": names, "recorded_calls": ", ".join(n for n, _ in calls) or "no calls"})
 
     def finish(self) -> None:
         """The replayed part is over (past it, or the harness ended): ``on_replayed`` once, with the turns it served."""
@@ -186,94 +199,22 @@ class RecordedUpstream:
         if item.retry_after:
             headers["retry-after"] = item.retry_after
         if item.content_type == "text/event-stream":
-            pieces = remap_stream(_pieces(item.raw), self.mapping) if self.mapping else _pieces(item.raw)
+            pieces = remap_stream(events_of(item.raw), mapper(self.mapping)) if self.mapping else events_of(item.raw)
             return httpx.Response(item.status, headers=headers, content=_stream(pieces, item.cut))
-        return httpx.Response(item.status, headers=headers, content=remap_body(item.raw, self.mapping))
+        return httpx.Response(item.status, headers=headers, content=remap_body(item.raw, mapper(self.mapping)))
 
 
-def _sub(text: str, mapping: list[tuple[str, str]]) -> str:
-    for old, new in mapping:
-        text = text.replace(old, new)
-    return text
-
-
-def _walk(value: Any, mapping: list[tuple[str, str]], path: tuple[Any, ...], deltas: list[tuple[tuple[Any, ...], dict | list, Any]]) -> Any:
-    """``value`` with every string mapped, except those under a ``delta`` key: collected in ``deltas`` to be joined."""
-    if isinstance(value, str):
-        return value if "delta" in path else _sub(value, mapping)
-    if isinstance(value, dict):
-        for key, item in value.items():
-            if isinstance(item, str) and "delta" in (*path, key):
-                deltas.append(((*path, key), value, key))
-            else:
-                value[key] = _walk(item, mapping, (*path, key), deltas)
-        return value
-    if isinstance(value, list):
-        for i, item in enumerate(value):
-            # list entries are told apart by their own index (OpenAI's choices and tool_calls), else their position
-            mark = item.get("index", i) if isinstance(item, dict) else i
-            value[i] = _walk(item, mapping, (*path, f"[{mark}]"), deltas)
-        return value
-    return value
-
-
-def remap_body(raw: bytes, mapping: list[tuple[str, str]]) -> bytes:
-    """A recorded JSON body with the recorded episode's values replaced (unchanged bytes when nothing applies)."""
-    text = raw.decode("utf-8", "replace")
-    if not mapping or not any(old in text for old, _ in mapping):
-        return raw
-    try:
-        return json.dumps(_walk(json.loads(text), mapping, (), [])).encode()
-    except ValueError:
-        return raw
-
-
-def remap_stream(pieces: list[bytes], mapping: list[tuple[str, str]]) -> list[bytes]:
-    """Recorded SSE events with the recorded episode's values replaced, deltas joined per block (module docstring)."""
-    events: list[tuple[str, Any] | None] = []
-    groups: dict[tuple[Any, ...], list[tuple[int, dict | list, Any]]] = {}
-    for number, piece in enumerate(pieces):
-        name, data = _event(piece)
-        if data is None:
-            events.append(None)
-            continue
-        deltas: list[tuple[tuple[Any, ...], dict | list, Any]] = []
-        _walk(data, mapping, (), deltas)
-        ids = tuple(data.get(k) for k in ("index", "output_index", "content_index", "item_id")) if isinstance(data, dict) else ()
-        for path, holder, key in deltas:
-            groups.setdefault((name, ids, path), []).append((number, holder, key))
-        events.append((name, data))
-    changed: set[int] = set()
-    for members in groups.values():
-        joined = "".join(holder[key] for _, holder, key in members)
-        mapped = _sub(joined, mapping)
-        if mapped != joined:
-            for i, (number, holder, key) in enumerate(members):
-                holder[key] = mapped if i == 0 else ""
-                changed.add(number)
-    out = []
-    for number, piece in enumerate(pieces):
-        event = events[number]
-        if event is None or (number not in changed and _sub(piece.decode("utf-8", "replace"), mapping) == piece.decode("utf-8", "replace")):
-            out.append(piece)
-            continue
-        name, data = event
-        out.append((f"event: {name}\n" if name else "").encode() + b"data: " + json.dumps(data).encode() + b"\n\n")
-    return out
-
-
-def _event(piece: bytes) -> tuple[str, Any]:
-    """The event name and JSON data of one SSE event (data None when it is not JSON, e.g. ``[DONE]``)."""
-    name, lines = "", []
-    for line in piece.decode("utf-8", "replace").splitlines():
-        if line.startswith("event:"):
-            name = line[6:].strip()
-        elif line.startswith("data:"):
-            lines.append(line[5:].lstrip())
-    try:
-        return name, json.loads("\n".join(lines)) if lines else None
-    except ValueError:
-        return name, None
+def _recorded_reply(wire: Any, item: RecordedExchange) -> Any:
+    """The ``Reply`` a recorded response carried, parsed as the gateway parses a live one."""
+    if item.content_type != "text/event-stream":
+        try:
+            return wire.reply(json.loads(item.raw))
+        except (ValueError, AttributeError, TypeError):
+            return wire.stream().end()
+    parser = wire.stream()
+    for event, data in SseDecoder().feed(item.raw + b"\n\n"):
+        parser.feed(event, data)
+    return parser.end()
 
 
 async def _stream(pieces: list[bytes], cut: bool) -> AsyncIterator[bytes]:
@@ -292,4 +233,4 @@ def _ids(items: list[Carried]) -> str:
     return ", ".join(c.call_id for c in items) or "no calls"
 
 
-__all__ = ["ENDED", "RecordedUpstream", "remap_body", "remap_stream", "served_part"]
+__all__ = ["ENDED", "RecordedUpstream", "served_part"]

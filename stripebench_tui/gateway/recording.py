@@ -6,7 +6,8 @@ exchange once it ended. It writes ``exchanges.jsonl`` in its directory (one line
 per model exchange: protocol, path, status, whether it streamed, the digests of
 the tool results and user text the request newly carried, and which complete
 reply — turn — it was) and each response beside it as ``NNNN.sse`` or
-``NNNN.json``, redacted like the trace (the provider key never appears). Bytes are
+``NNNN.json``, redacted like the trace (the provider key never appears; a secret
+split across a stream's deltas too, see ``gateway.remap``). Bytes are
 kept in memory until the response ended, so recording adds no file I/O to the
 stream's path.
 
@@ -27,6 +28,7 @@ from typing import Any, Callable
 import httpx
 
 from stripebench_tui.core.redact import Redactor
+from stripebench_tui.gateway.remap import events_of, remap_body, remap_stream
 from stripebench_tui.gateway.traffic import Exchange
 
 EXCHANGES = "exchanges.jsonl"
@@ -152,11 +154,19 @@ class ModelRecorder:
                 source=source, carries=self.carried(exchange), texts=[digest(t, self.norm) for t in exchange.texts])
             self.directory.mkdir(parents=True, exist_ok=True)
             if name:
-                (self.directory / name).write_bytes(self.redactor.data(raw))
+                (self.directory / name).write_bytes(self.redacted(raw, streamed))
             with open(self.directory / EXCHANGES, "a", encoding="utf-8") as out:
                 out.write(json.dumps(item.to_dict()) + "\n")
+        if source == "upstream" and self.replay is not None:
+            self.replay.observe(exchange)
 
     # ---- helpers ----
+
+    def redacted(self, raw: bytes, streamed: bool) -> bytes:
+        """A response's bytes with secrets replaced, also those split across a stream's deltas."""
+        if streamed:
+            return b"".join(remap_stream(events_of(raw), self.redactor.text))
+        return remap_body(raw, self.redactor.text)
 
     def norm(self, text: str) -> str:
         """``text`` redacted, then normalised: what digests are taken of."""
