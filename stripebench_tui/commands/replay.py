@@ -108,12 +108,11 @@ def has_terminal() -> bool:
 def run_rerun(trace_path: Path, *, headless: bool = False, episode_dir: Path | None = None) -> int:
     """``replay TRACE --rerun``: the recorded agent again, nothing live (an external harness from its model recording)."""
     from stripebench_tui.formats.open import open_episode
-
-    trace = open_episode(trace_path)
-    recorded = trace.header.extra.get("agent_options") if isinstance(trace.header.extra, dict) else None
     from stripebench_tui.gateway.recording import EXCHANGES
     from stripebench_tui.harness.replay import MODEL_DIR
 
+    trace = open_episode(trace_path)
+    recorded = trace.header.extra.get("agent_options") if isinstance(trace.header.extra, dict) else None
     if (Path(trace.path).parent / MODEL_DIR / EXCHANGES).is_file():
         agent = trace.header.agent
         options = {k: v for k, v in (recorded or {}).items() if k in ("cmd", "protocol", "model")}

@@ -118,3 +118,15 @@ def test_forking_an_episode_without_a_model_recording_is_one_line(tmp_path: Path
     line = done.stderr.strip()
     assert "\n" not in line and "no model recording beside it" in line and "only episodes of an external harness" in line
     assert not (tmp_path / "fork").exists()
+
+
+def test_a_fork_with_no_live_upstream_ends_where_the_recording_does(recorded: Path, tmp_path: Path) -> None:
+    fork = tmp_path / "fork"
+    done = _cli("replay", str(recorded), "--fork-at", "1", "--agent-cmd", HARNESS, "--headless", "--episode-dir", str(fork),
+                env=_env())
+    assert "divergence: none" in done.stderr, done.stdout[-3000:] + done.stderr[-2000:]
+    assert [e["tool"] for e in _events(fork) if e["type"] == "tool_call"] == ["write_file"]
+    ends = [e for e in _events(fork) if e["type"] == "episode_end"]
+    assert len(ends) == 1 and ends[0]["reason"] == "agent_done" and ends[0]["passed"] is False
+    logged = [e["text"] for e in _events(fork) if e["type"] == "service" and e["service"] == "command"]
+    assert "the model recording ends after turn 1 and there is no live upstream: the episode ends here" in logged
