@@ -172,7 +172,7 @@ class Gateway:
         url, _ = self.upstream.target(family, request.url.path, request.url.query)
         body = await request.body()
         try:
-            upstream = await self.recorder.answer_other(request.method, request.url.path, body) if self.recorder else None
+            upstream = None if self.recorder is None else await self.recorder.answer_other(request.method, request.url.path, body)
             if upstream is None:
                 upstream = await self._client_now().request(request.method, url, content=body,
                                                             headers=self._headers(request, family))
