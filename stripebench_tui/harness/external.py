@@ -231,12 +231,7 @@ class ExternalAgent:
         self._task = task
         from stripebench_tui.harness.replay import model_recorder
 
-        recorder = model_recorder(task, self.redactor)
-        if recorder is not None:
-            recorder.replay = self.replay
-        if self.replay is not None:
-            self.replay.recorder = recorder
-        self.gateway = Gateway(self.upstream, tap=self, recorder=recorder)
+        self.gateway = Gateway(self.upstream, tap=self, recorder=model_recorder(task, self.redactor, self.replay))
         self.redactor.add_secret(self.gateway.dummy_key)
         try:
             await asyncio.to_thread(self.gateway.start)

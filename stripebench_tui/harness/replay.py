@@ -46,11 +46,16 @@ def normalizer(context: dict[str, Any]):  # noqa: ANN201 - Callable[[str], str]
     return normalize
 
 
-def model_recorder(task: Task, redactor: Redactor) -> ModelRecorder | None:
-    """The recorder of an episode's model traffic (in ``<episode>/model``), or None outside an episode directory."""
+def model_recorder(task: Task, redactor: Redactor, replay: RecordedUpstream | None = None) -> ModelRecorder | None:
+    """The recorder of an episode's model traffic (in ``<episode>/model``, answering from ``replay`` when forked),
+    or None outside an episode directory."""
     if not task.workspace:
         return None
-    return ModelRecorder(Path(task.workspace).resolve().parent / MODEL_DIR, redactor, normalizer(task.context))
+    recorder = ModelRecorder(Path(task.workspace).resolve().parent / MODEL_DIR, redactor, normalizer(task.context))
+    recorder.replay = replay
+    if replay is not None:
+        replay.recorder = recorder
+    return recorder
 
 
 def has_live_upstream(agent: Any) -> bool:
