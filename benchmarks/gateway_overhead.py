@@ -1,6 +1,6 @@
 """Model-API gateway overhead: the same scripted streaming conversation straight to the fake model and through the gateway.
 
-    python benchmarks/gateway_overhead.py [--turns 50] [--rounds 3]
+    python benchmarks/gateway_overhead.py [--turns 50] [--rounds 3] [--record]
 
 A 50-turn Anthropic Messages conversation (streamed, each request resending the
 growing history with a tool call and its result per turn, as harnesses do) is
@@ -13,7 +13,8 @@ we time the whole response and the time to the first streamed token (the first
 content delta). The added latency is the paired difference gateway − direct; the
 figures are its p50 and p99 over every call, and the median time-to-first-token
 overhead. The last line gives them as ratios of the targets (≤ 2 ms added p50,
-≤ 1 ms TTFT overhead); ≤ 1.00 meets a target.
+≤ 1 ms TTFT overhead); ≤ 1.00 meets a target. ``--record`` has the gateway record
+every response too (its model recording, as in an episode of an external harness).
 """
 
 from __future__ import annotations
@@ -69,6 +70,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--turns", type=int, default=50)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--record", action="store_true", help="the gateway also records every response")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="gateway-bench-"))
     script_file = work / "script.json"
@@ -82,7 +84,8 @@ def main() -> None:
     fake_url = fake_proc.stdout.readline().split()[4]  # "fake model server on URL (…)"
     events_file = work / "events.jsonl"
     gw_proc = subprocess.Popen([sys.executable, "-m", "stripebench_tui.gateway", "--base-url", fake_url, "--api-key", KEY,
-                                "--events", str(events_file)], stdout=subprocess.PIPE, text=True, env=env)
+                                "--events", str(events_file), *(["--record", str(work / "model")] if args.record else [])],
+                               stdout=subprocess.PIPE, text=True, env=env)
     _, gw_url, gw_key = gw_proc.stdout.readline().split()
     fake = SimpleNamespace(url=fake_url)
     gateway = SimpleNamespace(url=gw_url, dummy_key=gw_key)
@@ -120,7 +123,9 @@ def main() -> None:
     ms = 1000.0
     p50, p99, ttft50 = pct(added, 0.5) * ms, pct(added, 0.99) * ms, statistics.median(ttft_added) * ms
     calls = len(added)
-    print(f"calls: {calls} per side ({args.rounds} × {args.turns} streamed turns); trace events from the gateway: {len(events)}")
+    recorded = len((work / "model" / "exchanges.jsonl").read_text().splitlines()) if args.record else 0
+    print(f"calls: {calls} per side ({args.rounds} × {args.turns} streamed turns); trace events from the gateway: {len(events)}"
+          + (f"; responses recorded: {recorded}" if args.record else ""))
     print(f"direct:  p50 {pct(direct_total, 0.5) * ms:.2f} ms, p99 {pct(direct_total, 0.99) * ms:.2f} ms, "
           f"ttft p50 {statistics.median(direct_ttft) * ms:.2f} ms")
     print(f"gateway: p50 {pct(gw_total, 0.5) * ms:.2f} ms, p99 {pct(gw_total, 0.99) * ms:.2f} ms, "

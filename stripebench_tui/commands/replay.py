@@ -19,18 +19,48 @@ def replay(
     play: bool = typer.Option(False, "--play", help="Start playing immediately instead of paused at the first turn."),
     fork_at: int = typer.Option(None, "--fork-at", min=0, help="Re-execute the recorded tool calls up to this turn on a fresh "
                                 "environment (flagging the first divergence), then continue live with --agent."),
-    agent: str = typer.Option("human", "--agent", "-a", help="With --fork-at: who continues (oracle, noop, human, anthropic, openai)."),
+    agent: str = typer.Option(None, "--agent", "-a", help="With --fork-at: who continues (human by default; oracle, noop, anthropic, "
+                              "openai), or an external harness (claude-code) restarted with its model answered from the "
+                              "episode's recording (model/exchanges.jsonl) for turns 1..N, then live."),
+    agent_cmd: str = typer.Option(None, "--agent-cmd", help="With --fork-at: restart this harness command line (as for "
+                                  "`run --agent-cmd`) the same way."),
+    agent_protocol: str = typer.Option(None, "--agent-protocol", help="--agent-cmd: the API it speaks, anthropic (default) or openai."),
+    model: str = typer.Option(None, "--model", help="With --fork-at: the model of the agent that continues."),
+    base_url: str = typer.Option(None, "--base-url", help="With --fork-at: the live upstream after turn N (default: the "
+                                 "provider's variables; an external harness with none ends where the recording does)."),
+    rerun: bool = typer.Option(False, "--rerun", help="Re-run the whole episode on a fresh environment with nothing live: "
+                               "an external harness (claude-code, --agent-cmd) is restarted with every model response "
+                               "served from the recording, our own agents' tool calls are made again; the first "
+                               "divergence is reported."),
+    episode_dir: Path = typer.Option(None, "--episode-dir", help="With --fork-at or --rerun: where the new episode goes "
+                                     "(default ./episodes/ENV-TIME/)."),
 ) -> None:
     """Replay a recorded episode in the terminal UI, or print it (--headless, --summary).
 
     Exit code 0 when the episode passed, 1 when it failed or was not scored, 3 when the file cannot be read.
 
     Example: `stripebench replay replays/checkout-migration-400 --summary`;
-    fork: `stripebench replay episodes/X/trace.jsonl --fork-at 3 --agent noop --headless`
+    fork: `stripebench replay episodes/X/trace.jsonl --fork-at 3 --agent noop --headless`;
+    an external harness: `stripebench replay episodes/X --fork-at 3 --agent claude-code --base-url URL --headless`;
+    its whole episode offline: `stripebench replay episodes/X --rerun --headless`
     """
     trace_path = sample_or_path(trace_path)
+    agent_cmd, agent_protocol, model, base_url = (v if isinstance(v, str) else None
+                                                  for v in (agent_cmd, agent_protocol, model, base_url))
+    where = {"episode_dir": episode_dir} if isinstance(episode_dir, Path) else {}
+    if rerun is True:
+        if fork_at is not None or agent_cmd or base_url:
+            raise UserError("--rerun re-runs the recorded agent with nothing live; it takes no --fork-at, --agent-cmd or --base-url")
+        raise typer.Exit(run_rerun(trace_path, headless=headless, **where))
     if fork_at is not None:
-        raise typer.Exit(run_fork(trace_path, fork_at, agent, headless=headless))
+        from stripebench_tui.commands.run import agent_options, external_options
+
+        agent, extra = external_options(agent if isinstance(agent, str) else ("command" if agent_cmd else "human"),
+                                        agent_cmd, agent_protocol)
+        options = {**agent_options(agent, None, model, base_url, None), **extra}
+        raise typer.Exit(run_fork(trace_path, fork_at, agent, headless=headless, options=options, **where))
+    if agent_cmd or base_url:
+        raise UserError("--agent-cmd and --base-url apply to a fork: add --fork-at N")
     from stripebench_tui.formats.open import open_episode
 
     trace = open_episode(trace_path)
@@ -75,7 +105,24 @@ def has_terminal() -> bool:
     return sys.stdin is not None and sys.stdin.isatty() and sys.stdout.isatty()
 
 
-def run_fork(trace_path: Path, at_turn: int, agent: str, *, headless: bool = False) -> int:
+def run_rerun(trace_path: Path, *, headless: bool = False, episode_dir: Path | None = None) -> int:
+    """``replay TRACE --rerun``: the recorded agent again, nothing live (an external harness from its model recording)."""
+    from stripebench_tui.formats.open import open_episode
+    from stripebench_tui.gateway.recording import EXCHANGES
+    from stripebench_tui.harness.replay import MODEL_DIR
+
+    trace = open_episode(trace_path)
+    recorded = trace.header.extra.get("agent_options") if isinstance(trace.header.extra, dict) else None
+    if (Path(trace.path).parent / MODEL_DIR / EXCHANGES).is_file():
+        agent = trace.header.agent
+        options = {k: v for k, v in (recorded or {}).items() if k in ("cmd", "protocol", "model")}
+    else:  # our own agents: their recorded tool calls made again, then nothing more
+        agent, options = "noop", {}
+    return run_fork(Path(trace.path), None, agent, headless=headless, options=options, episode_dir=episode_dir)
+
+
+def run_fork(trace_path: Path, at_turn: int | None, agent: str, *, headless: bool = False,
+             options: dict[str, Any] | None = None, episode_dir: Path | None = None) -> int:
     """``replay TRACE --fork-at N``: the live TUI on the fork, or with ``headless`` its text; the exit code.
 
     Headless works like ``run --headless``: stdin takes operator commands and, for the human
@@ -89,7 +136,7 @@ def run_fork(trace_path: Path, at_turn: int, agent: str, *, headless: bool = Fal
     if not headless and not has_terminal():
         raise UserError("--fork-at opens the TUI, which needs a terminal; add --headless to print the fork instead "
                         "(stdin then takes the operator's commands and the human agent's tool calls)")
-    config = fork_config(trace_path, agent, headless=headless)
+    config = fork_config(trace_path, agent, headless=headless, agent_options=dict(options or {}), episode_dir=episode_dir)
     if not headless:
         from stripebench_tui.tui.live_app import run_live
 
@@ -97,7 +144,7 @@ def run_fork(trace_path: Path, at_turn: int, agent: str, *, headless: bool = Fal
     return asyncio.run(_headless_fork(Path(trace_path), at_turn, config))
 
 
-async def _headless_fork(trace_path: Path, at_turn: int, config: Any) -> int:
+async def _headless_fork(trace_path: Path, at_turn: int | None, config: Any) -> int:
     from stripebench_tui.commands.run import play_headless
     from stripebench_tui.runtime.fork import fork_episode
 

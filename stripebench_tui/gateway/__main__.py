@@ -2,8 +2,9 @@
 
 It prints one line, ``gateway URL KEY`` (the harness's base URL and its dummy key),
 then serves until interrupted; with ``--events`` every event it derives is appended
-to FILE as a JSON line. The upstream key comes from ``--api-key`` or the providers'
-usual variables and is never printed.
+to FILE as a JSON line, with ``--record DIR`` every model response is recorded in DIR
+(``gateway.recording``). The upstream key comes from ``--api-key`` or the providers'
+usual variables and is never printed (nor recorded).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--events", type=Path, default=None, help="append derived events to this file (JSON lines)")
+    parser.add_argument("--record", type=Path, default=None, help="record every model response in this directory")
     args = parser.parse_args(argv)
     lock = threading.Lock()
     out = open(args.events, "a", encoding="utf-8") if args.events else None  # noqa: SIM115 - closed at exit
@@ -38,7 +40,14 @@ def main(argv: list[str] | None = None) -> int:
                 out.write(json.dumps(event.to_dict()) + "\n")
                 out.flush()
 
-    gateway = Gateway(Upstream.from_env(args.base_url, api_key=args.api_key), EventTap(emit), host=args.host, port=args.port)
+    upstream = Upstream.from_env(args.base_url, api_key=args.api_key)
+    recorder = None
+    if args.record is not None:
+        from stripebench_tui.core.redact import Redactor
+        from stripebench_tui.gateway.recording import ModelRecorder
+
+        recorder = ModelRecorder(args.record, Redactor(upstream.secrets))
+    gateway = Gateway(upstream, EventTap(emit), host=args.host, port=args.port, recorder=recorder)
     try:
         gateway.start()
     except GatewayError as exc:

@@ -105,9 +105,11 @@ class Gateway:
     ROUTES: dict[str, Wire] = {"/v1/messages": ANTHROPIC, "/v1/chat/completions": OPENAI_CHAT, "/v1/responses": OPENAI_RESPONSES}
 
     def __init__(self, upstream: Upstream, tap: Tap | None = None, *, dummy_key: str | None = None,
-                 host: str = "127.0.0.1", port: int = 0, timeout: float = 600.0) -> None:
+                 host: str = "127.0.0.1", port: int = 0, timeout: float = 600.0, recorder: Any = None) -> None:
         self.upstream = upstream
         self.tap: Tap = tap or PassThrough()
+        # Optional gateway.recording.ModelRecorder: gets each response's bytes, may answer from a recording.
+        self.recorder = recorder
         self.dummy_key = dummy_key or "sk-stripebench-" + secrets.token_hex(16)
         self.host, self.port = host, port
         self.timeout = timeout
@@ -168,9 +170,12 @@ class Gateway:
             return refused
         family = _family(request)
         url, _ = self.upstream.target(family, request.url.path, request.url.query)
+        body = await request.body()
         try:
-            upstream = await self._client_now().request(request.method, url, content=await request.body(),
-                                                        headers=self._headers(request, family))
+            upstream = None if self.recorder is None else await self.recorder.answer_other(request.method, request.url.path, body)
+            if upstream is None:
+                upstream = await self._client_now().request(request.method, url, content=body,
+                                                            headers=self._headers(request, family))
         except httpx.HTTPError as exc:
             wire = ANTHROPIC if family == "anthropic" else OPENAI_CHAT
             return JSONResponse(wire.error_body(502, _unreachable(url, exc)), status_code=502)
@@ -203,8 +208,10 @@ class Gateway:
         client = self._client_now()
         started = time.perf_counter()
         try:
-            upstream = await client.send(client.build_request("POST", url, content=raw, headers=self._headers(request, wire.family)),
-                                         stream=True)
+            upstream = await self.recorder.answer(exchange) if self.recorder is not None else None
+            if upstream is None:
+                upstream = await client.send(client.build_request("POST", url, content=raw,
+                                                                  headers=self._headers(request, wire.family)), stream=True)
         except httpx.HTTPError as exc:
             exchange.status, exchange.error = 502, _unreachable(url, exc)
             self._after(exchange)
@@ -215,6 +222,8 @@ class Gateway:
             return _Relay(self._relay(exchange, upstream, started), headers)
         try:
             data = await upstream.aread()
+            if self.recorder is not None:
+                self.recorder.chunk(exchange, data)
         except httpx.HTTPError as exc:
             exchange.error = f"upstream response cut off: {type(exc).__name__}"
             self._after(exchange)
@@ -238,6 +247,8 @@ class Gateway:
         decoder, parser = SseDecoder(), exchange.wire.stream()
         try:
             async for chunk in upstream.aiter_raw():
+                if self.recorder is not None:
+                    self.recorder.chunk(exchange, chunk, True)
                 yield chunk
                 for event, data in decoder.feed(chunk):
                     if parser.feed(event, data) and exchange.ttft is None:
@@ -259,6 +270,8 @@ class Gateway:
     def _after(self, exchange: Exchange) -> None:
         if exchange.reply is not None and exchange.reply.complete:
             self.traffic.replied(exchange)
+        if self.recorder is not None:
+            self.recorder.ended(exchange)
         self.tap.after(exchange)
 
     # ---- lifecycle ----

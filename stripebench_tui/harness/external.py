@@ -31,9 +31,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from stripebench_tui.child_env import base_env
+from stripebench_tui.child_env import base_env, runner_secrets
 from stripebench_tui.core.agent import AgentError, AgentTurn, Observation, Task, ToolRequest
 from stripebench_tui.core.executor import ToolOutcome
+from stripebench_tui.core.redact import Redactor
 from stripebench_tui.errors import UserError
 from stripebench_tui.gateway.app import Gateway, GatewayError, Upstream
 from stripebench_tui.gateway.events import failure_line, reply_message
@@ -123,7 +124,11 @@ class ExternalAgent:
         self.executable = harness.locate()
         if self.executable is None:
             raise UserError(f"the {harness.name} harness is not installed: {harness.install}")
+        self.base_url = base_url
         self.upstream = Upstream.from_env(base_url, api_key=api_key)
+        # The model recording (harness.replay) is redacted with these, plus the episode's (add_secrets).
+        self.redactor = Redactor([*self.upstream.secrets, *runner_secrets()])
+        self.replay: Any = None  # a gateway.recorded.RecordedUpstream when forked from a recording
         # the allow-listed part of ours (child_env): never a provider key, which stays in the gateway
         self._base_env = base_env() if env is None else dict(env)
         self._state_dir = state_dir
@@ -148,6 +153,17 @@ class ExternalAgent:
     def secrets(self) -> list[str]:
         """The provider keys the gateway holds (the trace redacts them, though nothing should carry them)."""
         return self.upstream.secrets
+
+    def add_secrets(self, values: list[str]) -> None:
+        """More values the model recording must not contain (the episode's Stripe keys, control token, …)."""
+        for value in values:
+            self.redactor.add_secret(value)
+
+    def fork_from(self, trace_path: Path, at_turn: int | None, offline: bool = False) -> Any:
+        """This harness restarted with its model answered from ``trace_path``'s recording up to ``at_turn`` (None: all)."""
+        from stripebench_tui.harness.replay import ExternalFork
+
+        return ExternalFork(self, trace_path, at_turn, offline=offline)
 
     # ---- the gateway tap (called on the gateway's thread) ----
 
@@ -213,7 +229,10 @@ class ExternalAgent:
         """Start the gateway, then the harness process in the workspace."""
         self._loop = asyncio.get_running_loop()
         self._task = task
-        self.gateway = Gateway(self.upstream, tap=self)
+        from stripebench_tui.harness.replay import model_recorder
+
+        self.gateway = Gateway(self.upstream, tap=self, recorder=model_recorder(task, self.redactor, self.replay))
+        self.redactor.add_secret(self.gateway.dummy_key)
         try:
             await asyncio.to_thread(self.gateway.start)
         except GatewayError as exc:

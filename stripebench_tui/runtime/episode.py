@@ -202,6 +202,8 @@ class Episode:
         self.bus = EventBus()
         secrets = self.secrets()
         self.sandbox.add_secrets(secrets)
+        if hasattr(self.agent, "add_secrets"):  # e.g. an external harness's model recording
+            self.agent.add_secrets(secrets)
         self.recorder = Recorder.create(episode_dir / TRACE_NAME, header, secrets=secrets)
         self.recorder.attach(self.bus)
         for handler in self.subscribers:

@@ -258,22 +258,31 @@ class ForkEpisode(Episode):
         self.bus.subscribe(self.fork.checker, name="divergence")
 
 
-def fork_episode(trace_path: Path, at_turn: int, config: Any, subscribers: list[Any] | None = None) -> Any:
-    """An ``Episode`` (not started) that re-executes ``trace_path`` up to ``at_turn`` and continues with ``config.agent``."""
+def fork_episode(trace_path: Path, at_turn: int | None, config: Any, subscribers: list[Any] | None = None) -> Any:
+    """An ``Episode`` (not started) that re-executes ``trace_path`` up to ``at_turn`` and continues with ``config.agent``.
+
+    ``at_turn=None`` re-runs the whole episode with nothing live (``replay --rerun``). An external harness
+    (an agent with ``fork_from``) re-executes its own calls, its model answered from the episode's recording.
+    """
     from stripebench_tui.formats.open import open_episode
 
     trace = open_episode(trace_path)
     trace_path, header = Path(trace.path), trace.header  # (an episode directory stands for its trace.jsonl)
-    if at_turn < 0:
+    if at_turn is not None and at_turn < 0:
         raise UserError("--fork-at must be a turn number, 0 or more")
     if not config.seed and isinstance(header.seeds, dict) and isinstance(header.seeds.get("emulator"), int):
         config.seed = header.seeds["emulator"]  # same seed, same ids: that is what makes the comparison work
     episode = ForkEpisode(config, subscribers)
     episode.prepare()
-    fork = ForkAgent(episode.agent, trace_path, at_turn)
+    external = getattr(episode.agent, "fork_from", None)
+    if external is not None:
+        fork = external(trace_path, at_turn)
+    else:
+        fork = ForkAgent(episode.agent, trace_path, max((e.turn for e in trace.iter_events()), default=0)
+                         if at_turn is None else at_turn)
     episode.agent = fork
     episode.fork = fork
-    episode.forked_from = {"trace": str(trace_path.resolve()), "turn": at_turn}
+    episode.forked_from = {"trace": str(trace_path.resolve()), "turn": at_turn if at_turn is not None else "all"}
     return episode
 
 
