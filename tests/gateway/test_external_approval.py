@@ -116,3 +116,19 @@ async def test_stop_while_a_call_is_held_ends_the_harness_and_the_call_never_run
     assert _group_alive(pgid) == []
     assert not (ep.workspace / "first.txt").exists()
     assert ep.agent.holds.waiting == []
+
+
+def test_headless_edit_takes_the_new_arguments_as_json(capsys) -> None:
+    from stripebench_tui.commands.run import operator_line
+
+    sent: list = []
+
+    class Recorder(op.Controls):
+        def send(self, command: op.Command) -> None:
+            sent.append(command)
+
+    assert operator_line(Recorder(), 'edit {"command": "echo edited"}')
+    assert sent == [op.Edit(arguments={"command": "echo edited"})]
+    assert operator_line(Recorder(), "edit echo edited")  # a command, but not JSON: nothing is sent, one line says why
+    assert len(sent) == 1
+    assert capsys.readouterr().err == 'stripebench: edit takes the new arguments as a JSON object: edit {"command": "ls"}\n'
