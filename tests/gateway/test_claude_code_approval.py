@@ -19,6 +19,7 @@ from stripebench_tui.core.agent import Task
 from stripebench_tui.core.bus import EventBus
 from stripebench_tui.core.driver import Driver
 from stripebench_tui.core.limits import Limits
+from stripebench_tui.gateway.hold import STAND_IN
 from stripebench_tui.testing.fake_models import FakeModelServer
 from stripebench_tui.testing.fake_wire import ScriptedCall, ScriptedTurn
 from tests.gateway.conftest import REAL_KEY
@@ -90,6 +91,9 @@ async def test_claude_code_bash_calls_wait_for_approve_edit_and_reject(claude_co
     assert (rejected["name"], rejected["input"]["command"]) == ("Bash", "touch three.txt")
     result = next(b for b in blocks if b["type"] == "tool_result" and b["tool_use_id"] == third)
     assert result["content"] == "The operator rejected this tool call: not in this workspace" and result["is_error"]
+    # How: Claude Code was handed a stand-in call of a tool it does not have, answered it with an error and went on.
+    own_log = [e.text for e in events if e.type == "service" and e.service == "claude-code"]
+    assert any(f"No such tool available: {STAND_IN}" in line for line in own_log)
     results = {e.call_id: e for e in events if e.type == "tool_result"}
     assert results[third].output == result["content"]
     assert [(e.action, e.call_id) for e in events if e.type == "operator" and e.action in ("approve", "edit", "reject")] == [
