@@ -234,3 +234,39 @@ def test_releasing_every_hold_sends_the_original_reply(rig) -> None:
         assert not first.done() and len(holds.waiting) == 1
         holds.release_all()
         assert [name for _, name, _ in first.result(30)] == ["edit", "shell"]
+
+
+@pytest.mark.parametrize("protocol", sorted(CLIENTS))
+async def test_a_stream_cut_anywhere_is_held_at_the_event_that_begins_the_call(protocol: str) -> None:
+    from stripebench_tui.gateway.hold import HeldStream
+    from stripebench_tui.gateway.sse import SseDecoder
+    from stripebench_tui.gateway.traffic import Exchange
+    from stripebench_tui.gateway.wire import ANTHROPIC, OPENAI_CHAT, OPENAI_RESPONSES
+    from stripebench_tui.testing import fake_stream, fake_wire
+
+    turn = script()[0]
+    wire, stream = {"anthropic": (ANTHROPIC, lambda: fake_stream.anthropic_events(fake_wire.anthropic_reply({}, turn, 1))),
+                    "chat": (OPENAI_CHAT, lambda: fake_stream.openai_chat_events(fake_wire.openai_reply({}, turn, 1), True)),
+                    "responses": (OPENAI_RESPONSES, lambda: fake_stream.responses_events(
+                        fake_stream.responses_reply({}, turn, 1)))}[protocol]
+    raw = b"".join(stream())
+    holds = Holds(lambda tool: tool == "shell",
+                  on_held=lambda exchange: holds.decide(exchange.reply.calls[1].call_id, op.Edit(arguments=EDITED)))
+    held, parser, sent = HeldStream(wire, holds), wire.stream(), b""
+    for i in range(len(raw)):  # one byte at a time: events are split at every possible place
+        sent += held.feed(raw[i : i + 1])
+    for event, data in SseDecoder().feed(sent):
+        parser.feed(event, data)
+    assert [c.name for c in parser.reply.calls] == ["edit"]  # what went through: the text and the unheld call only
+    assert "ls -la" not in sent.decode()
+    full = wire.stream()
+    for event, data in SseDecoder().feed(raw):
+        full.feed(event, data)
+    exchange = Exchange(wire, {}, "", 1, reply=full.end())
+    sent += await held.finish(exchange)
+    again = wire.stream()
+    for event, data in SseDecoder().feed(sent):
+        again.feed(event, data)
+    reply = again.end()
+    assert reply.complete and [(c.name, c.arguments) for c in reply.calls] == [("edit", {"path": "app.py", "text": "x = 1"}),
+                                                                               ("shell", EDITED)]
