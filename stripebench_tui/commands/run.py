@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import signal
 import sys
 import threading
@@ -67,7 +68,8 @@ def run(
     stripe_key: str = typer.Option(None, "--stripe-key", help="Your sk_test_ key for --backend stripe (default $STRIPE_SECRET_KEY)."),
     episode_dir: Path = typer.Option(None, "--episode-dir", help="Where the episode goes (default ./episodes/ENV-TIME/)."),
     max_turns: int = typer.Option(None, "--max-turns", min=1, help="Stop after this many agent turns (default: the environment's)."),
-    approve: str = typer.Option("never", "--approve", help="Which tool calls wait for your approval: never, always, or globs like 'shell,browser_*'."),
+    approve: str = typer.Option("never", "--approve", help="Which tool calls wait for your approval: never, always, or globs like 'shell,browser_*' "
+                                "(an external harness's calls, e.g. 'Bash', are held at the gateway)."),
     paused: bool = typer.Option(False, "--paused", help="Start paused (TUI: step with the controls)."),
     headless: bool = typer.Option(False, "--headless", help="Print the episode as it happens instead of opening the TUI."),
     sandbox: str = typer.Option(None, "--sandbox", envvar="STRIPEBENCH_SANDBOX",
@@ -80,7 +82,7 @@ def run(
     With --headless every event is printed as it happens; the exit code is 0 when the
     episode passed, 1 when it failed, 3 for a bad input file and 4 when the environment
     could not be set up. Headless, stdin takes operator commands (approve, reject WHY,
-    pause, resume, step, inject TEXT, stop) and, for the human agent, tool calls
+    edit {"command": "ls"}, pause, resume, step, inject TEXT, stop) and, for the human agent, tool calls
     (`shell {"command": "ls"}`, `say TEXT`, `done`).
 
     Example: `stripebench run checkout-migration --headless --agent oracle --plan 400-called-success`;
@@ -161,18 +163,27 @@ async def play_headless(config: Any, make_episode: Callable[[Any, list[Any]], An
 
 OPERATOR_WORDS = {
     "approve": "approve", "a": "approve", "reject": "reject", "r": "reject", "stop": "stop", "pause": "pause",
-    "resume": "resume", "step": "step", "inject": "inject",
+    "resume": "resume", "step": "step", "inject": "inject", "edit": "edit", "e": "edit",
 }
 
 
 def operator_line(driver: Any, line: str) -> bool:
-    """Apply a headless operator command (approve, reject [why], stop, pause, resume, step, inject TEXT); False if it is none."""
+    """Apply a headless operator command (approve, reject [why], edit JSON, stop, pause, resume, step, inject TEXT); False if none."""
     word, _, rest = line.strip().partition(" ")
     action = OPERATOR_WORDS.get(word)
     if action is None or driver is None:
         return False
     if action == "reject":
         driver.reject(rest.strip())
+    elif action == "edit":
+        try:
+            arguments = json.loads(rest)
+        except ValueError:
+            arguments = None
+        if not isinstance(arguments, dict):
+            print('stripebench: edit takes the new arguments as a JSON object: edit {"command": "ls"}', file=sys.stderr)
+        else:
+            driver.edit(arguments)
     elif action == "inject":
         driver.inject(rest.strip())
     elif action == "stop":
@@ -191,7 +202,7 @@ def _read_stdin(loop: asyncio.AbstractEventLoop, episode: Any) -> None:
             return
         if not human:
             if line.strip():
-                print(f"stripebench: unknown command {line.strip()!r} (approve, reject, pause, resume, step, inject TEXT, stop)",
+                print(f"stripebench: unknown command {line.strip()!r} (approve, reject, edit JSON, pause, resume, step, inject TEXT, stop)",
                       file=sys.stderr)
             return
         try:

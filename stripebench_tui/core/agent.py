@@ -37,6 +37,8 @@ class Task:
     context: dict[str, Any] = field(default_factory=dict)  # URLs, ports etc. an oracle plan may refer to
     # Set by the driver: a line for the agent's own log pane (text, stream), e.g. an external harness's output.
     log: Callable[[str, str], None] | None = None
+    # Set by the driver when some calls wait for the operator: which tools do (for agents that must hold them).
+    needs_approval: Callable[[str], bool] | None = None
 
 
 @dataclass

@@ -145,6 +145,8 @@ class Driver(op.Controls):
             self.task.tools = list(await self._interruptible(self.executor.tools()))
         if self.task.log is None:
             self.task.log = self._agent_log
+        if self.approval.patterns and self.task.needs_approval is None:
+            self.task.needs_approval = self.approval.needs_approval
         await self._interruptible(self.agent.start(self.task))
         while True:
             await self._checkpoint()
@@ -180,25 +182,44 @@ class Driver(op.Controls):
                 )
             )
         for i, request in enumerate(answer.tool_calls, 1):
-            self._check_failure()
             if not request.call_id:  # the reducer and the trace pair calls with results by id
                 request.call_id = f"t{self.turn}-{i}"
-            if answer.observed:
-                await self._observed_call(request)
-            else:
-                await self._agent_call(request)
+        if answer.observed:
+            await self._observed_calls(answer.tool_calls)
+            return answer.done
+        for request in answer.tool_calls:
+            self._check_failure()
+            await self._agent_call(request)
         return answer.done
 
-    async def _observed_call(self, request: ToolRequest) -> None:
-        """A call the agent's harness runs itself: record it, then the result the harness reports."""
-        call = ToolCall(call_id=request.call_id, tool=request.tool, arguments=dict(request.arguments),
-                        server=self._server_of(request.tool))
-        await self.bus.publish(call)
+    async def _observed_calls(self, requests: list[ToolRequest]) -> None:
+        """Calls the agent's harness runs itself: record each, then the results the harness reports.
+
+        The operator decides on every call the policy holds before any result is awaited: the harness's
+        gateway keeps the whole reply until each of its held calls is decided (``agent.decide``)."""
         observer: Any = self.agent
-        outcome: ToolOutcome = await self._interruptible(observer.observed_result(call.call_id))
-        await self.bus.publish(ToolResult(call_id=call.call_id, tool=call.tool, output=outcome.text, is_error=outcome.is_error,
-                                          exit_code=outcome.exit_code, duration=outcome.duration or 0.0,
-                                          images=list(outcome.images)))
+        calls, rejected = [], {}
+        for request in requests:
+            self._check_failure()
+            call = ToolCall(call_id=request.call_id, tool=request.tool, arguments=dict(request.arguments),
+                            server=self._server_of(request.tool))
+            await self.bus.publish(call)
+            calls.append(call)
+            if self.approval.needs_approval(call.tool):
+                decision = await self._await_approval(call)
+                if hasattr(observer, "decide"):
+                    observer.decide(call.call_id, decision)
+                if isinstance(decision, op.Reject):
+                    rejected[call.call_id] = op.rejection_text(decision.reason)
+        for call in calls:
+            if call.call_id in rejected:
+                await self.bus.publish(ToolResult(call_id=call.call_id, tool=call.tool, output=rejected[call.call_id],
+                                                  is_error=True))
+                continue
+            outcome: ToolOutcome = await self._interruptible(observer.observed_result(call.call_id))
+            await self.bus.publish(ToolResult(call_id=call.call_id, tool=call.tool, output=outcome.text,
+                                              is_error=outcome.is_error, exit_code=outcome.exit_code,
+                                              duration=outcome.duration or 0.0, images=list(outcome.images)))
 
     def _agent_log(self, text: str, stream: str = "stdout") -> None:
         self.bus.publish_nowait(Service(service=getattr(self.agent, "name", "") or "agent", status="log", stream=stream, text=text))
@@ -212,11 +233,10 @@ class Driver(op.Controls):
         if self.approval.needs_approval(call.tool):
             decision = await self._await_approval(call)
             if isinstance(decision, op.Reject):
-                why = f": {decision.reason}" if decision.reason else "."
                 self._observations.append(
                     Observation(
                         kind="rejected",
-                        text=f"The operator rejected this tool call{why}",
+                        text=op.rejection_text(decision.reason),
                         call_id=call.call_id,
                         tool=call.tool,
                         is_error=True,

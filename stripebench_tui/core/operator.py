@@ -105,6 +105,11 @@ class Reject(Command):
     action = "reject"
 
 
+def rejection_text(reason: str) -> str:
+    """What the agent is told about a call the operator rejected."""
+    return "The operator rejected this tool call" + (f": {reason}" if reason else ".")
+
+
 @dataclass
 class Stop(Command):
     """End the episode now (a running agent turn or tool call is cancelled)."""
@@ -227,6 +232,7 @@ __all__ = [
     "WAITING_FOR_APPROVAL",
     "WALL_TIME",
     "is_status",
+    "rejection_text",
     "status_from_events",
     "status_from_state",
 ]

@@ -316,6 +316,11 @@ class Reducer:
         if not self.keep_output and ev.output:
             ev = replace(ev, output="", output_bytes=ev.output_bytes or len(ev.output.encode("utf-8", "replace")))
         view = s.pending_calls.pop(ev.call_id, None)
+        rejected = None if view is not None else next(
+            (c for c in turn.calls if c.call.call_id == ev.call_id and c.status == REJECTED), None)
+        if rejected is not None:  # an external harness's rejected call: its result says it was rejected
+            rejected.result = ev
+            return
         if view is None:
             # A result whose call we never saw (e.g. a trace cut at the start): show it on its own.
             view = CallView(call=ToolCall(seq=ev.seq, t=ev.t, turn=ev.turn, call_id=ev.call_id, tool=ev.tool))

@@ -36,6 +36,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from stripebench_tui.gateway.hold import HeldStream, Holds, hold_reply
 from stripebench_tui.gateway.sse import SseDecoder
 from stripebench_tui.gateway.traffic import Exchange, PassThrough, Tap, Traffic
 from stripebench_tui.gateway.wire import ANTHROPIC, OPENAI_CHAT, OPENAI_RESPONSES, Wire
@@ -105,11 +106,13 @@ class Gateway:
     ROUTES: dict[str, Wire] = {"/v1/messages": ANTHROPIC, "/v1/chat/completions": OPENAI_CHAT, "/v1/responses": OPENAI_RESPONSES}
 
     def __init__(self, upstream: Upstream, tap: Tap | None = None, *, dummy_key: str | None = None,
-                 host: str = "127.0.0.1", port: int = 0, timeout: float = 600.0, recorder: Any = None) -> None:
+                 host: str = "127.0.0.1", port: int = 0, timeout: float = 600.0, recorder: Any = None,
+                 holds: Holds | None = None) -> None:
         self.upstream = upstream
         self.tap: Tap = tap or PassThrough()
-        # Optional gateway.recording.ModelRecorder: gets each response's bytes, may answer from a recording.
+        # Optional gateway.recording.ModelRecorder: gets each upstream response's bytes, may answer from a recording.
         self.recorder = recorder
+        self.holds = holds  # operator approval of tool calls (gateway.hold); None: every response streams through
         self.dummy_key = dummy_key or "sk-stripebench-" + secrets.token_hex(16)
         self.host, self.port = host, port
         self.timeout = timeout
@@ -198,6 +201,9 @@ class Gateway:
             body = None
         if not isinstance(body, dict):
             return JSONResponse(wire.error_body(400, "stripebench gateway: the request body must be a JSON object"), status_code=400)
+        if self.holds is not None and self.holds.originals:
+            body = self.holds.restore(wire, body)  # rejected calls as the model asked for them, and why they did not run
+            raw = orjson.dumps(body)
         exchange = self.traffic.arrived(wire, body, request.url.path)
         await self.tap.before(exchange)
         if exchange.body is not body:
@@ -236,6 +242,8 @@ class Gateway:
                 exchange.reply = wire.reply(json.loads(data))
             except (ValueError, AttributeError, TypeError) as exc:
                 exchange.error = f"malformed upstream reply: {exc}"
+            if self.holds is not None and not exchange.error:
+                data = await hold_reply(self.holds, exchange, data)
         else:
             exchange.retry_after = upstream.headers.get("retry-after", "")
             exchange.error = f"upstream answered HTTP {upstream.status_code}: {_error_message(data)}"
@@ -245,14 +253,22 @@ class Gateway:
     async def _relay(self, exchange: Exchange, upstream: httpx.Response, started: float) -> AsyncIterator[bytes]:
         """Pass the stream through as it comes; parse it on the side."""
         decoder, parser = SseDecoder(), exchange.wire.stream()
+        held = HeldStream(exchange.wire, self.holds) if self.holds is not None else None
         try:
             async for chunk in upstream.aiter_raw():
-                if self.recorder is not None:
+                if self.recorder is not None:  # what the model sent; the operator's edits are in the trace
                     self.recorder.chunk(exchange, chunk, True)
-                yield chunk
+                if held is None:
+                    yield chunk
+                elif passed := held.feed(chunk):
+                    yield passed
                 for event, data in decoder.feed(chunk):
                     if parser.feed(event, data) and exchange.ttft is None:
                         exchange.ttft = time.perf_counter() - started
+            if held is not None:  # the model's time, not the operator's
+                exchange.latency, exchange.reply = time.perf_counter() - started, parser.end()
+                if rest := await held.finish(exchange):
+                    yield rest
         except httpx.HTTPError as exc:
             exchange.error = f"upstream stream cut off: {type(exc).__name__}"
             raise
@@ -260,8 +276,8 @@ class Gateway:
             exchange.error = exchange.error or "the harness closed the connection"
             raise
         finally:
-            exchange.latency = time.perf_counter() - started
-            exchange.reply = parser.end()
+            exchange.latency = exchange.latency or time.perf_counter() - started
+            exchange.reply = exchange.reply or parser.end()
             if not exchange.reply.complete and not exchange.error:
                 exchange.error = exchange.reply.error or "upstream stream ended before the response was complete"
             await upstream.aclose()

@@ -38,6 +38,7 @@ from stripebench_tui.core.redact import Redactor
 from stripebench_tui.errors import UserError
 from stripebench_tui.gateway.app import Gateway, GatewayError, Upstream
 from stripebench_tui.gateway.events import failure_line, reply_message
+from stripebench_tui.gateway.hold import Holds, StandIn, unknown_tool
 from stripebench_tui.gateway.traffic import Exchange
 from stripebench_tui.runtime.reaper import TAG_VAR, kill_tagged
 
@@ -82,6 +83,9 @@ class Harness:
     search_dirs: Callable[[], list[Path]] | None = None  # where an installer of ours puts it
     done: str = "exit"  # how "done" is detected: the process exits
     native_servers: tuple[str, ...] = ()  # our tool servers the harness has its own equivalent of (not offered)
+    # The call a rejected one is replaced with, one the harness answers without acting (gateway.hold; default:
+    # a tool it does not have). The model is shown its own call and the rejection either way.
+    reject_as: StandIn | None = None
 
     def locate(self) -> str | None:
         """The executable's path, or None when it is not installed."""
@@ -133,6 +137,7 @@ class ExternalAgent:
         self._base_env = base_env() if env is None else dict(env)
         self._state_dir = state_dir
         self.gateway: Gateway | None = None
+        self.holds: Holds | None = None  # set when calls wait for the operator's approval
         self.process: asyncio.subprocess.Process | None = None
         self.exit_code: int | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -186,6 +191,8 @@ class ExternalAgent:
 
     async def _arrive(self, exchange: Exchange) -> _Held:
         for result in exchange.results:
+            if self.holds is not None and result.call_id in self.holds.originals:
+                continue  # a rejected call: the driver recorded its result
             self._results[result.call_id] = ToolOutcome(text=result.output, is_error=result.is_error, duration=result.duration)
         held = _Held(exchange)
         self._arrivals.append(held)
@@ -231,7 +238,12 @@ class ExternalAgent:
         self._task = task
         from stripebench_tui.harness.replay import model_recorder
 
-        self.gateway = Gateway(self.upstream, tap=self, recorder=model_recorder(task, self.redactor, self.replay))
+        if task.needs_approval is not None:
+            loop = self._loop
+            self.holds = Holds(task.needs_approval, self.harness.reject_as or unknown_tool,
+                               on_held=lambda exchange: loop.call_soon_threadsafe(self._ended, exchange))
+        self.gateway = Gateway(self.upstream, tap=self, recorder=model_recorder(task, self.redactor, self.replay),
+                               holds=self.holds)
         self.redactor.add_secret(self.gateway.dummy_key)
         try:
             await asyncio.to_thread(self.gateway.start)
@@ -321,9 +333,16 @@ class ExternalAgent:
                 return ToolOutcome(text=f"(no result: {self.name} ended before sending one)", is_error=True, duration=0.0)
             await changed.wait()
 
+    def decide(self, call_id: str, decision: Any) -> None:
+        """The operator's Approve/Edit/Reject of a call the gateway holds (the driver calls this)."""
+        if self.holds is not None:
+            self.holds.decide(call_id, decision)
+
     async def close(self) -> None:
         """End the harness's process group, then the gateway."""
         await self._terminate()
+        if self.holds is not None:
+            self.holds.release_all()
         for held in list(self._arrivals):
             held.released.set()
         for pump in self._pumps:

@@ -60,11 +60,12 @@ def rig() -> Callable[..., Rig]:
     running: list[Any] = []
 
     def start(turns: list[ScriptedTurn] | None = None, faults: list[Fault] | None = None,
-              upstream: Upstream | None = None) -> Rig:
+              upstream: Upstream | None = None, holds: Any = None) -> Rig:
         fake = FakeModelServer(turns if turns is not None else two_step_script(), faults, api_key=REAL_KEY).start()
         running.append(fake)
         seen = Collected()
-        gateway = Gateway(upstream or Upstream(fake.url, REAL_KEY, fake.openai_base_url, REAL_KEY), EventTap(seen.emit)).start()
+        gateway = Gateway(upstream or Upstream(fake.url, REAL_KEY, fake.openai_base_url, REAL_KEY), EventTap(seen.emit),
+                          holds=holds).start()
         running.append(gateway)
         return Rig(fake, gateway, seen)
 
