@@ -56,7 +56,9 @@ def config_toml(ctx: HarnessContext) -> str:
     lines += _table(f"model_providers.{PROVIDER}", {"name": "stripebench gateway", "base_url": ctx.openai_base_url,
                                                    "env_key": "OPENAI_API_KEY", "wire_api": "responses"})
     for name, spec in ctx.mcp_servers.items():
-        server: dict[str, Any] = {"command": spec["command"], "args": list(spec.get("args", []))}
+        # "approve": its tools run without asking (with approval_policy "never" Codex would refuse them otherwise)
+        server: dict[str, Any] = {"command": spec["command"], "args": list(spec.get("args", [])),
+                                  "default_tools_approval_mode": "approve"}
         if os.environ.get("PYTHONPATH"):  # Codex starts MCP servers with a reduced environment: keep our packages
             server["env"] = {"PYTHONPATH": os.environ["PYTHONPATH"]}
         lines += _table(f"mcp_servers.{name}", server)
