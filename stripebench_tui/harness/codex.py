@@ -25,9 +25,11 @@ PROVIDER = "stripebench"  # the model provider id in config.toml
 
 
 def _toml(value: Any) -> str:
-    """A TOML value for a string, bool or list of strings (JSON's string escapes are valid TOML basic strings)."""
+    """A TOML value for a string, number, bool or list (JSON's string escapes are valid TOML basic strings)."""
     if isinstance(value, bool):
         return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(_toml(v) for v in value) + "]"
     return json.dumps(str(value))
@@ -47,7 +49,10 @@ def _table(name: str, values: dict[str, Any]) -> list[str]:
 def config_toml(ctx: HarnessContext) -> str:
     """Codex's config for one episode: the gateway as model provider, no prompts, nothing that phones home."""
     lines = [f"model_provider = {_toml(PROVIDER)}", 'approval_policy = "never"', 'sandbox_mode = "workspace-write"',
-             "check_for_update_on_startup = false", ""]
+             "check_for_update_on_startup = false",
+             # a login shell would run the user's profile, which may put other Pythons (pyenv shims) before the
+             # environment's venv that the episode put first on PATH
+             "allow_login_shell = false", ""]
     if ctx.model:
         lines.insert(0, f"model = {_toml(ctx.model)}")
     lines += _table("sandbox_workspace_write", {"network_access": True})
@@ -56,9 +61,11 @@ def config_toml(ctx: HarnessContext) -> str:
     lines += _table(f"model_providers.{PROVIDER}", {"name": "stripebench gateway", "base_url": ctx.openai_base_url,
                                                    "env_key": "OPENAI_API_KEY", "wire_api": "responses"})
     for name, spec in ctx.mcp_servers.items():
-        # "approve": its tools run without asking (with approval_policy "never" Codex would refuse them otherwise)
+        # "approve": its tools run without asking (with approval_policy "never" Codex would refuse them otherwise);
+        # required, ready once its tool catalog is in: the first model request already offers its tools
         server: dict[str, Any] = {"command": spec["command"], "args": list(spec.get("args", [])),
-                                  "default_tools_approval_mode": "approve"}
+                                  "default_tools_approval_mode": "approve", "required": True,
+                                  "startup_readiness": "catalog", "startup_timeout_sec": 60}
         if os.environ.get("PYTHONPATH"):  # Codex starts MCP servers with a reduced environment: keep our packages
             server["env"] = {"PYTHONPATH": os.environ["PYTHONPATH"]}
         lines += _table(f"mcp_servers.{name}", server)

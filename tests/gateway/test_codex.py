@@ -15,11 +15,17 @@ from pathlib import Path
 
 import pytest
 
+from stripebench_tui.agents import create_agent
+from stripebench_tui.core.agent import Task, ToolSpec
+from stripebench_tui.core.bus import EventBus
+from stripebench_tui.core.driver import Driver
+from stripebench_tui.core.limits import Limits
 from stripebench_tui.harness.harnesses import CODEX, harness_status, install_harness
 from stripebench_tui.testing.fake_models import FakeModelServer
 from stripebench_tui.testing.fake_wire import ScriptedCall, ScriptedTurn
 from tests.fixture_envs import FIXTURES, fixture_envs  # noqa: F401  (autouse: the fixture environments)
 from tests.gateway.conftest import REAL_KEY
+from tests.gateway.test_external_agent import NoTools
 from tests.gateway.test_external_episode import SIGN_UP
 
 pytestmark = [pytest.mark.slow, pytest.mark.node]
@@ -74,3 +80,51 @@ def test_codex_solves_tiny_shop_through_the_gateway_and_its_commands_are_turns(c
     assert REAL_KEY not in trace.read_text()
     config = (episode / "codex-state" / "config.toml").read_text()  # Codex's home is the episode's, not ~/.codex
     assert fake.openai_base_url not in config and "/v1" in config  # it was given the gateway, never the upstream
+
+
+async def _episode(tmp_path: Path, turns: list[ScriptedTurn], tools: list, model: str | None) -> tuple[list, list]:
+    """A driver episode of Codex against ``turns``: (its events, the requests the fake model got)."""
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    with FakeModelServer(turns, api_key=REAL_KEY) as fake:
+        agent = create_agent("codex", base_url=fake.openai_base_url, api_key=REAL_KEY, model=model)
+        bus = EventBus()
+        events: list = []
+        bus.subscribe(events.append)
+        driver = Driver(agent=agent, executor=NoTools(), task=Task(env_id="x", problem="Find the docs.", tools=tools,
+                                                                   workspace=str(workspace)),
+                        bus=bus, limits=Limits(max_turns=5, wall_time=120))
+        end = await driver.run()
+        await bus.drain()
+        assert end.reason == "agent_done", end.error
+        return events, fake.requests
+
+
+async def test_codex_is_offered_our_mcp_servers_and_their_calls_are_turns(codex: str, tmp_path: Path) -> None:
+    docs = ToolSpec("search_stripe_documentation", "Search Stripe's docs.", {"type": "object"}, server="stripe_docs")
+    shell = ToolSpec("shell", "Run a command.", {"type": "object"}, server="shell")
+    tool = "mcp__stripe_docs__search_stripe_documentation"  # Codex offers each MCP server's tools in a namespace
+    turns = [ScriptedTurn(text="Look it up.", tool_calls=[ScriptedCall(tool, {"query": "checkout session", "limit": 2})]),
+             ScriptedTurn(text="Found it.")]
+    events, requests = await _episode(tmp_path, turns, [docs, shell], "gpt-test")
+    spaces = [t for t in requests[0].body["tools"] if t.get("type") == "namespace"]
+    assert [t["name"] for t in spaces if t["name"].startswith("mcp__")] == ["mcp__stripe_docs"]  # Codex has its own shell
+    [call] = [e for e in events if e.type == "tool_call"]
+    assert (call.tool, call.arguments) == (tool, {"query": "checkout session", "limit": 2})
+    [result] = [e for e in events if e.type == "tool_result"]
+    assert result.call_id == call.call_id and not result.is_error
+    assert "checkout" in result.output.lower() and '"results"' in result.output, result.output
+
+
+async def test_codex_with_its_default_model_runs_code_mode_and_its_exec_calls_are_turns(codex: str, tmp_path: Path) -> None:
+    # With no --model Codex picks its own default, which offers one free-form `exec` tool (JavaScript calling its tools).
+    script = 'const r = await tools.exec_command({cmd: "echo hello > hello.txt && cat hello.txt"}); text(r);'
+    turns = [ScriptedTurn(text="Write it.", tool_calls=[ScriptedCall("exec", {"input": script})]), ScriptedTurn(text="Done.")]
+    events, requests = await _episode(tmp_path, turns, [], None)
+    assert requests[1].body["model"] == requests[0].body["model"] != "gpt-test"
+    [call] = [e for e in events if e.type == "tool_call"]
+    assert (call.tool, call.arguments) == ("exec", {"input": script})
+    [result] = [e for e in events if e.type == "tool_result"]
+    assert result.call_id == call.call_id and '"exit_code":0' in result.output, result.output
+    assert '"output":"hello\\n"' in result.output, result.output  # no login shell: no profile noise before it
+    assert (tmp_path / "workspace" / "hello.txt").read_text() == "hello\n"

@@ -108,8 +108,10 @@ def test_codex_execs_with_the_gateway_as_its_model_provider_in_a_config_of_its_o
     assert (config["model"], config["approval_policy"], config["sandbox_mode"]) == ("gpt-test", "never", "workspace-write")
     assert config["sandbox_workspace_write"]["network_access"] is True  # the app under work listens on localhost
     assert config["features"]["plugins"] is False and config["analytics"]["enabled"] is False
+    assert config["allow_login_shell"] is False and config["check_for_update_on_startup"] is False
     assert config["mcp_servers"]["stripe_docs"]["args"] == ["-m", "stripebench_tui.tools.stripe_docs"]
-    assert config["mcp_servers"]["stripe_docs"]["default_tools_approval_mode"] == "approve"
+    docs = config["mcp_servers"]["stripe_docs"]
+    assert (docs["default_tools_approval_mode"], docs["required"], docs["startup_timeout_sec"]) == ("approve", True, 60)
     env = CODEX.environment(ctx, {"OPENAI_API_KEY": "sk-real", "HOME": "/root"})
     assert env["CODEX_HOME"] == ctx.state_dir and env["OPENAI_API_KEY"] == "sk-dummy"
 
