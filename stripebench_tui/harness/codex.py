@@ -7,7 +7,10 @@ streams), the dummy key from ``OPENAI_API_KEY``. Commands run without approval p
 (``approval_policy = "never"``) in Codex's ``workspace-write`` sandbox with network access (the
 app the agent works on listens on localhost); that sandbox works as root here. Plugin sync,
 analytics and the update check, which would reach the network, are off. Our browser and
-stripe_docs servers are offered as Codex MCP servers; it has its own shell and file editing.
+stripe_docs servers are offered as Codex MCP servers (their tools arrive as namespaced calls,
+``mcp__<server>__<tool>`` in the trace); it has its own shell and file editing. With no ``--model``
+Codex uses its default model, whose one free-form ``exec`` tool (JavaScript calling the others)
+is recorded as a call with ``{"input": …}``.
 """
 
 from __future__ import annotations

@@ -7,6 +7,7 @@ cache when it is not there yet; npm must be reachable for that first install. A 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -128,3 +129,22 @@ async def test_codex_with_its_default_model_runs_code_mode_and_its_exec_calls_ar
     assert result.call_id == call.call_id and '"exit_code":0' in result.output, result.output
     assert '"output":"hello\\n"' in result.output, result.output  # no login shell: no profile noise before it
     assert (tmp_path / "workspace" / "hello.txt").read_text() == "hello\n"
+
+
+async def test_pause_holds_codex_and_an_injected_note_reaches_its_next_request(codex: str, tmp_path: Path) -> None:
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    with FakeModelServer([ScriptedTurn(text="Noted.")], api_key=REAL_KEY) as fake:
+        agent = create_agent("codex", base_url=fake.openai_base_url, api_key=REAL_KEY, model="gpt-test")
+        bus = EventBus()
+        driver = Driver(agent=agent, executor=NoTools(), task=Task(env_id="x", problem="Say hi.", tools=[], workspace=str(workspace)),
+                        bus=bus, limits=Limits(max_turns=5, wall_time=120), start_paused=True)
+        run = asyncio.ensure_future(driver.run())
+        await agent.wait_held(1)  # Codex asked for its first turn …
+        assert fake.requests == []  # … and the gateway holds it while paused
+        driver.inject("Use port 4242.")
+        driver.resume()
+        end = await run
+        requests = fake.requests
+    assert end.reason == "agent_done", end.error
+    assert requests[0].body["input"][-1] == {"type": "message", "role": "user", "content": "Use port 4242."}

@@ -82,7 +82,7 @@ def test_mini_swe_agent_solves_tiny_shop_and_its_bash_calls_are_turns(mini: str,
     assert REAL_KEY not in trace.read_text()
 
 
-async def test_stop_while_mini_swe_agent_runs_a_command_leaves_no_process(mini: str, tmp_path: Path) -> None:
+async def test_pause_inject_and_stop_while_mini_swe_agent_runs_a_command_leave_no_process(mini: str, tmp_path: Path) -> None:
     workspace = tmp_path / "workspace"
     workspace.mkdir()
     marker = "31337"
@@ -95,9 +95,14 @@ async def test_stop_while_mini_swe_agent_runs_a_command_leaves_no_process(mini: 
         called = asyncio.Event()
         bus.subscribe(lambda e: called.set() if e.type == "tool_call" else None)
         driver = Driver(agent=agent, executor=NoTools(), task=Task(env_id="x", problem="Wait.", tools=[], workspace=str(workspace)),
-                        bus=bus, limits=Limits(max_turns=5, wall_time=120))
+                        bus=bus, limits=Limits(max_turns=5, wall_time=120), start_paused=True)
         run = asyncio.ensure_future(driver.run())
+        await agent.wait_held(1)  # mini asked for its first turn …
+        assert fake.requests == []  # … and the gateway holds it while paused
+        driver.inject("Use port 4242.")
+        driver.resume()
         await called.wait()
+        assert fake.requests[0].body["messages"][-1] == {"role": "user", "content": "Use port 4242."}
         while not _processes_with(marker):  # mini starts the command after the reply; poll /proc for it
             assert not run.done(), f"the episode ended before the command ran: {run.result()}"
             await asyncio.sleep(0.05)
