@@ -34,6 +34,8 @@ BUILTIN_AGENTS: dict[str, str] = {
     "human": "stripebench_tui.agents.human:HumanAgent",
     # external harnesses, run as processes behind the model gateway (harness.external, harness.harnesses)
     "claude-code": "stripebench_tui.harness.harnesses:claude_code",
+    "codex": "stripebench_tui.harness.harnesses:codex",
+    "mini-swe-agent": "stripebench_tui.harness.harnesses:mini_swe_agent",
     "command": "stripebench_tui.harness.harnesses:command_agent",
 }
 

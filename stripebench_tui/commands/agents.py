@@ -23,8 +23,12 @@ def list_agents() -> None:
 
 
 @agents_app.command("install")
-def install(name: str = typer.Argument(..., metavar="HARNESS", help="claude-code")) -> None:
-    """Install an external harness at its pinned version into the stripebench cache (npm for Claude Code)."""
+def install(name: str = typer.Argument(..., metavar="HARNESS", help="claude-code, codex or mini-swe-agent")) -> None:
+    """Install an external harness at its pinned version into the stripebench cache: npm for Claude Code and Codex
+    CLI, a virtualenv of its own (pip) for mini-swe-agent. `stripebench doctor` shows what is installed.
+
+    Example: `stripebench agents install mini-swe-agent`
+    """
     from stripebench_tui.harness.harnesses import install_harness
 
     typer.echo(f"installing {name} …", err=True)

@@ -72,17 +72,30 @@ def _check_environments() -> list[tuple[bool, str]]:
     return out
 
 
+def _check_harnesses() -> list[tuple[bool | None, str]]:
+    """One line per known external harness: where it is and its version, or how to install it (optional: no failure)."""
+    from stripebench_tui.harness.harnesses import HARNESSES, harness_status
+
+    out: list[tuple[bool | None, str]] = []
+    for name in HARNESSES:
+        where, detail = harness_status(name)
+        out.append((True, f"harness {name}: {detail} at {where}") if where else (None, f"harness {name}: not installed; {detail}"))
+    return out
+
+
 def doctor(
     no_docker: bool = typer.Option(False, "--no-docker", help="Skip the Docker checks (you only use --sandbox local)."),
 ) -> None:
     """Check what live episodes need: a Docker engine and the base image (for --sandbox docker), Chromium, the Stripe
-    backend, and each environment's dependencies (ready, installed on first run, or why the last install failed).
+    backend, each environment's dependencies (ready, installed on first run, or why the last install failed), and the
+    external agent harnesses (installed: where and which version; else the command that installs it).
 
-    Prints one line per check; exits 4 when something required is missing, each line saying how to fix it.
+    Prints one line per check; exits 4 when something required is missing, each line saying how to fix it (a
+    harness that is not installed is optional: its line starts with `-`).
 
     Example: `stripebench doctor`
     """
-    results: list[tuple[bool, str]] = []
+    results: list[tuple[bool | None, str]] = []
     if not no_docker:
         ok, text, client = _check_engine()
         results.append((ok, text))
@@ -92,9 +105,10 @@ def doctor(
     results.append(_check_chromium())
     results.append(_check_stripe())
     results.extend(_check_environments())
+    results.extend(_check_harnesses())
     for ok, text in results:
-        typer.echo(f"{'ok  ' if ok else 'FAIL'}  {text}")
-    failed = sum(1 for ok, _ in results if not ok)
+        typer.echo(f"{'-   ' if ok is None else 'ok  ' if ok else 'FAIL'}  {text}")
+    failed = sum(1 for ok, _ in results if ok is False)
     if failed:
         typer.echo(f"stripebench doctor: {failed} problem(s) found", err=True)
         raise typer.Exit(4)

@@ -15,7 +15,7 @@ import typer
 from stripebench_tui.errors import UserError
 
 LLM_AGENTS = ("anthropic", "openai")
-EXTERNAL_AGENTS = ("claude-code", "command")  # harnesses run as processes behind the model gateway
+EXTERNAL_AGENTS = ("claude-code", "codex", "mini-swe-agent", "command")  # harnesses run as processes behind the model gateway
 
 
 def agent_options(agent: str, plan: str | None, model: str | None, base_url: str | None,

@@ -371,7 +371,7 @@ class OpenAIResponses(Wire):
             if not isinstance(item, dict):
                 continue
             kind = item.get("type", "message")
-            if kind == "function_call_output":
+            if kind in ("function_call_output", "custom_tool_call_output"):
                 call_id = str(item.get("call_id", ""))
                 out.append(Incoming("r:" + call_id, _content_text(item.get("output")), call_id))
             elif kind == "message" and item.get("role") == "user":
@@ -389,8 +389,8 @@ class OpenAIResponses(Wire):
                 texts.append(_content_text(item.get("content")))
             elif kind == "reasoning":
                 thoughts.append(_content_text(item.get("summary") or item.get("content")))
-            elif kind == "function_call":
-                reply.calls.append(Call(str(item.get("call_id", "")), str(item.get("name", "")), _arguments(item.get("arguments"))))
+            elif kind in ("function_call", "custom_tool_call"):
+                reply.calls.append(_responses_call(item))
         reply.text, reply.reasoning = "\n\n".join(t for t in texts if t), "\n\n".join(t for t in thoughts if t)
         if reply.calls and reply.stop_reason == "completed":
             reply.stop_reason = "tool_calls"
@@ -406,6 +406,19 @@ class OpenAIResponses(Wire):
         items = body.get("input")
         listed = [{"type": "message", "role": "user", "content": items}] if isinstance(items, str) else list(items or [])
         return {**body, "input": [*listed, {"type": "message", "role": "user", "content": text}]}
+
+
+def _responses_name(item: dict[str, Any]) -> str:
+    """A call's tool name; a namespaced tool (Codex puts each MCP server's tools in one) as ``namespace__name``."""
+    name, namespace = str(item.get("name", "")), item.get("namespace")
+    return f"{namespace}__{name}" if isinstance(namespace, str) and namespace else name
+
+
+def _responses_call(item: dict[str, Any]) -> Call:
+    """A ``function_call`` item, or a ``custom_tool_call`` (free-form input, kept as ``{"input": …}``)."""
+    if item.get("type") == "custom_tool_call":
+        return Call(str(item.get("call_id", "")), _responses_name(item), {"input": str(item.get("input") or "")})
+    return Call(str(item.get("call_id", "")), _responses_name(item), _arguments(item.get("arguments")))
 
 
 class _ResponsesStream(StreamParser):
@@ -428,15 +441,15 @@ class _ResponsesStream(StreamParser):
         elif kind in ("response.reasoning_summary_text.delta", "response.reasoning_text.delta"):
             r.reasoning += d.get("delta", "")
             return True
-        elif kind == "response.output_item.added" and (d.get("item") or {}).get("type") == "function_call":
+        elif kind == "response.output_item.added" and (d.get("item") or {}).get("type") in ("function_call", "custom_tool_call"):
             item = d["item"]
-            self._calls[int(d.get("output_index", 0))] = {"id": str(item.get("call_id", "")), "name": str(item.get("name", "")),
-                                                         "arguments": str(item.get("arguments") or "")}
+            self._calls[int(d.get("output_index", 0))] = {**item, "arguments": str(item.get("arguments") or ""),
+                                                         "input": str(item.get("input") or "")}
             self._sync()
             return True
-        elif kind == "response.function_call_arguments.delta":
-            call = self._calls.setdefault(int(d.get("output_index", 0)), {"id": "", "name": "", "arguments": ""})
-            call["arguments"] += d.get("delta", "")
+        elif kind in ("response.function_call_arguments.delta", "response.custom_tool_call_input.delta"):
+            call = self._calls.setdefault(int(d.get("output_index", 0)), {"type": "function_call", "arguments": "", "input": ""})
+            call["arguments" if kind.startswith("response.function") else "input"] += d.get("delta", "")
             self._sync()
             return True
         elif kind in ("response.completed", "response.incomplete", "response.failed"):
@@ -448,7 +461,7 @@ class _ResponsesStream(StreamParser):
         return False
 
     def _sync(self) -> None:
-        self.reply.calls = [Call(c["id"], c["name"], _arguments(c["arguments"])) for _, c in sorted(self._calls.items())]
+        self.reply.calls = [_responses_call(c) for _, c in sorted(self._calls.items())]
 
 
 ANTHROPIC, OPENAI_CHAT, OPENAI_RESPONSES = Anthropic(), OpenAIChat(), OpenAIResponses()

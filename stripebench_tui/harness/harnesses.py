@@ -6,7 +6,8 @@ building its command line. Each is registered as an agent in ``agents.BUILTIN_AG
 ``ExternalAgent(Harness(...))`` through the ``stripebench.agents`` entry-point group.
 ``command`` runs any program given as ``--agent-cmd "…"`` with ``{problem}``,
 ``{workspace}``, ``{base_url}``, ``{openai_base_url}``, ``{api_key}`` and ``{model}``
-filled in. Codex CLI and mini-swe-agent get a ``Harness`` here the same way.
+filled in. Codex CLI (``harness.codex``) and mini-swe-agent (``harness.mini_swe_agent``) have a
+module each; ``harness.installers`` puts harnesses into the cache at their pinned versions.
 """
 
 from __future__ import annotations
@@ -14,31 +15,20 @@ from __future__ import annotations
 import json
 import os
 import shlex
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
 
-from stripebench_tui.harness.external import ExternalAgent, Harness, HarnessContext
 from stripebench_tui.errors import UserError
+from stripebench_tui.harness import codex as _codex
+from stripebench_tui.harness import mini_swe_agent as _mini
+from stripebench_tui.harness.external import ExternalAgent, Harness, HarnessContext
+from stripebench_tui.harness.installers import Install, harness_cache, install, installed_version
 
 CLAUDE_CODE_PACKAGE = "@anthropic-ai/claude-code"
 CLAUDE_CODE_VERSION = "2.1.332"
 CLAUDE_CODE_TOOLS = "Bash,Edit,MultiEdit,Write,Read,Glob,Grep,LS,TodoWrite"
-
-
-def harness_cache() -> Path:
-    """Where ``stripebench agents install`` puts harnesses ($STRIPEBENCH_HARNESSES, else the user cache)."""
-    override = os.environ.get("STRIPEBENCH_HARNESSES")
-    if override:
-        return Path(override)
-    import platformdirs
-
-    return Path(platformdirs.user_cache_dir("stripebench")) / "harnesses"
-
-
-def npm_prefix(name: str, version: str) -> Path:
-    return harness_cache() / f"{name}-{version}"
+CLAUDE_CODE_INSTALL = Install("claude-code", "npm", CLAUDE_CODE_PACKAGE, CLAUDE_CODE_VERSION)
 
 
 def _claude_code_command(executable: str, ctx: HarnessContext) -> list[str]:
@@ -69,41 +59,50 @@ CLAUDE_CODE = Harness(
     name="claude-code",
     executable="claude",
     command=_claude_code_command,
-    install="run `stripebench agents install claude-code` (npm install of "
-            f"{CLAUDE_CODE_PACKAGE}@{CLAUDE_CODE_VERSION} into the stripebench cache)",
+    install=CLAUDE_CODE_INSTALL.hint,
     protocol="anthropic",
     base_url_env=("ANTHROPIC_BASE_URL",),
     key_env=("ANTHROPIC_API_KEY",),
     extra_env=_claude_code_env,
-    search_dirs=lambda: [npm_prefix("claude-code", CLAUDE_CODE_VERSION) / "node_modules" / ".bin"],
+    search_dirs=lambda: [CLAUDE_CODE_INSTALL.bin_dir],
     native_servers=("shell", "files"),  # Bash, Read/Write/Edit; browser and stripe_docs are offered over MCP
 )
 
-# name -> (npm package, pinned version) of harnesses we install with npm.
-NPM_HARNESSES: dict[str, tuple[str, str]] = {"claude-code": (CLAUDE_CODE_PACKAGE, CLAUDE_CODE_VERSION)}
+CODEX, MINI_SWE_AGENT = _codex.HARNESS, _mini.HARNESS
+
+# name -> how our installer installs it (package manager, package, pinned version)
+INSTALLS: dict[str, Install] = {spec.name: spec for spec in (CLAUDE_CODE_INSTALL, _codex.CODEX, _mini.MINI_SWE_AGENT)}
 
 
 def install_harness(name: str, run: Any = subprocess.run) -> Path:
     """Install a harness into the cache with its package manager; returns the install prefix."""
-    if name not in NPM_HARNESSES:
-        raise UserError(f"no installer for {name!r}; installable harnesses: {', '.join(sorted(NPM_HARNESSES))}")
-    package, version = NPM_HARNESSES[name]
-    npm = shutil.which("npm")
-    if npm is None:
-        raise UserError(f"installing {name} needs npm: install Node.js and npm (Debian: apt-get install nodejs npm)")
-    prefix = npm_prefix(name, version)
-    prefix.mkdir(parents=True, exist_ok=True)
-    done = run([npm, "install", "--no-audit", "--no-fund", "--prefix", str(prefix), f"{package}@{version}"],
-               capture_output=True, text=True)
-    if done.returncode != 0:
-        last = (done.stderr or done.stdout or "").strip().splitlines()[-1:] or ["no output"]
-        raise UserError(f"npm install {package}@{version} failed: {last[0]}")
-    return prefix
+    if name not in INSTALLS:
+        raise UserError(f"no installer for {name!r}; installable harnesses: {', '.join(sorted(INSTALLS))}")
+    return install(INSTALLS[name], run=run)
+
+
+def harness_status(name: str) -> tuple[str | None, str]:
+    """Where a known harness is installed and its version, or (None, how to install it)."""
+    harness = HARNESSES[name]
+    where = harness.locate()
+    if where is None:
+        return None, harness.install
+    return where, installed_version(where, INSTALLS.get(name))
 
 
 def claude_code(**options: Any) -> ExternalAgent:
     """Claude Code (npm), run as a process behind the model gateway."""
     return ExternalAgent(CLAUDE_CODE, **options)
+
+
+def codex(**options: Any) -> ExternalAgent:
+    """Codex CLI (npm), run as a process behind the model gateway (OpenAI Responses API)."""
+    return ExternalAgent(CODEX, **options)
+
+
+def mini_swe_agent(**options: Any) -> ExternalAgent:
+    """mini-swe-agent (PyPI), run as a process behind the model gateway (OpenAI Chat Completions via litellm)."""
+    return ExternalAgent(MINI_SWE_AGENT, **options)
 
 
 def command_agent(cmd: str = "", protocol: str = "anthropic", **options: Any) -> ExternalAgent:
@@ -140,7 +139,7 @@ def command_agent(cmd: str = "", protocol: str = "anthropic", **options: Any) ->
     return ExternalAgent(harness, **options)
 
 
-HARNESSES: dict[str, Harness] = {"claude-code": CLAUDE_CODE}
+HARNESSES: dict[str, Harness] = {h.name: h for h in (CLAUDE_CODE, CODEX, MINI_SWE_AGENT)}
 
-__all__ = ["CLAUDE_CODE", "CLAUDE_CODE_VERSION", "HARNESSES", "NPM_HARNESSES", "claude_code", "command_agent",
-           "harness_cache", "install_harness"]
+__all__ = ["CLAUDE_CODE", "CLAUDE_CODE_VERSION", "CODEX", "HARNESSES", "INSTALLS", "MINI_SWE_AGENT",
+           "claude_code", "codex", "command_agent", "harness_cache", "harness_status", "install_harness", "mini_swe_agent"]

@@ -82,6 +82,42 @@ def openai_chat_events(reply: dict[str, Any], include_usage: bool) -> Iterator[b
     yield DONE
 
 
+def _offered(body: dict[str, Any]) -> dict[str, tuple[str, str, str]]:
+    """Tools the request offers, by the name a script uses: ``name``, or ``namespace__name`` for a namespaced one
+    (Codex's MCP tools), each as (namespace, name, type). Codex may also list tools in an ``additional_tools`` item."""
+    found: dict[str, tuple[str, str, str]] = {}
+    listed = list(body.get("tools") or [])
+    for item in body.get("input") if isinstance(body.get("input"), list) else []:
+        if isinstance(item, dict) and item.get("type") == "additional_tools":
+            listed += item.get("tools") or []
+    for tool in listed:
+        if not isinstance(tool, dict):
+            continue
+        if tool.get("type") == "namespace":
+            for inner in tool.get("tools") or []:
+                # the "functions" namespace holds top-level tools: they are called without a namespace
+                space = "" if tool.get("name") == "functions" else str(tool.get("name", ""))
+                key = f"{space}__{inner.get('name')}" if space else str(inner.get("name"))
+                found[key] = (space, str(inner.get("name")), str(inner.get("type", "function")))
+        elif tool.get("name"):
+            found[str(tool["name"])] = ("", str(tool["name"]), str(tool.get("type", "function")))
+    return found
+
+
+def _responses_call(call: Any, offered: dict[str, tuple[str, str, str]], number: int, i: int) -> dict[str, Any]:
+    """The output item of a scripted call: a ``function_call``, with ``namespace`` when the offered tool has one, or a
+    ``custom_tool_call`` (free-form ``input``: the call's ``raw_arguments`` or its ``input`` argument) for a custom tool."""
+    space, name, kind = offered.get(call.name, ("", call.name, "function"))
+    ids = {"id": f"fc_fake_{number:02d}_{i}", "call_id": f"call_fake_{number:02d}_{i}", "name": name, "status": "completed"}
+    if space:
+        ids["namespace"] = space
+    if kind == "custom":
+        text = call.raw_arguments if call.raw_arguments is not None else str(call.arguments.get("input", ""))
+        return {"type": "custom_tool_call", **ids, "input": text}
+    arguments = call.raw_arguments if call.raw_arguments is not None else json.dumps(call.arguments)
+    return {"type": "function_call", **ids, "arguments": arguments}
+
+
 def responses_reply(body: dict[str, Any], turn: ScriptedTurn, number: int) -> dict[str, Any]:
     """A Responses API reply for ``turn`` (the ``number``-th answered request)."""
     output: list[dict[str, Any]] = []
@@ -91,10 +127,8 @@ def responses_reply(body: dict[str, Any], turn: ScriptedTurn, number: int) -> di
     if turn.text:
         output.append({"type": "message", "id": f"msg_fake_{number:04d}", "status": "completed", "role": "assistant",
                        "content": [{"type": "output_text", "text": turn.text, "annotations": []}]})
-    for i, call in enumerate(turn.tool_calls):
-        arguments = call.raw_arguments if call.raw_arguments is not None else json.dumps(call.arguments)
-        output.append({"type": "function_call", "id": f"fc_fake_{number:02d}_{i}", "call_id": f"call_fake_{number:02d}_{i}",
-                       "name": call.name, "arguments": arguments, "status": "completed"})
+    offered = _offered(body)
+    output += [_responses_call(call, offered, number, i) for i, call in enumerate(turn.tool_calls)]
     sized = {"messages": body.get("input", ""), "system": body.get("instructions", "")}
     tokens_in, tokens_out = _usage(sized, turn)
     return {
@@ -128,6 +162,10 @@ def responses_events(reply: dict[str, Any]) -> Iterator[bytes]:
             yield event("response.output_item.added", {"output_index": index, "item": {**item, "arguments": "", "status": "in_progress"}})
             for piece in _pieces(item["arguments"]):
                 yield event("response.function_call_arguments.delta", {"item_id": item["id"], "output_index": index, "delta": piece})
+        elif kind == "custom_tool_call":
+            yield event("response.output_item.added", {"output_index": index, "item": {**item, "input": "", "status": "in_progress"}})
+            for piece in _pieces(item["input"]):
+                yield event("response.custom_tool_call_input.delta", {"item_id": item["id"], "output_index": index, "delta": piece})
         else:  # reasoning
             yield event("response.output_item.added", {"output_index": index, "item": {**item, "summary": []}})
             for piece in _pieces(item["summary"][0]["text"]):

@@ -1,0 +1,125 @@
+"""Installing external harnesses into the stripebench cache at pinned versions, and telling which version is installed.
+
+npm harnesses (Claude Code, Codex CLI) go into ``<cache>/<name>-<version>/node_modules``;
+Python harnesses (mini-swe-agent) into a virtualenv of their own, ``<cache>/<name>-<version>``,
+so their dependencies (litellm, …) never mix with ours or the user's.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from stripebench_tui.errors import UserError
+
+VERSION_TIMEOUT = 30.0  # seconds a harness gets to print its version
+
+
+def harness_cache() -> Path:
+    """Where ``stripebench agents install`` puts harnesses ($STRIPEBENCH_HARNESSES, else the user cache)."""
+    override = os.environ.get("STRIPEBENCH_HARNESSES")
+    if override:
+        return Path(override)
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("stripebench")) / "harnesses"
+
+
+@dataclass(frozen=True)
+class Install:
+    """How our installer puts one harness in the cache: package manager, package, pinned version."""
+
+    name: str  # the harness (agent) name
+    manager: str  # "npm" | "pip"
+    package: str
+    version: str
+
+    @property
+    def prefix(self) -> Path:
+        return harness_cache() / f"{self.name}-{self.version}"
+
+    @property
+    def bin_dir(self) -> Path:
+        """Where the installed executables are."""
+        return self.prefix / "node_modules" / ".bin" if self.manager == "npm" else self.prefix / "bin"
+
+    @property
+    def spec(self) -> str:
+        return f"{self.package}@{self.version}" if self.manager == "npm" else f"{self.package}=={self.version}"
+
+    @property
+    def hint(self) -> str:
+        """One line: how to install it."""
+        where = "the stripebench cache" if self.manager == "npm" else "a virtualenv in the stripebench cache"
+        return f"run `stripebench agents install {self.name}` ({self.manager} install of {self.spec} into {where})"
+
+
+def _last_line(done: Any) -> str:
+    lines = (done.stderr or done.stdout or "").strip().splitlines()
+    return lines[-1] if lines else "no output"
+
+
+def install(spec: Install, run: Any = subprocess.run) -> Path:
+    """Install ``spec`` into its cache prefix with its package manager; returns the prefix."""
+    prefix = spec.prefix
+    if spec.manager == "npm":
+        npm = shutil.which("npm")
+        if npm is None:
+            raise UserError(f"installing {spec.name} needs npm: install Node.js and npm (Debian: apt-get install nodejs npm)")
+        prefix.mkdir(parents=True, exist_ok=True)
+        done = run([npm, "install", "--no-audit", "--no-fund", "--prefix", str(prefix), spec.spec],
+                   capture_output=True, text=True)
+        if done.returncode != 0:
+            raise UserError(f"npm install {spec.spec} failed: {_last_line(done)}")
+        return prefix
+    python = prefix / "bin" / "python"
+    if not python.exists():  # a venv of an earlier, interrupted install is reused: pip completes it
+        made = run([sys.executable, "-m", "venv", str(prefix)], capture_output=True, text=True)
+        if made.returncode != 0:
+            raise UserError(f"cannot make a virtualenv for {spec.name} in {prefix}: {_last_line(made)}")
+    done = run([str(python), "-m", "pip", "install", "--disable-pip-version-check", "--no-input", spec.spec],
+               capture_output=True, text=True)
+    if done.returncode != 0:
+        raise UserError(f"pip install {spec.spec} failed: {_last_line(done)}")
+    return prefix
+
+
+def _script_python(path: str) -> str | None:
+    """The interpreter named by a console script's ``#!`` line (pip writes one per script)."""
+    try:
+        with open(path, "rb") as script:
+            first = script.readline(400).decode("utf-8", "replace").strip()
+    except OSError:
+        return None
+    if not first.startswith("#!"):
+        return None
+    interpreter = first[2:].strip().split(" ")[0]
+    return interpreter if os.access(interpreter, os.X_OK) else None
+
+
+def installed_version(executable: str, spec: Install | None) -> str:
+    """The version of the harness at ``executable`` ("unknown version" when it does not say)."""
+    if spec is not None and spec.manager == "pip":
+        # A Python harness may have no --version (mini-swe-agent has none): ask its own interpreter for the metadata.
+        python = _script_python(executable)
+        argv = [python, "-c", f"from importlib.metadata import version; print(version({spec.package!r}))"] if python else []
+    else:
+        argv = [executable, "--version"]
+    if not argv:
+        return "unknown version"
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=VERSION_TIMEOUT, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired):
+        return "unknown version"
+    words = done.stdout.strip().split()
+    # "2.1.332 (Claude Code)", "codex-cli 0.171.0", "2.4.6": the first word with a digit that looks like a version
+    found = next((w for w in words if w[:1].isdigit() and "." in w), "")
+    return found if done.returncode == 0 and found else "unknown version"
+
+
+__all__ = ["Install", "harness_cache", "install", "installed_version"]
