@@ -20,6 +20,7 @@ import httpx
 from stripebench_tui.child_env import base_env
 from stripebench_tui.envs.deps import dependencies, with_bin_first
 from stripebench_tui.envs.manifest import Environment
+from stripebench_tui.stripejs import route_stripe_js
 
 
 class GradingUnavailable(RuntimeError):
@@ -164,7 +165,11 @@ class GradingContext:
             await pw.stop()
             raise
         self._browsers.append((pw, browser))
-        return await browser.new_page()
+        page = await browser.new_page()
+        # an unmodified page's https://js.stripe.com/v3 is the emulator's stand-in when the backend is the emulator
+        js_url = self.env_vars.get("STRIPE_JS_URL") or (f"{self.stripe_api_base}/v3" if self.stripe_api_base else None)
+        await route_stripe_js(page.context, js_url)
+        return page
 
     async def end_evaluation(self) -> None:
         """Close every database connection and browser a check opened (the evaluation is over)."""
