@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from stripebench_tui.envs.manifest import find_environment
 from stripebench_tui.runtime.preload import PRELOAD_DIR, preload_env
 from tests.emulator.fixtures import TEST_KEY, emulator, emulator_server, stripe_client  # noqa: F401
 
@@ -58,6 +59,26 @@ def test_variables_extend_what_is_there_once_and_nothing_for_real_stripe():
     inside = preload_env({"STRIPE_API_BASE": "http://127.0.0.1:9"}, root="/opt/s/preload", pythonpath="/opt/s")
     assert inside["PYTHONPATH"] == "/opt/s/preload/python:/opt/s"
     assert inside["NODE_OPTIONS"] == "--require /opt/s/preload/node/stripe-preload.cjs"
+
+
+def test_both_sandboxes_give_the_preloads_only_when_the_environment_asks(tmp_path: Path) -> None:
+    from stripebench_tui.runtime.docker_sandbox import PACKAGE_MOUNT, DockerSandbox
+    from stripebench_tui.runtime.local import LocalSandbox
+
+    stripe_vars = {"STRIPE_API_BASE": "http://127.0.0.1:9", "STRIPE_SECRET_KEY": "sk_test_x"}
+    on, off = find_environment("preload-flask"), find_environment("tiny-shop")
+    assert on.manifest.stripe_preload and not off.manifest.stripe_preload
+    local = LocalSandbox(on, tmp_path / "a", stripe_vars).process_env()
+    assert local["PYTHONPATH"].split(os.pathsep)[0].endswith("stripebench_tui/preload/python")
+    assert "stripe-preload.cjs" in local["NODE_OPTIONS"] and "stripebench_stripe_preload.rb" in local["RUBYOPT"]
+    inside = DockerSandbox(on, tmp_path / "b", stripe_vars).container_env()
+    assert inside["PYTHONPATH"] == f"{PACKAGE_MOUNT}/stripebench_tui/preload/python:{PACKAGE_MOUNT}"
+    assert inside["NODE_OPTIONS"] == f"--require {PACKAGE_MOUNT}/stripebench_tui/preload/node/stripe-preload.cjs"
+    for env in (LocalSandbox(off, tmp_path / "c", stripe_vars).process_env(),
+                DockerSandbox(off, tmp_path / "d", stripe_vars).container_env(),
+                LocalSandbox(on, tmp_path / "e", {**stripe_vars, "STRIPE_API_BASE": ""}).process_env()):
+        assert "NODE_OPTIONS" not in env and "RUBYOPT" not in env
+        assert "preload/python" not in env.get("PYTHONPATH", "")
 
 
 def test_python_app_reaches_the_emulator_through_module_api_and_stripe_client(emulator, stripe_client):
