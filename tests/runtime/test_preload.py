@@ -66,7 +66,8 @@ def test_both_sandboxes_give_the_preloads_only_when_the_environment_asks(tmp_pat
     from stripebench_tui.runtime.local import LocalSandbox
 
     stripe_vars = {"STRIPE_API_BASE": "http://127.0.0.1:9", "STRIPE_SECRET_KEY": "sk_test_x"}
-    on, off = find_environment("preload-flask"), find_environment("tiny-shop")
+    on = find_environment(str(Path(__file__).resolve().parents[1] / "fixtures" / "preload_envs" / "preload-flask"))
+    off = find_environment("tiny-shop")
     assert on.manifest.stripe_preload and not off.manifest.stripe_preload
     local = LocalSandbox(on, tmp_path / "a", stripe_vars).process_env()
     assert local["PYTHONPATH"].split(os.pathsep)[0].endswith("stripebench_tui/preload/python")

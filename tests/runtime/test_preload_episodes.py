@@ -1,7 +1,7 @@
 """Episodes of apps written for real Stripe: with ``stripe_preload = true`` they (their seed, the agent's shell)
 create their objects on the emulator, and the watcher puts those objects in the trace.
 
-The fixture apps (tests/fixtures/envs/preload-*) read the secret key and never a base URL: a Flask app on
+The fixture apps (tests/fixtures/preload_envs/) read the secret key and never a base URL: a Flask app on
 stripe-python, an Express app on stripe-node and express from npm.
 """
 
@@ -20,6 +20,7 @@ from stripebench_tui.core.trace import open_trace
 from stripebench_tui.runtime.episode import Episode, EpisodeConfig
 
 pytestmark = pytest.mark.slow
+PRELOAD_ENVS = Path(__file__).resolve().parents[1] / "fixtures" / "preload_envs"
 NODE_PACKAGES = ("stripe@23", "express@4")
 
 
@@ -35,7 +36,7 @@ def _node_modules() -> Path:
 
 
 async def _episode(tmp_path: Path, env_id: str) -> tuple[Episode, list]:
-    episode = Episode(EpisodeConfig(env=env_id, episode_dir=tmp_path / env_id, grading=False))
+    episode = Episode(EpisodeConfig(env=str(PRELOAD_ENVS / env_id), episode_dir=tmp_path / env_id, grading=False))
     result = await episode.run()
     assert result.reason == "agent_done", (result.reason, result.error)
     return episode, list(open_trace(result.trace_path).iter_events())
