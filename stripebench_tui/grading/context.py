@@ -20,6 +20,7 @@ import httpx
 from stripebench_tui.child_env import base_env
 from stripebench_tui.envs.deps import dependencies, with_bin_first
 from stripebench_tui.envs.manifest import Environment
+from stripebench_tui.preload import preload_env
 from stripebench_tui.stripejs import route_stripe_js
 
 
@@ -60,6 +61,8 @@ class ThisMachine:
         deps = dependencies(self.env) if self.env is not None else None
         if deps is not None and deps.ready():  # the app's packages, as in the episode (see envs.deps)
             full["PATH"] = with_bin_first(deps.bin_dir, full.get("PATH"))
+        if self.env is not None and self.env.manifest.stripe_preload:  # as the sandboxes do (stripebench_tui.preload)
+            full.update(preload_env(full))
         return subprocess.Popen(["bash", "-c", command], cwd=str(cwd), env=full, stdin=subprocess.DEVNULL,
                                 stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
 

@@ -25,7 +25,7 @@ from stripebench_tui.core.trace import EPISODE_TRACE
 from stripebench_tui.envs.deps import EnvDeps, with_bin_first
 from stripebench_tui.envs.manifest import Environment
 from stripebench_tui.errors import UserError
-from stripebench_tui.runtime.preload import preload_env
+from stripebench_tui.preload import preload_env
 from stripebench_tui.runtime.reaper import TAG_VAR
 from stripebench_tui.runtime.services import ServiceProcess, free_port
 

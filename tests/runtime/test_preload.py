@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from stripebench_tui.envs.manifest import find_environment
-from stripebench_tui.runtime.preload import PRELOAD_DIR, preload_env
+from stripebench_tui.preload import PRELOAD_DIR, preload_env
 from tests.emulator.fixtures import TEST_KEY, emulator, emulator_server, stripe_client  # noqa: F401
 
 PY_APP = """
@@ -209,3 +209,17 @@ def test_ruby_preload_sets_the_gems_api_base_and_client_default(tmp_path):
     untouched = {**os.environ, "STRIPE_API_BASE": "", "RUBYOPT": f"-r{PRELOAD_DIR / 'ruby/stripebench_stripe_preload.rb'}"}
     assert _run(["ruby", str(app)], untouched) == {"module_level": "https://api.stripe.com", "client": None,
                                                     "own": "http://mine"}
+
+
+def test_a_graders_process_on_this_machine_gets_the_preloads_too(tmp_path, emulator, stripe_client):
+    from stripebench_tui.grading.context import ThisMachine
+
+    env = find_environment(str(Path(__file__).resolve().parents[1] / "fixtures" / "preload_envs" / "preload-flask"))
+    host = ThisMachine({"STRIPE_API_BASE": emulator.url, "STRIPE_SECRET_KEY": TEST_KEY}, env)
+    script = ("import os, stripe; stripe.api_key = os.environ['STRIPE_SECRET_KEY']; "
+              "print(stripe.Customer.create(email='grader@example.com').id)")
+    log = tmp_path / "grader.log"
+    with log.open("wb") as out:
+        assert host.start_process(f"{sys.executable} -c \"{script}\"", cwd=tmp_path, env={}, log=out).wait(60) == 0
+    created = log.read_text().strip().splitlines()[-1]
+    assert stripe_client.v1.customers.retrieve(created).email == "grader@example.com"

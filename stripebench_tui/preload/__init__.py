@@ -1,12 +1,13 @@
-"""Pointing an unmodified app's Stripe SDK at the episode's backend: the per-language preloads' variables.
+"""Pointing an unmodified app's Stripe SDK at the episode's backend: the per-language preloads and their variables.
 
 An environment with ``stripe_preload = true`` gets, in every process the episode starts (its services, setup
 and seed, the agent's shell, graders' copies of the app; in both sandboxes), variables that make the official
-SDKs load a small preload of ours (``stripebench_tui/preload/``) which sets their API base to
+SDKs load a small preload of ours (the files beside this module) which sets their API base to
 ``STRIPE_API_BASE``: Python through ``sitecustomize`` on ``PYTHONPATH``, Node through
 ``NODE_OPTIONS=--require``, Ruby through ``RUBYOPT=-r``. Against real Stripe test mode (``STRIPE_API_BASE``
 empty) nothing is added: the SDKs' default, api.stripe.com, is already right. docs/stripe-preload.md says why
 this design rather than an HTTPS endpoint posing as api.stripe.com, and what Java and .NET apps need.
+The sandboxes (``runtime``) and graders' processes (``grading``) both apply it, so this imports nothing of ours.
 """
 
 from __future__ import annotations
@@ -15,9 +16,7 @@ import os
 from pathlib import Path, PurePosixPath
 from typing import Mapping
 
-import stripebench_tui
-
-PRELOAD_DIR = Path(stripebench_tui.__file__).resolve().parent / "preload"
+PRELOAD_DIR = Path(__file__).resolve().parent
 PYTHON_DIR = "python"  # holds sitecustomize.py alone: everything in it becomes importable
 NODE_FILE = "node/stripe-preload.cjs"
 RUBY_FILE = "ruby/stripebench_stripe_preload.rb"
