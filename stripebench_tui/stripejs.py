@@ -2,7 +2,8 @@
 
 Pages written for real Stripe load ``<script src="https://js.stripe.com/v3/">``. When the episode's backend is
 the emulator (``STRIPE_JS_URL`` points somewhere other than js.stripe.com), the browser tool and graders' browser
-flows route those requests (``/v3``, ``/v3/`` and ``/v3/…``, any query) to the emulator's stand-in through
+flows route those requests (``/v3``, ``/v3/`` and ``/v3/…``, and the ``/<release>/stripe.js`` that
+``@stripe/stripe-js`` loads, any query) to the emulator's stand-in through
 Playwright's request routing, so the Card Element, Payment Element and embedded Checkout work offline. The
 stand-in then talks to its own origin, the emulator, for everything else. Against real Stripe nothing is routed.
 """
@@ -10,11 +11,14 @@ stand-in then talks to its own origin, the emulator, for everything else. Agains
 from __future__ import annotations
 
 import contextlib
+import re
 from typing import Any
 from urllib.parse import urlsplit
 
 REAL_HOST = "js.stripe.com"
 PREFIX = "/v3"
+# newer @stripe/stripe-js versions load a release's script (https://js.stripe.com/basil/stripe.js, /clover/…)
+RELEASE_SCRIPT = re.compile(r"/[a-z]+/stripe\.js")
 
 
 def stand_in(js_url: str | None) -> str | None:
@@ -31,13 +35,14 @@ def is_stripe_js(url: str) -> bool:
     """Whether ``url`` is a js.stripe.com ``/v3`` request (the script, or a path below it)."""
     parts = urlsplit(url)
     return (parts.scheme == "https" and parts.hostname == REAL_HOST
-            and (parts.path == PREFIX or parts.path.startswith(PREFIX + "/")))
+            and (parts.path == PREFIX or parts.path.startswith(PREFIX + "/") or bool(RELEASE_SCRIPT.fullmatch(parts.path))))
 
 
 def target_url(url: str, js_url: str) -> str:
-    """Where a js.stripe.com ``/v3…`` request goes on the emulator: the same path below its stand-in, same query."""
+    """Where a js.stripe.com request goes on the emulator: the same path below its stand-in (a release's
+    ``stripe.js``: the stand-in itself), same query."""
     parts = urlsplit(url)
-    rest = parts.path[len(PREFIX):]
+    rest = "" if RELEASE_SCRIPT.fullmatch(parts.path) else parts.path[len(PREFIX):]
     return js_url + rest + (f"?{parts.query}" if parts.query else "")
 
 

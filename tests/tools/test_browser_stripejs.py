@@ -86,6 +86,8 @@ def test_which_requests_are_routed_and_where():
     assert not is_stripe_js("http://js.stripe.com/v3") and not is_stripe_js("https://m.stripe.network/v3")
     assert target_url("https://js.stripe.com/v3/?a=1", "http://e:1/v3") == "http://e:1/v3/?a=1"
     assert target_url("https://js.stripe.com/v3", "http://e:1/v3") == "http://e:1/v3"
+    assert is_stripe_js("https://js.stripe.com/clover/stripe.js") and not is_stripe_js("https://js.stripe.com/x/y.js")
+    assert target_url("https://js.stripe.com/basil/stripe.js", "http://e:1/v3") == "http://e:1/v3"
 
 
 @pytest.mark.browser
