@@ -22,7 +22,9 @@ from stripebench_tui.preload import PRELOAD_DIR, preload_env
 from tests.emulator.fixtures import TEST_KEY, emulator, emulator_server, stripe_client  # noqa: F401
 
 PY_APP = """
-import json, stripe
+import importlib.util, json
+assert importlib.util.find_spec("stripe") is not None  # a look without an import (as tools do) uses nothing up
+import stripe
 stripe.api_key = {key!r}
 module_level = stripe.Customer.create(email="module@example.com").id
 client = stripe.StripeClient({key!r})

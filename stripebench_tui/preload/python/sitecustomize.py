@@ -61,6 +61,7 @@ class _Loader(importlib.abc.Loader):
     def exec_module(self, module):
         self._loader.exec_module(module)
         _configure(module, self._base)
+        _uninstall()  # configured: later imports need not pass through the finder
 
     def __getattr__(self, name):  # get_resource_reader, is_package…: the SDK's loader answers
         if name == "_loader":
@@ -69,7 +70,11 @@ class _Loader(importlib.abc.Loader):
 
 
 class _Finder(importlib.abc.MetaPathFinder):
-    """Finds nothing itself: it wraps the loader of the top-level ``stripe`` package, once."""
+    """Finds nothing itself: asks the finders after it for the top-level ``stripe`` package and wraps its loader.
+
+    It stays installed until the SDK has been executed (a ``find_spec`` without an import, as some tools do,
+    must not use it up).
+    """
 
     def __init__(self, base):
         self._base = base
@@ -77,10 +82,16 @@ class _Finder(importlib.abc.MetaPathFinder):
     def find_spec(self, name, path=None, target=None):
         if name != "stripe":
             return None
-        sys.meta_path.remove(self)  # the next finders answer, and later imports are not slowed down
-        spec = importlib.util.find_spec(name)
-        if spec is None or spec.loader is None:
+        for finder in sys.meta_path:
+            if finder is self or not hasattr(finder, "find_spec"):
+                continue
+            spec = finder.find_spec(name, path, target)
+            if spec is not None:
+                break
+        else:
             return None
+        if spec.loader is None or isinstance(spec.loader, _Loader):
+            return spec
         spec.loader = _Loader(spec.loader, self._base)
         return spec
 
@@ -89,6 +100,10 @@ def _install():
     base = os.environ.get("STRIPE_API_BASE", "").strip().rstrip("/")
     if base and "stripe" not in sys.modules:
         sys.meta_path.insert(0, _Finder(base))
+
+
+def _uninstall():
+    sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, _Finder)]
 
 
 def _chain():
