@@ -63,6 +63,8 @@ async def test_unmodified_flask_app_seed_and_shell_use_the_emulator(tmp_path: Pa
     shell = next(e for e in events if isinstance(e, ToolCall) and e.tool == "shell")
     checked = [e for e in events if isinstance(e, ToolResult) and e.call_id == shell.call_id]
     assert checked and "complete paid 2400" in checked[0].output, checked
+    key = episode.backend.secret_key.encode()  # the preloads carry no key, and nothing printed one
+    assert not [p for p in episode.sandbox.episode_dir.rglob("*") if p.is_file() and key in p.read_bytes()]
 
 
 @pytest.mark.node
