@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 
-apt_pkgs=(chromium tmux sqlite3 nodejs npm)
+apt_pkgs=(chromium tmux sqlite3 nodejs npm ruby)  # ruby: the Ruby preload test (tests/runtime/test_preload.py)
 # The docker sandbox (`stripebench run --sandbox docker`, tests/docker): a Docker engine and debootstrap for the
 # offline base image. Only when asked (`make test` sets it: scripts/test.sh): many machines already have their own Docker.
 if [ "${STRIPEBENCH_DOCKER:-0}" = "1" ]; then

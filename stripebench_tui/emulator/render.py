@@ -65,6 +65,9 @@ def _expand(obj: Any, parts: list[str], full: str, ctx: "RequestContext") -> Non
     for i in range(len(parts), 0, -1):
         key = ".".join(parts[:i])
         if key in expandable:
+            if not _exists(obj, parts[:i]):
+                # not a field of this API version (an invoice's payment_intent from 2025-03-31 on, its parent before)
+                raise invalid(f"This property cannot be expanded ({full}).", param="expand")
             for container, leaf in _slots(obj, parts[:i]):
                 value = container.get(leaf)
                 if isinstance(value, str):
@@ -77,6 +80,17 @@ def _expand(obj: Any, parts: list[str], full: str, ctx: "RequestContext") -> Non
                 and all(isinstance(container.get(leaf), list) for container, leaf in _slots(obj, parts)):
             return  # an array of hashes holding expandable fields, such as a session's ``discounts``
     raise invalid(f"This property cannot be expanded ({full}).", param="expand")
+
+
+def _exists(obj: Any, parts: list[str]) -> bool:
+    """Whether the rendered object has the field ``parts`` (null along the way counts: the field is there)."""
+    if isinstance(obj, list):
+        return not obj or any(_exists(entry, parts) for entry in obj)
+    if not isinstance(obj, dict):
+        return True
+    if parts[0] not in obj:
+        return False
+    return len(parts) == 1 or _exists(obj[parts[0]], parts[1:])
 
 
 def _slots(obj: Any, parts: list[str]) -> list[tuple[dict[str, Any], str]]:

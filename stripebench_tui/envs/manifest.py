@@ -99,6 +99,9 @@ class Manifest(_Strict):
     requirements: str | None = None
     limits: Limits = Field(default_factory=Limits)
     stripe: StripeSetup = Field(default_factory=StripeSetup)
+    # Make the official Stripe SDKs of an app that reads no base URL use the episode's backend anyway (Python,
+    # Node, Ruby preloads in every process of the episode; see stripebench_tui.preload and docs/stripe-preload.md).
+    stripe_preload: bool = False
     services: list[ServiceSpec] = Field(default_factory=list)
     hints: list[str] = Field(default_factory=list)
     solution: PlanRef | None = None

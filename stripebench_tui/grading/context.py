@@ -20,6 +20,8 @@ import httpx
 from stripebench_tui.child_env import base_env
 from stripebench_tui.envs.deps import dependencies, with_bin_first
 from stripebench_tui.envs.manifest import Environment
+from stripebench_tui.preload import preload_env
+from stripebench_tui.stripejs import route_stripe_js
 
 
 class GradingUnavailable(RuntimeError):
@@ -59,6 +61,8 @@ class ThisMachine:
         deps = dependencies(self.env) if self.env is not None else None
         if deps is not None and deps.ready():  # the app's packages, as in the episode (see envs.deps)
             full["PATH"] = with_bin_first(deps.bin_dir, full.get("PATH"))
+        if self.env is not None and self.env.manifest.stripe_preload:  # as the sandboxes do (stripebench_tui.preload)
+            full.update(preload_env(full))
         return subprocess.Popen(["bash", "-c", command], cwd=str(cwd), env=full, stdin=subprocess.DEVNULL,
                                 stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
 
@@ -164,7 +168,11 @@ class GradingContext:
             await pw.stop()
             raise
         self._browsers.append((pw, browser))
-        return await browser.new_page()
+        page = await browser.new_page()
+        # an unmodified page's https://js.stripe.com/v3 is the emulator's stand-in when the backend is the emulator
+        js_url = self.env_vars.get("STRIPE_JS_URL") or (f"{self.stripe_api_base}/v3" if self.stripe_api_base else None)
+        await route_stripe_js(page.context, js_url)
+        return page
 
     async def end_evaluation(self) -> None:
         """Close every database connection and browser a check opened (the evaluation is over)."""

@@ -39,7 +39,7 @@ import subprocess
 import sys
 import tempfile
 from collections import deque
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any, BinaryIO
 
 import stripebench_tui
@@ -51,6 +51,7 @@ from stripebench_tui.envs.plans import PlanError, expand
 from stripebench_tui.errors import BadFileError, RuntimeProblem
 from stripebench_tui.runtime.docker_engine import LABEL_EPISODE, LABEL_OWNER, owner_label
 from stripebench_tui.runtime.docker_exec import ENV_VAR, exec_argv
+from stripebench_tui.preload import preload_env
 from stripebench_tui.runtime.reaper import TAG_VAR, Watchdog
 from stripebench_tui.runtime.sandbox import SandboxBase, lay_out
 from stripebench_tui.runtime.services import ServiceFailed, ServiceProcess, port_is_free, run_logged, with_tail
@@ -110,6 +111,9 @@ class DockerSandbox(SandboxBase):
         """The environment of a command inside the container: only the episode's variables."""
         env = {**self._vars, TAG_VAR: self.tag, "HOME": "/tmp", "PYTHONUNBUFFERED": "1"}
         env.update(extra or {})
+        if self.env.manifest.stripe_preload:  # the preloads as the container sees them (the image's PYTHONPATH kept)
+            env.update(preload_env(env, root=PurePosixPath(PACKAGE_MOUNT, "stripebench_tui", "preload"),
+                                   pythonpath=PACKAGE_MOUNT))
         return env
 
     def tool_env(self, extra: dict[str, str] | None = None) -> dict[str, str]:

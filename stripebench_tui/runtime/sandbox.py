@@ -25,6 +25,7 @@ from stripebench_tui.core.trace import EPISODE_TRACE
 from stripebench_tui.envs.deps import EnvDeps, with_bin_first
 from stripebench_tui.envs.manifest import Environment
 from stripebench_tui.errors import UserError
+from stripebench_tui.preload import preload_env
 from stripebench_tui.runtime.reaper import TAG_VAR
 from stripebench_tui.runtime.services import ServiceProcess, free_port
 
@@ -114,6 +115,8 @@ class SandboxBase:
         env.update({TAG_VAR: self.tag, "PYTHONUNBUFFERED": "1"})
         if self.deps is not None:
             env["PATH"] = with_bin_first(self.deps.bin_dir, env.get("PATH"))
+        if self.env.manifest.stripe_preload:  # the app's SDK finds the emulator without reading a base URL
+            env.update(preload_env(env))
         return env
 
     async def install_dependencies(self, bus: EventBus) -> None:

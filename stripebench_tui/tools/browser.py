@@ -8,6 +8,7 @@ call and stops with the server. Every failure says what the page showed.
 from __future__ import annotations
 
 import asyncio
+import os
 import re
 import sys
 from pathlib import Path
@@ -20,6 +21,7 @@ from playwright.async_api import Page, async_playwright
 
 from stripebench_tui.chromium import launch_options
 from stripebench_tui.errors import UserError
+from stripebench_tui.stripejs import route_stripe_js
 from stripebench_tui.tools import browser_page as bp
 from stripebench_tui.tools.serving import argument_parser, new_server, run, tool_error, tool_result, workspace_dir
 
@@ -50,6 +52,7 @@ class Browser:
                     self._browser = await self._playwright.chromium.launch(**launch_options(headless=not self.headed))
                 context = await self._browser.new_context(viewport={"width": 1280, "height": 900})
                 context.set_default_timeout(self.timeout_ms)
+                await route_stripe_js(context, os.environ.get("STRIPE_JS_URL"))  # the emulator's, offline
                 self._page = await context.new_page()
             return self._page
 

@@ -23,6 +23,12 @@ from stripebench_tui.emulator.resources.subscriptions import create_subscription
 _EXPIRY = re.compile(r"^\s*(\d{1,2})\s*/\s*(\d{2}|\d{4})\s*$|^\s*(\d{2})(\d{2})\s*$")  # "12 / 34" or "1234"
 
 
+
+def _trial_end(ctx: RequestContext, terms: dict[str, Any]) -> int | None:
+    """When the new subscription's trial ends: trial_period_days count from now, when it starts (as on Stripe)."""
+    days = terms.get("trial_period_days")
+    return ctx.now() + days * options.DAY if days else terms.get("trial_end")
+
 def _error(message: str, field: str | None = None, code: str | None = None,
            decline_code: str | None = None) -> dict[str, Any]:
     return {"error": {"message": message, "field": field, "code": code, "decline_code": decline_code}}
@@ -213,7 +219,7 @@ def _finish(ctx: RequestContext, session: dict[str, Any], pm: dict[str, Any], pi
                                   metadata=session["_subscription_data"].get("metadata"),
                                   description=session["_subscription_data"].get("description"),
                                   default_payment_method=pm["id"],
-                                  trial_end=session["_terms"]["trial_end"] if session.get("_terms") else None,
+                                  trial_end=_trial_end(ctx, session.get("_terms") or {}),
                                   billing_cycle_anchor=(session.get("_terms") or {}).get("billing_cycle_anchor"),
                                   trial_settings=(session.get("_terms") or {}).get("trial_settings"))
         lines = [{"price": i["price"], "quantity": i["quantity"], "amount": i["amount_subtotal"],

@@ -1,0 +1,58 @@
+# frozen_string_literal: true
+
+# Stripebench's Ruby preload (RUBYOPT=-r<this file>): the stripe gem of an unmodified app talks to
+# $STRIPE_API_BASE. Requiring the gem here would break every ruby the episode runs where it is not installed (or
+# not yet on the load path before Bundler sets it up), so this waits for the gem to define itself: a TracePoint on
+# the end of module and class bodies sees `module Stripe` once it can take `Stripe.api_base=`, and
+# `Stripe::StripeClient` (stripe-ruby 13+) once it exists. The gem is loaded however the app loads it (require,
+# Bundler.require, autoload). What the app sets itself afterwards (`Stripe.api_base = …`, `api_base:` on a client)
+# wins. With STRIPE_API_BASE empty (real Stripe test mode) nothing is installed.
+module StripebenchStripePreload
+  # Default api_base: for clients built without one.
+  module ClientDefaults
+    def initialize(*args, **kwargs, &block)
+      kwargs = { api_base: StripebenchStripePreload.base }.merge(kwargs)
+      super(*args, **kwargs, &block)
+    end
+  end
+
+  class << self
+    attr_reader :base
+
+    def install(base)
+      @base = base
+      @pending = %w[Stripe Stripe::StripeClient]
+      @trace = TracePoint.new(:end) { |tp| seen(tp.self) }
+      @trace.enable
+    end
+
+    private
+
+    def seen(mod)
+      name = mod.is_a?(Module) ? mod.name : nil
+      return unless name && @pending.include?(name)
+
+      @pending.delete(name) if configure(mod, name)
+      @trace.disable if @pending.empty?
+    end
+
+    def configure(mod, name)
+      if name == "Stripe"
+        return false unless mod.respond_to?(:api_base=)
+
+        mod.api_base = base
+      else
+        keywords = mod.instance_method(:initialize).parameters.map(&:last)
+        return true unless keywords.include?(:api_base) # an older StripeClient (a connection wrapper)
+
+        mod.prepend(ClientDefaults)
+      end
+      true
+    rescue StandardError # the gem's configuration is not set up yet: try again at its next `end`
+      false
+    end
+  end
+end
+
+stripebench_stripe_base = ENV.fetch("STRIPE_API_BASE", "").strip.chomp("/")
+StripebenchStripePreload.install(stripebench_stripe_base) unless stripebench_stripe_base.empty?
