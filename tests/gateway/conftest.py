@@ -22,11 +22,19 @@ class Collected:
     """Events the gateway emitted, with their turns."""
 
     events: list[tuple[Event, int]] = field(default_factory=list)
-    lock: threading.Lock = field(default_factory=threading.Lock)
+    lock: threading.Condition = field(default_factory=threading.Condition)
 
     def emit(self, event: Event, turn: int) -> None:
         with self.lock:
             self.events.append((event, turn))
+            self.lock.notify_all()
+
+    def wait_for(self, kind: str, count: int, timeout: float = 30.0) -> list[Any]:
+        """The events of ``kind`` once there are ``count`` of them: a client can see a stream's end before the
+        gateway has finished recording it."""
+        with self.lock:
+            assert self.lock.wait_for(lambda: len(self.of(kind)) >= count, timeout), f"fewer than {count} {kind} events"
+            return self.of(kind)
 
     def of(self, kind: str) -> list[Any]:
         with self.lock:

@@ -101,7 +101,7 @@ def test_a_three_turn_conversation_becomes_each_turn_once(rig, protocol: str, st
     r = rig()
     CONVERSATIONS[protocol](r, stream)
 
-    messages = r.seen.of("model_message")
+    messages = r.seen.wait_for("model_message", 4)  # the user's message and three replies
     assistant = [m for m in messages if m.role == "assistant"]
     assert [m.text for m in assistant] == ["Let me look at the files first.", "Now the edit.", "All done: checkout works."]
     assert [(m.tokens_in, m.tokens_out) for m in assistant] == [(120, 30), (200, 40), (300, 10)]
