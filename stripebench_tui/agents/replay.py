@@ -15,6 +15,7 @@ from typing import Any
 
 from stripebench_tui.core.agent import AgentTurn, Observation, Task, ToolRequest
 from stripebench_tui.core.events import AGENT, ModelMessage, ToolCall
+from stripebench_tui.core.substitute import replacer, substitute
 from stripebench_tui.errors import UserError
 
 
@@ -32,18 +33,6 @@ def recorded_turns(path: Path) -> tuple[list[AgentTurn], dict[str, str]]:
         elif isinstance(event, ModelMessage) and event.role == "assistant" and event.text:
             turns.setdefault(event.turn, AgentTurn(model="replay")).text = event.text
     return [turns[t] for t in sorted(turns) if turns[t].tool_calls], dict(variables or {})
-
-
-def _substitute(value: Any, mapping: list[tuple[str, str]]) -> Any:
-    if isinstance(value, str):
-        for old, new in mapping:
-            value = value.replace(old, new)
-        return value
-    if isinstance(value, dict):
-        return {k: _substitute(v, mapping) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_substitute(v, mapping) for v in value]
-    return value
 
 
 class ReplayAgent:
@@ -75,8 +64,8 @@ class ReplayAgent:
             return AgentTurn(text=f"Replayed {len(self.turns)} turns of {self.trace.name}.", done=True, model="replay")
         turn = self.turns[self._next]
         self._next += 1
-        calls = [ToolRequest(c.call_id, c.tool, _substitute(dict(c.arguments), self.mapping)) for c in turn.tool_calls]
-        return AgentTurn(text=_substitute(turn.text, self.mapping), tool_calls=calls, model="replay")
+        calls = [ToolRequest(c.call_id, c.tool, substitute(dict(c.arguments), replacer(self.mapping))) for c in turn.tool_calls]
+        return AgentTurn(text=replacer(self.mapping)(turn.text), tool_calls=calls, model="replay")
 
     async def close(self) -> None:
         """Nothing to release."""

@@ -14,18 +14,15 @@ from __future__ import annotations
 import json
 from typing import Any, Callable
 
+from stripebench_tui.core.substitute import replacer
+
 Rewrite = Callable[[str], str]
 _Delta = tuple[tuple[Any, ...], Any, Any]  # (JSON path, the dict holding the string, its key)
 
 
 def mapper(mapping: list[tuple[str, str]]) -> Rewrite:
-    """A rewrite replacing each ``old`` by its ``new``, in the order given."""
-    def rewrite(text: str) -> str:
-        for old, new in mapping:
-            text = text.replace(old, new)
-        return text
-
-    return rewrite
+    """A rewrite replacing each ``old`` by its ``new`` in one pass (``core.substitute.replacer``)."""
+    return replacer(mapping)
 
 
 def events_of(raw: bytes) -> list[bytes]:

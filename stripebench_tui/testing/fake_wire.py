@@ -128,6 +128,22 @@ def openai_error(status: int, message: str) -> dict[str, Any]:
 _TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 
+def _turns(messages: list[Any]) -> list[tuple[int, dict[str, Any]]]:
+    """Consecutive messages of one role combined into one turn, as the Messages API does; each with its first index."""
+    turns: list[tuple[int, dict[str, Any]]] = []
+    for i, msg in enumerate(messages):
+        if isinstance(msg, dict) and msg.get("role") == "system":
+            continue  # Claude Code sends mid-conversation system messages to newer models; they take no turn
+        if not isinstance(msg, dict):
+            msg = {"role": None, "content": msg}
+        content = msg["content"] if isinstance(msg.get("content"), list) else [{"type": "text", "text": msg.get("content")}]
+        if turns and turns[-1][1].get("role") == msg.get("role") and msg.get("role") in ("user", "assistant"):
+            turns[-1][1]["content"] = turns[-1][1]["content"] + content
+        else:
+            turns.append((i, {**msg, "content": list(content)}))
+    return turns
+
+
 def check_anthropic(body: dict[str, Any]) -> str | None:
     """The 400 message the Messages API would give for ``body``, or None when it is acceptable."""
     if not isinstance(body.get("model"), str) or not isinstance(body.get("max_tokens"), int):
@@ -140,7 +156,7 @@ def check_anthropic(body: dict[str, Any]) -> str | None:
         return "messages: at least one message is required"
     expected = "user"
     owed: list[str] = []
-    for i, msg in enumerate(messages):
+    for i, msg in _turns(messages):
         if msg.get("role") != expected:
             return f"messages.{i}: roles must alternate, starting with user"
         content = msg["content"] if isinstance(msg.get("content"), list) else [{"type": "text", "text": msg.get("content")}]

@@ -29,7 +29,13 @@ def test_anthropic_check_wants_tool_results_first_and_complete():
     assert check_anthropic(anthropic_body([start, TOOL_USE, late])) is not None
     good = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "ok"}]}
     assert check_anthropic(anthropic_body([start, TOOL_USE, good])) is None
-    assert "alternate" in check_anthropic(anthropic_body([start, start]))
+    # Consecutive turns of one role are combined, as the Messages API does; a conversation still starts with the user.
+    assert check_anthropic(anthropic_body([start, start])) is None
+    assert check_anthropic(anthropic_body([start, TOOL_USE, {"role": "user", "content": [good["content"][0]]}, start])) is None
+    assert "without tool_result" in check_anthropic(anthropic_body([start, TOOL_USE, start, good]))
+    assert "starting with user" in check_anthropic(anthropic_body([TOOL_USE, start]))
+    system = {"role": "system", "content": [{"type": "text", "text": "reminder"}]}
+    assert check_anthropic(anthropic_body([start, system])) is None
     bad_tool = {**anthropic_body([start]), "tools": [{"name": "a.b", "input_schema": {"type": "object"}}]}
     assert "invalid tool" in check_anthropic(bad_tool)
 
