@@ -293,7 +293,8 @@ class Episode:
         """Wire the environment's grader (if any) to the bus; returns (turn-end hooks, final hooks)."""
         if not self.config.grading:
             return [], []
-        from stripebench_tui.grading import GradingContext, LiveGrading, load_grader
+        from stripebench_tui.grading import GradingContext, load_grader
+        from stripebench_tui.grading.external import live_grading_for
 
         env, sandbox, backend = self.env, self.sandbox, self.backend
         assert env is not None and sandbox is not None and backend is not None
@@ -307,7 +308,7 @@ class Episode:
                              app_urls={k: v for k, v in variables.items() if k.endswith("_URL") and v.startswith("http")
                                        and not k.startswith("STRIPE_")},
                              env_vars=variables, processes=sandbox)  # app copies run in the sandbox
-        self.live_grading = LiveGrading(grader, ctx)
+        self.live_grading = live_grading_for(grader, ctx)  # criteria, or a command's report (external)
         self.live_grading.attach(bus)
         return [self.live_grading.turn_end_hook], [self.live_grading.final_hook]
 
