@@ -10,7 +10,8 @@ overlays we ship for the published benchmark), else every field's default. Examp
     stripe_preload = true                       # the app hard-codes api.stripe.com: it needs the SDK preload
     problem_replace = { "/workdir" = "${WORKSPACE}" }
 
-    [[services]]                                # as in a manifest; commands run in the workspace
+    [[services]]                                # as in a manifest; commands run in the workspace,
+                                                # ${BENCH_FOLDER} is the folder (a hidden server's code)
     name = "app"
     command = "cd server && python main.py"
     ports = ["APP_PORT"]

@@ -20,6 +20,7 @@ from stripebench_tui.envs.manifest import ID_PATTERN, MANIFEST, DockerSpec, Envi
 from stripebench_tui.errors import BadFileError, UserError
 
 LAYOUT_HELP = "a benchmark folder holds environment/ (with PROBLEM.md, or problems in sub-folders), grader/ and optionally solution/"
+FOLDER_VAR = "${BENCH_FOLDER}"
 SUBMISSION_NAMES = ("ids_for_grading.txt", "submission.json", "submission.txt")
 _TEXT_LIMIT = 2_000_000  # bytes; bigger solution files are copied with the shell, not written through the files tool
 
@@ -142,14 +143,18 @@ def _environment(folder: Path, problem: str | None, overlay: Overlay, overlay_pa
     if requirements:
         requirements = str((base / requirements).resolve())
     seed = str((base / overlay.stripe.seed).resolve()) if overlay.stripe.seed else None
+    # ${BENCH_FOLDER} in a service or setup command is the folder itself (a hidden server's code lives there).
+    here = str(folder)
+    services = [sv.model_copy(update={"command": sv.command.replace(FOLDER_VAR, here)}) for sv in overlay.services]
+    setup = [cmd.replace(FOLDER_VAR, here) for cmd in (per.get("setup") or overlay.setup)]
     dockerfile = str(folder / "Dockerfile") if overlay.docker.use_folder_dockerfile and (folder / "Dockerfile").is_file() else None
     try:
         manifest = Manifest(
             id=ident, title=per.get("title") or overlay.title or _title(problem_file, ident), category=category,
             summary=overlay.summary, problem=str(problem_file), workspace=str(workspace), submission=submission,
-            tools=tools, setup=list(per.get("setup") or overlay.setup), requirements=requirements if requirements is not None else "",
+            tools=tools, setup=setup, requirements=requirements if requirements is not None else "",
             limits=overlay.limits, stripe=StripeSetup(seed=seed, api_version=overlay.stripe.api_version),
-            services=list(overlay.services), hints=list(per.get("hints") or overlay.hints), solution=solution, mutants=mutants,
+            services=services, hints=list(per.get("hints") or overlay.hints), solution=solution, mutants=mutants,
             docker=DockerSpec(dockerfile=dockerfile, cpus=overlay.docker.cpus, memory=overlay.docker.memory),
         )
     except ValueError as exc:
