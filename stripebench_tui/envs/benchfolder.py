@@ -118,6 +118,16 @@ def load_bench_folder(path: Path, overlay_path: Path | None = None) -> list[Benc
     return [_environment(folder, name, overlay, found) for name in names]
 
 
+def bench_folders_under(path: Path) -> list[Path]:
+    """``path`` itself when it is a benchmark folder, else its sub-directories that are (sorted)."""
+    path = path.expanduser().resolve()
+    if not path.is_dir():
+        raise UserError(f"{path}: no such directory")
+    if (path / "environment").is_dir() and (path / "grader").is_dir():
+        return [path]
+    return [d for d in sorted(path.iterdir()) if d.is_dir() and (d / "environment").is_dir() and (d / "grader").is_dir()]
+
+
 def load_bench_environment(path: Path) -> BenchEnvironment:
     """The one environment at ``path``; UserError listing the problems when the folder holds several."""
     envs = load_bench_folder(path)
@@ -275,5 +285,5 @@ def _write_plan(ident: str, name: str, steps: list[dict[str, Any]]) -> Path:
     return path
 
 
-__all__ = ["BenchEnvironment", "OVERLAY_SUFFIX", "is_bench_folder", "load_bench_environment", "load_bench_folder",
+__all__ = ["BenchEnvironment", "OVERLAY_SUFFIX", "bench_folders_under", "is_bench_folder", "load_bench_environment", "load_bench_folder",
            "problems"]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import shutil
 import signal
 import time
@@ -20,6 +21,18 @@ from typing import Any
 
 from stripebench_tui.grading.external_reports import ReportError, TestResult, parse_report, tail
 
+# What to install when a grader's command is missing (bash's exit 127, "NAME: command not found").
+INSTALL_HINTS = {
+    "ruby": "Ruby: apt-get install ruby-full ruby-bundler", "bundle": "Ruby's bundler: apt-get install ruby-bundler",
+    "rspec": "RSpec: gem install rspec (or bundle install in the grader)", "node": "Node.js: apt-get install nodejs npm",
+    "npm": "npm: apt-get install npm", "npx": "npm: apt-get install npm",
+    "dotnet": ".NET SDK: see https://learn.microsoft.com/dotnet/core/install/linux-debian",
+    "mvn": "Maven and a JDK: apt-get install maven default-jdk", "java": "a JDK: apt-get install default-jdk",
+    "pytest": "pytest: pip install pytest", "python": "Python 3: apt-get install python3 python-is-python3",
+}
+_NOT_FOUND = re.compile(r"(?:^|\s)([A-Za-z0-9_.+-]+): (?:command not found|No such file or directory)")
+_NO_MODULE = re.compile(r"No module named '?([A-Za-z0-9_.]+)'?")
+_PIP_NAMES = {"dotenv": "python-dotenv", "pytest_jsonreport": "pytest-json-report", "yaml": "PyYAML"}
 OUTPUT_TAIL = 2000  # characters of the grader's output kept when it reported nothing usable
 
 
@@ -133,7 +146,7 @@ class GraderRun:
             try:
                 source = path.read_text(encoding="utf-8", errors="replace")
             except (FileNotFoundError, IsADirectoryError):
-                return RunResult(error=f"the grader exited {code} and wrote no report ({path.name})",
+                return RunResult(error=f"the grader exited {code} and wrote no report ({path.name})" + missing_runtime(code, output),
                                  output=tail(output, OUTPUT_TAIL), exit_code=code, duration=duration, submission=text)
         try:
             tests = parse_report(source, self.spec.report)
@@ -141,6 +154,19 @@ class GraderRun:
             return RunResult(error=f"the grader exited {code}; its report is unusable: {exc}",
                              output=tail(output, OUTPUT_TAIL), exit_code=code, duration=duration, submission=text)
         return RunResult(tests=tests, output=tail(output, OUTPUT_TAIL), exit_code=code, duration=duration, submission=text)
+
+
+def missing_runtime(code: int | None, output: str) -> str:
+    """"; it needs X, which is not installed: how to install it" when the output says a runtime is missing."""
+    found = _NOT_FOUND.search(output) if code == 127 else None
+    if found:
+        name = found.group(1)
+        return f"; it needs {name}, which is not installed here (install {INSTALL_HINTS.get(name, name)})"
+    module = _NO_MODULE.search(output)
+    if module:
+        top = module.group(1).split(".")[0]
+        return f"; its Python lacks the module {top} (pip install {_PIP_NAMES.get(top, top)})"
+    return ""
 
 
 async def _kill(proc: asyncio.subprocess.Process) -> None:
@@ -162,4 +188,4 @@ def _read_tail(path: Path) -> str:
         return ""
 
 
-__all__ = ["GraderRun", "RunResult"]
+__all__ = ["GraderRun", "INSTALL_HINTS", "RunResult", "missing_runtime"]
