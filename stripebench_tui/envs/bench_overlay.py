@@ -63,6 +63,9 @@ class ExternalGraderSpec(_Strict):
     submission_format: Literal["text", "json"] = "text"  # json: a malformed submission fails without running it
     # Copies of the agent's files the grader reads at fixed places: {path in the grader copy: path in the workspace}.
     inputs: dict[str, str] = Field(default_factory=dict)
+    # Extra variables for the command (e.g. PYTEST_DISABLE_PLUGIN_AUTOLOAD = "1": pytest starts in a fraction of
+    # the time when it does not import every plugin installed on the machine).
+    env: dict[str, str] = Field(default_factory=dict)
     # The name, beside the grader copy, of a link to the agent's workspace (published graders read ../environment/…).
     workspace_link: str = "environment"
 

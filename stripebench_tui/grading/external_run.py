@@ -120,7 +120,7 @@ class GraderRun:
         _, cwd = await asyncio.to_thread(self._prepare)
         report = self.work / f"report-{self.runs}{'.xml' if self.spec.report == 'junit' else '.json'}"
         log_path = self.work / f"output-{self.runs}.log"
-        env = {**self.env, "SUBMISSION": (text or "").splitlines()[0] if text else "",
+        env = {**self.env, **self.spec.env, "SUBMISSION": (text or "").splitlines()[0] if text else "",
                "SUBMISSION_PATH": str(self.submission_path or ""), "REPORT": str(report),
                "WORKSPACE": str(self.workspace), "PROBLEM": self.problem, "PYTHONDONTWRITEBYTECODE": "1"}
         started = time.monotonic()
