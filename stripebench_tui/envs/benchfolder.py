@@ -160,7 +160,7 @@ def _environment(folder: Path, problem: str | None, overlay: Overlay, overlay_pa
     dockerfile = str(folder / "Dockerfile") if overlay.docker.use_folder_dockerfile and (folder / "Dockerfile").is_file() else None
     try:
         manifest = Manifest(
-            id=ident, title=per.get("title") or overlay.title or _title(problem_file, ident), category=category,
+            id=ident, title=per.get("title") or _problem_title(overlay.title, problem) or _title(problem_file, ident), category=category,
             summary=overlay.summary, problem=str(problem_file), workspace=str(workspace), submission=submission,
             tools=tools, setup=setup, requirements=requirements if requirements is not None else "",
             limits=overlay.limits, stripe=StripeSetup(seed=seed, api_version=overlay.stripe.api_version),
@@ -170,6 +170,11 @@ def _environment(folder: Path, problem: str | None, overlay: Overlay, overlay_pa
     except ValueError as exc:
         raise BadFileError(f"{overlay_path or folder}: {exc}".splitlines()[0]) from None
     return BenchEnvironment(root, manifest, folder=folder, problem=problem, overlay=overlay, overlay_path=overlay_path)
+
+
+def _problem_title(title: str | None, problem: str | None) -> str | None:
+    """The overlay's title, naming the problem when the folder holds several."""
+    return f"{title}: {problem}" if title and problem else title
 
 
 def _title(problem_file: Path, fallback: str) -> str:
