@@ -11,7 +11,8 @@ overlays we ship for the published benchmark), else every field's default. Examp
     problem_replace = { "/workdir" = "${WORKSPACE}" }
 
     [[services]]                                # as in a manifest; commands run in the workspace,
-                                                # ${BENCH_FOLDER} is the folder (a hidden server's code)
+                                                # ${BENCH_FOLDER} is the folder (a hidden server's code),
+                                                # ${BENCH_OVERLAY_DIR} this file's directory
     name = "app"
     command = "cd server && python main.py"
     ports = ["APP_PORT"]

@@ -21,6 +21,7 @@ from stripebench_tui.errors import BadFileError, UserError
 
 LAYOUT_HELP = "a benchmark folder holds environment/ (with PROBLEM.md, or problems in sub-folders), grader/ and optionally solution/"
 FOLDER_VAR = "${BENCH_FOLDER}"
+OVERLAY_DIR_VAR = "${BENCH_OVERLAY_DIR}"
 SUBMISSION_NAMES = ("ids_for_grading.txt", "submission.json", "submission.txt")
 _TEXT_LIMIT = 2_000_000  # bytes; bigger solution files are copied with the shell, not written through the files tool
 
@@ -153,10 +154,13 @@ def _environment(folder: Path, problem: str | None, overlay: Overlay, overlay_pa
     if requirements:
         requirements = str((base / requirements).resolve())
     seed = str((base / overlay.stripe.seed).resolve()) if overlay.stripe.seed else None
-    # ${BENCH_FOLDER} in a service or setup command is the folder itself (a hidden server's code lives there).
-    here = str(folder)
-    services = [sv.model_copy(update={"command": sv.command.replace(FOLDER_VAR, here)}) for sv in overlay.services]
-    setup = [cmd.replace(FOLDER_VAR, here) for cmd in (per.get("setup") or overlay.setup)]
+    # ${BENCH_FOLDER} in a service or setup command is the folder itself (a hidden server's code lives there),
+    # ${BENCH_OVERLAY_DIR} the overlay's directory (a script of ours the folder lacks).
+    def place(cmd: str) -> str:
+        return cmd.replace(FOLDER_VAR, str(folder)).replace(OVERLAY_DIR_VAR, str(base))
+
+    services = [sv.model_copy(update={"command": place(sv.command)}) for sv in overlay.services]
+    setup = [place(cmd) for cmd in (per.get("setup") or overlay.setup)]
     dockerfile = str(folder / "Dockerfile") if overlay.docker.use_folder_dockerfile and (folder / "Dockerfile").is_file() else None
     try:
         manifest = Manifest(
@@ -229,7 +233,9 @@ def _overlay_steps(src: Path, mapping: dict[str, str], skip: list[str], what: st
         dest = mapping.get(rel, rel)
         say = f"Apply {what}: {dest}" if not steps else ""
         if _is_text(f):
-            steps.append({"say": say, "tool": "create_file", "args": {"path": dest}, "files": {"content": str(f)}})
+            # Inline, with ${ escaped: plans expand ${NAME}, and solution code is full of ${…} (JS, shell).
+            content = f.read_text(encoding="utf-8").replace("${", "$${")
+            steps.append({"say": say, "tool": "create_file", "args": {"path": dest, "content": content}})
         else:
             quoted = _shell_quote(str(f))
             steps.append({"say": say, "tool": "shell",

@@ -85,7 +85,7 @@ def outcomes(result: RunResult, submission_path: Path | None) -> dict[str, Repor
         if t.score is not None:
             evidence["score"] = t.score
         status = PASS if t.outcome == PASSED else (ERROR if t.outcome == "error" else FAIL)
-        summary = "passed" if status == PASS else (t.message.strip().splitlines()[-1][:200] if t.message.strip() else t.outcome)
+        summary = "passed" if status == PASS else (t.message.strip().splitlines()[0][:200] if t.message.strip() else t.outcome)
         out[name] = Reported(_criterion(name, t.detail or t.name), Outcome(status, evidence, summary), None)
     return out
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 PASSED, FAILED, ERRORED, SKIPPED = "passed", "failed", "error", "skipped"
+MESSAGE_HEAD = 400  # characters of a report's one-line failure message kept before the traceback's tail
 MESSAGE_TAIL = 1500  # characters of a failure's text kept as evidence (its end: where the assertion is)
 _NAME_BAD = re.compile(r"[^A-Za-z0-9_.\- ]+")
 
@@ -62,9 +63,11 @@ def parse_junit(text: str) -> list[TestResult]:
             node = case.find(tag)
             if node is not None:
                 outcome = kind
-                message = "\n".join(p for p in (node.get("message", ""), node.text or "") if p)
+                # The runner's one-line message first (it says what failed), then the end of the traceback.
+                head = (node.get("message") or "")[:MESSAGE_HEAD]
+                message = "\n".join(p for p in (head, tail(node.text or "", MESSAGE_TAIL - len(head))) if p)
                 break
-        out.append(TestResult(name or classname, outcome, tail(message), f"{classname}::{name}" if classname else name))
+        out.append(TestResult(name or classname, outcome, message, f"{classname}::{name}" if classname else name))
     return out
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from stripebench_tui.envs.benchfolder import bench_folders_under, load_bench_environment, load_bench_folder
 from stripebench_tui.envs.manifest import find_environment, load_environment
-from stripebench_tui.envs.plans import load_plan
+from stripebench_tui.envs.plans import expand, load_plan
 from stripebench_tui.errors import BadFileError, UserError
 from tests.benchfolders.conftest import FOLDERS, tree_hash
 
@@ -46,7 +46,9 @@ def test_fixture_folders_load_with_their_overlays_and_stay_unchanged() -> None:
 
 
 def test_defaults_without_an_overlay_and_the_oracle_plan(tmp_path: Path) -> None:
-    folder = _folder(tmp_path, solution={"server/app.py": b"print('new')\n", "db/data.db": b"SQLite\0\x01\x02"})
+    js = b"const url = `/s?id=${sessionId}&$${x}`;\n"  # solution code full of ${...}: written as it is
+    folder = _folder(tmp_path, solution={"server/app.py": b"print('new')\n", "db/data.db": b"SQLite\0\x01\x02",
+                                         "client/app.js": js})
     before = tree_hash(folder)
     env = load_environment(folder)  # no environment.toml: read as a benchmark folder
     m = env.manifest
@@ -56,6 +58,8 @@ def test_defaults_without_an_overlay_and_the_oracle_plan(tmp_path: Path) -> None
     by_tool = {(s.tool, s.args.get("path") or s.args.get("command")) for s in steps}
     assert ("create_file", "server/app.py") in by_tool  # text goes through the files tool: the trace shows it
     assert steps[[s.args.get("path") for s in steps].index("server/app.py")].args["content"] == "print('new')\n"
+    played = {s.args["path"]: expand(s.args, {"APP_URL": "x"})["content"] for s in steps if s.tool == "create_file"}
+    assert played["client/app.js"] == js.decode()
     binary = [s for s in steps if s.tool == "shell"]
     assert len(binary) == 1 and "db/data.db" in binary[0].args["command"] and "cp " in binary[0].args["command"]
     assert Path(m.solution.plan).is_relative_to(Path(__import__("os").environ["STRIPEBENCH_CACHE"]))
