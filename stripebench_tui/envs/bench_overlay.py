@@ -90,7 +90,8 @@ class OverlayStripe(_Strict):
 
 
 class OverlayDocker(_Strict):
-    use_folder_dockerfile: bool = False  # --sandbox docker builds the folder's Dockerfile instead of our base image
+    # --sandbox docker builds the folder's Dockerfile first, our image on top (single-problem folders only).
+    use_folder_dockerfile: bool = False
     cpus: float = Field(1.0, gt=0)
     memory: str = "1g"
 

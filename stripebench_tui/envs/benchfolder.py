@@ -161,7 +161,10 @@ def _environment(folder: Path, problem: str | None, overlay: Overlay, overlay_pa
 
     services = [sv.model_copy(update={"command": place(sv.command)}) for sv in overlay.services]
     setup = [place(cmd) for cmd in (per.get("setup") or overlay.setup)]
-    dockerfile = str(folder / "Dockerfile") if overlay.docker.use_folder_dockerfile and (folder / "Dockerfile").is_file() else None
+    # The folder's Dockerfile builds with the folder as its context; a problem of a multi-problem folder has a root
+    # of its own, so it runs on our base image.
+    use_own = overlay.docker.use_folder_dockerfile and problem is None and (folder / "Dockerfile").is_file()
+    dockerfile = "Dockerfile" if use_own else None
     try:
         manifest = Manifest(
             id=ident, title=per.get("title") or _problem_title(overlay.title, problem) or _title(problem_file, ident), category=category,

@@ -197,6 +197,8 @@ class Episode:
                    # ports, URLs and paths (no keys), so a replay can map this episode's values onto its own
                    "variables": {k: v for k, v in self.sandbox.variables().items() if "KEY" not in k}},
         )
+        if hasattr(env, "folder"):  # a benchmark folder: replay --fork-at finds it again by this path
+            header.extra["bench_folder"] = str(env.root)
         if hasattr(self.sandbox, "header_extra"):  # e.g. the docker sandbox's container
             header.extra.update(self.sandbox.header_extra())
         self.bus = EventBus()

@@ -15,6 +15,7 @@ from stripebench_tui.core.events import PASS, GraderVerdict
 from stripebench_tui.core.operator import Resume, Step
 from stripebench_tui.envs.manifest import find_environment
 from stripebench_tui.runtime.episode import EpisodeConfig, run_episode
+from stripebench_tui.runtime.fork import fork_config
 from stripebench_tui.runtime.grade import grade_episode
 from tests.benchfolders.conftest import FOLDERS, tree_hash
 
@@ -68,6 +69,7 @@ async def test_gym_verdicts_turn_live_then_final_and_grade_again(tmp_path: Path)
     # the untouched submission fails at the start; the oracle's write turns each challenge to pass, live
     assert ("donation", "fail", "start") in live and ("donation", "pass", "submission") in live
     assert {v["criterion"]: v["status"] for v in verdicts if v["final"]} == dict.fromkeys(["donation", "subscription", "setup"], PASS)
+    assert fork_config(tmp_path / "ep" / "trace.jsonl", "noop").env == str(folder)  # replay --fork-at finds the folder
     graded = await grade_episode(env, tmp_path / "ep")  # `stripebench grade`: one more run of the grader
     assert graded.score == 1.0 and set(graded.results) == {"donation", "subscription", "setup"}
     assert tree_hash(folder) == before
