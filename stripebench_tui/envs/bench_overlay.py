@@ -62,6 +62,7 @@ class ExternalGraderSpec(_Strict):
     on: list[str] = Field(default_factory=lambda: ["*"])  # Stripe object types whose appearance re-runs it ("*": any)
     live: bool = True  # False: run only at the end (a slow grader)
     submission_format: Literal["text", "json"] = "text"  # json: a malformed submission fails without running it
+    submission_pattern: str | None = None  # a regex the submission must match (e.g. "^cs_"), else it fails unrun
     # Copies of the agent's files the grader reads at fixed places: {path in the grader copy: path in the workspace}.
     inputs: dict[str, str] = Field(default_factory=dict)
     # Extra variables for the command (e.g. PYTEST_DISABLE_PLUGIN_AUTOLOAD = "1": pytest starts in a fraction of

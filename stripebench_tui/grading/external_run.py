@@ -99,6 +99,9 @@ class GraderRun:
                 json.loads(text)
             except json.JSONDecodeError as exc:
                 return text, f"{self.submission_path.name} is not valid JSON: {exc}"
+        pattern = self.spec.submission_pattern
+        if pattern and not re.search(pattern, text):
+            return text, f"{self.submission_path.name} does not match {pattern!r}: {text[:80]!r}"
         return text, ""
 
     def fingerprint(self) -> tuple[int, int] | None:

@@ -203,6 +203,13 @@ async def test_a_malformed_json_submission_fails_without_running_the_grader(tmp_
     assert status == FAIL and "answer.json is not valid JSON" in evidence["submission"] and not marker.exists()
 
 
+async def test_a_submission_not_of_the_expected_shape_fails_unrun(tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    env, ctx = _env(tmp_path, f"command = 'touch {marker}'\nsubmission_pattern = '^cs_test_'\n", submission="pi_123")
+    status, evidence = (await _final(env, ctx))[GRADER_RUN]
+    assert status == FAIL and "does not match '^cs_test_'" in evidence["submission"] and not marker.exists()
+
+
 async def test_an_absent_submission_still_runs_the_grader_and_says_so(tmp_path: Path) -> None:
     files = {"test_sub.py": "import os\n\ndef test_has_id():\n    assert os.environ['SUBMISSION'].startswith('pi_')\n"}
     env, ctx = _env(tmp_path, 'command = \'python -m pytest -q --junitxml="$REPORT"\'\n', files)
