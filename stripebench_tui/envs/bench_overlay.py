@@ -65,6 +65,9 @@ class ExternalGraderSpec(_Strict):
     submission_pattern: str | None = None  # a regex the submission must match (e.g. "^cs_"), else it fails unrun
     # Copies of the agent's files the grader reads at fixed places: {path in the grader copy: path in the workspace}.
     inputs: dict[str, str] = Field(default_factory=dict)
+    # pip requirement specs the grader needs beyond this machine's python (e.g. an older stripe it was written for):
+    # installed once into a cached virtualenv that comes first on the command's PATH.
+    requirements: list[str] = Field(default_factory=list)
     # Extra variables for the command (e.g. PYTEST_DISABLE_PLUGIN_AUTOLOAD = "1": pytest starts in a fraction of
     # the time when it does not import every plugin installed on the machine).
     env: dict[str, str] = Field(default_factory=dict)

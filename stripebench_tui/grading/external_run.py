@@ -119,6 +119,12 @@ class GraderRun:
         text, invalid = self.submission()
         if invalid:
             return RunResult(invalid=invalid, submission=text)
+        path_first = ""
+        if self.spec.requirements:
+            try:
+                path_first = await grader_venv(self.spec.requirements)
+            except RuntimeError as exc:
+                return RunResult(error=str(exc).splitlines()[0], output=str(exc), submission=text)
         self.runs += 1
         _, cwd = await asyncio.to_thread(self._prepare)
         report = self.work / f"report-{self.runs}{'.xml' if self.spec.report == 'junit' else '.json'}"
@@ -126,6 +132,9 @@ class GraderRun:
         env = {**self.env, **self.spec.env, "SUBMISSION": (text or "").splitlines()[0] if text else "",
                "SUBMISSION_PATH": str(self.submission_path or ""), "REPORT": str(report),
                "WORKSPACE": str(self.workspace), "PROBLEM": self.problem, "PYTHONDONTWRITEBYTECODE": "1"}
+        if path_first:
+            env["PATH"] = path_first + os.pathsep + env.get("PATH", "")
+            env["VIRTUAL_ENV"] = str(Path(path_first).parent)
         started = time.monotonic()
         with open(log_path, "wb") as log:
             proc = await asyncio.create_subprocess_exec("bash", "-c", self.spec.command, cwd=str(cwd), env=env,
@@ -157,6 +166,36 @@ class GraderRun:
             return RunResult(error=f"the grader exited {code}; its report is unusable: {exc}",
                              output=tail(output, OUTPUT_TAIL), exit_code=code, duration=duration, submission=text)
         return RunResult(tests=tests, output=tail(output, OUTPUT_TAIL), exit_code=code, duration=duration, submission=text)
+
+
+_VENV_LOCK = asyncio.Lock()
+
+
+async def grader_venv(requirements: list[str]) -> str:
+    """The bin/ of a cached virtualenv holding ``requirements`` (built on first use); RuntimeError with pip's tail."""
+    import hashlib
+    import sys
+
+    from stripebench_tui.envs.deps import cache_root
+
+    key = hashlib.sha256(("\n".join(sorted(requirements)) + sys.version).encode()).hexdigest()[:16]
+    venv = cache_root() / "grader-venvs" / key
+    async with _VENV_LOCK:  # two graders of one run must not build the same venv at once
+        if (venv / "complete").is_file():
+            return str(venv / "bin")
+        # Built in place (a venv's scripts name their own path); only the marker says it is complete.
+        shutil.rmtree(venv, ignore_errors=True)
+        venv.parent.mkdir(parents=True, exist_ok=True)
+        for argv in ([sys.executable, "-m", "venv", str(venv)],
+                     [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check", *requirements]):
+            proc = await asyncio.create_subprocess_exec(*argv, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
+            out, _ = await proc.communicate()
+            if proc.returncode != 0:
+                shutil.rmtree(venv, ignore_errors=True)
+                raise RuntimeError(f"cannot install the grader's requirements ({' '.join(requirements)}): "
+                                   f"{' '.join(argv[1:3])} exited {proc.returncode}\n" + tail(out.decode(errors="replace"), OUTPUT_TAIL))
+        (venv / "complete").write_text("\n".join(requirements))
+        return str(venv / "bin")
 
 
 def missing_runtime(code: int | None, output: str) -> str:

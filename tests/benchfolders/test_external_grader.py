@@ -210,6 +210,14 @@ async def test_a_submission_not_of_the_expected_shape_fails_unrun(tmp_path: Path
     assert status == FAIL and "does not match '^cs_test_'" in evidence["submission"] and not marker.exists()
 
 
+async def test_grader_requirements_that_cannot_install_are_an_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PIP_NO_INDEX", "1")  # no package index: pip fails at once, offline
+    env, ctx = _env(tmp_path, "command = 'true'\nrequirements = ['stripebench-no-such-package==0.0']\n", submission="{}")
+    status, evidence = (await _final(env, ctx))[GRADER_RUN]
+    assert status == ERROR and "cannot install the grader's requirements (stripebench-no-such-package==0.0)" in evidence["error"]
+    assert "No matching distribution" in evidence["output"] or "ERROR" in evidence["output"]
+
+
 async def test_an_absent_submission_still_runs_the_grader_and_says_so(tmp_path: Path) -> None:
     files = {"test_sub.py": "import os\n\ndef test_has_id():\n    assert os.environ['SUBMISSION'].startswith('pi_')\n"}
     env, ctx = _env(tmp_path, 'command = \'python -m pytest -q --junitxml="$REPORT"\'\n', files)
