@@ -210,6 +210,7 @@ async def test_a_submission_not_of_the_expected_shape_fails_unrun(tmp_path: Path
     assert status == FAIL and "does not match '^cs_test_'" in evidence["submission"] and not marker.exists()
 
 
+@pytest.mark.slow
 async def test_grader_requirements_that_cannot_install_are_an_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PIP_NO_INDEX", "1")  # no package index: pip fails at once, offline
     env, ctx = _env(tmp_path, "command = 'true'\nrequirements = ['stripebench-no-such-package==0.0']\n", submission="{}")
