@@ -20,6 +20,7 @@ from stripebench_tui.envs.manifest import ID_PATTERN, MANIFEST, DockerSpec, Envi
 from stripebench_tui.errors import BadFileError, UserError
 
 LAYOUT_HELP = "a benchmark folder holds environment/ (with PROBLEM.md, or problems in sub-folders), grader/ and optionally solution/"
+_PLAN_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")  # what envs.plans.expand would replace
 FOLDER_VAR = "${BENCH_FOLDER}"
 OVERLAY_DIR_VAR = "${BENCH_OVERLAY_DIR}"
 SUBMISSION_NAMES = ("ids_for_grading.txt", "submission.json", "submission.txt")
@@ -238,8 +239,8 @@ def _overlay_steps(src: Path, mapping: dict[str, str], skip: list[str], what: st
         dest = mapping.get(rel, rel)
         say = f"Apply {what}: {dest}" if not steps else ""
         if _is_text(f):
-            # Inline, with ${ escaped: plans expand ${NAME}, and solution code is full of ${…} (JS, shell).
-            content = f.read_text(encoding="utf-8").replace("${", "$${")
+            # Inline, with ${NAME} escaped: plans expand it, and solution code is full of ${…} (JS, shell).
+            content = _PLAN_VAR.sub(r"$${\1}", f.read_text(encoding="utf-8"))
             steps.append({"say": say, "tool": "create_file", "args": {"path": dest, "content": content}})
         else:
             quoted = _shell_quote(str(f))

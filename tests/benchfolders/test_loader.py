@@ -46,7 +46,7 @@ def test_fixture_folders_load_with_their_overlays_and_stay_unchanged() -> None:
 
 
 def test_defaults_without_an_overlay_and_the_oracle_plan(tmp_path: Path) -> None:
-    js = b"const url = `/s?id=${sessionId}&$${x}`;\n"  # solution code full of ${...}: written as it is
+    js = b"const url = `/s?id=${sessionId}&$${x}&${a.name}&$${b(c)}`;\n"  # solution code full of ${...}: written as it is
     folder = _folder(tmp_path, solution={"server/app.py": b"print('new')\n", "db/data.db": b"SQLite\0\x01\x02",
                                          "client/app.js": js})
     before = tree_hash(folder)
