@@ -3,19 +3,28 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import typer
 
 
-def envs(as_json: bool = typer.Option(False, "--json", help="Print a JSON list instead of a table.")) -> None:
+def envs(as_json: bool = typer.Option(False, "--json", help="Print a JSON list instead of a table."),
+         path: Path | None = typer.Option(None, "--path", help="List the benchmark folders under PATH (a folder in "
+                                          "the published layout, or a directory of them, e.g. ~/ai/benchmarks) "
+                                          "with how to run each and what it needs.")) -> None:
     """List the environments (id, category, title) that `stripebench run ENV` accepts.
 
-    They come from the repository's environments/ directory, or $STRIPEBENCH_ENVIRONMENTS.
+    They come from the repository's environments/ directory, or $STRIPEBENCH_ENVIRONMENTS. With --path, the
+    benchmark folders there instead (environment/, grader/, solution/ as Stripe published them): each is run
+    with `stripebench run PATH/<name>` (a problem of a multi-problem folder: PATH/<name>/environment/<problem>).
 
-    Example: `stripebench envs --json`
+    Examples: `stripebench envs --json`, `stripebench envs --path ~/ai/benchmarks`
     """
     from stripebench_tui.envs.manifest import environments_dir, list_environments
 
+    if path is not None:
+        _bench_envs(path, as_json)
+        return
     found = list_environments()
     if as_json:
         rows = [{"id": e.id, "category": e.manifest.category, "title": e.manifest.title, "summary": e.manifest.summary,
@@ -29,6 +38,39 @@ def envs(as_json: bool = typer.Option(False, "--json", help="Print a JSON list i
     cat_width = max(len(e.manifest.category) for e in found)
     for e in found:
         typer.echo(f"{e.id:<{width}}  {e.manifest.category:<{cat_width}}  {e.manifest.title}")
+
+
+def _bench_envs(path: Path, as_json: bool) -> None:
+    from stripebench_tui.envs.benchfolder import bench_folders_under, load_bench_folder
+    from stripebench_tui.errors import UserError
+
+    folders = bench_folders_under(path)
+    if not folders:
+        raise UserError(f"{path}: no benchmark folders there (each holds environment/ and grader/)")
+    rows = []
+    for folder in folders:
+        try:
+            found = load_bench_folder(folder)
+        except UserError as exc:  # one broken folder is listed with its problem, not the end of the listing
+            rows.append({"id": folder.name, "category": "-", "title": str(exc), "run": "", "overlay": "",
+                         "needs": [], "offline": False, "path": str(folder)})
+            continue
+        for e in found:
+            target = e.folder / "environment" / e.problem if e.problem else e.folder
+            rows.append({"id": e.id, "category": e.manifest.category, "title": e.manifest.title,
+                         "run": f"stripebench run {target}", "overlay": str(e.overlay_path or ""),
+                         "needs": e.needs, "offline": e.overlay.offline, "stripe_preload": e.overlay.stripe_preload,
+                         "path": str(e.root)})
+    if as_json:
+        typer.echo(json.dumps(rows, indent=2))
+        return
+    width = max(len(r["id"]) for r in rows)
+    for r in rows:
+        typer.echo(f"{r['id']:<{width}}  {r['category']:<10}  {r['title']}")
+        if r["run"]:
+            typer.echo(f"{'':<{width}}  run: {r['run']}" + ("" if r["overlay"] else "  (no overlay: defaults)"))
+        for need in r["needs"]:
+            typer.echo(f"{'':<{width}}  needs: {need}")
 
 
 def register(app: typer.Typer) -> None:

@@ -26,7 +26,14 @@ def grader_path(env: Environment, root: Path | None = None) -> Path:
 
 
 def load_grader(env: Environment, root: Path | None = None) -> Grader | None:
-    """Import ``env``'s grader; None when it has no grader file, BadFileError when the file is broken."""
+    """Import ``env``'s grader; None when it has no grader file, BadFileError when the file is broken.
+
+    A benchmark folder's environment has an external grader (a command; see ``grading.external``) instead.
+    """
+    if getattr(env, "external_grader", None) is not None:
+        from stripebench_tui.grading.external import ExternalGrader
+
+        return ExternalGrader.for_env(env)  # type: ignore[return-value]
     path = grader_path(env, root)
     if not path.is_file():
         return None

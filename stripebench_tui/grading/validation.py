@@ -106,7 +106,8 @@ async def validate(envs: list[Environment], runner: Runner, progress: Progress =
             except Exception as exc:  # noqa: BLE001 - one failed run is a failed row, not a crashed validation
                 outcome = RunOutcome(score=None, error=f"{type(exc).__name__}: {exc}")
             outcome.duration = outcome.duration or time.monotonic() - started
-        row = Row(env.id, run, outcome, criteria)
+        # An external grader's criteria are only known from its report: the run's own final verdicts name them.
+        row = Row(env.id, run, outcome, criteria or list(outcome.statuses))
         rows.append(row)
         score = "—" if outcome.score is None else f"{outcome.score:.2f}"
         progress(f"[{n}/{len(plan)}] {env.id}: {run.label} → {score} in {outcome.duration:.1f}s "

@@ -197,6 +197,8 @@ class Episode:
                    # ports, URLs and paths (no keys), so a replay can map this episode's values onto its own
                    "variables": {k: v for k, v in self.sandbox.variables().items() if "KEY" not in k}},
         )
+        if hasattr(env, "folder"):  # a benchmark folder: replay --fork-at finds it again by this path
+            header.extra["bench_folder"] = str(env.root)
         if hasattr(self.sandbox, "header_extra"):  # e.g. the docker sandbox's container
             header.extra.update(self.sandbox.header_extra())
         self.bus = EventBus()
@@ -295,7 +297,8 @@ class Episode:
         """Wire the environment's grader (if any) to the bus; returns (turn-end hooks, final hooks)."""
         if not self.config.grading:
             return [], []
-        from stripebench_tui.grading import GradingContext, LiveGrading, load_grader
+        from stripebench_tui.grading import GradingContext, load_grader
+        from stripebench_tui.grading.external import live_grading_for
 
         env, sandbox, backend = self.env, self.sandbox, self.backend
         assert env is not None and sandbox is not None and backend is not None
@@ -309,7 +312,7 @@ class Episode:
                              app_urls={k: v for k, v in variables.items() if k.endswith("_URL") and v.startswith("http")
                                        and not k.startswith("STRIPE_")},
                              env_vars=variables, processes=sandbox)  # app copies run in the sandbox
-        self.live_grading = LiveGrading(grader, ctx)
+        self.live_grading = live_grading_for(grader, ctx)  # criteria, or a command's report (external)
         self.live_grading.attach(bus)
         return [self.live_grading.turn_end_hook], [self.live_grading.final_hook]
 

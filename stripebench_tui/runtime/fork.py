@@ -295,7 +295,10 @@ def fork_config(trace_path: Path, agent: str, **overrides: Any) -> Any:
     if not header.env:
         raise UserError(f"{trace_path}: the trace does not say which environment it ran (header.env)")
     seed = header.seeds.get("emulator", 0) if isinstance(header.seeds, dict) else 0
-    return EpisodeConfig(env=header.env, agent=agent, seed=int(seed or 0), **overrides)
+    # A benchmark folder's environment is found by its path (recorded in the header), not by id.
+    bench = header.extra.get("bench_folder") if isinstance(header.extra, dict) else None
+    env = bench if bench and Path(bench).is_dir() else header.env
+    return EpisodeConfig(env=env, agent=agent, seed=int(seed or 0), **overrides)
 
 
 __all__ = ["DIVERGENCE", "DivergenceChecker", "ForkAgent", "ForkEpisode", "fork_config", "RecordedTurn", "fork_episode", "recorded_turns", "comparable", "stripe_ids",

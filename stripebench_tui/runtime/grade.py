@@ -32,7 +32,8 @@ from stripebench_tui.core.events import StripeObject
 from stripebench_tui.envs.manifest import Environment
 from stripebench_tui.errors import BadFileError, RuntimeProblem, UserError
 from stripebench_tui.grading.context import GradingContext
-from stripebench_tui.grading.evaluate import Evaluator, Reported
+from stripebench_tui.grading.evaluate import Reported
+from stripebench_tui.grading.external import evaluator_for
 from stripebench_tui.grading.loader import grader_path, load_grader
 from stripebench_tui.runtime.local import LocalSandbox
 from stripebench_tui.runtime.services import ServiceFailed
@@ -184,10 +185,10 @@ async def grade_episode(env: Environment, episode_dir: Path, *, stripe_api_base:
                              stripe_api_key=key, app_urls=app_urls_of(variables), env_vars=variables,
                              processes=processes)
         stack.callback(ctx.close)
-        evaluator = Evaluator(grader, ctx)
+        evaluator = evaluator_for(grader, ctx)  # criteria, or one run of an external grader
         for obj in objects:
             evaluator.see(obj)
-        progress(f"checking {len(grader.criteria)} criteria …")
+        progress(f"checking {len(grader.criteria)} criteria …" if grader.criteria else f"running {grader.description} …")
         results = await evaluator.final()
         return GradeResult(results, evaluator.score(results), described)
 

@@ -1,0 +1,180 @@
+"""The overlay of ours kept beside a benchmark folder: what our manifest needs and the folder does not say.
+
+Looked up as ``<folder>.stripebench.toml`` beside the folder, else ``environments/published/<name>.toml`` (the
+overlays we ship for the published benchmark), else every field's default. Example::
+
+    title = "Migrate Card Element to embedded Checkout"
+    category = "full-stack"
+    submission = "ids_for_grading.txt"          # relative to the workspace (the folder's environment/)
+    needs = ["Stripe test mode: the grader reads the session back"]   # shown by `stripebench envs --path`
+    stripe_preload = true                       # the app hard-codes api.stripe.com: it needs the SDK preload
+    problem_replace = { "/workdir" = "${WORKSPACE}" }
+
+    [[services]]                                # as in a manifest; commands run in the workspace,
+                                                # ${BENCH_FOLDER} is the folder (a hidden server's code),
+                                                # ${BENCH_OVERLAY_DIR} this file's directory
+    name = "app"
+    command = "cd server && python main.py"
+    ports = ["APP_PORT"]
+
+    [grader]                                    # a command; its per-test report becomes the criteria
+    command = 'python -m pytest -q checkout_tests.py --checkout-session-id="$SUBMISSION" --junitxml="$REPORT"'
+    report = "junit"
+
+    [oracle]                                    # after solution/'s files are written through real tool calls
+    steps = [{ tool = "shell", args = { command = "echo done" } }]
+
+The grader's command runs with bash in a copy of ``grader/`` (``cwd``), with ``SUBMISSION`` (the submission's text),
+``SUBMISSION_PATH``, ``REPORT`` (where to write the report), ``WORKSPACE``, ``PROBLEM`` and the episode's
+``STRIPE_API_BASE`` / ``STRIPE_SECRET_KEY`` in its environment: write ``"$SUBMISSION"`` quoted, it is the agent's text.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from stripebench_tui.envs.manifest import Limits, ServiceSpec, bundled_dir
+from stripebench_tui.errors import BadFileError
+
+OVERLAY_SUFFIX = ".stripebench.toml"
+REPORT_KINDS = ("auto", "junit", "pytest-json", "rspec-json", "score-json")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ExternalGraderSpec(_Strict):
+    """A grader that is a command (pytest, RSpec, a script) whose report becomes criteria."""
+
+    # Default: pytest over the grader folder with a JUnit report (the published Python graders are pytest files).
+    command: str = 'python -m pytest -q -p no:cacheprovider --junitxml="$REPORT"'
+    cwd: str = "grader"  # relative to the folder; the command runs in a fresh copy of it, never in the folder
+    report: Literal["auto", "junit", "pytest-json", "rspec-json", "score-json"] = "auto"
+    # Where the report is, relative to the copy of cwd ("$REPORT" or unset: the file $REPORT names; "-": stdout).
+    report_file: str | None = None
+    timeout: float = Field(300.0, gt=0)
+    debounce: float = Field(0.5, ge=0)  # seconds of quiet after a change before a live re-run
+    on: list[str] = Field(default_factory=lambda: ["*"])  # Stripe object types whose appearance re-runs it ("*": any)
+    live: bool = True  # False: run only at the end (a slow grader)
+    submission_format: Literal["text", "json"] = "text"  # json: a malformed submission fails without running it
+    submission_pattern: str | None = None  # a regex the submission must match (e.g. "^cs_"), else it fails unrun
+    # Copies of the agent's files the grader reads at fixed places: {path in the grader copy: path in the workspace}.
+    inputs: dict[str, str] = Field(default_factory=dict)
+    # pip requirement specs the grader needs beyond this machine's python (e.g. an older stripe it was written for):
+    # installed once into a cached virtualenv that comes first on the command's PATH.
+    requirements: list[str] = Field(default_factory=list)
+    # Extra variables for the command (e.g. PYTEST_DISABLE_PLUGIN_AUTOLOAD = "1": pytest starts in a fraction of
+    # the time when it does not import every plugin installed on the machine).
+    env: dict[str, str] = Field(default_factory=dict)
+    # The name, beside the grader copy, of a link to the agent's workspace (published graders read ../environment/…).
+    workspace_link: str = "environment"
+
+
+class OracleSpec(_Strict):
+    map: dict[str, str] = Field(default_factory=dict)  # solution/ path -> workspace path, where they differ
+    skip: list[str] = Field(default_factory=list)  # globs of solution/ files not to write (notes, READMEs)
+    steps: list[dict[str, Any]] = Field(default_factory=list)  # plan steps (see envs.plans) after the files
+
+
+class MutantSpec(_Strict):
+    name: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]*$")
+    description: str = ""
+    files: str | None = None  # a directory of overlay files, relative to the overlay file
+    steps: list[dict[str, Any]] = Field(default_factory=list)
+
+
+class OverlayStripe(_Strict):
+    seed: str | None = None  # a script relative to the overlay file, run in the workspace before the agent starts
+    api_version: str | None = None
+
+
+class OverlayDocker(_Strict):
+    # --sandbox docker builds the folder's Dockerfile first, our image on top (single-problem folders only).
+    use_folder_dockerfile: bool = False
+    cpus: float = Field(1.0, gt=0)
+    memory: str = "1g"
+
+
+class ProblemOverride(_Strict):
+    """Per-problem settings of a folder with several problems."""
+
+    title: str | None = None
+    category: Literal["backend", "full-stack", "gym"] | None = None
+    submission: str | None = None
+    setup: list[str] = Field(default_factory=list)
+    hints: list[str] = Field(default_factory=list)
+    grader: ExternalGraderSpec | None = None
+
+
+class Overlay(_Strict):
+    title: str | None = None
+    category: Literal["backend", "full-stack", "gym"] | None = None
+    summary: str = ""
+    submission: str | None = None
+    tools: list[str] = Field(default_factory=list)
+    setup: list[str] = Field(default_factory=list)
+    requirements: str | None = None  # a pip requirements file relative to the overlay file
+    hints: list[str] = Field(default_factory=list)
+    limits: Limits = Field(default_factory=Limits)
+    stripe: OverlayStripe = Field(default_factory=OverlayStripe)
+    services: list[ServiceSpec] = Field(default_factory=list)
+    # What it needs that this machine may not have (real test mode, a toolchain, a package not reachable offline).
+    needs: list[str] = Field(default_factory=list)
+    offline: bool = True  # False: it cannot run on the emulator alone (say why in needs)
+    # The app hard-codes api.stripe.com: run it with the per-language Stripe SDK preload (added by the preload
+    # work; this overlay only records that the app needs it).
+    stripe_preload: bool = False
+    problem_replace: dict[str, str] = Field(default_factory=dict)  # text in PROBLEM.md -> what the agent reads
+    grader: ExternalGraderSpec = Field(default_factory=ExternalGraderSpec)
+    oracle: OracleSpec = Field(default_factory=OracleSpec)
+    mutants: list[MutantSpec] = Field(default_factory=list)
+    docker: OverlayDocker = Field(default_factory=OverlayDocker)
+    problems: dict[str, ProblemOverride] = Field(default_factory=dict)
+
+    @classmethod
+    def load(cls, path: Path) -> "Overlay":
+        """Read and check an overlay file; BadFileError naming the file and field."""
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise BadFileError(f"{path}: no such file") from None
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise BadFileError(f"{path}: not valid TOML: {exc}") from None
+        try:
+            return cls.model_validate(data)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            where = ".".join(str(p) for p in err["loc"]) or "(top level)"
+            raise BadFileError(f"{path}: {where}: {err['msg'].removeprefix('Value error, ')}") from None
+
+    def problem(self, name: str | None) -> dict[str, Any]:
+        """The set fields of problem ``name``'s override ({} for none)."""
+        if name is None or name not in self.problems:
+            return {}
+        return self.problems[name].model_dump(exclude_defaults=True)
+
+    def grader_for(self, problem: str | None) -> ExternalGraderSpec:
+        override = self.problems.get(problem) if problem else None
+        return override.grader if override is not None and override.grader is not None else self.grader
+
+
+def published_dir() -> Path:
+    """Where the overlays we ship for the published benchmark live."""
+    return bundled_dir("environments") / "published"
+
+
+def find_overlay(folder: Path) -> Path | None:
+    """The overlay for ``folder``: beside it, else the one we ship for its name, else None."""
+    beside = folder.parent / f"{folder.name}{OVERLAY_SUFFIX}"
+    if beside.is_file():
+        return beside
+    shipped = published_dir() / f"{folder.name}.toml"
+    return shipped if shipped.is_file() else None
+
+
+__all__ = ["ExternalGraderSpec", "OVERLAY_SUFFIX", "Overlay", "REPORT_KINDS", "find_overlay", "published_dir"]
