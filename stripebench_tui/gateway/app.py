@@ -50,6 +50,9 @@ _DROP_REQUEST = {"host", "content-length", "connection", "keep-alive", "transfer
 _DROP_RESPONSE = {"content-length", "connection", "keep-alive", "transfer-encoding", "content-encoding", "date", "server"}
 
 
+_CLOSED = "the harness closed the connection"
+
+
 class GatewayError(RuntimeError):
     """The gateway cannot start (port in use, …)."""
 
@@ -258,13 +261,14 @@ class Gateway:
             async for chunk in upstream.aiter_raw():
                 if self.recorder is not None:  # what the model sent; the operator's edits are in the trace
                     self.recorder.chunk(exchange, chunk, True)
+                # Parsed before it is passed on: a harness may close the connection as soon as it has the last event.
+                for event, data in decoder.feed(chunk):
+                    if parser.feed(event, data) and exchange.ttft is None:
+                        exchange.ttft = time.perf_counter() - started
                 if held is None:
                     yield chunk
                 elif passed := held.feed(chunk):
                     yield passed
-                for event, data in decoder.feed(chunk):
-                    if parser.feed(event, data) and exchange.ttft is None:
-                        exchange.ttft = time.perf_counter() - started
             if held is not None:  # the model's time, not the operator's
                 exchange.latency, exchange.reply = time.perf_counter() - started, parser.end()
                 if rest := await held.finish(exchange):
@@ -273,11 +277,13 @@ class Gateway:
             exchange.error = f"upstream stream cut off: {type(exc).__name__}"
             raise
         except BaseException:
-            exchange.error = exchange.error or "the harness closed the connection"
+            exchange.error = exchange.error or _CLOSED
             raise
         finally:
             exchange.latency = exchange.latency or time.perf_counter() - started
             exchange.reply = exchange.reply or parser.end()
+            if exchange.reply.complete and exchange.error == _CLOSED:
+                exchange.error = ""  # it had the whole reply before it hung up
             if not exchange.reply.complete and not exchange.error:
                 exchange.error = exchange.reply.error or "upstream stream ended before the response was complete"
             await upstream.aclose()

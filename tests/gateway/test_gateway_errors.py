@@ -111,3 +111,29 @@ def test_upstream_from_env_and_v1_bases_are_not_doubled() -> None:
     assert up.target("anthropic", "/v1/messages", "beta=true") == ("http://a:1/v1/messages?beta=true", "ka")
     assert up.target("openai", "/v1/chat/completions", "") == ("http://o:2/v1/chat/completions", "ko")
     assert Upstream.from_env("http://vllm:8000/v1", environ={}).target("openai", "/v1/responses", "")[0] == "http://vllm:8000/v1/responses"
+
+
+async def test_a_harness_that_hangs_up_on_the_last_event_still_gets_its_turn_recorded() -> None:
+    """The server closes the relay at the yield that passed the final event (the harness hung up): the reply is whole."""
+    from stripebench_tui.gateway.app import Gateway
+    from stripebench_tui.gateway.wire import ANTHROPIC
+    from stripebench_tui.testing.fake_stream import anthropic_events
+    from stripebench_tui.testing.fake_wire import anthropic_reply
+
+    body = {"model": "m", "max_tokens": 10, "stream": True, "messages": [{"role": "user", "content": "go"}]}
+    events = list(anthropic_events(anthropic_reply(body, ScriptedTurn(text="All done."), 1)))
+    gateway = Gateway(Upstream("http://upstream.invalid", REAL_KEY))
+    exchange = gateway.traffic.arrived(ANTHROPIC, body, "/v1/messages")
+    class Events(httpx.AsyncByteStream):  # the upstream sends one event per chunk
+        async def __aiter__(self):
+            for event in events:
+                yield event
+
+    upstream = httpx.Response(200, headers={"content-type": "text/event-stream"}, stream=Events())
+    relay = gateway._relay(exchange, upstream, 0.0)  # noqa: SLF001 - our own generator, driven as the ASGI server does
+    passed = b""
+    while b"message_stop" not in passed:
+        passed += await relay.__anext__()
+    await relay.aclose()  # what the server does when the harness is gone
+    assert exchange.reply is not None and exchange.reply.complete and exchange.reply.text == "All done."
+    assert exchange.error == ""
