@@ -31,13 +31,12 @@ The grader's command runs with bash in a copy of ``grader/`` (``cwd``), with ``S
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from stripebench_tui.envs.manifest import Limits, ServiceSpec, bundled_dir
+from stripebench_tui.envs.manifest import Limits, ServiceSpec, bundled_dir, read_toml
 from stripebench_tui.errors import BadFileError
 
 OVERLAY_SUFFIX = ".stripebench.toml"
@@ -139,12 +138,7 @@ class Overlay(_Strict):
     @classmethod
     def load(cls, path: Path) -> "Overlay":
         """Read and check an overlay file; BadFileError naming the file and field."""
-        try:
-            data = tomllib.loads(path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise BadFileError(f"{path}: no such file") from None
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-            raise BadFileError(f"{path}: not valid TOML: {exc}") from None
+        data = read_toml(path)
         try:
             return cls.model_validate(data)
         except ValidationError as exc:

@@ -12,7 +12,7 @@ import os
 import re
 import tomllib
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -161,6 +161,16 @@ def _format_error(path: Path, exc: ValidationError) -> str:
     return f"{path}: {where}: {msg}{more}"
 
 
+def read_toml(path: Path) -> dict[str, Any]:
+    """A TOML file's table; BadFileError naming the file when it is missing or not TOML."""
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise BadFileError(f"{path}: no such file") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise BadFileError(f"{path}: not valid TOML: {exc}") from None
+
+
 def load_environment(root: Path) -> Environment:
     """Load and check ``root/environment.toml``; BadFileError with file and field on any problem.
 
@@ -172,12 +182,7 @@ def load_environment(root: Path) -> Environment:
 
         if is_bench_folder(root):
             return load_bench_environment(root)
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise BadFileError(f"{path}: no such file") from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise BadFileError(f"{path}: not valid TOML: {exc}") from None
+    data = read_toml(path)
     try:
         manifest = Manifest.model_validate(data)
     except ValidationError as exc:
