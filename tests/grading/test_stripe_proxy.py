@@ -107,14 +107,18 @@ def test_down_answers_503_until_lifted_and_a_delay_holds_only_its_own_call(proxy
     proxy.down = True
     assert [post(proxy).status_code for _ in range(2)] == [503, 503] and upstream.got == []
     proxy.down = False
-    proxy.plan = ["delay:0.6"]
+    proxy.plan = ["delay:3"]
     slow = threading.Thread(target=post, args=(proxy,))
-    start = time.monotonic()
     slow.start()
-    time.sleep(0.1)
-    assert post(proxy).status_code == 200 and time.monotonic() - start < 0.5  # served while the other waits
+    deadline = time.monotonic() + 30  # ends only a stuck proxy
+    while not any(r.action == "delay:3" for r in proxy.requests()):  # the delayed call has arrived and waits
+        assert time.monotonic() < deadline, "the delayed request never reached the proxy"
+        time.sleep(0.01)
+    assert post(proxy).status_code == 200  # served while the other waits…
     slow.join()
-    assert time.monotonic() - start >= 0.6 and len(upstream.got) == 2
+    delayed, other = [r for r in proxy.requests() if r.action in ("delay:3", "pass")]
+    assert other.answered < delayed.answered  # …and answered first
+    assert delayed.answered - delayed.t >= 3 and len(upstream.got) == 2
 
 
 def test_faults_apply_only_to_matching_requests(proxy, upstream):
