@@ -19,7 +19,8 @@ def test_envs_path_lists_folders_with_how_to_run_them() -> None:
     done = _cli("envs", "--path", str(FOLDERS), "--json")
     assert done.returncode == 0, done.stderr
     rows = {r["id"]: r for r in json.loads(done.stdout)}
-    assert set(rows) == {"config-gym", "pi-script"}
+    assert set(rows) == {"config-gym", "pi-script", "order-api-node", "tea-checkout"}
+    assert (rows["order-api-node"]["category"], rows["tea-checkout"]["category"]) == ("backend", "full-stack")
     assert rows["pi-script"]["run"] == f"stripebench run {FOLDERS / 'pi-script'}" and rows["config-gym"]["category"] == "gym"
     table = _cli("envs", "--path", str(FOLDERS)).stdout
     assert "run: stripebench run" in table and "Checkout configuration gym" in table

@@ -21,7 +21,8 @@ from tests.benchfolders.conftest import FOLDERS, tree_hash
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["pi-script", "config-gym"])
+@pytest.mark.parametrize("name", ["pi-script", "config-gym", pytest.param("order-api-node", marks=pytest.mark.node),
+                                  pytest.param("tea-checkout", marks=pytest.mark.browser)])
 def test_validate_a_folder_as_it_is(name: str, tmp_path: Path) -> None:
     folder = FOLDERS / name
     before = tree_hash(folder)
