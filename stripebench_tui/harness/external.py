@@ -40,7 +40,7 @@ from stripebench_tui.gateway.app import Gateway, GatewayError, Upstream
 from stripebench_tui.gateway.events import failure_line, reply_message
 from stripebench_tui.gateway.hold import Holds, StandIn, unknown_tool
 from stripebench_tui.gateway.traffic import Exchange
-from stripebench_tui.harness.in_container import in_container
+from stripebench_tui.harness.in_container import HARNESS_MOUNT, in_container
 from stripebench_tui.runtime.reaper import TAG_VAR, kill_tagged
 
 # Variables that carry a provider key: never passed on to a harness.
@@ -138,6 +138,7 @@ class ExternalAgent:
         self._base_env = base_env() if env is None else dict(env)
         self._state_dir = state_dir
         self.sandbox: Any = None  # a sandbox with exec_argv (docker): the harness runs inside it
+        self._moved: tuple[str, str] | None = None  # (harness cache here, where the container sees it)
         self.gateway: Gateway | None = None
         self.holds: Holds | None = None  # set when calls wait for the operator's approval
         self.process: asyncio.subprocess.Process | None = None
@@ -168,8 +169,9 @@ class ExternalAgent:
             from stripebench_tui.harness.installers import harness_cache
 
             cache = harness_cache()
-            if cache.is_dir():  # the installed harnesses (and anything they need) at the same path, read-only
-                sandbox.mount_read_only(cache)
+            if cache.is_dir():  # the installed harnesses, read-only, outside any home the agent user cannot enter
+                sandbox.mount_read_only(cache, HARNESS_MOUNT)
+                self._moved = (str(cache.resolve()), HARNESS_MOUNT)
 
     def add_secrets(self, values: list[str]) -> None:
         """More values the model recording must not contain (the episode's Stripe keys, control token, …)."""
@@ -279,7 +281,7 @@ class ExternalAgent:
         self.process_env[TAG_VAR] = self.tag
         argv, env = self.argv, self.process_env
         if self.sandbox is not None:
-            argv, env = in_container(self.sandbox, self.argv, self.process_env)
+            argv, env = in_container(self.sandbox, self.argv, self.process_env, self._moved)
         try:
             self.process = await asyncio.create_subprocess_exec(
                 *argv, cwd=ctx.workspace, env=env, stdin=asyncio.subprocess.DEVNULL,

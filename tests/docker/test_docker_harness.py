@@ -59,7 +59,7 @@ def test_an_external_harness_runs_in_the_container_and_solves_tiny_shop(docker_c
         env = {**os.environ, "PYTHONPATH": str(REPO), "ANTHROPIC_API_KEY": REAL_KEY,
                "STRIPEBENCH_HARNESSES": str(harness_cache)}
         # python3 and PYTHONPATH as the container sees them: the image's interpreter, our package's mount, the cache
-        cmd = (f"env PYTHONPATH=/opt/stripebench:{harness_cache / 'python'} python3 "
+        cmd = (f"env PYTHONPATH=/opt/stripebench:{harness_cache.resolve() / 'python'} python3 "
                "-m stripebench_tui.testing.mini_harness {problem}")
         done = subprocess.run([sys.executable, "-m", "stripebench_tui", "run", "tiny-shop", "--headless",
                                "--sandbox", "docker", "--agent-cmd", cmd, "--base-url", fake.url,
@@ -80,3 +80,37 @@ def test_an_external_harness_runs_in_the_container_and_solves_tiny_shop(docker_c
     end = events[-1]
     assert end["type"] == "episode_end" and end["reason"] == "agent_done" and end["passed"] is True
     assert end["score"] == 1.0
+
+
+@pytest.mark.node
+def test_claude_code_runs_in_the_container_and_solves_tiny_shop(docker_client, tmp_path: Path) -> None:
+    from stripebench_tui.harness.harnesses import CLAUDE_CODE, install_harness
+    from tests.fixture_envs import FIXTURES
+
+    if CLAUDE_CODE.locate() is None:
+        install_harness("claude-code")
+    episode = tmp_path / "episode"
+    handlers = (FIXTURES / "tiny-shop" / "solution" / "handlers.py").read_text()
+    turns = [  # Claude Code's Write refuses to overwrite a file it has not read
+        ScriptedTurn(text="Read.", tool_calls=[ScriptedCall("Read", {"file_path": "{workspace}/handlers.py"})]),
+        ScriptedTurn(text="Write.", tool_calls=[ScriptedCall("Write", {"file_path": "{workspace}/handlers.py",
+                                                                       "content": handlers})]),
+        ScriptedTurn(text="Who am I?", tool_calls=[ScriptedCall("Bash", {"command": WHO, "description": "Who"})]),
+        ScriptedTurn(text="Sign up.", tool_calls=[ScriptedCall("Bash", {"command": SIGN_UP, "description": "Sign up"})]),
+        ScriptedTurn(text="Done: Alice's customer id is in submission.txt."),
+    ]
+    with FakeModelServer(turns, api_key=REAL_KEY, variables={"workspace": str(episode / "workspace")}) as fake:
+        env = {**os.environ, "PYTHONPATH": str(REPO), "ANTHROPIC_API_KEY": REAL_KEY}
+        done = subprocess.run([sys.executable, "-m", "stripebench_tui", "run", "tiny-shop", "--headless", "--sandbox",
+                               "docker", "--agent", "claude-code", "--base-url", fake.url, "--model",
+                               "claude-sonnet-4-5", "--episode-dir", str(episode)],
+                              capture_output=True, text=True, timeout=300, env=env, cwd=REPO)
+        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+        assert len(fake.answered()) == 5
+    events = [json.loads(line) for line in (episode / "trace.jsonl").read_text().splitlines()]
+    assert [e["tool"] for e in events if e["type"] == "tool_call"] == ["Read", "Write", "Bash", "Bash"]
+    results = [e for e in events if e["type"] == "tool_result"]
+    uid, python = results[2]["output"].split()[:2]
+    assert (int(uid), python) == (ROOT_AGENT_UID if os.getuid() == 0 else os.getuid(), "/opt/venv/bin/python3")
+    assert results[3]["output"].startswith("cus_"), results[3]
+    assert events[-1]["reason"] == "agent_done" and events[-1]["passed"] is True
