@@ -40,6 +40,7 @@ from stripebench_tui.gateway.app import Gateway, GatewayError, Upstream
 from stripebench_tui.gateway.events import failure_line, reply_message
 from stripebench_tui.gateway.hold import Holds, StandIn, unknown_tool
 from stripebench_tui.gateway.traffic import Exchange
+from stripebench_tui.harness.in_container import HARNESS_MOUNT, in_container
 from stripebench_tui.runtime.reaper import TAG_VAR, kill_tagged
 
 # Variables that carry a provider key: never passed on to a harness.
@@ -117,7 +118,7 @@ class _Held:
 class ExternalAgent:
     """Runs a ``Harness`` as a process behind the model gateway (see the module docstring)."""
 
-    local_only = True  # the harness runs on this machine (a container sandbox for harnesses is still to come)
+    local_only = False  # with --sandbox docker the harness runs in the episode's container (use_sandbox)
 
     def __init__(self, harness: Harness, *, model: str | None = None, base_url: str | None = None,
                  api_key: str | None = None, on_retry: Any = None, env: dict[str, str] | None = None,
@@ -136,6 +137,8 @@ class ExternalAgent:
         # the allow-listed part of ours (child_env): never a provider key, which stays in the gateway
         self._base_env = base_env() if env is None else dict(env)
         self._state_dir = state_dir
+        self.sandbox: Any = None  # a sandbox with exec_argv (docker): the harness runs inside it
+        self._moved: tuple[str, str] | None = None  # (harness cache here, where the container sees it)
         self.gateway: Gateway | None = None
         self.holds: Holds | None = None  # set when calls wait for the operator's approval
         self.process: asyncio.subprocess.Process | None = None
@@ -158,6 +161,17 @@ class ExternalAgent:
     def secrets(self) -> list[str]:
         """The provider keys the gateway holds (the trace redacts them, though nothing should carry them)."""
         return self.upstream.secrets
+
+    def use_sandbox(self, sandbox: Any) -> None:
+        """Run the harness where the episode's code runs, when that is a container (a local sandbox changes nothing)."""
+        if hasattr(sandbox, "exec_argv"):
+            self.sandbox = sandbox
+            from stripebench_tui.harness.installers import harness_cache
+
+            cache = harness_cache()
+            if cache.is_dir():  # the installed harnesses, read-only, outside any home the agent user cannot enter
+                sandbox.mount_read_only(cache, HARNESS_MOUNT)
+                self._moved = (str(cache.resolve()), HARNESS_MOUNT)
 
     def add_secrets(self, values: list[str]) -> None:
         """More values the model recording must not contain (the episode's Stripe keys, control token, …)."""
@@ -249,8 +263,11 @@ class ExternalAgent:
             await asyncio.to_thread(self.gateway.start)
         except GatewayError as exc:
             raise AgentError(str(exc)) from exc
-        state = self._state_dir or str(Path(task.workspace or ".").resolve().parent / f"{self.name}-state")
-        Path(state).mkdir(parents=True, exist_ok=True)
+        if self.sandbox is not None and self._state_dir is None:  # writable by the container's user, in the episode
+            state = str(self.sandbox.scratch_dir(f"{self.name}-state-"))
+        else:
+            state = self._state_dir or str(Path(task.workspace or ".").resolve().parent / f"{self.name}-state")
+            Path(state).mkdir(parents=True, exist_ok=True)
         workspace = task.workspace or os.getcwd()
         ctx = HarnessContext(problem=task.problem, workspace=workspace, base_url=self.gateway.url,
                              openai_base_url=self.gateway.openai_base_url, api_key=self.gateway.dummy_key,
@@ -258,11 +275,16 @@ class ExternalAgent:
                              mcp_servers=self._mcp_servers(task, workspace, state))
         self.argv = self.harness.command(self.executable or "", ctx)
         context_env = {k: str(v) for k, v in task.context.items() if isinstance(v, (str, int, float)) and k.isupper()}
-        self.process_env = self.harness.environment(ctx, {**self._base_env, **context_env})
+        # In a container, only the episode's variables: this machine's PATH and HOME mean nothing there.
+        base = {} if self.sandbox is not None else self._base_env
+        self.process_env = self.harness.environment(ctx, {**base, **context_env})
         self.process_env[TAG_VAR] = self.tag
+        argv, env = self.argv, self.process_env
+        if self.sandbox is not None:
+            argv, env = in_container(self.sandbox, self.argv, self.process_env, self._moved)
         try:
             self.process = await asyncio.create_subprocess_exec(
-                *self.argv, cwd=ctx.workspace, env=self.process_env, stdin=asyncio.subprocess.DEVNULL,
+                *argv, cwd=ctx.workspace, env=env, stdin=asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, start_new_session=True)
         except OSError as exc:
             raise AgentError(f"cannot start {self.name} ({self.argv[0]}): {exc.strerror or exc}") from exc
@@ -281,7 +303,7 @@ class ExternalAgent:
             args = ["-m", f"stripebench_tui.tools.{name}", "--workspace", workspace]
             if name == "browser":
                 args += ["--screenshots", str(Path(state) / "screenshots")]
-            servers[name] = {"command": sys.executable, "args": args}
+            servers[name] = {"command": "python3" if self.sandbox is not None else sys.executable, "args": args}
         return servers
 
     async def next_turn(self, observations: list[Observation]) -> AgentTurn:

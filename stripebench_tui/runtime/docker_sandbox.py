@@ -78,6 +78,7 @@ class DockerSandbox(SandboxBase):
         self.client: Any = None
         self.image = ""
         self.watchdog: _Watchdogs | None = None
+        self.read_only_mounts: list[tuple[Path, str]] = []  # more host folders, and where the container sees them
         if os.getuid() == 0:
             self.uid, self.gid = ROOT_AGENT_UID, ROOT_AGENT_UID
         else:
@@ -106,6 +107,12 @@ class DockerSandbox(SandboxBase):
         # The header is written before the engine is reached: the name is fixed now, the id and image come later
         # in the `docker` service events.
         return {"container": self.container_name, "agent_uid": self.uid}
+
+    def mount_read_only(self, path: Path, at: str) -> None:
+        """Show ``path`` (say, the harness cache) read-only in the container at ``at``; before ``start``."""
+        if self.container is not None:
+            raise RuntimeError("mount_read_only after the container started")
+        self.read_only_mounts.append((path.resolve(), at))
 
     def container_env(self, extra: dict[str, str] | None = None) -> dict[str, str]:
         """The environment of a command inside the container: only the episode's variables."""
@@ -171,6 +178,8 @@ class DockerSandbox(SandboxBase):
         for path in (self.workspace, self.scratch):
             if path.resolve() != path:
                 volumes[str(path.resolve())] = {"bind": str(path.resolve()), "mode": "rw"}
+        for path, at in self.read_only_mounts:
+            volumes[str(path)] = {"bind": at, "mode": "ro"}
         if self.env.manifest.stripe.seed:
             volumes[str(self.env.path(self.env.manifest.stripe.seed).resolve())] = {"bind": self.seed_path(),
                                                                                      "mode": "ro"}

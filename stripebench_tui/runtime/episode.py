@@ -171,6 +171,9 @@ class Episode:
             else:
                 self.sandbox = LocalSandbox(env, episode_dir, self.backend.env_vars())
             self.sandbox.prepare()
+            use_sandbox = getattr(self.agent, "use_sandbox", None)
+            if use_sandbox is not None:  # an agent whose process runs where the episode's code runs
+                use_sandbox(self.sandbox)
             atexit.register(self._atexit)
             self._open_trace(episode_dir)
             return await self._play()
