@@ -9,9 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -21,42 +18,31 @@ from stripebench_tui.core.agent import Task, ToolSpec
 from stripebench_tui.core.bus import EventBus
 from stripebench_tui.core.driver import Driver
 from stripebench_tui.core.limits import Limits
-from stripebench_tui.harness.harnesses import CODEX, harness_status, install_harness
 from stripebench_tui.testing.fake_models import FakeModelServer
 from stripebench_tui.testing.fake_wire import ScriptedCall, ScriptedTurn
 from tests.fixture_envs import FIXTURES, fixture_envs  # noqa: F401  (autouse: the fixture environments)
 from tests.gateway.conftest import REAL_KEY
+from tests.gateway.harness_runs import pinned_harness, run_headless, tiny_shop_commands
 from tests.gateway.test_external_agent import NoTools
-from tests.gateway.test_external_episode import SIGN_UP
 
 pytestmark = [pytest.mark.slow, pytest.mark.node]
-REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
 def codex() -> str:
     """The pinned Codex CLI, installed into the harness cache by our installer if missing."""
-    if CODEX.locate() is None:
-        install_harness("codex")
-    where, version = harness_status("codex")
-    assert where is not None, "the codex install did not produce a `codex` executable"
-    assert version == "0.171.0", version
-    return where
+    return pinned_harness("codex", "0.171.0")
 
 
 def test_codex_solves_tiny_shop_through_the_gateway_and_its_commands_are_turns(codex: str, tmp_path: Path) -> None:
     episode = tmp_path / "episode"
     handlers = (FIXTURES / "tiny-shop" / "solution" / "handlers.py").read_text()
-    commands = ["ls && head -3 handlers.py", "cat > handlers.py <<'PYEOF'\n" + handlers + "PYEOF", SIGN_UP]
+    commands = tiny_shop_commands()
     turns = [ScriptedTurn(text=text, tool_calls=[ScriptedCall("exec_command", {"cmd": command})])
              for text, command in zip(["Look around.", "Implement the handler.", "Sign up Alice."], commands)]
     turns.append(ScriptedTurn(text="Done: Alice's customer id is in submission.txt."))
     with FakeModelServer(turns, api_key=REAL_KEY) as fake:
-        env = {**os.environ, "PYTHONPATH": str(REPO), "OPENAI_API_KEY": REAL_KEY}
-        done = subprocess.run([sys.executable, "-m", "stripebench_tui", "run", "tiny-shop", "--headless", "--agent", "codex",
-                               "--base-url", fake.openai_base_url, "--model", "gpt-test", "--episode-dir", str(episode)],
-                              capture_output=True, text=True, timeout=300, env=env, cwd=REPO)
-        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+        run_headless("codex", fake.openai_base_url, episode, "OPENAI_API_KEY", REAL_KEY, "gpt-test")
         requests = fake.requests
     assert [(r.protocol, r.path, r.api_key, r.streamed) for r in requests] == [("responses", "/v1/responses", REAL_KEY, True)] * 4
     assert requests[0].body["model"] == "gpt-test"

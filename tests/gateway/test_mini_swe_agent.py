@@ -9,8 +9,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -20,43 +18,32 @@ from stripebench_tui.core.agent import Task
 from stripebench_tui.core.bus import EventBus
 from stripebench_tui.core.driver import Driver
 from stripebench_tui.core.limits import Limits
-from stripebench_tui.harness.harnesses import MINI_SWE_AGENT, harness_status, install_harness
 from stripebench_tui.testing.fake_models import FakeModelServer
 from stripebench_tui.testing.fake_wire import ScriptedCall, ScriptedTurn
 from tests.fixture_envs import FIXTURES, fixture_envs  # noqa: F401  (autouse: the fixture environments)
 from tests.gateway.conftest import REAL_KEY
+from tests.gateway.harness_runs import pinned_harness, run_headless, tiny_shop_commands
 from tests.gateway.test_claude_code import _processes_with
 from tests.gateway.test_external_agent import NoTools
-from tests.gateway.test_external_episode import SIGN_UP
 
 pytestmark = pytest.mark.slow
-REPO = Path(__file__).resolve().parents[2]
 SUBMIT = "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"  # mini-swe-agent's way of saying it is done
 
 
 @pytest.fixture(scope="module")
 def mini() -> str:
     """The pinned mini-swe-agent, installed into its own venv in the harness cache by our installer if missing."""
-    if MINI_SWE_AGENT.locate() is None:
-        install_harness("mini-swe-agent")
-    where, version = harness_status("mini-swe-agent")
-    assert where is not None, "the mini-swe-agent install did not produce a `mini` executable"
-    assert version == "2.4.6", version
-    return where
+    return pinned_harness("mini-swe-agent", "2.4.6")
 
 
 def test_mini_swe_agent_solves_tiny_shop_and_its_bash_calls_are_turns(mini: str, tmp_path: Path) -> None:
     episode = tmp_path / "episode"
     handlers = (FIXTURES / "tiny-shop" / "solution" / "handlers.py").read_text()
-    commands = ["ls && head -3 handlers.py", "cat > handlers.py <<'PYEOF'\n" + handlers + "PYEOF", SIGN_UP, SUBMIT]
+    commands = tiny_shop_commands() + [SUBMIT]
     turns = [ScriptedTurn(text=text, tool_calls=[ScriptedCall("bash", {"command": command})])
              for text, command in zip(["Look around.", "Implement the handler.", "Sign up Alice.", "Submit."], commands)]
     with FakeModelServer(turns, api_key=REAL_KEY) as fake:
-        env = {**os.environ, "PYTHONPATH": str(REPO), "OPENAI_API_KEY": REAL_KEY}
-        done = subprocess.run([sys.executable, "-m", "stripebench_tui", "run", "tiny-shop", "--headless", "--agent",
-                               "mini-swe-agent", "--base-url", fake.openai_base_url, "--model", "gpt-test",
-                               "--episode-dir", str(episode)], capture_output=True, text=True, timeout=300, env=env, cwd=REPO)
-        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+        run_headless("mini-swe-agent", fake.openai_base_url, episode, "OPENAI_API_KEY", REAL_KEY, "gpt-test")
         requests = fake.requests
     assert [(r.protocol, r.path, r.api_key) for r in requests] == [("openai", "/v1/chat/completions", REAL_KEY)] * 4
     assert requests[0].body["model"] == "gpt-test"  # litellm's openai/ provider prefix is not sent
