@@ -174,8 +174,8 @@ def _environment(folder: Path, problem: str | None, overlay: Overlay, overlay_pa
             limits=overlay.limits, stripe=StripeSetup(seed=seed, api_version=overlay.stripe.api_version),
             services=services, hints=list(per.get("hints") or overlay.hints), solution=solution, mutants=mutants,
             docker=DockerSpec(dockerfile=dockerfile, cpus=overlay.docker.cpus, memory=overlay.docker.memory),
-            # The manifest's switch for the per-language Stripe SDK preload, where this build has it.
-            **({"stripe_preload": overlay.stripe_preload} if "stripe_preload" in Manifest.model_fields else {}),
+            # The per-language Stripe SDK preload (stripebench_tui.preload) for apps that read no base URL.
+            stripe_preload=overlay.stripe_preload,
         )
     except ValueError as exc:
         raise BadFileError(f"{overlay_path or folder}: {exc}".splitlines()[0]) from None

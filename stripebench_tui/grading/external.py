@@ -29,6 +29,7 @@ from stripebench_tui.grading.criteria import Criterion, Outcome
 from stripebench_tui.grading.evaluate import Reported
 from stripebench_tui.grading.external_reports import PASSED, SKIPPED, criterion_name
 from stripebench_tui.grading.external_run import GraderRun, RunResult
+from stripebench_tui.preload import preload_env
 
 log = logging.getLogger(__name__)
 
@@ -59,13 +60,8 @@ class ExternalGrader:
         env = {**base_env(), **{k: v for k, v in ctx.env_vars.items() if isinstance(v, str)}}
         env["STRIPE_SECRET_KEY"] = env["STRIPE_API_KEY"] = ctx.stripe_api_key
         env["STRIPE_API_BASE"] = ctx.stripe_api_base or "https://api.stripe.com"
-        if getattr(ctx.env.manifest, "stripe_preload", False):  # an unmodified grader finds the emulator as the app does
-            try:
-                from stripebench_tui.preload import preload_env
-            except ImportError:  # a build without the per-language preload
-                pass
-            else:
-                env.update(preload_env(env))
+        if ctx.env.manifest.stripe_preload:  # an unmodified grader finds the emulator as the app does
+            env.update(preload_env(env))
         source = self.folder / Path(self.spec.cwd).parts[0]
         return GraderRun(self.spec, source, work, ctx.workspace, env, ctx.submission_path, self.problem)
 
