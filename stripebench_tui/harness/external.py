@@ -46,6 +46,7 @@ from stripebench_tui.runtime.reaper import TAG_VAR, kill_tagged
 # Variables that carry a provider key: never passed on to a harness.
 PROVIDER_KEYS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN")
 STOP_GRACE = 3.0  # seconds between SIGTERM and SIGKILL of the harness's process group
+EXIT_GRACE = 10.0  # seconds the gateway has to end an exchange once the harness that sent it has exited
 LAST_LINES = 8  # harness log lines quoted when it exits early
 
 
@@ -321,7 +322,13 @@ class ExternalAgent:
             while not held.ended.is_set():
                 changed = self._changed
                 if self._exited.is_set():
-                    return self._finished()
+                    # Its connection is closed, so the gateway ends this exchange at once; a reply it got is still
+                    # a turn (a harness may exit before the gateway has told us the exchange ended).
+                    try:
+                        await asyncio.wait_for(held.ended.wait(), EXIT_GRACE)
+                    except asyncio.TimeoutError:
+                        return self._finished()
+                    break
                 await changed.wait()
             if held in self._arrivals:
                 self._arrivals.remove(held)
