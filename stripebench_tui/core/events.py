@@ -172,6 +172,37 @@ class Operator(Event):
 
 
 @dataclass
+class StripeRequest(Event):
+    """One Stripe API request made during the episode (by the agent's shell, the app, stripe.js or a grader)."""
+
+    type: ClassVar[str] = "stripe_request"
+    request_id: str = ""  # Stripe's Request-Id (req_…)
+    method: str = ""
+    path: str = ""
+    status: int = 0
+    error_type: str = ""  # Stripe's error.type on a 4xx/5xx, e.g. invalid_request_error
+    error_code: str = ""  # Stripe's error.code, e.g. resource_missing
+    idempotency_key: str = ""
+    api_version: str = ""
+    latency: float | None = None  # seconds the backend took to answer
+    object_ids: list[str] = field(default_factory=list)  # ids it created, read or changed
+    source: str = ""  # who asked: agent | app | browser | grader | "" when unknown
+    request_body: str = ""  # redacted, possibly capped
+    response_body: str = ""  # redacted, possibly capped
+
+
+@dataclass
+class Finding(Event):
+    """A detector's mark on a turn: a likely failure mode, apart from the verdicts (e.g. 400-as-success)."""
+
+    type: ClassVar[str] = "finding"
+    detector: str = ""  # e.g. "400-as-success", "unverified-finish", "lost-focus"
+    message: str = ""  # one line for the operator
+    severity: str = "warning"  # info | warning | error
+    evidence: list[dict[str, Any]] = field(default_factory=list)  # {"seq": n} / {"request_id": …} / {"call_id": …}
+
+
+@dataclass
 class EpisodeEnd(Event):
     """The last event of an episode: why it ended and how it scored."""
 
@@ -184,7 +215,8 @@ class EpisodeEnd(Event):
 
 EVENT_TYPES: dict[str, type[Event]] = {
     cls.type: cls
-    for cls in (ModelMessage, ToolCall, ToolResult, StripeObject, GraderVerdict, Service, Operator, EpisodeEnd)
+    for cls in (ModelMessage, ToolCall, ToolResult, StripeObject, GraderVerdict, Service, Operator, StripeRequest,
+                Finding, EpisodeEnd)
 }
 
 _COMMON = ("seq", "t", "turn", "type")
