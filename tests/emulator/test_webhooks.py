@@ -116,12 +116,20 @@ def test_failed_deliveries_are_retried_with_backoff(stripe_client, emulator, rec
 
 
 def test_gives_up_after_max_attempts_and_unreachable_endpoints_do_not_block(stripe_client, emulator):
-    _settings(emulator, retry_base_seconds=0.01, max_attempts=2, timeout_seconds=1)
-    stripe_client.v1.webhook_endpoints.create(params={"url": "http://127.0.0.1:9/nothing", "enabled_events": ["*"]})
-    started = time.monotonic()
-    stripe_client.v1.customers.create()
-    assert time.monotonic() - started < 1  # the request never waits for deliveries
-    assert emulator.emulator.webhooks.wait_idle()
+    import socket
+
+    # An endpoint that takes the connection and never answers: each attempt lasts the whole timeout.
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        _settings(emulator, retry_base_seconds=0.01, max_attempts=2, timeout_seconds=2)
+        url = f"http://127.0.0.1:{silent.getsockname()[1]}/hook"
+        stripe_client.v1.webhook_endpoints.create(params={"url": url, "enabled_events": ["*"]})
+        stripe_client.v1.customers.create()
+        # An ordering check: had the request waited for the delivery, an attempt would have ended by now.
+        records = httpx.get(f"{emulator.url}/_emulator/webhook_deliveries", headers=emulator.control_headers).json()["data"]
+        assert all(not r["attempts"] for r in records)
+        assert emulator.emulator.webhooks.wait_idle()
     record = httpx.get(f"{emulator.url}/_emulator/webhook_deliveries", headers=emulator.control_headers).json()["data"][0]
     assert record["status"] == "failed" and len(record["attempts"]) == 2 and record["attempts"][0]["error"]
     assert stripe_client.v1.events.list().data[0].pending_webhooks == 1
