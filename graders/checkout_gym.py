@@ -88,6 +88,14 @@ def groups_of(params: dict[str, Any]) -> list[str]:
     return [g for g, (param, _read) in GROUPS.items() if g in ALWAYS or param in given]
 
 
+def _page_client(ctx: Any) -> httpx.Client:
+    """One HTTP client per context (making one costs a TLS context, far more than the request)."""
+    memo = vars(ctx).setdefault("_checkout_gym_pages", {})
+    if "client" not in memo:
+        memo["client"] = httpx.Client(timeout=ctx.http_timeout)
+    return memo["client"]
+
+
 def shape(ctx: Any, session_id: str) -> dict[str, Any]:
     """A session's value in every field group."""
     data = ctx.stripe.v1.checkout.sessions.retrieve(session_id).to_dict(recursive=True)
@@ -95,7 +103,7 @@ def shape(ctx: Any, session_id: str) -> dict[str, Any]:
              ctx.stripe.v1.checkout.sessions.line_items.list(session_id, params={"limit": 100}).data]
     page: dict[str, Any] = {}
     if ctx.stripe_api_base:  # what the Checkout page itself shows (the trial is on no API field of the session)
-        answer = httpx.get(f"{ctx.stripe_api_base}/_checkout/{session_id}/state", timeout=ctx.http_timeout)
+        answer = _page_client(ctx).get(f"{ctx.stripe_api_base}/_checkout/{session_id}/state")
         if answer.status_code == 200:
             page = answer.json().get("state") or {}
     return {group: read(data, items, page) for group, (_param, read) in GROUPS.items()}
