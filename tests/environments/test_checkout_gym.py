@@ -5,7 +5,6 @@ from __future__ import annotations
 import copy
 import shutil
 import sqlite3
-from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -13,7 +12,7 @@ import pytest
 from stripebench_tui.core.events import FAIL, PASS
 from stripebench_tui.envs.manifest import find_environment
 from stripebench_tui.grading import GradingContext, GradingView, load_grader
-from tests.emulator.fixtures import TEST_KEY, emulator, emulator_server, stripe_client  # noqa: F401
+from tests.emulator.fixtures import TEST_KEY, emulator_server  # noqa: F401
 from tests.environments.concurrent_validate import validate_failing_concurrently
 from tests.environments.helpers import load_grader_module
 
@@ -35,22 +34,40 @@ def test_every_challenge_asks_for_something_beyond_its_items_and_weighs_the_same
     assert all(abs(w - 1.0) < 1e-9 for w in per_challenge.values())
 
 
-@pytest.fixture
-def seeded(emulator, stripe_client, tmp_path, monkeypatch):  # noqa: F811 - pytest fixtures
-    workspace = tmp_path / "workspace"
+@pytest.fixture(scope="module")
+def seeded_once(emulator_server, tmp_path_factory):  # noqa: F811 - pytest fixtures
+    """The emulator emptied and seeded once for the module: the hidden sessions never change."""
+    import httpx
+
+    httpx.post(f"{emulator_server.url}/_emulator/reset", headers=emulator_server.control_headers,
+               timeout=10).raise_for_status()
+    workspace = tmp_path_factory.mktemp("checkout-gym") / "workspace"
     shutil.copytree(ENV.workspace, workspace)
-    monkeypatch.setenv("STRIPE_API_BASE", emulator.url)
-    monkeypatch.setenv("STRIPE_SECRET_KEY", TEST_KEY)
-    monkeypatch.delenv("STRIPE_API_VERSION", raising=False)
-    monkeypatch.chdir(workspace)
-    SEED.main()
-    ctx = GradingContext(env=ENV, episode_dir=tmp_path, workspace=workspace, stripe_api_base=emulator.url,
-                         stripe_api_key=TEST_KEY)
-    db = sqlite3.connect(workspace / "gym.db")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("STRIPE_API_BASE", emulator_server.url)
+        mp.setenv("STRIPE_SECRET_KEY", TEST_KEY)
+        mp.delenv("STRIPE_API_VERSION", raising=False)
+        mp.chdir(workspace)
+        SEED.main()
+        SEED.main()  # a second run creates no second set of hidden sessions
+    return SimpleNamespace(workspace=workspace, url=emulator_server.url)
+
+
+@pytest.fixture
+def seeded(seeded_once, tmp_path):
+    """Per test: no attempts recorded yet, and a fresh grading context (its reads are its own)."""
+    import stripe
+
+    client = stripe.StripeClient(TEST_KEY, base_addresses={"api": seeded_once.url}, max_network_retries=0)
+    db = sqlite3.connect(seeded_once.workspace / "gym.db")
+    with db:
+        db.execute("DELETE FROM attempts")
+    ctx = GradingContext(env=ENV, episode_dir=tmp_path, workspace=seeded_once.workspace,
+                         stripe_api_base=seeded_once.url, stripe_api_key=TEST_KEY)
     prices = dict(db.execute("SELECT slug, price_id FROM catalogue"))
-    promos = {code: stripe_client.v1.promotion_codes.list(params={"code": code}).data[0].id
+    promos = {code: client.v1.promotion_codes.list(params={"code": code}).data[0].id
               for _coupon, _fields, code in SEED.PROMOTIONS}
-    yield SimpleNamespace(ctx=ctx, client=stripe_client, db=db, workspace=workspace,
+    yield SimpleNamespace(ctx=ctx, client=client, db=db, workspace=seeded_once.workspace,
                           resolve=lambda params: SEED.resolve(params, prices, promos))
     db.close()
     ctx.close()
@@ -72,10 +89,11 @@ def statuses(seeded, number: int) -> dict[str, str]:
 
 
 def test_the_seed_is_idempotent_and_writes_only_page_urls_into_the_workspace(seeded):
-    SEED.main()  # a second run creates no second set of hidden sessions
     targets = SEED.targets(seeded.client)
     assert sorted(targets) == list(range(1, len(SEED.CHALLENGES) + 1))
-    assert len(seeded.client.v1.checkout.sessions.list(params={"limit": 100}).data) == len(SEED.CHALLENGES)
+    hidden = [s for s in seeded.client.v1.checkout.sessions.list(params={"limit": 100}).auto_paging_iter()
+              if "gym_target" in s.metadata.to_dict()]
+    assert len(hidden) == len(SEED.CHALLENGES)  # the seed ran twice
     pages = dict(seeded.db.execute("SELECT number, page_url FROM challenges"))
     assert all(pages[n] == targets[n].url for n in targets)
     assert not any("gym_target" in p.read_text(errors="ignore") for p in seeded.workspace.rglob("*") if p.is_file()
