@@ -9,7 +9,6 @@ import sqlite3
 import subprocess
 import sys
 import time
-from pathlib import Path
 from types import SimpleNamespace
 
 import httpx
