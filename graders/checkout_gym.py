@@ -73,6 +73,8 @@ GROUPS: dict[str, tuple[str, Callable[[dict, list, dict], Any]]] = {
     "tax ids": ("tax_id_collection", lambda s, items, page: bool((s.get("tax_id_collection") or {}).get("enabled"))),
     "trial": ("subscription_data", lambda s, items, page: page.get("trial_days")),
     "customer email": ("customer_email", lambda s, items, page: s.get("customer_email")),
+    # The page can only show a language: "en" and "auto" (a browser in English) look the same.
+    "locale": ("locale", lambda s, items, page: "auto" if s.get("locale") in (None, "auto", "en") else s["locale"]),
     "currency": ("currency", lambda s, items, page: s.get("currency")),
 }
 ALWAYS = ("mode", "line items")

@@ -26,6 +26,7 @@ CATALOGUE = [
     ("tuneup", "pedal_tuneup", "Workshop tune-up", 4500, None),
     ("membership", "pedal_membership", "Ride club membership", 1900, "month"),
     ("club", "pedal_club", "Ride club annual pass", 19000, "year"),
+    ("trailfund", "pedal_trail_fund", "Trail fund donation", 1000, None),
 ]
 # (coupon id, coupon fields, promotion code)
 PROMOTIONS = [
@@ -74,6 +75,9 @@ CHALLENGES: list[dict[str, Any]] = [
     {"title": "Gloves for a rider we know", "params": {
         "mode": "payment", "line_items": [{"price": "price:gloves", "quantity": 1}],
         "customer_email": "mara.okafor@example.com"}},
+    {"title": "Pour le fonds des sentiers", "params": {
+        "mode": "payment", "line_items": [{"price": "price:trailfund", "quantity": 2}], "submit_type": "donate",
+        "locale": "fr"}},
 ]
 
 
