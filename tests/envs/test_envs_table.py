@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 from stripebench_tui.envs.manifest import bundled_dir, list_environments
@@ -38,11 +35,17 @@ def test_every_bundled_environment_has_a_category_stack_and_is_listed_for_valida
 
 
 def _envs(*args: str) -> str:
-    env = {**os.environ, "STRIPEBENCH_ENVIRONMENTS": str(bundled_dir("environments"))}
-    done = subprocess.run([sys.executable, "-m", "stripebench_tui", "envs", *args], capture_output=True, text=True,
-                          timeout=60, env=env)
-    assert done.returncode == 0, done.stderr
-    return done.stdout
+    """`stripebench envs ARGS` in this process (the CLI's own subprocess test covers the entry point)."""
+    import typer
+    from typer.testing import CliRunner
+
+    from stripebench_tui.commands import envs
+
+    app = typer.Typer()
+    envs.register(app)  # a one-command app runs that command without its name
+    done = CliRunner().invoke(app, list(args), env={"STRIPEBENCH_ENVIRONMENTS": str(bundled_dir("environments"))})
+    assert done.exit_code == 0, done.output
+    return done.output
 
 
 def test_the_envs_command_prints_stack_and_size() -> None:
