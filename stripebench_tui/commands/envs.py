@@ -12,7 +12,7 @@ def envs(as_json: bool = typer.Option(False, "--json", help="Print a JSON list i
          path: Path | None = typer.Option(None, "--path", help="List the benchmark folders under PATH (a folder in "
                                           "the published layout, or a directory of them, e.g. ~/ai/benchmarks) "
                                           "with how to run each and what it needs.")) -> None:
-    """List the environments (id, category, title) that `stripebench run ENV` accepts.
+    """List the environments (id, category, stack, workspace size, title) that `stripebench run ENV` accepts.
 
     They come from the repository's environments/ directory, or $STRIPEBENCH_ENVIRONMENTS. With --path, the
     benchmark folders there instead (environment/, grader/, solution/ as Stripe published them): each is run
@@ -21,23 +21,26 @@ def envs(as_json: bool = typer.Option(False, "--json", help="Print a JSON list i
     Examples: `stripebench envs --json`, `stripebench envs --path ~/ai/benchmarks`
     """
     from stripebench_tui.envs.manifest import environments_dir, list_environments
+    from stripebench_tui.envs.size import workspace_size
 
     if path is not None:
         _bench_envs(path, as_json)
         return
     found = list_environments()
+    sizes = {e.id: workspace_size(e.workspace) for e in found}
     if as_json:
-        rows = [{"id": e.id, "category": e.manifest.category, "title": e.manifest.title, "summary": e.manifest.summary,
-                 "path": str(e.root)} for e in found]
+        rows = [{"id": e.id, "category": e.manifest.category, "stack": e.manifest.stack,
+                 "files": sizes[e.id].files, "lines": sizes[e.id].lines, "title": e.manifest.title,
+                 "summary": e.manifest.summary, "path": str(e.root)} for e in found]
         typer.echo(json.dumps(rows, indent=2))
         return
     if not found:
         typer.echo(f"no environments in {environments_dir()}")
         return
-    width = max(len(e.id) for e in found)
-    cat_width = max(len(e.manifest.category) for e in found)
-    for e in found:
-        typer.echo(f"{e.id:<{width}}  {e.manifest.category:<{cat_width}}  {e.manifest.title}")
+    columns = [[e.id, e.manifest.category, e.manifest.stack or "-", str(sizes[e.id]), e.manifest.title] for e in found]
+    widths = [max(len(row[i]) for row in columns) for i in range(4)]
+    for row in columns:
+        typer.echo("  ".join(cell.ljust(w) for cell, w in zip(row, widths)) + "  " + row[4])
 
 
 def _bench_envs(path: Path, as_json: bool) -> None:

@@ -84,6 +84,7 @@ class Manifest(_Strict):
     id: str
     title: str
     category: Literal["backend", "full-stack", "gym"]
+    stack: str = ""  # what the workspace is built with, for the envs table, e.g. "Python · Flask · SQLite"
     summary: str = ""
     problem: str = "PROBLEM.md"
     workspace: str = "workspace"
