@@ -59,7 +59,7 @@ def resolve_price(ctx: RequestContext, spec: dict[str, Any], param: str, recurri
         raise invalid("The price specified is set to `type=recurring` but this field only accepts prices with "
                       "`type=one_time`.", param=f"{param}[price]")
     if not price["active"]:
-        raise invalid(f"The price specified is inactive. This field only accepts active prices.",
+        raise invalid("The price specified is inactive. This field only accepts active prices.",
                       param=f"{param}[price]")
     return price
 

@@ -157,8 +157,14 @@ def collect(ctx: RequestContext, sub: dict[str, Any], invoice: dict[str, Any], n
     if behavior == "default_incomplete":
         bills.open_intent(moved, invoice, description)
         return None
+    if ctx.find("subscription", sub["id"]) is not None:
+        # a charge here that succeeds calls on_paid; this request then reports the subscription's new status itself
+        ctx.save({**ctx.get("subscription", sub["id"]), "_settling": True})
     error = bills.attempt(moved, invoice, payment_method_for(ctx, sub), now, description)
     invoice.update(ctx.get("invoice", invoice["id"]))
+    settled = ctx.get("subscription", sub["id"])
+    settled.pop("_settling", None)
+    ctx.save(settled)
     return error
 
 
@@ -168,6 +174,8 @@ def on_paid(ctx: RequestContext, pi: dict[str, Any]) -> None:
     if invoice is None or not invoice.get("_subscription"):
         return
     sub = ctx.get("subscription", invoice["_subscription"])
+    if sub.get("_settling"):  # paid within the request that made the invoice: that request sets the status
+        return
     if sub["status"] in ("incomplete", "past_due", "unpaid"):
         before = ctx.get("subscription", sub["id"])
         sub["status"] = "active"
@@ -236,11 +244,13 @@ def finalize_due(ctx: RequestContext, invoice: dict[str, Any], now: int) -> None
     sub = ctx.get("subscription", invoice["_subscription"])
     error = collect(ctx, sub, invoice, now, "allow_incomplete")
     sub = ctx.get("subscription", sub["id"])
+    before = ctx.get("subscription", sub["id"])
     if error is not None and sub["status"] in ("active", "trialing"):
-        before = ctx.get("subscription", sub["id"])
         sub["status"] = "past_due"
-        ctx.save(sub)
-        ctx.emit("customer.subscription.updated", sub, previous=before)
+    elif error is None and sub["status"] in ("incomplete", "past_due", "unpaid"):
+        sub["status"] = "active"
+    ctx.save(sub)
+    ctx.emit("customer.subscription.updated", sub, previous=before)
 
 
 def end(ctx: RequestContext, sub: dict[str, Any], now: int, reason: str) -> None:

@@ -31,7 +31,7 @@ def trial_end_from(ctx: RequestContext, params: dict[str, Any], prices: list[dic
         return None
     if "trial_end" in params:
         if not str(params["trial_end"]).isdigit():
-            raise invalid(f"Invalid timestamp: must be an integer Unix timestamp or `now`.", param="trial_end")
+            raise invalid("Invalid timestamp: must be an integer Unix timestamp or `now`.", param="trial_end")
         end = int(params["trial_end"])
         if end <= now:
             raise invalid("Invalid timestamp: must be an integer Unix timestamp in the future.", param="trial_end")

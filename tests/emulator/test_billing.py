@@ -272,3 +272,40 @@ def test_bad_input_is_answered_like_stripe_and_changes_nothing(stripe_client):
     assert err.value.user_message == "A canceled subscription can only update its cancellation_details and metadata."
     assert stripe_client.v1.subscriptions.retrieve(sub.id)["items"].data[0].quantity == 1
     assert stripe_client.v1.subscriptions.update(sub.id, params={"metadata": {"why": "moved"}}).metadata.why == "moved"
+
+
+def test_renewal_decline_goes_past_due_then_recovers_and_period_end_cancels(stripe_client):
+    clock = stripe_client.v1.test_helpers.test_clocks.create(params={"frozen_time": T0})
+    customer = _customer(stripe_client, clock)
+    price = _price(stripe_client, 1200)
+    marker = stripe_client.v1.events.list(params={"limit": 1}).data[0].id
+    sub = stripe_client.v1.subscriptions.create(params={"customer": customer.id, "items": [{"price": price.id}]})
+    assert _types_since(stripe_client, marker) == [
+        "customer.subscription.created", "invoice.created", "invoice.finalized", "payment_intent.created",
+        "charge.succeeded", "payment_intent.succeeded", "invoice.paid", "invoice.payment_succeeded",
+        "customer.subscription.updated"]
+    # the card on file starts declining: the renewal fails and the subscription is past_due
+    failing = stripe_client.v1.payment_methods.attach("pm_card_chargeCustomerFail", params={"customer": customer.id})
+    stripe_client.v1.customers.update(customer.id, params={"invoice_settings": {"default_payment_method": failing.id}})
+    marker = stripe_client.v1.events.list(params={"limit": 1}).data[0].id
+    stripe_client.v1.test_helpers.test_clocks.advance(clock.id, params={"frozen_time": _month_after(T0) + 7200})
+    types = _types_since(stripe_client, marker)
+    assert types.index("invoice.finalized") < types.index("charge.failed") < types.index("invoice.payment_failed")
+    assert "invoice.paid" not in types
+    sub = stripe_client.v1.subscriptions.retrieve(sub.id, params={"expand": ["latest_invoice.payments"]})
+    assert sub.status == "past_due" and sub.latest_invoice.status == "open"
+    # paying the open invoice's PaymentIntent with a good card brings it back
+    pi_id = sub.latest_invoice.payments.data[0].payment.payment_intent
+    stripe_client.v1.payment_intents.confirm(pi_id, params={"payment_method": "pm_card_visa"})
+    assert stripe_client.v1.subscriptions.retrieve(sub.id).status == "active"
+    assert stripe_client.v1.invoices.retrieve(sub.latest_invoice.id).status == "paid"
+    # cancel_at_period_end: deleted when the period ends, with no further invoice
+    ending = stripe_client.v1.subscriptions.update(sub.id, params={"cancel_at_period_end": True})
+    end = ending["items"].data[0].current_period_end
+    assert ending.cancel_at == end and ending.status == "active"
+    invoices = len(stripe_client.v1.invoices.list(params={"subscription": sub.id}).data)
+    stripe_client.v1.test_helpers.test_clocks.advance(clock.id, params={"frozen_time": end + 60})
+    done = stripe_client.v1.subscriptions.retrieve(sub.id)
+    assert (done.status, done.ended_at) == ("canceled", end)
+    assert len(stripe_client.v1.invoices.list(params={"subscription": sub.id}).data) == invoices
+    assert stripe_client.v1.events.list(params={"limit": 2}).data[1].type == "customer.subscription.deleted"

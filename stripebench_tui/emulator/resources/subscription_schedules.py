@@ -59,7 +59,7 @@ def _phases(ctx: RequestContext, specs: list[dict[str, Any]], start: int) -> lis
             raise invalid(f"Missing required param: phases[{n}][end_date].", param=f"phases[{n}][end_date]",
                           code="parameter_missing")
         if end <= moment:
-            raise invalid(f"The phase end_date must be after its start_date.", param=f"phases[{n}][end_date]")
+            raise invalid("The phase end_date must be after its start_date.", param=f"phases[{n}][end_date]")
         phases.append({
             "add_invoice_items": [], "application_fee_percent": None, "billing_cycle_anchor": None,
             "collection_method": None, "currency": items[0]["currency"],
