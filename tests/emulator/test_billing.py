@@ -309,3 +309,36 @@ def test_renewal_decline_goes_past_due_then_recovers_and_period_end_cancels(stri
     assert (done.status, done.ended_at) == ("canceled", end)
     assert len(stripe_client.v1.invoices.list(params={"subscription": sub.id}).data) == invoices
     assert stripe_client.v1.events.list(params={"limit": 2}).data[1].type == "customer.subscription.deleted"
+
+
+def test_items_endpoints_search_and_resume_after_a_paused_trial(stripe_client):
+    clock = stripe_client.v1.test_helpers.test_clocks.create(params={"frozen_time": T0})
+    customer = stripe_client.v1.customers.create(params={"test_clock": clock.id})
+    seats, support = _price(stripe_client, 800, name="Seat"), _price(stripe_client, 300, name="Support")
+    sub = stripe_client.v1.subscriptions.create(params={
+        "customer": customer.id, "items": [{"price": seats.id, "quantity": 2}], "trial_period_days": 7,
+        "trial_settings": {"end_behavior": {"missing_payment_method": "pause"}}, "metadata": {"plan": "team"}})
+    added = stripe_client.v1.subscription_items.create(params={"subscription": sub.id, "price": support.id})
+    assert (added.object, added.quantity, added.price.id, added.subscription) == (
+        "subscription_item", 1, support.id, sub.id)
+    listed = stripe_client.v1.subscription_items.list(params={"subscription": sub.id}).data
+    assert sorted(i.price.id for i in listed) == sorted([seats.id, support.id])
+    changed = stripe_client.v1.subscription_items.update(listed[0].id, params={"quantity": 5,
+                                                                               "proration_behavior": "none"})
+    assert changed.quantity == 5
+    assert stripe_client.v1.subscription_items.delete(added.id).deleted is True
+    with pytest.raises(stripe.InvalidRequestError) as err:  # the last item cannot go
+        stripe_client.v1.subscription_items.delete(sub["items"].data[0].id)
+    assert err.value.param == "items"
+    found = stripe_client.v1.subscriptions.search(params={"query": "status:'trialing' AND metadata['plan']:'team'"})
+    assert [s.id for s in found.data] == [sub.id]
+    # no payment method when the trial ends: paused (no invoice charged), then resumed once there is one
+    stripe_client.v1.test_helpers.test_clocks.advance(clock.id, params={"frozen_time": T0 + 8 * DAY})
+    assert stripe_client.v1.subscriptions.retrieve(sub.id).status == "paused"
+    pm = stripe_client.v1.payment_methods.attach("pm_card_visa", params={"customer": customer.id})
+    stripe_client.v1.subscriptions.update(sub.id, params={"default_payment_method": pm.id})
+    resumed = stripe_client.v1.subscriptions.resume(sub.id, params={"billing_cycle_anchor": "now"})
+    invoice = stripe_client.v1.invoices.retrieve(resumed.latest_invoice)
+    assert resumed.status == "active" and (invoice.status, invoice.total) == ("paid", 800 * 5)
+    with pytest.raises(stripe.InvalidRequestError):
+        stripe_client.v1.subscriptions.resume(sub.id)

@@ -212,7 +212,6 @@ def create(ctx: RequestContext, params: dict[str, Any]) -> dict[str, Any]:
     sub["test_clock"] = customer.get("test_clock")
     sub["collection_method"] = params.get("collection_method", "charge_automatically")
     sub["days_until_due"] = params.get("days_until_due")
-    sub["_anchor"] = anchor
     _cancel_fields(sub, params, now)
     changes.discounts_from(moved, sub, params.get("discounts"), now)
     sub["status"] = "trialing" if trial_end else "incomplete"
