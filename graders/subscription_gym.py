@@ -14,6 +14,7 @@ import calendar
 import json
 import shlex
 import time
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
@@ -44,9 +45,15 @@ class Run:
     """One grading run: the Stripe client, the catalogue, and how to run the agent's command."""
 
     def __init__(self, ctx: Any) -> None:
+        import stripe
+
         self.ctx = ctx
-        self.stripe = ctx.stripe.v1
-        self.clocks: list[str] = []
+        # Our own client: a model's thread sits idle while the agent's command runs, longer than a server keeps an
+        # idle connection open, and the next call must not fail on that closed connection. Retried POSTs carry an
+        # idempotency key (the SDK adds one), so a retry never makes a second object.
+        base = {"api": ctx.stripe_api_base} if ctx.stripe_api_base else None
+        self.stripe = stripe.StripeClient(ctx.stripe_api_key, base_addresses=base, max_network_retries=2).v1
+        self.clocks: list[str] = []  # appended to by the models' threads (list.append is atomic)
         self.prices = {p.lookup_key: p for p in self.stripe.prices.list(params={
             "lookup_keys": ["gym_starter_monthly", "gym_pro_monthly", "gym_pro_annual", "gym_api_calls",
                             "gym_setup_fee"], "active": True}).data}
@@ -62,7 +69,7 @@ class Run:
 
     def command(self, *args: str) -> dict[str, Any]:
         """``python3 subscribe.py ARGS`` in the workspace; its last line as JSON (Miss when it fails)."""
-        log_path = self.logs / "grader-subscribe.log"
+        log_path = self.logs / f"grader-subscribe-{'-'.join(args[:2])}.log"
         with open(log_path, "ab") as log:
             start = log.tell()
             env = {"STRIPE_SECRET_KEY": self.ctx.stripe_api_key, "PYTHONUNBUFFERED": "1"}
@@ -257,22 +264,32 @@ NAMES = [name for name, _, _ in MODELS]
 
 
 def _judged(check: Callable[[Run], Outcome]) -> Callable[[Run], Outcome]:
-    """``check``, with a Stripe error on the model's objects (what the agent set up) as a failure of that model."""
+    """``check``, with Stripe refusing a step on the model's objects (what the agent set up) as its failure."""
     def scenario(run: Run) -> Outcome:
         import stripe
 
         try:
             return check(run)
-        except stripe.StripeError as exc:
+        except (stripe.InvalidRequestError, stripe.CardError) as exc:  # a 4xx about what the agent set up
             raise Miss(f"Stripe refused a step of this model: {exc.user_message or exc}") from None
 
     return scenario
 
 
+def _all_models(run: Run) -> dict[str, Outcome]:
+    """Every model at once: each has its own clock and customer, so they cannot disturb one another, and most of
+    a model's time is the agent's command starting up."""
+    with ThreadPoolExecutor(max_workers=len(MODELS)) as pool:
+        futures = [pool.submit(run_scenarios, run, [((name,), _judged(check))], "subscribe.py")
+                   for name, _, check in MODELS]
+        results: dict[str, Outcome] = {}
+        for future in futures:
+            results.update(future.result())
+    return results
+
+
 def _results(ctx: Any) -> dict[str, Outcome]:
-    return once_per_context(ctx, "subscription-gym", lambda: with_run(
-        ctx, Run, NAMES, lambda run: run_scenarios(run, [((name,), _judged(check)) for name, _, check in MODELS],
-                                                   noun="subscribe.py")))
+    return once_per_context(ctx, "subscription-gym", lambda: with_run(ctx, Run, NAMES, _all_models))
 
 
 GRADER = Grader(
