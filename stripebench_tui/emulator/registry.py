@@ -65,7 +65,11 @@ class Resource:
         def decorate(fn: Handler) -> Handler:
             route = Route(method.upper(), path, fn, dict(params or {}), self, publishable)
             self.routes.append(route)
-            ROUTES.append(route)
+            # A literal path (``/v1/invoices/upcoming``) goes before an ``{id}`` route that would swallow it, so a
+            # module registering later (billing previews) need not be imported before the resource it extends.
+            shadow = next((i for i, r in enumerate(ROUTES) if "{" not in path and r.method == route.method
+                           and r.regex.match(path)), None)
+            ROUTES.insert(len(ROUTES) if shadow is None else shadow, route)
             return fn
 
         return decorate

@@ -59,7 +59,7 @@ def _apply(ctx: RequestContext, obj: dict[str, Any], params: dict[str, Any]) -> 
         obj["tax_exempt"] = params["tax_exempt"] or "none"
 
 
-@resource.route("POST", "/v1/customers", params={**FIELDS, "payment_method": Str()})
+@resource.route("POST", "/v1/customers", params={**FIELDS, "payment_method": Str(), "test_clock": Str()})
 def create(ctx: RequestContext, params: dict[str, Any]) -> dict[str, Any]:
     """Create a customer; ``payment_method`` (a pm_ or magic test id) is attached, and may be the default."""
     from stripebench_tui.emulator.resources import payment_methods
@@ -68,14 +68,18 @@ def create(ctx: RequestContext, params: dict[str, Any]) -> dict[str, Any]:
     settings = params.get("invoice_settings") or {}
     if pm is not None and settings.get("default_payment_method") == params["payment_method"]:
         settings["default_payment_method"] = pm["id"]  # pm_card_visa there means the card just attached
+    clock = ctx.get("test_helpers.test_clock", params["test_clock"], param="test_clock") \
+        if params.get("test_clock") else None  # a customer on a test clock lives on its frozen time
     obj: dict[str, Any] = {
-        "id": ctx.new_id("cus"), "object": "customer", "address": None, "balance": 0, "created": ctx.now(),
+        "id": ctx.new_id("cus"), "object": "customer", "address": None, "balance": 0,
+        "created": clock["frozen_time"] if clock else ctx.now(),
         "currency": None, "default_source": None, "delinquent": False, "description": None, "discount": None,
         "email": None, "invoice_prefix": ctx.emulator.ids.token("invoice_prefix", 8).upper(),
         "invoice_settings": {"custom_fields": None, "default_payment_method": None, "footer": None,
                              "rendering_options": None},
         "livemode": False, "metadata": {}, "name": None, "next_invoice_sequence": 1, "phone": None,
-        "preferred_locales": [], "shipping": None, "tax_exempt": "none", "test_clock": None,
+        "preferred_locales": [], "shipping": None, "tax_exempt": "none",
+        "test_clock": clock["id"] if clock else None,
     }
     default = settings.get("default_payment_method")
     if pm is not None and default == pm["id"]:
@@ -132,4 +136,5 @@ def list_customers(ctx: RequestContext, params: dict[str, Any]) -> dict[str, Any
     """List customers, newest first; ``email`` filters exactly (case-sensitive, like Stripe)."""
     email = params.get("email")
     return ctx.list_page("customer", params, "/v1/customers",
-                         where=lambda c: email is None or c.get("email") == email)
+                         where=lambda c: (email is None or c.get("email") == email)
+                         and ("test_clock" not in params or c.get("test_clock") == params["test_clock"]))

@@ -21,7 +21,7 @@ Publishable keys (``pk_test_…``) may retrieve and confirm a PI when they send 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from stripebench_tui.emulator import versions
 from stripebench_tui.emulator.context import LIST_PARAMS, RequestContext
@@ -36,6 +36,8 @@ resource = Resource("payment_intent", prefix="pi", noun="payment_intent",
                     expandable={"customer": "customer", "latest_charge": "charge", "payment_method": "payment_method",
                                 "last_payment_error.payment_method": "payment_method"})
 AUTHENTICATE_PATH = "/3ds/authenticate/{id}"
+# Called as hook(ctx, pi) after a PI succeeds (billing pays the invoice a subscription's PI belongs to).
+ON_SUCCEEDED: list[Callable[[RequestContext, dict[str, Any]], None]] = []
 _MINIMUMS = {"usd": 50, "eur": 50, "cad": 50, "aud": 50, "gbp": 30, "chf": 50, "jpy": 50}
 
 
@@ -201,6 +203,8 @@ def _charge(ctx: RequestContext, pi: dict[str, Any], pm: dict[str, Any]) -> tupl
         pi["amount_received"] = pi["amount"]
         ctx.save(pi)
         ctx.emit("payment_intent.succeeded", pi)
+        for hook in ON_SUCCEEDED:
+            hook(ctx, pi)
     return pi, None
 
 

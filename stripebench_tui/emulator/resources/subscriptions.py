@@ -1,4 +1,7 @@
-"""Subscriptions (as a subscription-mode Checkout Session creates them): retrieve, list, update, cancel.
+"""Subscriptions: create, retrieve, list, search, update, cancel, resume (and those subscription-mode Checkout makes).
+
+Billing itself (first invoice, prorations, renewals on a test clock) lives in ``billing_start``, ``billing_changes``
+and ``billing_cycle``; this module validates params and applies them.
 
 Items are stored inside the subscription (``_items``) and rendered as a ``subscription_item`` list with their price.
 ``current_period_start``/``_end`` sit on the items from 2025-03-31 on and on the subscription before that.
@@ -10,9 +13,14 @@ import calendar
 from datetime import datetime, timezone
 from typing import Any
 
+from stripebench_tui.emulator import billing_changes as changes
+from stripebench_tui.emulator import billing_cycle as cycle
+from stripebench_tui.emulator import billing_start, billing_update
 from stripebench_tui.emulator.context import LIST_PARAMS, RequestContext
 from stripebench_tui.emulator.errors import invalid
-from stripebench_tui.emulator.params import Bool, Enum, Hash, Int, Metadata, Str
+from stripebench_tui.emulator.params import Array, Bool, Currency, Enum, Hash, Int, Metadata, Str
+from stripebench_tui.emulator.resources import payment_intents
+from stripebench_tui.emulator.search import SEARCH_PARAMS, search_page
 from stripebench_tui.emulator.registry import Resource
 from stripebench_tui.emulator.resources.common import apply_metadata
 from stripebench_tui.emulator.versions import SUBSCRIPTION_PERIOD_ON_ITEMS
@@ -20,7 +28,6 @@ from stripebench_tui.emulator.versions import SUBSCRIPTION_PERIOD_ON_ITEMS
 resource = Resource("subscription", prefix="sub", noun="subscription",
                     expandable={"customer": "customer", "latest_invoice": "invoice",
                                 "default_payment_method": "payment_method"})
-item_resource = Resource("subscription_item", prefix="si", noun="subscription item")
 
 
 def period_end(start: int, interval: str, count: int) -> int:
@@ -65,11 +72,12 @@ def create_subscription(ctx: RequestContext, customer_id: str, items: list[dict[
                         default_payment_method: str | None = None,
                         discounts: list[dict[str, Any]] | None = None, trial_end: int | None = None,
                         billing_cycle_anchor: int | None = None,
-                        trial_settings: dict[str, Any] | None = None) -> dict[str, Any]:
+                        trial_settings: dict[str, Any] | None = None,
+                        built_items: list[dict[str, Any]] | None = None, emit: bool = True) -> dict[str, Any]:
     """Create and save a subscription for ``items`` (``[{price, quantity}]``); emits ``created``.
 
     Active, or ``trialing`` until ``trial_end``; the first period runs to ``billing_cycle_anchor`` (or the trial's
-    end) when given.
+    end) when given. ``built_items`` (subscription items already made) replace ``items``' defaults.
     """
     now = ctx.now()
     sub_id = ctx.new_id("sub")
@@ -103,11 +111,123 @@ def create_subscription(ctx: RequestContext, customer_id: str, items: list[dict[
         "_items": [{"id": ctx.new_id("si"), "object": "subscription_item", "billing_thresholds": None,
                     "created": now, "discounts": [], "metadata": {}, "price": price["id"],
                     "quantity": item.get("quantity", 1), "subscription": sub_id, "tax_rates": []}
-                   for item, price in zip(items, prices)],
+                   for item, price in zip(items, prices)] if built_items is None else built_items,
     }
     ctx.save(obj)
-    ctx.emit("customer.subscription.created", obj)
+    if emit:
+        ctx.emit("customer.subscription.created", obj)
     return obj
+
+
+
+
+payment_intents.ON_SUCCEEDED.append(cycle.on_paid)  # paying an open subscription invoice's PI activates it
+PAYMENT_BEHAVIOR = Enum("allow_incomplete", "default_incomplete", "error_if_incomplete", "pending_if_incomplete")
+CANCELLATION = Hash({"comment": Str(emptyable=True), "feedback": Enum(
+    "customer_service", "low_quality", "missing_features", "other", "switched_service", "too_complex", "too_expensive",
+    "unused", emptyable=True)})
+TRIAL_SETTINGS = Hash({"end_behavior": Hash({"missing_payment_method": Enum("cancel", "create_invoice", "pause",
+                                                                            required=True)}, required=True)})
+COMMON = {
+    "add_invoice_items": Array(changes.INVOICE_ITEM), "cancel_at": Int(emptyable=True),
+    "cancel_at_period_end": Bool(), "collection_method": Enum("charge_automatically", "send_invoice"),
+    "days_until_due": Int(min=0), "default_payment_method": Str(emptyable=True), "default_source": Str(emptyable=True),
+    "default_tax_rates": Array(Str(), emptyable=True), "description": Str(emptyable=True),
+    "discounts": changes.DISCOUNTS, "metadata": Metadata(), "off_session": Bool(),
+    "payment_behavior": PAYMENT_BEHAVIOR, "proration_behavior": changes.PRORATION, "trial_end": Str(),
+    "trial_from_plan": Bool(), "trial_settings": TRIAL_SETTINGS,
+    "payment_settings": Hash({"save_default_payment_method": Enum("off", "on_subscription"),
+                              "payment_method_types": Array(Str(), emptyable=True),
+                              "payment_method_options": Hash({}, emptyable=True)}),
+    "automatic_tax": Hash({"enabled": Bool(required=True)}),
+}
+CREATE = {**COMMON, "customer": Str(required=True), "items": Array(changes.CREATE_ITEM, required=True),
+          "billing_cycle_anchor": Int(),
+          "billing_cycle_anchor_config": Hash({"day_of_month": Int(min=1, max=31, required=True),
+                                               "hour": Int(min=0, max=23), "minute": Int(min=0, max=59),
+                                               "month": Int(min=1, max=12), "second": Int(min=0, max=59)}),
+          "backdate_start_date": Int(), "currency": Currency(), "trial_period_days": Int(min=0, max=730),
+          "billing_mode": Hash({"type": Enum("classic", "flexible", required=True)})}
+UPDATE = {**COMMON, "items": Array(changes.UPDATE_ITEM), "proration_date": Int(),
+          "billing_cycle_anchor": Enum("now", "unchanged"), "cancellation_details": CANCELLATION,
+          "pause_collection": Hash({"behavior": Enum("keep_as_draft", "mark_uncollectible", "void", required=True),
+                                    "resumes_at": Int()}, emptyable=True)}
+
+
+def _now(ctx: RequestContext, sub: dict[str, Any]) -> int:
+    return cycle.clock_now(ctx, sub.get("test_clock"))
+
+
+def _cancel_fields(sub: dict[str, Any], params: dict[str, Any], now: int) -> None:
+    if "cancel_at_period_end" in params:
+        sub["cancel_at_period_end"] = params["cancel_at_period_end"]
+        sub["cancel_at"] = sub["_period_end"] if params["cancel_at_period_end"] else None
+        sub["canceled_at"] = now if params["cancel_at_period_end"] else None
+    if "cancel_at" in params:
+        if params["cancel_at"] is not None and params["cancel_at"] <= now:
+            raise invalid("Invalid timestamp: must be an integer Unix timestamp in the future.", param="cancel_at")
+        sub["cancel_at"] = params["cancel_at"]
+        sub["cancel_at_period_end"] = False
+        sub["canceled_at"] = now if params["cancel_at"] else None
+
+
+@resource.route("POST", "/v1/subscriptions", params=CREATE)
+def create(ctx: RequestContext, params: dict[str, Any]) -> dict[str, Any]:
+    """Create a subscription and bill its first invoice (see ``billing_start``)."""
+    customer = ctx.get("customer", params["customer"], param="customer")
+    now = cycle.clock_now(ctx, customer.get("test_clock"))
+    moved = cycle.at(ctx, now)
+    if not params["items"]:
+        raise invalid("Missing required param: items.", param="items", code="parameter_missing")
+    if params.get("default_payment_method"):
+        pm = moved.get("payment_method", params["default_payment_method"], param="default_payment_method")
+        if pm.get("customer") != customer["id"]:
+            raise invalid("The customer does not have a payment method with the ID "
+                          f"{pm['id']}. The payment method must be attached to the customer.",
+                          param="default_payment_method")
+    if params.get("collection_method") == "send_invoice" and "days_until_due" not in params:
+        raise invalid("Missing required param: days_until_due.", param="days_until_due", code="parameter_missing")
+    sub_id_hint = "sub_pending"
+    built = [changes.new_item(moved, sub_id_hint, spec, now, f"items[{i}]") for i, spec in enumerate(params["items"])]
+    changes.check_items(moved, built)
+    prices = [moved.get("price", i["price"]) for i in built]
+    interval = (prices[0]["recurring"]["interval"], prices[0]["recurring"].get("interval_count", 1))
+    trial_end = billing_start.trial_end_from(moved, params, prices, now)
+    anchor = billing_start.anchor_from(params, trial_end or now, interval)
+    sub = create_subscription(moved, customer["id"], [{"price": i["price"]} for i in built],
+                              metadata=params.get("metadata"), description=params.get("description"),
+                              default_payment_method=params.get("default_payment_method"), trial_end=trial_end,
+                              billing_cycle_anchor=anchor, trial_settings=params.get("trial_settings"),
+                              built_items=built, emit=False)
+    for item in sub["_items"]:
+        item["subscription"] = sub["id"]
+    if trial_end and anchor:  # the trial runs first; the anchor then shortens the first paid period
+        sub["_period_end"] = trial_end
+    sub["billing_cycle_anchor"] = anchor or trial_end or now
+    sub["billing_cycle_anchor_config"] = ({"day_of_month": None, "hour": None, "minute": None, "month": None,
+                                           "second": None, **params["billing_cycle_anchor_config"]}
+                                          if "billing_cycle_anchor_config" in params else None)
+    if "billing_mode" in params:
+        sub["billing_mode"] = {"type": params["billing_mode"]["type"]}
+    sub["test_clock"] = customer.get("test_clock")
+    sub["collection_method"] = params.get("collection_method", "charge_automatically")
+    sub["days_until_due"] = params.get("days_until_due")
+    _cancel_fields(sub, params, now)
+    changes.discounts_from(moved, sub, params.get("discounts"), now)
+    sub["status"] = "trialing" if trial_end else "incomplete"
+    ctx.save(sub)
+    ctx.emit("customer.subscription.created", sub)
+    before = ctx.get("subscription", sub["id"])
+    error = billing_start.first_invoice(moved, sub, params, now)
+    ctx.save(sub)
+    ctx.emit("customer.subscription.updated", sub, previous=before)
+    return error or sub
+
+
+@resource.route("GET", "/v1/subscriptions/search", params=SEARCH_PARAMS)
+def search(ctx: RequestContext, params: dict[str, Any]) -> dict[str, Any]:
+    """Search subscriptions (``status``, ``created``, ``metadata['k']``)."""
+    return search_page(ctx, "subscription", params, "/v1/subscriptions/search", {"status", "created"})
 
 
 @resource.route("GET", "/v1/subscriptions/{id}")
@@ -117,7 +237,8 @@ def retrieve(ctx: RequestContext, params: dict[str, Any], id: str) -> dict[str, 
 
 
 @resource.route("GET", "/v1/subscriptions", params={
-    **LIST_PARAMS, "customer": Str(), "price": Str(),
+    **LIST_PARAMS, "customer": Str(), "price": Str(), "test_clock": Str(),
+    "collection_method": Enum("charge_automatically", "send_invoice"),
     "status": Enum("active", "all", "canceled", "ended", "incomplete", "incomplete_expired", "past_due", "paused",
                    "trialing", "unpaid")})
 def list_subscriptions(ctx: RequestContext, params: dict[str, Any]) -> dict[str, Any]:
@@ -129,53 +250,80 @@ def list_subscriptions(ctx: RequestContext, params: dict[str, Any]) -> dict[str,
             return False
         if status not in (None, "all") and s["status"] != ("canceled" if status == "ended" else status):
             return False
-        if "customer" in params and s["customer"] != params["customer"]:
-            return False
+        for name in ("customer", "test_clock", "collection_method"):
+            if name in params and s.get(name) != params[name]:
+                return False
         return "price" not in params or any(i["price"] == params["price"] for i in s["_items"])
 
     return ctx.list_page("subscription", params, "/v1/subscriptions", where=keep)
 
 
-@resource.route("POST", "/v1/subscriptions/{id}", params={
-    "cancel_at_period_end": Bool(), "cancel_at": Int(emptyable=True), "metadata": Metadata(),
-    "description": Str(emptyable=True), "default_payment_method": Str(emptyable=True),
-    "cancellation_details": Hash({"comment": Str(emptyable=True), "feedback": Str(emptyable=True)})})
-def update(ctx: RequestContext, params: dict[str, Any], id: str) -> dict[str, Any]:
-    """Update ``cancel_at_period_end``, ``cancel_at``, metadata, description or the default payment method."""
-    obj = ctx.get("subscription", id)
+@resource.route("POST", "/v1/subscriptions/{id}", params=UPDATE)
+def update(ctx: RequestContext, params: dict[str, Any], id: str) -> Any:
+    """Update items (with prorations), trial, cancellation, discounts, payment method, metadata…"""
+    sub = ctx.get("subscription", id)
     before = ctx.get("subscription", id)
-    if obj["status"] == "canceled":
+    if sub["status"] == "canceled" and set(params) - {"metadata", "cancellation_details"}:
         raise invalid("A canceled subscription can only update its cancellation_details and metadata.")
-    if "cancel_at_period_end" in params:
-        obj["cancel_at_period_end"] = params["cancel_at_period_end"]
-        obj["cancel_at"] = obj["_period_end"] if params["cancel_at_period_end"] else None
-        obj["canceled_at"] = ctx.now() if params["cancel_at_period_end"] else None
-    if "cancel_at" in params:
-        obj["cancel_at"] = params["cancel_at"]
-        obj["cancel_at_period_end"] = False
+    now = _now(ctx, sub)
+    error = billing_update.apply(cycle.at(ctx, now), sub, params, now)
+    _cancel_fields(sub, params, now)
     if "metadata" in params:
-        obj["metadata"] = apply_metadata(obj["metadata"], params["metadata"])
-    for name in ("description", "default_payment_method"):
+        sub["metadata"] = apply_metadata(sub["metadata"], params["metadata"])
+    for name in ("description", "default_payment_method", "days_until_due", "collection_method"):
         if name in params:
-            obj[name] = params[name]
+            sub[name] = params[name]
     if "cancellation_details" in params:
-        obj["cancellation_details"].update(params["cancellation_details"] or {})
-    ctx.save(obj)
-    ctx.emit("customer.subscription.updated", obj, previous=before)
-    return obj
+        sub["cancellation_details"].update(params["cancellation_details"] or {})
+    if "pause_collection" in params:
+        sub["pause_collection"] = params["pause_collection"] and {"resumes_at": None, **params["pause_collection"]}
+    ctx.save(sub)
+    ctx.emit("customer.subscription.updated", sub, previous=before)
+    return error or sub
 
 
 @resource.route("DELETE", "/v1/subscriptions/{id}", params={
-    "invoice_now": Bool(), "prorate": Bool(),
-    "cancellation_details": Hash({"comment": Str(emptyable=True), "feedback": Str(emptyable=True)})})
+    "invoice_now": Bool(), "prorate": Bool(), "cancellation_details": CANCELLATION})
 def cancel(ctx: RequestContext, params: dict[str, Any], id: str) -> dict[str, Any]:
-    """Cancel at once: ``status=canceled`` and ``customer.subscription.deleted``."""
-    obj = ctx.get("subscription", id)
-    if obj["status"] == "canceled":
+    """Cancel at once: ``status=canceled`` and ``customer.subscription.deleted`` (``prorate``/``invoice_now``)."""
+    sub = ctx.get("subscription", id)
+    if sub["status"] == "canceled":
         raise invalid(f"A canceled subscription can't be canceled again: {id}.")
-    now = ctx.now()
-    obj.update({"status": "canceled", "canceled_at": now, "ended_at": now})
-    obj["cancellation_details"].update({"reason": "cancellation_requested", **(params.get("cancellation_details") or {})})
-    ctx.save(obj)
-    ctx.emit("customer.subscription.deleted", obj)
-    return obj
+    now = _now(ctx, sub)
+    moved = cycle.at(ctx, now)
+    if params.get("prorate"):
+        sub["_pending_lines"] = (sub.get("_pending_lines") or []) + changes.proration_lines(moved, sub, sub["_items"],
+                                                                                          [], now)
+    if params.get("invoice_now") and sub.get("_pending_lines"):
+        invoice = cycle.draft(moved, sub, [], "subscription_cycle", now)
+        cycle.bills.finalize(moved, invoice, now)
+    sub["cancellation_details"].update({"reason": "cancellation_requested",
+                                        **(params.get("cancellation_details") or {})})
+    sub["canceled_at"] = now
+    cycle.end(moved, sub, now, "cancellation_requested")
+    return sub
+
+
+@resource.route("POST", "/v1/subscriptions/{id}/resume", params={
+    "billing_cycle_anchor": Enum("now", "unchanged"), "proration_behavior": changes.PRORATION,
+    "proration_date": Int()})
+def resume(ctx: RequestContext, params: dict[str, Any], id: str) -> Any:
+    """Resume a paused subscription: active again, a new period from now, invoiced and charged."""
+    sub = ctx.get("subscription", id)
+    if sub["status"] != "paused":
+        raise invalid(f"Subscription {id} cannot be resumed because it is not paused (status: {sub['status']}).")
+    before = ctx.get("subscription", id)
+    now = _now(ctx, sub)
+    moved = cycle.at(ctx, now)
+    interval = cycle.interval_of(ctx, sub)
+    sub.update(status="active", billing_cycle_anchor=now, _period_start=now,
+               _period_end=period_end(now, *interval))
+    invoice = cycle.draft(moved, sub, cycle.cycle_lines(moved, sub, now, sub["_period_end"]), "subscription_cycle",
+                          now)
+    error = cycle.collect(moved, sub, invoice, now, "allow_incomplete")
+    if error is not None:
+        sub["status"] = "past_due"
+    ctx.save(sub)
+    ctx.emit("customer.subscription.resumed", sub)
+    ctx.emit("customer.subscription.updated", sub, previous=before)
+    return sub

@@ -1,0 +1,283 @@
+"""Billing over time: a subscription's lines, discounts, first invoice, renewals, trial ends and cancellations.
+
+Everything takes the moment it happens at (``now``): a subscription of a customer on a test clock lives on the
+clock's frozen time, and ``resources/test_clocks.py`` replays what falls due between two frozen times by calling
+``due_actions`` / ``run_action`` in time order. Invoices are built by ``billing_invoice``.
+
+Stripe's order, reproduced here: a renewal makes the draft invoice (``invoice.created``), moves the period
+(``customer.subscription.updated``) and about an hour later finalises it (``invoice.finalized``), charges the
+default payment method (``payment_intent.created``, ``charge.succeeded``, ``payment_intent.succeeded``) and marks it
+paid (``invoice.paid``, ``invoice.payment_succeeded``); a decline gives ``invoice.payment_failed`` and ``past_due``.
+"""
+
+from __future__ import annotations
+
+import copy
+from datetime import datetime, timezone
+from typing import Any
+
+from stripebench_tui.emulator import billing_invoice as bills
+from stripebench_tui.emulator.context import RequestContext
+from stripebench_tui.emulator.errors import StripeError
+
+DAY = 86400
+TRIAL_WILL_END_NOTICE = 3 * DAY  # customer.subscription.trial_will_end comes three days before the trial ends
+CLOCK_KIND = "test_helpers.test_clock"
+
+
+def clock_now(ctx: RequestContext, clock_id: str | None) -> int:
+    """The frozen time of ``clock_id``, or the emulator's clock when there is none."""
+    clock = ctx.store.get(CLOCK_KIND, clock_id) if clock_id else None
+    return clock["frozen_time"] if clock else ctx.now()
+
+
+def at(ctx: RequestContext, moment: int) -> RequestContext:
+    """A copy of ``ctx`` whose ``now()`` is ``moment`` (so charges and intents made then carry that time)."""
+    moved = copy.copy(ctx)
+    moved.now = lambda: moment  # type: ignore[method-assign]
+    return moved
+
+
+def period_end(start: int, interval: str, count: int) -> int:
+    """``start`` moved on by ``count`` intervals (calendar months and years, like Stripe's billing)."""
+    from stripebench_tui.emulator.resources.subscriptions import period_end as moved
+
+    return moved(start, interval, count)
+
+
+def interval_of(ctx: RequestContext, sub: dict[str, Any]) -> tuple[str, int]:
+    """The billing interval of the subscription's (first recurring) price."""
+    for item in sub["_items"]:
+        recurring = (ctx.find("price", item["price"]) or {}).get("recurring")
+        if recurring:
+            return recurring["interval"], recurring.get("interval_count", 1)
+    return "month", 1
+
+
+def _unit(price: dict[str, Any]) -> float:
+    if price.get("unit_amount") is not None:
+        return price["unit_amount"]
+    return float(price.get("unit_amount_decimal") or 0)
+
+
+def describe(ctx: RequestContext, price: dict[str, Any], quantity: int) -> str:
+    """Stripe's line description: ``1 × Pro (at $20.00 / month)``."""
+    product = ctx.find("product", price.get("product", "")) or {}
+    recurring = price.get("recurring") or {}
+    return (f"{quantity} × {product.get('name', 'Item')} (at ${_unit(price) / 100:.2f} / "
+            f"{recurring.get('interval', 'one time')})")
+
+
+def item_amount(ctx: RequestContext, item: dict[str, Any]) -> int:
+    """A licensed item's charge for one full period."""
+    price = ctx.get("price", item["price"])
+    return round(_unit(price) * (item.get("quantity") or 0))
+
+
+def is_metered(ctx: RequestContext, item: dict[str, Any]) -> bool:
+    return ((ctx.find("price", item["price"]) or {}).get("recurring") or {}).get("usage_type") == "metered"
+
+
+def cycle_lines(ctx: RequestContext, sub: dict[str, Any], start: int, end: int) -> list[dict[str, Any]]:
+    """Lines for licensed items over ``[start, end)``, billed in advance."""
+    lines = []
+    for item in sub["_items"]:
+        if is_metered(ctx, item):
+            continue
+        price = ctx.get("price", item["price"])
+        lines.append({"amount": item_amount(ctx, item), "price": price["id"], "quantity": item["quantity"],
+                      "period": (start, end), "item": item["id"], "proration": False,
+                      "description": describe(ctx, price, item["quantity"])})
+    return lines
+
+
+def usage_lines(ctx: RequestContext, sub: dict[str, Any], start: int, end: int) -> list[dict[str, Any]]:
+    """Lines for metered items: the meter's usage by this customer over ``[start, end)``, billed in arrears."""
+    from stripebench_tui.emulator.resources.meters import usage
+
+    lines = []
+    for item in sub["_items"]:
+        if not is_metered(ctx, item):
+            continue
+        price = ctx.get("price", item["price"])
+        meter = price["recurring"].get("meter")
+        used = usage(ctx, meter, sub["customer"], start, end) if meter else 0
+        quantity = int(used) if float(used).is_integer() else used
+        lines.append({"amount": round(_unit(price) * used), "price": price["id"], "quantity": quantity,
+                      "period": (start, end), "item": item["id"], "proration": False,
+                      "description": describe(ctx, price, quantity)})
+    return lines
+
+
+def discount_off(ctx: RequestContext, sub: dict[str, Any], subtotal: int, now: int) -> tuple[int, str | None]:
+    """(amount off, discount id) of the subscription's discount still in force at ``now``."""
+    for entry in sub.get("_discounts") or []:
+        if entry["end"] is not None and now >= entry["end"]:
+            continue
+        if entry.get("once_used"):
+            continue
+        coupon = ctx.find("coupon", entry["coupon"]) or {}
+        if coupon.get("percent_off") is not None:
+            return round(max(subtotal, 0) * coupon["percent_off"] / 100), entry["id"]
+        return min(coupon.get("amount_off") or 0, max(subtotal, 0)), entry["id"]
+    return 0, None
+
+
+def payment_method_for(ctx: RequestContext, sub: dict[str, Any]) -> str | None:
+    """The subscription's ``default_payment_method``, else the customer's invoice default."""
+    if sub.get("default_payment_method"):
+        return sub["default_payment_method"]
+    customer = ctx.find("customer", sub["customer"]) or {}
+    return (customer.get("invoice_settings") or {}).get("default_payment_method")
+
+
+def draft(ctx: RequestContext, sub: dict[str, Any], lines: list[dict[str, Any]], reason: str, now: int
+          ) -> dict[str, Any]:
+    """Save a draft invoice for ``sub`` with its pending prorations and discount; ``sub.latest_invoice`` set."""
+    lines = list(sub.pop("_pending_lines", None) or []) + lines
+    sub["_pending_lines"] = []
+    discount = discount_off(ctx, sub, sum(line["amount"] for line in lines if not line["proration"]), now)
+    for entry in sub.get("_discounts") or []:
+        if entry["id"] == discount[1] and entry.get("duration") == "once":
+            entry["once_used"] = True
+    invoice = bills.create_draft(ctx, sub, lines, reason=reason, now=now, discount=discount)
+    sub["latest_invoice"] = invoice["id"]
+    return invoice
+
+
+def collect(ctx: RequestContext, sub: dict[str, Any], invoice: dict[str, Any], now: int, behavior: str
+            ) -> StripeError | None:
+    """Finalise ``invoice`` and pay it per ``payment_behavior``; the subscription's status follows the outcome."""
+    moved = at(ctx, now)
+    bills.finalize(moved, invoice, now)
+    if invoice["status"] == "paid":
+        return None
+    description = "Subscription creation" if invoice["billing_reason"] == "subscription_create" else \
+        "Subscription update" if invoice["billing_reason"] == "subscription_update" else "Subscription cycle"
+    if behavior == "default_incomplete":
+        bills.open_intent(moved, invoice, description)
+        return None
+    if ctx.find("subscription", sub["id"]) is not None:
+        # a charge here that succeeds calls on_paid; this request then reports the subscription's new status itself
+        ctx.save({**ctx.get("subscription", sub["id"]), "_settling": True})
+    error = bills.attempt(moved, invoice, payment_method_for(ctx, sub), now, description)
+    invoice.update(ctx.get("invoice", invoice["id"]))
+    settled = ctx.get("subscription", sub["id"])
+    settled.pop("_settling", None)
+    ctx.save(settled)
+    return error
+
+
+def on_paid(ctx: RequestContext, pi: dict[str, Any]) -> None:
+    """``payment_intents`` hook: a subscription invoice's PI succeeded, so the invoice is paid and the sub active."""
+    invoice = bills.pay_from_intent(ctx, pi)
+    if invoice is None or not invoice.get("_subscription"):
+        return
+    sub = ctx.get("subscription", invoice["_subscription"])
+    if sub.get("_settling"):  # paid within the request that made the invoice: that request sets the status
+        return
+    if sub["status"] in ("incomplete", "past_due", "unpaid"):
+        before = ctx.get("subscription", sub["id"])
+        sub["status"] = "active"
+        ctx.save(sub)
+        ctx.emit("customer.subscription.updated", sub, previous=before)
+
+
+# -- what happens over time ---------------------------------------------------------------------------------------
+def next_action(sub: dict[str, Any]) -> tuple[int, str] | None:
+    """The next moment something happens to ``sub`` on its own, and what (None when nothing ever will)."""
+    status = sub["status"]
+    if status in ("canceled", "incomplete_expired", "paused"):
+        return None
+    candidates: list[tuple[int, str]] = []
+    if status == "trialing" and sub["trial_end"]:
+        if not sub.get("_trial_notice_sent") and sub["trial_end"] - TRIAL_WILL_END_NOTICE > sub["_period_start"]:
+            candidates.append((sub["trial_end"] - TRIAL_WILL_END_NOTICE, "trial_will_end"))
+        candidates.append((sub["trial_end"], "trial_end"))
+    if sub.get("cancel_at") and status != "incomplete":
+        candidates.append((sub["cancel_at"], "cancel"))
+    if status in ("active", "past_due", "unpaid"):
+        candidates.append((sub["_period_end"], "renew"))
+    return min(candidates) if candidates else None
+
+
+def run_action(ctx: RequestContext, sub: dict[str, Any], action: str, now: int) -> None:
+    """Do ``action`` (from ``next_action``) to ``sub`` at ``now``."""
+    moved = at(ctx, now)
+    before = ctx.get("subscription", sub["id"])
+    if action == "trial_will_end":
+        sub["_trial_notice_sent"] = True
+        ctx.save(sub)
+        ctx.emit("customer.subscription.trial_will_end", sub)
+        return
+    if action == "cancel":
+        end(moved, sub, now, "cancellation_requested")
+        return
+    if action == "trial_end":
+        if not payment_method_for(ctx, sub):
+            behavior = (sub["trial_settings"] or {}).get("end_behavior", {}).get("missing_payment_method")
+            if behavior == "cancel":
+                end(moved, sub, now, "cancellation_requested")
+                return
+            if behavior == "pause":
+                sub.update(status="paused", _period_start=now, _period_end=now)
+                ctx.save(sub)
+                ctx.emit("customer.subscription.paused", sub)
+                ctx.emit("customer.subscription.updated", sub, previous=before)
+                return
+        sub["status"] = "active"
+    start = now
+    interval, count = interval_of(ctx, sub)
+    finish = period_end(start, interval, count)
+    ended = (sub["_period_start"], start)
+    sub["_period_start"], sub["_period_end"] = start, finish
+    lines = usage_lines(ctx, {**sub}, *ended) + cycle_lines(ctx, sub, start, finish)
+    invoice = draft(moved, sub, lines, "subscription_cycle", now)
+    invoice["automatically_finalizes_at"] = now + bills.FINALIZE_DELAY
+    ctx.save(invoice)
+    ctx.save(sub)
+    ctx.emit("customer.subscription.updated", sub, previous=before)
+
+
+def finalize_due(ctx: RequestContext, invoice: dict[str, Any], now: int) -> None:
+    """A renewal's draft reached ``automatically_finalizes_at``: finalise, charge; a decline makes the sub past_due."""
+    sub = ctx.get("subscription", invoice["_subscription"])
+    error = collect(ctx, sub, invoice, now, "allow_incomplete")
+    sub = ctx.get("subscription", sub["id"])
+    before = ctx.get("subscription", sub["id"])
+    if error is not None and sub["status"] in ("active", "trialing"):
+        sub["status"] = "past_due"
+    elif error is None and sub["status"] in ("incomplete", "past_due", "unpaid"):
+        sub["status"] = "active"
+    ctx.save(sub)
+    ctx.emit("customer.subscription.updated", sub, previous=before)
+
+
+def end(ctx: RequestContext, sub: dict[str, Any], now: int, reason: str) -> None:
+    """Cancel now: ``status=canceled``, ``customer.subscription.deleted``; open drafts are left to the caller."""
+    sub.update({"status": "canceled", "canceled_at": sub.get("canceled_at") or now, "ended_at": now,
+                "cancel_at": sub.get("cancel_at")})
+    sub["cancellation_details"] = {**sub["cancellation_details"], "reason": sub["cancellation_details"].get("reason")
+                                   or reason}
+    ctx.save(sub)
+    ctx.emit("customer.subscription.deleted", sub)
+
+
+def anchor_from_config(start: int, config: dict[str, Any]) -> int:
+    """The first ``billing_cycle_anchor`` after ``start`` matching ``billing_cycle_anchor_config``."""
+    import calendar
+
+    moment = datetime.fromtimestamp(start, timezone.utc)
+    year, month = moment.year, config.get("month") or moment.month
+    for _ in range(26):
+        day = min(config["day_of_month"], calendar.monthrange(year, month)[1])
+        candidate = moment.replace(year=year, month=month, day=day, hour=config.get("hour", moment.hour),
+                                   minute=config.get("minute", moment.minute),
+                                   second=config.get("second", moment.second))
+        if int(candidate.timestamp()) > start:
+            return int(candidate.timestamp())
+        if config.get("month"):
+            year += 1
+        else:
+            year, month = (year + 1, 1) if month == 12 else (year, month + 1)
+    return start

@@ -1,0 +1,169 @@
+"""The invoices Billing makes for subscriptions (first, cycle, update, proration), at a given time.
+
+Stored in the same form as ``resources/invoices.py``'s (``_lines``, ``_subscription``, ``_payment_intent``), so the
+invoice resource renders and lists them; this module only builds, finalises and pays them. A line is given as
+``{amount, price, quantity, period: (start, end), item (subscription item id or None), proration, description}``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from stripebench_tui.emulator.context import RequestContext
+from stripebench_tui.emulator.errors import StripeError
+
+FINALIZE_DELAY = 3600  # Stripe finalises a renewal's draft invoice about an hour after creating it
+
+
+def _line(ctx: RequestContext, invoice_id: str, sub_id: str | None, line: dict[str, Any], save: bool
+          ) -> dict[str, Any]:
+    price = ctx.find("price", line["price"]) or {}
+    start, end = line["period"]
+    item = line.get("item")
+    # Prorations are pending invoice items pulled into the invoice; plain cycle lines come from the item itself.
+    ii = (ctx.new_id("ii") if save else None) if (line["proration"] or not item) else None
+    details = {"invoice_item": ii, "proration": line["proration"], "proration_details": {"credited_items": None},
+               "subscription": sub_id}
+    parent = ({"invoice_item_details": None, "subscription_item_details": {**details, "subscription_item": item},
+               "type": "subscription_item_details"} if item else
+              {"invoice_item_details": details, "subscription_item_details": None, "type": "invoice_item_details"})
+    return {
+        "id": ctx.new_id("il") if save else "il_tmp_" + ctx.emulator.ids.token("preview_line", 14),
+        "object": "line_item", "amount": line["amount"], "currency": price.get("currency"),
+        "description": line["description"],
+        "discount_amounts": [{"amount": line["discount"], "discount": line.get("discount_id")}]
+        if line.get("discount") else [],
+        "discountable": not line["proration"], "discounts": [], "invoice": invoice_id, "livemode": False,
+        "metadata": {}, "parent": parent, "period": {"end": end, "start": start}, "pretax_credit_amounts": [],
+        "pricing": {"price_details": {"price": price.get("id"), "product": price.get("product")},
+                    "type": "price_details", "unit_amount_decimal": price.get("unit_amount_decimal")},
+        "quantity": line["quantity"], "subtotal": line["amount"], "taxes": [],
+    }
+
+
+def build_invoice(ctx: RequestContext, sub: dict[str, Any], lines: list[dict[str, Any]], *, reason: str, now: int,
+                  discount: tuple[int, str | None] = (0, None), save: bool = True) -> dict[str, Any]:
+    """A draft invoice for ``sub`` (not saved); ``discount`` is (amount off the subtotal, discount id)."""
+    invoice_id = ctx.new_id("in") if save else "upcoming_in_" + ctx.emulator.ids.token("preview", 24)
+    customer = ctx.find("customer", sub["customer"]) or {}
+    subtotal = sum(line["amount"] for line in lines)
+    off = min(discount[0], max(subtotal, 0))
+    total = subtotal - off
+    periods = [line["period"] for line in lines if not line["proration"]] or [(now, now)]
+    return {
+        "id": invoice_id, "object": "invoice", "account_country": "US", "account_name": "Stripe emulator",
+        "account_tax_ids": None, "amount_due": max(total, 0), "amount_overpaid": 0, "amount_paid": 0,
+        "amount_remaining": max(total, 0), "amount_shipping": 0, "application": None, "attempt_count": 0,
+        "attempted": False, "auto_advance": True,
+        "automatic_tax": {"disabled_reason": None, "enabled": False, "liability": None, "provider": None,
+                          "status": None},
+        "automatically_finalizes_at": None, "billing_reason": reason,
+        "collection_method": sub["collection_method"], "created": now, "currency": sub["currency"],
+        "custom_fields": None, "customer": sub["customer"], "customer_account": None,
+        "customer_address": customer.get("address"), "customer_email": customer.get("email"),
+        "customer_name": customer.get("name"), "customer_phone": customer.get("phone"),
+        "customer_shipping": customer.get("shipping"), "customer_tax_exempt": "none", "customer_tax_ids": [],
+        "default_payment_method": None, "default_source": None, "default_tax_rates": [], "description": None,
+        "discounts": [discount[1]] if discount[1] and off else [], "due_date": None, "effective_at": None,
+        "ending_balance": None, "footer": None, "from_invoice": None,
+        "hosted_invoice_url": f"{ctx.base_url}/i/{invoice_id}" if save else None, "invoice_pdf": None,
+        "issuer": {"type": "self"}, "last_finalization_error": None, "latest_revision": None, "livemode": False,
+        "metadata": {}, "next_payment_attempt": None, "number": None, "on_behalf_of": None,
+        "parent": {"quote_details": None, "subscription_details": {"metadata": sub["metadata"],
+                                                                   "subscription": sub["id"]},
+                   "type": "subscription_details"},
+        "payment_settings": {"default_mandate": None, "payment_method_options": None, "payment_method_types": None},
+        "period_end": max(p[0] for p in periods), "period_start": min(p[0] for p in periods),
+        "post_payment_credit_notes_amount": 0, "pre_payment_credit_notes_amount": 0, "receipt_number": None,
+        "rendering": None, "shipping_cost": None, "shipping_details": None, "starting_balance": 0,
+        "statement_descriptor": None, "status": "draft",
+        "status_transitions": {"finalized_at": None, "marked_uncollectible_at": None, "paid_at": None,
+                               "voided_at": None},
+        "subtotal": subtotal, "subtotal_excluding_tax": subtotal, "test_clock": sub.get("test_clock"),
+        "total": total, "total_discount_amounts": [{"amount": off, "discount": discount[1]}] if off else [],
+        "total_excluding_tax": total, "total_pretax_credit_amounts": [], "total_taxes": [],
+        "webhooks_delivered_at": now if save else None,
+        "_lines": [_line(ctx, invoice_id, sub["id"], line, save) for line in lines],
+        "_subscription": sub["id"], "_payment_intent": None,
+    }
+
+
+def create_draft(ctx: RequestContext, sub: dict[str, Any], lines: list[dict[str, Any]], *, reason: str, now: int,
+                 discount: tuple[int, str | None] = (0, None)) -> dict[str, Any]:
+    """Save a draft invoice and emit ``invoice.created``."""
+    invoice = build_invoice(ctx, sub, lines, reason=reason, now=now, discount=discount)
+    ctx.save(invoice)
+    ctx.emit("invoice.created", invoice)
+    return invoice
+
+
+def finalize(ctx: RequestContext, invoice: dict[str, Any], now: int) -> dict[str, Any]:
+    """Draft → open with a number (``invoice.finalized``); a zero total is paid at once, as on Stripe."""
+    count = sum(1 for i in ctx.store.scan("invoice") if i.get("number"))
+    invoice.update({"status": "open", "number": f"EMU-{count + 1:04d}", "effective_at": now,
+                    "automatically_finalizes_at": None,
+                    "status_transitions": {**invoice["status_transitions"], "finalized_at": now}})
+    ctx.save(invoice)
+    ctx.emit("invoice.finalized", invoice)
+    if invoice["amount_due"] == 0:
+        mark_paid(ctx, invoice, None, now)
+    return invoice
+
+
+def mark_paid(ctx: RequestContext, invoice: dict[str, Any], pi_id: str | None, now: int) -> dict[str, Any]:
+    """Open → paid (``invoice.paid``, ``invoice.payment_succeeded``)."""
+    invoice.update({"status": "paid", "amount_paid": invoice["amount_due"], "amount_remaining": 0,
+                    "attempted": True, "attempt_count": max(invoice["attempt_count"], 1 if pi_id else 0),
+                    "next_payment_attempt": None, "_payment_intent": pi_id or invoice.get("_payment_intent"),
+                    "status_transitions": {**invoice["status_transitions"], "paid_at": now}})
+    ctx.save(invoice)
+    ctx.emit("invoice.paid", invoice)
+    ctx.emit("invoice.payment_succeeded", invoice)
+    return invoice
+
+
+def open_intent(ctx: RequestContext, invoice: dict[str, Any], description: str) -> dict[str, Any]:
+    """The PaymentIntent an open invoice is paid through (created unconfirmed, as ``default_incomplete`` leaves it)."""
+    from stripebench_tui.emulator.resources import payment_intents
+
+    pi = payment_intents.new_intent(ctx, {"amount": invoice["amount_due"], "currency": invoice["currency"],
+                                          "customer": invoice["customer"], "description": description,
+                                          "setup_future_usage": "off_session"})
+    pi["_invoice"] = invoice["id"]
+    ctx.save(pi)
+    invoice["_payment_intent"] = pi["id"]
+    ctx.save(invoice)
+    return pi
+
+
+def attempt(ctx: RequestContext, invoice: dict[str, Any], pm_id: str | None, now: int, description: str
+            ) -> StripeError | None:
+    """Charge an open invoice off-session with ``pm_id``; the card error when it fails (kept, not raised)."""
+    from stripebench_tui.emulator.resources import payment_intents
+
+    if invoice["status"] != "open" or invoice["amount_due"] == 0:
+        return None
+    invoice["attempted"], invoice["attempt_count"] = True, invoice["attempt_count"] + 1
+    if not pm_id:
+        error = StripeError("This customer has no attached payment source or default payment method. Please "
+                            "consider adding a default payment method.", code="resource_missing")
+        ctx.save(invoice)
+        ctx.emit("invoice.payment_failed", invoice)
+        return error
+    pi = ctx.find("payment_intent", invoice["_payment_intent"] or "") or open_intent(ctx, invoice, description)
+    ctx.save(invoice)
+    pi, error = payment_intents.confirm_intent(ctx, pi, {"payment_method": pm_id, "off_session": "true"})
+    invoice.update(ctx.get("invoice", invoice["id"]))  # the success hook may have paid it already
+    if error is not None or pi["status"] != "succeeded":
+        ctx.emit("invoice.payment_failed", invoice)
+        return error or StripeError("This payment requires authentication.", status=402, type="card_error",
+                                    code="authentication_required")
+    return None
+
+
+def pay_from_intent(ctx: RequestContext, pi: dict[str, Any]) -> dict[str, Any] | None:
+    """After its PaymentIntent succeeded: mark the invoice paid (the hook ``payment_intents`` calls)."""
+    invoice = ctx.find("invoice", pi.get("_invoice") or "")
+    if invoice is None or invoice["status"] != "open":
+        return None
+    return mark_paid(ctx, invoice, pi["id"], ctx.now())
