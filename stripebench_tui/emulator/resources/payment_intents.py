@@ -201,6 +201,10 @@ def _charge(ctx: RequestContext, pi: dict[str, Any], pm: dict[str, Any]) -> tupl
         pi["amount_received"] = pi["amount"]
         ctx.save(pi)
         ctx.emit("payment_intent.succeeded", pi)
+        if pi.get("_invoice"):  # attached to an invoice before it was paid (partial payments)
+            from stripebench_tui.emulator.resources import invoice_actions
+
+            invoice_actions.credit_intent(ctx, pi)
     return pi, None
 
 
