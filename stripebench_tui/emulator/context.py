@@ -92,7 +92,10 @@ class RequestContext:
     def list_page(self, kind: str, params: dict[str, Any], url: str,
                   where: Callable[[dict[str, Any]], bool] | None = None,
                   items: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-        """A Stripe list page over ``kind`` (newest first), applying ``created``, cursors, ``limit`` and ``where``."""
+        """A Stripe list page over ``kind`` (newest first), applying ``created``, cursors, ``limit`` and ``where``.
+
+        Return it as it is: its ``data`` holds the stored objects themselves (not copies), read only.
+        """
         rows = items if items is not None else self.store.scan(kind)
         bounds = params.get("created")
 
@@ -135,5 +138,6 @@ class RequestContext:
                     if len(page) > limit:
                         break
             page, has_more = page[:limit], len(page) > limit
-        return {"object": "list", "data": [clone(o) for o in page], "has_more": has_more, "url": url}
+        # The stored objects themselves: the page is only ever rendered (which copies) and returned.
+        return {"object": "list", "data": page, "has_more": has_more, "url": url}
 

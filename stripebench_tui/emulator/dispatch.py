@@ -128,8 +128,9 @@ def _serve(emulator: Emulator, method: str, path: str, query: str, body: bytes, 
     expand_paths = _EXPAND.clean(raw.pop("expand"), "expand") if "expand" in raw else []
 
     idem_key = headers.get("idempotency-key") if method == "POST" else None
-    fingerprint = hashlib.sha256(json.dumps([method, path, raw, expand_paths], sort_keys=True).encode()).hexdigest()
-    if idem_key:
+    fingerprint = ""
+    if idem_key:  # only keyed requests need it (the hash of the whole request is a noticeable cost)
+        fingerprint = hashlib.sha256(json.dumps([method, path, raw, expand_paths], sort_keys=True).encode()).hexdigest()
         if len(idem_key) > 255:
             raise invalid("Idempotency-Key must be at most 255 characters long.", param="Idempotency-Key")
         stored = emulator.store.idempotency.get(idem_key)
