@@ -45,7 +45,8 @@ def new_line(ctx: RequestContext, invoice_id: str, *, amount: int, currency: str
         "parent": parent, "period": {"end": period[1], "start": period[0]}, "pretax_credit_amounts": [],
         "pricing": {"price_details": {"price": price["id"], "product": price.get("product")}, "type": "price_details",
                     "unit_amount_decimal": price.get("unit_amount_decimal")} if price else None,
-        "quantity": quantity, "subtotal": amount, "taxes": [],
+        "quantity": quantity, "quantity_decimal": str(quantity), "subscription": subscription, "subtotal": amount,
+        "taxes": [],
     }
 
 
@@ -60,8 +61,8 @@ def render_line(line: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
     details = sub_details or parent.get("invoice_item_details") or {}
     price_id = (pricing.get("price_details") or {}).get("price")
     price = ctx.find("price", price_id) if price_id else None
-    out.pop("pretax_credit_amounts", None)
-    out.pop("taxes", None)
+    for key in ("pretax_credit_amounts", "taxes", "quantity_decimal"):
+        out.pop(key, None)
     out.update({
         "type": "subscription" if sub_details else "invoiceitem",
         "invoice_item": None if sub_details else details.get("invoice_item"),

@@ -73,7 +73,7 @@ def create(ctx: RequestContext, params: dict[str, Any], customer: str) -> dict[s
         "exp_month": test.exp_month, "exp_year": test.exp_year, "fingerprint": hashed["fingerprint"],
         "funding": test.funding, "last4": test.last4, "metadata": apply_metadata({}, params.get("metadata") or {}),
         "name": details.get("name"), "regulated_status": "unregulated", "tokenization_method": None,
-        "created": ctx.now(), "_number": test.number,
+        "_number": test.number,
     }
     ctx.save(card)
     if token is not None:
