@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING, Any, Callable
 from stripebench_tui.emulator.errors import no_such
 from stripebench_tui.emulator.params import Int, Param, Range, Str, matches_range
 from stripebench_tui.emulator.registry import RESOURCES
-from stripebench_tui.emulator.store import clone
 from stripebench_tui.emulator.versions import at_least
 
 if TYPE_CHECKING:

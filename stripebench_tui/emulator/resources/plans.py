@@ -11,7 +11,7 @@ from typing import Any
 
 from stripebench_tui.emulator.context import LIST_PARAMS, RequestContext
 from stripebench_tui.emulator.errors import invalid, missing_param, no_such
-from stripebench_tui.emulator.params import Bool, Currency, Enum, Hash, Int, Metadata, Num, Param, Str, validate
+from stripebench_tui.emulator.params import Bool, Currency, Enum, Int, Metadata, Num, Param, Str, validate
 from stripebench_tui.emulator.registry import Resource
 from stripebench_tui.emulator.resources.common import apply_metadata, deleted_stub
 from stripebench_tui.emulator.resources.prices import new_price
