@@ -95,7 +95,7 @@ class RequestContext:
 
         Return it as it is: its ``data`` holds the stored objects themselves (not copies), read only.
         """
-        rows = items if items is not None else self.store.scan(kind)
+        rows = items if items is not None else self.store.newest_first(kind)
         bounds = params.get("created")
 
         def wanted(o: dict[str, Any]) -> bool:

@@ -22,7 +22,7 @@ class IdFactory:
         self.seed = seed
         self.counters: dict[str, int] = dict(counters or {})
         self._lock = threading.Lock()
-        self._pool = b""
+        self._pool, self._used = b"", 0
 
     def new(self, prefix: str, length: int = ID_LENGTH) -> str:
         """A fresh id such as ``cus_…``."""
@@ -46,10 +46,11 @@ class IdFactory:
     def _random(self, length: int) -> bytes:
         # One urandom call per few hundred ids instead of one per id (a syscall each).
         with self._lock:
-            if len(self._pool) < length:
-                self._pool = secrets.token_bytes(max(4096, length))
-            chunk, self._pool = self._pool[:length], self._pool[length:]
-        return chunk
+            start = self._used
+            if start + length > len(self._pool):
+                self._pool, start = secrets.token_bytes(max(4096, length)), 0
+            self._used = start + length
+            return self._pool[start:start + length]
 
     def reset(self) -> None:
         """Start every counter again (used by ``/_emulator/reset``)."""

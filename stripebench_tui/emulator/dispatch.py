@@ -157,7 +157,9 @@ def _serve(emulator: Emulator, method: str, path: str, query: str, body: bytes, 
                 committed_error = result
             else:
                 committed_error = None
-                rendered = expand(render(result, ctx), expand_paths, ctx)
+                # a handler's result is its own copy (ctx.get/find copy, lists hold stored objects and are
+                # copied by render): rendered in place, saving a deep copy per response
+                rendered = expand(render(result, ctx, private=True), expand_paths, ctx)
         reply = Reply(committed_error.status, committed_error.body(request_id)) if committed_error else Reply(200, rendered)
     except ParamError:
         raise  # failed validation inside a handler: like Stripe, not saved under the idempotency key

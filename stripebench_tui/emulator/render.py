@@ -47,7 +47,8 @@ def render(value: Any, ctx: "RequestContext", private: bool = False) -> Any:
     kind = value.get("object")
     if kind in ("list", "search_result"):
         out = dict(value)
-        out["data"] = [render(item, ctx, private) for item in value.get("data", [])]
+        # never in place: a list page holds the stored objects themselves (see ``RequestContext.list_page``)
+        out["data"] = [render(item, ctx) for item in value.get("data", [])]
         return out
     resource = RESOURCES.get(kind or "")
     if resource is None or value.get("deleted"):
@@ -101,9 +102,9 @@ def _expand(obj: Any, parts: list[str], full: str, ctx: "RequestContext") -> Non
             for container, leaf in _slots(obj, parts[:i]):
                 value = container.get(leaf)
                 if isinstance(value, str):
-                    target = ctx.store.get(expandable[key], value)
+                    target = ctx.store.get(expandable[key], value)  # a copy: rendered in place
                     if target is not None:
-                        container[leaf] = render(target, ctx)
+                        container[leaf] = render(target, ctx, private=True)
                 _expand(container.get(leaf), parts[i:], full, ctx)
             return
         if i == len(parts) and any(name.startswith(key + ".") for name in expandable) \

@@ -91,6 +91,11 @@ class Store:
             cached = self._order[kind] = self._ascending(kind)[::-1]
         return cached
 
+    def newest_first(self, kind: str) -> Iterator[dict[str, Any]]:
+        """Like ``scan`` but lazily, without building the reversed list (for one pass that may stop early)."""
+        cached = self._order.get(kind)
+        return iter(cached) if cached is not None else reversed(self._ascending(kind))
+
     def _ascending(self, kind: str) -> list[dict[str, Any]]:
         # Oldest first, kept up to date by put/delete (a new object usually just appends), so a write costs
         # O(log n) instead of a full re-sort before the next list.
