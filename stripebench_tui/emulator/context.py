@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING, Any, Callable
 from stripebench_tui.emulator.errors import no_such
 from stripebench_tui.emulator.params import Int, Param, Range, Str, matches_range
 from stripebench_tui.emulator.registry import RESOURCES
-from stripebench_tui.emulator.store import clone
 from stripebench_tui.emulator.versions import at_least
 
 if TYPE_CHECKING:
@@ -92,8 +91,11 @@ class RequestContext:
     def list_page(self, kind: str, params: dict[str, Any], url: str,
                   where: Callable[[dict[str, Any]], bool] | None = None,
                   items: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-        """A Stripe list page over ``kind`` (newest first), applying ``created``, cursors, ``limit`` and ``where``."""
-        rows = items if items is not None else self.store.scan(kind)
+        """A Stripe list page over ``kind`` (newest first), applying ``created``, cursors, ``limit`` and ``where``.
+
+        Return it as it is: its ``data`` holds the stored objects themselves (not copies), read only.
+        """
+        rows = items if items is not None else self.store.newest_first(kind)
         bounds = params.get("created")
 
         def wanted(o: dict[str, Any]) -> bool:
@@ -135,5 +137,6 @@ class RequestContext:
                     if len(page) > limit:
                         break
             page, has_more = page[:limit], len(page) > limit
-        return {"object": "list", "data": [clone(o) for o in page], "has_more": has_more, "url": url}
+        # The stored objects themselves: the page is only ever rendered (which copies) and returned.
+        return {"object": "list", "data": page, "has_more": has_more, "url": url}
 

@@ -128,8 +128,9 @@ def _serve(emulator: Emulator, method: str, path: str, query: str, body: bytes, 
     expand_paths = _EXPAND.clean(raw.pop("expand"), "expand") if "expand" in raw else []
 
     idem_key = headers.get("idempotency-key") if method == "POST" else None
-    fingerprint = hashlib.sha256(json.dumps([method, path, raw, expand_paths], sort_keys=True).encode()).hexdigest()
-    if idem_key:
+    fingerprint = ""
+    if idem_key:  # only keyed requests need it (the hash of the whole request is a noticeable cost)
+        fingerprint = hashlib.sha256(json.dumps([method, path, raw, expand_paths], sort_keys=True).encode()).hexdigest()
         if len(idem_key) > 255:
             raise invalid("Idempotency-Key must be at most 255 characters long.", param="Idempotency-Key")
         stored = emulator.store.idempotency.get(idem_key)
@@ -156,7 +157,9 @@ def _serve(emulator: Emulator, method: str, path: str, query: str, body: bytes, 
                 committed_error = result
             else:
                 committed_error = None
-                rendered = expand(render(result, ctx), expand_paths, ctx)
+                # a handler's result is its own copy (ctx.get/find copy, lists hold stored objects and are
+                # copied by render): rendered in place, saving a deep copy per response
+                rendered = expand(render(result, ctx, private=True), expand_paths, ctx)
         reply = Reply(committed_error.status, committed_error.body(request_id)) if committed_error else Reply(200, rendered)
     except ParamError:
         raise  # failed validation inside a handler: like Stripe, not saved under the idempotency key

@@ -12,6 +12,7 @@ from stripebench_tui.emulator.context import LIST_PARAMS, RequestContext
 from stripebench_tui.emulator.params import Array, Str
 from stripebench_tui.emulator.registry import Resource
 from stripebench_tui.emulator.render import render
+from stripebench_tui.emulator.store import clone
 
 if TYPE_CHECKING:
     from stripebench_tui.emulator.engine import Emulator
@@ -28,10 +29,11 @@ def emit_event(emulator: "Emulator", event_type: str, obj: dict[str, Any], *, pr
     """
     version = emulator.api_version
     snapshot_ctx = RequestContext(emulator, version)
-    snapshot = render(obj, snapshot_ctx)
+    # Deep copies first: the handler may go on changing ``obj`` after emitting, and the event is stored as is.
+    snapshot = render(clone(obj), snapshot_ctx, private=True)
     data: dict[str, Any] = {"object": snapshot}
     if previous is not None:
-        changes = previous_attributes(render(previous, snapshot_ctx), snapshot)
+        changes = previous_attributes(render(clone(previous), snapshot_ctx, private=True), snapshot)
         if not changes:
             return None
         data["previous_attributes"] = changes
@@ -49,10 +51,8 @@ def emit_event(emulator: "Emulator", event_type: str, obj: dict[str, Any], *, pr
     event["pending_webhooks"] = emulator.pending_webhooks_for(event)
     webhooks = getattr(emulator, "webhooks", None)
     if webhooks is not None and webhooks.wants_raw(event):  # an endpoint pinned to another API version
-        from stripebench_tui.emulator.store import clone
-
         event["_raw"] = clone(obj)
-    emulator.store.put(event)
+    emulator.store.put(event, copy=False)  # built here from copies; listeners only read it
     emulator.queue_event(event)
     return event
 

@@ -95,10 +95,45 @@ def page_route(path: str, methods: list[str] | None = None) -> Callable[[Callabl
     return decorate
 
 
+# Routes by their collection (``customers`` in ``/v1/customers/{id}``), rebuilt when ROUTES changes (its length
+# or last entry: routes are appended at import, tests add and remove some): a request tries the few routes of its
+# collection instead of every route's regex.
+_INDEX: dict[str, list[Route]] = {}
+_ANYWHERE: list[Route] = []  # routes whose collection segment is a parameter (none today)
+_INDEXED: tuple[int, Route | None] = (-1, None)
+
+
+def _collection(path: str) -> str:
+    parts = path.split("/", 3)
+    return parts[2] if len(parts) > 2 else ""
+
+
+def _reindex() -> None:
+    global _INDEXED
+    _INDEX.clear()
+    _ANYWHERE.clear()
+    for route in ROUTES:
+        name = _collection(route.path)
+        if "{" in name or not route.path.startswith("/v1/"):
+            _ANYWHERE.append(route)
+        else:
+            _INDEX.setdefault(name, []).append(route)
+    _INDEXED = _signature()
+
+
+def _signature() -> tuple[int, Route | None]:
+    return len(ROUTES), ROUTES[-1] if ROUTES else None
+
+
 def match(method: str, path: str) -> tuple[Route | None, dict[str, str], bool]:
     """Find the route for a request: (route, path params, whether the path exists under another method)."""
+    if _INDEXED[0] != len(ROUTES) or (ROUTES and _INDEXED[1] is not ROUTES[-1]):
+        _reindex()
+    candidates = _INDEX.get(_collection(path), []) if path.startswith("/v1/") else []
+    if _ANYWHERE:  # keep registration order across both lists
+        candidates = sorted(candidates + _ANYWHERE, key=ROUTES.index)
     path_exists = False
-    for route in ROUTES:
+    for route in candidates:
         found = route.regex.match(path)
         if found:
             if route.method == method:

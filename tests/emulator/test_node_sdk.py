@@ -42,3 +42,20 @@ def test_stripe_node_sdk_end_to_end(emulator):
     assert checks["payment_intent"] == "succeeded" and checks["decline"] == "insufficient_funds"
     assert checks["refund"] == 1000 and checks["events"] == ["payment_intent.succeeded"]
     assert checks["webhook"].startswith("evt_")
+
+
+@pytest.mark.node
+@pytest.mark.slow
+def test_stripe_node_pays_an_invoice_in_two_parts(emulator):
+    assert shutil.which("node") and shutil.which("npm"), "Node.js 20 and npm are part of this machine's setup"
+    run = subprocess.run(["node", str(SCRIPT.parent / "invoice_check.js")], capture_output=True, text=True, timeout=60,
+                         env={**os.environ, "STRIPE_NODE_PREFIX": str(_stripe_node()), "EMULATOR_URL": emulator.url})
+    lines = [line for line in run.stdout.splitlines() if line.startswith("{")]
+    assert lines, f"no result from the node script:\n{run.stdout}\n{run.stderr}"
+    result = json.loads(lines[-1])
+    assert result["ok"], result.get("error")
+    checks = result["checks"]
+    assert checks["after_first"] == ["open", 2000, 3000]
+    assert checks["refused"] == ["StripeInvalidRequestError", "paid_out_of_band"]
+    assert checks["after_second"] == ["paid", 5000, 0]
+    assert checks["payments"] == [2000, 3000]

@@ -1,4 +1,4 @@
-"""Charges: made by payment intents (never created directly here); retrieve, update, list, capture.
+"""Charges: made by payment intents or directly (the legacy ``source`` API); retrieve, update, list, capture.
 
 Internal API: ``new_charge(ctx, pi, pm, card, succeeded, capture) -> charge`` (saves it and emits
 ``charge.succeeded`` / ``charge.failed``); ``capture_charge(ctx, charge, amount)``; ``for_payment_intent(ctx, pi_id)``.
@@ -11,7 +11,7 @@ from typing import Any
 
 from stripebench_tui.emulator import versions
 from stripebench_tui.emulator.context import LIST_PARAMS, RequestContext
-from stripebench_tui.emulator.errors import StripeError
+from stripebench_tui.emulator.errors import StripeError, invalid
 from stripebench_tui.emulator.params import Bool, Currency, Int, Metadata, Str
 from stripebench_tui.emulator.registry import Resource
 from stripebench_tui.emulator.resources import balance_transactions, cards
@@ -119,6 +119,10 @@ def create(ctx: RequestContext, params: dict[str, Any]) -> Any:
                               status=402, type="card_error")
         raise StripeError("Must provide source or customer.", code="parameter_missing", param="source")
     pm = payment_methods.resolve(ctx, source, param="source")
+    if pm.get("_is_card") and pm.get("customer") != (customer or {}).get("id"):
+        raise StripeError(f"Customer {(customer or {}).get('id')} does not have a linked source with ID {source}."
+                          if customer else f"Cannot charge a customer's card ({source}) without its customer; pass "
+                          "customer as well.", param="source", code="missing", status=404 if customer else 400)
     card = payment_methods.test_card(pm)
     stand_in = {"id": None, "amount": params["amount"], "currency": params["currency"],
                 "customer": customer["id"] if customer else None, "description": params.get("description"),
@@ -128,6 +132,9 @@ def create(ctx: RequestContext, params: dict[str, Any]) -> Any:
                 "statement_descriptor_suffix": params.get("statement_descriptor_suffix")}
     succeeded = card.outcome == "success"
     charge = new_charge(ctx, stand_in, pm, card, succeeded, capture=params.get("capture", True))
+    if pm.get("_is_card"):  # a legacy card source: the charge embeds the card, as Stripe's Charges API does
+        charge["source"] = {k: v for k, v in ctx.get("card", pm["id"]).items() if not k.startswith("_")}
+        ctx.save(charge)
     if not succeeded:
         return card.decline_error(charge=charge["id"])
     return charge
@@ -163,6 +170,12 @@ def capture(ctx: RequestContext, params: dict[str, Any], id: str) -> dict[str, A
     charge = ctx.get("charge", id)
     if charge["captured"] or charge["status"] != "succeeded":
         raise StripeError(f"Charge {id} has already been captured.", code="charge_already_captured")
+    if charge["payment_intent"] is None:  # a direct charge (POST /v1/charges with capture=false)
+        amount = params.get("amount", charge["amount"])
+        if amount > charge["amount"]:
+            raise invalid(f"Amount must be no more than {charge['amount']} (the amount authorized).", param="amount",
+                          code="amount_too_large")
+        return capture_charge(ctx, charge, amount)
     pi = ctx.get("payment_intent", charge["payment_intent"])
     payment_intents.capture_intent(ctx, pi, params.get("amount"))
     return ctx.get("charge", id)

@@ -1,8 +1,8 @@
 """Invoice Payments (API 2025-03-31 on): what paid an invoice, listed, retrieved, or as an invoice's ``payments``.
 
-The emulator's invoices are paid at creation by one PaymentIntent (or by nothing when the total is zero), so an
-invoice payment is derived from its invoice rather than stored: ``inpay_`` plus the invoice id's suffix, ``paid``,
-``payment: {type: "payment_intent", payment_intent}`` (expandable, e.g. ``data.payment.payment_intent``).
+Payments are stored inside their invoice (``_payments``: one per PaymentIntent that paid or was attached, see
+``invoice_actions``); the default one has the id ``inpay_`` plus the invoice id's suffix, the others their own.
+``payment: {type: "payment_intent", payment_intent}`` is expandable (``data.payment.payment_intent``).
 """
 
 from __future__ import annotations
@@ -18,21 +18,31 @@ resource = Resource("invoice_payment", prefix="inpay", noun="invoice payment",
                     expandable={"invoice": "invoice", "payment.payment_intent": "payment_intent"})
 
 
+def as_object(invoice: dict[str, Any], payment: dict[str, Any]) -> dict[str, Any]:
+    """One stored payment of ``invoice`` as an ``invoice_payment`` object."""
+    return {
+        "id": payment["id"], "object": "invoice_payment", "amount_paid": payment["amount_paid"],
+        "amount_requested": payment["amount_requested"], "created": payment["created"],
+        "currency": invoice["currency"], "invoice": invoice["id"], "is_default": payment["is_default"],
+        "livemode": False, "payment": {"payment_intent": payment["payment_intent"], "type": "payment_intent"},
+        "status": payment["status"],
+        "status_transitions": {"canceled_at": None, "paid_at": payment["paid_at"]},
+    }
+
+
 def payments_of(invoice: dict[str, Any]) -> list[dict[str, Any]]:
-    """The invoice's payments (its paying PaymentIntent, when it had one)."""
+    """The invoice's payments, oldest first (invoices stored before ``_payments`` existed: their paying PI)."""
+    if "_payments" in invoice:
+        return [as_object(invoice, p) for p in invoice["_payments"]]
     if not invoice.get("_payment_intent"):
         return []
     paid = invoice["status"] == "paid"
     paid_at = (invoice.get("status_transitions") or {}).get("paid_at")
-    return [{
-        "id": "inpay_" + invoice["id"].removeprefix("in_"), "object": "invoice_payment",
+    return [as_object(invoice, {
+        "id": "inpay_" + invoice["id"].removeprefix("in_"), "payment_intent": invoice["_payment_intent"],
         "amount_paid": invoice["amount_paid"] if paid else None, "amount_requested": invoice["amount_due"],
-        "created": invoice["created"], "currency": invoice["currency"], "invoice": invoice["id"],
-        "is_default": True, "livemode": False,
-        "payment": {"payment_intent": invoice["_payment_intent"], "type": "payment_intent"},
-        "status": "paid" if paid else "open",
-        "status_transitions": {"canceled_at": None, "paid_at": paid_at if paid else None},
-    }]
+        "created": invoice["created"], "status": "paid" if paid else "open", "paid_at": paid_at if paid else None,
+        "is_default": True})]
 
 
 def payments_page(invoice: dict[str, Any]) -> dict[str, Any]:
@@ -51,7 +61,7 @@ def list_invoice_payments(ctx: RequestContext, params: dict[str, Any]) -> dict[s
     invoices = ([ctx.get("invoice", params["invoice"], param="invoice")] if params.get("invoice")
                 else list(ctx.store.scan("invoice")))
     wanted_pi = (params.get("payment") or {}).get("payment_intent")
-    rows = [p for inv in invoices for p in payments_of(inv)
+    rows = [p for inv in invoices for p in reversed(payments_of(inv))
             if ("status" not in params or p["status"] == params["status"])
             and (wanted_pi is None or p["payment"]["payment_intent"] == wanted_pi)]
     return ctx.list_page("invoice_payment", {k: v for k, v in params.items() if k not in ("invoice", "status",
@@ -63,6 +73,9 @@ def list_invoice_payments(ctx: RequestContext, params: dict[str, Any]) -> dict[s
 def retrieve(ctx: RequestContext, params: dict[str, Any], id: str) -> dict[str, Any]:
     """Retrieve an invoice payment by id."""
     invoice = ctx.find("invoice", "in_" + id.removeprefix("inpay_")) if id.startswith("inpay_") else None
-    for payment in payments_of(invoice) if invoice else []:
-        return payment
+    candidates = [invoice] if invoice else []
+    for inv in candidates + list(ctx.store.scan("invoice")):  # non-default payments have ids of their own
+        for payment in payments_of(inv):
+            if payment["id"] == id:
+                return payment
     raise no_such("invoice payment", id, param="id")

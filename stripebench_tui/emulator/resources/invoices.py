@@ -1,8 +1,12 @@
-"""Invoices (the paid first invoice of a subscription Checkout creates): retrieve, list, list lines.
+"""Invoices: create / update / delete drafts, retrieve, list, search, lines; Checkout's and renewals' paid invoices.
 
-Lines are stored inside the invoice (``_lines``) and rendered as ``line_item`` objects (the invoice kind; Checkout's
-line items are ``item``). From 2025-03-31 an invoice has no ``payment_intent`` field (payments moved under
-``payments``); before, it names the payment intent that paid it.
+Lines are stored inside the invoice (``_lines``, see ``invoice_lines``), payments under ``_payments`` (see
+``invoice_payments``); the lifecycle actions (finalize, pay, void, …) live in ``invoice_actions``. From 2025-03-31
+an invoice has no ``payment_intent``/``subscription`` fields (payments moved under ``payments``, the subscription
+under ``parent``); before, they sit at the top level.
+
+Internal API: ``new_invoice(ctx, customer_id, currency, …) -> draft`` (saved, ``invoice.created`` emitted),
+``recompute(invoice)`` (totals from lines and payments), ``create_paid_invoice(...)`` (finalized and paid at once).
 """
 
 from __future__ import annotations
@@ -10,29 +14,40 @@ from __future__ import annotations
 from typing import Any
 
 from stripebench_tui.emulator.context import LIST_PARAMS, RequestContext
-from stripebench_tui.emulator.errors import invalid
-from stripebench_tui.emulator.params import Enum, Str
+from stripebench_tui.emulator.errors import StripeError, invalid, missing_param
+from stripebench_tui.emulator.params import Bool, Currency, Enum, Int, Metadata, Param, Str
 from stripebench_tui.emulator.registry import Resource
+from stripebench_tui.emulator.resources.common import apply_metadata, deleted_stub
+from stripebench_tui.emulator.resources.invoice_lines import lines_page, new_line, render_line
 from stripebench_tui.emulator.resources.invoice_payments import payments_page
-from stripebench_tui.emulator.versions import SUBSCRIPTION_PERIOD_ON_ITEMS
+from stripebench_tui.emulator.search import SEARCH_PARAMS, search_page
+from stripebench_tui.emulator.versions import SUBSCRIPTION_PERIOD_ON_ITEMS, at_least
 
 resource = Resource("invoice", prefix="in", noun="invoice",
                     expandable={"customer": "customer", "subscription": "subscription",
-                                "payment_intent": "payment_intent",
+                                "payment_intent": "payment_intent", "default_payment_method": "payment_method",
                                 "parent.subscription_details.subscription": "subscription"},
                     includable={"payments"})
 line_resource = Resource("line_item", prefix="il", noun="invoice line item")
+line_resource.renderer(render_line)
 
-
-def _lines_page(obj: dict[str, Any]) -> dict[str, Any]:
-    return {"object": "list", "data": [dict(line) for line in obj["_lines"]], "has_more": False,
-            "total_count": len(obj["_lines"]), "url": f"/v1/invoices/{obj['id']}/lines"}
+# Before 2022-08-01 a new invoice swept up the customer's pending invoice items by default.
+PENDING_ITEMS_EXCLUDED_BY_DEFAULT = "2022-08-01"
+COLLECTION = Enum("charge_automatically", "send_invoice")
+FIELDS: dict[str, Param] = {
+    "auto_advance": Bool(), "collection_method": COLLECTION, "days_until_due": Int(min=0, max=1825),
+    "default_payment_method": Str(emptyable=True), "description": Str(emptyable=True, max_length=1500),
+    "due_date": Int(min=0, emptyable=True), "footer": Str(emptyable=True), "metadata": Metadata(),
+    "statement_descriptor": Str(emptyable=True, max_length=22),
+}
+# What a finalized invoice still lets you change (the rest is fixed once it has a number).
+_OPEN_EDITABLE = {"auto_advance", "description", "footer", "metadata", "default_payment_method", "due_date"}
 
 
 @resource.renderer
 def render(obj: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
     """Lines as a list; ``subscription``/``payment_intent`` at the top level only for pre-2025-03-31 versions."""
-    obj["lines"] = _lines_page(obj)
+    obj["lines"] = lines_page(obj, ctx)
     wanted = [path for path in ctx.expand_paths if path.split(".")[0] == "payments" or ".payments" in path]
     if wanted and not ctx.version_at_least(SUBSCRIPTION_PERIOD_ON_ITEMS):  # invoice payments came with 2025-03-31
         raise invalid(f"This property cannot be expanded ({wanted[0]}).", param="expand")
@@ -41,8 +56,70 @@ def render(obj: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
     if not ctx.version_at_least(SUBSCRIPTION_PERIOD_ON_ITEMS):
         obj["subscription"] = obj["_subscription"]
         obj["payment_intent"] = obj["_payment_intent"]
+        obj["paid"] = obj["status"] == "paid"  # both moved to the invoice's payments on 2025-03-31
+        obj["paid_out_of_band"] = bool(obj.get("_paid_out_of_band"))
         obj.pop("parent", None)
     return dict(sorted(obj.items()))
+
+
+def recompute(invoice: dict[str, Any]) -> None:
+    """Totals from the lines, ``amount_remaining`` from what has been paid."""
+    subtotal = sum(line["amount"] for line in invoice["_lines"])
+    discount = sum(d["amount"] for d in invoice.get("total_discount_amounts") or [])
+    total = subtotal - discount
+    invoice.update(subtotal=subtotal, subtotal_excluding_tax=subtotal, total=total, total_excluding_tax=total,
+                   amount_due=max(total, 0), amount_remaining=max(max(total, 0) - invoice["amount_paid"], 0))
+
+
+def new_invoice(ctx: RequestContext, customer_id: str | None, currency: str | None, *,
+                subscription: dict[str, Any] | None = None, billing_reason: str = "manual",
+                metadata: dict[str, str] | None = None, collection_method: str = "charge_automatically",
+                auto_advance: bool = False, description: str | None = None, due_date: int | None = None,
+                default_payment_method: str | None = None, footer: str | None = None,
+                statement_descriptor: str | None = None, emit: bool = True) -> dict[str, Any]:
+    """Save a draft invoice without lines and emit ``invoice.created`` (``emit=False``: the caller does, once
+    the lines are in)."""
+    now = ctx.now()
+    invoice_id = ctx.new_id("in")
+    customer = ctx.find("customer", customer_id or "") or {}
+    sub_id = subscription["id"] if subscription else None
+    obj: dict[str, Any] = {
+        "id": invoice_id, "object": "invoice", "account_country": "US", "account_name": "Stripe emulator",
+        "account_tax_ids": None, "amount_due": 0, "amount_overpaid": 0, "amount_paid": 0,
+        "amount_remaining": 0, "amount_shipping": 0, "application": None, "attempt_count": 0, "attempted": False,
+        "auto_advance": auto_advance, "automatic_tax": {"disabled_reason": None, "enabled": False, "liability": None,
+                                                        "provider": None, "status": None},
+        "automatically_finalizes_at": None, "billing_reason": billing_reason,
+        "collection_method": collection_method, "created": now, "currency": currency,
+        "custom_fields": None, "customer": customer_id, "customer_account": None,
+        "customer_address": customer.get("address"), "customer_email": customer.get("email"),
+        "customer_name": customer.get("name"), "customer_phone": customer.get("phone"),
+        "customer_shipping": customer.get("shipping"), "customer_tax_exempt": customer.get("tax_exempt", "none"),
+        "customer_tax_ids": [], "default_payment_method": default_payment_method, "default_source": None,
+        "default_tax_rates": [], "description": description, "discounts": [], "due_date": due_date,
+        "effective_at": None, "ending_balance": None, "footer": footer, "from_invoice": None,
+        "hosted_invoice_url": None, "invoice_pdf": None, "issuer": {"type": "self"},
+        "last_finalization_error": None, "latest_revision": None, "livemode": False,
+        "metadata": dict(metadata or {}), "next_payment_attempt": None, "number": None, "on_behalf_of": None,
+        "parent": {"quote_details": None, "subscription_details": {"metadata": subscription["metadata"],
+                                                                   "subscription": sub_id},
+                   "type": "subscription_details"} if subscription else None,
+        "payment_settings": {"default_mandate": None, "payment_method_options": None, "payment_method_types": None},
+        "period_end": now, "period_start": now, "post_payment_credit_notes_amount": 0,
+        "pre_payment_credit_notes_amount": 0, "receipt_number": None, "rendering": None, "shipping_cost": None,
+        "shipping_details": None, "starting_balance": 0, "statement_descriptor": statement_descriptor,
+        "status": "draft",
+        "status_transitions": {"finalized_at": None, "marked_uncollectible_at": None, "paid_at": None,
+                               "voided_at": None},
+        "subtotal": 0, "subtotal_excluding_tax": 0, "test_clock": customer.get("test_clock"), "total": 0,
+        "total_discount_amounts": [], "total_excluding_tax": 0, "total_pretax_credit_amounts": [], "total_taxes": [],
+        "webhooks_delivered_at": None,
+        "_lines": [], "_payments": [], "_subscription": sub_id, "_payment_intent": None,
+    }
+    ctx.save(obj)
+    if emit:
+        ctx.emit("invoice.created", obj)
+    return obj
 
 
 def create_paid_invoice(ctx: RequestContext, subscription: dict[str, Any] | None, lines: list[dict[str, Any]], *,
@@ -56,98 +133,139 @@ def create_paid_invoice(ctx: RequestContext, subscription: dict[str, Any] | None
     Emits ``invoice.created``, ``invoice.finalized``, ``invoice.paid`` and ``invoice.payment_succeeded`` in
     Stripe's order.
     """
+    from stripebench_tui.emulator.resources import invoice_actions
+
     now = ctx.now()
-    invoice_id = ctx.new_id("in")
-    subtotal = sum(line["amount"] for line in lines)
-    total = subtotal - discount_amount
     customer_id = subscription["customer"] if subscription else customer_id
     currency = subscription["currency"] if subscription else currency
-    customer = ctx.find("customer", customer_id or "") or {}
+    obj = new_invoice(ctx, customer_id, currency, subscription=subscription, billing_reason=billing_reason,
+                      metadata=metadata, emit=False)
     period = (subscription["_period_start"], subscription["_period_end"]) if subscription else (now, now)
     sub_id = subscription["id"] if subscription else None
-    rendered_lines = []
     items = {item["price"]: item for item in subscription["_items"]} if subscription else {}
     for line in lines:
         item = items.get(line["price"])  # one-time prices are billed once, as plain invoice items
         price = ctx.find("price", line["price"]) or {}
-        product = ctx.find("product", price.get("product", "")) or {}
-        rendered_lines.append({
-            "id": ctx.new_id("il"), "object": "line_item", "amount": line["amount"], "currency": price.get("currency"),
-            "description": f"{line['quantity']} × {product.get('name', 'Item')} (at "
-                           f"{(price.get('unit_amount') or 0) / 100:.2f} / {(price.get('recurring') or {}).get('interval', 'one time')})",
-            "discount_amounts": [{"amount": line.get("discount", 0), "discount": None}] if line.get("discount") else [],
-            "discountable": True, "discounts": [], "invoice": invoice_id, "livemode": False, "metadata": {},
-            "parent": {"invoice_item_details": None, "subscription_item_details": {
-                "invoice_item": None, "proration": False, "proration_details": {"credited_items": None},
-                "subscription": sub_id, "subscription_item": item["id"]}, "type": "subscription_item_details"}
-            if item else {"invoice_item_details": {"invoice_item": ctx.new_id("ii"), "proration": False,
-                                                   "proration_details": {"credited_items": None},
-                                                   "subscription": sub_id},
-                          "subscription_item_details": None, "type": "invoice_item_details"},
-            "period": {"end": period[1], "start": period[0]},
-            "pretax_credit_amounts": [], "pricing": {"price_details": {"price": price.get("id"),
-                                                                       "product": price.get("product")},
-                                                     "type": "price_details",
-                                                     "unit_amount_decimal": price.get("unit_amount_decimal")},
-            "quantity": line["quantity"], "subtotal": line["amount"], "taxes": [],
-        })
-    obj: dict[str, Any] = {
-        "id": invoice_id, "object": "invoice", "account_country": "US", "account_name": "Stripe emulator",
-        "account_tax_ids": None, "amount_due": total, "amount_overpaid": 0, "amount_paid": 0,
-        "amount_remaining": total, "amount_shipping": 0, "application": None, "attempt_count": 0, "attempted": False,
-        "auto_advance": False, "automatic_tax": {"disabled_reason": None, "enabled": False, "liability": None,
-                                                 "provider": None, "status": None},
-        "automatically_finalizes_at": None, "billing_reason": billing_reason,
-        "collection_method": "charge_automatically", "created": now, "currency": currency,
-        "custom_fields": None, "customer": customer_id, "customer_account": None,
-        "customer_address": customer.get("address"), "customer_email": customer.get("email"),
-        "customer_name": customer.get("name"), "customer_phone": customer.get("phone"),
-        "customer_shipping": customer.get("shipping"), "customer_tax_exempt": "none", "customer_tax_ids": [],
-        "default_payment_method": None, "default_source": None, "default_tax_rates": [], "description": None,
-        "discounts": [], "due_date": None, "effective_at": None, "ending_balance": None, "footer": None,
-        "from_invoice": None, "hosted_invoice_url": f"{ctx.base_url}/i/{invoice_id}", "invoice_pdf": None,
-        "issuer": {"type": "self"}, "last_finalization_error": None, "latest_revision": None, "livemode": False,
-        "metadata": dict(metadata or {}), "next_payment_attempt": None, "number": None, "on_behalf_of": None,
-        "parent": {"quote_details": None, "subscription_details": {"metadata": subscription["metadata"],
-                                                                   "subscription": sub_id},
-                   "type": "subscription_details"} if subscription else None,
-        "payment_settings": {"default_mandate": None, "payment_method_options": None, "payment_method_types": None},
-        "period_end": now, "period_start": now, "post_payment_credit_notes_amount": 0,
-        "pre_payment_credit_notes_amount": 0, "receipt_number": None, "rendering": None, "shipping_cost": None,
-        "shipping_details": None, "starting_balance": 0, "statement_descriptor": None, "status": "draft",
-        "status_transitions": {"finalized_at": None, "marked_uncollectible_at": None, "paid_at": None,
-                               "voided_at": None},
-        "subtotal": subtotal, "subtotal_excluding_tax": subtotal, "test_clock": None, "total": total,
-        "total_discount_amounts": [{"amount": discount_amount, "discount": None}] if discount_amount else [],
-        "total_excluding_tax": total, "total_pretax_credit_amounts": [], "total_taxes": [],
-        "webhooks_delivered_at": now,
-        "_lines": rendered_lines, "_subscription": sub_id, "_payment_intent": payment_intent,
-    }
+        obj["_lines"].append(new_line(
+            ctx, obj["id"], amount=line["amount"], currency=price.get("currency") or currency,
+            quantity=line["quantity"], price=price or None, period=period, subscription=sub_id,
+            subscription_item=item["id"] if item else None, discount=line.get("discount", 0)))
+    if discount_amount:
+        obj["total_discount_amounts"] = [{"amount": discount_amount, "discount": None}]
+    recompute(obj)
+    obj["webhooks_delivered_at"] = now
     ctx.save(obj)
     ctx.emit("invoice.created", obj)
-    count = len([i for i in ctx.store.scan("invoice") if i.get("number")])
-    obj.update({"status": "open", "number": f"EMU-{count + 1:04d}", "effective_at": now,
-                "status_transitions": {**obj["status_transitions"], "finalized_at": now}})
-    ctx.save(obj)
-    ctx.emit("invoice.finalized", obj)
-    obj.update({"status": "paid", "amount_paid": total, "amount_remaining": 0, "attempt_count": 1, "attempted": True,
-                "status_transitions": {**obj["status_transitions"], "paid_at": now}})
-    ctx.save(obj)
-    ctx.emit("invoice.paid", obj)
-    ctx.emit("invoice.payment_succeeded", obj)
+    invoice_actions.finalize_invoice(ctx, obj, auto_pay_zero=False)
+    invoice_actions.record_payment(ctx, obj, payment_intent, obj["amount_remaining"], default=True)
     if subscription is None:
         return obj
     before = dict(subscription)
-    subscription["latest_invoice"] = invoice_id
+    subscription["latest_invoice"] = obj["id"]
     ctx.save(subscription)
     ctx.emit("customer.subscription.updated", subscription, previous=before)
     return obj
+
+
+def editable_draft(invoice: dict[str, Any]) -> None:
+    """Raise Stripe's error unless the invoice is still a draft (lines and amounts only change then)."""
+    if invoice["status"] != "draft":
+        raise StripeError("The specified invoice can no longer be edited. Instead, consider creating one or more "
+                          "invoice items that will be applied to the next invoice.", code="invoice_not_editable")
+
+
+def _apply(ctx: RequestContext, obj: dict[str, Any], params: dict[str, Any]) -> None:
+    if "default_payment_method" in params and params["default_payment_method"]:
+        from stripebench_tui.emulator.resources import payment_methods
+
+        params = {**params, "default_payment_method": payment_methods.resolve(
+            ctx, params["default_payment_method"], param="default_payment_method")["id"]}
+    for key in ("auto_advance", "collection_method", "description", "due_date", "footer", "statement_descriptor",
+                "default_payment_method"):
+        if key in params:
+            obj[key] = params[key]
+    if "metadata" in params:
+        obj["metadata"] = apply_metadata(obj.get("metadata"), params["metadata"])
+    if "days_until_due" in params:
+        obj["due_date"] = ctx.now() + params["days_until_due"] * 86400
+    if obj["collection_method"] == "send_invoice" and obj["due_date"] is None:
+        raise invalid("Invoices with collection_method=send_invoice must have a due_date or days_until_due.",
+                      param="days_until_due")
+    if obj["collection_method"] == "charge_automatically" and ("days_until_due" in params or params.get("due_date")):
+        raise invalid("Invoices with collection_method=charge_automatically cannot have a due date.",
+                      param="days_until_due" if "days_until_due" in params else "due_date")
+
+
+@resource.route("POST", "/v1/invoices", params={
+    **FIELDS, "customer": Str(), "currency": Currency(), "subscription": Str(),
+    "pending_invoice_items_behavior": Enum("exclude", "include")})
+def create(ctx: RequestContext, params: dict[str, Any]) -> dict[str, Any]:
+    """Create a draft invoice; pending invoice items join it with ``pending_invoice_items_behavior=include``."""
+    if not params.get("customer"):
+        raise missing_param("customer")
+    customer = ctx.get("customer", params["customer"], param="customer")
+    subscription = ctx.get("subscription", params["subscription"], param="subscription") \
+        if params.get("subscription") else None
+    default_behavior = "exclude" if at_least(ctx.api_version, PENDING_ITEMS_EXCLUDED_BY_DEFAULT) else "include"
+    behavior = params.get("pending_invoice_items_behavior", default_behavior)
+    pending = [i for i in ctx.store.scan("invoiceitem") if i["customer"] == customer["id"] and not i.get("invoice")
+               and not i.get("deleted") and (params.get("currency") is None or i["currency"] == params["currency"])]
+    currency = params.get("currency") or customer.get("currency") or (pending[0]["currency"] if pending else "usd")
+    obj = new_invoice(ctx, customer["id"], currency, subscription=subscription,
+                      billing_reason="subscription" if subscription else "manual")
+    _apply(ctx, obj, params)
+    if behavior == "include":
+        from stripebench_tui.emulator.resources import invoice_items
+
+        for item in reversed(pending):  # oldest first, as Stripe orders the lines
+            invoice_items.add_to_invoice(ctx, dict(item), obj)
+    recompute(obj)
+    ctx.save(obj)
+    return obj
+
+
+@resource.route("GET", "/v1/invoices/search", params=SEARCH_PARAMS)
+def search(ctx: RequestContext, params: dict[str, Any]) -> dict[str, Any]:
+    """Search invoices (``customer``, ``status``, ``total``, ``number``, ``currency``, ``created``, metadata)."""
+    return search_page(ctx, "invoice", params, "/v1/invoices/search",
+                       {"customer", "status", "total", "number", "currency", "created", "subscription"})
 
 
 @resource.route("GET", "/v1/invoices/{id}")
 def retrieve(ctx: RequestContext, params: dict[str, Any], id: str) -> dict[str, Any]:
     """Retrieve an invoice."""
     return ctx.get("invoice", id, param="invoice")
+
+
+@resource.route("POST", "/v1/invoices/{id}", params=FIELDS)
+def update(ctx: RequestContext, params: dict[str, Any], id: str) -> dict[str, Any]:
+    """Update a draft invoice (a finalized one: only metadata, description, footer, auto_advance, due date)."""
+    obj = ctx.get("invoice", id, param="invoice")
+    before = ctx.get("invoice", id, param="invoice")
+    if obj["status"] != "draft":
+        fixed = sorted(set(params) - _OPEN_EDITABLE)
+        if obj["status"] in ("paid", "void"):
+            fixed = sorted(set(params) - {"metadata", "description", "footer"})
+        if fixed:
+            raise StripeError(f"You can't update `{fixed[0]}` on an invoice that is {obj['status']}.",
+                              param=fixed[0], code="invoice_not_editable")
+    _apply(ctx, obj, params)
+    ctx.save(obj)
+    ctx.emit("invoice.updated", obj, previous=before)
+    return obj
+
+
+@resource.route("DELETE", "/v1/invoices/{id}")
+def delete(ctx: RequestContext, params: dict[str, Any], id: str) -> dict[str, Any]:
+    """Delete a draft invoice (its invoice items go back to pending: Stripe deletes them with it)."""
+    obj = ctx.get("invoice", id, param="invoice")
+    if obj["status"] != "draft":
+        raise StripeError("You can only delete draft invoices.", code="invoice_not_editable")
+    for item in [i for i in ctx.store.scan("invoiceitem") if i.get("invoice") == id]:
+        ctx.save({**item, "deleted": True})
+    ctx.save({**deleted_stub(obj), "created": obj["created"], "_seq": obj["_seq"]})
+    ctx.emit("invoice.deleted", obj)
+    return deleted_stub(obj)
 
 
 @resource.route("GET", "/v1/invoices/{id}/lines", params=LIST_PARAMS)
@@ -159,9 +277,8 @@ def list_lines(ctx: RequestContext, params: dict[str, Any], id: str) -> dict[str
 
 
 @resource.route("GET", "/v1/invoices", params={
-    **LIST_PARAMS, "customer": Str(), "subscription": Str(), "collection_method": Enum(
-        "charge_automatically", "send_invoice"), "status": Enum("draft", "open", "paid", "uncollectible", "void"),
-    "due_date": Str()})
+    **LIST_PARAMS, "customer": Str(), "subscription": Str(), "collection_method": COLLECTION,
+    "status": Enum("draft", "open", "paid", "uncollectible", "void"), "due_date": Str()})
 def list_invoices(ctx: RequestContext, params: dict[str, Any]) -> dict[str, Any]:
     """List invoices with ``customer``, ``subscription``, ``status`` filters."""
     def keep(inv: dict[str, Any]) -> bool:

@@ -104,7 +104,8 @@ def new_price(ctx: RequestContext, params: dict[str, Any], param: str = "") -> d
     currency = params["currency"]
     tax_behavior = params.get("tax_behavior", "unspecified")
     obj: dict[str, Any] = {
-        "id": ctx.new_id("price"), "object": "price", "active": params.get("active", True),
+        # ``_id``: the id a plan created through /v1/plans chose for itself and its price
+        "id": params.get("_id") or ctx.new_id("price"), "object": "price", "active": params.get("active", True),
         "billing_scheme": "per_unit", "created": ctx.now(), "currency": currency,
         "custom_unit_amount": params.get("custom_unit_amount"), "livemode": False,
         "lookup_key": params.get("lookup_key"), "metadata": apply_metadata({}, params.get("metadata") or {}),

@@ -1,0 +1,267 @@
+"""Invoice lifecycle: finalize, pay (card or ``paid_out_of_band``), void, mark_uncollectible, send, attach_payment.
+
+Status moves as on Stripe: draft → open (finalize) → paid / void / uncollectible; an uncollectible invoice can
+still be paid or voided. Partial payments (API 2025-05-28): each attached PaymentIntent becomes an invoice
+payment; ``amount_paid`` grows and the invoice stays open until ``amount_remaining`` reaches zero.
+
+Internal API (also for subscription renewals and the hosted invoice page): ``finalize_invoice``,
+``record_payment``, ``pay_invoice``, ``credit_intent`` (a PaymentIntent attached earlier has now succeeded).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from stripebench_tui.emulator.context import RequestContext
+from stripebench_tui.emulator.errors import StripeError, invalid, missing_param
+from stripebench_tui.emulator.params import Bool, Str
+from stripebench_tui.emulator.resources import payment_intents
+from stripebench_tui.emulator.resources.invoices import recompute, resource
+
+_NO_PAYMENT_METHOD = ("This customer has no attached payment source or default payment method. Please consider "
+                      "adding a default payment method. For more information, visit "
+                      "https://stripe.com/docs/billing/subscriptions/payment-methods-setting#payment-method-priority.")
+
+
+def _payable(invoice: dict[str, Any]) -> None:
+    """Stripe's refusals for paying (or attaching a payment to) an invoice that cannot take one."""
+    if invoice["status"] == "void":
+        raise StripeError("Voided invoices cannot be paid.", param="invoice")
+    if invoice["status"] == "paid":
+        raise StripeError("Invoice is already paid.", param="invoice")
+
+
+def finalize_invoice(ctx: RequestContext, invoice: dict[str, Any], auto_pay_zero: bool = True) -> dict[str, Any]:
+    """Draft → open: number, hosted page, ``invoice.finalized``; a zero-amount invoice is paid at once."""
+    now = ctx.now()
+    count = len([i for i in ctx.store.scan("invoice") if i.get("number")])
+    invoice.update({"status": "open", "number": f"EMU-{count + 1:04d}", "effective_at": now,
+                    "hosted_invoice_url": f"{ctx.base_url}/i/{invoice['id']}",
+                    "status_transitions": {**invoice["status_transitions"], "finalized_at": now}})
+    recompute(invoice)
+    ctx.save(invoice)
+    ctx.emit("invoice.finalized", invoice)
+    if auto_pay_zero and invoice["amount_due"] == 0:
+        mark_paid(ctx, invoice)
+    return invoice
+
+
+def mark_paid(ctx: RequestContext, invoice: dict[str, Any], out_of_band: bool = False) -> None:
+    """Open → paid (``invoice.paid``; ``invoice.payment_succeeded`` too unless paid outside Stripe)."""
+    invoice.update({"status": "paid", "amount_remaining": 0,
+                    "status_transitions": {**invoice["status_transitions"], "paid_at": ctx.now()}})
+    if out_of_band:
+        invoice["_paid_out_of_band"] = True
+    ctx.save(invoice)
+    ctx.emit("invoice.paid", invoice)
+    if not out_of_band:
+        ctx.emit("invoice.payment_succeeded", invoice)
+
+
+def _new_payment(ctx: RequestContext, invoice: dict[str, Any], pi_id: str, amount: int, default: bool,
+                 paid: bool) -> dict[str, Any]:
+    # The default payment keeps the id derived from the invoice (what earlier emulator versions returned).
+    payment_id = "inpay_" + invoice["id"].removeprefix("in_") if default else ctx.new_id("inpay")
+    payment = {"id": payment_id, "payment_intent": pi_id, "amount_requested": amount,
+               "amount_paid": amount if paid else None, "status": "paid" if paid else "open", "created": ctx.now(),
+               "paid_at": ctx.now() if paid else None, "is_default": default}
+    invoice["_payments"].append(payment)
+    return payment
+
+
+def record_payment(ctx: RequestContext, invoice: dict[str, Any], pi_id: str | None, amount: int, *,
+                   default: bool = False) -> None:
+    """Credit ``amount`` paid by PaymentIntent ``pi_id`` (None: nothing to pay) and settle the invoice when due."""
+    before = ctx.find("invoice", invoice["id"])
+    if pi_id is not None:
+        payment = _new_payment(ctx, invoice, pi_id, amount, default, paid=True)
+        _credit(ctx, invoice, payment, amount)
+    if invoice["amount_remaining"] == 0:
+        invoice.update(attempt_count=max(invoice["attempt_count"], 1), attempted=True)
+        mark_paid(ctx, invoice)
+    else:
+        ctx.save(invoice)
+        ctx.emit("invoice.updated", invoice, previous=before)
+
+
+def _credit(ctx: RequestContext, invoice: dict[str, Any], payment: dict[str, Any], amount: int) -> None:
+    invoice["amount_paid"] += amount
+    invoice["_payment_intent"] = invoice["_payment_intent"] or payment["payment_intent"]
+    recompute(invoice)
+    ctx.save(invoice)
+    ctx.emit("invoice_payment.paid", _payment_object(invoice, payment))
+
+
+def _payment_object(invoice: dict[str, Any], payment: dict[str, Any]) -> dict[str, Any]:
+    from stripebench_tui.emulator.resources.invoice_payments import as_object
+
+    return as_object(invoice, payment)
+
+
+def credit_intent(ctx: RequestContext, pi: dict[str, Any]) -> None:
+    """A PaymentIntent attached to an invoice before it was paid has succeeded: credit the invoice."""
+    invoice = ctx.find("invoice", pi.get("_invoice") or "")
+    if invoice is None or invoice["status"] in ("paid", "void"):
+        return
+    for payment in invoice["_payments"]:
+        if payment["payment_intent"] == pi["id"] and payment["status"] == "open":
+            payment.update(status="paid", amount_paid=pi["amount_received"], paid_at=ctx.now())
+            before = ctx.find("invoice", invoice["id"])
+            _credit(ctx, invoice, payment, pi["amount_received"])
+            if invoice["amount_remaining"] == 0:
+                mark_paid(ctx, invoice)
+            else:
+                ctx.emit("invoice.updated", invoice, previous=before)
+            return
+
+
+def _default_payment_method(ctx: RequestContext, invoice: dict[str, Any]) -> str | None:
+    customer = ctx.find("customer", invoice["customer"] or "") or {}
+    return (invoice.get("default_payment_method") or invoice.get("default_source")
+            or (customer.get("invoice_settings") or {}).get("default_payment_method") or customer.get("default_source"))
+
+
+def pay_invoice(ctx: RequestContext, invoice: dict[str, Any], *, payment_method: str | None = None,
+                paid_out_of_band: bool = False, off_session: bool = True) -> dict[str, Any] | StripeError:
+    """Pay what remains (a draft is finalized first); a decline is returned, with the failed attempt kept."""
+    from stripebench_tui.emulator.resources import payment_intents
+
+    _payable(invoice)
+    if invoice["status"] == "draft":
+        finalize_invoice(ctx, invoice)
+        if invoice["status"] == "paid":
+            return invoice
+    if paid_out_of_band:
+        invoice["amount_paid"] = invoice["amount_due"]  # settled outside Stripe: no invoice payment is recorded
+        mark_paid(ctx, invoice, out_of_band=True)
+        return invoice
+    pm_id = payment_method or _default_payment_method(ctx, invoice)
+    if not pm_id:
+        raise StripeError(_NO_PAYMENT_METHOD, param="payment_method")
+    pi, error = payment_intents.create_confirmed(
+        ctx, invoice["amount_remaining"], invoice["currency"], customer=invoice["customer"], payment_method=pm_id,
+        description=f"Payment for Invoice {invoice['number']}", off_session=off_session)
+    pi["_invoice"] = invoice["id"]
+    ctx.save(pi)
+    if error is not None or pi["status"] != "succeeded":
+        before = ctx.find("invoice", invoice["id"])
+        invoice.update(attempt_count=invoice["attempt_count"] + 1, attempted=True,
+                       last_finalization_error=None)
+        ctx.save(invoice)
+        ctx.emit("invoice.payment_failed", invoice)
+        ctx.emit("invoice.updated", invoice, previous=before)
+        return error or StripeError("This payment requires authentication; pay the invoice on its hosted page.",
+                                    status=402, type="card_error", code="invoice_payment_intent_requires_action")
+    invoice["attempt_count"] += 1
+    record_payment(ctx, invoice, pi["id"], pi["amount_received"], default=not invoice["_payments"])
+    return invoice
+
+
+@resource.route("POST", "/v1/invoices/{id}/finalize", params={"auto_advance": Bool()})
+def finalize(ctx: RequestContext, params: dict[str, Any], id: str) -> dict[str, Any]:
+    """Finalize a draft invoice."""
+    invoice = ctx.get("invoice", id, param="invoice")
+    if invoice["status"] != "draft":
+        raise StripeError("This invoice is already finalized, you can't re-finalize a non-draft invoice.",
+                          param="invoice")
+    if "auto_advance" in params:
+        invoice["auto_advance"] = params["auto_advance"]
+    return finalize_invoice(ctx, invoice)
+
+
+@resource.route("POST", "/v1/invoices/{id}/pay", params={
+    "paid_out_of_band": Bool(), "payment_method": Str(), "source": Str(), "off_session": Bool(), "forgive": Bool(),
+    "mandate": Str(emptyable=True)})
+def pay(ctx: RequestContext, params: dict[str, Any], id: str) -> Any:
+    """Pay an open (or draft, finalized first) invoice with a card, or record it as paid out of band."""
+    invoice = ctx.get("invoice", id, param="invoice")
+    if params.get("paid_out_of_band") and (params.get("payment_method") or params.get("source")):
+        raise invalid("You cannot pass `payment_method` or `source` when `paid_out_of_band` is true.",
+                      param="paid_out_of_band")
+    return pay_invoice(ctx, invoice, payment_method=params.get("payment_method") or params.get("source"),
+                       paid_out_of_band=bool(params.get("paid_out_of_band")),
+                       off_session=params.get("off_session", True))
+
+
+@resource.route("POST", "/v1/invoices/{id}/void")
+def void(ctx: RequestContext, params: dict[str, Any], id: str) -> dict[str, Any]:
+    """Void an open or uncollectible invoice that has taken no payment."""
+    invoice = ctx.get("invoice", id, param="invoice")
+    if invoice["status"] not in ("open", "uncollectible"):
+        raise StripeError(f"You can only void open or uncollectible invoices; this invoice is {invoice['status']}.",
+                          param="invoice")
+    if invoice["amount_paid"]:
+        raise StripeError("You can't void an invoice that has been partially paid.", param="invoice")
+    invoice.update(status="void", status_transitions={**invoice["status_transitions"], "voided_at": ctx.now()})
+    ctx.save(invoice)
+    ctx.emit("invoice.voided", invoice)
+    return invoice
+
+
+@resource.route("POST", "/v1/invoices/{id}/mark_uncollectible")
+def mark_uncollectible(ctx: RequestContext, params: dict[str, Any], id: str) -> dict[str, Any]:
+    """Mark an open invoice uncollectible (it may still be paid or voided later)."""
+    invoice = ctx.get("invoice", id, param="invoice")
+    if invoice["status"] != "open":
+        raise StripeError(f"You can only mark open invoices as uncollectible; this invoice is {invoice['status']}.",
+                          param="invoice")
+    invoice.update(status="uncollectible",
+                   status_transitions={**invoice["status_transitions"], "marked_uncollectible_at": ctx.now()})
+    ctx.save(invoice)
+    ctx.emit("invoice.marked_uncollectible", invoice)
+    return invoice
+
+
+@resource.route("POST", "/v1/invoices/{id}/send")
+def send(ctx: RequestContext, params: dict[str, Any], id: str) -> dict[str, Any]:
+    """'Email' an open send_invoice invoice (no mail leaves the emulator; ``invoice.sent`` is emitted)."""
+    invoice = ctx.get("invoice", id, param="invoice")
+    if invoice["status"] != "open":
+        raise StripeError("You can only send open invoices.", param="invoice")
+    ctx.emit("invoice.sent", invoice)
+    return invoice
+
+
+@resource.route("POST", "/v1/invoices/{id}/attach_payment", params={"payment_intent": Str(), "payment_record": Str()})
+def attach_payment(ctx: RequestContext, params: dict[str, Any], id: str) -> dict[str, Any]:
+    """Attach a PaymentIntent: credited now if it has succeeded, else once it does."""
+    invoice = ctx.get("invoice", id, param="invoice")
+    if params.get("payment_record"):
+        raise invalid("The emulator does not model PaymentRecords; attach a payment_intent.", param="payment_record")
+    if not params.get("payment_intent"):
+        raise missing_param("payment_intent")
+    _payable(invoice)
+    if invoice["status"] == "draft":
+        raise StripeError("You can only attach payments to finalized invoices; finalize this invoice first.",
+                          param="invoice")
+    pi = ctx.get("payment_intent", params["payment_intent"], param="payment_intent")
+    if pi.get("_invoice"):
+        raise StripeError(f"The PaymentIntent {pi['id']} is already attached to invoice {pi['_invoice']}.",
+                          param="payment_intent")
+    if pi["status"] == "canceled":
+        raise StripeError("A canceled PaymentIntent cannot be attached to an invoice.", param="payment_intent")
+    if pi["currency"] != invoice["currency"]:
+        raise invalid(f"The PaymentIntent's currency ({pi['currency']}) must match the invoice's currency "
+                      f"({invoice['currency']}).", param="payment_intent")
+    succeeded = pi["status"] == "succeeded"
+    amount = pi["amount_received"] if succeeded else pi["amount"]
+    pending = sum(p["amount_requested"] for p in invoice["_payments"] if p["status"] == "open")
+    if amount + pending > invoice["amount_remaining"]:
+        raise StripeError(f"The PaymentIntent's amount ({amount}) is greater than the invoice's amount_remaining "
+                          f"({invoice['amount_remaining'] - pending}).", param="payment_intent")
+    pi["_invoice"] = invoice["id"]
+    ctx.save(pi)
+    if succeeded:
+        record_payment(ctx, invoice, pi["id"], amount)
+    else:
+        _new_payment(ctx, invoice, pi["id"], amount, default=False, paid=False)
+        ctx.save(invoice)
+    return invoice
+
+
+def _on_intent_succeeded(ctx: RequestContext, pi: dict[str, Any]) -> None:
+    if pi.get("_invoice"):  # attached to an invoice before it was paid (partial payments)
+        credit_intent(ctx, pi)
+
+
+payment_intents.ON_SUCCEEDED.append(_on_intent_succeeded)
