@@ -166,4 +166,6 @@ def pay_from_intent(ctx: RequestContext, pi: dict[str, Any]) -> dict[str, Any] |
     invoice = ctx.find("invoice", pi.get("_invoice") or "")
     if invoice is None or invoice["status"] != "open":
         return None
+    if any(p["payment_intent"] == pi["id"] and p["status"] == "open" for p in invoice.get("_payments", [])):
+        return None  # attached as one of several payments: invoice_actions credits it and settles when due
     return mark_paid(ctx, invoice, pi["id"], ctx.now())
