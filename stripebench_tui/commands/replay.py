@@ -78,7 +78,10 @@ def replay(
     if summary:
         if headless:
             sys.stdout.write("\n")
-        write_summary(state, sys.stdout)
+        from stripebench_tui.findings import detect
+
+        # A trace recorded before the detectors existed gets them run over it now.
+        write_summary(state, sys.stdout, None if state.findings else detect(trace.iter_events()))
     sys.stdout.flush()
     raise typer.Exit(EXIT_OK if episode_passed(state) else EXIT_EPISODE_FAILED)
 

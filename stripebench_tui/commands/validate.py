@@ -56,7 +56,7 @@ def validate(
         rows = asyncio.run(validation.validate(envs, runner, progress=err.print))
     out = Console(file=sys.stdout, markup=False, highlight=False, emoji=False, width=None if sys.stdout.isatty() else 140)
     out.print(validation.validation_table(rows))
-    for line in validation.legend(rows) + validation.warnings(rows):
+    for line in validation.legend(rows) + validation.findings_report(rows) + validation.warnings(rows):
         out.print(line)
     ok = validation.all_ok(rows)
     wrong = sum(1 for r in rows if not r.ok)

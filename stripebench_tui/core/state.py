@@ -20,12 +20,14 @@ from stripebench_tui.core.events import (
     PENDING,
     EpisodeEnd,
     Event,
+    Finding,
     GraderVerdict,
     Header,
     ModelMessage,
     Operator,
     Service,
     StripeObject,
+    StripeRequest,
     ToolCall,
     ToolResult,
 )
@@ -63,6 +65,8 @@ class Turn:
     operator_actions: list[Operator] = field(default_factory=list)
     object_ids: list[str] = field(default_factory=list)  # Stripe objects created or changed in this turn
     verdict_changes: list[GraderVerdict] = field(default_factory=list)
+    request_ids: list[str] = field(default_factory=list)  # Stripe API requests made during this turn
+    findings: list[Finding] = field(default_factory=list)  # detectors' marks on this turn
     tokens_in: int = 0
     tokens_out: int = 0
     cost_usd: float = 0.0
@@ -154,6 +158,8 @@ class EpisodeState:
     services: dict[str, str] = field(default_factory=dict)  # name -> latest status
     service_log: deque[Service] = field(default_factory=lambda: deque(maxlen=SERVICE_LOG_LINES))
     operator_actions: list[Operator] = field(default_factory=list)
+    requests: list[StripeRequest] = field(default_factory=list)  # the Stripe request log, in order
+    findings: list[Finding] = field(default_factory=list)
     pending_calls: dict[str, CallView] = field(default_factory=dict)  # call_id -> call without a result yet
     status: str = ""  # the driver's status (running | paused | waiting_for_approval | ended); "" when never reported
     awaiting_call: str = ""  # call_id of the agent's call waiting for the operator's approval
@@ -269,6 +275,12 @@ class Reducer:
             s.service_log.append(ev)
         elif isinstance(ev, Operator):
             self._apply_operator(turn, ev)
+        elif isinstance(ev, StripeRequest):
+            s.requests.append(ev)
+            turn.request_ids.append(ev.request_id)
+        elif isinstance(ev, Finding):
+            s.findings.append(ev)
+            turn.findings.append(ev)
         elif isinstance(ev, EpisodeEnd):
             s.ended = ev
             s.status, s.awaiting_call = "ended", ""

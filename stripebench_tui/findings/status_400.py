@@ -1,0 +1,121 @@
+"""*400-as-success*: the agent saw a 4xx from Stripe and then says it is done (or writes the submission) without a
+later 2xx for the same operation.
+
+"Saw" means the request was the agent's own (its shell called Stripe) or a tool result that came back after the
+request, in the same turn, shows an error (an HTTP 4xx, a Stripe error object); an app's request that failed
+quietly is not this finding. A tool output with a Stripe error and no request in the log (real test mode without
+the proxy) counts too, cleared when the same command later runs without one. Graders' requests are left out.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from stripebench_tui.core.events import EpisodeEnd, Event, Finding, ModelMessage, StripeRequest, ToolCall, ToolResult
+from stripebench_tui.findings.base import claims_done, finding, operation
+
+NAME = "400-as-success"
+# A Stripe error as a tool shows it: Stripe's error types, or an error object next to an HTTP 4xx status.
+_STRIPE_ERROR = re.compile(r'"type"\s*:\s*"(?:invalid_request_error|card_error|idempotency_error)"')
+_ERROR_OBJECT = re.compile(r'"error"\s*:\s*\{')
+_HTTP_4XX = re.compile(r"\bHTTP[ /]?(?:1\.[01] |2 )?4\d\d\b|\b4\d\d (?:Bad Request|Payment Required|Not Found)\b")
+_READS_FILES = ("view_file", "create_file", "replace_in_file", "insert_lines", "search_docs", "read_doc")
+
+
+def shows_error(output: str, strict: bool) -> bool:
+    """Whether a tool's output shows an HTTP 4xx / Stripe error (``strict``: a Stripe-shaped error object)."""
+    if _STRIPE_ERROR.search(output):
+        return True
+    if strict:
+        return bool(_ERROR_OBJECT.search(output) and _HTTP_4XX.search(output))
+    return bool(_HTTP_4XX.search(output) or _ERROR_OBJECT.search(output))
+
+
+_AUTH = (401, 403)  # the scope-or-auth detector's
+
+
+class Detector400:
+    """See the module docstring."""
+
+    name = NAME
+    wants = (StripeRequest.type, ToolCall.type, ToolResult.type, ModelMessage.type, EpisodeEnd.type)
+
+    def __init__(self) -> None:
+        self.open: dict[str, StripeRequest] = {}  # operation -> its latest unanswered 4xx
+        self.seen: dict[str, int] = {}  # operation -> seq of the tool result that showed it to the agent
+        self.shown_by: dict[str, str] = {}  # operation -> that result's call_id
+        self.output_errors: dict[str, ToolResult] = {}  # command -> a result showing a Stripe error
+        self.commands: dict[str, str] = {}  # call_id -> its command key
+        self.fired: set[str] = set()
+        self.logged = False  # whether any request reached the log (else tool outputs are all there is)
+
+    def feed(self, event: Event) -> list[Finding] | None:
+        if isinstance(event, StripeRequest):
+            return self._request(event)
+        if isinstance(event, ToolCall):
+            self.commands[event.call_id] = event.tool + " " + json.dumps(event.arguments, sort_keys=True, default=str)
+            if event.tool == "create_file" and "submission" in str(event.arguments.get("path", "")):
+                return self._claim(event, "writes the submission")
+            return None
+        if isinstance(event, ToolResult):
+            return self._result(event)
+        if isinstance(event, ModelMessage) and event.role == "assistant" and claims_done(event.text):
+            return self._claim(event, "says the work is done")
+        return None
+
+    def _request(self, ev: StripeRequest) -> None:
+        if ev.source == "grader":
+            return
+        self.logged = True
+        op = operation(ev.method, ev.path)
+        if 200 <= ev.status < 300:
+            self.open.pop(op, None)
+            self.seen.pop(op, None)
+        elif 400 <= ev.status < 500 and ev.status not in _AUTH and not (ev.method == "GET" and ev.status == 404):
+            self.open[op] = ev
+            self.seen.pop(op, None)
+            if ev.source == "agent":  # its own shell got the answer
+                self.seen[op] = ev.seq
+
+    def _result(self, ev: ToolResult) -> None:
+        if ev.tool in _READS_FILES:  # code and docs mention errors; only what ran can show one
+            return
+        key = self.commands.get(ev.call_id, "")
+        output = ev.output or ""
+        if shows_error(output, strict=True):
+            self.output_errors[key] = ev
+        else:
+            self.output_errors.pop(key, None)
+        if not shows_error(output, strict=False):
+            return
+        for op, req in self.open.items():
+            if op not in self.seen and req.turn == ev.turn and req.seq < ev.seq:
+                self.seen[op], self.shown_by[op] = ev.seq, ev.call_id
+
+    def _claim(self, ev: Event, how: str) -> list[Finding] | None:
+        out: list[Finding] = []
+        for op, req in self.open.items():
+            if op in self.seen and op not in self.fired:
+                self.fired.add(op)
+                evidence: list[dict[str, Any]] = [{"request_id": req.request_id}, {"seq": ev.seq}]
+                if op in self.shown_by:
+                    evidence.insert(1, {"call_id": self.shown_by[op]})
+                out.append(finding(NAME, f"agent {how} after {op} answered {req.status}"
+                                         f"{' ' + req.error_code if req.error_code else ''} with no later success",
+                                   evidence, turn=ev.turn, seq=ev.seq))
+        if not self.logged:  # no request log: fall back to what the tool outputs showed
+            for key, res in self.output_errors.items():
+                if key not in self.fired:
+                    self.fired.add(key)
+                    out.append(finding(NAME, f"agent {how} after {res.tool} showed a Stripe 4xx error that no later "
+                                             "run of the same command cleared",
+                                       [{"call_id": res.call_id}, {"seq": ev.seq}], turn=ev.turn, seq=ev.seq))
+        return out or None
+
+    def finish(self, reason: str) -> None:
+        return None  # a claim is a message or a submission; the end itself says nothing more
+
+
+__all__ = ["Detector400", "NAME", "shows_error"]
