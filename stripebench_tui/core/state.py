@@ -65,7 +65,7 @@ class Turn:
     operator_actions: list[Operator] = field(default_factory=list)
     object_ids: list[str] = field(default_factory=list)  # Stripe objects created or changed in this turn
     verdict_changes: list[GraderVerdict] = field(default_factory=list)
-    request_ids: list[str] = field(default_factory=list)  # Stripe API requests made during this turn
+    requests: list[StripeRequest] = field(default_factory=list)  # Stripe API requests made during this turn
     findings: list[Finding] = field(default_factory=list)  # detectors' marks on this turn
     tokens_in: int = 0
     tokens_out: int = 0
@@ -78,6 +78,10 @@ class Turn:
         if self.index == 0:
             return "setup"
         return "agent"
+
+    @property
+    def request_ids(self) -> list[str]:
+        return [r.request_id for r in self.requests]
 
     @property
     def tool_names(self) -> list[str]:
@@ -134,6 +138,7 @@ class CriterionState:
     changed_turn: int
     changed_seq: int
     history: list[VerdictChange] = field(default_factory=list)
+    request_id: str = ""  # the Stripe request whose event triggered the latest evaluation, if any
 
 
 @dataclass
@@ -277,7 +282,7 @@ class Reducer:
             self._apply_operator(turn, ev)
         elif isinstance(ev, StripeRequest):
             s.requests.append(ev)
-            turn.request_ids.append(ev.request_id)
+            turn.requests.append(ev)
         elif isinstance(ev, Finding):
             s.findings.append(ev)
             turn.findings.append(ev)
@@ -381,6 +386,7 @@ class Reducer:
                 evidence=ev.evidence,
                 changed_turn=ev.turn,
                 changed_seq=ev.seq,
+                request_id=ev.request_id,
             )
             verdicts[ev.criterion] = crit
         else:
@@ -391,6 +397,7 @@ class Reducer:
             crit.weight = ev.weight
             crit.description = ev.description or crit.description
             crit.evidence = ev.evidence
+            crit.request_id = ev.request_id or crit.request_id
         crit.history.append(change)
         turn.verdict_changes.append(ev)
 

@@ -9,7 +9,6 @@ from stripebench_tui.core.events import Event, Finding, ToolCall
 
 WARNING, ERROR, INFO = "warning", "error", "info"
 EDIT_TOOLS = frozenset({"create_file", "replace_in_file", "insert_lines"})
-_ID_PART = re.compile(r"^[a-z]{2,}(?:_[a-z]+)*_[A-Za-z0-9]{6,}$")
 # Words an agent uses when it says the work is finished; read only in its last messages or a submission.
 _CLAIM = re.compile(r"(?i)\b(done|complete[ds]?|completed|finished|works|working|success(?:ful(?:ly)?)?|migrated|"
                     r"fixed|submitted|ready|all set)\b")
@@ -32,15 +31,49 @@ class Detector(Protocol):
 
 def operation(method: str, path: str) -> str:
     """A request's operation: its method and path with object ids as ``{id}`` (``POST /v1/customers/{id}``)."""
-    return method + " " + "/".join("{id}" if _ID_PART.match(p) else p for p in path.split("/"))
+    parts = path_parts(path)
+    if parts is None:
+        return f"{method} {path}"
+    return method + " /v1/" + "/".join("{id}" if is_id else p for p, is_id in parts)
+
+
+def path_parts(path: str) -> list[tuple[str, bool]] | None:
+    """A ``/v1`` path's segments, each with whether it is an object id (None for another path).
+
+    Stripe paths alternate a resource and an id (``customers/cus_1/sources/card_2``), the resource being two
+    segments under a namespace (``checkout/sessions``); ``search`` and actions (``confirm``) are not ids.
+    """
+    if not path.startswith("/v1/"):
+        return None
+    segs = [p for p in path[4:].split("/") if p]
+    out: list[tuple[str, bool]] = []
+    i, want_id = 0, False
+    while i < len(segs):
+        seg = segs[i]
+        if want_id:
+            is_id = seg != "search"
+            out.append((seg, is_id))
+            want_id = False
+        elif seg in NAMESPACES and i + 1 < len(segs):
+            out += [(seg, False), (segs[i + 1], False)]
+            i += 1
+            want_id = True
+        else:
+            out.append((seg, False))
+            want_id = True
+        i += 1
+    return out
+
+
+NAMESPACES = frozenset({"apps", "billing", "billing_portal", "checkout", "climate", "entitlements",
+                        "financial_connections", "forwarding", "identity", "issuing", "radar", "reporting", "sigma",
+                        "tax", "terminal", "test_helpers", "treasury", "v2"})
 
 
 def is_create(method: str, path: str) -> bool:
     """A POST to a collection (``/v1/customers``, ``/v1/checkout/sessions``): it makes a new object."""
-    if method != "POST" or not path.startswith("/v1/"):
-        return False
-    parts = [p for p in path[4:].split("/") if p]
-    return bool(parts) and not any(_ID_PART.match(p) for p in parts)
+    parts = path_parts(path) if method == "POST" else None
+    return bool(parts) and not any(is_id for _, is_id in parts)  # type: ignore[union-attr]
 
 
 def claims_done(text: str) -> bool:
@@ -66,4 +99,4 @@ def finding(detector: str, message: str, evidence: list[dict[str, Any]], *, turn
 
 
 __all__ = ["Detector", "EDIT_TOOLS", "ERROR", "INFO", "WARNING", "claims_done", "finding", "is_create", "is_edit",
-           "operation", "shell_command"]
+           "operation", "path_parts", "shell_command"]

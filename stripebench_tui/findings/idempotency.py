@@ -1,5 +1,6 @@
 """*Retry without idempotency*: two POSTs that create the same kind of object with the same parameters and no
-``Idempotency-Key`` (the second is a retry that can make a duplicate; with a key Stripe would replay the first).
+``Idempotency-Key`` within ``RETRY_TURNS`` turns of each other (the second is a retry that can make a duplicate;
+with a key Stripe would replay the first).
 
 Graders' requests are left out; the parameters are compared as sent (order aside).
 """
@@ -10,6 +11,7 @@ from stripebench_tui.core.events import Event, Finding, StripeRequest
 from stripebench_tui.findings.base import finding, is_create
 
 NAME = "retry-without-idempotency"
+RETRY_TURNS = 1  # a retry comes in the same turn or the next; the same order placed much later is a new order
 
 
 class RetryWithoutIdempotency:
@@ -28,10 +30,8 @@ class RetryWithoutIdempotency:
             return None
         key = (event.path, "&".join(sorted(event.request_body.split("&"))))
         first = self.first.get(key)
-        if first is None:
-            self.first[key] = event
-            return None
-        if key in self.fired:
+        self.first[key] = event
+        if first is None or key in self.fired or event.turn - first.turn > RETRY_TURNS:
             return None
         self.fired.add(key)
         what = "after it failed" if first.status >= 400 else "again"

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import re
 import threading
 from collections import deque
 from typing import Any
@@ -28,11 +27,11 @@ import orjson
 from stripebench_tui.core.bus import EventBus
 from stripebench_tui.core.events import SOURCE_HEADER, StripeRequest
 from stripebench_tui.core.redact import Redactor
+from stripebench_tui.findings.base import path_parts
 
 BODY_CAP = 4000  # characters kept of each body; the rest is counted, not kept
 MAX_IDS = 20  # object ids kept per request (a list answer can name a hundred)
 AGENT, APP, BROWSER, GRADER, WATCHER = "agent", "app", "browser", "grader", "watcher"
-_ID = re.compile(r"^[a-z]{2,}(?:_[a-z]+)*_[A-Za-z0-9]{6,}$")  # cus_…, pi_…, cs_test_…, price_…
 
 
 def request_source(headers: dict[str, str]) -> str:
@@ -60,7 +59,7 @@ def capped(text: str, cap: int = BODY_CAP) -> str:
 
 def object_ids(path: str, body: Any) -> list[str]:
     """The object ids a request touched: those in its path, the answer's own id, a list answer's items."""
-    found: list[str] = [part for part in path.split("/") if _ID.match(part)]
+    found: list[str] = [seg for seg, is_id in path_parts(path) or () if is_id]
     if isinstance(body, dict):
         if isinstance(body.get("id"), str) and body.get("object") not in ("list", "search_result"):
             found.append(body["id"])
