@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from stripebench_tui.core.events import Event, Finding, ToolCall, ToolResult
+from stripebench_tui.core.events import Event, Finding, ModelMessage, ToolCall, ToolResult
 from stripebench_tui.findings.base import finding
 
 NAME = "lost-focus"
@@ -24,7 +24,7 @@ class LostFocus:
     """See the module docstring."""
 
     name = NAME
-    wants = (ToolCall.type, ToolResult.type)
+    wants = (ToolCall.type, ToolResult.type, ModelMessage.type)  # messages: to know the last turn
 
     def __init__(self) -> None:
         self.calls: dict[str, ToolCall] = {}
@@ -34,6 +34,8 @@ class LostFocus:
 
     def feed(self, event: Event) -> list[Finding] | None:
         self.last_turn = max(self.last_turn, event.turn)
+        if isinstance(event, ModelMessage):
+            return None
         if isinstance(event, ToolCall):
             if event.tool.startswith("browser_"):
                 self.calls[event.call_id] = event
@@ -61,7 +63,7 @@ class LostFocus:
         failed = self.failed
         if reason != "agent_done" or failed is None or self.last_turn - failed.turn > GIVE_UP_TURNS:
             return None
-        return [finding(NAME, f"agent gave up within {self.last_turn - failed.turn} turns of a failed "
+        return [finding(NAME, f"agent gave up {self.last_turn - failed.turn} turn(s) after a failed "
                               f"{failed.tool}", [{"call_id": failed.call_id}, {"seq": failed.seq}],
                         turn=self.last_turn, seq=failed.seq)]
 
