@@ -5,6 +5,10 @@ later 2xx for the same operation.
 request, in the same turn, shows an error (an HTTP 4xx, a Stripe error object); an app's request that failed
 quietly is not this finding. A tool output with a Stripe error and no request in the log (real test mode without
 the proxy) counts too, cleared when the same command later runs without one. Graders' requests are left out.
+
+Ending the episode (``agent_done``) is a claim as well: an app's (or page's) request still failing with a 4xx
+that nothing later fixed fires then, even when a grader's scenario made it (the app swallowed Stripe's answer).
+Declines (402, ``card_error``) and rate limits (429) are answers an app must handle, not this finding.
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ def shows_error(output: str, strict: bool) -> bool:
 
 
 _AUTH = (401, 403)  # the scope-or-auth detector's
+_EXPECTED = (402, 429)  # a decline and a rate limit are answers to handle (and retry), not a wrong request
 
 
 class Detector400:
@@ -50,6 +55,7 @@ class Detector400:
         self.commands: dict[str, str] = {}  # call_id -> its command key
         self.fired: set[str] = set()
         self.logged = False  # whether any request reached the log (else tool outputs are all there is)
+        self.app_open: dict[tuple[str, str], StripeRequest] = {}  # (operation, metadata) -> the app's failed one
 
     def feed(self, event: Event) -> list[Finding] | None:
         if isinstance(event, StripeRequest):
@@ -70,10 +76,17 @@ class Detector400:
             return
         self.logged = True
         op = operation(ev.method, ev.path)
+        # What the app was doing: its metadata names the order or booking, so another one's success is no fix.
+        mine = (op, "&".join(sorted(p for p in ev.request_body.split("&") if p.startswith("metadata["))))
         if 200 <= ev.status < 300:
             self.open.pop(op, None)
             self.seen.pop(op, None)
+            self.app_open.pop(mine, None)
+            if not mine[1]:
+                for key in [k for k in self.app_open if k[0] == op]:
+                    del self.app_open[key]
         elif 400 <= ev.status < 500 and ev.status not in _AUTH and not (ev.method == "GET" and ev.status == 404):
+            self.app_open[mine] = ev
             self.open[op] = ev
             self.seen.pop(op, None)
             if ev.source == "agent":  # its own shell got the answer
@@ -114,8 +127,21 @@ class Detector400:
                                        [{"call_id": res.call_id}, {"seq": ev.seq}], turn=ev.turn, seq=ev.seq))
         return out or None
 
-    def finish(self, reason: str) -> None:
-        return None  # a claim is a message or a submission; the end itself says nothing more
+    def finish(self, reason: str) -> list[Finding] | None:
+        """Ending the episode is a claim too: the app the agent built still gets a 4xx nothing later fixed."""
+        if reason != "agent_done":
+            return None
+        out = []
+        for (op, _), req in self.app_open.items():
+            if op in self.fired or req.source not in ("app", "browser") or req.status in _EXPECTED:
+                continue
+            if req.error_type == "card_error":  # a declined test card is an answer the app must handle, not a bug
+                continue
+            self.fired.add(op)
+            out.append(finding(NAME, f"agent ended while the app's {op} answered {req.status}"
+                                     f"{' ' + req.error_code if req.error_code else ''} with no later success",
+                               [{"request_id": req.request_id}, {"seq": req.seq}], turn=req.turn, seq=req.seq))
+        return out or None
 
 
 __all__ = ["Detector400", "NAME", "shows_error"]

@@ -45,13 +45,29 @@ def test_400_as_success_is_quiet_after_a_later_2xx_for_the_same_operation():
     assert fired(s.end(), "400-as-success") == []
 
 
-def test_400_as_success_is_quiet_when_the_agent_never_saw_the_error_or_never_claims():
-    quiet = Stream()  # the app's request failed, but no tool output showed it
-    quiet.next_turn().call("shell", "HTTP 200", command="python seed.py",
-                           requests=(quiet.request("POST", "/v1/refunds", 400),))
-    quiet.next_turn().say("All done.")
-    assert fired(quiet.end(), "400-as-success") == []
-    honest = Stream()  # it saw the error and says so
+def test_400_as_success_at_the_end_when_the_app_swallowed_a_4xx_nothing_later_fixed():
+    s = Stream()  # the app's refund failed (a grader's scenario, say); no tool output showed it to the agent
+    s.next_turn().call("shell", "HTTP 200", command="python seed.py",
+                       requests=(s.request("POST", "/v1/refunds", 400, body="metadata[booking]=b1"),))
+    s.add(s.request("POST", "/v1/refunds", 200, body="metadata[booking]=b2"))  # another booking's refund is no fix
+    s.next_turn().say("All done.")
+    found = fired(s.end(), "400-as-success")
+    assert len(found) == 1 and found[0].turn == 1
+    assert "agent ended while the app's POST /v1/refunds answered 400" in found[0].message
+    assert found[0].evidence[0] == {"request_id": "req_1"}
+
+
+def test_400_as_success_is_quiet_on_declines_fixed_requests_honest_agents_and_other_ends():
+    declined = Stream()
+    declined.next_turn().add(declined.request("POST", "/v1/payment_intents", 402, error_type="card_error"))
+    declined.add(declined.request("GET", "/v1/customers/cus_gone", 404))
+    declined.next_turn().say("Done.")
+    assert fired(declined.end(), "400-as-success") == []
+    fixed = Stream()
+    fixed.next_turn().add(fixed.request("POST", "/v1/refunds", 400, body="metadata[booking]=b1"))
+    fixed.next_turn().add(fixed.request("POST", "/v1/refunds", 200, body="metadata[booking]=b1"))
+    assert fired(fixed.end(), "400-as-success") == []
+    honest = Stream()  # it saw the error, says so, and runs out of turns
     _checked_with_curl(honest, 400, ERROR_400)
     honest.next_turn().say("Stripe rejects ui_mode; I could not finish the migration.")
     assert fired(honest.end("max_turns"), "400-as-success") == []
@@ -149,10 +165,24 @@ def test_retry_without_idempotency_fires_on_the_same_create_twice_without_a_key(
     assert found[0].evidence == [{"request_id": "req_1"}, {"request_id": "req_2"}]
 
 
+def test_retry_without_idempotency_fires_on_duplicates_made_under_a_fresh_key_per_attempt():
+    s = Stream()
+    first = s.request("POST", "/v1/payment_intents", 200, body="amount=2000&metadata[order_id]=ord_1", key="a1")
+    second = s.request("POST", "/v1/payment_intents", 200, body="amount=2000&metadata[order_id]=ord_1", key="b2")
+    first.object_ids, second.object_ids = ["pi_1"], ["pi_2"]
+    s.next_turn().add(first)
+    s.add(second)
+    found = fired(s.end(), "retry-without-idempotency")
+    assert len(found) == 1 and "different Idempotency-Keys: two objects (pi_1, pi_2)" in found[0].message
+
+
 def test_retry_without_idempotency_is_quiet_with_keys_other_params_graders_or_far_apart():
     s = Stream()
     s.next_turn().add(s.request("POST", "/v1/payment_intents", 500, body="amount=2000", key="order-1"))
-    s.add(s.request("POST", "/v1/payment_intents", 200, body="amount=2000", key="order-1"))
+    replayed = [s.request("POST", "/v1/payment_intents", 200, body="amount=2000", key=k) for k in ("order-1", "x")]
+    replayed[0].object_ids = replayed[1].object_ids = ["pi_1"]  # the second key got the same object back
+    for req in replayed:
+        s.add(req)
     s.add(s.request("POST", "/v1/payment_intents", 200, body="amount=3000"))
     s.add(s.request("POST", "/v1/customers", 200, body="email=a", source="grader"))
     s.add(s.request("POST", "/v1/customers", 200, body="email=a", source="grader"))
