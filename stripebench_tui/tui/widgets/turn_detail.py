@@ -15,7 +15,7 @@ from textual.widgets import Static
 
 from stripebench_tui.core.events import ToolResult
 from stripebench_tui.core.state import Turn
-from stripebench_tui.formats.text import evidence_text, request_line
+from stripebench_tui.formats.text import evidence_text
 from stripebench_tui.tui.text import clean, duration, highlight, human_bytes, plain, pretty_json
 from stripebench_tui.tui.widgets.output_view import OutputView
 
@@ -136,7 +136,10 @@ class TurnDetail(Vertical):
             parts.append(Text(f"Stripe requests ({len(turn.requests)}, R for the log):", style="bold"))
             for req in turn.requests[:REQUESTS_SHOWN]:
                 style = "red" if req.status >= 400 else ""
-                parts.append(Text(clean(request_line(req)), style=style, no_wrap=True, overflow="ellipsis"))
+                # Status and id first: the pane is narrow and the log (R) has the rest.
+                code = f" {req.error_code}" if req.error_code else ""
+                line = f"{req.status} {req.request_id} {req.method} {req.path} ({req.source or '?'}){code}"
+                parts.append(Text(clean(line), style=style, no_wrap=True, overflow="ellipsis"))
             if len(turn.requests) > REQUESTS_SHOWN:
                 parts.append(Text(f"… {len(turn.requests) - REQUESTS_SHOWN} more", style="dim italic"))
         if len(parts) == 1:
