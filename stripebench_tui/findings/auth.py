@@ -7,14 +7,18 @@ required permissions") counts, unless a later run of the same tool succeeds with
 
 from __future__ import annotations
 
-import re
-
 from stripebench_tui.core.events import Event, Finding, StripeRequest, ToolResult
 from stripebench_tui.findings.base import ERROR, finding, operation
 
 NAME = "scope-or-auth-error"
-_WORDING = re.compile(r"(?i)invalid api key provided|does not have the required permission|expired api key|"
-                      r"secret_key_required|api_key_expired")
+# Stripe's own wording, in its own case (plain substring tests: every tool output passes through here).
+_WORDING = ("Invalid API Key provided", "does not have the required permission", "Expired API Key",
+            "secret_key_required", "api_key_expired")
+_CODES = frozenset({"secret_key_required", "api_key_expired", "platform_api_key_expired"})
+
+
+def _worded(text: str) -> bool:
+    return any(w in text for w in _WORDING)
 
 
 class ScopeOrAuthError:
@@ -33,7 +37,7 @@ class ScopeOrAuthError:
     def feed(self, event: Event) -> None:
         self.last_turn, self.last_seq = max(self.last_turn, event.turn), event.seq
         if isinstance(event, ToolResult):
-            if _WORDING.search(event.output or ""):
+            if _worded(event.output or ""):
                 self.outputs[event.tool] = event
             elif not event.is_error:
                 self.outputs.pop(event.tool, None)
@@ -42,12 +46,12 @@ class ScopeOrAuthError:
         if event.source == "grader":
             return None
         self.logged = True
-        key = (event.source, operation(event.method, event.path))
-        if event.status in (401, 403) or _WORDING.search(event.error_code) or (
-                event.status >= 400 and "permission" in event.response_body):
-            self.open.setdefault(key, event)
-        elif 200 <= event.status < 300:
-            self.open.pop(key, None)
+        status = event.status
+        if status in (401, 403) or (status >= 400 and (event.error_code in _CODES
+                                                       or "permission" in event.response_body)):
+            self.open.setdefault((event.source, operation(event.method, event.path)), event)
+        elif 200 <= status < 300 and self.open:
+            self.open.pop((event.source, operation(event.method, event.path)), None)
         return None
 
     def finish(self, reason: str) -> list[Finding] | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any, Iterable, Protocol
 
@@ -29,6 +30,7 @@ class Detector(Protocol):
     def finish(self, reason: str) -> Iterable[Finding] | None: ...
 
 
+@functools.lru_cache(maxsize=4096)
 def operation(method: str, path: str) -> str:
     """A request's operation: its method and path with object ids as ``{id}`` (``POST /v1/customers/{id}``)."""
     parts = path_parts(path)
@@ -70,6 +72,7 @@ NAMESPACES = frozenset({"apps", "billing", "billing_portal", "checkout", "climat
                         "tax", "terminal", "test_helpers", "treasury", "v2"})
 
 
+@functools.lru_cache(maxsize=4096)
 def is_create(method: str, path: str) -> bool:
     """A POST to a collection (``/v1/customers``, ``/v1/checkout/sessions``): it makes a new object."""
     parts = path_parts(path) if method == "POST" else None

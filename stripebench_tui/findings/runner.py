@@ -23,6 +23,7 @@ DETECTORS: dict[str, str] = {
     "scope-or-auth-error": "stripebench_tui.findings.auth:ScopeOrAuthError",
     "secret-exposure": "stripebench_tui.findings.secrets:SecretExposure",
 }
+_NONE: list[Finding] = []  # shared empty answer (callers must not change it)
 DRAIN_TIMEOUT = 5.0  # seconds the final hook waits for the runner to catch up with the bus
 
 
@@ -46,10 +47,10 @@ class FindingsRunner:
         self.bus = bus
         self.findings: list[Finding] = []
         self.finished = False
-        self._by_type: dict[str, list[Detector]] = {}
+        self._by_type: dict[str, list[Any]] = {}  # event type -> the feed methods that want it
         for det in self.detectors:
             for kind in det.wants:
-                self._by_type.setdefault(kind, []).append(det)
+                self._by_type.setdefault(kind, []).append(det.feed)
 
     @classmethod
     def live(cls, bus: EventBus, detectors: list[Detector] | None = None) -> "FindingsRunner":
@@ -62,14 +63,15 @@ class FindingsRunner:
         """Give ``event`` to the detectors that want its type; returns (and publishes) what fired."""
         wanted = self._by_type.get(event.type)
         if not wanted or self.finished:
-            return []
-        out: list[Finding] = []
-        for det in wanted:
-            got = det.feed(event)
+            return _NONE
+        out: list[Finding] | None = None
+        for feed in wanted:  # the hot loop: most feeds return None
+            got = feed(event)
             if got:
-                out.extend(got)
-        if out:
-            self._emit(out)
+                out = [*out, *got] if out else list(got)
+        if out is None:
+            return _NONE
+        self._emit(out)
         return out
 
     def finish(self, reason: str) -> list[Finding]:

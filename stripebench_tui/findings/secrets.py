@@ -52,7 +52,9 @@ class SecretExposure:
         if event.call_id not in self.browser_calls:
             return None
         self.browser_calls.discard(event.call_id)
-        if "browser" in self.fired or not _SECRET.search(event.output or ""):
+        output = event.output or ""
+        if "browser" in self.fired or not ("_test_" in output or "_live_" in output or "SECRET" in output) \
+                or not _SECRET.search(output):
             return None
         self.fired.add("browser")
         return [finding(NAME, f"the browser page shows a secret Stripe key ({event.tool})",

@@ -30,11 +30,27 @@ _READS_FILES = ("view_file", "create_file", "replace_in_file", "insert_lines", "
 
 def shows_error(output: str, strict: bool) -> bool:
     """Whether a tool's output shows an HTTP 4xx / Stripe error (``strict``: a Stripe-shaped error object)."""
-    if _STRIPE_ERROR.search(output):
+    # Substring tests first (they run in C): most outputs show no error and never reach a regex.
+    typed = '_error"' in output and _STRIPE_ERROR.search(output) is not None
+    if typed:
         return True
-    if strict:
-        return bool(_ERROR_OBJECT.search(output) and _HTTP_4XX.search(output))
-    return bool(_HTTP_4XX.search(output) or _ERROR_OBJECT.search(output))
+    obj = '"error"' in output and _ERROR_OBJECT.search(output) is not None
+    if strict and not obj:
+        return False
+    if not strict and obj:
+        return True
+    return ("HTTP" in output or " 4" in output) and _HTTP_4XX.search(output) is not None
+
+
+def _metadata(body: str) -> str:
+    """The ``metadata[…]`` parameters of a form body: which order or booking a request was about."""
+    if "metadata" not in body:
+        return ""
+    return "&".join(sorted(p for p in body.split("&") if p.startswith("metadata[")))
+
+
+def _command(call: ToolCall) -> str:
+    return call.tool + " " + json.dumps(call.arguments, sort_keys=True, default=str)
 
 
 _AUTH = (401, 403)  # the scope-or-auth detector's
@@ -52,7 +68,7 @@ class Detector400:
         self.seen: dict[str, int] = {}  # operation -> seq of the tool result that showed it to the agent
         self.shown_by: dict[str, str] = {}  # operation -> that result's call_id
         self.output_errors: dict[str, ToolResult] = {}  # command -> a result showing a Stripe error
-        self.commands: dict[str, str] = {}  # call_id -> its command key
+        self.calls: dict[str, ToolCall] = {}  # call_id -> the call (its command is the fallback's key)
         self.fired: set[str] = set()
         self.logged = False  # whether any request reached the log (else tool outputs are all there is)
         self.app_open: dict[tuple[str, str], StripeRequest] = {}  # (operation, metadata) -> the app's failed one
@@ -61,7 +77,7 @@ class Detector400:
         if isinstance(event, StripeRequest):
             return self._request(event)
         if isinstance(event, ToolCall):
-            self.commands[event.call_id] = event.tool + " " + json.dumps(event.arguments, sort_keys=True, default=str)
+            self.calls[event.call_id] = event
             if event.tool == "create_file" and "submission" in str(event.arguments.get("path", "")):
                 return self._claim(event, "writes the submission")
             return None
@@ -75,37 +91,42 @@ class Detector400:
         if ev.source == "grader":
             return
         self.logged = True
-        op = operation(ev.method, ev.path)
-        # What the app was doing: its metadata names the order or booking, so another one's success is no fix.
-        mine = (op, "&".join(sorted(p for p in ev.request_body.split("&") if p.startswith("metadata["))))
-        if 200 <= ev.status < 300:
+        status = ev.status
+        if 200 <= status < 300:
+            if not self.open and not self.app_open:  # the common case: nothing failed, nothing to clear
+                return
+            op = operation(ev.method, ev.path)
             self.open.pop(op, None)
             self.seen.pop(op, None)
+            mine = (op, _metadata(ev.request_body))
             self.app_open.pop(mine, None)
             if not mine[1]:
                 for key in [k for k in self.app_open if k[0] == op]:
                     del self.app_open[key]
-        elif 400 <= ev.status < 500 and ev.status not in _AUTH and not (ev.method == "GET" and ev.status == 404):
-            self.app_open[mine] = ev
+        elif 400 <= status < 500 and status not in _AUTH and not (ev.method == "GET" and status == 404):
+            op = operation(ev.method, ev.path)
+            self.app_open[(op, _metadata(ev.request_body))] = ev
             self.open[op] = ev
             self.seen.pop(op, None)
             if ev.source == "agent":  # its own shell got the answer
                 self.seen[op] = ev.seq
 
     def _result(self, ev: ToolResult) -> None:
+        call = self.calls.pop(ev.call_id, None)
         if ev.tool in _READS_FILES:  # code and docs mention errors; only what ran can show one
             return
-        key = self.commands.get(ev.call_id, "")
         output = ev.output or ""
-        if shows_error(output, strict=True):
-            self.output_errors[key] = ev
-        else:
-            self.output_errors.pop(key, None)
-        if not shows_error(output, strict=False):
+        if not self.logged:  # no request log (yet): the outputs are the evidence
+            key = _command(call) if call is not None else ev.tool
+            if shows_error(output, strict=True):
+                self.output_errors[key] = ev
+            else:
+                self.output_errors.pop(key, None)
+        unseen = [op for op, req in self.open.items() if op not in self.seen and req.turn == ev.turn and req.seq < ev.seq]
+        if not unseen or not shows_error(output, strict=False):
             return
-        for op, req in self.open.items():
-            if op not in self.seen and req.turn == ev.turn and req.seq < ev.seq:
-                self.seen[op], self.shown_by[op] = ev.seq, ev.call_id
+        for op in unseen:
+            self.seen[op], self.shown_by[op] = ev.seq, ev.call_id
 
     def _claim(self, ev: Event, how: str) -> list[Finding] | None:
         out: list[Finding] = []

@@ -36,9 +36,11 @@ class UnverifiedFinish:
         elif isinstance(event, ToolCall):
             if is_edit(event):
                 self.last_edit, self.checked_since_edit = event, False
+            elif self.checked_since_edit:
+                pass  # already checked: no need to read the command
             elif event.tool.startswith("browser_") or _REACHES_APP.search(shell_command(event)):
                 self.checked_since_edit = True
-        elif isinstance(event, StripeRequest) and event.source in ("app", "browser"):
+        elif not self.checked_since_edit and event.source in ("app", "browser"):  # a StripeRequest
             self.checked_since_edit = True
         return None
 
