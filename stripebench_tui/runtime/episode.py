@@ -42,6 +42,7 @@ from stripebench_tui.runtime.sandbox import TRACE_NAME, new_episode_dir
 from stripebench_tui.runtime.services import ServiceFailed
 from stripebench_tui.runtime.tools import McpToolExecutor
 from stripebench_tui.stripe.backend import EMULATOR, StripeBackend, start_backend
+from stripebench_tui.runtime.request_proxy import start_request_proxy
 from stripebench_tui.stripe.request_log import RequestLog
 from stripebench_tui.stripe.watcher import EMULATOR_INTERVAL, REAL_INTERVAL, StripeWatcher
 
@@ -117,6 +118,7 @@ class Episode:
         self.driver: Driver | None = None
         self.watcher: StripeWatcher | None = None
         self.request_log: RequestLog | None = None  # the emulator's requests as stripe_request events
+        self.proxy: Any = None  # real test mode: the local StripeProxy every process calls, for the request log
         self.findings: Any = None  # findings.FindingsRunner: detectors over the live events
         self.executor: McpToolExecutor | None = None
         self.live_grading: Any = None
@@ -167,6 +169,8 @@ class Episode:
         self.backend = start_backend(cfg.backend, seed=cfg.seed, api_version=env.manifest.stripe.api_version,
                                      stripe_key=cfg.stripe_key, state=episode_dir / EMULATOR_STATE)
         try:
+            if self.backend.kind != EMULATOR:  # before the sandbox: its STRIPE_API_BASE becomes the proxy's URL
+                self.proxy = start_request_proxy(self.backend)
             if cfg.sandbox == "docker":
                 from stripebench_tui.runtime.docker_sandbox import DockerSandbox
 
@@ -283,6 +287,9 @@ class Episode:
             backend.server.emulator.on_event(self._nudge_watcher)
             self.request_log = RequestLog(bus, self.secrets())
             self.request_log.attach(backend.server.emulator)
+        elif self.proxy is not None:
+            self.request_log = RequestLog(bus, self.secrets())
+            self.request_log.attach_proxy(self.proxy)
         from stripebench_tui.findings import FindingsRunner
 
         self.findings = FindingsRunner.live(bus)
@@ -382,6 +389,8 @@ class Episode:
                 self.backend.server.emulator.off_event(self._nudge_watcher)
             if self.request_log is not None:
                 self.request_log.detach()
+            if self.proxy is not None:
+                self.proxy.close()
             self.backend.close()
         atexit.unregister(self._atexit)
         if cancelled:

@@ -1,6 +1,8 @@
 """The Stripe request log: every ``/v1`` request the emulator answers becomes a ``stripe_request`` event on the bus.
 
-The emulator calls ``RequestLog.hook`` after answering each request (``emulator.response_hooks``), on its serving
+Against real test mode the episode puts a ``grading.stripe_proxy.StripeProxy`` in front of Stripe (every process's
+``STRIPE_API_BASE``) and the log listens to it instead (``attach_proxy``). The emulator calls ``RequestLog.hook``
+after answering each request (``emulator.response_hooks``), on its serving
 thread. The event is built there (redacted, bodies capped) and handed to the episode's loop, which publishes it:
 the bus stamps it with the turn that is current, so a request made by a tool call belongs to that call's turn
 (the hook runs before the client even has its answer, long before the tool result comes back). ``turn_end_hook``
@@ -119,6 +121,7 @@ class RequestLog:
         self._lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._emulator: Any = None
+        self._proxy: Any = None
 
     def attach(self, emulator: Any) -> None:
         """Start logging ``emulator``'s requests; call from the episode's running loop."""
@@ -126,21 +129,43 @@ class RequestLog:
         self._emulator = emulator
         emulator.response_hooks.append(self.hook)
 
+    def attach_proxy(self, proxy: Any) -> None:
+        """Start logging what a ``grading.stripe_proxy.StripeProxy`` answers (real test mode); from the loop."""
+        self._loop = asyncio.get_running_loop()
+        self._proxy = proxy
+        proxy.on_answer = self.proxy_hook
+
     def detach(self) -> None:
         """Stop logging (idempotent)."""
         emulator, self._emulator = self._emulator, None
         if emulator is not None and self.hook in emulator.response_hooks:
             emulator.response_hooks.remove(self.hook)
+        proxy, self._proxy = self._proxy, None
+        if proxy is not None:
+            proxy.on_answer = None
+
+    def proxy_hook(self, method: str, path: str, query: str, body: bytes, headers: dict[str, str], status: int,
+                   reply_headers: dict[str, str], payload: bytes, seconds: float) -> None:
+        """The proxy's listener (its thread): like ``hook``, from the raw answer."""
+        try:
+            reply_body: Any = orjson.loads(payload)
+        except orjson.JSONDecodeError:
+            reply_body = payload.decode("utf-8", "replace")
+        self._record(method, path, query, body, headers, status, reply_headers, reply_body, seconds)
 
     def hook(self, method: str, path: str, query: str, body: bytes, headers: dict[str, str], reply: Any,
              seconds: float) -> None:
         """The emulator's response hook (serving thread): queue the event, ask the loop to publish it."""
+        self._record(method, path, query, body, headers, reply.status, reply.headers, reply.body, seconds)
+
+    def _record(self, method: str, path: str, query: str, body: bytes, headers: dict[str, str], status: int,
+                reply_headers: dict[str, str], reply_body: Any, seconds: float) -> None:
         if not path.startswith("/v1/"):
             return
         source = request_source(headers)
         if source == WATCHER:
             return
-        event = build_event(method, path, query, body, headers, reply.status, reply.headers, reply.body, seconds,
+        event = build_event(method, path, query, body, headers, status, reply_headers, reply_body, seconds,
                             self.redactor, source)
         with self._lock:
             self._pending.append(event)

@@ -86,3 +86,36 @@ async def test_requests_on_the_emulator_reach_the_bus_once_in_the_turn_that_made
     assert seen[1].error_code == "resource_missing" and seen[1].request_id.startswith("req_")
     assert len({r.request_id for r in seen}) == 2
     await bus.close(timeout=2)
+
+
+async def test_through_the_proxy_real_test_mode_uses_the_same_log(emulator):  # noqa: F811
+    """Real Stripe cannot be reached here: the proxy's upstream is the emulator, which it treats like Stripe."""
+    from stripebench_tui.runtime.request_proxy import start_request_proxy
+    from stripebench_tui.stripe.backend import REAL, StripeBackend
+
+    backend = StripeBackend(kind=REAL, api_base=emulator.url, secret_key=TEST_KEY, publishable_key="",
+                            js_url="https://js.stripe.com/v3")
+    proxy = start_request_proxy(backend)
+    bus = EventBus()
+    seen: list[StripeRequest] = []
+    bus.subscribe(lambda e: seen.append(e) if isinstance(e, StripeRequest) else None, name="test")
+    log = RequestLog(bus, secrets=[TEST_KEY])
+    log.attach_proxy(proxy)
+    try:
+        assert backend.api_base == proxy.url and backend.env_vars()["STRIPE_API_BASE"] == proxy.url
+        client = stripe.StripeClient(TEST_KEY, base_addresses={"api": backend.api_base}, max_network_retries=0)
+        bus.turn = 3
+        price = await asyncio.to_thread(client.v1.prices.create,
+                                        params={"currency": "usd", "unit_amount": 500, "product_data": {"name": "Tea"}},
+                                        options={"idempotency_key": "price-1"})
+        await log.turn_end_hook(None)
+        await bus.drain()
+    finally:
+        await log.final_hook(None)
+        proxy.close()
+    assert proxy.on_answer is None  # detached
+    [req] = seen
+    assert (req.turn, req.method, req.path, req.status, req.source) == (3, "POST", "/v1/prices", 200, "app")
+    assert req.request_id.startswith("req_") and req.idempotency_key == "price-1" and req.object_ids == [price.id]
+    assert req.api_version and req.latency is not None and "unit_amount=500" in req.request_body
+    await bus.close(timeout=2)
