@@ -122,7 +122,8 @@ def format_event(trace: Trace, ev: Event) -> str | None:
     if isinstance(ev, Operator):
         return sanitize(f"operator {ev.action} {ev.text}".rstrip())
     if isinstance(ev, StripeRequest):
-        return sanitize(request_line(ev))
+        # Graders poll Stripe every turn: their reads would drown the app's; the trace and the TUI keep them.
+        return None if ev.source == "grader" else sanitize(request_line(ev))
     if isinstance(ev, Finding):
         return sanitize(f"⚑ finding {ev.detector}: {ev.message}  {evidence_text(ev.evidence)}".rstrip())
     if isinstance(ev, EpisodeEnd):

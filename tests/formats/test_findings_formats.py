@@ -22,6 +22,7 @@ def test_requests_and_findings_are_one_line_each_in_the_text_log(tmp_path: Path)
     assert lines[1] == "⚑ finding lost-focus: browser_fill 'Card number' hit an element that cannot take input  call:call_2"
     assert "(app 12ms idem) req_003" in lines[3]
     assert lines[-1].endswith("req_001 #30")
+    assert None in lines and not any(line and "req_004" in line for line in lines)  # the grader's read is left out
 
 
 def test_the_summary_counts_requests_and_lists_findings(tmp_path: Path) -> None:
