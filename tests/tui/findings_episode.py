@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from stripebench_tui.core.events import Event, Finding, StripeRequest
+from stripebench_tui.core.events import Event, Finding, GraderVerdict, StripeRequest
 from tests.tui.episode import checkout_events
 
 
@@ -34,6 +34,9 @@ def findings_events() -> list[Event]:
     }
     out: list[Event] = []
     events = checkout_events()
+    for ev in events:  # live grading names the request whose Stripe event made it look again
+        if isinstance(ev, GraderVerdict) and ev.trigger == "evt_1":
+            ev.request_id = "req_003"
     for i, ev in enumerate(events):
         out.append(ev)
         following = events[i + 1] if i + 1 < len(events) else None

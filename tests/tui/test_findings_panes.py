@@ -10,7 +10,7 @@ from stripebench_tui.tui.app import create_app
 from stripebench_tui.tui.screens.inspect import FindingsScreen, RequestLogScreen
 from stripebench_tui.tui.source import TraceSource
 from stripebench_tui.tui.widgets.request_log import RequestFilter, filter_requests
-from stripebench_tui.tui.widgets.timeline import Timeline
+from stripebench_tui.tui.widgets.verdicts import Verdicts
 from stripebench_tui.core.state import reduce
 from tests.tui.conftest import SIZE, settle, widget_text
 from tests.tui.episode import write_trace
@@ -64,6 +64,8 @@ async def test_findings_pane_jumps_to_the_turn_and_opens_the_request(findings_ap
     app = findings_app(start_turn=4)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
+        assert "session_created: pass (turn 4)" in app.episode.query_one(Verdicts).summary
+        assert "caused by req_003" in app.episode.query_one(Verdicts).summary
         rows = widget_text(app.episode.timeline).splitlines()
         marked = [line for line in rows if "⚑" in line]
         assert [line.strip("│ ").split()[0] for line in marked] == ["2", "6"]
