@@ -14,7 +14,7 @@ from stripebench_tui.errors import EXIT_EPISODE_FAILED, EXIT_OK, UserError
 def replay(
     trace_path: Path = typer.Argument(..., metavar="TRACE", help="A trace (.jsonl) or an ATIF trajectory (.json)."),
     headless: bool = typer.Option(False, "--headless", help="Print the episode turn by turn as text instead of opening the TUI."),
-    summary: bool = typer.Option(False, "--summary", help="Print a summary table: turns, tools, verdict timeline, score."),
+    summary: bool = typer.Option(False, "--summary", help="Print a summary table: turns, tools, verdict timeline, Stripe requests, findings, score."),
     speed: float = typer.Option(1.0, "--speed", min=0.01, max=1000.0, help="Playback speed relative to the recorded timing."),
     play: bool = typer.Option(False, "--play", help="Start playing immediately instead of paused at the first turn."),
     fork_at: int = typer.Option(None, "--fork-at", min=0, help="Re-execute the recorded tool calls up to this turn on a fresh "
@@ -78,7 +78,10 @@ def replay(
     if summary:
         if headless:
             sys.stdout.write("\n")
-        write_summary(state, sys.stdout)
+        from stripebench_tui.findings import detect
+
+        # A trace recorded before the detectors existed gets them run over it now.
+        write_summary(state, sys.stdout, None if state.findings else detect(trace.iter_events()))
     sys.stdout.flush()
     raise typer.Exit(EXIT_OK if episode_passed(state) else EXIT_EPISODE_FAILED)
 

@@ -21,6 +21,8 @@ def validate(
     """Run the oracle, the no-op agent and every mutant of an environment and check how the grader scores them.
 
     Passes (exit 0) only when the oracle scores 1.0, the no-op agent 0 and every mutant less than 1.0; exit 1 otherwise.
+    Also prints which failure-mode findings fired on the oracle (should be none) and on each mutant (its declared
+    `finding = "…"` signature should), with precision and recall over all mutants; these do not change the exit code.
 
     Example: `stripebench validate checkout-migration`, or `stripebench validate --all`
     """
@@ -35,6 +37,13 @@ def validate(
     envs = list_environments() if all_envs else [find_environment(env_id)]  # type: ignore[arg-type]
     if not envs:
         raise UserError("no environments found")
+    from stripebench_tui.findings import DETECTORS
+
+    for env in envs:  # a mistyped signature would only show up as a miss after minutes of runs
+        for m in env.manifest.mutants:
+            if m.finding and m.finding not in DETECTORS:
+                raise UserError(f"{env.id}: mutant {m.name} declares finding {m.finding!r}; "
+                                f"known findings: {', '.join(DETECTORS)}")
     err = Console(file=sys.stderr, markup=False, highlight=False, emoji=False)
     keep_dir = keep.resolve() if keep else None
     if err.is_terminal:  # a spinner with the running episode's turn; plain lines when piped
@@ -56,7 +65,7 @@ def validate(
         rows = asyncio.run(validation.validate(envs, runner, progress=err.print))
     out = Console(file=sys.stdout, markup=False, highlight=False, emoji=False, width=None if sys.stdout.isatty() else 140)
     out.print(validation.validation_table(rows))
-    for line in validation.legend(rows) + validation.warnings(rows):
+    for line in validation.legend(rows) + validation.findings_report(rows) + validation.warnings(rows):
         out.print(line)
     ok = validation.all_ok(rows)
     wrong = sum(1 for r in rows if not r.ok)

@@ -86,6 +86,7 @@ class Driver(op.Controls):
         self.usage = Usage()
         self.status = ""
         self.end: EpisodeEnd | None = None
+        self.end_reason = ""  # why the episode is ending, set before the final hooks run (they may read it)
         self._commands: asyncio.Queue[op.Command] = asyncio.Queue()
         self._deferred: list[op.Command] = []
         self._observations: list[Observation] = []
@@ -127,6 +128,7 @@ class Driver(op.Controls):
                 log.exception("episode failed")
                 reason, error = op.ERROR, f"{type(exc).__name__}: {exc}"
             self._finishing = True  # limits no longer apply: final grading runs to completion
+            self.end_reason = reason
             final = await self._final_hooks()
             self._publish_end(reason, error, final)
             await self.bus.drain(timeout=CANCEL_GRACE)

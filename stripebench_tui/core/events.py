@@ -171,6 +171,10 @@ class Operator(Event):
     details: dict[str, Any] = field(default_factory=dict)
 
 
+# The header our own Stripe clients (the watcher, graders) send, so the request log can tell who asked.
+SOURCE_HEADER = "X-Stripebench-Source"
+
+
 @dataclass
 class StripeRequest(Event):
     """One Stripe API request made during the episode (by the agent's shell, the app, stripe.js or a grader)."""

@@ -20,12 +20,14 @@ from stripebench_tui.core.events import (
     PENDING,
     EpisodeEnd,
     Event,
+    Finding,
     GraderVerdict,
     Header,
     ModelMessage,
     Operator,
     Service,
     StripeObject,
+    StripeRequest,
     ToolCall,
     ToolResult,
 )
@@ -63,6 +65,8 @@ class Turn:
     operator_actions: list[Operator] = field(default_factory=list)
     object_ids: list[str] = field(default_factory=list)  # Stripe objects created or changed in this turn
     verdict_changes: list[GraderVerdict] = field(default_factory=list)
+    requests: list[StripeRequest] = field(default_factory=list)  # Stripe API requests made during this turn
+    findings: list[Finding] = field(default_factory=list)  # detectors' marks on this turn
     tokens_in: int = 0
     tokens_out: int = 0
     cost_usd: float = 0.0
@@ -74,6 +78,10 @@ class Turn:
         if self.index == 0:
             return "setup"
         return "agent"
+
+    @property
+    def request_ids(self) -> list[str]:
+        return [r.request_id for r in self.requests]
 
     @property
     def tool_names(self) -> list[str]:
@@ -130,6 +138,7 @@ class CriterionState:
     changed_turn: int
     changed_seq: int
     history: list[VerdictChange] = field(default_factory=list)
+    request_id: str = ""  # the Stripe request whose event triggered the latest evaluation, if any
 
 
 @dataclass
@@ -154,6 +163,8 @@ class EpisodeState:
     services: dict[str, str] = field(default_factory=dict)  # name -> latest status
     service_log: deque[Service] = field(default_factory=lambda: deque(maxlen=SERVICE_LOG_LINES))
     operator_actions: list[Operator] = field(default_factory=list)
+    requests: list[StripeRequest] = field(default_factory=list)  # the Stripe request log, in order
+    findings: list[Finding] = field(default_factory=list)
     pending_calls: dict[str, CallView] = field(default_factory=dict)  # call_id -> call without a result yet
     status: str = ""  # the driver's status (running | paused | waiting_for_approval | ended); "" when never reported
     awaiting_call: str = ""  # call_id of the agent's call waiting for the operator's approval
@@ -269,6 +280,12 @@ class Reducer:
             s.service_log.append(ev)
         elif isinstance(ev, Operator):
             self._apply_operator(turn, ev)
+        elif isinstance(ev, StripeRequest):
+            s.requests.append(ev)
+            turn.requests.append(ev)
+        elif isinstance(ev, Finding):
+            s.findings.append(ev)
+            turn.findings.append(ev)
         elif isinstance(ev, EpisodeEnd):
             s.ended = ev
             s.status, s.awaiting_call = "ended", ""
@@ -369,6 +386,7 @@ class Reducer:
                 evidence=ev.evidence,
                 changed_turn=ev.turn,
                 changed_seq=ev.seq,
+                request_id=ev.request_id,
             )
             verdicts[ev.criterion] = crit
         else:
@@ -379,6 +397,7 @@ class Reducer:
             crit.weight = ev.weight
             crit.description = ev.description or crit.description
             crit.evidence = ev.evidence
+            crit.request_id = ev.request_id or crit.request_id
         crit.history.append(change)
         turn.verdict_changes.append(ev)
 

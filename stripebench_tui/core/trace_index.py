@@ -15,7 +15,19 @@ from __future__ import annotations
 import bisect
 from collections import deque
 from dataclasses import dataclass, field, replace
-from stripebench_tui.core.events import EpisodeEnd, Event, GraderVerdict, Header, Operator, Service, StripeObject, ToolCall, ToolResult
+from stripebench_tui.core.events import (
+    EpisodeEnd,
+    Event,
+    Finding,
+    GraderVerdict,
+    Header,
+    Operator,
+    Service,
+    StripeObject,
+    StripeRequest,
+    ToolCall,
+    ToolResult,
+)
 from stripebench_tui.core.state import (
     RUNNING,
     SERVICE_LOG_LINES,
@@ -60,6 +72,8 @@ class TraceIndex:
     _service_pos: list[int] = field(default_factory=list, repr=False)
     _service_events: list[Service] = field(default_factory=list, repr=False)
     _operator_pos: list[int] = field(default_factory=list, repr=False)
+    _request_pos: list[int] = field(default_factory=list, repr=False)  # positions of the request log's events
+    _finding_pos: list[int] = field(default_factory=list, repr=False)
     _late_calls: list[tuple[int, float, CallView]] = field(default_factory=list, repr=False)
     _ended_pos: float = _NEVER
     _turn_pos: dict[int, int] = field(default_factory=dict, repr=False)
@@ -135,6 +149,8 @@ class TraceIndex:
         k = bisect.bisect_right(self._service_pos, p)
         s.service_log = deque(self._service_events[max(0, k - SERVICE_LOG_LINES) : k], maxlen=SERVICE_LOG_LINES)
         s.operator_actions = final.operator_actions[: bisect.bisect_right(self._operator_pos, p)]
+        s.requests = final.requests[: bisect.bisect_right(self._request_pos, p)]
+        s.findings = final.findings[: bisect.bisect_right(self._finding_pos, p)]
         s.ended = final.ended if self._ended_pos <= p else None
         s.last_seq, s.last_t, s.events_applied = end.last_seq, end.last_t, end.events_applied
         return s
@@ -190,6 +206,10 @@ class IndexBuilder:
             idx._operator_pos.append(pos)
             if ev.action == "reject":
                 self._decide(ev.call_id, pos, ev.turn)
+        elif isinstance(ev, StripeRequest):
+            idx._request_pos.append(pos)
+        elif isinstance(ev, Finding):
+            idx._finding_pos.append(pos)
         elif isinstance(ev, EpisodeEnd):
             idx._ended_pos = min(idx._ended_pos, pos)
             for call_id in list(self._open_calls):

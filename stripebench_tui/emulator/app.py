@@ -6,6 +6,8 @@ Every ``/_emulator/`` request without the server's control token is answered 403
 from __future__ import annotations
 
 import inspect
+import logging
+import time
 from typing import Any
 
 from starlette.applications import Starlette
@@ -23,6 +25,8 @@ from stripebench_tui.emulator.control import (
 from stripebench_tui.emulator.dispatch import Reply, finish, handle
 from stripebench_tui.emulator.engine import Emulator
 from stripebench_tui.emulator.registry import PAGE_ROUTES
+
+log = logging.getLogger(__name__)
 
 _METHODS = ["GET", "POST", "DELETE", "PUT", "PATCH", "OPTIONS"]
 
@@ -69,7 +73,21 @@ class _EmulatorApp(Starlette):
 
 async def _answer(emulator: Emulator, method: str, path: str, query: str, body: bytes,
                   headers: dict[str, str]) -> Reply:
-    """Run the request hooks (faults) and then the API itself."""
+    """Run the request hooks (faults), then the API itself, then the response hooks (the request log)."""
+    started = time.perf_counter()
+    reply = await _serve_hooked(emulator, method, path, query, body, headers)
+    if emulator.response_hooks:
+        seconds = time.perf_counter() - started
+        for hook in list(emulator.response_hooks):
+            try:
+                hook(method, path, query, body, headers, reply, seconds)
+            except Exception:  # noqa: BLE001 - an observer's bug must never change an answer
+                log.exception("emulator response hook failed on %s %s", method, path)
+    return reply
+
+
+async def _serve_hooked(emulator: Emulator, method: str, path: str, query: str, body: bytes,
+                        headers: dict[str, str]) -> Reply:
     for hook in list(emulator.request_hooks):
         outcome = hook(method, path, headers)
         reply = await outcome if inspect.isawaitable(outcome) else outcome

@@ -48,6 +48,9 @@ class Emulator:
         # async (to add latency without blocking); returning a dispatch.Reply answers the request instead.
         self.pending_webhooks_for: Callable[[dict[str, Any]], int] = lambda event: 0
         self.request_hooks: list[Callable[[str, str, dict[str, str]], Any]] = []
+        # response_hooks (the request log): hook(method, path, query, body, headers, reply, seconds) after every
+        # answered request, on the serving thread; must be quick and must not raise.
+        self.response_hooks: list[Callable[..., None]] = []
         from stripebench_tui.emulator.faults import Faults
         from stripebench_tui.emulator.webhooks import WebhookDispatcher
 

@@ -71,6 +71,7 @@ class PlanRef(_Strict):
     name: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]*$")
     plan: str  # path relative to the environment directory
     description: str = ""
+    finding: str = ""  # a mutant's signature finding (a findings detector's name), checked by validate
 
 
 class DockerSpec(_Strict):

@@ -325,6 +325,9 @@ def atif_from_trace(trace: Trace) -> dict[str, Any]:
             others.append(ev.to_dict())
     for i, step in enumerate(steps, start=1):
         step["step_id"] = i
+    findings = [{"detector": f.detector, "message": f.message, "severity": f.severity, "turn": f.turn,
+                 "seq": f.seq, "evidence": f.evidence} for f in reducer.state.findings]
+    _mark_steps(steps, findings)
     totals = reducer.state.totals
     header_dict = header.to_dict()
     return {
@@ -333,8 +336,9 @@ def atif_from_trace(trace: Trace) -> dict[str, Any]:
         "agent": {"name": header.agent or "stripebench", "version": str(header.versions.get("agent", __version__)),
                   **({"model_name": header.model} if header.model else {})},
         "notes": (
-            f"Exported by stripebench {__version__} from {trace.path.name}. Stripe objects, grader verdicts, services, "
-            "operator actions and the episode end are in extra.stripebench.events."
+            f"Exported by stripebench {__version__} from {trace.path.name}. Stripe objects, Stripe API requests, grader "
+            "verdicts, findings, services, operator actions and the episode end are in extra.stripebench.events; the "
+            "findings also in extra.stripebench.findings and named on the steps of their turns."
         ),
         "final_metrics": {
             "total_prompt_tokens": totals.tokens_in,
@@ -342,9 +346,22 @@ def atif_from_trace(trace: Trace) -> dict[str, Any]:
             "total_cost_usd": round(totals.cost_usd, 6),
             "total_steps": len(steps),
         },
-        "extra": {"stripebench": {"header": header_dict, "events": others}},
+        "extra": {"stripebench": {"header": header_dict, "events": others, "findings": findings}},
         "steps": steps,
     }
+
+
+def _mark_steps(steps: list[dict[str, Any]], findings: list[dict[str, Any]]) -> None:
+    """Name each finding on the first agent step of the turn it marks (the findings stay whole in the root)."""
+    first_of_turn: dict[int, dict[str, Any]] = {}
+    for step in steps:
+        turn = step["extra"]["stripebench"].get("turn")
+        if step["source"] == "agent" and turn is not None:
+            first_of_turn.setdefault(turn, step)
+    for f in findings:
+        step = first_of_turn.get(f["turn"])
+        if step is not None:
+            step["extra"]["stripebench"].setdefault("findings", []).append(f["detector"])
 
 
 __all__ = ["ATIF_VERSION", "AtifError", "atif_from_trace", "events_from_atif", "load", "sniff"]

@@ -19,11 +19,13 @@ from stripebench_tui.core.events import (
     PASS,
     EpisodeEnd,
     Event,
+    Finding,
     GraderVerdict,
     ModelMessage,
     Operator,
     Service,
     StripeObject,
+    StripeRequest,
     ToolCall,
     ToolResult,
 )
@@ -119,12 +121,39 @@ def format_event(trace: Trace, ev: Event) -> str | None:
         return sanitize(f"[{ev.service}] {ev.status}{extra} {ev.text}".rstrip())
     if isinstance(ev, Operator):
         return sanitize(f"operator {ev.action} {ev.text}".rstrip())
+    if isinstance(ev, StripeRequest):
+        # Graders poll Stripe every turn: their reads would drown the app's; the trace and the TUI keep them.
+        return None if ev.source == "grader" else sanitize(request_line(ev))
+    if isinstance(ev, Finding):
+        return sanitize(f"⚑ finding {ev.detector}: {ev.message}  {evidence_text(ev.evidence)}".rstrip())
     if isinstance(ev, EpisodeEnd):
         score = "unscored" if ev.score is None else f"score {ev.score:.2f}"
         verdict = {True: "PASSED", False: "FAILED", None: ""}[ev.passed]
         err = f" — {ev.error}" if ev.error else ""
         return sanitize(f"■ episode ended: {ev.reason or 'unknown'} · {score} {verdict}".rstrip() + err)
     return None
+
+
+def request_line(ev: StripeRequest) -> str:
+    """One request of the Stripe request log, like the Dashboard's: method, path, status, error, who, how long."""
+    error = " ".join(x for x in (ev.error_type, ev.error_code) if x)
+    took = f" {ev.latency * 1000:.0f}ms" if ev.latency is not None else ""
+    key = " idem" if ev.idempotency_key else ""
+    return (f"⇄ {ev.method} {ev.path} {ev.status}{' ' + error if error else ''} ({ev.source or '?'}{took}{key}) "
+            f"{ev.request_id}").rstrip()
+
+
+def evidence_text(evidence: list[dict[str, Any]]) -> str:
+    """A finding's evidence as short links: ``#seq``, ``req_…``, ``call:…``."""
+    parts = []
+    for item in evidence:
+        if "seq" in item:
+            parts.append(f"#{item['seq']}")
+        elif "request_id" in item:
+            parts.append(str(item["request_id"]))
+        elif "call_id" in item:
+            parts.append(f"call:{item['call_id']}")
+    return " ".join(parts)
 
 
 def write_headless(trace: Trace, out: TextIO) -> EpisodeState:
@@ -163,8 +192,11 @@ def _final_line(state: EpisodeState) -> str:
     return f"Final score: {shown} · {passed} · criteria {counts['pass']} pass, {counts['fail']} fail, {counts['pending']} pending, {counts['error']} error"
 
 
-def summary_tables(state: EpisodeState) -> list[Any]:
-    """Rich renderables for ``--summary``: episode totals, tools used, verdict timeline."""
+def summary_tables(state: EpisodeState, findings: list[Finding] | None = None) -> list[Any]:
+    """Rich renderables for ``--summary``: episode totals, tools used, verdict timeline, Stripe requests, findings.
+
+    ``findings`` replaces the recorded ones (a trace from before the detectors, checked now).
+    """
     t = state.totals
     h = state.header
     overview = Table(title="Episode", show_header=False)
@@ -202,15 +234,34 @@ def summary_tables(state: EpisodeState) -> list[Any]:
     for crit in state.verdicts.values():
         steps = " → ".join(f"{v.turn}: {v.status}" for v in crit.history)
         verdicts.add_row(Text(sanitize(crit.criterion)), f"{crit.weight:g}", Text(steps), Text(crit.status))
+    extra: list[Any] = []
+    if state.requests:
+        classes = Counter(f"{r.status // 100}xx" for r in state.requests)
+        sources = Counter(r.source or "?" for r in state.requests)
+        extra.append(Text(sanitize(f"Stripe requests: {len(state.requests)} ("
+                                   + ", ".join(f"{n} {c}" for c, n in sorted(classes.items())) + "; "
+                                   + ", ".join(f"{n} {s}" for s, n in sources.most_common()) + ")")))
+    found = state.findings if findings is None else findings
+    if found:
+        table = Table(title="Findings")
+        for name in ("turn", "finding", "message", "evidence"):
+            table.add_column(name, justify="right" if name == "turn" else "left")
+        for f in found:
+            table.add_row(str(f.turn), Text(sanitize(f.detector)), Text(sanitize(f.message)),
+                          Text(sanitize(evidence_text(f.evidence))))
+        extra.append(table)
+    else:
+        extra.append(Text("Findings: none"))
     score = state.score()
-    return [overview, tools, verdicts, Text(_final_line(state)) if score is not None or state.verdicts else Text("Final score: unscored")]
+    return [overview, tools, verdicts, *extra, Text(_final_line(state)) if score is not None or state.verdicts else Text("Final score: unscored")]
 
 
-def write_summary(state: EpisodeState, out: TextIO) -> None:
+def write_summary(state: EpisodeState, out: TextIO, findings: list[Finding] | None = None) -> None:
     """Print the summary tables (plain when ``out`` is not a terminal)."""
     console = Console(file=out, markup=False, highlight=False, emoji=False, width=None if out.isatty() else 110)
-    for renderable in summary_tables(state):
+    for renderable in summary_tables(state, findings):
         console.print(renderable)
 
 
-__all__ = ["episode_passed", "format_event", "sanitize", "summary_tables", "write_headless", "write_summary"]
+__all__ = ["episode_passed", "evidence_text", "format_event", "request_line", "sanitize", "summary_tables", "write_headless",
+           "write_summary"]

@@ -18,6 +18,7 @@ from typing import Any, BinaryIO, Protocol
 import httpx
 
 from stripebench_tui.child_env import base_env
+from stripebench_tui.core.events import SOURCE_HEADER
 from stripebench_tui.envs.deps import dependencies, with_bin_first
 from stripebench_tui.envs.manifest import Environment
 from stripebench_tui.preload import preload_env
@@ -110,11 +111,16 @@ class GradingContext:
         """
         with self._lock:
             if self._stripe is None:
+                import requests
                 import stripe
 
                 base = {"api": self.stripe_api_base} if self.stripe_api_base else None
                 # Retries would hide a flaky backend from the verdict and cost latency; a failed read is an error.
-                self._stripe = stripe.StripeClient(self.stripe_api_key, base_addresses=base, max_network_retries=0)
+                # The session's header tells the episode's request log that a grader asked (not the app).
+                session = requests.Session()
+                session.headers[SOURCE_HEADER] = "grader"
+                self._stripe = stripe.StripeClient(self.stripe_api_key, base_addresses=base, max_network_retries=0,
+                                                   http_client=stripe.RequestsClient(session=session))
             return self._stripe
 
     # ---- the app ----

@@ -22,16 +22,18 @@ import asyncio
 import base64
 import contextlib
 import json
+import logging
 import re
 import socket
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any, AsyncIterator, Iterator
+from typing import Any, AsyncIterator, Callable, Iterator
 from urllib.parse import parse_qsl
 
 import httpx
 
+log = logging.getLogger(__name__)
 FORWARD_HEADERS = ("authorization", "idempotency-key", "stripe-version", "content-type", "stripe-account",
                    "user-agent", "x-stripe-client-user-agent")
 RETURN_HEADERS = ("request-id", "stripe-version", "idempotency-key", "idempotent-replayed", "original-request",
@@ -133,6 +135,9 @@ class StripeProxy:
     down: bool = False
     seen: list[Recorded] = field(default_factory=list)
     hold_limit: float = HOLD_LIMIT
+    # Told of every answered request, on the proxy's thread (the episode's request log in real test mode):
+    # on_answer(method, path, query, body, headers, status, reply_headers, reply_body_bytes, seconds).
+    on_answer: Callable[..., None] | None = None
 
     def __post_init__(self) -> None:
         import uvicorn
@@ -276,6 +281,13 @@ class StripeProxy:
                 status, payload, headers = 500, FAULTS["500"][1], {}
         seen.status = status
         seen.answered = time.monotonic()
+        listener = self.on_answer
+        if listener is not None:
+            try:
+                listener(request.method, path, request.url.query, body, {k.lower(): v for k, v in request.headers.items()},
+                         status, headers, payload, seen.answered - arrived)
+            except Exception:  # noqa: BLE001 - an observer's bug must never change an answer
+                log.exception("stripe proxy listener failed on %s %s", request.method, path)
         if hold is not None and action != "hold":  # the second request has its answer: the held one may go on
             hold.release()
         return Response(payload, status_code=status, headers=headers, media_type="application/json")

@@ -30,6 +30,7 @@ class Run:
 
     kind: str  # ORACLE | NOOP | MUTANT
     plan: str | None = None  # the mutant's name
+    finding: str = ""  # the mutant's signature finding, as its manifest declares it ("" when none)
 
     @property
     def label(self) -> str:
@@ -59,6 +60,7 @@ class RunOutcome:
     duration: float = 0.0
     error: str = ""
     trace_path: Path | None = None
+    findings: list[str] = field(default_factory=list)  # the detectors that fired during the run
 
 
 @dataclass
@@ -79,7 +81,7 @@ Progress = Callable[[str], None]
 
 def runs_for(env: Environment) -> list[Run]:
     """The oracle, the no-op agent, then every mutant of ``env``."""
-    return [Run(ORACLE), Run(NOOP)] + [Run(MUTANT, m.name) for m in env.manifest.mutants]
+    return [Run(ORACLE), Run(NOOP)] + [Run(MUTANT, m.name, m.finding) for m in env.manifest.mutants]
 
 
 async def validate(envs: list[Environment], runner: Runner, progress: Progress = lambda _line: None) -> list[Row]:
@@ -157,9 +159,41 @@ def warnings(rows: list[Row]) -> list[str]:
     return out
 
 
+def findings_report(rows: list[Row]) -> list[str]:
+    """Per environment, which findings fired on the oracle (should be none) and on each mutant (its signature
+    should), then precision and recall over all mutants.
+
+    A signature that fired is a true positive, one that did not a miss; any finding on an oracle is a false
+    positive. A mutant's other findings are not counted either way: a wrong solution can fail in more than one way.
+    """
+    lines: list[str] = []
+    hits = misses = false = 0
+    for env in dict.fromkeys(r.env for r in rows):
+        parts = []
+        for row in (r for r in rows if r.env == env and r.run.kind != NOOP):
+            fired = row.outcome.findings
+            if row.run.kind == ORACLE:
+                false += len(fired)
+                parts.append(f"oracle: {', '.join(fired) if fired else 'none'}{' (should be none)' if fired else ''}")
+                continue
+            mark = ""
+            if row.run.finding:
+                hit = row.run.finding in fired
+                hits, misses = hits + hit, misses + (not hit)
+                mark = f" [{'✓' if hit else '✗ missing ' + row.run.finding}]"
+            parts.append(f"{row.run.label}: {', '.join(fired) if fired else 'none'}{mark}")
+        lines.append(f"{env} findings: " + "; ".join(parts))
+    if hits + misses + false:
+        precision = f"{hits / (hits + false):.2f}" if hits + false else "—"
+        recall = f"{hits / (hits + misses):.2f}" if hits + misses else "—"
+        lines.append(f"findings: precision {precision} ({hits} signatures fired, {false} on oracles), "
+                     f"recall {recall} ({hits} of {hits + misses} mutants with a declared signature)")
+    return lines
+
+
 def all_ok(rows: list[Row]) -> bool:
     """Oracle = 1.0, no-op = 0 and every mutant < 1.0, with no errors (and at least one run)."""
     return bool(rows) and all(r.ok for r in rows)
 
 
-__all__ = ["MUTANT", "NOOP", "ORACLE", "Row", "Run", "RunOutcome", "Runner", "all_ok", "legend", "runs_for", "validate", "validation_table", "warnings"]
+__all__ = ["MUTANT", "NOOP", "ORACLE", "Row", "Run", "RunOutcome", "Runner", "all_ok", "findings_report", "legend", "runs_for", "validate", "validation_table", "warnings"]

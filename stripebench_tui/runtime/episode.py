@@ -42,6 +42,8 @@ from stripebench_tui.runtime.sandbox import TRACE_NAME, new_episode_dir
 from stripebench_tui.runtime.services import ServiceFailed
 from stripebench_tui.runtime.tools import McpToolExecutor
 from stripebench_tui.stripe.backend import EMULATOR, StripeBackend, start_backend
+from stripebench_tui.runtime.request_proxy import start_request_proxy
+from stripebench_tui.stripe.request_log import RequestLog
 from stripebench_tui.stripe.watcher import EMULATOR_INTERVAL, REAL_INTERVAL, StripeWatcher
 
 SANDBOXES = ("local", "docker")
@@ -115,6 +117,9 @@ class Episode:
         self.recorder: Recorder | None = None
         self.driver: Driver | None = None
         self.watcher: StripeWatcher | None = None
+        self.request_log: RequestLog | None = None  # the emulator's requests as stripe_request events
+        self.proxy: Any = None  # real test mode: the local StripeProxy every process calls, for the request log
+        self.findings: Any = None  # findings.FindingsRunner: detectors over the live events
         self.executor: McpToolExecutor | None = None
         self.live_grading: Any = None
         self.ready = asyncio.Event()  # set once the driver takes commands
@@ -164,6 +169,8 @@ class Episode:
         self.backend = start_backend(cfg.backend, seed=cfg.seed, api_version=env.manifest.stripe.api_version,
                                      stripe_key=cfg.stripe_key, state=episode_dir / EMULATOR_STATE)
         try:
+            if self.backend.kind != EMULATOR:  # before the sandbox: its STRIPE_API_BASE becomes the proxy's URL
+                self.proxy = start_request_proxy(self.backend)
             if cfg.sandbox == "docker":
                 from stripebench_tui.runtime.docker_sandbox import DockerSandbox
 
@@ -251,6 +258,10 @@ class Episode:
                         max_tokens=cfg.max_tokens or manifest_limits.max_tokens,
                         max_cost_usd=cfg.max_cost_usd or manifest_limits.max_cost_usd)
         turn_hooks, final_hooks = grading_hooks
+        # The request log and the findings come last: they see the graders' requests and the final verdicts.
+        logs = [self.request_log] if self.request_log is not None else []
+        turn_hooks = [*turn_hooks, *(x.turn_end_hook for x in logs)]
+        final_hooks = [*final_hooks, *(x.final_hook for x in logs), self.findings.final_hook]
         self.driver = Driver(agent=self.agent, executor=self.executor, task=task, bus=bus, recorder=self.recorder,
                              approval=cfg.approval, limits=limits,  # type: ignore[arg-type]
                              turn_end_hooks=[self.watcher.turn_end_hook, *turn_hooks],
@@ -274,6 +285,14 @@ class Episode:
         await self.watcher.start()
         if backend.server is not None:
             backend.server.emulator.on_event(self._nudge_watcher)
+            self.request_log = RequestLog(bus, self.secrets())
+            self.request_log.attach(backend.server.emulator)
+        elif self.proxy is not None:
+            self.request_log = RequestLog(bus, self.secrets())
+            self.request_log.attach_proxy(self.proxy)
+        from stripebench_tui.findings import FindingsRunner
+
+        self.findings = FindingsRunner.live(bus)
         if hasattr(sandbox, "start"):  # the docker sandbox's engine, image and container
             await sandbox.start(bus)
         # Tool servers need nothing from the seed or the services (ports are already chosen): start them meanwhile.
@@ -328,6 +347,9 @@ class Episode:
         assert self.bus is not None and self.sandbox is not None
         stopped = isinstance(exc, _StopDuringSetup)
         reason, error = (STOPPED, "") if stopped else (ERROR, str(exc))
+        if self.request_log is not None:  # the seed's requests, up to the failure
+            self.request_log.flush()
+            self.request_log.detach()
         self.bus.publish_nowait(EpisodeEnd(reason=reason, error=error))
         await self.bus.drain(timeout=5)
         if self.recorder is not None:
@@ -365,6 +387,10 @@ class Episode:
         if self.backend is not None:
             if self.backend.server is not None:
                 self.backend.server.emulator.off_event(self._nudge_watcher)
+            if self.request_log is not None:
+                self.request_log.detach()
+            if self.proxy is not None:
+                self.proxy.close()
             self.backend.close()
         atexit.unregister(self._atexit)
         if cancelled:

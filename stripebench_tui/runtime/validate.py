@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from stripebench_tui.core.events import GraderVerdict
+from stripebench_tui.core.events import Finding, GraderVerdict
 from stripebench_tui.envs.manifest import Environment
 from stripebench_tui.grading.validation import MUTANT, NOOP, Run, RunOutcome
 from stripebench_tui.runtime.episode import EpisodeConfig, run_episode
@@ -24,11 +24,14 @@ async def episode_runner(env: Environment, run: Run, *, keep: Path | None = None
     ``on_turn`` hears each new turn number as the episode reaches it (for a progress display).
     """
     final: dict[str, str] = {}
+    found: list[str] = []
     turns = [0]
 
     def collect(event: Any) -> None:
         if isinstance(event, GraderVerdict) and event.final:
             final[event.criterion] = event.status
+        if isinstance(event, Finding) and event.detector not in found:
+            found.append(event.detector)
         if on_turn is not None and event.turn > turns[0]:
             turns[0] = event.turn
             on_turn(event.turn)
@@ -49,7 +52,7 @@ async def episode_runner(env: Environment, run: Run, *, keep: Path | None = None
     elif result.score is None:
         error = "the episode was not graded"
     return RunOutcome(score=result.score, statuses=final, duration=duration, error=error,
-                      trace_path=result.trace_path if keep else None)
+                      trace_path=result.trace_path if keep else None, findings=found)
 
 
 __all__ = ["episode_runner"]

@@ -22,7 +22,7 @@ import logging
 from typing import Any
 
 from stripebench_tui.core.bus import EventBus
-from stripebench_tui.core.events import Service, StripeObject
+from stripebench_tui.core.events import SOURCE_HEADER, Service, StripeObject
 from stripebench_tui.errors import RuntimeProblem
 
 log = logging.getLogger(__name__)
@@ -30,6 +30,7 @@ log = logging.getLogger(__name__)
 PAGE = 100
 EMULATOR_INTERVAL = 0.05  # seconds between polls on the emulator
 REAL_INTERVAL = 1.0  # real Stripe rate-limits test mode; once a second is plenty
+_OWN: Any = {"headers": {SOURCE_HEADER: "watcher"}}  # the request log leaves the watcher's own polls out
 
 
 def _plain(obj: Any) -> Any:
@@ -75,7 +76,7 @@ class StripeWatcher:
         import stripe
 
         try:
-            page = await self.client.v1.events.list_async(params={"limit": 1})
+            page = await self.client.v1.events.list_async(params={"limit": 1}, options=_OWN)
         except stripe.StripeError as exc:
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise RuntimeProblem(f"cannot list Stripe events: {first}") from None
@@ -115,7 +116,7 @@ class StripeWatcher:
                 # No event existed at start: everything listed is new. Walk from the newest backwards.
                 params: dict[str, Any] = {"limit": PAGE}
                 while True:
-                    page = await self.client.v1.events.list_async(params=params)
+                    page = await self.client.v1.events.list_async(params=params, options=_OWN)
                     fresh.extend(page.data)
                     if not page.has_more or not page.data:
                         break
@@ -124,7 +125,8 @@ class StripeWatcher:
             else:
                 cursor = self.cursor
                 while True:
-                    page = await self.client.v1.events.list_async(params={"limit": PAGE, "ending_before": cursor})
+                    page = await self.client.v1.events.list_async(params={"limit": PAGE, "ending_before": cursor},
+                                                               options=_OWN)
                     if not page.data:
                         break
                     fresh.extend(reversed(page.data))  # each page is newest first

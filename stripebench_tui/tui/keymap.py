@@ -37,6 +37,9 @@ COMMANDS: tuple[Command, ...] = (
     Command("open_pager", "Pager", "Open the current tool output in $PAGER"),
     Command("copy_item", "Copy", "Copy the current item (output, object or verdict) to the clipboard"),
     Command("fork", "Fork", "Re-execute the episode up to the selected turn on a fresh environment, then continue live"),
+    Command("request_log", "Requests", "The Stripe request log: filter by status, path, source; Enter shows the bodies",
+            show=False),
+    Command("findings", "Findings", "What the failure-mode detectors found; Enter jumps to the turn", show=False),
     Command("help", "Help", "Show every key binding"),
     Command("quit", "Quit", "Leave the replay"),
 )
@@ -58,6 +61,8 @@ DEFAULT_KEYMAP: dict[str, tuple[str, ...]] = {
     "open_pager": ("p",),
     "copy_item": ("y", "c"),
     "fork": ("F",),
+    "request_log": ("R",),
+    "findings": ("exclamation_mark",),
     "help": ("question_mark",),
     "quit": ("q",),
 }
@@ -76,6 +81,7 @@ _KEY_LABELS = {
     "left_square_bracket": "[",
     "slash": "/",
     "question_mark": "?",
+    "exclamation_mark": "!",
 }
 
 

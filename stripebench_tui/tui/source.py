@@ -29,6 +29,7 @@ class TurnRow:
     duration: float
     verdict_changes: int
     label: str = ""  # what the turn did, when it ran no tool
+    findings: int = 0  # detectors' marks on this turn
 
 
 class EpisodeSource(Protocol):
@@ -81,6 +82,7 @@ def row_from_turn(t: Turn) -> TurnRow:
         duration=t.duration,
         verdict_changes=len(t.verdict_changes),
         label=_label(t),
+        findings=len(t.findings),
     )
 
 

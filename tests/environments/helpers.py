@@ -26,4 +26,16 @@ def validate_failing(env) -> dict[str, set[str]]:
 
     rows = asyncio.run(validation.validate([env], episode_runner))
     assert validation.all_ok(rows), [(r.run.label, r.outcome.score, r.outcome.error) for r in rows]
+    assert_findings(rows)
     return {row.run.label: {name for name, status in row.outcome.statuses.items() if status != PASS} for row in rows}
+
+
+def assert_findings(rows) -> None:
+    """The oracle fires no finding; each mutant with a declared signature fires it."""
+    from stripebench_tui.grading.validation import MUTANT, ORACLE
+
+    for row in rows:
+        if row.run.kind == ORACLE:
+            assert row.outcome.findings == [], row.outcome.findings
+        elif row.run.kind == MUTANT and row.run.finding:
+            assert row.run.finding in row.outcome.findings, (row.run.label, row.outcome.findings)

@@ -20,6 +20,7 @@ from stripebench_tui.core.events import FAIL, PASS, PENDING
 from stripebench_tui.envs.manifest import find_environment
 from stripebench_tui.grading import GradingContext, GradingView, load_grader
 from tests.emulator.fixtures import TEST_KEY, emulator, emulator_server, stripe_client  # noqa: F401
+from tests.environments.helpers import assert_findings
 
 ENV = find_environment("checkout-migration")
 GRADER = load_grader(ENV)
@@ -322,6 +323,9 @@ def test_validate_oracle_passes_noop_scores_zero_and_each_mutant_fails_for_its_o
     rows = asyncio.run(validation.validate([ENV], episode_runner))
     by_label = {row.run.label: row for row in rows}
     assert validation.all_ok(rows), [(r.run.label, r.outcome.score, r.outcome.error) for r in rows]
+    assert_findings(rows)  # the oracle fires nothing; 400-called-success fires 400-as-success
+    assert "400-as-success" in by_label["mutant 400-called-success"].outcome.findings
+    assert "400-as-success" not in by_label["mutant quantities-collapsed"].outcome.findings
     failing = {label: {name for name, status in row.outcome.statuses.items() if status != PASS}
                for label, row in by_label.items()}
     assert failing["oracle"] == set()

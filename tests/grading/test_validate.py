@@ -168,3 +168,39 @@ def test_a_real_validation_through_the_runtime(tmp_path):
     traces = sorted(tmp_path.glob("tiny-shop-*/trace.jsonl"))
     assert len(traces) == 3  # --keep kept every episode
     assert "[3/3] tiny-shop: mutant no-metadata → 0.67" in r.stderr
+
+
+def test_findings_report_gives_each_runs_findings_and_precision_and_recall():
+    from stripebench_tui.grading.validation import Row, findings_report
+
+    def row(env, run, fired):
+        return Row(env, run, RunOutcome(score=0.5, findings=fired), [])
+
+    rows = [
+        row("shop", Run(ORACLE), []),
+        row("shop", Run(NOOP), ["unverified-finish"]),  # the no-op agent is not judged for findings
+        row("shop", Run(MUTANT, "ignores-400", "400-as-success"), ["400-as-success", "unverified-finish"]),
+        row("shop", Run(MUTANT, "dup", "retry-without-idempotency"), ["unverified-finish"]),
+        row("shop", Run(MUTANT, "wrong-price"), ["unverified-finish"]),  # no declared signature: not counted
+        row("pay", Run(ORACLE), ["lost-focus"]),
+        row("pay", Run(MUTANT, "leak", "secret-exposure"), ["secret-exposure"]),
+    ]
+    lines = findings_report(rows)
+    assert lines[0] == ("shop findings: oracle: none; mutant ignores-400: 400-as-success, unverified-finish [✓]; "
+                        "mutant dup: unverified-finish [✗ missing retry-without-idempotency]; "
+                        "mutant wrong-price: unverified-finish")
+    assert lines[1] == "pay findings: oracle: lost-focus (should be none); mutant leak: secret-exposure [✓]"
+    assert lines[2] == ("findings: precision 0.67 (2 signatures fired, 1 on oracles), "
+                        "recall 0.67 (2 of 3 mutants with a declared signature)")
+
+
+def test_a_mutants_declared_finding_reaches_its_run(shop):
+    from stripebench_tui.envs.manifest import find_environment
+    from stripebench_tui.grading.validation import runs_for
+
+    env_dir = shop.root
+    toml = (env_dir / "environment.toml").read_text().replace(
+        'name = "ignores-400"\n', 'name = "ignores-400"\nfinding = "400-as-success"\n')
+    (env_dir / "environment.toml").write_text(toml)
+    runs = {r.label: r for r in runs_for(find_environment(str(env_dir)))}
+    assert runs["mutant ignores-400"].finding == "400-as-success" and runs["mutant wrong-price"].finding == ""

@@ -6,7 +6,17 @@ from pathlib import Path
 
 import pytest
 
-from stripebench_tui.core.events import EpisodeEnd, Event, GraderVerdict, Service, StripeObject, ToolCall
+from stripebench_tui.core.events import (
+    EpisodeEnd,
+    Event,
+    Finding,
+    GraderVerdict,
+    Service,
+    StripeObject,
+    StripeRequest,
+    ToolCall,
+    ToolResult,
+)
 from stripebench_tui.core.trace import open_trace
 from stripebench_tui.runtime.grade import EMULATOR_STATE, grade_episode
 from stripebench_tui.runtime.episode import Episode, EpisodeConfig, run_episode
@@ -49,6 +59,20 @@ async def test_oracle_episode_passes_with_live_verdicts_and_leaves_nothing(tmp_p
     assert customers[0].turn == signup.turn
     assert customers[0].request_id.startswith("req_") and customers[0].event_type == "customer.created"
     assert customers[0].data["metadata"] == {"source": "tiny-shop"}
+
+    # the request log: every request once, in the turn of the call that made it; each object names its request
+    requests = [e for e in events if isinstance(e, StripeRequest)]
+    by_id = {r.request_id: r for r in requests}
+    assert len(by_id) == len(requests) and all(r.request_id.startswith("req_") for r in requests)
+    for obj in (e for e in events if isinstance(e, StripeObject) and e.request_id):
+        assert by_id[obj.request_id].turn == obj.turn, obj
+    signup_result = next(e for e in events if isinstance(e, ToolResult) and e.call_id == signup.call_id)
+    create = by_id[customers[0].request_id]
+    assert (create.method, create.path, create.status, create.source) == ("POST", "/v1/customers", 200, "app")
+    assert signup.seq < create.seq < signup_result.seq and customers[0].object_id in create.object_ids
+    assert {r.source for r in requests} <= {"app", "grader"} and any(r.source == "grader" for r in requests)
+    assert all(r.turn == 0 for r in requests if r.seq < signup.seq)  # the seed's
+    assert not [e for e in events if isinstance(e, Finding)]  # the oracle fires no finding
 
     # a live verdict passed before the end, and final verdicts come before episode_end
     end_seq = next(e.seq for e in events if isinstance(e, EpisodeEnd))

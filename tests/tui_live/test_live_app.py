@@ -53,6 +53,16 @@ async def test_panes_fill_in_as_events_arrive_and_follow_the_newest_turn(tmp_pat
         assert "f: follow" not in screen.query_one(LiveStatusBar).line_text  # ended: nothing to follow
         await pilot.press("f")
         assert screen.following and screen.turn.index == screen.turns[-1]
+        # The request log pane lists the live bus's requests (the seed's, the app's, the graders').
+        await pilot.press("R")
+        await pilot.pause()
+        from stripebench_tui.tui.screens.inspect import RequestLogScreen
+
+        assert isinstance(app.screen, RequestLogScreen)
+        assert app.screen.pane.table.row_count == len(state.requests) > 0
+        assert any(r.path == "/v1/customers" and r.method == "POST" for r in app.screen.pane.shown)
+        await pilot.press("escape")
+        await pilot.pause()
         await pilot.press("q")
     assert app.return_value is not None and app.return_value.passed
 

@@ -428,6 +428,28 @@ class EpisodeScreen(Screen[None]):
         self.app.copy_to_clipboard(text)
         self.notify(f"Copied {what} ({len(text):,} characters) to the clipboard.", title="Copy")
 
+    # ----- request log and findings (tui/screens/inspect.py) ------------------------------
+    def _episode_so_far(self) -> EpisodeState | None:
+        return self.whole if self.whole is not None else self.state
+
+    def action_request_log(self) -> None:
+        from stripebench_tui.tui.screens.inspect import RequestLogScreen
+
+        state = self._episode_so_far()
+        self.app.push_screen(RequestLogScreen(list(state.requests) if state else []))
+
+    def action_findings(self) -> None:
+        from stripebench_tui.tui.screens.inspect import FindingsScreen
+
+        state = self._episode_so_far()
+
+        def go_to(turn: int | None) -> None:
+            if turn is not None and turn in self._positions():
+                self._go(self._positions()[turn])
+
+        self.app.push_screen(FindingsScreen(list(state.findings) if state else [],
+                                            list(state.requests) if state else []), go_to)
+
     # ----- help and quit ------------------------------------------------------------------
     def action_help(self) -> None:
         from stripebench_tui.tui.screens.help_screen import HelpScreen

@@ -39,7 +39,7 @@ class Timeline(ScrollView, can_focus=True, inherit_bindings=False):
         Binding("pageup", "page_up", "Page up", show=False),
         Binding("pagedown", "page_down", "Page down", show=False),
     ]
-    COMPONENT_CLASSES = {"timeline--cursor", "timeline--future", "timeline--verdict"}
+    COMPONENT_CLASSES = {"timeline--cursor", "timeline--future", "timeline--verdict", "timeline--finding"}
 
     cursor: reactive[int] = reactive(0, always_update=False, init=False)
 
@@ -137,12 +137,13 @@ class Timeline(ScrollView, can_focus=True, inherit_bindings=False):
             base + self.get_component_rich_style("timeline--cursor"),
             base + self.get_component_rich_style("timeline--future"),
             self.get_component_rich_style("timeline--verdict"),
+            self.get_component_rich_style("timeline--finding"),
         )
 
     def render_line(self, y: int) -> Strip:
         width = self.size.width
         position = self.scroll_offset.y + y
-        base, cursor_style, future_style, verdict_style = self._paint_styles or self._compute_paint_styles()
+        base, cursor_style, future_style, verdict_style, finding_style = self._paint_styles or self._compute_paint_styles()
         if self.row_count == 0:
             text = self.placeholder if y == 0 else ""
             return Strip([Segment(text[:width].ljust(width), base + Style(dim=True))], width)
@@ -156,7 +157,8 @@ class Timeline(ScrollView, can_focus=True, inherit_bindings=False):
             style = future_style
         actor = {"agent": "A", "operator": "O", "setup": "S"}.get(row.actor, "?")
         tools = clean(", ".join(row.tools)) if row.tools else row.label
-        mark = "◆" if row.verdict_changes else " "
+        # A finding outranks a verdict change in the one-cell mark column (the detail pane lists both).
+        mark, mark_style = ("⚑", finding_style) if row.findings else ("◆" if row.verdict_changes else " ", verdict_style)
         left = f"{row.index:>5} {actor} "
         right = f" {duration(row.duration):>6}"
         middle_width = max(0, width - len(left) - len(right) - 4)
@@ -166,7 +168,7 @@ class Timeline(ScrollView, can_focus=True, inherit_bindings=False):
             Segment(GLYPHS.get(row.status, "·"), style + GLYPH_STYLES.get(row.status, GLYPH_STYLES[""])),
             Segment(" ", style),
             Segment(middle, style),
-            Segment(mark, style + verdict_style),
+            Segment(mark, style + mark_style),
             Segment(right, style),
         ]
         return Strip(segments).adjust_cell_length(width, style)

@@ -15,11 +15,13 @@ from textual.widgets import Static
 
 from stripebench_tui.core.events import ToolResult
 from stripebench_tui.core.state import Turn
+from stripebench_tui.formats.text import evidence_text
 from stripebench_tui.tui.text import clean, duration, highlight, human_bytes, plain, pretty_json
 from stripebench_tui.tui.widgets.output_view import OutputView
 
 # Arguments bigger than this are shown as plain text: highlighting megabytes of JSON is slow.
 HIGHLIGHT_LIMIT = 20_000
+REQUESTS_SHOWN = 12  # request lines listed under a turn; the request log (R) has them all
 
 
 def arguments_renderable(arguments: object) -> RenderableType:
@@ -106,6 +108,10 @@ class TurnDetail(Vertical):
         if turn.tokens_in or turn.tokens_out:
             header.append(f" · {turn.tokens_in}→{turn.tokens_out} tokens", style="dim")
         parts.append(header)
+        for f in turn.findings:  # first: what a detector thinks went wrong here
+            parts.append(Text.assemble(("⚑ ", "bold red"), (clean(f.detector), "bold red"), " ", plain(f.message),
+                                       (f"  {clean(evidence_text(f.evidence))}", "dim")))
+            plain_parts.append(f"finding {f.detector}: {f.message}")
         for msg in turn.messages:
             label = Text(f"{msg.role}:", style="bold cyan")
             body = plain(msg.text)
@@ -126,6 +132,16 @@ class TurnDetail(Vertical):
                 title.append(f" (by {call.actor})", style="yellow")
             parts += [title, arguments_renderable(call.arguments)]
             plain_parts.append(json.dumps(call.arguments, default=str))
+        if turn.requests:
+            parts.append(Text(f"Stripe requests ({len(turn.requests)}, R for the log):", style="bold"))
+            for req in turn.requests[:REQUESTS_SHOWN]:
+                style = "red" if req.status >= 400 else ""
+                # Status and id first: the pane is narrow and the log (R) has the rest.
+                code = f" {req.error_code}" if req.error_code else ""
+                line = f"{req.status} {req.request_id} {req.method} {req.path} ({req.source or '?'}){code}"
+                parts.append(Text(clean(line), style=style, no_wrap=True, overflow="ellipsis"))
+            if len(turn.requests) > REQUESTS_SHOWN:
+                parts.append(Text(f"… {len(turn.requests) - REQUESTS_SHOWN} more", style="dim italic"))
         if len(parts) == 1:
             parts.append(Text("(nothing in this turn)", style="dim italic"))
         self.message_text = "\n".join(plain_parts)

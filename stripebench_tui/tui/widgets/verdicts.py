@@ -58,7 +58,11 @@ class Verdicts(VerticalScroll):
             if evidence:
                 # One line under the criterion, cut with an ellipsis; copy (y) gives it whole.
                 table.add_row("", Text(evidence, style="dim", no_wrap=True, overflow="ellipsis"), "")
-            lines.append(f"{crit.criterion}: {crit.status} (turn {crit.changed_turn}) {evidence}")
+            caused = f"caused by {crit.request_id}" if crit.request_id else ""
+            if caused:  # the Stripe request (in the request log, R) whose event made the grader look again
+                table.add_row("", Text(clean(caused), style="dim cyan", no_wrap=True), "")
+            lines.append(f"{crit.criterion}: {crit.status} (turn {crit.changed_turn}) {evidence}"
+                         + (f" {caused}" if caused else ""))
         total = Text(
             f"score {score_text} · {counts[PASS]} pass · {counts[FAIL]} fail · {counts[PENDING]} pending · {counts[ERROR]} error",
             style="bold",

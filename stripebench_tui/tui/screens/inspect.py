@@ -1,0 +1,80 @@
+"""Full-screen views over the whole episode so far: the Stripe request log and the findings (Esc closes)."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.screen import ModalScreen
+from textual.widgets import Footer
+
+from stripebench_tui.core.events import Finding, StripeRequest
+from stripebench_tui.tui.widgets.findings import FindingsPane
+from stripebench_tui.tui.widgets.request_log import RequestLogPane
+
+
+class RequestLogScreen(ModalScreen[None]):
+    """The request log pane over the episode screen."""
+
+    BINDINGS = [Binding("escape,q", "close", "Close"), Binding("slash", "filter", "Filter")]
+    DEFAULT_CSS = "RequestLogScreen { align: center middle; } RequestLogScreen > RequestLogPane { width: 96%; height: 94%; background: $surface; }"
+
+    def __init__(self, requests: list[StripeRequest], *, query: str = "", request_id: str = "") -> None:
+        super().__init__()
+        self.requests, self.query_text, self.request_id = requests, query, request_id
+
+    def compose(self) -> ComposeResult:
+        yield RequestLogPane(self.requests, query=self.query_text, id="request-log")
+        yield Footer()
+
+    @property
+    def pane(self) -> RequestLogPane:
+        return self.query_one(RequestLogPane)
+
+    def on_mount(self) -> None:
+        self.pane.table.focus()
+        if self.request_id:
+            self.call_after_refresh(self.pane.select_request_id, self.request_id)
+
+    def action_filter(self) -> None:
+        self.query_one("#request-filter").focus()
+
+    def action_close(self) -> None:
+        self.dismiss(None)
+
+
+class FindingsScreen(ModalScreen["int | None"]):
+    """The findings pane; Enter closes it on the finding's turn, ``r`` opens its request in the log."""
+
+    BINDINGS = [Binding("escape,q", "close", "Close"), Binding("r", "open_request", "Its request")]
+    DEFAULT_CSS = "FindingsScreen { align: center middle; } FindingsScreen > FindingsPane { width: 90%; height: 80%; background: $surface; }"
+
+    def __init__(self, findings: list[Finding], requests: list[StripeRequest]) -> None:
+        super().__init__()
+        self.findings, self.requests = findings, requests
+
+    def compose(self) -> ComposeResult:
+        yield FindingsPane(self.findings, id="findings")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one(FindingsPane).table.focus()
+
+    def on_findings_pane_chosen(self, message: FindingsPane.Chosen) -> None:
+        self.dismiss(message.finding.turn)
+
+    def action_open_request(self) -> None:
+        pane = self.query_one(FindingsPane)
+        if not self.findings:
+            return
+        finding = self.findings[max(0, min(pane.table.cursor_row, len(self.findings) - 1))]
+        request_id = next((e["request_id"] for e in finding.evidence if "request_id" in e), "")
+        if not request_id:
+            self.notify("This finding names no Stripe request.", title="Findings")
+            return
+        self.app.push_screen(RequestLogScreen(self.requests, request_id=request_id))
+
+    def action_close(self) -> None:
+        self.dismiss(None)
+
+
+__all__ = ["FindingsScreen", "RequestLogScreen"]
