@@ -34,6 +34,9 @@ def replay(
                                "divergence is reported."),
     episode_dir: Path = typer.Option(None, "--episode-dir", help="With --fork-at or --rerun: where the new episode goes "
                                      "(default ./episodes/ENV-TIME/)."),
+    breaks: list[str] = typer.Option(None, "--break", help="Playback stops at the turn where this happens (repeatable; "
+                                     "--summary lists every hit). Same syntax as `run --break`: 'tool shell', "
+                                     "'request POST /v1/* 4xx', 'verdict fail', 'finding 400-as-success', 'tokens>=5000'."),
 ) -> None:
     """Replay a recorded episode in the terminal UI, or print it (--headless, --summary).
 
@@ -42,8 +45,12 @@ def replay(
     Example: `stripebench replay replays/checkout-migration-400 --summary`;
     fork: `stripebench replay episodes/X/trace.jsonl --fork-at 3 --agent noop --headless`;
     an external harness: `stripebench replay episodes/X --fork-at 3 --agent claude-code --base-url URL --headless`;
-    its whole episode offline: `stripebench replay episodes/X --rerun --headless`
+    its whole episode offline: `stripebench replay episodes/X --rerun --headless`;
+    where it stops: `stripebench replay replays/checkout-migration-400 --break 'request 4xx' --summary`
     """
+    from stripebench_tui.commands.run import parse_breaks
+
+    breaks = parse_breaks(breaks)
     trace_path = sample_or_path(trace_path)
     agent_cmd, agent_protocol, model, base_url = (v if isinstance(v, str) else None
                                                   for v in (agent_cmd, agent_protocol, model, base_url))
@@ -67,7 +74,7 @@ def replay(
     if not (headless or summary):
         from stripebench_tui.tui.replay_app import run_replay
 
-        run_replay(trace, speed=speed, autoplay=play)
+        run_replay(trace, speed=speed, autoplay=play, breakpoints=breaks)
         return
     from stripebench_tui.formats.text import episode_passed, write_headless, write_summary
 
@@ -76,9 +83,13 @@ def replay(
     else:
         state = trace.state_at(None)
     if summary:
+        from stripebench_tui.core.breakpoints import BreakpointSet, hits_in
+        from stripebench_tui.core.profile import profile
+
         if headless:
             sys.stdout.write("\n")
-        write_summary(state, sys.stdout)
+        hits = hits_in(trace.iter_events(), BreakpointSet.from_exprs(breaks)) if breaks else None
+        write_summary(state, sys.stdout, profile(trace.iter_events()), hits)
     sys.stdout.flush()
     raise typer.Exit(EXIT_OK if episode_passed(state) else EXIT_EPISODE_FAILED)
 

@@ -163,8 +163,32 @@ def _final_line(state: EpisodeState) -> str:
     return f"Final score: {shown} · {passed} · criteria {counts['pass']} pass, {counts['fail']} fail, {counts['pending']} pending, {counts['error']} error"
 
 
-def summary_tables(state: EpisodeState) -> list[Any]:
-    """Rich renderables for ``--summary``: episode totals, tools used, verdict timeline."""
+def time_table(prof: Any) -> Table:
+    """Where the time went (a ``core.profile.TimeProfile``): the episode's totals and its slowest turns."""
+    table = Table(title="Where the time went")
+    for name in ("", "wall", "model", "ttft", "tool", "stripe", "wait", "other"):
+        table.add_column(name or "turn", justify="right")
+    s = prof.summary()
+    table.add_row("all", *(f"{s[k]:.2f}s" for k in ("wall", "model", "ttft", "tool", "stripe", "wait", "other")))
+    for tt in sorted(prof.turns, key=lambda x: -x.wall)[:5]:
+        table.add_row(str(tt.turn), *(f"{getattr(tt, k):.2f}s" for k in ("wall", "model", "ttft", "tool", "stripe", "wait", "other")))
+    return table
+
+
+def hits_table(hits: list[Any]) -> Table:
+    """Breakpoint hits (``core.breakpoints.Hit``) over the episode."""
+    table = Table(title="Breakpoint hits")
+    table.add_column("turn", justify="right")
+    table.add_column("breakpoint")
+    for hit in hits:
+        table.add_row(str(hit.turn), Text(sanitize(hit.reason)))
+    if not hits:
+        table.add_row("—", "no breakpoint matched")
+    return table
+
+
+def summary_tables(state: EpisodeState, profile: Any = None, hits: list[Any] | None = None) -> list[Any]:
+    """Rich renderables for ``--summary``: episode totals, tools used, verdict timeline (and time, breakpoint hits)."""
     t = state.totals
     h = state.header
     overview = Table(title="Episode", show_header=False)
@@ -203,13 +227,15 @@ def summary_tables(state: EpisodeState) -> list[Any]:
         steps = " → ".join(f"{v.turn}: {v.status}" for v in crit.history)
         verdicts.add_row(Text(sanitize(crit.criterion)), f"{crit.weight:g}", Text(steps), Text(crit.status))
     score = state.score()
-    return [overview, tools, verdicts, Text(_final_line(state)) if score is not None or state.verdicts else Text("Final score: unscored")]
+    extra = ([time_table(profile)] if profile is not None else []) + ([hits_table(hits)] if hits is not None else [])
+    return [overview, tools, verdicts, *extra,
+            Text(_final_line(state)) if score is not None or state.verdicts else Text("Final score: unscored")]
 
 
-def write_summary(state: EpisodeState, out: TextIO) -> None:
+def write_summary(state: EpisodeState, out: TextIO, profile: Any = None, hits: list[Any] | None = None) -> None:
     """Print the summary tables (plain when ``out`` is not a terminal)."""
     console = Console(file=out, markup=False, highlight=False, emoji=False, width=None if out.isatty() else 110)
-    for renderable in summary_tables(state):
+    for renderable in summary_tables(state, profile, hits):
         console.print(renderable)
 
 

@@ -42,3 +42,17 @@ def test_episode_summary_and_series():
     assert (s["model"], s["tool"], s["wait"], s["wall"]) == (3.0, 3.0, 12.0, 19.0)
     assert p.series("wait") == [10.0, 2.0]
     assert p.slowest("model").turn == 1
+
+
+def test_the_atif_export_carries_the_figures_and_imports_model_time_back(tmp_path):
+    from stripebench_tui.core.events import Header
+    from stripebench_tui.core.trace import Trace
+    from stripebench_tui.formats.atif import atif_from_trace, events_from_atif
+
+    events = _trace()
+    doc = atif_from_trace(Trace.from_events(tmp_path / "t.jsonl", Header(env="x"), events))
+    time = doc["final_metrics"]["extra"]["stripebench_time"]
+    assert (time["model"], time["tool"], time["wait"]) == (3.0, 3.0, 12.0) and time["stripe"] == pytest.approx(0.75)
+    assert [t["turn"] for t in doc["final_metrics"]["extra"]["stripebench_time_by_turn"]] == [1, 2]
+    _, back = events_from_atif(doc)
+    assert profile(back).summary() == profile(events).summary()
