@@ -274,6 +274,20 @@ class BreakpointSet:
         return f"{c.budget} reached {value:g}" if crossed else ""
 
 
+def recorded_breakpoints(operator_events: Iterable[Any]) -> list[tuple[int, str]]:
+    """(number, expression) of the breakpoints in force after these operator events (a live episode's list)."""
+    current: dict[int, str] = {}
+    for ev in operator_events:
+        action, details = getattr(ev, "action", ""), getattr(ev, "details", {}) or {}
+        if details.get("ignored") or not isinstance(details.get("id"), int):
+            continue
+        if action == BREAK_ADD:
+            current[details["id"]] = ev.text
+        elif action == BREAK_REMOVE:
+            current.pop(details["id"], None)
+    return sorted(current.items())
+
+
 def hits_in(events: Iterable[Event], breakpoints: BreakpointSet) -> list[Hit]:
     """Every hit over a recorded episode, in order (a replay stops at these)."""
     out: list[Hit] = []
@@ -284,4 +298,4 @@ def hits_in(events: Iterable[Event], breakpoints: BreakpointSet) -> list[Hit]:
 
 
 __all__ = ["BREAK_ADD", "BREAK_HIT", "BREAK_REMOVE", "Breakpoint", "BreakpointError", "BreakpointSet", "Condition",
-           "Hit", "SYNTAX", "hits_in", "parse"]
+           "Hit", "SYNTAX", "hits_in", "parse", "recorded_breakpoints"]
