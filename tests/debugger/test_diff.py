@@ -83,3 +83,23 @@ def test_cli_exit_codes_and_text():
     assert differ.returncode == 1 and "First divergence: A turn 4 / B —" in differ.stdout
     assert "▶<   4 shell" in differ.stdout and "Not equivalent." in differ.stdout
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "Traceback" not in bad.stderr
+
+
+async def test_the_diff_screen_opens_on_the_first_divergence_and_moves_between_differences():
+    from textual.widgets import DataTable
+
+    from stripebench_tui.tui.diff_app import create_diff_app
+
+    d = diff_states(open_episode(ORACLE).state_at(None), open_episode(MUTANT).state_at(None))
+    app = create_diff_app(d, ("oracle", "400"))
+    async with app.run_test(size=(150, 45)) as pilot:
+        await pilot.pause()
+        screen = app.screen
+        assert screen.selected == d.first_divergence == 3
+        assert "A · turn 4" in str(screen.query_one("#side-a").render()) and "no such turn" in str(screen.query_one("#side-b").render())
+        assert "first divergence: A turn 4 / B —" in str(screen.query_one("#diff-summary").render())
+        await pilot.press("n")
+        assert screen.selected == 5 and d.pairs[5].b.tools == ("replace_in_file",)
+        await pilot.press("p", "p")
+        assert screen.selected == 3  # nothing differs before the first divergence
+        assert screen.query_one(DataTable).row_count == len(d.pairs)
