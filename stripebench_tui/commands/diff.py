@@ -16,8 +16,14 @@ def load_state(path: Path) -> Any:
     from stripebench_tui.commands.replay import sample_or_path
     from stripebench_tui.formats.open import open_episode
 
+    from stripebench_tui.core.state import Reducer
+
     try:
-        return open_episode(sample_or_path(path)).state_at(None)
+        trace = open_episode(sample_or_path(path))
+        # One plain fold: the diff needs the final state only, not the index's per-turn snapshots.
+        reducer = Reducer(clock=lambda: 0.0, keep_output=False)
+        reducer.apply(trace.header)
+        return reducer.apply_all(trace.iter_events())
     except UserError as exc:
         raise UserError(str(exc)) from None  # diff's contract: 2 for any bad input
 
