@@ -35,8 +35,8 @@ def replay(
     episode_dir: Path = typer.Option(None, "--episode-dir", help="With --fork-at or --rerun: where the new episode goes "
                                      "(default ./episodes/ENV-TIME/)."),
     breaks: list[str] = typer.Option(None, "--break", help="Playback stops at the turn where this happens (repeatable; "
-                                     "--summary lists every hit). Same syntax as `run --break`: 'tool shell', "
-                                     "'request POST /v1/* 4xx', 'verdict fail', 'finding 400-as-success', 'tokens>=5000'."),
+                                     "--summary lists every hit). Same syntax as `run --break`: `tool shell`, "
+                                     "`request POST /v1/* 4xx`, `verdict fail`, `finding 400-as-success`, `tokens>=5000`."),
 ) -> None:
     """Replay a recorded episode in the terminal UI, or print it (--headless, --summary).
 
@@ -46,7 +46,7 @@ def replay(
     fork: `stripebench replay episodes/X/trace.jsonl --fork-at 3 --agent noop --headless`;
     an external harness: `stripebench replay episodes/X --fork-at 3 --agent claude-code --base-url URL --headless`;
     its whole episode offline: `stripebench replay episodes/X --rerun --headless`;
-    where it stops: `stripebench replay replays/checkout-migration-400 --break 'request 4xx' --summary`
+    where it stops: `stripebench replay replays/checkout-migration-400 --break 'tool replace_in_file' --summary`
     """
     from stripebench_tui.commands.run import parse_breaks
 
@@ -80,6 +80,12 @@ def replay(
 
     if headless:
         state = write_headless(trace, sys.stdout)
+        if breaks and not summary:
+            from stripebench_tui.core.breakpoints import BreakpointSet, hits_in
+
+            hits = hits_in(trace.iter_events(), BreakpointSet.from_exprs(breaks))
+            sys.stdout.write("\nBreakpoint hits:" + "".join(f"\n  turn {h.turn}: {h.reason}" for h in hits)
+                             + ("" if hits else " none") + "\n")
     else:
         state = trace.state_at(None)
     if summary:

@@ -39,9 +39,9 @@ def agent_options(agent: str, plan: str | None, model: str | None, base_url: str
     return options
 
 
-BREAK_HELP = ("Pause before the next model call when this happens (repeatable): 'tool shell command=*curl*', "
-              "'request POST /v1/refunds* 4xx', 'verdict fail [CRITERION]', 'verdict any', 'finding 400-as-success', "
-              "'turns>=10', 'tokens>=50000', 'cost>=0.50', 'time>=300'. Globs use * and ?; "
+BREAK_HELP = ("Pause before the next model call when this happens (repeatable): `tool shell command=*curl*`, "
+              "`request POST /v1/refunds* 4xx`, `verdict fail [CRITERION]`, `verdict any`, `finding 400-as-success`, "
+              "`turns>=10`, `tokens>=50000`, `cost>=0.50`, `time>=300`. Globs use * and ?; "
               "headless, type resume or step to go on.")
 
 
@@ -106,7 +106,8 @@ def run(
     (`shell {"command": "ls"}`, `say TEXT`, `done`).
 
     Example: `stripebench run checkout-migration --headless --agent oracle --plan 400-called-success`;
-    add `--sandbox docker` to run it in a container (`stripebench doctor` checks the engine).
+    add `--sandbox docker` to run it in a container (`stripebench doctor` checks the engine);
+    pause where it goes wrong: `--break 'request 4xx' --break 'verdict fail'` (then resume, or step).
     """
     from stripebench_tui.runtime.episode import EpisodeConfig
 

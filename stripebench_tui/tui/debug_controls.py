@@ -148,17 +148,19 @@ class DebugControls:
         self.set_speed(MAX)
 
     def stop_at_breakpoint(self) -> bool:
-        """After playback moved to a turn: pause there if a breakpoint hit it; whether it did."""
+        """After playback moved to a turn: pause there if one of this screen's breakpoints hit it; whether it did.
+
+        Hits recorded by a live run are places to jump to (``}``), not stops: playback would otherwise
+        stop or not depending on whether the marks had been read yet.
+        """
         if self.marks is None or self.turn is None:  # type: ignore[attr-defined]
             return False
         number = self.turn.index  # type: ignore[attr-defined]
-        hits = [h for h in self.marks.hits if h.turn == number] or (
-            [None] if number in self.marks.recorded_hits else [])
-        if not hits:
+        hit = next((h for h in self.marks.hits if h.turn == number), None)
+        if hit is None:
             return False
         self.playback.pause()  # type: ignore[attr-defined]
-        first = hits[0]
-        self.note = f"stopped: {first.reason}" if first is not None else "stopped at a recorded breakpoint hit"  # type: ignore[attr-defined]
+        self.note = f"stopped: {hit.reason}"  # type: ignore[attr-defined]
         self.refresh_status()  # type: ignore[attr-defined]
         return True
 
