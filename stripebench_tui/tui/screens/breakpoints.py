@@ -7,7 +7,7 @@ from typing import Callable
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.widgets import Input, Label, OptionList
+from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from stripebench_tui.core.breakpoints import SYNTAX, BreakpointError, parse
@@ -21,6 +21,7 @@ class BreakpointScreen(DialogScreen[None]):
     """``listing()`` gives (number, expression) rows; ``add(expr)`` and ``remove(number)`` change them."""
 
     BINDINGS = [Binding("escape", "close", "Close"), Binding("delete,d", "remove", "Remove", show=False)]
+    DEFAULT_CSS = "BreakpointScreen Static.help { color: $text-muted; } BreakpointScreen #bp-error { color: $error; }"
 
     def __init__(self, listing: Callable[[], list[tuple[int, str]]], add: Callable[[str], None],
                  remove: Callable[[int], None], *, live: bool) -> None:
@@ -32,14 +33,14 @@ class BreakpointScreen(DialogScreen[None]):
     def compose(self) -> ComposeResult:
         with Vertical() as box:
             box.border_title = "Breakpoints"
-            yield Label("Live: a hit pauses the episode before the next model call." if self.live else
+            yield Static("Live: a hit pauses the episode before the next model call." if self.live else
                         "Replay: playback stops at a turn a breakpoint hits; } and { jump between hits.", classes="help")
             yield OptionList(id="bp-list")
-            yield Input(placeholder="add: tool shell · request POST /v1/* 4xx · verdict fail · finding · tokens>=5000",
+            yield Input(placeholder="add one, e.g. tool shell · request 4xx · verdict fail · tokens>=5000",
                         id="bp-input")
-            yield Label("", id="bp-error", markup=False)
-            yield Label(clean(SYNTAX), classes="help", markup=False)
-            yield Label("Enter adds · Tab to the list, then d or Delete removes · Esc closes", classes="help")
+            yield Static("", id="bp-error", markup=False)
+            yield Static(clean(SYNTAX), classes="help", markup=False)
+            yield Static("Enter adds · Tab to the list, then d or Delete removes · Esc closes", classes="help")
 
     def on_mount(self) -> None:
         self.refresh_list()
@@ -66,9 +67,9 @@ class BreakpointScreen(DialogScreen[None]):
         try:
             parse(expr)
         except BreakpointError as exc:
-            self.query_one("#bp-error", Label).update(clean(str(exc)))
+            self.query_one("#bp-error", Static).update(clean(str(exc)))
             return
-        self.query_one("#bp-error", Label).update("")
+        self.query_one("#bp-error", Static).update("")
         event.input.value = ""
         self.add_breakpoint(expr)
         self.refresh_list()
