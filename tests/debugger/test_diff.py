@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 from stripebench_tui.core.diff import CHANGED, ONLY_A, SAME, diff_states, flatten
@@ -72,17 +70,16 @@ def test_oracle_against_the_400_mutant_shows_the_first_divergent_turn():
     assert d.score[0] == 1.0 and d.score[1] < 1.0
 
 
-def _cli(*args):
-    return subprocess.run([sys.executable, "-m", "stripebench_tui", "diff", *map(str, args)], capture_output=True,
-                          text=True, timeout=60)
+def test_cli_exit_codes_and_text(capsys):
+    from tests.debugger.test_cli_break import cli
 
-
-def test_cli_exit_codes_and_text():
-    same, differ, bad = _cli(ORACLE, ORACLE), _cli(ORACLE, MUTANT), _cli(ORACLE, REPLAYS / "no-such-episode")
-    assert same.returncode == 0 and "Equivalent." in same.stdout
-    assert differ.returncode == 1 and "First divergence: A turn 4 / B —" in differ.stdout
-    assert "▶<   4 shell" in differ.stdout and "Not equivalent." in differ.stdout
-    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "Traceback" not in bad.stderr
+    code, out, _ = cli(capsys, "diff", ORACLE, ORACLE)
+    assert code == 0 and "Equivalent." in out
+    code, out, _ = cli(capsys, "diff", ORACLE, MUTANT)
+    assert code == 1 and "First divergence: A turn 4 / B —" in out
+    assert "▶<   4 shell" in out and "Not equivalent." in out
+    code, _, err = cli(capsys, "diff", ORACLE, REPLAYS / "no-such-episode")
+    assert code == 2 and err.count("\n") == 1 and "Traceback" not in err
 
 
 async def test_the_diff_screen_opens_on_the_first_divergence_and_moves_between_differences():

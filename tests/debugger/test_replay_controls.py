@@ -62,16 +62,21 @@ def turn_of(app) -> int:
     return s.turns[s.position]
 
 
-async def test_playback_at_max_stops_at_a_breakpoint_hit(tmp_path):
+async def test_speed_keys_and_playback_at_max_stopping_at_a_breakpoint_hit(tmp_path):
     trace = write_trace(tmp_path / "t.jsonl")
     app = create_app(TraceSource(trace), clock=lambda: 0.0, breakpoints=["tool write_file"])
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        await pilot.press("m", "space")
+        screen = app.episode
+        speeds = []
+        for key in ("8", "2", "1", "m"):
+            await pilot.press(key)
+            speeds.append(screen.playback.speed)
+        assert speeds == [8.0, 2.0, 1.0, MAX]
+        await pilot.press("space")
         await settle(pilot)
         await pilot.pause(0.05)
         await settle(pilot)
-        screen = app.episode
         assert turn_of(app) == 3 and not screen.playing  # turn 3 wrote the file
         assert "stopped: breakpoint #1 (tool write_file)" in screen.query_one(StatusBar).line_text
         assert "×max" in screen.query_one(StatusBar).line_text
@@ -80,17 +85,6 @@ async def test_playback_at_max_stops_at_a_breakpoint_hit(tmp_path):
         await pilot.pause(0.05)
         await settle(pilot)
         assert turn_of(app) == 6
-
-
-async def test_speed_keys(tmp_path):
-    app = create_app(TraceSource(write_trace(tmp_path / "t.jsonl")), clock=lambda: 0.0)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        speeds = []
-        for key in ("8", "2", "m", "1"):
-            await pilot.press(key)
-            speeds.append(app.episode.playback.speed)
-        assert speeds == [8.0, 2.0, MAX, 1.0]
 
 
 async def test_jumps_to_findings_hits_and_verdicts(tmp_path):
@@ -105,6 +99,11 @@ async def test_jumps_to_findings_hits_and_verdicts(tmp_path):
             seen.append(turn_of(app))
         # findings at 2 and 5, a recorded hit at 4, verdicts changed at 0, 4 and 6
         assert seen == [2, 5, 2, 4, 6, 4, 4]
+        await pilot.press("w")  # where the time went: a bar per turn
+        await settle(pilot)
+        assert isinstance(app.screen, TimeScreen)
+        assert list(app.screen.query_one("#spark-tool").data) == [0.0, 0.8, 0.8, 0.8, 2.5, 0.8, 0.8]
+        assert "slowest: turn 4" in str(app.screen.query_one("#time-slowest").render())
 
 
 async def test_breakpoint_dialog_adds_checks_and_removes(tmp_path):
@@ -127,13 +126,3 @@ async def test_breakpoint_dialog_adds_checks_and_removes(tmp_path):
         assert app.screen is app.episode
 
 
-async def test_where_the_time_went(tmp_path):
-    app = create_app(TraceSource(write_trace(tmp_path / "t.jsonl")), clock=lambda: 0.0)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("w")
-        await settle(pilot)
-        screen = app.screen
-        assert isinstance(screen, TimeScreen)
-        assert list(screen.query_one("#spark-tool").data) == [0.0, 0.8, 0.8, 0.8, 2.5, 0.8, 0.8]
-        assert "slowest: turn 4" in str(screen.query_one("#time-slowest").render())
