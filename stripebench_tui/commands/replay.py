@@ -58,14 +58,15 @@ def replay(
     if rerun is True:
         if fork_at is not None or agent_cmd or base_url:
             raise UserError("--rerun re-runs the recorded agent with nothing live; it takes no --fork-at, --agent-cmd or --base-url")
-        raise typer.Exit(run_rerun(trace_path, headless=headless, **where))
+        raise typer.Exit(run_rerun(trace_path, headless=headless, breakpoints=breaks, **where))
     if fork_at is not None:
         from stripebench_tui.commands.run import agent_options, external_options
 
         agent, extra = external_options(agent if isinstance(agent, str) else ("command" if agent_cmd else "human"),
                                         agent_cmd, agent_protocol)
         options = {**agent_options(agent, None, model, base_url, None), **extra}
-        raise typer.Exit(run_fork(trace_path, fork_at, agent, headless=headless, options=options, **where))
+        raise typer.Exit(run_fork(trace_path, fork_at, agent, headless=headless, options=options, breakpoints=breaks,
+                                  **where))
     if agent_cmd or base_url:
         raise UserError("--agent-cmd and --base-url apply to a fork: add --fork-at N")
     from stripebench_tui.formats.open import open_episode
@@ -122,7 +123,8 @@ def has_terminal() -> bool:
     return sys.stdin is not None and sys.stdin.isatty() and sys.stdout.isatty()
 
 
-def run_rerun(trace_path: Path, *, headless: bool = False, episode_dir: Path | None = None) -> int:
+def run_rerun(trace_path: Path, *, headless: bool = False, episode_dir: Path | None = None,
+              breakpoints: list[str] | None = None) -> int:
     """``replay TRACE --rerun``: the recorded agent again, nothing live (an external harness from its model recording)."""
     from stripebench_tui.formats.open import open_episode
     from stripebench_tui.gateway.recording import EXCHANGES
@@ -135,11 +137,13 @@ def run_rerun(trace_path: Path, *, headless: bool = False, episode_dir: Path | N
         options = {k: v for k, v in (recorded or {}).items() if k in ("cmd", "protocol", "model")}
     else:  # our own agents: their recorded tool calls made again, then nothing more
         agent, options = "noop", {}
-    return run_fork(Path(trace.path), None, agent, headless=headless, options=options, episode_dir=episode_dir)
+    return run_fork(Path(trace.path), None, agent, headless=headless, options=options, episode_dir=episode_dir,
+                    breakpoints=breakpoints)
 
 
 def run_fork(trace_path: Path, at_turn: int | None, agent: str, *, headless: bool = False,
-             options: dict[str, Any] | None = None, episode_dir: Path | None = None) -> int:
+             options: dict[str, Any] | None = None, episode_dir: Path | None = None,
+             breakpoints: list[str] | None = None) -> int:
     """``replay TRACE --fork-at N``: the live TUI on the fork, or with ``headless`` its text; the exit code.
 
     Headless works like ``run --headless``: stdin takes operator commands and, for the human
@@ -153,7 +157,8 @@ def run_fork(trace_path: Path, at_turn: int | None, agent: str, *, headless: boo
     if not headless and not has_terminal():
         raise UserError("--fork-at opens the TUI, which needs a terminal; add --headless to print the fork instead "
                         "(stdin then takes the operator's commands and the human agent's tool calls)")
-    config = fork_config(trace_path, agent, headless=headless, agent_options=dict(options or {}), episode_dir=episode_dir)
+    config = fork_config(trace_path, agent, headless=headless, agent_options=dict(options or {}), episode_dir=episode_dir,
+                         breakpoints=list(breakpoints or []))
     if not headless:
         from stripebench_tui.tui.live_app import run_live
 

@@ -240,8 +240,20 @@ def _read_stdin(loop: asyncio.AbstractEventLoop, episode: Any) -> None:
             return
         if human:  # no more input: the human is done
             loop.call_soon_threadsafe(feed, "done end of input")
+        elif episode.config.breakpoints:  # nobody can resume a hit any more: let the episode run to its end
+            loop.call_soon_threadsafe(_drop_breakpoints, episode)
 
     threading.Thread(target=reader, name="stdin", daemon=True).start()
+
+
+def _drop_breakpoints(episode: Any) -> None:
+    episode.config.breakpoints.clear()  # not started yet: it starts without them
+    driver = episode.driver
+    if driver is not None:
+        for bp in list(driver.breakpoints.breakpoints):
+            driver.remove_breakpoint(bp.id)
+        driver.resume()
+    print("stripebench: end of input: breakpoints removed, the episode runs on", file=sys.stderr)
 
 
 def register(app: typer.Typer) -> None:
