@@ -84,9 +84,22 @@ class TurnPair:
 
 @dataclass(frozen=True)
 class VerdictDiff:
+    """A criterion's timelines: statuses with repeats folded (compared), and the turns they changed in (shown)."""
+
     criterion: str
-    a: tuple[str, ...]  # the status sequence (repeats folded), "" entries never
+    a: tuple[str, ...]
     b: tuple[str, ...]
+    a_turns: tuple[int, ...] = ()
+    b_turns: tuple[int, ...] = ()
+
+    def timeline(self, side: str) -> str:
+        """``0: pending → 11: fail`` for side "a" or "b" ("absent" when that episode never graded it)."""
+        statuses, turns = (self.a, self.a_turns) if side == "a" else (self.b, self.b_turns)
+        if not statuses:
+            return "absent"
+        if len(turns) != len(statuses):  # built without turns
+            return " → ".join(statuses)
+        return " → ".join(f"{t}: {s}" for s, t in zip(statuses, turns))
 
     @property
     def same(self) -> bool:
@@ -169,15 +182,17 @@ def align(a: list[TurnSide], b: list[TurnSide]) -> list[TurnPair]:
     return pairs
 
 
-def _timeline(state: EpisodeState, criterion: str) -> tuple[str, ...]:
+def _timeline(state: EpisodeState, criterion: str) -> tuple[tuple[str, ...], tuple[int, ...]]:
     crit = state.verdicts.get(criterion)
     if crit is None:
-        return ()
+        return (), ()
     out: list[str] = []
+    turns: list[int] = []
     for change in crit.history:
         if not out or out[-1] != change.status:
             out.append(change.status)
-    return tuple(out)
+            turns.append(change.turn)
+    return tuple(out), tuple(turns)
 
 
 def flatten(data: Any, prefix: str = "") -> dict[str, Any]:
@@ -230,7 +245,10 @@ def diff_states(a: EpisodeState, b: EpisodeState) -> EpisodeDiff:
     sides_a = [_side(t, na) for t in a.turns if t.index > 0]
     sides_b = [_side(t, nb) for t in b.turns if t.index > 0]
     names = list(dict.fromkeys([*a.verdicts, *b.verdicts]))
-    verdicts = [VerdictDiff(n, _timeline(a, n), _timeline(b, n)) for n in names]
+    verdicts = []
+    for n in names:
+        (sa, ta), (sb, tb) = _timeline(a, n), _timeline(b, n)
+        verdicts.append(VerdictDiff(n, sa, sb, ta, tb))
     return EpisodeDiff(align(sides_a, sides_b), verdicts, _objects(a, b), (a.score(), b.score()))
 
 

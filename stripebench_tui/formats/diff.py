@@ -71,7 +71,7 @@ def write_diff(diff: EpisodeDiff, out: TextIO, labels: tuple[str, str] = ("A", "
     differing = [v for v in diff.verdicts if not v.same]
     out.write(f"\nVerdicts: {len(differing)} of {len(diff.verdicts)} criteria differ\n")
     for v in differing:
-        out.write(f"  {sanitize(v.criterion)}: A {' → '.join(v.a) or 'absent'} · B {' → '.join(v.b) or 'absent'}\n")
+        out.write(f"  {sanitize(v.criterion)}: A {v.timeline('a')} · B {v.timeline('b')}\n")
     out.write(f"\nStripe objects: {len(diff.objects)} differ (ids and timestamps left out)\n")
     for o in diff.objects:
         name = f"{sanitize(o.object_type)} #{o.ordinal}"

@@ -63,7 +63,7 @@ def rest_text(diff: EpisodeDiff) -> Text:
     for v in diff.verdicts:
         if not v.same:
             out.append(f"verdict {clean(v.criterion)}: ", style="bold")
-            out.append(f"A {' → '.join(v.a) or 'absent'}  ·  B {' → '.join(v.b) or 'absent'}\n")
+            out.append(f"A {v.timeline('a')}  ·  B {v.timeline('b')}\n")
     for o in diff.objects:
         out.append(f"{clean(o.object_type)} #{o.ordinal}: ", style="bold")
         if o.missing:
