@@ -46,6 +46,7 @@ def test_same_calls_with_another_outcome_or_object_field_differ():
     d = diff_states(_episode(BASE), _episode(BASE, failed={3}, verdict="fail", amount=900))
     assert [p.kind for p in d.pairs] == [SAME, SAME, CHANGED, SAME]
     assert [(v.a_final, v.b_final) for v in d.verdicts if not v.same] == [("pass", "fail")]
+    assert (d.verdicts[0].timeline("a"), d.verdicts[0].timeline("b")) == ("4: pass", "4: fail")
     assert [(f.path, f.a, f.b) for o in d.objects for f in o.fields] == [("amount_total", 1000, 900)]
     assert not d.equivalent
 
