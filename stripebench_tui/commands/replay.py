@@ -34,6 +34,9 @@ def replay(
                                "divergence is reported."),
     episode_dir: Path = typer.Option(None, "--episode-dir", help="With --fork-at or --rerun: where the new episode goes "
                                      "(default ./episodes/ENV-TIME/)."),
+    breaks: list[str] = typer.Option(None, "--break", help="Playback stops at the turn where this happens (repeatable; "
+                                     "--summary lists every hit). Same syntax as `run --break`: `tool shell`, "
+                                     "`request POST /v1/* 4xx`, `verdict fail`, `finding 400-as-success`, `tokens>=5000`."),
 ) -> None:
     """Replay a recorded episode in the terminal UI, or print it (--headless, --summary).
 
@@ -42,8 +45,12 @@ def replay(
     Example: `stripebench replay replays/checkout-migration-400 --summary`;
     fork: `stripebench replay episodes/X/trace.jsonl --fork-at 3 --agent noop --headless`;
     an external harness: `stripebench replay episodes/X --fork-at 3 --agent claude-code --base-url URL --headless`;
-    its whole episode offline: `stripebench replay episodes/X --rerun --headless`
+    its whole episode offline: `stripebench replay episodes/X --rerun --headless`;
+    where it stops: `stripebench replay replays/checkout-migration-400 --break 'tool replace_in_file' --summary`
     """
+    from stripebench_tui.commands.run import parse_breaks
+
+    breaks = parse_breaks(breaks)
     trace_path = sample_or_path(trace_path)
     agent_cmd, agent_protocol, model, base_url = (v if isinstance(v, str) else None
                                                   for v in (agent_cmd, agent_protocol, model, base_url))
@@ -51,14 +58,15 @@ def replay(
     if rerun is True:
         if fork_at is not None or agent_cmd or base_url:
             raise UserError("--rerun re-runs the recorded agent with nothing live; it takes no --fork-at, --agent-cmd or --base-url")
-        raise typer.Exit(run_rerun(trace_path, headless=headless, **where))
+        raise typer.Exit(run_rerun(trace_path, headless=headless, breakpoints=breaks, **where))
     if fork_at is not None:
         from stripebench_tui.commands.run import agent_options, external_options
 
         agent, extra = external_options(agent if isinstance(agent, str) else ("command" if agent_cmd else "human"),
                                         agent_cmd, agent_protocol)
         options = {**agent_options(agent, None, model, base_url, None), **extra}
-        raise typer.Exit(run_fork(trace_path, fork_at, agent, headless=headless, options=options, **where))
+        raise typer.Exit(run_fork(trace_path, fork_at, agent, headless=headless, options=options, breakpoints=breaks,
+                                  **where))
     if agent_cmd or base_url:
         raise UserError("--agent-cmd and --base-url apply to a fork: add --fork-at N")
     from stripebench_tui.formats.open import open_episode
@@ -67,21 +75,32 @@ def replay(
     if not (headless or summary):
         from stripebench_tui.tui.replay_app import run_replay
 
-        run_replay(trace, speed=speed, autoplay=play)
+        run_replay(trace, speed=speed, autoplay=play, breakpoints=breaks)
         return
     from stripebench_tui.formats.text import episode_passed, write_headless, write_summary
 
     if headless:
         state = write_headless(trace, sys.stdout)
+        if breaks and not summary:
+            from stripebench_tui.core.breakpoints import BreakpointSet, hits_in
+
+            hits = hits_in(trace.iter_events(), BreakpointSet.from_exprs(breaks))
+            sys.stdout.write("\nBreakpoint hits:" + "".join(f"\n  turn {h.turn}: {h.reason}" for h in hits)
+                             + ("" if hits else " none") + "\n")
     else:
         state = trace.state_at(None)
     if summary:
+        from stripebench_tui.core.breakpoints import BreakpointSet, hits_in
+        from stripebench_tui.core.profile import profile
+
         if headless:
             sys.stdout.write("\n")
         from stripebench_tui.findings import detect
 
+        hits = hits_in(trace.iter_events(), BreakpointSet.from_exprs(breaks)) if breaks else None
         # A trace recorded before the detectors existed gets them run over it now.
-        write_summary(state, sys.stdout, None if state.findings else detect(trace.iter_events()))
+        write_summary(state, sys.stdout, None if state.findings else detect(trace.iter_events()),
+                      profile(trace.iter_events()), hits)
     sys.stdout.flush()
     raise typer.Exit(EXIT_OK if episode_passed(state) else EXIT_EPISODE_FAILED)
 
@@ -108,7 +127,8 @@ def has_terminal() -> bool:
     return sys.stdin is not None and sys.stdin.isatty() and sys.stdout.isatty()
 
 
-def run_rerun(trace_path: Path, *, headless: bool = False, episode_dir: Path | None = None) -> int:
+def run_rerun(trace_path: Path, *, headless: bool = False, episode_dir: Path | None = None,
+              breakpoints: list[str] | None = None) -> int:
     """``replay TRACE --rerun``: the recorded agent again, nothing live (an external harness from its model recording)."""
     from stripebench_tui.formats.open import open_episode
     from stripebench_tui.gateway.recording import EXCHANGES
@@ -121,11 +141,13 @@ def run_rerun(trace_path: Path, *, headless: bool = False, episode_dir: Path | N
         options = {k: v for k, v in (recorded or {}).items() if k in ("cmd", "protocol", "model")}
     else:  # our own agents: their recorded tool calls made again, then nothing more
         agent, options = "noop", {}
-    return run_fork(Path(trace.path), None, agent, headless=headless, options=options, episode_dir=episode_dir)
+    return run_fork(Path(trace.path), None, agent, headless=headless, options=options, episode_dir=episode_dir,
+                    breakpoints=breakpoints)
 
 
 def run_fork(trace_path: Path, at_turn: int | None, agent: str, *, headless: bool = False,
-             options: dict[str, Any] | None = None, episode_dir: Path | None = None) -> int:
+             options: dict[str, Any] | None = None, episode_dir: Path | None = None,
+             breakpoints: list[str] | None = None) -> int:
     """``replay TRACE --fork-at N``: the live TUI on the fork, or with ``headless`` its text; the exit code.
 
     Headless works like ``run --headless``: stdin takes operator commands and, for the human
@@ -139,7 +161,8 @@ def run_fork(trace_path: Path, at_turn: int | None, agent: str, *, headless: boo
     if not headless and not has_terminal():
         raise UserError("--fork-at opens the TUI, which needs a terminal; add --headless to print the fork instead "
                         "(stdin then takes the operator's commands and the human agent's tool calls)")
-    config = fork_config(trace_path, agent, headless=headless, agent_options=dict(options or {}), episode_dir=episode_dir)
+    config = fork_config(trace_path, agent, headless=headless, agent_options=dict(options or {}), episode_dir=episode_dir,
+                         breakpoints=list(breakpoints or []))
     if not headless:
         from stripebench_tui.tui.live_app import run_live
 

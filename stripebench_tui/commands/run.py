@@ -39,6 +39,25 @@ def agent_options(agent: str, plan: str | None, model: str | None, base_url: str
     return options
 
 
+BREAK_HELP = ("Pause before the next model call when this happens (repeatable): `tool shell command=*curl*`, "
+              "`request POST /v1/refunds* 4xx`, `verdict fail [CRITERION]`, `verdict any`, `finding 400-as-success`, "
+              "`turns>=10`, `tokens>=50000`, `cost>=0.50`, `time>=300`. Globs use * and ?; "
+              "headless, type resume or step to go on.")
+
+
+def parse_breaks(exprs: list[str] | None) -> list[str]:
+    """The ``--break`` expressions, checked now so a typo is one line before anything starts."""
+    from stripebench_tui.core.breakpoints import BreakpointError, parse
+
+    out = [e for e in (exprs if isinstance(exprs, list) else []) if isinstance(e, str)]
+    for expr in out:
+        try:
+            parse(expr)
+        except BreakpointError as exc:
+            raise UserError(f"--break: {exc}") from None
+    return out
+
+
 def external_options(agent: str, agent_cmd: str | None, protocol: str | None) -> tuple[str, dict[str, Any]]:
     """``--agent-cmd`` picks the generic ``command`` agent; returns the agent name and its extra options."""
     if agent_cmd is None:
@@ -72,6 +91,7 @@ def run(
                                 "(an external harness's calls, e.g. 'Bash', are held at the gateway)."),
     paused: bool = typer.Option(False, "--paused", help="Start paused (TUI: step with the controls)."),
     headless: bool = typer.Option(False, "--headless", help="Print the episode as it happens instead of opening the TUI."),
+    breaks: list[str] = typer.Option(None, "--break", help=BREAK_HELP),
     sandbox: str = typer.Option(None, "--sandbox", envvar="STRIPEBENCH_SANDBOX",
                                 help="Where the episode runs: local (this machine as you, the default: confines nothing) "
                                      "or docker (a container that sees only the workspace; see `stripebench doctor`). "
@@ -86,7 +106,8 @@ def run(
     (`shell {"command": "ls"}`, `say TEXT`, `done`).
 
     Example: `stripebench run checkout-migration --headless --agent oracle --plan 400-called-success`;
-    add `--sandbox docker` to run it in a container (`stripebench doctor` checks the engine).
+    add `--sandbox docker` to run it in a container (`stripebench doctor` checks the engine);
+    pause where it goes wrong: `--break 'request 4xx' --break 'verdict fail'` (then resume, or step).
     """
     from stripebench_tui.runtime.episode import EpisodeConfig
 
@@ -94,7 +115,8 @@ def run(
                                     agent_protocol if isinstance(agent_protocol, str) else None)
     config = EpisodeConfig(env=env, agent=agent, agent_options={**agent_options(agent, plan, model, base_url, trace), **extra},
                            backend=backend, stripe_key=stripe_key, seed=seed, episode_dir=episode_dir,
-                           max_turns=max_turns, approval=approve, start_paused=paused, headless=headless)
+                           max_turns=max_turns, approval=approve, start_paused=paused, headless=headless,
+                           breakpoints=parse_breaks(breaks))
     if isinstance(sandbox, str) and sandbox:  # (called as a function, the default is typer's OptionInfo)
         config.sandbox = sandbox
     if not headless:
@@ -142,7 +164,7 @@ async def play_headless(config: Any, make_episode: Callable[[Any, list[Any]], An
 
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, interrupted)
-    if config.agent == "human" or str(config.approval) != "never":
+    if config.agent == "human" or str(config.approval) != "never" or config.breakpoints:
         _read_stdin(loop, episode)
     try:
         result = await episode.run()
@@ -218,8 +240,20 @@ def _read_stdin(loop: asyncio.AbstractEventLoop, episode: Any) -> None:
             return
         if human:  # no more input: the human is done
             loop.call_soon_threadsafe(feed, "done end of input")
+        elif episode.config.breakpoints:  # nobody can resume a hit any more: let the episode run to its end
+            loop.call_soon_threadsafe(_drop_breakpoints, episode)
 
     threading.Thread(target=reader, name="stdin", daemon=True).start()
+
+
+def _drop_breakpoints(episode: Any) -> None:
+    episode.config.breakpoints.clear()  # not started yet: it starts without them
+    driver = episode.driver
+    if driver is not None:
+        for bp in list(driver.breakpoints.breakpoints):
+            driver.remove_breakpoint(bp.id)
+        driver.resume()
+    print("stripebench: end of input: breakpoints removed, the episode runs on", file=sys.stderr)
 
 
 def register(app: typer.Typer) -> None:
@@ -227,4 +261,4 @@ def register(app: typer.Typer) -> None:
     app.command("run")(run)
 
 
-__all__ = ["agent_options", "operator_line", "play_headless", "register", "run"]
+__all__ = ["BREAK_HELP", "parse_breaks", "agent_options", "operator_line", "play_headless", "register", "run"]

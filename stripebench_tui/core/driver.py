@@ -29,6 +29,7 @@ from typing import Any, Awaitable, Callable
 
 from stripebench_tui.core import operator as op
 from stripebench_tui.core.agent import Agent, AgentError, AgentTurn, Observation, Task, ToolRequest
+from stripebench_tui.core.breakpoints import BREAK_HIT, BreakpointError, BreakpointSet
 from stripebench_tui.core.bus import EventBus
 from stripebench_tui.core.events import OPERATOR, EpisodeEnd, ModelMessage, Operator, Service, ToolCall, ToolResult
 from stripebench_tui.core.executor import ToolExecutor, ToolOutcome
@@ -81,6 +82,7 @@ class Driver(op.Controls):
     start_paused: bool = False
     tell_agent_operator_calls: bool = True  # operator tool results reach the agent as operator messages
     on_status: list[Callable[[str], None]] = field(default_factory=list)
+    breakpoints: BreakpointSet = field(default_factory=BreakpointSet)  # a hit pauses before the next model call
 
     def __post_init__(self) -> None:
         self.usage = Usage()
@@ -143,6 +145,9 @@ class Driver(op.Controls):
 
     async def _play(self) -> tuple[str, str]:
         await self._set_status(op.PAUSED if self._paused else op.RUNNING)
+        self.bus.subscribe(self.breakpoints, name="breakpoints")
+        for bp in self.breakpoints.breakpoints:  # the ones given at the start (--break) are recorded too
+            await self.bus.publish(Operator(action=op.BreakAdd.action, text=bp.expr, details={"id": bp.id, "by": "start"}))
         if not self.task.tools:
             self.task.tools = list(await self._interruptible(self.executor.tools()))
         if self.task.log is None:
@@ -338,9 +343,36 @@ class Driver(op.Controls):
                     details["previous"] = pending.arguments
             if isinstance(cmd, op.Reject):
                 text = cmd.reason
+        elif isinstance(cmd, (op.BreakAdd, op.BreakRemove)):
+            text = self._change_breakpoints(cmd, details)
         else:
             details["ignored"] = f"unknown command {type(cmd).__name__}"
         await self._record(cmd, text=text, call_id=call_id, details=details)
+
+    def _change_breakpoints(self, cmd: op.BreakAdd | op.BreakRemove, details: dict[str, Any]) -> str:
+        if isinstance(cmd, op.BreakAdd):
+            try:
+                details["id"] = self.breakpoints.add(cmd.expr).id
+            except BreakpointError as exc:
+                details["ignored"] = str(exc)
+            return cmd.expr
+        removed = self.breakpoints.remove(cmd.id)
+        details["id"] = cmd.id
+        if removed is None:
+            details["ignored"] = f"there is no breakpoint #{cmd.id}"
+        return removed.expr if removed else ""
+
+    async def _breakpoint_hits(self) -> None:
+        """Record the hits since the last turn boundary; any hit pauses here, before the next model call."""
+        if not len(self.breakpoints):
+            self.breakpoints.take_hits()
+            return
+        await self.bus.drain(timeout=CANCEL_GRACE)  # the breakpoint subscriber has seen this turn's events
+        hits = self.breakpoints.take_hits()
+        for hit in hits:
+            await self.bus.publish(Operator(action=BREAK_HIT, text=hit.reason, details=hit.details()))
+        if hits:
+            self._paused, self._pause_after_turn = True, False
 
     async def _record(self, cmd: op.Command, text: str = "", call_id: str = "", details: dict[str, Any] | None = None) -> None:
         await self.bus.publish(Operator(action=cmd.action, text=text, call_id=call_id, details=details or {}))
@@ -377,7 +409,8 @@ class Driver(op.Controls):
             )
 
     async def _checkpoint(self) -> None:
-        """Between turns: apply deferred and queued commands; wait here while paused."""
+        """Between turns: apply deferred and queued commands; wait here while paused (or on a breakpoint hit)."""
+        await self._breakpoint_hits()
         while True:
             self._check_failure()
             if self._deferred:

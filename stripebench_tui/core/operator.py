@@ -118,6 +118,22 @@ class Stop(Command):
     action = "stop"
 
 
+@dataclass
+class BreakAdd(Command):
+    """Add a breakpoint (``core.breakpoints`` syntax); the episode pauses before the next model call after a hit."""
+
+    expr: str = ""
+    action = "break_add"
+
+
+@dataclass
+class BreakRemove(Command):
+    """Remove breakpoint number ``id``."""
+
+    id: int = 0
+    action = "break_remove"
+
+
 class Controls:
     """Shortcut methods for each command; a subclass provides ``send``."""
 
@@ -150,6 +166,12 @@ class Controls:
 
     def stop(self, reason: str = "") -> None:
         self.send(Stop(reason=reason))
+
+    def add_breakpoint(self, expr: str) -> None:
+        self.send(BreakAdd(expr=expr))
+
+    def remove_breakpoint(self, bp_id: int) -> None:
+        self.send(BreakRemove(id=bp_id))
 
 
 def is_status(event: Event) -> bool:
@@ -210,6 +232,8 @@ __all__ = [
     "ALWAYS",
     "Approve",
     "ApprovalPolicy",
+    "BreakAdd",
+    "BreakRemove",
     "BUDGET",
     "Command",
     "Controls",

@@ -7,13 +7,21 @@ that starts at episode time ``t`` and schedules a timer for it.
 
 from __future__ import annotations
 
+import bisect
+import math
 import time
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Iterable
 
 # Speed steps for faster/slower; 1.0 is recorded time.
 SPEEDS: tuple[float, ...] = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0)
 PLAYING, PAUSED = "playing", "paused"
+MAX = math.inf  # "max" speed: every turn at once, one frame each, recorded gaps ignored
+PRESETS: tuple[float, ...] = (1.0, 2.0, 8.0, MAX)  # the speeds the number keys pick
+
+
+def speed_label(speed: float) -> str:
+    return "max" if math.isinf(speed) else f"{speed:g}×"
 
 
 def _nearest_step(speed: float) -> int:
@@ -47,7 +55,7 @@ class Playback:
 
     def episode_time(self) -> float:
         """Where playback is now, in seconds of episode time."""
-        if not self.playing:
+        if not self.playing or math.isinf(self.speed):  # at max speed the playhead moves only by seek
             return self.anchor_t
         return self.anchor_t + max(0.0, self.clock() - self.anchor_wall) * self.speed
 
@@ -82,6 +90,8 @@ class Playback:
 
     def faster(self) -> float:
         """Next speed step up (stays at the top step); returns the new speed."""
+        if math.isinf(self.speed):
+            return self.speed
         i = _nearest_step(self.speed)
         if SPEEDS[i] <= self.speed:
             i = min(i + 1, len(SPEEDS) - 1)
@@ -90,6 +100,9 @@ class Playback:
 
     def slower(self) -> float:
         """Next speed step down (stays at the bottom step); returns the new speed."""
+        if math.isinf(self.speed):
+            self.set_speed(SPEEDS[-1])
+            return self.speed
         i = _nearest_step(self.speed)
         if SPEEDS[i] >= self.speed:
             i = max(i - 1, 0)
@@ -100,10 +113,22 @@ class Playback:
         """Wall seconds to wait before episode time reaches ``t`` (0 if it already has, inf when paused)."""
         if not self.playing:
             return float("inf")
+        if math.isinf(self.speed):
+            return 0.0
         wait = max(0.0, (t - self.episode_time()) / self.speed)
         if self.max_wait is not None:
             wait = min(wait, self.max_wait)
         return wait
 
 
-__all__ = ["PAUSED", "PLAYING", "Playback", "SPEEDS"]
+def next_mark(marks: Iterable[int], current: int, forward: bool = True) -> int | None:
+    """The first turn in ``marks`` after ``current`` (before it when not ``forward``), or None."""
+    ordered = sorted(set(marks))
+    if forward:
+        i = bisect.bisect_right(ordered, current)
+        return ordered[i] if i < len(ordered) else None
+    i = bisect.bisect_left(ordered, current)
+    return ordered[i - 1] if i > 0 else None
+
+
+__all__ = ["MAX", "PAUSED", "PLAYING", "PRESETS", "Playback", "SPEEDS", "next_mark", "speed_label"]

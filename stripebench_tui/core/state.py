@@ -196,7 +196,9 @@ class EpisodeState:
     def objects_by_type(self) -> dict[str, list[ObjectView]]:
         """Objects grouped by Stripe type, each group newest first."""
         groups: dict[str, list[ObjectView]] = {}
-        for obj in sorted(self.objects.values(), key=lambda o: o.first_seq, reverse=True):
+        # ``objects`` is filled in order of first appearance (the reducer and the index both add an object when
+        # first seen), so newest first is that order reversed: no sort on every seek of a trace with many objects.
+        for obj in reversed(self.objects.values()):
             groups.setdefault(obj.object_type, []).append(obj)
         return dict(sorted(groups.items()))
 

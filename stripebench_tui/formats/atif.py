@@ -24,6 +24,7 @@ from typing import Any
 from stripebench_tui import __version__
 from stripebench_tui.core.events import Event, EventError, Header, ModelMessage, ToolCall, ToolResult, event_from_dict
 from stripebench_tui.core.state import Reducer
+from stripebench_tui.core.profile import Profiler
 from stripebench_tui.core.trace import Trace, TraceError
 from stripebench_tui.core.trace_check import LineError, check_payload
 
@@ -210,12 +211,15 @@ def events_from_atif(doc: Any, source: str = "ATIF") -> tuple[Header, list[Event
         if isinstance(mine.get("turn"), int):
             turn = mine["turn"]
         metrics = step.get("metrics")
-        tokens_in = tokens_out = cost = None
+        tokens_in = tokens_out = cost = ttft = latency = None
         if metrics is not None:
             check.obj(metrics, f"{where}.metrics", _METRICS)
             tokens_in = check.typed(metrics, "prompt_tokens", int, f"{where}.metrics")
             tokens_out = check.typed(metrics, "completion_tokens", int, f"{where}.metrics")
             cost = check.typed(metrics, "cost_usd", (int, float), f"{where}.metrics")
+            timing = metrics.get("extra") if isinstance(metrics.get("extra"), dict) else {}
+            ttft, latency = (timing.get(k) if isinstance(timing.get(k), (int, float)) else None
+                             for k in ("ttft_seconds", "latency_seconds"))
 
         def seq_for(value: Any) -> int:
             nonlocal next_seq
@@ -231,7 +235,7 @@ def events_from_atif(doc: Any, source: str = "ATIF") -> tuple[Header, list[Event
             role = mine.get("role") if mine.get("role") in _ROLE_TO_SOURCE else _SOURCE_TO_ROLE[src]
             events.append(ModelMessage(seq=seq_for(mine.get("seq")), t=t, turn=turn, role=role, text=text, reasoning=reasoning,
                                        model=step.get("model_name") or "", tokens_in=tokens_in, tokens_out=tokens_out,
-                                       cost_usd=float(cost) if cost is not None else None))
+                                       cost_usd=float(cost) if cost is not None else None, ttft=ttft, latency=latency))
         calls_meta = mine.get("calls") if isinstance(mine.get("calls"), dict) else {}
         tool_calls = step.get("tool_calls") or []
         if not isinstance(tool_calls, list):
@@ -288,8 +292,10 @@ def atif_from_trace(trace: Trace) -> dict[str, Any]:
         if started is not None:
             step["timestamp"] = (started + timedelta(seconds=t)).isoformat().replace("+00:00", "Z")
 
+    profiler = Profiler()
     for ev in trace.iter_events():
         reducer.apply(ev)
+        profiler.feed(ev)
         if isinstance(ev, ModelMessage):
             source = _ROLE_TO_SOURCE.get(ev.role, "user")
             current = {"step_id": 0, "source": source, "message": ev.text}
@@ -300,6 +306,9 @@ def atif_from_trace(trace: Trace) -> dict[str, Any]:
                 if ev.reasoning:
                     current["reasoning_content"] = ev.reasoning
                 metrics = {k: v for k, v in (("prompt_tokens", ev.tokens_in), ("completion_tokens", ev.tokens_out), ("cost_usd", ev.cost_usd)) if v is not None}
+                timing = {k: v for k, v in (("ttft_seconds", ev.ttft), ("latency_seconds", ev.latency)) if v is not None}
+                if timing:  # where the time went: model time per step (read back on import)
+                    metrics["extra"] = timing
                 if metrics:
                     current["metrics"] = metrics
             current["extra"] = {"stripebench": {"seq": ev.seq, "t": ev.t, "turn": ev.turn, "role": ev.role}}
@@ -345,6 +354,9 @@ def atif_from_trace(trace: Trace) -> dict[str, Any]:
             "total_completion_tokens": totals.tokens_out,
             "total_cost_usd": round(totals.cost_usd, 6),
             "total_steps": len(steps),
+            # Where the time went (seconds): model, ttft, tool, Stripe inside tool calls, operator wait, other.
+            "extra": {"stripebench_time": profiler.profile.summary(),
+                      "stripebench_time_by_turn": [t.as_dict() for t in profiler.profile.turns]},
         },
         "extra": {"stripebench": {"header": header_dict, "events": others, "findings": findings}},
         "steps": steps,

@@ -192,8 +192,33 @@ def _final_line(state: EpisodeState) -> str:
     return f"Final score: {shown} · {passed} · criteria {counts['pass']} pass, {counts['fail']} fail, {counts['pending']} pending, {counts['error']} error"
 
 
-def summary_tables(state: EpisodeState, findings: list[Finding] | None = None) -> list[Any]:
-    """Rich renderables for ``--summary``: episode totals, tools used, verdict timeline, Stripe requests, findings.
+def time_table(prof: Any) -> Table:
+    """Where the time went (a ``core.profile.TimeProfile``): the episode's totals and its slowest turns."""
+    table = Table(title="Where the time went")
+    for name in ("", "wall", "model", "ttft", "tool", "stripe", "wait", "other"):
+        table.add_column(name or "turn", justify="right")
+    s = prof.summary()
+    table.add_row("all", *(f"{s[k]:.2f}s" for k in ("wall", "model", "ttft", "tool", "stripe", "wait", "other")))
+    for tt in sorted(prof.turns, key=lambda x: -x.wall)[:5]:
+        table.add_row(str(tt.turn), *(f"{getattr(tt, k):.2f}s" for k in ("wall", "model", "ttft", "tool", "stripe", "wait", "other")))
+    return table
+
+
+def hits_table(hits: list[Any]) -> Table:
+    """Breakpoint hits (``core.breakpoints.Hit``) over the episode."""
+    table = Table(title="Breakpoint hits")
+    table.add_column("turn", justify="right")
+    table.add_column("breakpoint")
+    for hit in hits:
+        table.add_row(str(hit.turn), Text(sanitize(hit.reason)))
+    if not hits:
+        table.add_row("—", "no breakpoint matched")
+    return table
+
+
+def summary_tables(state: EpisodeState, findings: list[Finding] | None = None, profile: Any = None,
+                   hits: list[Any] | None = None) -> list[Any]:
+    """Rich renderables for ``--summary``: totals, tools, verdict timeline, Stripe requests, findings, time, hits.
 
     ``findings`` replaces the recorded ones (a trace from before the detectors, checked now).
     """
@@ -253,13 +278,16 @@ def summary_tables(state: EpisodeState, findings: list[Finding] | None = None) -
     else:
         extra.append(Text("Findings: none"))
     score = state.score()
-    return [overview, tools, verdicts, *extra, Text(_final_line(state)) if score is not None or state.verdicts else Text("Final score: unscored")]
+    extra += ([time_table(profile)] if profile is not None else []) + ([hits_table(hits)] if hits is not None else [])
+    return [overview, tools, verdicts, *extra,
+            Text(_final_line(state)) if score is not None or state.verdicts else Text("Final score: unscored")]
 
 
-def write_summary(state: EpisodeState, out: TextIO, findings: list[Finding] | None = None) -> None:
+def write_summary(state: EpisodeState, out: TextIO, findings: list[Finding] | None = None, profile: Any = None,
+                  hits: list[Any] | None = None) -> None:
     """Print the summary tables (plain when ``out`` is not a terminal)."""
     console = Console(file=out, markup=False, highlight=False, emoji=False, width=None if out.isatty() else 110)
-    for renderable in summary_tables(state, findings):
+    for renderable in summary_tables(state, findings, profile, hits):
         console.print(renderable)
 
 

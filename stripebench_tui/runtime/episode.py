@@ -28,6 +28,7 @@ from typing import Any, Callable
 
 from stripebench_tui.child_env import hide_from_proc_environ, runner_secrets
 from stripebench_tui.core.agent import Task
+from stripebench_tui.core.breakpoints import BreakpointSet
 from stripebench_tui.core.bus import EventBus, Handler
 from stripebench_tui.core.driver import Driver
 from stripebench_tui.core.events import EpisodeEnd, Header, Service
@@ -74,6 +75,7 @@ class EpisodeConfig:
     grading: bool = True
     # where the episode runs: "local" or "docker" (default: $STRIPEBENCH_SANDBOX, else local)
     sandbox: str = field(default_factory=lambda: os.environ.get("STRIPEBENCH_SANDBOX") or "local")
+    breakpoints: list[str] = field(default_factory=list)  # core.breakpoints expressions (--break)
 
 
 @dataclass
@@ -265,7 +267,8 @@ class Episode:
         self.driver = Driver(agent=self.agent, executor=self.executor, task=task, bus=bus, recorder=self.recorder,
                              approval=cfg.approval, limits=limits,  # type: ignore[arg-type]
                              turn_end_hooks=[self.watcher.turn_end_hook, *turn_hooks],
-                             final_hooks=[self.watcher.final_hook, *final_hooks], start_paused=cfg.start_paused)
+                             final_hooks=[self.watcher.final_hook, *final_hooks], start_paused=cfg.start_paused,
+                             breakpoints=BreakpointSet.from_exprs(cfg.breakpoints))
         if self._stop_requested:
             self.driver.stop(self._stop_requested)
         self.ready.set()

@@ -29,9 +29,9 @@ LIVE_COMMANDS: tuple[Command, ...] = (
 )
 
 # Replay commands that do not apply live (playback pacing; quit is redefined to stop the episode first).
-_REPLAY_ONLY = {"toggle_play", "faster", "slower"}
+_REPLAY_ONLY = {"toggle_play", "faster", "slower", "speed_1", "speed_2", "speed_8", "speed_max"}
 
-_QUIET = {"step_forward", "next_verdict", "open_pager", "copy_item"}
+_QUIET = {"step_forward", "next_verdict", "open_pager", "copy_item", "breakpoints"}
 
 LIVE_KEYMAP: dict[str, tuple[str, ...]] = {
     "toggle_pause": ("space",),

@@ -56,6 +56,9 @@ class EpisodeSource(Protocol):
     def full_output(self, result: ToolResult) -> str:
         """A tool result's whole output, read from its sidecar if it was capped."""
 
+    def iter_events(self) -> Iterable[Event]:
+        """Every event in log order (for the marks and timings scan); may block."""
+
 
 def turn_from_events(turn: int, events: Iterable[Event]) -> Turn:
     """The ``Turn`` made by one turn's events alone (keeps outputs, for the detail pane)."""
@@ -134,6 +137,10 @@ class TraceSource:
         with self._lock:
             return self.trace.full_output(result)
 
+    def iter_events(self) -> Iterable[Event]:
+        """Every event in order; may block (the reader opens its own handle, so no lock is held)."""
+        return self.trace.iter_events()
+
 
 class EventListSource:
     """Events held in memory, in log order; ``append`` lets a live feed grow it."""
@@ -182,6 +189,9 @@ class EventListSource:
 
     def full_output(self, result: ToolResult) -> str:
         return result.output
+
+    def iter_events(self) -> Iterable[Event]:
+        return list(self._events)
 
 
 def searchable_parts(events: list[Event], source: EpisodeSource) -> list[tuple[str, int, str]]:

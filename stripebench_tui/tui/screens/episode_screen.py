@@ -28,6 +28,7 @@ from textual.widgets import Footer
 from stripebench_tui.core.playback import Playback
 from stripebench_tui.core.state import EpisodeState, Turn
 from stripebench_tui.tui import keymap
+from stripebench_tui.tui.debug_controls import DebugControls
 from stripebench_tui.tui.search import MESSAGE, Hit, find
 from stripebench_tui.tui.source import (
     EpisodeSource,
@@ -50,7 +51,7 @@ STATE_CACHE = 16  # states kept for quick back-and-forth; each shares most of it
 EMPTY = "This trace has no turns: nothing happened in the episode, or it stopped before its first event."
 
 
-class EpisodeScreen(Screen[None]):
+class EpisodeScreen(DebugControls, Screen[None]):
     """Timeline, turn detail, Stripe objects, verdicts and a status bar for one episode."""
 
     CSS_PATH = Path(__file__).with_suffix(".tcss")
@@ -64,8 +65,10 @@ class EpisodeScreen(Screen[None]):
         autoplay: bool = False,
         clock: Callable[[], float] = time.monotonic,
         start_turn: int | None = None,
+        breakpoints: list[str] | None = None,
     ) -> None:
         super().__init__()
+        self.init_debug(breakpoints)
         self.source = source
         self.playback = Playback(clock=clock, speed=speed)
         self.autoplay = autoplay
@@ -141,6 +144,7 @@ class EpisodeScreen(Screen[None]):
             self.turns_loaded(turns)
         elif self.position is not None:
             self.select(self.position)
+        self.debug_index_ready()
 
     def turns_loaded(self, turns: list[int]) -> None:
         first_time = self.turns is None
@@ -252,11 +256,16 @@ class EpisodeScreen(Screen[None]):
         self._timer = None
         if self.playing and self.position is not None:
             self.select(self.position + 1)
+            if self.stop_at_breakpoint():
+                self._schedule_next()  # paused: drops the timer select() set
 
     def action_toggle_play(self) -> None:
         if not self.turns or self.position is None:
             return
         self.note = ""
+        if not self.playing and self.break_exprs and self.marks is None:
+            self.with_marks(self.action_toggle_play)  # play only once the hits are known, or it could run past one
+            return
         if not self.playing and self.position + 1 >= len(self.turns):
             self.select(0)  # play from the top when already at the end
         self.playback.toggle(self.turn.start if self.turn else 0.0)

@@ -331,6 +331,17 @@ class LiveEpisodeScreen(EpisodeScreen, inherit_bindings=False):
 
         self.app.push_screen(ToolCallScreen(list(driver.task.tools)), done)
 
+    def action_breakpoints(self) -> None:
+        """The breakpoints dialog on the driver: changes go to it as commands, the list is what it recorded."""
+        from stripebench_tui.core.breakpoints import recorded_breakpoints
+        from stripebench_tui.tui.screens.breakpoints import BreakpointScreen
+
+        driver = self._need_driver()
+        if driver is None:
+            return
+        self.app.push_screen(BreakpointScreen(lambda: recorded_breakpoints(self.live_state.operator_actions),
+                                              driver.add_breakpoint, driver.remove_breakpoint, live=True))
+
     def action_show_screenshot(self) -> None:
         from stripebench_tui.tui.screens.screenshot_view import ScreenshotScreen
 

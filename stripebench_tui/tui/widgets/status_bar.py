@@ -69,7 +69,7 @@ class StatusBar(Static):
                 text.append(f" ${tot.cost_usd:.4f}")
         text.append(" │ ")
         text.append("▶ playing" if playing else "‖ paused", style="bold green" if playing else "bold")
-        text.append(f" ×{speed:g}")
+        text.append(" ×max" if speed == float("inf") else f" ×{speed:g}")
         if note:
             text.append(f" │ {note}", style="italic")
         self.line_text = text.plain

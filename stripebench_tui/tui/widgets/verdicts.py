@@ -27,11 +27,18 @@ class Verdicts(VerticalScroll):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.summary = ""  # plain text of what is shown, for copy and tests
+        self._signature: tuple = ()
 
     def compose(self):  # type: ignore[no-untyped-def]
         yield Static(Text("Reading grader verdicts…", style="dim italic"), id="verdicts-table")
 
     def show(self, state: EpisodeState, selected_turn: int | None) -> None:
+        # Stepping between turns that changed no verdict redraws nothing here (a seek repaints every pane it touches).
+        signature = (state.score(), selected_turn, tuple((c.criterion, c.status, c.changed_turn, c.weight, id(c.evidence))
+                                                         for c in state.verdicts.values()))
+        if signature == self._signature:
+            return
+        self._signature = signature
         score = state.score()
         counts = state.verdict_counts()
         score_text = "–" if score is None else f"{score:.2f}"

@@ -1,0 +1,65 @@
+"""``stripebench diff A B``: compare two episodes (text, or the TUI's diff screen with --tui)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from stripebench_tui.errors import EXIT_EPISODE_FAILED, EXIT_OK, UserError
+
+
+def load_state(path: Path) -> Any:
+    """The whole episode at ``path`` (a trace, its directory or an ATIF file); a bad file is exit 2 here."""
+    from stripebench_tui.commands.replay import sample_or_path
+    from stripebench_tui.formats.open import open_episode
+
+    from stripebench_tui.core.state import Reducer
+
+    try:
+        trace = open_episode(sample_or_path(path))
+        # One plain fold: the diff needs the final state only, not the index's per-turn snapshots.
+        reducer = Reducer(clock=lambda: 0.0, keep_output=False)
+        reducer.apply(trace.header)
+        return reducer.apply_all(trace.iter_events())
+    except UserError as exc:
+        raise UserError(str(exc)) from None  # diff's contract: 2 for any bad input
+
+
+def diff(
+    a: Path = typer.Argument(..., metavar="A", help="The first episode: a trace (.jsonl), its directory, or an ATIF file."),
+    b: Path = typer.Argument(..., metavar="B", help="The second episode, compared with A."),
+    show_all: bool = typer.Option(False, "--all", help="List every aligned turn, not only the differences and their neighbours."),
+    tui: bool = typer.Option(False, "--tui", help="Open the diff screen: aligned turns side by side, verdicts and objects."),
+) -> None:
+    """Compare two episodes: turns aligned by their tool calls, the first divergence, verdict timelines and final
+    Stripe objects field by field (ids, timestamps and each run's paths and ports left out).
+
+    Exit code 0 when the two are equivalent, 1 when they differ, 2 when an input cannot be read.
+
+    Example: `stripebench diff replays/checkout-migration-oracle replays/checkout-migration-400`
+    (the oracle against the run that called an HTTP 400 a success); a fork against its origin works the same way.
+    """
+    from stripebench_tui.core.diff import diff_states
+
+    result = diff_states(load_state(a), load_state(b))
+    if tui is True:
+        from stripebench_tui.tui.diff_app import run_diff
+
+        run_diff(result, (str(a), str(b)))
+    else:
+        from stripebench_tui.formats.diff import write_diff
+
+        write_diff(result, sys.stdout, (str(a), str(b)), show_all=show_all is True)
+        sys.stdout.flush()
+    raise typer.Exit(EXIT_OK if result.equivalent else EXIT_EPISODE_FAILED)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``diff`` to the CLI."""
+    app.command("diff")(diff)
+
+
+__all__ = ["diff", "load_state", "register"]
