@@ -27,10 +27,11 @@ class EpisodeApp(App[None]):
         autoplay: bool = False,
         clock: Callable[[], float] = time.monotonic,
         start_turn: int | None = None,
+        present: bool = False,
     ) -> None:
         super().__init__()
         self.source = source
-        self._screen_args = dict(speed=speed, autoplay=autoplay, clock=clock, start_turn=start_turn)
+        self._screen_args = dict(speed=speed, autoplay=autoplay, clock=clock, start_turn=start_turn, present=present)
         header = source.header
         if header is not None:
             self.sub_title = " · ".join(x for x in (header.title or header.env, header.agent) if x)
@@ -64,6 +65,7 @@ def create_app(
     autoplay: bool = False,
     clock: Callable[[], float] = time.monotonic,
     start_turn: int | None = None,
+    present: bool = False,
 ) -> EpisodeApp:
     """The app for ``source``; tests pass a fixed clock and a small terminal size to ``run_test``."""
-    return EpisodeApp(source, speed=speed, autoplay=autoplay, clock=clock, start_turn=start_turn)
+    return EpisodeApp(source, speed=speed, autoplay=autoplay, clock=clock, start_turn=start_turn, present=present)

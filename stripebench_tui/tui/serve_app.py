@@ -57,10 +57,7 @@ class ServeApp(App[None]):
 
         source = TraceSource(open_episode(path))
         self.sub_title = " · ".join(x for x in ((source.header.title or source.header.env), source.header.agent) if x)
-        screen = EpisodeScreen(source, speed=self.speed)
-        self.push_screen(screen)
-        if self.present:
-            screen.call_after_refresh(screen.action_present)
+        self.push_screen(EpisodeScreen(source, speed=self.speed, present=self.present))
 
     def push_attached(self, path: Path, control_url: str | None) -> None:
         from stripebench_tui.tui.screens.attached import AttachedScreen
