@@ -117,7 +117,8 @@ def _end_part(ev: EpisodeEnd) -> str:
 def _call_part(calls: list[ToolCall], results: dict[str, ToolResult]) -> str:
     call = calls[-1]
     what = call.arguments.get("command") or call.arguments.get("path") or call.arguments.get("action") or ""
-    text = f"The agent ran {call.tool}" + (f": {str(what).splitlines()[0][:60]}" if what else "")
+    what = mask(str(what)).splitlines()[0] if str(what).strip() else ""  # masked before it is cut, so no half address slips by
+    text = f"The agent ran {call.tool}" + (f": {what[:60]}" if what else "")
     result = results.get(call.call_id)
     if result is not None and (result.is_error or (result.exit_code not in (None, 0))):
         text += " — it failed" + (f" (exit {result.exit_code})" if result.exit_code not in (None, 0) else "")
@@ -167,7 +168,7 @@ def caption(events: Iterable[Event], before: Mapping[str, str] | None = None, re
         if calls:
             parts.append(_call_part(calls, results))
         elif messages:
-            first = messages[-1].text.strip().splitlines()[0]
+            first = mask(messages[-1].text.strip().splitlines()[0], redactor)
             parts.append(f'The agent says: "{first[:90]}{"…" if len(first) > 90 else ""}"')
         if operators:
             parts.append(f"The operator {OPERATOR_WORDS[operators[-1].action]}")
@@ -177,6 +178,7 @@ def caption(events: Iterable[Event], before: Mapping[str, str] | None = None, re
     if end is not None:
         parts.append(_end_part(end))
     text = SEPARATOR.join(parts) or "Nothing visible happened in this turn"
+    # Masked again whole (object fields, messages of findings), then cut: cutting first could split a secret.
     text = mask(" ".join(text.split()), redactor)
     return text if len(text) <= MAX_CAPTION else text[: MAX_CAPTION - 1] + "…"
 
