@@ -1,0 +1,77 @@
+"""Starting ``stripebench serve`` as a user would, and reading what a browser page was sent."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import signal
+import subprocess
+import sys
+from contextlib import contextmanager
+from typing import Iterator
+
+ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[()][0-9A-Za-z]|\x1b[=>78MDEc]")
+
+
+@contextmanager
+def serving(*args: str, operator: bool = False) -> Iterator[tuple[subprocess.Popen, str, str | None]]:
+    """``stripebench serve ARGS --port 0``; yields the process, the viewer URL and the operator URL; stops it after."""
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    proc = subprocess.Popen([sys.executable, "-m", "stripebench_tui", "serve", *args, "--port", "0"], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        first = proc.stdout.readline()  # blocks until the server listens (or exits)
+        assert first.startswith("serving on http://127.0.0.1:"), (first, proc.stderr.read() if proc.poll() else "")
+        operator_url = proc.stdout.readline().split()[1] if operator else None
+        yield proc, first.split()[2], operator_url
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGINT)  # what Ctrl+C does: a live episode is stopped and reaped first
+            try:
+                proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+class PageText:
+    """Everything the server sent a page's terminal, as text (the terminal draws on a canvas, not in the DOM)."""
+
+    def __init__(self, page) -> None:  # type: ignore[no-untyped-def]
+        self.text = ""
+        self._changed = asyncio.Event()
+        page.on("websocket", lambda ws: ws.on("framereceived", self._frame))
+
+    def _frame(self, payload) -> None:  # type: ignore[no-untyped-def]
+        data = payload if isinstance(payload, str) else payload.decode("utf-8", "replace")
+        self.text += ANSI.sub("", data)
+        self._changed.set()
+
+    def mark(self) -> int:
+        return len(self.text)
+
+    async def wait_for(self, needle: str, since: int = 0, timeout: float = 60.0) -> None:
+        """Until ``needle`` was drawn after position ``since`` (woken by each frame, not by polling)."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while needle not in self.text[since:]:
+            self._changed.clear()
+            left = deadline - loop.time()
+            if left <= 0:
+                raise AssertionError(f"{needle!r} never drawn; last text: {self.text[-600:]!r}")
+            try:
+                await asyncio.wait_for(self._changed.wait(), left)
+            except asyncio.TimeoutError:
+                pass
+
+
+async def open_page(browser, url: str):  # type: ignore[no-untyped-def]
+    """A page of its own (own context, so it keeps drawing while another is in front), focused on the terminal."""
+    context = await browser.new_context(viewport={"width": 1280, "height": 760})
+    page = await context.new_page()
+    text = PageText(page)
+    await page.goto(url)
+    await page.wait_for_selector(".xterm-helper-textarea", state="attached")
+    await page.focus(".xterm-helper-textarea")
+    return page, text
