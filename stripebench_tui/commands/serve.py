@@ -8,7 +8,9 @@ from pathlib import Path
 
 import typer
 
-from stripebench_tui.errors import UserError
+from stripebench_tui.errors import BadFileError, UserError
+
+PRESENT_FONT_SIZE = 22  # presenter mode in a browser: larger cells, for the back of the room
 
 
 def serve(
@@ -59,6 +61,7 @@ def _target(target: str, present: bool, speed: float, agent: str, approve: str, 
     from stripebench_tui.tui.screens.picker import find_traces
 
     flags = (["--present"] if present else []) + ([f"--speed={speed}"] if speed != 1.0 else [])
+    font_size = PRESENT_FONT_SIZE if present else 16  # the page's default; ?fontsize= in the URL overrides it
     path = sample_or_path(Path(target))
     if path.is_file() or (path.is_dir() and (path / EPISODE_TRACE).is_file()):
         from stripebench_tui.formats.open import open_episode
@@ -67,12 +70,14 @@ def _target(target: str, present: bool, speed: float, agent: str, approve: str, 
         title = f"stripebench · {trace.header.title or trace.header.env}"
         running = not isinstance(trace.last_event, EpisodeEnd) and Path(trace.path).suffix == ".jsonl"
         return ServeTarget("attach" if running else "replay", Path(trace.path).resolve(), title,
-                           [] if running else flags), None
+                           [] if running else flags, font_size), None
     if path.is_dir() and not (path / "environment.toml").is_file():
         if not find_traces(path):
             raise UserError(f"{path}: no episodes here (no */trace.jsonl or *.jsonl); serve a trace, a folder of "
                             "episodes or an environment id")
-        return ServeTarget("pick", path.resolve(), f"stripebench · {path.name}", flags), None
+        return ServeTarget("pick", path.resolve(), f"stripebench · {path.name}", flags, font_size), None
+    if not path.exists() and ("/" in target or path.suffix in (".jsonl", ".json")):
+        raise BadFileError(f"{target}: no such file or directory")
     return _live_target(target, agent, approve, paused, seed, episode_dir)
 
 

@@ -51,6 +51,7 @@ class ServeTarget:
     path: Path
     title: str = "stripebench"
     extra_args: list[str] = field(default_factory=list)
+    font_size: int = 16  # the page's default cell font size (``?fontsize=`` overrides it)
 
 
 class EpisodeServer:
@@ -122,7 +123,7 @@ class EpisodeServer:
                                          "started (?token=…, or ?operator=… for the operator)\n")
         scheme = "wss" if request.secure else "ws"
         context = {
-            "font_size": _int(request.query.get("fontsize", "16"), 16),
+            "font_size": _int(request.query.get("fontsize", ""), self.target.font_size),
             "app_websocket_url": f"{scheme}://{request.host}/ws/{key}",
             "config": {"static": {"url": f"{request.scheme}://{request.host}/static/"}},
             "application": {"name": f"{self.target.title} ({role})"},

@@ -33,7 +33,7 @@ MARKS = {PASS: ("✔", "bold #00ff5f"), FAIL: ("✘", "bold #ff5f5f"), ERROR: ("
 
 PRESENTER_CSS = """
 PresenterScreen { background: #000000; color: #ffffff; }
-PresenterScreen #caption { height: 3; padding: 1 2; background: #ffd700; color: #000000; text-style: bold; }
+PresenterScreen #caption { height: auto; min-height: 3; max-height: 5; padding: 1 2; background: #ffd700; color: #000000; text-style: bold; }
 PresenterScreen #stage { height: 1fr; }
 PresenterScreen .pane { border: heavy #ffffff; border-title-color: #ffd700; border-title-style: bold; padding: 0 1; }
 PresenterScreen #p-timeline { width: 24; height: 1fr; }
@@ -180,12 +180,12 @@ class PresenterScreen(Screen[int]):
         return out
 
     def objects_text(self, state: EpisodeState, in_turn: set[str]) -> Text:
-        out = Text()
+        out = Text(no_wrap=True, overflow="ellipsis")
         objects = sorted(state.objects.values(), key=lambda o: o.last_seq, reverse=True)
         for obj in objects[:12]:
             status = obj.data.get("payment_status") if obj.data.get("payment_status") == "paid" else obj.data.get("status")
             style = "bold #000000 on #5fd7ff" if obj.id in in_turn else "#ffffff"
-            out.append(f"{object_name(obj.object_type)[:16]:<16} {self._mask(short_id(obj.id)):<10} "
+            out.append(f"{object_name(obj.object_type)[:16]:<16} {self._mask(short_id(obj.id))[:10]:<10} "
                        f"{self._mask(str(status or ''))[:8]}\n", style=style)
         if not objects:
             out.append("none yet", style="italic #d0d0d0")
@@ -194,7 +194,7 @@ class PresenterScreen(Screen[int]):
         return out
 
     def verdicts_text(self, state: EpisodeState) -> Text:
-        out = Text()
+        out = Text(no_wrap=True, overflow="ellipsis")
         for name, crit in state.verdicts.items():
             mark, style = MARKS.get(crit.status, ("…", "bold #ffd700"))
             out.append(f"{mark} ", style=style)
@@ -207,10 +207,10 @@ class PresenterScreen(Screen[int]):
         playing = "▶ playing" if self.pacer.playing else "‖ paused"
         last = self.turns[-1] if self.turns else 0
         number = self.turns[self.position] if self.turns else 0
-        end = " · end" if self.turns and self.position + 1 >= len(self.turns) and not self.pacer.playing else ""
+        at_end = bool(self.turns) and self.position + 1 >= len(self.turns)
+        when = " · end" if at_end and not self.pacer.playing else f" · next in {self.pacer.remaining():.1f}s"
         self.query_one("#p-status", Static).update(
-            f"{playing} ×{self.pacer.speed:g} · turn {number}/{last}{end} · next in {self.pacer.remaining():.1f}s │ "
-            "Space pause · +/- speed · ←/→ step · Esc back")
+            f"{playing} ×{self.pacer.speed:g} · turn {number}/{last}{when} │ Space pause · +/- speed · ←/→ step · Esc back")
 
     # ----- keys ---------------------------------------------------------------------------
     def action_toggle(self) -> None:
