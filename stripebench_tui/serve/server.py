@@ -67,7 +67,7 @@ class EpisodeServer:
         self.live = live
         self.access_token = None if is_loopback(host) else token_factory()
         self.operator_token = token_factory() if live is not None else None
-        # Used for its templates, static files and download manager; its own run loop and routes are not.
+        # Used for its static files (the terminal's scripts) and download manager; its page, loop and routes are not.
         self.textual = Server(self.app_command(None), host=host, port=port, title=target.title)
         self.runner: Any = None
         self.bound_port = port
@@ -100,7 +100,8 @@ class EpisodeServer:
         from aiohttp import web
 
         app = web.Application()
-        aiohttp_jinja2.setup(app, loader=jinja2.FileSystemLoader(self.textual.templates_path))
+        # Our own page (no web fonts, says what to do when the view closes); textual-serve's scripts and styles.
+        aiohttp_jinja2.setup(app, loader=jinja2.FileSystemLoader(Path(__file__).parent))
         app.add_routes([
             web.get("/", self.handle_index),
             web.get("/ws/{key}", self.handle_websocket),
@@ -124,11 +125,11 @@ class EpisodeServer:
         scheme = "wss" if request.secure else "ws"
         context = {
             "font_size": _int(request.query.get("fontsize", ""), self.target.font_size),
-            "app_websocket_url": f"{scheme}://{request.host}/ws/{key}",
-            "config": {"static": {"url": f"{request.scheme}://{request.host}/static/"}},
-            "application": {"name": f"{self.target.title} ({role})"},
+            "websocket_url": f"{scheme}://{request.host}/ws/{key}",
+            "static_url": f"{request.scheme}://{request.host}/static/",
+            "title": f"{self.target.title} ({role})",
         }
-        return aiohttp_jinja2.render_template("app_index.html", request, context)
+        return aiohttp_jinja2.render_template("page.html", request, context)
 
     async def handle_websocket(self, request: Any) -> Any:
         from aiohttp import WSMsgType, web

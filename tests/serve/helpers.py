@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import re
 import signal
@@ -10,6 +11,7 @@ import subprocess
 import sys
 from contextlib import contextmanager
 from typing import Iterator
+from urllib.parse import urlsplit
 
 ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[()][0-9A-Za-z]|\x1b[=>78MDEc]")
 
@@ -41,7 +43,19 @@ class PageText:
     def __init__(self, page) -> None:  # type: ignore[no-untyped-def]
         self.text = ""
         self._changed = asyncio.Event()
-        page.on("websocket", lambda ws: ws.on("framereceived", self._frame))
+        self.size: tuple[int, int] | None = None  # (columns, rows) the page last told the app
+        self.hosts: set[str] = set()  # every host the page asked for something
+        page.on("websocket", self._socket)
+        page.on("request", lambda request: self.hosts.add(urlsplit(request.url).hostname or ""))
+
+    def _socket(self, ws) -> None:  # type: ignore[no-untyped-def]
+        ws.on("framereceived", self._frame)
+        ws.on("framesent", self._sent)
+
+    def _sent(self, payload) -> None:  # type: ignore[no-untyped-def]
+        if isinstance(payload, str) and payload.startswith('["resize"'):
+            size = json.loads(payload)[1]
+            self.size = (int(size["width"]), int(size["height"]))
 
     def _frame(self, payload) -> None:  # type: ignore[no-untyped-def]
         data = payload if isinstance(payload, str) else payload.decode("utf-8", "replace")
@@ -64,6 +78,14 @@ class PageText:
                 await asyncio.wait_for(self._changed.wait(), left)
             except asyncio.TimeoutError:
                 pass
+
+
+async def click_cell(page, text: PageText, column: int, row: int) -> None:  # type: ignore[no-untyped-def]
+    """Click the middle of one terminal cell (the canvas divided by the size the page reported)."""
+    assert text.size is not None
+    box = await page.locator(".xterm-screen").bounding_box()
+    width, height = box["width"] / text.size[0], box["height"] / text.size[1]
+    await page.mouse.click(box["x"] + (column + 0.5) * width, box["y"] + (row + 0.5) * height)
 
 
 async def open_page(browser, url: str):  # type: ignore[no-untyped-def]

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from stripebench_tui.chromium import launch_options
-from tests.serve.helpers import open_page, serving
+from tests.serve.helpers import click_cell, open_page, serving
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
@@ -44,10 +44,15 @@ async def test_the_replay_is_drawn_in_the_page_and_its_keys_move_the_selection()
                 await page.keyboard.press("l")
                 await text.wait_for("turn 2/11", since)
                 assert await page.screenshot() != first
+                # The mouse: a click on the timeline's row of turn 5 (below its border row) selects it.
+                since = text.mark()
+                await click_cell(page, text, 6, 1 + 5)
+                await text.wait_for("turn 5/11", since)
                 # Resizing the window re-lays the app out at the new size, as a terminal would.
                 since = text.mark()
                 await page.set_viewport_size({"width": 900, "height": 600})
-                await text.wait_for("turn 2/11", since)
+                await text.wait_for("turn 5/11", since)
+                assert text.hosts == {"127.0.0.1"}  # the page needs no network: nothing asked of any other host
             finally:
                 await browser.close()
 
