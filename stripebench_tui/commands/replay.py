@@ -17,6 +17,8 @@ def replay(
     summary: bool = typer.Option(False, "--summary", help="Print a summary table: turns, tools, verdict timeline, Stripe requests, findings, score."),
     speed: float = typer.Option(1.0, "--speed", min=0.01, max=1000.0, help="Playback speed relative to the recorded timing."),
     play: bool = typer.Option(False, "--play", help="Start playing immediately instead of paused at the first turn."),
+    present: bool = typer.Option(False, "--present", help="Presenter mode: paced playback that dwells on verdict "
+                                 "changes, a large high-contrast layout, captions, secrets and emails masked (P in the TUI)."),
     fork_at: int = typer.Option(None, "--fork-at", min=0, help="Re-execute the recorded tool calls up to this turn on a fresh "
                                 "environment (flagging the first divergence), then continue live with --agent."),
     agent: str = typer.Option(None, "--agent", "-a", help="With --fork-at: who continues (human by default; oracle, noop, anthropic, "
@@ -75,7 +77,7 @@ def replay(
     if not (headless or summary):
         from stripebench_tui.tui.replay_app import run_replay
 
-        run_replay(trace, speed=speed, autoplay=play, breakpoints=breaks)
+        run_replay(trace, speed=speed, autoplay=play, breakpoints=breaks, present=present is True)
         return
     from stripebench_tui.formats.text import episode_passed, write_headless, write_summary
 

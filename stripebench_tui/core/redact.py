@@ -101,9 +101,18 @@ class Redactor:
         return v
 
 
+# name@host.tld: what a presenter hides of an address (the domain stays, so "a•••@example.com" still reads as an email)
+_EMAIL = re.compile(r"(?<![\w.+-])([A-Za-z0-9])[A-Za-z0-9._%+-]*@([A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+)")
+
+
+def mask_emails(text: str) -> str:
+    """``text`` with each email address's local part masked (for showing an episode to an audience)."""
+    return _EMAIL.sub(lambda m: f"{m.group(1)}•••@{m.group(2)}", text) if "@" in text else text
+
+
 def redact(value: Any, secrets: Iterable[str] = ()) -> Any:
     """One-shot form of ``Redactor(secrets).value(value)``."""
     return Redactor(secrets).value(value)
 
 
-__all__ = ["MIN_SECRET_LENGTH", "REDACTED", "Redactor", "redact"]
+__all__ = ["MIN_SECRET_LENGTH", "REDACTED", "Redactor", "mask_emails", "redact"]

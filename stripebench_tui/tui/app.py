@@ -28,10 +28,12 @@ class EpisodeApp(App[None]):
         clock: Callable[[], float] = time.monotonic,
         start_turn: int | None = None,
         breakpoints: list[str] | None = None,
+        present: bool = False,
     ) -> None:
         super().__init__()
         self.source = source
-        self._screen_args = dict(speed=speed, autoplay=autoplay, clock=clock, start_turn=start_turn, breakpoints=breakpoints)
+        self._screen_args = dict(speed=speed, autoplay=autoplay, clock=clock, start_turn=start_turn, breakpoints=breakpoints,
+                                 present=present)
         header = source.header
         if header is not None:
             self.sub_title = " · ".join(x for x in (header.title or header.env, header.agent) if x)
@@ -66,6 +68,8 @@ def create_app(
     clock: Callable[[], float] = time.monotonic,
     start_turn: int | None = None,
     breakpoints: list[str] | None = None,
+    present: bool = False,
 ) -> EpisodeApp:
     """The app for ``source``; tests pass a fixed clock and a small terminal size to ``run_test``."""
-    return EpisodeApp(source, speed=speed, autoplay=autoplay, clock=clock, start_turn=start_turn, breakpoints=breakpoints)
+    return EpisodeApp(source, speed=speed, autoplay=autoplay, clock=clock, start_turn=start_turn, breakpoints=breakpoints,
+                       present=present)

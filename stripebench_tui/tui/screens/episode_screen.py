@@ -66,9 +66,11 @@ class EpisodeScreen(DebugControls, Screen[None]):
         clock: Callable[[], float] = time.monotonic,
         start_turn: int | None = None,
         breakpoints: list[str] | None = None,
+        present: bool = False,
     ) -> None:
         super().__init__()
         self.init_debug(breakpoints)
+        self.present = present  # open presenter mode once the episode is indexed
         self.source = source
         self.playback = Playback(clock=clock, speed=speed)
         self.autoplay = autoplay
@@ -133,6 +135,7 @@ class EpisodeScreen(DebugControls, Screen[None]):
         self.app.call_from_thread(self.index_ready, self.source.turn_numbers())
 
     def index_ready(self, turns: list[int]) -> None:
+        first_index = not self.indexed
         self.indexed = True
         self.whole = self.source.state_at(None)
         self._verdict_turns = verdict_change_turns(self.whole)
@@ -145,6 +148,8 @@ class EpisodeScreen(DebugControls, Screen[None]):
         elif self.position is not None:
             self.select(self.position)
         self.debug_index_ready()
+        if first_index and self.present:
+            self.action_present()
 
     def turns_loaded(self, turns: list[int]) -> None:
         first_time = self.turns is None
@@ -469,6 +474,24 @@ class EpisodeScreen(DebugControls, Screen[None]):
             if active.node is self:
                 in_force[active.binding.action] = in_force.get(active.binding.action, ()) + (key,)
         self.app.push_screen(HelpScreen(in_force or keymap.DEFAULT_KEYMAP))
+
+    def action_present(self) -> None:
+        """Presenter mode from the selected turn; back here at the turn it reached."""
+        from stripebench_tui.tui.screens.presenter import PresenterScreen
+
+        if not self.indexed or not self.turns:
+            self.notify("Still reading the episode; try again in a moment." if not self.indexed else "No turns to present.",
+                        title="Presenter")
+            return
+        if self.playing:
+            self.action_toggle_play()
+
+        def back(position: int | None) -> None:
+            if position is not None:
+                self._go(position)
+
+        self.app.push_screen(PresenterScreen(self.source, list(self.turns), start=self.position or 0,
+                                             speed=self.playback.speed, clock=self.playback.clock), back)
 
     def action_fork(self) -> None:
         from stripebench_tui.tui.fork_action import fork_from_screen

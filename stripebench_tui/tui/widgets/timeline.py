@@ -118,7 +118,10 @@ class Timeline(ScrollView, can_focus=True, inherit_bindings=False):
         self.move_to(self.cursor + max(1, self.size.height - 1), post=True)
 
     def on_click(self, event) -> None:  # type: ignore[no-untyped-def]
-        position = self.scroll_offset.y + event.y
+        inside = event.get_content_offset(self)  # event.y counts the border row: the row under the pointer is this
+        if inside is None:
+            return
+        position = self.scroll_offset.y + inside.y
         if 0 <= position < self.row_count:
             self.move_to(position, post=True)
 

@@ -1,0 +1,300 @@
+"""``stripebench serve``'s web server: the TUI in a browser, one app process per connection (textual-serve).
+
+textual-serve's ``Server`` gives the page, its scripts and file downloads
+(screenshots saved from the app); the routes around them are ours so that every
+page and websocket checks a token and picks the app's command line itself:
+
+- bound to a loopback address, anyone on this machine may view; on any other
+  address the page and its websocket need ``?token=`` (printed at start);
+- a live episode runs once, here (``LiveHost``); each viewer's app follows its
+  trace, and only the page opened with ``?operator=`` gets an app that can
+  steer it, through ``POST /control/<operator token>`` (the browser never sees
+  that URL: the app process is handed it on its command line).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import hmac
+import ipaddress
+import secrets
+import shlex
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from stripebench_tui.errors import RuntimeProblem
+
+APP_MODULE = "stripebench_tui.tui.serve_app"
+VIEW = "view"  # the websocket key of a viewer when no access token is needed
+CONTROL_METHODS = {"pause", "resume", "step", "inject", "approve", "edit", "reject", "stop"}
+CONTROL_KWARGS = {"kind", "call_id"}
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` is reachable only from this machine."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+@dataclass
+class ServeTarget:
+    """What each connection's app shows: ``mode`` and ``path`` for ``tui.serve_app``, plus its flags."""
+
+    mode: str  # replay | attach | pick
+    path: Path
+    title: str = "stripebench"
+    extra_args: list[str] = field(default_factory=list)
+    font_size: int = 16  # the page's default cell font size (``?fontsize=`` overrides it)
+
+
+class EpisodeServer:
+    """The aiohttp application around textual-serve, with tokens and the live episode's control route."""
+
+    def __init__(self, target: ServeTarget, *, host: str = "127.0.0.1", port: int = 8000,
+                 live: "LiveHost | None" = None, token_factory: Callable[[], str] = lambda: secrets.token_urlsafe(18)):
+        from textual_serve.server import Server
+
+        self.target = target
+        self.host = host
+        self.port = port
+        self.live = live
+        self.access_token = None if is_loopback(host) else token_factory()
+        self.operator_token = token_factory() if live is not None else None
+        # Used for its static files (the terminal's scripts) and download manager; its page, loop and routes are not.
+        self.textual = Server(self.app_command(None), host=host, port=port, title=target.title)
+        self.runner: Any = None
+        self.bound_port = port
+        self.stopping = asyncio.Event()
+
+    # ----- what a connection runs --------------------------------------------------------
+    def app_command(self, control_url: str | None) -> str:
+        args = [sys.executable, "-m", APP_MODULE, self.target.mode, str(self.target.path), *self.target.extra_args]
+        if control_url:
+            args += ["--control", control_url]
+        return shlex.join(args)
+
+    def control_url(self) -> str:
+        # The app processes run on this machine: they reach the server on loopback whatever address it serves.
+        local = "127.0.0.1" if self.host in ("0.0.0.0", "", "::") or is_loopback(self.host) else self.host
+        return f"http://{local}:{self.bound_port}/control/{self.operator_token}"
+
+    def role_for(self, key: str) -> str | None:
+        """``operator``, ``viewer`` or None (refused) for a websocket key or page token."""
+        if self.operator_token and hmac.compare_digest(key, self.operator_token):
+            return "operator"
+        if self.access_token is None:
+            return "viewer" if key in (VIEW, "") else None
+        return "viewer" if hmac.compare_digest(key, self.access_token) else None
+
+    # ----- routes ------------------------------------------------------------------------
+    def make_app(self) -> Any:
+        import aiohttp_jinja2
+        import jinja2
+        from aiohttp import web
+
+        app = web.Application()
+        # Our own page (no web fonts, says what to do when the view closes); textual-serve's scripts and styles.
+        aiohttp_jinja2.setup(app, loader=jinja2.FileSystemLoader(Path(__file__).parent))
+        app.add_routes([
+            web.get("/", self.handle_index),
+            web.get("/ws/{key}", self.handle_websocket),
+            web.get("/download/{key}", self.textual.handle_download),
+            web.static("/static", self.textual.statics_path),
+            web.post("/control/{key}", self.handle_control),
+            web.get("/status", self.handle_status),
+        ])
+        return app
+
+    async def handle_index(self, request: Any) -> Any:
+        import aiohttp_jinja2
+        from aiohttp import web
+
+        operator = request.query.get("operator", "")
+        key = operator if operator else request.query.get("token", "") or VIEW
+        role = self.role_for(key)
+        if role is None:
+            raise web.HTTPForbidden(text="stripebench serve: this page needs the token printed when the server "
+                                         "started (?token=…, or ?operator=… for the operator)\n")
+        scheme = "wss" if request.secure else "ws"
+        context = {
+            "font_size": _int(request.query.get("fontsize", ""), self.target.font_size),
+            "websocket_url": f"{scheme}://{request.host}/ws/{key}",
+            "static_url": f"{request.scheme}://{request.host}/static/",
+            "title": f"{self.target.title} ({role})",
+        }
+        return aiohttp_jinja2.render_template("page.html", request, context)
+
+    async def handle_websocket(self, request: Any) -> Any:
+        from aiohttp import WSMsgType, web
+        from textual_serve.app_service import AppService
+
+        role = self.role_for(request.match_info["key"])
+        if role is None:
+            raise web.HTTPForbidden(text="stripebench serve: wrong token\n")
+        ws = web.WebSocketResponse(heartbeat=15)
+        await ws.prepare(request)
+        control = self.control_url() if role == "operator" else None
+        service = AppService(self.app_command(control), write_bytes=ws.send_bytes, write_str=ws.send_str,
+                             close=ws.close, download_manager=self.textual.download_manager)
+        await service.start(_int(request.query.get("width", "80"), 80), _int(request.query.get("height", "24"), 24))
+        try:
+            async for message in ws:
+                if message.type != WSMsgType.TEXT:
+                    continue
+                envelope = message.json()
+                kind, data = envelope[0], (envelope[1] if len(envelope) > 1 else None)
+                if kind == "stdin":
+                    await service.send_bytes(str(data).encode("utf-8"))
+                elif kind == "resize" and isinstance(data, dict):
+                    await service.set_terminal_size(_int(str(data.get("width")), 80), _int(str(data.get("height")), 24))
+                elif kind == "ping":
+                    await ws.send_json(["pong", data])
+                elif kind == "blur":
+                    await service.blur()
+                elif kind == "focus":
+                    await service.focus()
+        finally:
+            # The browser left (or the server stops): this viewer's app goes; a live episode does not.
+            await service.stop()
+        return ws
+
+    async def handle_control(self, request: Any) -> Any:
+        from aiohttp import web
+
+        key = request.match_info["key"]
+        if not self.operator_token or not hmac.compare_digest(key, self.operator_token):
+            raise web.HTTPForbidden(text="only the operator may steer this episode\n")
+        try:
+            body = await request.json()
+        except ValueError:
+            raise web.HTTPBadRequest(text="expected JSON\n") from None
+        method = body.get("method") if isinstance(body, dict) else None
+        args = body.get("args") or [] if isinstance(body, dict) else []
+        kwargs = body.get("kwargs") or {} if isinstance(body, dict) else {}
+        if method not in CONTROL_METHODS or not isinstance(args, list) or not isinstance(kwargs, dict) \
+                or set(kwargs) - CONTROL_KWARGS:
+            raise web.HTTPBadRequest(text=f"unknown command {method!r}\n")
+        assert self.live is not None
+        driver = self.live.driver
+        if driver is None:
+            raise web.HTTPConflict(text="the episode is not running (still being set up, or ended)\n")
+        getattr(driver, method)(*args, **kwargs)
+        return web.Response(text="ok\n")
+
+    async def handle_status(self, request: Any) -> Any:
+        from aiohttp import web
+
+        if self.role_for(request.query.get("token", "") or VIEW) is None:
+            raise web.HTTPForbidden(text="wrong token\n")
+        live = self.live
+        return web.json_response({"mode": self.target.mode, "path": str(self.target.path),
+                                  "live": live is not None, "running": bool(live and live.driver is not None)})
+
+    # ----- running -----------------------------------------------------------------------
+    async def start(self) -> None:
+        """Bind and start serving (RuntimeProblem, one line, when the port is taken); starts the live episode."""
+        from aiohttp import web
+
+        self.runner = web.AppRunner(self.make_app(), handle_signals=False, access_log=None)
+        await self.runner.setup()
+        site = web.TCPSite(self.runner, self.host, self.port)
+        try:
+            await site.start()
+        except OSError as exc:
+            await self.runner.cleanup()
+            if exc.errno == errno.EADDRINUSE:
+                raise RuntimeProblem(f"port {self.port} on {self.host} is in use; pick another with --port") from None
+            raise RuntimeProblem(f"cannot listen on {self.host}:{self.port} ({exc.strerror})") from None
+        addresses = self.runner.addresses
+        if addresses:
+            self.bound_port = int(addresses[0][1])
+        if self.live is not None:
+            self.live.start()
+
+    def urls(self) -> tuple[str, str | None]:
+        """(viewer URL, operator URL or None)."""
+        shown = "127.0.0.1" if self.host in ("0.0.0.0", "") else self.host
+        shown = f"[{shown}]" if ":" in shown else shown
+        base = f"http://{shown}:{self.bound_port}/"
+        viewer = base + (f"?token={self.access_token}" if self.access_token else "")
+        return viewer, (base + f"?operator={self.operator_token}" if self.operator_token else None)
+
+    async def stop(self) -> None:
+        if self.live is not None:
+            await self.live.stop()
+        if self.runner is not None:
+            await self.runner.cleanup()
+
+
+class LiveHost:
+    """The one live episode a server shows: run on the server's loop, its trace followed by every viewer."""
+
+    def __init__(self, episode: Any, trace_path: Path) -> None:
+        self.episode = episode
+        self.trace_path = trace_path
+        self.task: asyncio.Task[Any] | None = None
+        self.result: Any = None
+        self.error = ""
+
+    @property
+    def driver(self) -> Any:
+        ep = self.episode
+        return ep.driver if ep.ready.is_set() and self.result is None else None
+
+    def start(self) -> None:
+        self.task = asyncio.get_running_loop().create_task(self._run())
+
+    async def _run(self) -> None:
+        from stripebench_tui.errors import UserError
+
+        try:
+            self.result = await self.episode.run()
+        except UserError as exc:
+            self.error = str(exc)
+            print(f"stripebench: {exc}", file=sys.stderr, flush=True)
+            return
+        print(f"episode ended: {self.result.reason}; trace: {self.result.trace_path}", file=sys.stderr, flush=True)
+
+    async def stop(self) -> None:
+        if self.task is not None and not self.task.done():
+            self.episode.stop("stopped: the server was stopped")
+            await self.task
+
+
+def _int(value: str, default: int) -> int:
+    try:
+        return int(value)
+    except ValueError:
+        return default
+
+
+async def serve_until_stopped(server: EpisodeServer, announce: Callable[[str], None] = print) -> None:
+    """Start ``server``, print its URLs, serve until SIGINT/SIGTERM, then stop (the live episode first)."""
+    import signal
+
+    await server.start()
+    viewer, operator = server.urls()
+    announce(f"serving on {viewer}")
+    if operator:
+        announce(f"operator: {operator}  (only this link may pause, inject or approve)")
+    if server.access_token:
+        announce(f"viewers need the token in the URL; anyone with it can watch")
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, server.stopping.set)
+    try:
+        await server.stopping.wait()
+    finally:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(sig)
+        await server.stop()
+
+
+__all__ = ["EpisodeServer", "LiveHost", "ServeTarget", "is_loopback", "serve_until_stopped"]

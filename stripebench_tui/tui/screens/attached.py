@@ -1,0 +1,72 @@
+"""The live screen attached to an episode another process runs (``stripebench serve``): view only, or its operator.
+
+Everything on screen comes from the episode's trace (``tui.follow``); the keys
+that steer the episode work only in the operator's app, which sends them to the
+server. Quitting (or closing the browser tab) leaves the episode running.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from stripebench_tui.core.operator import ENDED, status_from_state
+from stripebench_tui.tui.follow import AttachedEpisode
+from stripebench_tui.tui.screens.live_screen import LiveEpisodeScreen
+
+VIEW_ONLY = "view only: pausing, injecting and approving need the operator's link"
+
+
+class AttachedScreen(LiveEpisodeScreen):
+    """``LiveEpisodeScreen`` over an ``AttachedEpisode``."""
+
+    def __init__(self, trace: Path, control_url: str | None = None) -> None:
+        def make(source: Any) -> AttachedEpisode:
+            return AttachedEpisode(trace, source, control_url, on_error=self._control_problem)
+
+        super().__init__(make, exit_app_on_quit=True)
+
+    @property
+    def operator(self) -> bool:
+        return self.episode.driver is not None
+
+    def _control_problem(self, text: str) -> None:
+        self.notify(text, title="Controls", severity="error")
+
+    def _need_driver(self) -> Any:
+        if not self.operator:
+            self.notify(VIEW_ONLY[0].upper() + VIEW_ONLY[1:] + ".", title="Controls", severity="warning")
+            return None
+        if self.result is not None or status_from_state(self.live_state) == ENDED:
+            self.notify("The episode has ended.", title="Controls")
+            return None
+        return self.episode.driver
+
+    @property
+    def driver(self) -> Any:
+        return self.episode.driver
+
+    def action_stop_episode(self) -> None:
+        driver = self._need_driver()
+        if driver is not None:
+            self.note = "stopping the episode…"
+            driver.stop("stopped by the operator")
+            self.refresh_status()
+
+    def trace_path(self) -> Path | None:
+        return self.episode.follower.path
+
+    def refresh_status(self) -> None:
+        if not self.note and not self.operator:
+            self.note = VIEW_ONLY
+        super().refresh_status()
+
+    async def action_quit(self) -> None:
+        """Leave; the episode goes on for the other viewers (the operator stops it with the stop key)."""
+        self.app.exit(self.result)
+
+    async def stop_and_wait(self) -> None:
+        """Nothing to wait for: the episode's processes belong to the server."""
+
+
+__all__ = ["AttachedScreen", "VIEW_ONLY"]

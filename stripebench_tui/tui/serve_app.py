@@ -1,0 +1,105 @@
+"""The app one browser connection of ``stripebench serve`` runs: ``python -m stripebench_tui.tui.serve_app MODE PATH``.
+
+textual-serve starts this once per connection, with Textual's web driver; the
+server builds the command line, so a browser can never choose what it runs.
+Modes: ``replay TRACE`` (the replay screen), ``attach TRACE [--control URL]``
+(follow an episode the server runs; with the control URL, as its operator),
+``pick FOLDER`` (a list of the folder's episodes). ``--present`` opens the
+presenter view of a replay.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Iterable
+
+from textual.app import App, SystemCommand
+from textual.binding import Binding
+from textual.screen import Screen
+
+from stripebench_tui.tui.keymap import COMMANDS
+from stripebench_tui.tui.live_keymap import live_commands
+from stripebench_tui.tui.screens.episode_screen import EpisodeScreen
+from stripebench_tui.tui.screens.live_screen import LiveEpisodeScreen
+from stripebench_tui.tui.screens.picker import EpisodeEntry, PickerScreen
+
+MODES = ("replay", "attach", "pick")
+
+
+class ServeApp(App[None]):
+    """One viewer's app: a replay, an attached live episode, or the folder's list of episodes."""
+
+    TITLE = "stripebench"
+    ENABLE_COMMAND_PALETTE = True
+    BINDINGS = [Binding("escape", "back", "Back", show=False)]
+
+    def __init__(self, mode: str, path: Path, *, control_url: str | None = None, present: bool = False,
+                 speed: float = 1.0) -> None:
+        super().__init__()
+        self.mode = mode
+        self.path = path
+        self.control_url = control_url
+        self.present = present
+        self.speed = speed
+
+    def on_mount(self) -> None:
+        if self.mode == "pick":
+            self.push_screen(PickerScreen(self.path, self.open_entry))
+        elif self.mode == "attach":
+            self.push_attached(self.path, self.control_url)
+        else:
+            self.push_replay(self.path)
+
+    def push_replay(self, path: Path) -> None:
+        from stripebench_tui.formats.open import open_episode
+        from stripebench_tui.tui.source import TraceSource
+
+        source = TraceSource(open_episode(path))
+        self.sub_title = " · ".join(x for x in ((source.header.title or source.header.env), source.header.agent) if x)
+        self.push_screen(EpisodeScreen(source, speed=self.speed, present=self.present))
+
+    def push_attached(self, path: Path, control_url: str | None) -> None:
+        from stripebench_tui.tui.screens.attached import AttachedScreen
+
+        self.sub_title = "operator" if control_url else "viewer"
+        self.push_screen(AttachedScreen(path, control_url))
+
+    def open_entry(self, entry: EpisodeEntry) -> None:
+        """From the list: a finished episode as a replay, a running one followed (never steered from the list)."""
+        if entry.ended:
+            self.push_replay(entry.path)
+        else:
+            self.push_attached(entry.path, None)
+
+    def action_back(self) -> None:
+        """Esc: from an episode opened in the list back to the list."""
+        if self.mode == "pick" and isinstance(self.screen, EpisodeScreen) and len(self.screen_stack) > 2:
+            self.pop_screen()
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        if isinstance(screen, LiveEpisodeScreen):
+            commands = live_commands()
+        elif isinstance(screen, EpisodeScreen):
+            commands = list(COMMANDS)
+        else:
+            return
+        for cmd in commands:
+            if cmd.action != "quit":
+                yield SystemCommand(cmd.title, cmd.description, lambda a=cmd.action: screen.run_action(a))
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m stripebench_tui.tui.serve_app")
+    parser.add_argument("mode", choices=MODES)
+    parser.add_argument("path", type=Path)
+    parser.add_argument("--control", default=None, help="attach: the operator's control URL")
+    parser.add_argument("--present", action="store_true")
+    parser.add_argument("--speed", type=float, default=1.0)
+    args = parser.parse_args(argv)
+    ServeApp(args.mode, args.path, control_url=args.control, present=args.present, speed=args.speed).run()
+
+
+if __name__ == "__main__":
+    main()
