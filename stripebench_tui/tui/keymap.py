@@ -34,6 +34,9 @@ COMMANDS: tuple[Command, ...] = (
     Command("search", "Search", "Search model messages and tool outputs"),
     Command("next_match", "Next match", "Go to the next search match", show=False),
     Command("previous_match", "Prev match", "Go to the previous search match", show=False),
+    Command("note", "Note", "Bookmark the selected turn with a note (kept beside the trace, which is never changed)", show=False),
+    Command("next_note", "Next note", "Go to the next turn with a note", show=False),
+    Command("list_notes", "Notes", "List the notes of this episode; Enter goes to the turn", show=False),
     Command("open_pager", "Pager", "Open the current tool output in $PAGER"),
     Command("copy_item", "Copy", "Copy the current item (output, object or verdict) to the clipboard"),
     Command("fork", "Fork", "Re-execute the episode up to the selected turn on a fresh environment, then continue live"),
@@ -53,8 +56,11 @@ DEFAULT_KEYMAP: dict[str, tuple[str, ...]] = {
     "slower": ("minus", "left_square_bracket"),
     "next_verdict": ("v",),
     "search": ("slash",),
-    "next_match": ("n",),
-    "previous_match": ("N",),
+    "next_match": ("ctrl+n", "f3"),  # n is the note key
+    "previous_match": ("N", "shift+f3"),
+    "note": ("n",),
+    "next_note": ("b",),
+    "list_notes": ("B",),
     "open_pager": ("p",),
     "copy_item": ("y", "c"),
     "fork": ("F",),
@@ -76,6 +82,8 @@ _KEY_LABELS = {
     "left_square_bracket": "[",
     "slash": "/",
     "question_mark": "?",
+    "ctrl+n": "Ctrl+N",
+    "shift+f3": "Shift+F3",
 }
 
 
