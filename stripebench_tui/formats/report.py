@@ -36,8 +36,8 @@ from stripebench_tui.formats.report_chart import Chart, verdict_chart
 from stripebench_tui.formats.text import episode_passed
 
 PREVIEW_LINES = 6  # lines of an output shown before it is expanded
-HEAD_LINES, TAIL_LINES = 60, 10  # of a long output, what the report keeps (the whole output is in the trace)
-LINE_CHARS = 300
+HEAD_LINES, TAIL_LINES = 20, 5  # of a long output, what the report keeps (the whole output is in the trace)
+LINE_CHARS = 300  # characters of one line kept
 ARGUMENT_CHARS = 4000
 OBJECT_CHARS = 6000
 COMPACT_JSON = 120  # JSON this short stays on one line
@@ -54,6 +54,11 @@ class Output:
     lines: int
     size: int  # bytes of the whole output
     omitted_lines: int = 0
+
+    @property
+    def more(self) -> int:
+        """Lines of the output not in the preview."""
+        return self.lines - (self.preview.count("\n") + 1 if self.preview else 0)
 
 
 @dataclass
@@ -153,17 +158,22 @@ class _Text:
 
 
 def cut_output(text: str, clean: _Text) -> Output:
-    """The head (and tail) of an output; the middle of a long one is left to the trace."""
+    """The head (and tail) of an output; the middle of a long one is left to the trace.
+
+    Cut first, then redact and sanitise what is kept: cleaning a megabyte to show a few lines of it
+    would be most of a big report's build time (secrets and escape sequences do not span lines).
+    """
     size = len(text.encode("utf-8", "replace"))
-    lines = clean(text).split("\n")
+    lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
     omitted = 0
     if len(lines) > HEAD_LINES + TAIL_LINES:
         omitted = len(lines) - HEAD_LINES - TAIL_LINES
-        kept = lines[:HEAD_LINES] + [f"… {omitted} lines not included here (the whole output is in the trace) …"] + lines[-TAIL_LINES:]
+        marker = f"… {omitted} lines not included here (the whole output is in the trace) …"
+        kept = clean("\n".join(lines[:HEAD_LINES])).split("\n") + [marker] + clean("\n".join(lines[-TAIL_LINES:])).split("\n")
     else:
-        kept = lines
+        kept = clean("\n".join(lines)).split("\n") if lines else []
     preview, rest = kept[:PREVIEW_LINES], kept[PREVIEW_LINES:]
     return Output("\n".join(preview), "\n".join(rest), len(lines), size, omitted)
 
