@@ -36,7 +36,7 @@ from stripebench_tui.formats.report_chart import Chart, verdict_chart
 from stripebench_tui.formats.text import episode_passed
 
 PREVIEW_LINES = 6  # lines of an output shown before it is expanded
-HEAD_LINES, TAIL_LINES = 20, 5  # of a long output, what the report keeps (the whole output is in the trace)
+HEAD_LINES, TAIL_LINES = 16, 4  # of a long output, what the report keeps (the whole output is in the trace)
 LINE_CHARS = 300  # characters of one line kept
 ARGUMENT_CHARS = 4000
 OBJECT_CHARS = 6000
