@@ -191,7 +191,7 @@ def main() -> None:
                 rows[name] = dict(build_s=build_s, build_cpu=build_cpu, open_s=open_s, open_cpu=open_cpu, size=size, trace=dir_bytes(path), turns=sections)
                 print(f"{name:6} {path.parent.name:28} {sections:>6,} turns  trace {rows[name]['trace'] / 1e6:7.2f} MB  "
                       f"report {size / 1e6:6.2f} MB ({size / max(sections, 1) / 1024:.2f} KB/turn)  "
-                      f"build {build_s:6.3f} s (CPU {build_cpu:.3f} s)  open in Chromium {open_s:6.3f} s  requests attempted {len(attempted)}",
+                      f"build {build_s:6.3f} s (CPU {build_cpu:.3f} s)  open in Chromium {open_s:6.3f} s (CPU {open_cpu:.3f} s)  requests attempted {len(attempted)}",
                       flush=True)
             browser.close()
         s, l = rows["sample"], rows["10k"]
