@@ -36,7 +36,9 @@ _ASSIGNMENT = re.compile(
     r"=['\"]?)"
     r"(?![^\s'\"]*\[REDACTED\])[^\s'\"]{4,}"
 )
-_QUICK = re.compile(r"(?i)sk_|rk_|pk_|whsec_|bearer|authorization|api-key|sk-|xai-")
+# Text without any of these (in any case) holds none of the shapes above: tested as substrings of the lowered
+# text, which is many times faster than one case-insensitive regex alternation over a long tool output.
+_QUICK_TOKENS = ("sk_", "rk_", "pk_", "whsec_", "bearer", "authorization", "api-key", "sk-", "xai-")
 _QUICK_ASSIGNMENT = re.compile(r"KEY|TOKEN|SECRET|PASSW")
 _SENSITIVE_KEYS = {"authorization", "proxy-authorization", "stripe_api_key", "api_key", "secret_key", "x-api-key",
                    "api-key", "anthropic_api_key", "openai_api_key", "xai_api_key"}
@@ -69,7 +71,8 @@ class Redactor:
         """``s`` with every known kind of secret replaced."""
         if self._literal is not None:
             s = self._literal.sub(REDACTED, s)
-        if not _QUICK.search(s):
+        lowered = s.lower()
+        if not any(token in lowered for token in _QUICK_TOKENS):
             return _ASSIGNMENT.sub(lambda m: m.group(1) + REDACTED, s) if _QUICK_ASSIGNMENT.search(s) else s
         s = _STRIPE_KEY.sub(lambda m: m.group(1) + REDACTED, s)
         s = _WEBHOOK_SECRET.sub(lambda m: m.group(1) + REDACTED, s)

@@ -38,6 +38,7 @@ _SEQUENCES = re.compile(
     r"|(?:\x1b[P\]X^_]|[\x90\x98\x9d\x9e\x9f])" + _STRING_BODY +  # DCS, OSC, SOS, PM, APC
     r"|\x1b[ -/]*[0-~]"  # any other escape sequence (nF, Fp, Fe, Fs)
 )
+_SEQUENCE_START = re.compile(r"[\x1b\x90-\x9f]")
 _LINE_END_CR = re.compile(r"\r+(?=\n|\Z)")  # "\r\n" (and a "\r" ending the text) is a line end
 _CONTROLS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
@@ -46,7 +47,8 @@ def sanitize(text: str, max_line: int | None = MAX_LINE, tab_size: int = TAB_SIZ
     """``text`` safe to draw on a terminal (see the module's docstring); ``max_line=None`` cuts nothing."""
     if not text:
         return ""
-    text = _SEQUENCES.sub("", text)
+    if _SEQUENCE_START.search(text):  # every sequence starts with ESC or a C1 byte; most text has neither
+        text = _SEQUENCES.sub("", text)
     if "\r" in text:
         text = _LINE_END_CR.sub("", text).replace("\r", CARRIAGE_RETURN)
     text = _CONTROLS.sub("", text)

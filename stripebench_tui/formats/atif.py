@@ -17,11 +17,13 @@ exported trace imports back whole; a foreign trajectory simply lacks them.
 from __future__ import annotations
 
 import json
+from dataclasses import asdict
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
 from stripebench_tui import __version__
+from stripebench_tui.core.annotations import load_notes
 from stripebench_tui.core.events import Event, EventError, Header, ModelMessage, ToolCall, ToolResult, event_from_dict
 from stripebench_tui.core.state import Reducer
 from stripebench_tui.core.profile import Profiler
@@ -339,6 +341,15 @@ def atif_from_trace(trace: Trace) -> dict[str, Any]:
     _mark_steps(steps, findings)
     totals = reducer.state.totals
     header_dict = header.to_dict()
+    ours: dict[str, Any] = {"header": header_dict, "events": others}
+    notes = load_notes(trace.path)
+    if notes:  # the operator's notes from beside the trace; each step carries those of its turn too
+        ours["notes"] = [asdict(n) for n in notes]
+        by_turn = {n.turn: n.text for n in notes}
+        for step in steps:
+            turn = step["extra"]["stripebench"].get("turn")
+            if turn in by_turn:
+                step["extra"]["stripebench"]["note"] = by_turn[turn]
     return {
         "schema_version": ATIF_VERSION,
         "session_id": str(header.extra.get("session_id") or f"stripebench-{trace.path.stem}"),
@@ -358,7 +369,7 @@ def atif_from_trace(trace: Trace) -> dict[str, Any]:
             "extra": {"stripebench_time": profiler.profile.summary(),
                       "stripebench_time_by_turn": [t.as_dict() for t in profiler.profile.turns]},
         },
-        "extra": {"stripebench": {"header": header_dict, "events": others, "findings": findings}},
+        "extra": {"stripebench": {**ours, "findings": findings}},
         "steps": steps,
     }
 

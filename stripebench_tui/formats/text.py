@@ -15,6 +15,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from stripebench_tui.core.annotations import load_notes
 from stripebench_tui.core.events import (
     PASS,
     EpisodeEnd,
@@ -165,12 +166,16 @@ def write_headless(trace: Trace, out: TextIO) -> EpisodeState:
         out.write("(a hand-made sample trace)\n")
     reducer = Reducer(clock=lambda: 0.0, keep_output=False)
     reducer.apply(h)
+    notes = {n.turn: n for n in load_notes(trace.path)}  # the operator's, from beside the trace
     current: int | None = None
     for ev in trace.iter_events():
         if ev.turn != current:
             current = ev.turn
             label = "setup" if ev.turn == 0 else f"turn {ev.turn}"
             out.write(f"\n── {label} · {_clock(ev.t)} " + "─" * 40 + "\n")
+            note = notes.get(ev.turn)
+            if note is not None:
+                out.write(sanitize(f"✎ note: {note.text or '(bookmark)'}") + "\n")
         text = format_event(trace, ev)
         if text is not None:
             out.write(text + "\n")

@@ -46,6 +46,9 @@ COMMANDS: tuple[Command, ...] = (
     Command("search", "Search", "Search model messages and tool outputs"),
     Command("next_match", "Next match", "Go to the next search match", show=False),
     Command("previous_match", "Prev match", "Go to the previous search match", show=False),
+    Command("note", "Note", "Bookmark the selected turn with a note (kept beside the trace, which is never changed)", show=False),
+    Command("next_note", "Next note", "Go to the next turn with a note", show=False),
+    Command("list_notes", "Notes", "List the notes of this episode; Enter goes to the turn", show=False),
     Command("open_pager", "Pager", "Open the current tool output in $PAGER"),
     Command("copy_item", "Copy", "Copy the current item (output, object or verdict) to the clipboard"),
     Command("present", "Present", "Presenter mode: paced, captioned playback for an audience", show=False),
@@ -80,8 +83,11 @@ DEFAULT_KEYMAP: dict[str, tuple[str, ...]] = {
     "speed_8": ("8",),
     "speed_max": ("m",),
     "search": ("slash",),
-    "next_match": ("n",),
-    "previous_match": ("N",),
+    "next_match": ("ctrl+n", "f3"),  # n is the note key
+    "previous_match": ("N", "shift+f3"),
+    "note": ("n",),
+    "next_note": ("apostrophe",),  # ' as in vi's jump to a mark (b is breakpoints)
+    "list_notes": ("quotation_mark",),
     "open_pager": ("p",),
     "copy_item": ("y", "c"),
     "present": ("P",),
@@ -111,6 +117,10 @@ _KEY_LABELS = {
     "slash": "/",
     "question_mark": "?",
     "exclamation_mark": "!",
+    "apostrophe": "'",
+    "quotation_mark": '"',
+    "ctrl+n": "Ctrl+N",
+    "shift+f3": "Shift+F3",
 }
 
 

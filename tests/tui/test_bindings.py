@@ -179,11 +179,11 @@ async def test_search_next_and_previous_match(make_app) -> None:
         await pilot.press("slash", *"line_items", "enter")
         await settle(pilot)
         assert turn_of(app) == 2  # the 400's message in turn 2's output
-        await pilot.press("n")
+        await pilot.press("ctrl+n")
         await settle(pilot)
         assert turn_of(app) == 3  # "needs line_items" in turn 3's message
         assert "line_items" in app.episode.detail.message_text
-        await pilot.press("n")
+        await pilot.press("f3")
         await settle(pilot)
         assert turn_of(app) == 2  # wrapped around
         await pilot.press("N")

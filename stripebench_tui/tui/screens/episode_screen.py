@@ -29,6 +29,7 @@ from stripebench_tui.core.playback import Playback
 from stripebench_tui.core.state import EpisodeState, Turn
 from stripebench_tui.tui import keymap
 from stripebench_tui.tui.debug_controls import DebugControls
+from stripebench_tui.tui.notes_actions import NotesActions
 from stripebench_tui.tui.search import MESSAGE, Hit, find
 from stripebench_tui.tui.source import (
     EpisodeSource,
@@ -51,7 +52,7 @@ STATE_CACHE = 16  # states kept for quick back-and-forth; each shares most of it
 EMPTY = "This trace has no turns: nothing happened in the episode, or it stopped before its first event."
 
 
-class EpisodeScreen(DebugControls, Screen[None]):
+class EpisodeScreen(DebugControls, NotesActions, Screen[None]):
     """Timeline, turn detail, Stripe objects, verdicts and a status bar for one episode."""
 
     CSS_PATH = Path(__file__).with_suffix(".tcss")
@@ -166,6 +167,7 @@ class EpisodeScreen(DebugControls, Screen[None]):
             self.refresh_status()
             return
         self.timeline.set_rows(len(turns), self._row)
+        self.notes()  # the noted turns are marked in the timeline
         start = self.position or 0
         if first_time and self.start_turn is not None and self.start_turn in turns:
             start = turns.index(self.start_turn)
@@ -496,8 +498,12 @@ class EpisodeScreen(DebugControls, Screen[None]):
     def action_fork(self) -> None:
         from stripebench_tui.tui.fork_action import fork_from_screen
 
-        trace_path = getattr(getattr(self.source, "trace", None), "path", None)
-        fork_from_screen(self, trace_path, self.turn.index if self.turn is not None else None)
+        fork_from_screen(self, self.trace_path(), self.turn.index if self.turn is not None else None)
+
+    def trace_path(self) -> Path | None:
+        """The trace file shown (notes and forks start from it); None for a source without one."""
+        path = getattr(getattr(self.source, "trace", None), "path", None)
+        return Path(path) if path is not None else None
 
     def action_quit(self) -> None:
         self.app.exit()

@@ -57,6 +57,13 @@ class Timeline(ScrollView, can_focus=True, inherit_bindings=False):
         self._row_for: Callable[[int], TurnRow] | None = None
         self._cache: OrderedDict[int, TurnRow] = OrderedDict()
         self._paint_styles = None  # set per paint by render_lines
+        self.marked: set[int] = set()  # turn numbers with an operator's note
+
+    def set_marked(self, turns: set[int]) -> None:
+        """Mark these turn numbers (the noted ones) with ✎."""
+        if turns != self.marked:
+            self.marked = set(turns)
+            self.refresh()
 
     def set_rows(self, count: int, row_for: Callable[[int], TurnRow]) -> None:
         """Show ``count`` turns; ``row_for(position)`` loads one row when it scrolls into view."""
@@ -162,7 +169,7 @@ class Timeline(ScrollView, can_focus=True, inherit_bindings=False):
         tools = clean(", ".join(row.tools)) if row.tools else row.label
         # A finding outranks a verdict change in the one-cell mark column (the detail pane lists both).
         mark, mark_style = ("⚑", finding_style) if row.findings else ("◆" if row.verdict_changes else " ", verdict_style)
-        left = f"{row.index:>5} {actor} "
+        left = f"{row.index:>5}{'✎' if row.index in self.marked else ' '}{actor} "
         right = f" {duration(row.duration):>6}"
         middle_width = max(0, width - len(left) - len(right) - 4)
         middle = tools[:middle_width].ljust(middle_width)

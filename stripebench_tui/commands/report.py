@@ -1,0 +1,67 @@
+"""``stripebench report``: one self-contained HTML file (or Markdown) telling what happened in an episode."""
+
+from __future__ import annotations
+
+import sys
+from enum import Enum
+from pathlib import Path
+
+import typer
+
+from stripebench_tui.errors import UserError
+
+
+class ReportFormat(str, Enum):
+    html = "html"
+    md = "md"
+
+
+def report(
+    episode: Path = typer.Argument(..., metavar="EPISODE", help="An episode directory, its trace.jsonl, or an ATIF file."),
+    output: str = typer.Option("", "--output", "-o", help="Where to write; '-' for stdout. Default: EPISODE's name "
+                               "with .report.html (or .report.md), in the current directory."),
+    fmt: ReportFormat = typer.Option(ReportFormat.html, "--format", "-f", help="html: one file that opens in any "
+                                     "browser with no network; md: Markdown to paste into an issue."),
+    force: bool = typer.Option(False, "--force", help="Overwrite the output file if it exists."),
+) -> None:
+    """Write a report of an episode: score, verdict timeline chart, every turn, Stripe objects, screenshots, notes.
+
+    The HTML report is one file with everything inline (CSS, the chart as SVG, screenshots), so it can be
+    mailed or attached and opened offline. Each turn has an anchor (`report.html#turn-12`). Secrets are
+    redacted; long tool outputs keep their first and last lines.
+
+    Example: `stripebench report replays/checkout-migration-400 -o report.html`;
+    for an issue: `stripebench report episodes/X --format md -o -`
+    """
+    from stripebench_tui.commands.replay import sample_or_path
+    from stripebench_tui.formats.open import open_episode
+    from stripebench_tui.formats.report import build_report
+    from stripebench_tui.formats.report_html import render_report
+
+    episode = sample_or_path(episode)
+    suffix = f".report.{fmt.value}"
+    stem = episode.name if episode.is_dir() else episode.name.removesuffix(".jsonl")
+    out = None if output == "-" else Path(output) if output else Path(stem + suffix)
+    if out is not None and out.exists() and not force:
+        raise UserError(f"{out}: already exists (use --force to overwrite)")  # before reading a large trace
+    trace = open_episode(episode)
+    if out is not None and out.resolve() in (Path(trace.path).resolve(), Path(episode).resolve()):
+        raise UserError(f"{out}: that is the episode itself; choose another output path")
+    built = build_report(trace)
+    text = render_report(built, fmt.value)
+    if out is None:
+        sys.stdout.write(text)
+        return
+    try:
+        with open(out, "w" if force else "x", encoding="utf-8") as f:
+            f.write(text)
+    except FileExistsError:
+        raise UserError(f"{out}: already exists (use --force to overwrite)") from None
+    except OSError as exc:
+        raise UserError(f"{out}: cannot write ({exc.strerror})") from None
+    typer.echo(f"wrote {out} ({len(built.turns)} turns, {len(text.encode('utf-8')):,} bytes)", err=True)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``report`` to the CLI."""
+    app.command("report")(report)

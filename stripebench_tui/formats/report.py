@@ -1,0 +1,317 @@
+"""What an episode report shows, read from a trace in one pass: header, turns, objects, verdict chart, notes, findings.
+
+The renderers (``formats.report_html``: HTML and Markdown) only lay this model out.
+Every string that came from the episode goes through the redactor once more here
+(the trace's writer already redacted it; an imported trace or a note may not
+have been) and through ``core.sanitize`` (no control characters or escape
+sequences). Long tool outputs keep only their head and tail, so a report's size
+grows with the number of turns, not with the size of their outputs.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from stripebench_tui.core.annotations import Note, load_notes
+from stripebench_tui.core.events import (
+    EpisodeEnd,
+    Finding,
+    GraderVerdict,
+    ModelMessage,
+    Operator,
+    StripeObject,
+    StripeRequest,
+    ToolCall,
+    ToolResult,
+)
+from stripebench_tui.core.redact import Redactor
+from stripebench_tui.core.sanitize import sanitize
+from stripebench_tui.core.state import Reducer
+from stripebench_tui.core.trace import Trace
+from stripebench_tui.formats.report_chart import Chart, verdict_chart
+from stripebench_tui.formats.text import episode_passed
+
+PREVIEW_LINES = 6  # lines of an output shown before it is expanded
+HEAD_LINES, TAIL_LINES = 16, 4  # of a long output, what the report keeps (the whole output is in the trace)
+LINE_CHARS = 300  # characters of one line kept
+ARGUMENT_CHARS = 4000
+OBJECT_CHARS = 6000
+COMPACT_JSON = 120  # JSON this short stays on one line
+IMAGE_BYTES = 4 * 1024 * 1024  # a bigger screenshot is named, not embedded
+IMAGE_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".webp": "image/webp", ".gif": "image/gif"}
+
+
+@dataclass
+class Output:
+    """A tool output cut for the report: ``preview`` always shown, ``body`` behind a <details>."""
+
+    preview: str
+    body: str  # "" when the preview is all of it
+    lines: int
+    size: int  # bytes of the whole output
+    omitted_lines: int = 0
+
+    @property
+    def more(self) -> int:
+        """Lines of the output not in the preview."""
+        return self.lines - (self.preview.count("\n") + 1 if self.preview else 0)
+
+
+@dataclass
+class Image:
+    name: str
+    data_uri: str = ""
+    problem: str = ""  # why it is not embedded
+
+
+@dataclass
+class Call:
+    call_id: str
+    tool: str
+    actor: str
+    arguments: str
+    status: str = "running"  # ok | failed | running
+    exit_code: int | None = None
+    duration: float | None = None
+    output: Output | None = None
+    images: list[Image] = field(default_factory=list)
+
+
+@dataclass
+class ReportTurn:
+    index: int
+    start: float
+    end: float = 0.0
+    messages: list[tuple[str, str, str]] = field(default_factory=list)  # (role, text, reasoning)
+    calls: list[Call] = field(default_factory=list)
+    requests: list[str] = field(default_factory=list)  # one line per Stripe API request
+    operator: list[str] = field(default_factory=list)
+    verdicts: list[tuple[str, str]] = field(default_factory=list)  # (criterion, status)
+    objects: list[str] = field(default_factory=list)
+    notes: list[Note] = field(default_factory=list)
+    findings: list[ReportFinding] = field(default_factory=list)
+
+    @property
+    def label(self) -> str:
+        return "setup" if self.index == 0 else f"turn {self.index}"
+
+
+@dataclass
+class ReportFinding:
+    detector: str
+    severity: str
+    message: str
+    turn: int
+    evidence: list[tuple[str, int | None]]  # (what, turn it points at, if known)
+
+
+@dataclass
+class ReportObject:
+    id: str
+    type: str
+    status: str
+    changes: int
+    first_turn: int
+    last_turn: int
+    deleted: bool
+    data: str
+
+
+@dataclass
+class Report:
+    title: str
+    facts: list[tuple[str, str]]  # header rows: environment, agent, model, score, duration, cost…
+    passed: bool
+    score: float | None
+    turns: list[ReportTurn]
+    objects: list[ReportObject]
+    chart: Chart
+    notes: list[Note]
+    findings: list[ReportFinding]
+    images: int
+    source: str  # the trace's file name
+
+
+class _Text:
+    """Redact then sanitise every string that came from the episode."""
+
+    def __init__(self) -> None:
+        self.redactor = Redactor()
+
+    def __call__(self, text: Any, max_line: int | None = LINE_CHARS) -> str:
+        return sanitize(self.redactor.text(str(text or "")), max_line=max_line)
+
+    def json(self, value: Any, limit: int) -> str:
+        try:
+            value = self.redactor.value(value)
+            text = json.dumps(value, ensure_ascii=False, default=str)
+            if len(text) > COMPACT_JSON:
+                text = json.dumps(value, ensure_ascii=False, indent=2, default=str)
+        except (TypeError, ValueError):
+            text = str(value)
+        text = self(text)
+        return text if len(text) <= limit else text[:limit] + f"\n… ({len(text) - limit} more characters in the trace)"
+
+
+def cut_output(text: str, clean: _Text) -> Output:
+    """The head (and tail) of an output; the middle of a long one is left to the trace.
+
+    Cut first, then redact and sanitise what is kept: cleaning a megabyte to show a few lines of it
+    would be most of a big report's build time (secrets and escape sequences do not span lines).
+    """
+    size = len(text.encode("utf-8", "replace"))
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    omitted = 0
+    if len(lines) > HEAD_LINES + TAIL_LINES:
+        omitted = len(lines) - HEAD_LINES - TAIL_LINES
+        marker = f"… {omitted} lines not included here (the whole output is in the trace) …"
+        kept = clean("\n".join(lines[:HEAD_LINES])).split("\n") + [marker] + clean("\n".join(lines[-TAIL_LINES:])).split("\n")
+    else:
+        kept = clean("\n".join(lines)).split("\n") if lines else []
+    preview, rest = kept[:PREVIEW_LINES], kept[PREVIEW_LINES:]
+    return Output("\n".join(preview), "\n".join(rest), len(lines), size, omitted)
+
+
+def _image(trace_dir: Path, rel: str, clean: _Text) -> Image:
+    name = clean(rel)
+    candidate = Path(rel)
+    if candidate.is_absolute() or ".." in candidate.parts:
+        return Image(name, problem="path outside the episode directory")
+    path = trace_dir / candidate
+    kind = IMAGE_TYPES.get(path.suffix.lower())
+    if kind is None:
+        return Image(name, problem="not an image type a browser shows")
+    try:
+        size = path.stat().st_size
+        if size > IMAGE_BYTES:
+            return Image(name, problem=f"{size} bytes, too big to embed")
+        data = path.read_bytes()
+    except OSError as exc:
+        return Image(name, problem=f"missing ({exc.strerror})")
+    return Image(name, data_uri=f"data:{kind};base64," + base64.b64encode(data).decode("ascii"))
+
+
+def _clock(seconds: float) -> str:
+    m, s = divmod(max(0.0, seconds), 60)
+    return f"{int(m)}:{s:04.1f}" if m < 60 else f"{int(m // 60)}:{int(m % 60):02d}:{s:04.1f}"
+
+
+def build_report(trace: Trace, *, embed_images: bool = True) -> Report:
+    """The report of one trace (read once, start to end), with its notes from beside it."""
+    clean = _Text()
+    trace_dir = Path(trace.path).parent
+    notes = [Note(n.turn, clean(n.text, None), n.created, n.updated) for n in load_notes(trace.path)]
+    notes_by_turn: dict[int, list[Note]] = {}
+    for n in notes:
+        notes_by_turn.setdefault(n.turn, []).append(n)
+    reducer = Reducer(clock=lambda: 0.0, keep_output=False)
+    reducer.apply(trace.header)
+    turns: dict[int, ReportTurn] = {}
+    calls: dict[str, Call] = {}
+    turn_of: dict[tuple[str, str], int] = {}  # ("seq"|"call_id"|"request_id", value) → turn, for findings' evidence
+    raw_findings: list[Finding] = []
+    images = 0
+    for ev in trace.iter_events():
+        reducer.apply(ev)
+        turn = turns.get(ev.turn)
+        if turn is None:
+            turn = turns[ev.turn] = ReportTurn(ev.turn, ev.t, notes=notes_by_turn.get(ev.turn, []))
+        turn.end = max(turn.end, ev.t)
+        turn_of[("seq", str(ev.seq))] = ev.turn
+        if isinstance(ev, ModelMessage):
+            turn.messages.append((clean(ev.role), clean(ev.text, None).strip(), clean(ev.reasoning, None).strip()))
+        elif isinstance(ev, ToolCall):
+            call = Call(clean(ev.call_id), clean(ev.tool), clean(ev.actor), clean.json(ev.arguments, ARGUMENT_CHARS))
+            calls[ev.call_id] = call
+            turn.calls.append(call)
+            turn_of[("call_id", ev.call_id)] = ev.turn
+        elif isinstance(ev, ToolResult):
+            call = calls.get(ev.call_id)
+            if call is None:  # a result whose call is not in the trace: shown on its own
+                call = Call(clean(ev.call_id), clean(ev.tool), "", "")
+                turn.calls.append(call)
+            failed = ev.is_error or ev.exit_code not in (None, 0)
+            call.status, call.exit_code, call.duration = ("failed" if failed else "ok"), ev.exit_code, ev.duration
+            call.output = cut_output(trace.full_output(ev) if ev.sidecar else ev.output, clean)
+            if embed_images:
+                call.images = [_image(trace_dir, rel, clean) for rel in ev.images]
+            else:
+                call.images = [Image(clean(rel), problem="not embedded") for rel in ev.images]
+            images += len(ev.images)
+        elif isinstance(ev, StripeRequest):
+            err = " ".join(x for x in (ev.error_type, ev.error_code) if x)
+            turn.requests.append(clean(f"{ev.method} {ev.path} → {ev.status}" + (f" {err}" if err else "")
+                                       + (f" ({ev.source})" if ev.source else "")))
+            if ev.request_id:
+                turn_of[("request_id", ev.request_id)] = ev.turn
+        elif isinstance(ev, Operator):
+            turn.operator.append(clean(f"{ev.action} {ev.text}".strip()))
+        elif isinstance(ev, GraderVerdict):
+            turn.verdicts.append((clean(ev.criterion), clean(ev.status)))
+        elif isinstance(ev, StripeObject):
+            if ev.object_id not in turn.objects:
+                turn.objects.append(clean(ev.object_id))
+        elif isinstance(ev, Finding):
+            raw_findings.append(ev)
+        elif isinstance(ev, EpisodeEnd) and ev.error:
+            turn.operator.append(clean(f"episode ended: {ev.reason} — {ev.error}"))
+    state = reducer.state
+    findings: list[ReportFinding] = []
+    for f in raw_findings:
+        evidence = []
+        for item in f.evidence:
+            for key, value in (item.items() if isinstance(item, dict) else ()):
+                evidence.append((clean(f"{key} {value}"), turn_of.get((key, str(value)))))
+        finding = ReportFinding(clean(f.detector), clean(f.severity), clean(f.message, None), f.turn, evidence)
+        findings.append(finding)
+        if f.turn in turns:
+            turns[f.turn].findings.append(finding)
+    objects = [
+        ReportObject(clean(o.id), clean(o.object_type), clean(o.data.get("status", "") if isinstance(o.data, dict) else ""),
+                     o.changes, o.first_turn, o.last_turn, o.deleted, clean.json(o.data, OBJECT_CHARS))
+        for o in state.objects.values()
+    ]
+    h = trace.header
+    score = state.score()
+    duration = state.last_t
+    t = state.totals
+    agent_turns = len([n for n in turns if n > 0])
+    facts = [
+        ("environment", clean(h.env) or "?"),
+        ("agent", clean(h.agent) or "?"),
+        ("model", clean(h.model) or "—"),
+        ("score", "unscored" if score is None else f"{score:.2f}"),
+        ("result", "passed" if episode_passed(state) else ("failed" if state.ended else "did not finish")),
+        ("duration", _clock(duration)),
+        ("cost", f"${t.cost_usd:.4f}"),
+        ("tokens", f"{t.tokens_in:,} in / {t.tokens_out:,} out"),
+        ("turns", f"{agent_turns} ({t.tool_calls} tool calls)"),
+        ("ended", clean(state.ended.reason) if state.ended else "no episode_end in the trace"),
+        ("started", clean(h.started) or "—"),
+        ("backend", clean(h.backend) or "—"),
+    ]
+    ordered = [turns[k] for k in sorted(turns)]
+    chart = verdict_chart(state.verdicts.values(), duration, [(n.turn, turns[n.turn].start if n.turn in turns else 0.0) for n in notes],
+                          [(f.turn, turns[f.turn].start if f.turn in turns else 0.0) for f in raw_findings], clean)
+    return Report(
+        title=clean(h.title or h.env or Path(trace.path).name),
+        facts=facts,
+        passed=episode_passed(state),
+        score=score,
+        turns=ordered,
+        objects=objects,
+        chart=chart,
+        notes=notes,
+        findings=findings,
+        images=images,
+        source=clean(Path(trace.path).name),
+    )
+
+
+__all__ = ["Report", "ReportTurn", "build_report", "cut_output"]
