@@ -75,7 +75,7 @@ class BatchProgress:
             row = self._rows.pop(cell.id, None)
             if row is not None:
                 self.progress.remove_task(row)
-            self.console.print(end_line(cell, result, self.done, self.total), highlight=False)
+            self.console.print(end_line(cell, result, self.done, self.total), highlight=False, soft_wrap=True)
 
 
 __all__ = ["BatchProgress", "end_line"]

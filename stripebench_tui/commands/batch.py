@@ -65,12 +65,14 @@ def batch_run(
         if envs or all_envs or category or out is not None:
             raise UserError("--resume DIR continues that batch as it was asked; it takes no environments or --out")
         batch = Batch.open(resume)
-        request = batch.request
-        ray = ray if ray is not None else request.get("ray")
-        workers = workers or request.get("workers")
+        ray = ray if ray is not None else batch.request.get("ray")
+        runner = _runner(ray, workers or batch.request.get("workers"))
     else:
-        batch = _new_batch(envs, agents, runs, out, all_envs, category, seed, backend, sandbox, max_turns, workers, ray)
-    runner = _runner(ray, workers)  # a Ray address that does not answer: refused here, before any episode
+        out, request, cells = _plan(envs, agents, runs, out, all_envs, category, seed, backend, sandbox, max_turns,
+                                    workers, ray)
+        runner = _runner(ray, workers)  # a Ray address that does not answer: refused before anything is written
+        batch = Batch.create(out, request, cells)
+    runner.start()  # joins (or starts) a Ray cluster: its CPUs are the default number of slots
     pending = batch.pending()
     typer.echo(f"batch {batch.root}: {len(pending)} of {len(batch.cells)} episodes to run, {runner.slots} at once on {runner.label}")
     stop = threading.Event()
@@ -86,11 +88,11 @@ def batch_run(
     typer.echo(f"done: `stripebench batch report {batch.root}` for the table, `stripebench replay {batch.root}` for the grid")
 
 
-def _new_batch(envs: list[str], agents: str, runs: int, out: Path | None, all_envs: bool, category: str | None, seed: int,
-               backend: str, sandbox: str | None, max_turns: int | None, workers: int | None, ray: str | None) -> Any:
+def _plan(envs: list[str], agents: str, runs: int, out: Path | None, all_envs: bool, category: str | None, seed: int,
+          backend: str, sandbox: str | None, max_turns: int | None, workers: int | None, ray: str | None) -> tuple[Path, dict[str, Any], list[Any]]:
+    """The batch directory, the request and the cells; UserError for anything unknown (nothing is written)."""
     import datetime as dt
 
-    from stripebench_tui.batch.manifest import Batch
     from stripebench_tui.batch.matrix import build_cells, check_agents_fit, parse_agents, resolve_environments
 
     specs = parse_agents(agents)
@@ -103,7 +105,9 @@ def _new_batch(envs: list[str], agents: str, runs: int, out: Path | None, all_en
         out = Path("batches") / dt.datetime.now(dt.timezone.utc).strftime("batch-%Y%m%dT%H%M%SZ")
     request = {"envs": [ref for ref, _ in resolved], "agents": [s.label for s in specs], "runs": runs, "seed": seed,
                "backend": backend, "sandbox": sandbox, "max_turns": max_turns, "workers": workers, "ray": ray}
-    return Batch.create(out, request, cells)
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise UserError(f"{out} already exists and is not empty; not overwriting it (--resume DIR continues a batch)")
+    return out, request, cells
 
 
 def _runner(ray: str | None, workers: int | None) -> Any:
