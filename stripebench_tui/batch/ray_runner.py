@@ -104,8 +104,8 @@ class RayRunner:
             except GetTimeoutError:
                 continue
             except RayError as exc:  # the node, its raylet or the worker died: the infrastructure, not the episode
-                first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-                return Outcome(None, infra_error=f"{type(exc).__name__}: {first}"[:300], where=self.label)
+                first = (str(exc).strip().splitlines() or [""])[0].split(". ")[0]  # Ray's messages run on for lines
+                return Outcome(None, infra_error=f"{type(exc).__name__}: {first}"[:200], where=self.label)
         cell_dir = job.episode_dir.parent
         with tarfile.open(fileobj=io.BytesIO(reply["tar"]), mode="r:gz") as tar:
             log = tar.extractfile(LOG) if LOG in tar.getnames() else None

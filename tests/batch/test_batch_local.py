@@ -12,7 +12,8 @@ import pytest
 
 from tests.batch.helpers import ENVS, ended_lines, stripebench, trace_facts
 
-pytestmark = pytest.mark.slow  # 12 real episodes, two at a time (about 35 s on this 2-core machine)
+# 12 real episodes, two at a time (about 35 s on an idle 2-core machine; minutes when it is shared)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 
 
 def test_kill_and_resume_runs_only_unfinished_episodes(local_batch: dict[str, Any]) -> None:

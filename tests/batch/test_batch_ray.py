@@ -17,7 +17,8 @@ from tests.batch.helpers import AGENTS, ENVS, batch_env, stripebench, trace_fact
 from tests.batch.ray_cluster import LocalCluster, descendants_of
 
 import ray  # noqa: E402,F401  scripts/test.sh installs the ray extra: without it this must fail, not skip
-pytestmark = pytest.mark.slow  # two Ray nodes start (~10-25 s here) and 12 episodes run on them
+# two Ray nodes start (~10-25 s here) and 12 episodes run on them; the shared machine can make that minutes
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
 
 @pytest.fixture(scope="module")
