@@ -130,3 +130,23 @@ def test_a_batch_from_a_newer_version_is_refused(batch: Batch, capsys: pytest.Ca
     for args in (["batch", "--resume", str(batch.root)], ["batch", "report", str(batch.root)]):
         code, err = cli(capsys, *args)
         assert code == 3 and "format 99 (written by stripebench 9.0)" in err
+
+
+def test_progress_shows_each_episode_turn_and_end(batch: Batch) -> None:
+    import io
+
+    from rich.console import Console
+
+    from stripebench_tui.batch.progress import BatchProgress
+
+    console = Console(file=io.StringIO(), force_terminal=True, width=120, record=True)
+    cell = batch.cells[0]
+    with BatchProgress(2, console) as progress:
+        progress.started(cell, 1, "local")
+        progress.line(cell, "── turn 3 ·    2.1s ──────")
+        assert progress.progress.tasks[-1].description.endswith("turn 3")
+        progress.ended(cell, {"status": "failed", "score": 0.5, "turns": 3, "attempts": 1, "where": "local",
+                              "error": "[bold]not markup[/]"})
+        assert len(progress.progress.tasks) == 1 and progress.progress.tasks[0].completed == 1
+    text = console.export_text()
+    assert f"[1/2] ✗ {cell.id} failed 0.50 · 3 turns (attempt 1, local): [bold]not markup[/]" in text
