@@ -106,15 +106,23 @@ class RayRunner:
             except RayError as exc:  # the node, its raylet or the worker died: the infrastructure, not the episode
                 first = (str(exc).strip().splitlines() or [""])[0].split(". ")[0]  # Ray's messages run on for lines
                 return Outcome(None, infra_error=f"{type(exc).__name__}: {first}"[:200], where=self.label)
-        cell_dir = job.episode_dir.parent
-        with tarfile.open(fileobj=io.BytesIO(reply["tar"]), mode="r:gz") as tar:
+        try:
+            self._unpack(reply["tar"], job.episode_dir.parent)
+        except (tarfile.TarError, OSError) as exc:
+            return Outcome(None, infra_error=f"copying the episode back failed: {exc}"[:200], where=reply["where"])
+        return Outcome(reply["exit_code"], infra_error=reply["infra_error"], where=reply["where"])
+
+    @staticmethod
+    def _unpack(packed: bytes, cell_dir: Path) -> None:
+        # "tar", not "data": a workspace's venv links to its node's absolute interpreter path. Members still cannot
+        # land outside the cell directory (the tarball is ours, made by _episode_on_node).
+        with tarfile.open(fileobj=io.BytesIO(packed), mode="r:gz") as tar:
             log = tar.extractfile(LOG) if LOG in tar.getnames() else None
             if log is not None:
                 with open(cell_dir / LOG, "ab") as out:
                     out.write(log.read())
             members = [m for m in tar.getmembers() if m.name == "episode" or m.name.startswith("episode/")]
-            tar.extractall(cell_dir, members=members, filter="data")
-        return Outcome(reply["exit_code"], infra_error=reply["infra_error"], where=reply["where"])
+            tar.extractall(cell_dir, members=members, filter="tar")
 
     def close(self) -> None:
         import ray
