@@ -12,7 +12,8 @@ from stripebench_tui.errors import EXIT_EPISODE_FAILED, EXIT_OK, UserError
 
 
 def replay(
-    trace_path: Path = typer.Argument(..., metavar="TRACE", help="A trace (.jsonl) or an ATIF trajectory (.json)."),
+    trace_path: Path = typer.Argument(..., metavar="TRACE", help="A trace (.jsonl), an ATIF trajectory (.json), or a "
+                                      "batch directory (opens the grid of its episodes)."),
     headless: bool = typer.Option(False, "--headless", help="Print the episode turn by turn as text instead of opening the TUI."),
     summary: bool = typer.Option(False, "--summary", help="Print a summary table: turns, tools, verdict timeline, Stripe requests, findings, score."),
     speed: float = typer.Option(1.0, "--speed", min=0.01, max=1000.0, help="Playback speed relative to the recorded timing."),
@@ -54,6 +55,13 @@ def replay(
 
     breaks = parse_breaks(breaks)
     trace_path = sample_or_path(trace_path)
+    if (trace_path / "batch.json").is_file():  # a batch directory (`stripebench batch`): its grid
+        if headless or summary or fork_at is not None or rerun is True:
+            raise UserError("a batch directory opens as a grid; for text use `stripebench batch report DIR`")
+        from stripebench_tui.tui.batch_grid import run_batch_grid
+
+        run_batch_grid(trace_path)
+        return
     agent_cmd, agent_protocol, model, base_url = (v if isinstance(v, str) else None
                                                   for v in (agent_cmd, agent_protocol, model, base_url))
     where = {"episode_dir": episode_dir} if isinstance(episode_dir, Path) else {}

@@ -1,0 +1,147 @@
+"""``stripebench batch report``: the published benchmark's table, computed from the episodes' traces.
+
+Per task (environment × agent) the best of k runs and their mean, the turn range of the best runs, tokens
+and cost; per category the average of the best-of-k; which criteria fail most across runs; and one CSV row
+per run with the published columns (eval name, model, run id, score, turn count).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from statistics import mean
+from typing import Any
+
+from stripebench_tui.batch.manifest import Batch
+from stripebench_tui.core.sanitize import sanitize
+from stripebench_tui.errors import UserError
+
+CSV_COLUMNS = ("eval_name", "model", "run_id", "score", "turn_count")
+FORMATS = ("md", "csv", "json")
+
+
+@dataclass
+class EpisodeSummary:
+    """What the report needs of one episode, read from its trace."""
+
+    score: float | None
+    passed: bool | None
+    reason: str
+    turns: int
+    tokens: int
+    cost_usd: float
+    failed_criteria: list[str] = field(default_factory=list)
+
+
+def read_episode(episode_dir: Path) -> EpisodeSummary | None:
+    """The summary of the trace in ``episode_dir``; None when there is no readable trace."""
+    from stripebench_tui.formats.open import open_episode
+
+    path = episode_dir / "trace.jsonl"
+    if not path.is_file():
+        return None
+    try:
+        state = open_episode(path).state_at(None)
+    except (UserError, OSError, ValueError):  # a trace cut short by a kill is still read; garbage is not
+        return None
+    end = state.ended
+    return EpisodeSummary(
+        score=end.score if end is not None else None, passed=end.passed if end is not None else None,
+        reason=end.reason if end is not None else "unfinished",
+        turns=sum(1 for t in state.turns if t.index >= 1),
+        tokens=state.totals.tokens_in + state.totals.tokens_out, cost_usd=state.totals.cost_usd,
+        failed_criteria=sorted(c for c, v in state.verdicts.items() if v.status not in ("pass", "pending")))
+
+
+def build_report(batch: Batch) -> dict[str, Any]:
+    """Every number of the report, from the traces of the batch's finished cells."""
+    runs: list[dict[str, Any]] = []
+    for cell in batch.cells:
+        result = batch.result(cell)
+        summary = read_episode(batch.episode_dir(cell)) if batch.finished(cell) else None
+        if summary is None:
+            continue
+        runs.append({"cell": cell.id, "env": cell.env, "category": cell.category, "model": cell.agent_label,
+                     "run": cell.run, "seed": cell.seed, "score": summary.score if summary.score is not None else 0.0,
+                     "scored": summary.score is not None, "turns": summary.turns, "tokens": summary.tokens,
+                     "cost_usd": summary.cost_usd, "reason": summary.reason, "failed": summary.failed_criteria,
+                     "attempts": (result or {}).get("attempts", 1)})
+    tasks: list[dict[str, Any]] = []
+    keys = sorted({(r["env"], r["model"]) for r in runs}, key=lambda k: (k[1], k[0]))
+    for env, model in keys:
+        mine = [r for r in runs if r["env"] == env and r["model"] == model]
+        best = max(r["score"] for r in mine)
+        best_turns = [r["turns"] for r in mine if r["score"] == best]
+        tasks.append({"env": env, "category": mine[0]["category"], "model": model, "runs": len(mine), "best": best,
+                      "mean": mean(r["score"] for r in mine), "best_turns": [min(best_turns), max(best_turns)],
+                      "tokens": sum(r["tokens"] for r in mine), "cost_usd": sum(r["cost_usd"] for r in mine)})
+    categories = []
+    for category, model in sorted({(t["category"], t["model"]) for t in tasks}, key=lambda k: (k[1], k[0])):
+        mine = [t for t in tasks if t["category"] == category and t["model"] == model]
+        categories.append({"category": category, "model": model, "tasks": len(mine),
+                           "best_of_k": mean(t["best"] for t in mine),
+                           "best_turns": [min(t["best_turns"][0] for t in mine), max(t["best_turns"][1] for t in mine)]})
+    failures: dict[tuple[str, str], list[str]] = {}
+    for r in runs:
+        for criterion in r["failed"]:
+            failures.setdefault((r["env"], criterion), []).append(r["cell"])
+    totals = {env: sum(1 for r in runs if r["env"] == env) for env in {r["env"] for r in runs}}
+    criteria = [{"env": env, "criterion": c, "failed": len(cells), "runs": totals[env], "cells": cells}
+                for (env, c), cells in sorted(failures.items(), key=lambda kv: (-len(kv[1]), kv[0]))]
+    return {"batch": str(batch.root), "cells": len(batch.cells), "finished": len(runs),
+            "retried": sum(1 for r in runs if r["attempts"] > 1), "runs": runs, "tasks": tasks,
+            "categories": categories, "criteria": criteria}
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.0f} %"
+
+
+def _range(pair: list[int]) -> str:
+    return str(pair[0]) if pair[0] == pair[1] else f"{pair[0]}–{pair[1]}"
+
+
+def render(report: dict[str, Any], fmt: str) -> str:
+    """The report as Markdown tables, the per-run CSV, or JSON."""
+    if fmt == "json":
+        return json.dumps(report, indent=2, sort_keys=True) + "\n"
+    if fmt == "csv":
+        out = io.StringIO()
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(CSV_COLUMNS)
+        for r in report["runs"]:
+            writer.writerow([r["env"], r["model"], r["run"], f"{r['score']:.4f}", r["turns"]])
+        return out.getvalue()
+    clean = lambda text: sanitize(str(text)).replace("|", "\\|")  # noqa: E731 - names come from manifests and flags
+    lines = [f"# Batch {clean(report['batch'])}", "",
+             f"{report['finished']} of {report['cells']} episodes finished"
+             + (f", {report['retried']} after an infrastructure retry" if report["retried"] else "") + ".", "",
+             "## Per task", "", "| task | category | model | runs | best of k | mean | turns (best) | tokens | cost |",
+             "|---|---|---|---:|---:|---:|---:|---:|---:|"]
+    lines += [f"| {clean(t['env'])} | {t['category']} | {clean(t['model'])} | {t['runs']} | {_pct(t['best'])} | "
+              f"{_pct(t['mean'])} | {_range(t['best_turns'])} | {t['tokens']:,} | ${t['cost_usd']:.2f} |" for t in report["tasks"]]
+    lines += ["", "## Per category (average of best of k)", "", "| category | model | tasks | score | turns |",
+              "|---|---|---:|---:|---:|"]
+    lines += [f"| {c['category']} | {clean(c['model'])} | {c['tasks']} | {_pct(c['best_of_k'])} | {_range(c['best_turns'])} |"
+              for c in report["categories"]]
+    lines += ["", "## Failing criteria (across runs)", ""]
+    if report["criteria"]:
+        lines += ["| task | criterion | failed | of runs |", "|---|---|---:|---:|"]
+        lines += [f"| {clean(c['env'])} | {clean(c['criterion'])} | {c['failed']} | {c['runs']} |" for c in report["criteria"]]
+    else:
+        lines.append("No criterion failed.")
+    return "\n".join(lines) + "\n"
+
+
+def write_report(batch: Batch, fmt: str) -> tuple[str, Path]:
+    """Render the report and write it as ``DIR/report.<fmt>``; returns the text and the file."""
+    text = render(build_report(batch), fmt)
+    path = batch.root / f"report.{fmt}"
+    path.write_text(text, encoding="utf-8")
+    return text, path
+
+
+__all__ = ["CSV_COLUMNS", "EpisodeSummary", "FORMATS", "build_report", "read_episode", "render", "write_report"]
