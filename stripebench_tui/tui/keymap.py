@@ -120,6 +120,7 @@ _KEY_LABELS = {
     "apostrophe": "'",
     "quotation_mark": '"',
     "ctrl+n": "Ctrl+N",
+    "f3": "F3",
     "shift+f3": "Shift+F3",
 }
 
