@@ -175,9 +175,9 @@ class EpisodeServer:
             body = await request.json()
         except ValueError:
             raise web.HTTPBadRequest(text="expected JSON\n") from None
-        method = body.get("method") if isinstance(body, dict) else None
-        args = body.get("args") or [] if isinstance(body, dict) else []
-        kwargs = body.get("kwargs") or {} if isinstance(body, dict) else {}
+        if not isinstance(body, dict):
+            raise web.HTTPBadRequest(text="expected a JSON object: {\"method\": …, \"args\": […], \"kwargs\": {…}}\n")
+        method, args, kwargs = body.get("method"), body.get("args") or [], body.get("kwargs") or {}
         if method not in CONTROL_METHODS or not isinstance(args, list) or not isinstance(kwargs, dict) \
                 or set(kwargs) - CONTROL_KWARGS:
             raise web.HTTPBadRequest(text=f"unknown command {method!r}\n")
@@ -285,7 +285,7 @@ async def serve_until_stopped(server: EpisodeServer, announce: Callable[[str], N
     if operator:
         announce(f"operator: {operator}  (only this link may pause, inject or approve)")
     if server.access_token:
-        announce(f"viewers need the token in the URL; anyone with it can watch")
+        announce("viewers need the token in the URL; anyone with it can watch")
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, server.stopping.set)

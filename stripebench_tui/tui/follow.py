@@ -24,6 +24,7 @@ from stripebench_tui.errors import BadFileError
 from stripebench_tui.tui.live_source import LiveSource
 
 POLL_INTERVAL = 0.1  # seconds between looks at a trace that has not ended
+READ_CHUNK = 1 << 20  # bytes read per poll: a long trace is caught up with in steps, the UI keeps drawing
 
 
 class TraceFollower:
@@ -36,6 +37,7 @@ class TraceFollower:
         self.offset = 0
         self.partial = b""
         self.ended: EpisodeEnd | None = None
+        self.behind = False  # the last poll stopped at READ_CHUNK: there is more to read already
 
     def poll(self) -> int:
         """Read what was appended; returns how many events were fed (BadFileError when the file is not a trace)."""
@@ -44,10 +46,11 @@ class TraceFollower:
                 return 0  # a live episode still setting up: its recorder has not created the trace yet
             with open(self.path, "rb") as f:
                 f.seek(self.offset)
-                data = f.read()
+                data = f.read(READ_CHUNK)
         except OSError as exc:
             raise BadFileError(f"{self.path}: cannot read ({exc.strerror})") from None
         self.offset += len(data)
+        self.behind = len(data) == READ_CHUNK
         lines = (self.partial + data).split(b"\n")
         self.partial = lines.pop()  # the writer may be half-way through a line: keep it for the next poll
         fed = 0
@@ -168,7 +171,8 @@ class AttachedEpisode:
             if end is not None:
                 return AttachedResult(self.follower.path, reason=end.reason, passed=end.passed, score=end.score,
                                       error=end.error if end.reason == "error" else "")
-            await asyncio.sleep(POLL_INTERVAL)  # the file gives no wake-up; the episode writes at its own pace
+            # The file gives no wake-up; the episode writes at its own pace (a backlog is read without waiting).
+            await asyncio.sleep(0 if self.follower.behind else POLL_INTERVAL)
 
     def stop(self, reason: str = "") -> None:
         """Quitting a viewer never stops the episode; the operator stops it with the stop key."""

@@ -47,4 +47,3 @@ def test_validate_oracle_passes_noop_scores_zero_and_each_mutant_fails_its_own_m
     assert failing["mutant coupon-forever"] == {"coupon_3_months"}
     assert failing["mutant upgrade-next-invoice"] == {"upgrade"}
     assert failing["mutant metered-400-as-success"] == {"usage"}
-    assert failing["mutant anchor-without-proration"] == {"anchor_first"}

@@ -79,3 +79,15 @@ async def test_a_viewer_attached_to_a_running_trace_sees_it_and_cannot_steer_it(
         await screen._episode_worker.wait()
         assert screen.result is not None and screen.result.passed
         await pilot.press("q")
+
+
+def test_a_long_trace_is_caught_up_with_in_chunks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import stripebench_tui.tui.follow as follow
+
+    path = write_trace(tmp_path / "whole.jsonl").path
+    monkeypatch.setattr(follow, "READ_CHUNK", 256)  # smaller than some lines: they arrive across polls
+    follower = TraceFollower(path, LiveSource())
+    fed = [follower.poll()]
+    while follower.behind:
+        fed.append(follower.poll())
+    assert len(fed) > 3 and sum(fed) == len(path.read_bytes().splitlines()) and follower.ended is not None
