@@ -31,7 +31,9 @@ def test_page_route_and_resource_registration() -> None:
             widget = httpx.get(f"{emu.url}/v1/test_widgets/wid_1", headers={"Authorization": "Bearer sk_test_x"})
             assert widget.json() == {"id": "wid_1", "object": "test_widget", "base_url": emu.url}
     finally:
-        PAGE_ROUTES.pop()
+        # Remove this test's page by name: pop() would drop whatever registered last (a page imported lazily
+        # while the emulator started, e.g. /_emulator/webhook_settings), breaking later tests.
+        PAGE_ROUTES[:] = [r for r in PAGE_ROUTES if r[0] != "/_test_pages/{name}"]
         from stripebench_tui.emulator import registry
         registry.ROUTES.remove(widgets.routes[0])
         del registry.RESOURCES["test_widget"]
