@@ -10,6 +10,7 @@ from pathlib import Path
 import typer
 
 from stripebench_tui.errors import UserError
+from stripebench_tui.commands.output import write_new
 
 
 class ExportFormat(str, Enum):
@@ -46,13 +47,7 @@ def export(
     out = Path(output) if output else Path(stem + ".atif.json")
     if out.resolve() == trace_path.resolve():
         raise UserError(f"{out}: that is the trace itself; choose another output path")
-    try:
-        with open(out, "w" if force else "x", encoding="utf-8") as f:
-            f.write(text)
-    except FileExistsError:
-        raise UserError(f"{out}: already exists (use --force to overwrite)") from None
-    except OSError as exc:
-        raise UserError(f"{out}: cannot write ({exc.strerror})") from None
+    write_new(out, text, force)
     typer.echo(f"wrote {out} ({len(doc['steps'])} ATIF steps)", err=True)
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import typer
 
 from stripebench_tui.errors import UserError
+from stripebench_tui.commands.output import write_new
 
 
 class ReportFormat(str, Enum):
@@ -52,13 +53,7 @@ def report(
     if out is None:
         sys.stdout.write(text)
         return
-    try:
-        with open(out, "w" if force else "x", encoding="utf-8") as f:
-            f.write(text)
-    except FileExistsError:
-        raise UserError(f"{out}: already exists (use --force to overwrite)") from None
-    except OSError as exc:
-        raise UserError(f"{out}: cannot write ({exc.strerror})") from None
+    write_new(out, text, force)
     typer.echo(f"wrote {out} ({len(built.turns)} turns, {len(text.encode('utf-8')):,} bytes)", err=True)
 
 
