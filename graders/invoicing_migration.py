@@ -273,9 +273,9 @@ def no_duplicates(run: Run) -> Outcome:
         need(row["amount"] == booking["cents"] and row["status"] == booking["status"] and row["source"] == "legacy",
              f"row {booking['booking_id']} says {row['status']!r}, {row['amount']} cents, source {row['source']!r}; "
              f"expected {booking['status']!r}, {booking['cents']}, 'legacy'", booking=booking["booking_id"])
-        invoices = [i.id for i in run.invoices_of(booking)]
-        need(not invoices or row["invoice"] == invoices[0],
-             f"row {booking['booking_id']} names invoice {row['invoice']}, Stripe's is {invoices[0] if invoices else None}",
+        stripes = [i.id for i in run.invoices_of(booking)][:1] or [None]
+        need(stripes == [None] or row["invoice"] == stripes[0],
+             f"row {booking['booking_id']} names invoice {row['invoice']}, Stripe's is {stripes[0]}",
              booking=booking["booking_id"])
     return passed(f"after {RUNS} more runs: one customer per email, at most one invoice per booking, one product "
                   "and price per sku, one row per booking naming its invoice", runs=[c for c, _ in run.migrations])
@@ -380,7 +380,8 @@ def _results(ctx: Any) -> dict[str, Outcome]:
 
 
 GRADER = Grader(
-    criteria=tuple(scenario_criterion(name, weight, description, _results) for name, weight, description, _ in SCENARIOS),
+    criteria=tuple(scenario_criterion(name, weight, description, _results)
+                   for name, weight, description, _ in SCENARIOS),
     description="Runs migrate.py twice, checks the catalogue, each legacy booking's invoice and state, duplicates "
                 "and the bookings table, then buys with a good and a declined card through the app.",
 )

@@ -1,4 +1,5 @@
-"""invoicing-migration: the grader's reads of Stripe, a migration that fails, and validate (each mutant loses its own criterion)."""
+"""invoicing-migration: the grader's reads of Stripe, a migration that fails, and validate (each mutant loses its
+own criterion)."""
 
 from __future__ import annotations
 
