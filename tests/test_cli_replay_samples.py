@@ -72,7 +72,8 @@ def test_the_partial_payments_oracle_pays_one_invoice_with_two_checkout_halves()
     trace = open_trace(REPLAYS / "partial-payments-oracle")
     final = trace.state_at()
     [invoice] = [o for o in final.objects.values() if o.object_type == "invoice"]
-    assert (invoice.data["status"], invoice.data["amount_paid"], invoice.data["amount_remaining"]) == ("paid", 124999, 0)
+    paid = (invoice.data["status"], invoice.data["amount_paid"], invoice.data["amount_remaining"])
+    assert paid == ("paid", 124999, 0)
     sessions = sorted(o.data["amount_total"] for o in final.objects.values() if o.object_type == "checkout.session"
                       and o.data["status"] == "complete")
     payments = sorted(o.data["amount_paid"] for o in final.objects.values() if o.object_type == "invoice_payment")

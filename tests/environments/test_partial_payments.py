@@ -1,4 +1,4 @@
-"""partial-payments: the seed, the grader's judgement on real emulator invoices and sessions, the plans, and validate."""
+"""partial-payments: the seed, the grader's judgement on real emulator invoices and sessions, the plans, validate."""
 
 from __future__ import annotations
 
@@ -21,7 +21,8 @@ ENV = find_environment("partial-payments")
 G = load_grader_module(ENV, "partial_payments.py", "pp_grader_under_test")
 SEED = G.SEED
 FIRST, SECOND = SEED.halves()
-CARD = {"email": SEED.MEMBER["email"], "card_number": "4242 4242 4242 4242", "expiry": "12 / 34", "cvc": "123", "name": "Maya Okafor"}
+CARD = {"email": SEED.MEMBER["email"], "card_number": "4242 4242 4242 4242", "expiry": "12 / 34", "cvc": "123",
+        "name": "Maya Okafor"}
 CRITERIA = {c.name: c.check for c in G.GRADER.criteria}
 
 
@@ -106,9 +107,7 @@ def _half(seeded, amount: int, *, attach: bool = True, record: bool = True) -> s
 
 
 def _statuses(seeded, final: bool) -> dict[str, str]:
-    import time
-
-    time.sleep(G.CACHE_SECONDS)  # past the shared-read window of an earlier judgement in the same test
+    vars(seeded.ctx).pop("_partial_payments_memo", None)  # forget reads shared by an earlier judgement
     view = GradingView({}, final=final)
     return {name: check(seeded.ctx, view).status for name, check in CRITERIA.items()}
 
@@ -173,7 +172,8 @@ def test_a_payment_made_outside_checkout_fails_the_checkout_criterion(seeded):
         "confirm": True})
     seeded.client.v1.invoices.attach_payment(seeded.invoice, params={"payment_intent": direct.id})
     outcome = G.paid_through_checkout(seeded.ctx, GradingView({}, final=True))
-    assert outcome.status == FAIL and f"{SECOND} ({direct.id}) was not paid through a Checkout Session" in outcome.summary
+    assert outcome.status == FAIL
+    assert f"{SECOND} ({direct.id}) was not paid through a Checkout Session" in outcome.summary
     assert G.invoice_paid(seeded.ctx, GradingView({}, final=True)).status == PASS
 
 
@@ -192,3 +192,12 @@ def test_validate_oracle_passes_noop_scores_zero_and_each_mutant_fails_for_its_o
                                                    "app recorded both halves"}
     assert failing["mutant no-attach"] == set(CRITERIA) - {"halves checked out"}
     assert failing["mutant one-payment"] == set(CRITERIA) - {"invoice paid", "payments came through checkout"}
+
+
+def test_the_final_judgement_never_reuses_a_live_read_made_before_the_last_change(seeded):
+    _half(seeded, FIRST)
+    live = G.invoice_paid(seeded.ctx, GradingView({}, final=False))
+    assert live.status == PENDING  # this read of the open invoice is now shared for CACHE_SECONDS
+    _half(seeded, SECOND)
+    final = G.invoice_paid(seeded.ctx, GradingView({}, final=True))
+    assert final.status == PASS, final.summary
