@@ -83,7 +83,9 @@ def test_attaching_more_than_remains_is_refused_and_changes_nothing(stripe_clien
     with pytest.raises(stripe.InvalidRequestError) as caught:
         stripe_client.v1.invoices.attach_payment(sub.latest_invoice, params={"payment_intent": whole.payment_intent})
     error = caught.value
-    assert (error.http_status, error.error.type, error.param) == (400, "invalid_request_error", "payment_intent")
+    # Stripe's invoice-state refusals carry no error code (code None), only type, param and message.
+    assert (error.http_status, error.error.type, error.code, error.param) == (400, "invalid_request_error", None,
+                                                                              "payment_intent")
     assert error.user_message == (f"The PaymentIntent's amount ({TOTAL}) is greater than the invoice's "
                                   f"amount_remaining ({TOTAL - TOTAL // 2}).")
     after = stripe_client.v1.invoices.retrieve(sub.latest_invoice, params={"expand": ["payments"]})
@@ -104,8 +106,8 @@ def test_a_void_subscription_invoice_can_neither_be_paid_nor_take_a_payment(stri
                                                                      params={"payment_intent": part.payment_intent})):
         with pytest.raises(stripe.InvalidRequestError) as caught:
             attempt()
-        assert (caught.value.http_status, caught.value.error.type, caught.value.param) == (
-            400, "invalid_request_error", "invoice")
+        assert (caught.value.http_status, caught.value.error.type, caught.value.code, caught.value.param) == (
+            400, "invalid_request_error", None, "invoice")
         assert caught.value.user_message == "Voided invoices cannot be paid."
     after = stripe_client.v1.invoices.retrieve(voided.id)
     assert (after.status, after.amount_paid, after.amount_remaining) == ("void", 0, TOTAL)
