@@ -4,8 +4,10 @@ Status moves as on Stripe: draft → open (finalize) → paid / void / uncollect
 still be paid or voided. Partial payments (API 2025-05-28): each attached PaymentIntent becomes an invoice
 payment; ``amount_paid`` grows and the invoice stays open until ``amount_remaining`` reaches zero.
 
-Internal API (also for subscription renewals and the hosted invoice page): ``finalize_invoice``,
-``record_payment``, ``pay_invoice``, ``credit_intent`` (a PaymentIntent attached earlier has now succeeded).
+Internal API (also for Billing's invoices, ``billing_invoice``, and the hosted invoice page): ``finalize_invoice``,
+``record_payment`` (the one way any invoice is paid: amounts, status, invoice payments and events),
+``open_default_payment`` (the unconfirmed PaymentIntent an invoice waits on), ``pay_invoice``, ``credit_intent`` (a
+PaymentIntent of the invoice, its default one or one attached earlier, has now succeeded).
 """
 
 from __future__ import annotations
