@@ -66,3 +66,19 @@ def test_no_secret_in_any_committed_replay_file() -> None:
     for path in REPLAYS.rglob("*"):
         if path.is_file():
             assert not KEY.search(path.read_bytes()), path
+
+
+def test_the_partial_payments_oracle_pays_one_invoice_with_two_checkout_halves() -> None:
+    trace = open_trace(REPLAYS / "partial-payments-oracle")
+    final = trace.state_at()
+    [invoice] = [o for o in final.objects.values() if o.object_type == "invoice"]
+    paid = (invoice.data["status"], invoice.data["amount_paid"], invoice.data["amount_remaining"])
+    assert paid == ("paid", 124999, 0)
+    sessions = sorted(o.data["amount_total"] for o in final.objects.values() if o.object_type == "checkout.session"
+                      and o.data["status"] == "complete")
+    payments = sorted(o.data["amount_paid"] for o in final.objects.values() if o.object_type == "invoice_payment")
+    assert sessions == payments == [62499, 62500]
+    # the invoice is paid only once the second half is attached: pending through the first half, then pass
+    changed = final.verdicts["invoice paid"].changed_turn
+    assert trace.state_at(changed - 1).verdicts["invoice paid"].status == "pending"
+    assert trace.state_at(changed - 1).verdicts["remaining after the first half"].status == "pass"

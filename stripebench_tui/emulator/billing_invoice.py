@@ -1,7 +1,9 @@
 """The invoices Billing makes for subscriptions (first, cycle, update, proration), at a given time.
 
-Stored in the same form as ``resources/invoices.py``'s (``_lines``, ``_subscription``, ``_payment_intent``), so the
-invoice resource renders and lists them; this module only builds, finalises and pays them. A line is given as
+Stored in the same form as ``resources/invoices.py``'s (``_lines``, ``_subscription``, ``_payment_intent``,
+``_payments``), so the invoice resource renders and lists them and payments can be attached to them; this module only
+builds and finalises them. Paying goes through ``invoice_actions.record_payment`` like every other invoice's, so
+amounts, status, invoice payments and events are produced one way. A line is given as
 ``{amount, price, quantity, period: (start, end), item (subscription item id or None), proration, description}``.
 """
 
@@ -84,7 +86,7 @@ def build_invoice(ctx: RequestContext, sub: dict[str, Any], lines: list[dict[str
         "total_excluding_tax": total, "total_pretax_credit_amounts": [], "total_taxes": [],
         "webhooks_delivered_at": now if save else None,
         "_lines": [_line(ctx, invoice_id, sub["id"], line, save) for line in lines],
-        "_subscription": sub["id"], "_payment_intent": None,
+        "_subscription": sub["id"], "_payment_intent": None, "_payments": [],
     }
 
 
@@ -106,25 +108,16 @@ def finalize(ctx: RequestContext, invoice: dict[str, Any], now: int) -> dict[str
     ctx.save(invoice)
     ctx.emit("invoice.finalized", invoice)
     if invoice["amount_due"] == 0:
-        mark_paid(ctx, invoice, None, now)
-    return invoice
+        from stripebench_tui.emulator.resources import invoice_actions
 
-
-def mark_paid(ctx: RequestContext, invoice: dict[str, Any], pi_id: str | None, now: int) -> dict[str, Any]:
-    """Open → paid (``invoice.paid``, ``invoice.payment_succeeded``)."""
-    invoice.update({"status": "paid", "amount_paid": invoice["amount_due"], "amount_remaining": 0,
-                    "attempted": True, "attempt_count": max(invoice["attempt_count"], 1 if pi_id else 0),
-                    "next_payment_attempt": None, "_payment_intent": pi_id or invoice.get("_payment_intent"),
-                    "status_transitions": {**invoice["status_transitions"], "paid_at": now}})
-    ctx.save(invoice)
-    ctx.emit("invoice.paid", invoice)
-    ctx.emit("invoice.payment_succeeded", invoice)
+        invoice_actions.record_payment(ctx, invoice, None, 0)
     return invoice
 
 
 def open_intent(ctx: RequestContext, invoice: dict[str, Any], description: str) -> dict[str, Any]:
-    """The PaymentIntent an open invoice is paid through (created unconfirmed, as ``default_incomplete`` leaves it)."""
-    from stripebench_tui.emulator.resources import payment_intents
+    """The PaymentIntent an open invoice is paid through (created unconfirmed, as ``default_incomplete`` leaves it),
+    recorded as the invoice's open default payment."""
+    from stripebench_tui.emulator.resources import invoice_actions, payment_intents
 
     pi = payment_intents.new_intent(ctx, {"amount": invoice["amount_due"], "currency": invoice["currency"],
                                           "customer": invoice["customer"], "description": description,
@@ -132,6 +125,7 @@ def open_intent(ctx: RequestContext, invoice: dict[str, Any], description: str) 
     pi["_invoice"] = invoice["id"]
     ctx.save(pi)
     invoice["_payment_intent"] = pi["id"]
+    invoice_actions.open_default_payment(ctx, invoice, pi)
     ctx.save(invoice)
     return pi
 
@@ -162,10 +156,10 @@ def attempt(ctx: RequestContext, invoice: dict[str, Any], pm_id: str | None, now
 
 
 def pay_from_intent(ctx: RequestContext, pi: dict[str, Any]) -> dict[str, Any] | None:
-    """After its PaymentIntent succeeded: mark the invoice paid (the hook ``payment_intents`` calls)."""
-    invoice = ctx.find("invoice", pi.get("_invoice") or "")
-    if invoice is None or invoice["status"] != "open":
+    """After its PaymentIntent succeeded: the invoice it paid in full (None if it paid none, or only a part)."""
+    from stripebench_tui.emulator.resources import invoice_actions
+
+    invoice = invoice_actions.credit_intent(ctx, pi)
+    if invoice is None or invoice["status"] != "paid":
         return None
-    if any(p["payment_intent"] == pi["id"] and p["status"] == "open" for p in invoice.get("_payments", [])):
-        return None  # attached as one of several payments: invoice_actions credits it and settles when due
-    return mark_paid(ctx, invoice, pi["id"], ctx.now())
+    return invoice

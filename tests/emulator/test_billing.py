@@ -81,7 +81,7 @@ def test_trial_then_monthly_on_a_test_clock_emits_stripes_sequence(stripe_client
     assert _types_since(stripe_client, marker) == [
         "test_helpers.test_clock.advancing", "customer.subscription.trial_will_end", "invoice.created",
         "customer.subscription.updated", "invoice.finalized", "payment_intent.created", "charge.succeeded",
-        "payment_intent.succeeded", "invoice.paid", "invoice.payment_succeeded", "test_helpers.test_clock.ready"]
+        "payment_intent.succeeded", "invoice_payment.paid", "invoice.paid", "invoice.payment_succeeded", "test_helpers.test_clock.ready"]
     sub = stripe_client.v1.subscriptions.retrieve(sub.id, params={"expand": ["latest_invoice"]})
     item = sub["items"].data[0]
     assert sub.status == "active" and item.current_period_start == T0 + 14 * DAY
@@ -282,8 +282,8 @@ def test_renewal_decline_goes_past_due_then_recovers_and_period_end_cancels(stri
     sub = stripe_client.v1.subscriptions.create(params={"customer": customer.id, "items": [{"price": price.id}]})
     assert _types_since(stripe_client, marker) == [
         "customer.subscription.created", "invoice.created", "invoice.finalized", "payment_intent.created",
-        "charge.succeeded", "payment_intent.succeeded", "invoice.paid", "invoice.payment_succeeded",
-        "customer.subscription.updated"]
+        "charge.succeeded", "payment_intent.succeeded", "invoice_payment.paid", "invoice.paid",
+        "invoice.payment_succeeded", "customer.subscription.updated"]
     # the card on file starts declining: the renewal fails and the subscription is past_due
     failing = stripe_client.v1.payment_methods.attach("pm_card_chargeCustomerFail", params={"customer": customer.id})
     stripe_client.v1.customers.update(customer.id, params={"invoice_settings": {"default_payment_method": failing.id}})

@@ -4,8 +4,10 @@ Status moves as on Stripe: draft → open (finalize) → paid / void / uncollect
 still be paid or voided. Partial payments (API 2025-05-28): each attached PaymentIntent becomes an invoice
 payment; ``amount_paid`` grows and the invoice stays open until ``amount_remaining`` reaches zero.
 
-Internal API (also for subscription renewals and the hosted invoice page): ``finalize_invoice``,
-``record_payment``, ``pay_invoice``, ``credit_intent`` (a PaymentIntent attached earlier has now succeeded).
+Internal API (also for Billing's invoices, ``billing_invoice``, and the hosted invoice page): ``finalize_invoice``,
+``record_payment`` (the one way any invoice is paid: amounts, status, invoice payments and events),
+``open_default_payment`` (the unconfirmed PaymentIntent an invoice waits on), ``pay_invoice``, ``credit_intent`` (a
+PaymentIntent of the invoice, its default one or one attached earlier, has now succeeded).
 """
 
 from __future__ import annotations
@@ -47,9 +49,16 @@ def finalize_invoice(ctx: RequestContext, invoice: dict[str, Any], auto_pay_zero
 
 
 def mark_paid(ctx: RequestContext, invoice: dict[str, Any], out_of_band: bool = False) -> None:
-    """Open → paid (``invoice.paid``; ``invoice.payment_succeeded`` too unless paid outside Stripe)."""
-    invoice.update({"status": "paid", "amount_remaining": 0,
-                    "status_transitions": {**invoice["status_transitions"], "paid_at": ctx.now()}})
+    """Open → paid (``invoice.paid``; ``invoice.payment_succeeded`` too unless paid outside Stripe).
+
+    Called only by ``record_payment`` (and ``pay_invoice`` out of band): an open default payment that other
+    payments made unnecessary is canceled, as Stripe cancels the default PaymentIntent."""
+    now = ctx.now()
+    for payment in invoice.setdefault("_payments", []):
+        if payment["status"] == "open":
+            payment.update(status="canceled", canceled_at=now)
+    invoice.update({"status": "paid", "amount_remaining": 0, "attempted": True, "next_payment_attempt": None,
+                    "status_transitions": {**invoice["status_transitions"], "paid_at": now}})
     if out_of_band:
         invoice["_paid_out_of_band"] = True
     ctx.save(invoice)
@@ -58,26 +67,41 @@ def mark_paid(ctx: RequestContext, invoice: dict[str, Any], out_of_band: bool = 
         ctx.emit("invoice.payment_succeeded", invoice)
 
 
+def _payment_id(ctx: RequestContext, invoice: dict[str, Any], default: bool) -> str:
+    # The default payment keeps the id derived from the invoice (what earlier emulator versions returned).
+    return "inpay_" + invoice["id"].removeprefix("in_") if default else ctx.new_id("inpay")
+
+
 def _new_payment(ctx: RequestContext, invoice: dict[str, Any], pi_id: str, amount: int, default: bool,
                  paid: bool) -> dict[str, Any]:
-    # The default payment keeps the id derived from the invoice (what earlier emulator versions returned).
-    payment_id = "inpay_" + invoice["id"].removeprefix("in_") if default else ctx.new_id("inpay")
-    payment = {"id": payment_id, "payment_intent": pi_id, "amount_requested": amount,
+    payment = {"id": _payment_id(ctx, invoice, default), "payment_intent": pi_id, "amount_requested": amount,
                "amount_paid": amount if paid else None, "status": "paid" if paid else "open", "created": ctx.now(),
-               "paid_at": ctx.now() if paid else None, "is_default": default}
-    invoice["_payments"].append(payment)
+               "paid_at": ctx.now() if paid else None, "canceled_at": None, "is_default": default}
+    invoice.setdefault("_payments", []).append(payment)
     return payment
+
+
+def open_default_payment(ctx: RequestContext, invoice: dict[str, Any], pi: dict[str, Any]) -> dict[str, Any]:
+    """Record ``pi`` (unconfirmed) as the invoice's open default payment for what remains (the caller saves)."""
+    return _new_payment(ctx, invoice, pi["id"], invoice["amount_remaining"], default=True, paid=False)
 
 
 def record_payment(ctx: RequestContext, invoice: dict[str, Any], pi_id: str | None, amount: int, *,
                    default: bool = False) -> None:
-    """Credit ``amount`` paid by PaymentIntent ``pi_id`` (None: nothing to pay) and settle the invoice when due."""
+    """The one way an invoice is paid: credit ``amount`` paid by PaymentIntent ``pi_id`` (None: nothing to pay, a
+    zero-amount invoice) as a new invoice payment, and settle the invoice when nothing remains."""
     before = ctx.find("invoice", invoice["id"])
+    invoice.setdefault("_payments", [])
     if pi_id is not None:
         payment = _new_payment(ctx, invoice, pi_id, amount, default, paid=True)
         _credit(ctx, invoice, payment, amount)
+    _settle(ctx, invoice, before)
+
+
+def _settle(ctx: RequestContext, invoice: dict[str, Any], before: dict[str, Any] | None) -> None:
     if invoice["amount_remaining"] == 0:
-        invoice.update(attempt_count=max(invoice["attempt_count"], 1), attempted=True)
+        paid_by_card = any(p["status"] == "paid" for p in invoice["_payments"])
+        invoice.update(attempt_count=max(invoice["attempt_count"], 1 if paid_by_card else 0))
         mark_paid(ctx, invoice)
     else:
         ctx.save(invoice)
@@ -98,21 +122,25 @@ def _payment_object(invoice: dict[str, Any], payment: dict[str, Any]) -> dict[st
     return as_object(invoice, payment)
 
 
-def credit_intent(ctx: RequestContext, pi: dict[str, Any]) -> None:
-    """A PaymentIntent attached to an invoice before it was paid has succeeded: credit the invoice."""
+def credit_intent(ctx: RequestContext, pi: dict[str, Any]) -> dict[str, Any] | None:
+    """A PaymentIntent of an invoice (its default one, or one attached before it was paid) has succeeded: credit
+    its open invoice payment and settle the invoice when due. Returns the invoice (None: the PI pays none)."""
     invoice = ctx.find("invoice", pi.get("_invoice") or "")
-    if invoice is None or invoice["status"] in ("paid", "void"):
-        return
-    for payment in invoice["_payments"]:
+    if invoice is None:
+        return None
+    if invoice["status"] in ("paid", "void"):
+        return invoice
+    payments = invoice.setdefault("_payments", [])
+    before = ctx.find("invoice", invoice["id"])
+    for payment in payments:
         if payment["payment_intent"] == pi["id"] and payment["status"] == "open":
             payment.update(status="paid", amount_paid=pi["amount_received"], paid_at=ctx.now())
-            before = ctx.find("invoice", invoice["id"])
             _credit(ctx, invoice, payment, pi["amount_received"])
-            if invoice["amount_remaining"] == 0:
-                mark_paid(ctx, invoice)
-            else:
-                ctx.emit("invoice.updated", invoice, previous=before)
-            return
+            _settle(ctx, invoice, before)
+            return invoice
+    if not any(p["payment_intent"] == pi["id"] for p in payments):  # linked to the invoice, never recorded
+        record_payment(ctx, invoice, pi["id"], pi["amount_received"], default=not payments)
+    return invoice
 
 
 def _default_payment_method(ctx: RequestContext, invoice: dict[str, Any]) -> str | None:
@@ -245,7 +273,10 @@ def attach_payment(ctx: RequestContext, params: dict[str, Any], id: str) -> dict
                       f"({invoice['currency']}).", param="payment_intent")
     succeeded = pi["status"] == "succeeded"
     amount = pi["amount_received"] if succeeded else pi["amount"]
-    pending = sum(p["amount_requested"] for p in invoice["_payments"] if p["status"] == "open")
+    # Attached payments still to succeed count against what remains; the open default payment does not (it is
+    # canceled once the others pay the invoice).
+    pending = sum(p["amount_requested"] for p in invoice.setdefault("_payments", [])
+                  if p["status"] == "open" and not p["is_default"])
     if amount + pending > invoice["amount_remaining"]:
         raise StripeError(f"The PaymentIntent's amount ({amount}) is greater than the invoice's amount_remaining "
                           f"({invoice['amount_remaining'] - pending}).", param="payment_intent")

@@ -26,7 +26,7 @@ def as_object(invoice: dict[str, Any], payment: dict[str, Any]) -> dict[str, Any
         "currency": invoice["currency"], "invoice": invoice["id"], "is_default": payment["is_default"],
         "livemode": False, "payment": {"payment_intent": payment["payment_intent"], "type": "payment_intent"},
         "status": payment["status"],
-        "status_transitions": {"canceled_at": None, "paid_at": payment["paid_at"]},
+        "status_transitions": {"canceled_at": payment.get("canceled_at"), "paid_at": payment["paid_at"]},
     }
 
 
