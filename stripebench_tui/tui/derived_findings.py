@@ -40,9 +40,6 @@ class DerivedFindings:
         self.deriving = False
         self.derived_findings = found
         self.timeline.set_derived({f.turn for f in found})  # type: ignore[attr-defined]
-        if found:
-            self.notify(f"{len(found)} finding(s) derived by the detectors (this trace recorded none); ! lists them.",
-                        title="Findings")  # type: ignore[attr-defined]
 
     def findings_to_show(self) -> tuple[list[Finding], bool]:
         """(findings, derived): the recorded ones, else the derived ones."""
