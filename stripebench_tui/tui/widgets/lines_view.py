@@ -25,11 +25,17 @@ class LinesView(ScrollView, can_focus=True):
     }
     """
 
-    def __init__(self, renderable: RenderableType = "", *, id: str | None = None) -> None:
+    def __init__(self, renderable: RenderableType = "", *, focusable: bool = True, id: str | None = None) -> None:
         super().__init__(id=id)
+        self.can_focus = focusable  # False inside a scrolling container that takes the focus itself
         self.renderable: RenderableType = renderable
         self._strips: list[Strip] = []
         self._width = 0  # the width self._strips were rendered at; 0: not yet
+
+    def on_mount(self) -> None:
+        if not self._width and not self.virtual_size.height:
+            # Not laid out yet: one line for now, so that an auto-height view gets a size (and a resize) at all.
+            self.virtual_size = Size(0, 1)
 
     def update(self, renderable: RenderableType) -> None:
         """Show ``renderable`` from the top."""
