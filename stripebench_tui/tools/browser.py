@@ -176,7 +176,7 @@ def build_server(browser: Browser) -> MCPServer:
 
     @server.tool()
     async def browser_type(text: str, field: str | None = None, frame: str | None = None) -> CallToolResult:
-        """Type text key by key into a field (found like browser_fill) or, without field, into whatever has focus."""
+        """Type text key by key into a field (found like browser_fill) or, without field, into whatever has focus. With a field, the result says whether the keyboard was still in it afterwards, or which element took it (pages may move focus while you type)."""
 
         async def type_(page: Page) -> CallToolResult:
             element, found = await _focus_field(page, field, frame)
