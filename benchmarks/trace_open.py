@@ -136,6 +136,11 @@ async def _seek(path: str) -> dict:
             await asyncio.sleep(0.005)
         await pilot.pause()
         indexed = time.perf_counter() - start
+        # A trace without findings gets the detectors run over it once indexed (tui/derived_findings.py):
+        # let them finish, or the seeks would share the CPU with them.
+        while getattr(screen, "deriving", False):
+            await asyncio.sleep(0.005)
+        await pilot.pause()
         last = len(screen.turns) - 1
         walls, cpus = [], []
         for _ in range(SEEKS):

@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 from mcp.server.mcpserver import MCPServer
 from mcp_types import CallToolResult
 from playwright.async_api import Error as PlaywrightError
-from playwright.async_api import Page, async_playwright
+from playwright.async_api import Locator, Page, async_playwright
 
 from stripebench_tui.chromium import launch_options
 from stripebench_tui.errors import UserError
@@ -99,13 +99,36 @@ def _first_line(exc: BaseException) -> str:
     return text.splitlines()[0] if text else type(exc).__name__
 
 
-async def _focus_field(page: Page, field: str | None, frame: str | None) -> str:
-    """Focus ``field`` (when given) so that keyboard input goes there; returns what was focused."""
+async def _focus_field(page: Page, field: str | None, frame: str | None) -> tuple[Locator | None, str]:
+    """Focus ``field`` (when given) so that keyboard input goes there; returns it and what was focused."""
     if field is None:
-        return ""
+        return None, ""
     element, found = await bp.locate_field(page, field, frame)
     await element.focus()
-    return found
+    return element, found
+
+
+# The line browser_type adds to its result; findings/lost_focus.py reads it (typing that landed elsewhere).
+KEPT, MOVED, LOST = "focus after typing: still in", "focus after typing: moved to", "focus after typing: lost"
+
+
+async def _where_keys_went(page: Page, element: Locator, found: str) -> str:
+    """Whether the field typed into still has the keyboard, else what took it (a page may move focus mid-typing)."""
+    try:
+        kept = await element.evaluate("e => e === document.activeElement || e.contains(document.activeElement)",
+                                      timeout=2000)
+    except PlaywrightError:  # the field was redrawn or removed while typing
+        kept = False
+    if kept:
+        return f"{KEPT} {found}"
+    info = await bp.focused_element(page)
+    if info is None:
+        return f"{LOST} (nothing has focus): the keys after that went nowhere"
+    name = info["accessible_name"] or info["name"] or info["id"]
+    attrs = " ".join(f"{k}={info[k]}" for k in ("id", "name") if info[k])
+    where = f" in iframe {info['frame']}" if info["frame"] else ""
+    return f"{MOVED} {info['role'] or info['tag']} {name!r} (<{info['tag']}{' ' + attrs if attrs else ''}>){where}: " \
+           "the keys after that went there"
 
 
 def build_server(browser: Browser) -> MCPServer:
@@ -153,12 +176,15 @@ def build_server(browser: Browser) -> MCPServer:
 
     @server.tool()
     async def browser_type(text: str, field: str | None = None, frame: str | None = None) -> CallToolResult:
-        """Type text key by key into a field (found like browser_fill) or, without field, into whatever has focus."""
+        """Type text key by key into a field (found like browser_fill) or, without field, into whatever has focus. With a field, the result says whether the keyboard was still in it afterwards, or which element took it (pages may move focus while you type)."""
 
         async def type_(page: Page) -> CallToolResult:
-            where = await _focus_field(page, field, frame) or "the focused element"
+            element, found = await _focus_field(page, field, frame)
             await page.keyboard.type(text)
-            return await browser.describe(page, f"typed {len(text)} characters into {where}")
+            done = f"typed {len(text)} characters into {found or 'the focused element'}"
+            if element is not None:
+                done += "\n" + await _where_keys_went(page, element, found)
+            return await browser.describe(page, done)
 
         return await browser.act("typing", type_)
 
@@ -167,7 +193,7 @@ def build_server(browser: Browser) -> MCPServer:
         """Press a key or chord (e.g. 'Enter', 'Tab', 'Shift+Tab', 'Control+a') on a field or on whatever has focus."""
 
         async def press(page: Page) -> CallToolResult:
-            where = await _focus_field(page, field, frame) or "the focused element"
+            where = (await _focus_field(page, field, frame))[1] or "the focused element"
             await page.keyboard.press(key)
             return await browser.describe(page, f"pressed {key} on {where}")
 

@@ -154,3 +154,38 @@ def test_validate_oracle_passes_noop_scores_zero_and_each_mutant_fails_for_its_o
     assert runs["mutant blind-typist"][1] == {c.name for c in GRADER.criteria}
     assert runs["mutant 400-called-success"][1] == {"order paid", "promotion applied"}
     assert runs["mutant misses-address-search"][1] == {"shipping address"}
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+@pytest.mark.timeout(600)
+def test_lost_focus_fires_on_the_blind_typist_and_not_on_the_oracle(tmp_path):
+    """The browser tool says where the keys went; the detector flags the typing the page moved and nobody refilled."""
+    import asyncio
+    import json
+
+    from stripebench_tui.grading.validation import MUTANT, ORACLE, Run
+    from stripebench_tui.runtime.validate import episode_runner
+
+    blind = next(m for m in ENV.manifest.mutants if m.name == "blind-typist")
+    assert blind.finding == "lost-focus"  # its declared signature, which validate checks too
+    runs = [Run(ORACLE), Run(MUTANT, blind.name, blind.finding)]
+
+    async def play():
+        return await asyncio.gather(*(episode_runner(ENV, run, keep=tmp_path / run.label.replace(" ", "-"))
+                                      for run in runs))
+
+    oracle, mutant = asyncio.run(play())
+    assert not oracle.error and not mutant.error, (oracle.error, mutant.error)
+    assert "lost-focus" not in oracle.findings
+    assert "lost-focus" in mutant.findings
+    events = [json.loads(line) for line in mutant.trace_path.read_text(encoding="utf-8").splitlines()[1:] if line]
+    messages = [e["message"] for e in events if e.get("type") == "finding" and e.get("detector") == "lost-focus"]
+    # The email field is redrawn under the keys (they go nowhere); the street's keys go to the address search.
+    assert any("'Email'" in m and "went nowhere" in m for m in messages), messages
+    assert any("'Address line 1'" in m and "Search addresses" in m for m in messages), messages
+    # The oracle's typing lost focus too, and the tool said so; it refilled those fields, so nothing fired.
+    oracle_events = [json.loads(line) for line in oracle.trace_path.read_text(encoding="utf-8").splitlines()[1:] if line]
+    outputs = [e.get("output", "") for e in oracle_events if e.get("type") == "tool_result" and e.get("tool") == "browser_type"]
+    assert any("focus after typing: moved to" in o or "focus after typing: lost" in o for o in outputs)
+    assert any("focus after typing: still in" in o for o in outputs)

@@ -153,6 +153,48 @@ def test_lost_focus_is_quiet_when_the_agent_recovers_from_a_page_error():
     assert fired(s.end(), "lost-focus") == []
 
 
+def _typed(s: Stream, field: str, focus: str) -> None:
+    """A browser_type into ``field`` whose result says where the keyboard was afterwards (as tools/browser.py does)."""
+    s.next_turn().call("browser_type", f"typed 15 characters into field labelled {field!r}\nfocus after typing: {focus}"
+                       "\npage: 'Checkout' at http://127.0.0.1/checkout", field=field, text="510 Townsend St")
+
+
+def test_lost_focus_fires_on_typing_the_page_moved_to_another_element_and_never_refilled():
+    s = Stream()
+    _typed(s, "Address line 1", "moved to textbox 'Search addresses' (<input id=addr-search>): the keys after that "
+                                "went there")
+    _typed(s, "Email", "lost (nothing has focus): the keys after that went nowhere")
+    s.next_turn().call("browser_click", "clicked button named 'Continue'", target="Continue")
+    found = fired(s.end(), "lost-focus")
+    assert [(f.turn, f.evidence[0]["call_id"]) for f in found] == [(1, "call_1"), (2, "call_2")]
+    assert "'Address line 1'" in found[0].message and "'Search addresses'" in found[0].message
+    assert "went nowhere" in found[1].message
+
+
+def test_lost_focus_is_quiet_when_typing_kept_focus_or_the_field_was_refilled():
+    s = Stream()
+    _typed(s, "Address line 1", "moved to textbox 'Search addresses' (<input id=addr-search>): the keys after that "
+                                "went there")
+    s.next_turn().call("browser_press", "pressed Escape on the focused element", key="Escape")
+    s.next_turn().call("browser_fill", "filled field labelled 'Address line 1'", field="address line 1",
+                       value="510 Townsend St")
+    _typed(s, "Email", "lost (nothing has focus): the keys after that went nowhere")
+    _typed(s, "Email", "still in field labelled 'Email'")  # typed again, and this time it stayed
+    _typed(s, "City", "still in field labelled 'City'")
+    assert fired(s.end(), "lost-focus") == []
+
+
+def test_lost_focus_is_not_repaired_by_a_failed_refill():
+    s = Stream()
+    _typed(s, "Name on card", "moved to textbox 'Sign up with your email' (<input id=banner-email>): the keys "
+                              "after that went there")
+    s.next_turn().call("browser_fill", "filling 'Name on card' failed: Timeout", is_error=True, field="Name on card",
+                       value="Jenny Rosen")
+    s.next_turn().call("browser_click", "clicked button named 'Pay now'", target="Pay now")
+    found = fired(s.end("max_turns"), "lost-focus")
+    assert len(found) == 1 and found[0].turn == 1 and "'Sign up with your email'" in found[0].message
+
+
 # ---------------------------------------------------------------- retry without idempotency
 
 def test_retry_without_idempotency_fires_on_the_same_create_twice_without_a_key():

@@ -37,6 +37,13 @@ CARD = """<!doctype html><html><body>
   document.getElementById('card').value.slice(-4)">Pay</button>
 <p id="s"></p></body></html>"""
 
+# A page that moves the keyboard mid-typing: the third character of the email opens a promo box that takes focus.
+THIEF = """<!doctype html><html><head><title>Thief</title></head><body>
+<label for="email">Email</label><input id="email" oninput="if (this.value.length === 3) {
+  document.getElementById('promo-box').hidden = false; document.getElementById('promo').focus(); }">
+<div id="promo-box" hidden><label for="promo">Promo code</label><input id="promo" name="promo"></div>
+</body></html>"""
+
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory) -> str:
@@ -46,6 +53,7 @@ def site(tmp_path_factory) -> str:
     root = tmp_path_factory.mktemp("site")
     (root / "index.html").write_text(SHOP)
     (root / "card.html").write_text(CARD)
+    (root / "thief.html").write_text(THIEF)
 
     class Quiet(http.server.SimpleHTTPRequestHandler):
         def log_message(self, *args):  # keep test output clean
@@ -95,12 +103,25 @@ async def test_focus_type_and_press(browser, site):
     assert focus.data["focused"]["accessible_name"] == "Email address"
     typed = await browser.call("browser_type", {"text": "grace@example.com", "field": "Email address"})
     assert "into field labelled 'Email address'" in typed.text
+    assert "focus after typing: still in field labelled 'Email address'" in typed.text
     await browser.call("browser_click", {"target": "Checkout"})  # move focus away from the fields
     await browser.call("browser_type", {"text": "!", "field": "Full name"})
     assert (await browser.call("browser_focus", {})).data["focused"]["accessible_name"] == "Full name"
     pressed = await browser.call("browser_press", {"key": "Enter", "field": "Email address"})
     assert "on field labelled 'Email address'" in pressed.text
     assert not (await browser.call("browser_wait_for_text", {"text": "Thanks, Grace!"})).is_error
+
+
+async def test_typing_says_which_element_got_the_keys_when_the_page_moves_focus(browser, site):
+    await browser.call("browser_navigate", {"url": f"{site}/thief.html"})
+    typed = await browser.call("browser_type", {"text": "jenny@example.com", "field": "Email"})
+    assert not typed.is_error, typed.text
+    assert "typed 17 characters into field labelled 'Email'" in typed.text
+    assert "focus after typing: moved to textbox 'Promo code' (<input id=promo name=promo>)" in typed.text
+    snapshot = (await browser.call("browser_snapshot", {})).text
+    assert "jen" in snapshot and "ny@example.com" in snapshot  # the rest really went to the promo box
+    again = await browser.call("browser_type", {"text": "X", "field": "Promo code"})
+    assert "focus after typing: still in field labelled 'Promo code'" in again.text
 
 
 async def test_iframe_fields_are_found_automatically(browser, site):

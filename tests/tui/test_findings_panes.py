@@ -82,7 +82,7 @@ async def test_findings_pane_jumps_to_the_turn_and_opens_the_request(findings_ap
         assert app.episode.turn.index == 2
         summary = app.episode.detail.message_text
         assert "finding lost-focus" in summary
-        detail = widget_text(app.episode.detail.query_one("#turn-messages"))
+        detail = app.episode.detail.summary.text  # every line of the (scrollable) summary pane
         assert "Stripe requests (1, R for the log):" in detail and "400 req_001 POST /v1/checkout/sessions" in detail
 
 

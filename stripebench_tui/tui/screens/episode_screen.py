@@ -29,6 +29,7 @@ from stripebench_tui.core.playback import Playback
 from stripebench_tui.core.state import EpisodeState, Turn
 from stripebench_tui.tui import keymap
 from stripebench_tui.tui.debug_controls import DebugControls
+from stripebench_tui.tui.derived_findings import DerivedFindings
 from stripebench_tui.tui.notes_actions import NotesActions
 from stripebench_tui.tui.search import MESSAGE, Hit, find
 from stripebench_tui.tui.source import (
@@ -52,7 +53,7 @@ STATE_CACHE = 16  # states kept for quick back-and-forth; each shares most of it
 EMPTY = "This trace has no turns: nothing happened in the episode, or it stopped before its first event."
 
 
-class EpisodeScreen(DebugControls, NotesActions, Screen[None]):
+class EpisodeScreen(DebugControls, NotesActions, DerivedFindings, Screen[None]):
     """Timeline, turn detail, Stripe objects, verdicts and a status bar for one episode."""
 
     CSS_PATH = Path(__file__).with_suffix(".tcss")
@@ -149,6 +150,7 @@ class EpisodeScreen(DebugControls, NotesActions, Screen[None]):
         elif self.position is not None:
             self.select(self.position)
         self.debug_index_ready()
+        self.derive_findings_if_none()
         if first_index and self.present:
             self.action_present()
 
@@ -458,13 +460,13 @@ class EpisodeScreen(DebugControls, NotesActions, Screen[None]):
         from stripebench_tui.tui.screens.inspect import FindingsScreen
 
         state = self._episode_so_far()
+        findings, derived = self.findings_to_show()
 
         def go_to(turn: int | None) -> None:
             if turn is not None and turn in self._positions():
                 self._go(self._positions()[turn])
 
-        self.app.push_screen(FindingsScreen(list(state.findings) if state else [],
-                                            list(state.requests) if state else []), go_to)
+        self.app.push_screen(FindingsScreen(findings, list(state.requests) if state else [], derived=derived), go_to)
 
     # ----- help and quit ------------------------------------------------------------------
     def action_help(self) -> None:

@@ -30,6 +30,13 @@ class RequestLogScreen(ModalScreen[None]):
     def pane(self) -> RequestLogPane:
         return self.query_one(RequestLogPane)
 
+    def update_episode(self, requests: list[StripeRequest], findings: list[Finding]) -> None:
+        """A live episode moved on: list its new requests."""
+        if not self.is_mounted:
+            return
+        self.pane.set_requests(requests)
+        self.requests = self.pane.requests
+
     def on_mount(self) -> None:
         self.pane.table.focus()
         if self.request_id:
@@ -48,13 +55,21 @@ class FindingsScreen(ModalScreen["int | None"]):
     BINDINGS = [Binding("escape,q", "close", "Close"), Binding("r", "open_request", "Its request")]
     DEFAULT_CSS = "FindingsScreen { align: center middle; } FindingsScreen > FindingsPane { width: 90%; height: 80%; background: $surface; }"
 
-    def __init__(self, findings: list[Finding], requests: list[StripeRequest]) -> None:
+    def __init__(self, findings: list[Finding], requests: list[StripeRequest], *, derived: bool = False) -> None:
         super().__init__()
-        self.findings, self.requests = findings, requests
+        self.findings, self.requests, self.derived = findings, requests, derived
 
     def compose(self) -> ComposeResult:
-        yield FindingsPane(self.findings, id="findings")
+        yield FindingsPane(self.findings, derived=self.derived, id="findings")
         yield Footer()
+
+    def update_episode(self, requests: list[StripeRequest], findings: list[Finding]) -> None:
+        """A live episode moved on: list its new findings."""
+        self.requests = list(requests)
+        if not self.derived and self.is_mounted:
+            pane = self.query_one(FindingsPane)
+            pane.set_findings(findings)
+            self.findings = pane.findings
 
     def on_mount(self) -> None:
         self.query_one(FindingsPane).table.focus()
@@ -77,4 +92,11 @@ class FindingsScreen(ModalScreen["int | None"]):
         self.dismiss(None)
 
 
-__all__ = ["FindingsScreen", "RequestLogScreen"]
+def update_open_screens(app, requests: list[StripeRequest], findings: list[Finding]) -> None:  # type: ignore[no-untyped-def]
+    """Bring every request log or findings screen on ``app``'s stack up to date with the episode so far."""
+    for screen in app.screen_stack:
+        if isinstance(screen, (RequestLogScreen, FindingsScreen)):
+            screen.update_episode(requests, findings)
+
+
+__all__ = ["FindingsScreen", "RequestLogScreen", "update_open_screens"]

@@ -21,6 +21,7 @@ from stripebench_tui.core.operator import ENDED, PAUSED, WAITING_FOR_APPROVAL, s
 from stripebench_tui.tui.live_keymap import live_bindings, live_help_rows
 from stripebench_tui.tui.live_source import LiveSource
 from stripebench_tui.tui.screens.episode_screen import EpisodeScreen
+from stripebench_tui.tui.screens.inspect import update_open_screens
 from stripebench_tui.tui.source import verdict_change_turns
 from stripebench_tui.tui.text import clean
 from stripebench_tui.tui.widgets.live_status import LiveStatusBar
@@ -142,6 +143,7 @@ class LiveEpisodeScreen(EpisodeScreen, inherit_bindings=False):
         else:
             self.refresh_status()
         self.query_one(ServiceLog).show(state.service_log)
+        update_open_screens(self.app, state.requests, state.findings)  # an open R or ! screen follows the episode
         self._show_screenshot()
         self._announce_divergence()
 

@@ -29,9 +29,10 @@ class FindingsPane(Vertical):
             super().__init__()
             self.finding = finding
 
-    def __init__(self, findings: list[Finding], *, id: str | None = None) -> None:
+    def __init__(self, findings: list[Finding], *, derived: bool = False, id: str | None = None) -> None:
         super().__init__(id=id)
         self.findings = findings
+        self.derived = derived  # run over the trace on open, not recorded during the episode
 
     def compose(self) -> ComposeResult:
         yield DataTable(id="findings-table", cursor_type="row", zebra_stripes=True)
@@ -43,12 +44,27 @@ class FindingsPane(Vertical):
         return self.query_one("#findings-table", DataTable)
 
     def on_mount(self) -> None:
-        self.border_title = f"Findings ({len(self.findings)})"
         self.table.add_columns("turn", "finding", "message")
-        for i, f in enumerate(self.findings):
+        self._add_rows(0)
+        self._detail(0)
+
+    def _add_rows(self, start: int) -> None:
+        for i, f in enumerate(self.findings[start:], start):
             self.table.add_row(str(f.turn), Text(clean(f.detector), style=SEVERITY_STYLES.get(f.severity, "")),
                                Text(clean(f.message)), key=str(i))
-        self._detail(0)
+        how = " · derived on open, not recorded" if self.derived else ""
+        self.border_title = f"Findings ({len(self.findings)}{how})"
+
+    def set_findings(self, findings: list[Finding]) -> None:
+        """The episode so far has these findings (a live one grows): list the new ones, keep the cursor."""
+        if len(findings) <= len(self.findings):
+            return
+        was_empty = not self.findings
+        start = len(self.findings)
+        self.findings = list(findings)
+        self._add_rows(start)
+        if was_empty:
+            self._detail(0)
 
     def _detail(self, index: int) -> None:
         target = self.query_one("#finding-detail", Static)
@@ -56,7 +72,8 @@ class FindingsPane(Vertical):
             target.update(Text("No findings: no detector saw a failure mode in this episode.", style="dim italic"))
             return
         f = self.findings[max(0, min(index, len(self.findings) - 1))]
-        target.update(Text.assemble((f"{clean(f.detector)} · turn {f.turn} · {f.severity}\n", "bold"),
+        how = " · derived (the detectors ran over the trace on open; it recorded no findings)" if self.derived else ""
+        target.update(Text.assemble((f"{clean(f.detector)} · turn {f.turn} · {f.severity}", "bold"), (how, "dim"), "\n",
                                     clean(f.message), "\nevidence: ", (clean(evidence_text(f.evidence)), "cyan")))
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:

@@ -118,14 +118,26 @@ class RequestLogPane(Vertical):
     def apply_filter(self, query: str) -> None:
         """Show only the requests ``query`` keeps."""
         self.query_text = query
-        self.shown = filter_requests(self.requests, query)
+        self.shown = []
+        self.table.clear()
+        self._add_rows(self.requests)
+
+    def set_requests(self, requests: list[StripeRequest]) -> None:
+        """The episode so far made these requests (a live one grows): list the new ones, keep the cursor."""
+        if len(requests) <= len(self.requests):
+            return
+        new = list(requests[len(self.requests):])
+        self.requests = list(requests)
+        self._add_rows(new)
+
+    def _add_rows(self, requests: list[StripeRequest]) -> None:
         table = self.table
-        table.clear()
-        for i, req in enumerate(self.shown):
+        for req in filter_requests(requests, self.query_text):
             status = Text(str(req.status), style="bold red" if req.status >= 400 else "green")
             took = f"{req.latency * 1000:.0f}" if req.latency is not None else ""
             table.add_row(str(req.turn), req.method, Text(clean(req.path)), status, req.source, took,
-                          req.request_id, key=str(i))
+                          req.request_id, key=str(len(self.shown)))
+            self.shown.append(req)
         self.border_title = f"Stripe requests ({len(self.shown)} of {len(self.requests)})"
 
     def on_input_changed(self, event: Input.Changed) -> None:

@@ -73,4 +73,4 @@ class StatusBar(Static):
         if note:
             text.append(f" │ {note}", style="italic")
         self.line_text = text.plain
-        self.update(text)
+        self.update(text, layout=False)  # one line, full width: its size never depends on the text

@@ -8,10 +8,11 @@ from rich.syntax import Syntax
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
-from textual.widgets import Static, Tree
+from textual.widgets import Tree
 
 from stripebench_tui.core.state import EpisodeState, ObjectView
 from stripebench_tui.tui.text import clean, pretty_json
+from stripebench_tui.tui.widgets.lines_view import LinesView
 
 PER_TYPE = 40  # newest objects listed per type: the tree is rebuilt on every step (100 made a seek ~9 ms slower)
 
@@ -32,7 +33,7 @@ class StripeObjects(Vertical):
         tree.show_root = False
         yield tree
         with VerticalScroll(id="object-json-scroll"):
-            yield Static(Text("Reading Stripe objects…", style="dim italic"), id="object-json")
+            yield LinesView(Text("Reading Stripe objects…", style="dim italic"), focusable=False, id="object-json")
 
     @property
     def tree(self) -> Tree[str]:
@@ -89,7 +90,7 @@ class StripeObjects(Vertical):
 
     def _show_json(self, obj: ObjectView | None) -> None:
         self.selected = obj
-        target = self.query_one("#object-json", Static)
+        target = self.query_one("#object-json", LinesView)
         if obj is None:
             hint = "Select an object to see its JSON." if self._objects else "No Stripe objects yet."
             target.update(Text(hint, style="dim italic"))

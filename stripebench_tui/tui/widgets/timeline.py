@@ -58,11 +58,18 @@ class Timeline(ScrollView, can_focus=True, inherit_bindings=False):
         self._cache: OrderedDict[int, TurnRow] = OrderedDict()
         self._paint_styles = None  # set per paint by render_lines
         self.marked: set[int] = set()  # turn numbers with an operator's note
+        self.derived: set[int] = set()  # turn numbers with a finding derived on open (not recorded): ⚐
 
     def set_marked(self, turns: set[int]) -> None:
         """Mark these turn numbers (the noted ones) with ✎."""
         if turns != self.marked:
             self.marked = set(turns)
+            self.refresh()
+
+    def set_derived(self, turns: set[int]) -> None:
+        """Mark these turn numbers with ⚐: the detectors, run on open, found something there."""
+        if turns != self.derived:
+            self.derived = set(turns)
             self.refresh()
 
     def set_rows(self, count: int, row_for: Callable[[int], TurnRow]) -> None:
@@ -168,7 +175,12 @@ class Timeline(ScrollView, can_focus=True, inherit_bindings=False):
         actor = {"agent": "A", "operator": "O", "setup": "S"}.get(row.actor, "?")
         tools = clean(", ".join(row.tools)) if row.tools else row.label
         # A finding outranks a verdict change in the one-cell mark column (the detail pane lists both).
-        mark, mark_style = ("⚑", finding_style) if row.findings else ("◆" if row.verdict_changes else " ", verdict_style)
+        if row.findings:
+            mark, mark_style = "⚑", finding_style
+        elif row.index in self.derived:  # a finding derived on open, not recorded
+            mark, mark_style = "⚐", finding_style
+        else:
+            mark, mark_style = "◆" if row.verdict_changes else " ", verdict_style
         left = f"{row.index:>5}{'✎' if row.index in self.marked else ' '}{actor} "
         right = f" {duration(row.duration):>6}"
         middle_width = max(0, width - len(left) - len(right) - 4)

@@ -10,13 +10,13 @@ from rich.console import Group, RenderableType
 from rich.syntax import Syntax
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.containers import Vertical, VerticalScroll
-from textual.widgets import Static
+from textual.containers import Vertical
 
 from stripebench_tui.core.events import ToolResult
 from stripebench_tui.core.state import Turn
 from stripebench_tui.formats.text import evidence_text
 from stripebench_tui.tui.text import clean, duration, highlight, human_bytes, plain, pretty_json
+from stripebench_tui.tui.widgets.lines_view import LinesView
 from stripebench_tui.tui.widgets.output_view import OutputView
 
 # Arguments bigger than this are shown as plain text: highlighting megabytes of JSON is slow.
@@ -68,9 +68,13 @@ class TurnDetail(Vertical):
         self.message_text = ""  # plain text of the summary, for copy and tests
 
     def compose(self) -> ComposeResult:
-        with VerticalScroll(id="turn-summary"):
-            yield Static(id="turn-messages")
+        # Line API, not a Static: a seek then repaints the summary instead of laying the screen out again.
+        yield LinesView(id="turn-summary")
         yield OutputView(id="turn-output")
+
+    @property
+    def summary(self) -> LinesView:
+        return self.query_one("#turn-summary", LinesView)
 
     @property
     def output(self) -> OutputView:
@@ -80,13 +84,13 @@ class TurnDetail(Vertical):
         """Replace the detail with a one-line notice (e.g. an empty episode)."""
         self.turn = None
         self.message_text = text
-        self.query_one("#turn-messages", Static).update(Text(text, style="italic"))
+        self.summary.update(Text(text, style="italic"))
         self.output.set_text("")
         self.output.border_title = "Output"
 
     def show(self, turn: Turn, full_output: Callable[[ToolResult], str]) -> None:
         self.turn = turn
-        self.query_one("#turn-summary").border_title = f"Turn {turn.index}"
+        self.summary.border_title = f"Turn {turn.index}"
         self._draw_summary()
         self.output_text, rules = output_document(turn, full_output)
         self.output.set_text(self.output_text or "(no tool calls in this turn)", rules)
@@ -145,4 +149,4 @@ class TurnDetail(Vertical):
         if len(parts) == 1:
             parts.append(Text("(nothing in this turn)", style="dim italic"))
         self.message_text = "\n".join(plain_parts)
-        self.query_one("#turn-messages", Static).update(Group(*parts))
+        self.summary.update(Group(*parts))

@@ -9,11 +9,11 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 from textual.containers import VerticalScroll
-from textual.widgets import Static
 
 from stripebench_tui.core.events import ERROR, FAIL, PASS, PENDING
 from stripebench_tui.core.state import EpisodeState
 from stripebench_tui.tui.text import clean
+from stripebench_tui.tui.widgets.lines_view import LinesView
 
 VERDICT_GLYPHS = {PASS: ("✔ pass", "bold green"), FAIL: ("✘ fail", "bold red"), PENDING: ("… pending", "yellow"), ERROR: ("! error", "bold magenta")}
 EVIDENCE_CHARS = 160
@@ -30,7 +30,8 @@ class Verdicts(VerticalScroll):
         self._signature: tuple = ()
 
     def compose(self):  # type: ignore[no-untyped-def]
-        yield Static(Text("Reading grader verdicts…", style="dim italic"), id="verdicts-table")
+        # Line API: a seek repaints the table, and lays the screen out again only if its height changed.
+        yield LinesView(Text("Reading grader verdicts…", style="dim italic"), focusable=False, id="verdicts-table")
 
     def show(self, state: EpisodeState, selected_turn: int | None) -> None:
         # Stepping between turns that changed no verdict redraws nothing here (a seek repaints every pane it touches).
@@ -45,7 +46,7 @@ class Verdicts(VerticalScroll):
         self.border_title = f"Verdicts · score {score_text}"
         if not state.verdicts:
             self.summary = "No grader verdicts yet."
-            self.query_one(Static).update(Text(self.summary, style="dim italic"))
+            self.query_one(LinesView).update(Text(self.summary, style="dim italic"))
             return
         table = Table(box=None, expand=True, show_header=True, header_style="bold", pad_edge=False)
         table.add_column("status", no_wrap=True)
@@ -75,4 +76,4 @@ class Verdicts(VerticalScroll):
             style="bold",
         )
         self.summary = "\n".join(lines + [total.plain])
-        self.query_one(Static).update(Group(table, total))
+        self.query_one(LinesView).update(Group(table, total))

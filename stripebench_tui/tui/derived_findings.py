@@ -1,0 +1,53 @@
+"""Findings for a trace that recorded none (it predates the detectors): run them over it on open.
+
+The episode screen mixes this in. Once the episode is indexed, a recorded replay
+without any ``finding`` event gets the detectors that ``replay --summary`` runs
+(``findings.detect``) run over its events in a worker; what they find is shown in
+the findings screen (!) and as ⚐ marks in the timeline, both labelled *derived*:
+computed now, not recorded during the episode.
+"""
+
+from __future__ import annotations
+
+from textual import work
+
+from stripebench_tui.core.events import Finding
+from stripebench_tui.findings import detect
+
+
+class DerivedFindings:
+    """``derived_findings``: None (not derived), or what the detectors found over the recorded events."""
+
+    derived_findings: list[Finding] | None = None
+    deriving = False  # the detectors are running
+
+    def derive_findings_if_none(self) -> None:
+        """Run the detectors over a recorded episode that has no findings of its own (once)."""
+        whole = self.whole  # type: ignore[attr-defined]
+        if self.deriving or self.derived_findings is not None or whole is None or whole.findings:
+            return
+        if getattr(self.source, "live", False):  # type: ignore[attr-defined]
+            return  # a live episode's runner publishes its findings on the bus
+        self.deriving = True
+        self._derive()
+
+    @work(thread=True, exclusive=True, group="derive-findings")
+    def _derive(self) -> None:
+        found = detect(self.source.iter_events())  # type: ignore[attr-defined]
+        self.app.call_from_thread(self._derived, found)  # type: ignore[attr-defined]
+
+    def _derived(self, found: list[Finding]) -> None:
+        self.deriving = False
+        self.derived_findings = found
+        self.timeline.set_derived({f.turn for f in found})  # type: ignore[attr-defined]
+
+    def findings_to_show(self) -> tuple[list[Finding], bool]:
+        """(findings, derived): the recorded ones, else the derived ones."""
+        state = self._episode_so_far()  # type: ignore[attr-defined]
+        recorded = list(state.findings) if state is not None else []
+        if recorded or not self.derived_findings:
+            return recorded, False
+        return list(self.derived_findings), True
+
+
+__all__ = ["DerivedFindings"]

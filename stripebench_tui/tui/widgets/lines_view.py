@@ -1,0 +1,81 @@
+"""A Rich renderable drawn through Textual's line API: replacing it repaints, and relayouts only if its height changes.
+
+``Static.update`` always asks for a layout of the screen (its size may depend on
+the content). Here the renderable is rendered once into strips at the widget's
+width, ``render_line`` hands them out, and the virtual size (the height an
+``height: auto`` pane takes) changes only when the number of lines does.
+"""
+
+from __future__ import annotations
+
+from rich.console import RenderableType
+from rich.text import Text
+from textual.geometry import Size
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+
+class LinesView(ScrollView, can_focus=True):
+    """Scrollable view of one Rich renderable, wrapped to the width of the widget."""
+
+    DEFAULT_CSS = """
+    LinesView {
+        width: 1fr;
+        overflow-x: hidden;
+    }
+    """
+
+    def __init__(self, renderable: RenderableType = "", *, focusable: bool = True, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.can_focus = focusable  # False inside a scrolling container that takes the focus itself
+        self.renderable: RenderableType = renderable
+        self._strips: list[Strip] = []
+        self._width = 0  # the width self._strips were rendered at; 0: not yet
+
+    def on_mount(self) -> None:
+        if not self._width and not self.virtual_size.height:
+            # Not laid out yet: one line for now, so that an auto-height view gets a size (and a resize) at all.
+            self.virtual_size = Size(0, 1)
+
+    def update(self, renderable: RenderableType) -> None:
+        """Show ``renderable`` from the top."""
+        self.renderable = renderable
+        self._width = 0
+        self.scroll_to(0, 0, animate=False, immediate=True)
+        self._render_strips(self._content_width())
+        self.refresh()
+
+    def _content_width(self) -> int:
+        return self.scrollable_content_region.width
+
+    def _render_strips(self, width: int) -> None:
+        if width <= 0:
+            return  # not laid out yet: on_resize renders it
+        console = self.app.console
+        options = self.app.console_options.update(highlight=False, width=width, height=None)
+        renderable = Text(self.renderable) if isinstance(self.renderable, str) else self.renderable
+        lines = console.render_lines(renderable, options, style=self.rich_style, pad=False)
+        self._strips = [Strip(line) for line in lines]
+        self._width = width
+        size = Size(width, len(self._strips))
+        if size != self.virtual_size:
+            self.virtual_size = size  # a new height: this (and only this) asks for a layout
+
+    def on_resize(self) -> None:
+        width = self._content_width()
+        if width != self._width:
+            self._render_strips(width)
+            self.refresh()
+
+    def render_line(self, y: int) -> Strip:
+        width = self.size.width
+        number = self.scroll_offset.y + y
+        base = self.rich_style
+        if number >= len(self._strips):
+            return Strip.blank(width, base)
+        return self._strips[number].adjust_cell_length(width, base)
+
+    @property
+    def text(self) -> str:
+        """The lines drawn, as plain text (tests and copy)."""
+        return "\n".join(strip.text.rstrip() for strip in self._strips)
