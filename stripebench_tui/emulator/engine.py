@@ -82,21 +82,27 @@ class Emulator:
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
-        """All-or-nothing changes; committed events then go to listeners."""
-        with self.store.transaction():
-            self._queued = []
+        """All-or-nothing changes; committed events then go to listeners, in commit order.
+
+        The whole of it, delivery included, holds the store lock: the batch being filled belongs to this
+        transaction alone, and another thread's transaction can neither empty it nor have its own events (perhaps
+        rolled back later) delivered with it, nor deliver its later commit ahead of this one. Listeners must
+        therefore be quick and must not wait for another thread that uses the emulator.
+        """
+        with self.store.lock:
+            outer, self._queued = self._queued, []
             try:
-                yield
-            except BaseException:
-                self._queued = []
-                raise
-        events, self._queued = self._queued, []
-        for event in events:
-            for listener in list(self._listeners):
-                try:
-                    listener(event)
-                except Exception:  # a broken listener must not fail the request that already committed
-                    log.exception("event listener %r failed on %s", listener, event["id"])
+                with self.store.transaction():
+                    yield
+                events = self._queued
+            finally:
+                self._queued = outer
+            for event in events:
+                for listener in list(self._listeners):
+                    try:
+                        listener(event)
+                    except Exception:  # a broken listener must not fail the request that already committed
+                        log.exception("event listener %r failed on %s", listener, event["id"])
 
     # -- control ----------------------------------------------------------------------------------------------------
     def reset(self) -> None:
