@@ -142,3 +142,43 @@ def test_a_failed_request_leaves_no_partial_state(stripe_client, emulator) -> No
     assert stripe_client.v1.payment_intents.retrieve(pi.id).status == "requires_confirmation"
     listed = stripe_client.v1.charges.list(params={"payment_intent": pi.id})
     assert listed.data == []
+
+
+def test_responses_and_events_never_change_the_stored_objects_they_share_values_with(stripe_client, emulator) -> None:
+    """Stored objects are rendered from shallow copies (``Resource.shallow_render``, ``ctx.peek``) and event
+    snapshots share the stored copy's nested values: none of that may write back into storage."""
+    emu = emulator.emulator
+    customer = stripe_client.v1.customers.create(params={"email": "a@example.com", "metadata": {"k": "v"}})
+    pi = stripe_client.v1.payment_intents.create(params={"amount": 2000, "currency": "usd", "customer": customer.id,
+                                                         "payment_method": "pm_card_visa", "confirm": True})
+    stored = {kind: emu.store.get(kind, oid) for kind, oid in
+              (("payment_intent", pi.id), ("charge", pi.latest_charge), ("customer", customer.id))}
+    # renderers that add, replace and remove top-level keys: an old version embeds charges and drops
+    # latest_charge, a publishable key drops customer and metadata, expand writes into the response
+    old = stripe_client.v1.payment_intents.retrieve(pi.id, options={"stripe_version": "2020-08-27"})
+    assert "latest_charge" not in old and old.charges.data[0].id == pi.latest_charge
+    assert old.charges.data[0].refunds.total_count == 0  # the charge's renderer ran on the embedded charge
+    expanded = stripe_client.v1.payment_intents.retrieve(pi.id, params={"expand": ["customer", "latest_charge"]})
+    assert expanded.customer.email == "a@example.com" and expanded.latest_charge.amount == 2000
+    publishable = stripe_client.v1.payment_intents.retrieve(
+        pi.id, params={"client_secret": pi.client_secret}, options={"api_key": "pk_test_shared"})
+    assert "customer" not in publishable and "metadata" not in publishable
+    stripe_client.v1.charges.list(options={"stripe_version": "2020-08-27"})
+    assert {kind: emu.store.get(kind, oid) for kind, oid in
+            (("payment_intent", pi.id), ("charge", pi.latest_charge), ("customer", customer.id))} == stored
+    assert "_seq" in stored["payment_intent"] and "latest_charge" in stored["payment_intent"]
+
+    # a handler that changes an object after saving and emitting it: the event keeps what was saved
+    with emu.transaction():
+        ctx = RequestContext(emu, emu.api_version)
+        obj = ctx.get("customer", customer.id)
+        before = emu.store.get("customer", customer.id)
+        obj["metadata"]["k"] = "changed"
+        ctx.save(obj)
+        event = ctx.emit("customer.updated", obj, previous=before)
+        obj["metadata"]["k"] = "after the event"
+        obj["email"] = "unsaved@example.com"
+    assert event is not None
+    assert emu.store.get("event", event["id"])["data"]["object"]["metadata"] == {"k": "changed"}
+    assert emu.store.get("customer", customer.id)["metadata"] == {"k": "changed"}
+    assert stripe_client.v1.customers.retrieve(customer.id).email == "a@example.com"

@@ -10,7 +10,7 @@ from stripebench_tui.emulator.context import LIST_PARAMS, RequestContext
 from stripebench_tui.emulator.params import Str
 from stripebench_tui.emulator.registry import Resource
 
-resource = Resource("balance_transaction", prefix="txn", noun="balance transaction")
+resource = Resource("balance_transaction", prefix="txn", noun="balance transaction", shallow_render=True)
 PAYOUT_DELAY = 2 * 86400  # funds become available two days later
 
 
