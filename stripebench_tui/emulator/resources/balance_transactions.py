@@ -25,7 +25,7 @@ def record(ctx: RequestContext, source_id: str, amount: int, currency: str, kind
                           "description": "Stripe processing fees", "type": "stripe_fee"}] if fee else []),
         "net": amount - fee, "reporting_category": kind, "source": source_id, "status": "pending", "type": kind,
     }
-    ctx.save(txn)
+    ctx.store.put(txn, copy=False)  # built here and never changed: stored as is, saving a deep copy
     return txn["id"]
 
 
