@@ -182,3 +182,15 @@ def test_responses_and_events_never_change_the_stored_objects_they_share_values_
     assert emu.store.get("event", event["id"])["data"]["object"]["metadata"] == {"k": "changed"}
     assert emu.store.get("customer", customer.id)["metadata"] == {"k": "changed"}
     assert stripe_client.v1.customers.retrieve(customer.id).email == "a@example.com"
+
+
+def test_an_event_made_outside_any_transaction_reaches_listeners_at_once() -> None:
+    emu = Emulator(seed=1)
+    seen: list[str] = []
+    emu.on_event(lambda event: seen.append(event["type"]))
+    emit_event(emu, "customer.created", emu.store.put(_customer(3)))
+    assert seen == ["customer.created"]
+    with emu.transaction():  # and a later transaction neither re-delivers nor keeps it
+        emit_event(emu, "customer.updated", emu.store.put(_customer(4)))
+    assert seen == ["customer.created", "customer.updated"]
+    emu.close()
