@@ -62,6 +62,15 @@ class RequestContext:
             raise no_such(noun or (resource.noun if resource else kind), object_id, param=param)
         return obj
 
+    def peek(self, kind: str, object_id: str, param: str = "id", noun: str | None = None) -> dict[str, Any]:
+        """Like ``get`` but the stored object itself, not a copy: read it, never change it (a handler may return
+        it as its response)."""
+        obj = self.store.peek(kind, object_id)
+        if obj is None or obj.get("deleted"):
+            resource = RESOURCES.get(kind)
+            raise no_such(noun or (resource.noun if resource else kind), object_id, param=param)
+        return obj
+
     def find(self, kind: str, object_id: str) -> dict[str, Any] | None:
         """The object or None (no error)."""
         return self.store.get(kind, object_id)

@@ -41,7 +41,7 @@ class Emulator:
             raise UserError(f"{api_version!r} is not a Stripe API version (e.g. 2025-09-30.clover)") from None
         self.store.meta_source = self._meta
         self._listeners: list[EventListener] = []
-        self._queued: list[dict[str, Any]] = []
+        self._queued: list[dict[str, Any]] | None = None  # the running transaction's events
         self._listener_lock = threading.Lock()
         # Hooks later phases fill in. pending_webhooks_for: how many endpoints an event will be delivered to.
         # request_hooks (fault injection): called as hook(method, path, headers) before every /v1 request, may be
@@ -77,20 +77,34 @@ class Emulator:
                 self._listeners.remove(listener)
 
     def queue_event(self, event: dict[str, Any]) -> None:
-        """Hold an event until its transaction commits (called by ``emit_event``)."""
-        self._queued.append(event)
+        """Hold an event until its transaction commits (called by ``emit_event``); outside a transaction the
+        event is already stored for good, so listeners get it at once."""
+        if self._queued is not None:
+            self._queued.append(event)
+            return
+        with self.store.lock:
+            self._deliver([event])
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
-        """All-or-nothing changes; committed events then go to listeners."""
-        with self.store.transaction():
-            self._queued = []
+        """All-or-nothing changes; committed events then go to listeners, in commit order.
+
+        The whole of it, delivery included, holds the store lock: the batch being filled belongs to this
+        transaction alone, and another thread's transaction can neither empty it nor have its own events (perhaps
+        rolled back later) delivered with it, nor deliver its later commit ahead of this one. Listeners must
+        therefore be quick and must not wait for another thread that uses the emulator.
+        """
+        with self.store.lock:
+            outer, self._queued = self._queued, []
             try:
-                yield
-            except BaseException:
-                self._queued = []
-                raise
-        events, self._queued = self._queued, []
+                with self.store.transaction():
+                    yield
+                events = self._queued
+            finally:
+                self._queued = outer
+            self._deliver(events)
+
+    def _deliver(self, events: list[dict[str, Any]]) -> None:
         for event in events:
             for listener in list(self._listeners):
                 try:

@@ -29,8 +29,14 @@ def emit_event(emulator: "Emulator", event_type: str, obj: dict[str, Any], *, pr
     """
     version = emulator.api_version
     snapshot_ctx = RequestContext(emulator, version)
-    # Deep copies first: the handler may go on changing ``obj`` after emitting, and the event is stored as is.
-    snapshot = render(clone(obj), snapshot_ctx, private=True)
+    # The handler may go on changing ``obj`` after emitting, and the event is stored as is: snapshot the stored
+    # copy when ``obj`` was just saved (stored objects never change in place, so sharing their nested values is
+    # safe and saves a deep copy), else a deep copy of ``obj``.
+    stored = emulator.store.peek(obj.get("object", ""), obj.get("id", ""))
+    if stored is not None and stored == obj:
+        snapshot = render(stored, snapshot_ctx)
+    else:
+        snapshot = render(clone(obj), snapshot_ctx, private=True)
     data: dict[str, Any] = {"object": snapshot}
     if previous is not None:
         changes = previous_attributes(render(clone(previous), snapshot_ctx, private=True), snapshot)

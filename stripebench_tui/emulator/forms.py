@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from typing import Any
-from urllib.parse import parse_qsl
+from urllib.parse import unquote
 
 from stripebench_tui.emulator.errors import invalid
 
@@ -15,17 +15,40 @@ _PART = re.compile(r"\[([^\[\]]*)\]")
 def parse_form(text: str) -> dict[str, Any]:
     """Parse a query string or form body into nested params; malformed input raises a 400."""
     try:
-        pairs = parse_qsl(text, keep_blank_values=True, strict_parsing=False, errors="strict")
+        pairs = _pairs(text)
     except (UnicodeDecodeError, ValueError) as exc:
         raise invalid(f"Invalid request body: {exc}") from None
     root: dict[str, Any] = {}
+    nested = False
     for key, value in pairs:
+        if key and "[" not in key and "]" not in key:  # a plain name (most of them): no regex, no walk
+            if isinstance(root.get(key), dict):
+                raise invalid(f"Invalid hash: {key} is sent both as a value and as a hash", param=key)
+            root[key] = value
+            continue
         match = _KEY.match(key)
         if not match:
             raise invalid(f"Invalid parameter name: {key!r}")
         parts = [match.group(1), *_PART.findall(match.group(2))]
         _insert(root, parts, value, key)
+        nested = True
+    if not nested and not (root and all(k.isdigit() for k in root)):
+        return root  # nothing for _listify to turn into a list
     return _listify(root)
+
+
+def _pairs(text: str) -> list[tuple[str, str]]:
+    """``parse_qsl(text, keep_blank_values=True, errors="strict")``, without its per-pair overhead."""
+    pairs = []
+    for piece in text.split("&") if text else ():
+        if not piece:
+            continue
+        name, _, value = piece.partition("=")
+        if "%" in piece or "+" in piece:
+            name = unquote(name.replace("+", " "), errors="strict")
+            value = unquote(value.replace("+", " "), errors="strict")
+        pairs.append((name, value))
+    return pairs
 
 
 class _Appendable(dict):

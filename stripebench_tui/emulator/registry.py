@@ -54,6 +54,9 @@ class Resource:
     includable: set[str] = field(default_factory=set)
     routes: list[Route] = field(default_factory=list)
     render_fn: Renderer | None = None
+    # True when the renderer only sets, replaces or removes top-level keys and never changes a nested value in
+    # place: it may then work on a shallow copy of a stored object instead of a deep one.
+    shallow_render: bool = False
 
     def __post_init__(self) -> None:
         self.noun = self.noun or self.object.replace("_", " ")

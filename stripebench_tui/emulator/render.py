@@ -38,9 +38,9 @@ def render(value: Any, ctx: "RequestContext", private: bool = False) -> Any:
     """Render an internal object (or list page) for ``ctx.api_version``; fields starting with ``_`` never leave.
 
     ``private``: ``value`` is a copy nobody else holds, so renderers may change it in place. Otherwise an object
-    with a renderer, or any object while ``expand[]`` is asked for (expansion writes into nested hashes), is
-    deep-copied first; the rest are copied shallowly, sharing nested values with ``value`` (which callers only
-    serialise or store, never change).
+    with a renderer that may change nested values, or any object while ``expand[]`` is asked for (expansion
+    writes into nested hashes), is deep-copied first; the rest are copied shallowly, sharing nested values with
+    ``value`` (which callers only serialise or store, never change).
     """
     if not isinstance(value, dict):
         return value
@@ -56,7 +56,12 @@ def render(value: Any, ctx: "RequestContext", private: bool = False) -> Any:
     render_fn = resource.render_fn
     if render_fn is None and not ctx.expand_paths:
         return _public(value, private)
-    obj = value if private else clone(value)
+    if private:
+        obj = value
+    elif resource.shallow_render and not ctx.expand_paths:
+        obj = dict(value)  # the renderer changes only top-level keys (see ``Resource.shallow_render``)
+    else:
+        obj = clone(value)
     if render_fn is not None:
         obj = render_fn(obj, ctx)
     return _public(obj, True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import socket
 import threading
 import time
@@ -121,6 +122,10 @@ def serve_forever(host: str, port: int, seed: int | None, state: str | None, api
     announce(f"Controls under /_emulator/ (reset, clock, faults, webhooks) need the header "
              f"{CONTROL_HEADER}: {emulator.control_token}")
     config = uvicorn.Config(create_app(emulator), log_level="warning", lifespan="off", access_log=False)
+    # A process of its own: what was loaded to get here lives as long as it does, so keep it out of the cycle
+    # collector's full passes (each walks every tracked object, and the stored state only grows).
+    gc.collect()
+    gc.freeze()
     try:
         uvicorn.Server(config).run(sockets=[sock])
     finally:

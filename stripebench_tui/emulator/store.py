@@ -80,6 +80,11 @@ class Store:
         obj = self.objects.get(kind, {}).get(object_id)
         return clone(obj) if obj is not None else None
 
+    def peek(self, kind: str, object_id: str) -> dict[str, Any] | None:
+        """The stored object itself, or None: read it, never change it (``get`` + ``put`` for that)."""
+        bucket = self.objects.get(kind)
+        return bucket.get(object_id) if bucket is not None else None
+
     def all(self, kind: str) -> list[dict[str, Any]]:
         """Copies of every object of a type, newest first (by ``created`` then creation order)."""
         return [clone(o) for o in self.scan(kind)]

@@ -71,12 +71,14 @@ class WebhookDispatcher:
     # -- called on request threads ------------------------------------------------------------------------------
     def count_endpoints(self, event: dict[str, Any]) -> int:
         """How many endpoints ``event`` will go to (becomes its ``pending_webhooks``)."""
-        return sum(1 for ep in self.emulator.store.scan("webhook_endpoint") if event_matches(ep, event["type"]))
+        endpoints = self.emulator.store.scan("webhook_endpoint")
+        return sum(1 for ep in endpoints if event_matches(ep, event["type"])) if endpoints else 0
 
     def wants_raw(self, event: dict[str, Any]) -> bool:
         """True when a matching endpoint is pinned to an API version other than the event's (needs re-rendering)."""
-        return any(ep.get("api_version") and ep["api_version"] != event["api_version"]
-                   for ep in self.emulator.store.scan("webhook_endpoint") if event_matches(ep, event["type"]))
+        endpoints = self.emulator.store.scan("webhook_endpoint")
+        return bool(endpoints) and any(ep.get("api_version") and ep["api_version"] != event["api_version"]
+                                       for ep in endpoints if event_matches(ep, event["type"]))
 
     def _payload(self, event: dict[str, Any], endpoint: dict[str, Any]) -> str:
         """The event as JSON, rendered at the endpoint's pinned API version when it has one."""
@@ -92,7 +94,8 @@ class WebhookDispatcher:
 
     def on_event(self, event: dict[str, Any]) -> None:
         """Queue deliveries for a committed event; never blocks on the network."""
-        endpoints = [ep for ep in self.emulator.store.scan("webhook_endpoint") if event_matches(ep, event["type"])]
+        endpoints = self.emulator.store.scan("webhook_endpoint")
+        endpoints = [ep for ep in endpoints if event_matches(ep, event["type"])] if endpoints else endpoints
         if not endpoints:
             return
         with self._cond:

@@ -10,7 +10,7 @@ from stripebench_tui.emulator.context import LIST_PARAMS, RequestContext
 from stripebench_tui.emulator.params import Str
 from stripebench_tui.emulator.registry import Resource
 
-resource = Resource("balance_transaction", prefix="txn", noun="balance transaction")
+resource = Resource("balance_transaction", prefix="txn", noun="balance transaction", shallow_render=True)
 PAYOUT_DELAY = 2 * 86400  # funds become available two days later
 
 
@@ -25,7 +25,7 @@ def record(ctx: RequestContext, source_id: str, amount: int, currency: str, kind
                           "description": "Stripe processing fees", "type": "stripe_fee"}] if fee else []),
         "net": amount - fee, "reporting_category": kind, "source": source_id, "status": "pending", "type": kind,
     }
-    ctx.save(txn)
+    ctx.store.put(txn, copy=False)  # built here and never changed: stored as is, saving a deep copy
     return txn["id"]
 
 

@@ -20,7 +20,8 @@ from stripebench_tui.emulator.resources.common import apply_metadata
 resource = Resource("charge", prefix="ch", noun="charge", includable={"refunds"},
                     expandable={"customer": "customer", "payment_intent": "payment_intent",
                                 "balance_transaction": "balance_transaction",
-                                "payment_method": "payment_method"})
+                                "payment_method": "payment_method"},
+                    shallow_render=True)
 
 
 def new_charge(ctx: RequestContext, pi: dict[str, Any], pm: dict[str, Any], card: cards.TestCard, succeeded: bool,

@@ -10,7 +10,7 @@ from stripebench_tui.emulator.params import AnyHash, Array, Currency, Enum, Hash
 from stripebench_tui.emulator.registry import Resource
 from stripebench_tui.emulator.resources.common import apply_metadata, deleted_stub
 
-resource = Resource("coupon", noun="coupon", includable={"applies_to", "currency_options"})
+resource = Resource("coupon", noun="coupon", includable={"applies_to", "currency_options"}, shallow_render=True)
 
 CURRENCY_OPTIONS = AnyHash(Hash({"amount_off": Int(min=1, required=True)}))
 CREATE = {

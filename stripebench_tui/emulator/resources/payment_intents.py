@@ -34,7 +34,8 @@ from stripebench_tui.emulator.search import SEARCH_PARAMS, search_page
 
 resource = Resource("payment_intent", prefix="pi", noun="payment_intent",
                     expandable={"customer": "customer", "latest_charge": "charge", "payment_method": "payment_method",
-                                "last_payment_error.payment_method": "payment_method"})
+                                "last_payment_error.payment_method": "payment_method"},
+                    shallow_render=True)
 AUTHENTICATE_PATH = "/3ds/authenticate/{id}"
 # Called as hook(ctx, pi) after a PI succeeds (billing pays the invoice a subscription's PI belongs to).
 ON_SUCCEEDED: list[Callable[[RequestContext, dict[str, Any]], None]] = []
@@ -115,7 +116,7 @@ def _apply(ctx: RequestContext, pi: dict[str, Any], params: dict[str, Any]) -> N
     if "shipping" in params:
         pi["shipping"] = params["shipping"]
     if params.get("customer"):
-        pi["customer"] = ctx.get("customer", params["customer"], param="customer")["id"]
+        pi["customer"] = ctx.peek("customer", params["customer"], param="customer")["id"]
     if "metadata" in params:
         pi["metadata"] = apply_metadata(pi.get("metadata"), params["metadata"])
     if params.get("payment_method_types"):
@@ -366,7 +367,7 @@ def search(ctx: RequestContext, params: dict[str, Any]) -> dict[str, Any]:
 @resource.route("GET", "/v1/payment_intents/{id}", params={"client_secret": Str()}, publishable=True)
 def retrieve(ctx: RequestContext, params: dict[str, Any], id: str) -> dict[str, Any]:
     """Retrieve a PaymentIntent (with a publishable key, ``client_secret`` is required)."""
-    pi = ctx.get("payment_intent", id)
+    pi = ctx.peek("payment_intent", id)
     check_client_secret(ctx, pi, params.get("client_secret"))
     return pi
 

@@ -15,7 +15,8 @@ from stripebench_tui.emulator.params import Currency, Enum, Int, Metadata, Str
 from stripebench_tui.emulator.registry import Resource
 from stripebench_tui.emulator.resources.common import apply_metadata
 
-resource = Resource("payout", prefix="po", noun="payout", expandable={"balance_transaction": "balance_transaction"})
+resource = Resource("payout", prefix="po", noun="payout", expandable={"balance_transaction": "balance_transaction"},
+                    shallow_render=True)
 balance_resource = Resource("balance", noun="balance")
 ARRIVAL_DELAY = 86400
 _INSUFFICIENT = ("You have insufficient funds in your Stripe account for this transfer. Your card balance is too "

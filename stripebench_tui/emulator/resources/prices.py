@@ -14,7 +14,7 @@ from stripebench_tui.emulator.resources.common import apply_fields, apply_metada
 from stripebench_tui.emulator.resources.products import new_product
 
 resource = Resource("price", prefix="price", noun="price", expandable={"product": "product"},
-                    includable={"currency_options"})
+                    includable={"currency_options"}, shallow_render=True)
 
 TAX_BEHAVIOR = Enum("exclusive", "inclusive", "unspecified")
 CUSTOM_UNIT_AMOUNT = Hash({"enabled": Bool(required=True), "maximum": Int(min=0), "minimum": Int(min=0),
