@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import stat
 import socket
 import subprocess
 import sys
@@ -69,9 +70,15 @@ async def test_off_loopback_every_route_needs_the_token_and_only_the_operator_to
             for bad in ({"method": "__init__"}, {"method": "stop", "kwargs": {"shell": "rm"}}, ["pause"]):
                 assert (await client.post(f"/control/{operator}", json=bad)).status_code == 400
         assert episode.calls == [("pause", (), {}), ("inject", ("look at the webhook",), {"kind": "hint"})]
+        # The operator's app is told where the control URL is, never the URL: only this user may read that file.
+        control = server.control_file
+        assert control is not None and operator not in server.app_command(control)
+        assert control.read_text() == f"{base}/control/{operator}"
+        assert stat.S_IMODE(control.stat().st_mode) == 0o600 and stat.S_IMODE(control.parent.stat().st_mode) == 0o700
     finally:
         await server.stop()
     assert episode._stopped.is_set()  # stopping the server stops its live episode
+    assert not control.exists() and not control.parent.exists()  # and removes the control URL's file
 
 
 async def test_on_loopback_viewers_need_no_token_and_a_replay_has_no_operator(tmp_path: Path) -> None:
