@@ -272,15 +272,39 @@ class LiveHost:
         self.task = asyncio.get_running_loop().create_task(self._run())
 
     async def _run(self) -> None:
+        import traceback
+
         from stripebench_tui.errors import UserError
 
         try:
             self.result = await self.episode.run()
-        except UserError as exc:
-            self.error = str(exc)
-            print(f"stripebench: {exc}", file=sys.stderr, flush=True)
+        except Exception as exc:  # noqa: BLE001 - whatever it was, the viewers must be told the episode is over
+            self.error = str(exc) if isinstance(exc, UserError) else f"{type(exc).__name__}: {exc}"
+            if not isinstance(exc, UserError):
+                traceback.print_exc()  # a bug: its traceback, here on the server's stderr
+            print(f"stripebench: {self.error}", file=sys.stderr, flush=True)
+            self.record_failure(self.error)
             return
         print(f"episode ended: {self.result.reason}; trace: {self.result.trace_path}", file=sys.stderr, flush=True)
+
+    def record_failure(self, error: str) -> None:
+        """The episode failed before its recorder wrote a trace (say, the sandbox could not be laid out): write
+        one that says so, since every viewer's app follows that file and would otherwise show "starting" forever."""
+        from stripebench_tui.core.events import EpisodeEnd, Header
+        from stripebench_tui.core.trace import TraceWriter
+
+        if self.trace_path.exists():
+            return  # the episode's own trace, ended by the episode (its setup failures are recorded there)
+        env = getattr(self.episode, "env", None)
+        header = Header(env=getattr(env, "id", "") or "", agent=str(getattr(getattr(self.episode, "config", None), "agent", "")),
+                        title=getattr(getattr(env, "manifest", None), "title", "") or "")
+        try:
+            self.trace_path.parent.mkdir(parents=True, exist_ok=True)
+            with TraceWriter(self.trace_path, header) as writer:
+                writer.write(EpisodeEnd(t=0.0, turn=0, reason="error", error=error))
+        except OSError as exc:
+            print(f"stripebench: cannot write {self.trace_path} ({exc.strerror}); viewers will not see the failure",
+                  file=sys.stderr, flush=True)
 
     async def stop(self) -> None:
         if self.task is not None and not self.task.done():

@@ -115,3 +115,27 @@ def test_bad_input_is_one_line_and_an_exit_code(tmp_path: Path) -> None:
     (tmp_path / "empty").mkdir()
     empty = _serve(str(tmp_path / "empty"), "--port", "0")
     assert empty.returncode == 2 and "no episodes here" in empty.stderr and len(empty.stderr.strip().splitlines()) == 1
+
+
+class FailingEpisode(FakeEpisode):
+    """An episode whose sandbox cannot be laid out: it fails before its recorder writes any trace."""
+
+    env = SimpleNamespace(id="tiny-shop", manifest=SimpleNamespace(title="Tiny shop"))
+
+    async def run(self):  # type: ignore[no-untyped-def]
+        raise FileExistsError(17, "File exists", "workspace")
+
+
+async def test_a_live_episode_that_fails_before_its_trace_exists_still_ends_every_viewers_trace(tmp_path: Path) -> None:
+    from stripebench_tui.tui.follow import AttachedEpisode
+    from stripebench_tui.tui.live_source import LiveSource
+
+    trace = tmp_path / "ep" / "trace.jsonl"
+    host = LiveHost(FailingEpisode(), trace)
+    host.start()
+    assert host.task is not None
+    await host.task
+    assert host.error == "FileExistsError: [Errno 17] File exists: 'workspace'"
+    # What a viewer's app reads from that trace: the episode is over, with the error to show.
+    result = await asyncio.wait_for(AttachedEpisode(trace, LiveSource()).run(), 10)
+    assert (result.reason, result.setup_failed, result.error) == ("error", True, host.error)

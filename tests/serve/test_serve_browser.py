@@ -136,3 +136,22 @@ async def test_viewers_of_a_live_episode_see_the_same_turn_and_only_the_operator
                 assert f"turn {last['turn']}/{last['turn']}" in op_seen.text
             finally:
                 await browser.close()
+
+
+
+async def test_viewers_see_why_a_live_episode_failed_during_setup(tmp_path: Path) -> None:
+    """broken-health's service never answers its health check: each viewer, and one who comes later, reads why."""
+    from playwright.async_api import async_playwright
+
+    episode = tmp_path / "ep"
+    with serving("broken-health", "--episode-dir", str(episode)) as (_proc, url, _):
+        async with async_playwright() as pw:
+            browser = await pw.chromium.launch(**launch_options())
+            try:
+                _viewer, seen = await open_page(browser, url)
+                await seen.wait_for("problem: service sleeper failed its health check", timeout=90)
+                assert "ended: error" in seen.text
+                _later, later_seen = await open_page(browser, url)
+                await later_seen.wait_for("problem: service sleeper failed its health check")
+            finally:
+                await browser.close()
