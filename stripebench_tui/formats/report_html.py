@@ -23,6 +23,7 @@ from functools import lru_cache
 from pathlib import Path
 
 import jinja2
+import markupsafe
 
 from stripebench_tui.formats.report import Report
 
@@ -49,6 +50,18 @@ def _quote(text: object) -> str:
     return "\n".join("> " + _cell(line) for line in str(text).splitlines() or [""])
 
 
+_BETWEEN_TAGS = re.compile(r">\n+<")
+
+
+def _tight(markup: str) -> markupsafe.Markup:
+    """Rendered HTML without the line breaks between its tags: each would be a whitespace text node in the DOM.
+
+    Escaped text cannot contain a bare ``>``, so this only touches breaks between tags (a ``<pre>`` holding only
+    a line break shows nothing either way: the parser drops a newline that opens a ``<pre>``).
+    """
+    return markupsafe.Markup(_BETWEEN_TAGS.sub("><", str(markup)))
+
+
 @lru_cache(maxsize=None)
 def _env(fmt: str) -> jinja2.Environment:
     env = jinja2.Environment(
@@ -59,7 +72,7 @@ def _env(fmt: str) -> jinja2.Environment:
         lstrip_blocks=True,
         keep_trailing_newline=True,
     )
-    env.filters.update(fence=_fence, cell=_cell, quote=_quote)
+    env.filters.update(fence=_fence, cell=_cell, quote=_quote, tight=_tight)
     return env
 
 
