@@ -91,6 +91,8 @@ def run(
                                 "(an external harness's calls, e.g. 'Bash', are held at the gateway)."),
     paused: bool = typer.Option(False, "--paused", help="Start paused (TUI: step with the controls)."),
     headless: bool = typer.Option(False, "--headless", help="Print the episode as it happens instead of opening the TUI."),
+    present: bool = typer.Option(False, "--present", help="TUI: open in presenter mode, the live stream paced for an "
+                                 "audience (large layout, captions, secrets and emails masked); P toggles it."),
     breaks: list[str] = typer.Option(None, "--break", help=BREAK_HELP),
     sandbox: str = typer.Option(None, "--sandbox", envvar="STRIPEBENCH_SANDBOX",
                                 help="Where the episode runs: local (this machine as you, the default: confines nothing) "
@@ -124,7 +126,7 @@ def run(
             from stripebench_tui.tui.live_app import run_live  # type: ignore[import-not-found]
         except ImportError:
             raise UserError("the live TUI is not built yet; run with --headless to print the episode instead") from None
-        raise typer.Exit(run_live(config))
+        raise typer.Exit(run_live(config, present=present is True))
     code = asyncio.run(play_headless(config))
     raise typer.Exit(code)
 

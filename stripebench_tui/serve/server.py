@@ -9,7 +9,9 @@ page and websocket checks a token and picks the app's command line itself:
 - a live episode runs once, here (``LiveHost``); each viewer's app follows its
   trace, and only the page opened with ``?operator=`` gets an app that can
   steer it, through ``POST /control/<operator token>`` (the browser never sees
-  that URL: the app process is handed it on its command line).
+  that URL, and neither does ``ps``: the app process is handed the path of a
+  file only this user may read, mode 0600 in a 0700 directory, removed when the
+  server stops).
 """
 
 from __future__ import annotations
@@ -18,9 +20,12 @@ import asyncio
 import errno
 import hmac
 import ipaddress
+import os
 import secrets
 import shlex
+import shutil
 import sys
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -71,14 +76,25 @@ class EpisodeServer:
         self.textual = Server(self.app_command(None), host=host, port=port, title=target.title)
         self.runner: Any = None
         self.bound_port = port
+        self.control_file: Path | None = None  # holds control_url() while serving a live episode
         self.stopping = asyncio.Event()
 
     # ----- what a connection runs --------------------------------------------------------
-    def app_command(self, control_url: str | None) -> str:
+    def app_command(self, control_file: Path | None) -> str:
+        """The shell command of one connection's app; an operator's names the file with the control URL."""
         args = [sys.executable, "-m", APP_MODULE, self.target.mode, str(self.target.path), *self.target.extra_args]
-        if control_url:
-            args += ["--control", control_url]
+        if control_file is not None:
+            args += ["--control-file", str(control_file)]
         return shlex.join(args)
+
+    def write_control_file(self) -> Path:
+        """The control URL in a new file only this user can read (the token must not be on a command line)."""
+        folder = Path(tempfile.mkdtemp(prefix="stripebench-serve-"))  # mode 0700
+        path = folder / "control-url"
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(self.control_url())
+        return path
 
     def control_url(self) -> str:
         # The app processes run on this machine: they reach the server on loopback whatever address it serves.
@@ -140,7 +156,7 @@ class EpisodeServer:
             raise web.HTTPForbidden(text="stripebench serve: wrong token\n")
         ws = web.WebSocketResponse(heartbeat=15)
         await ws.prepare(request)
-        control = self.control_url() if role == "operator" else None
+        control = self.control_file if role == "operator" else None
         service = AppService(self.app_command(control), write_bytes=ws.send_bytes, write_str=ws.send_str,
                              close=ws.close, download_manager=self.textual.download_manager)
         await service.start(_int(request.query.get("width", "80"), 80), _int(request.query.get("height", "24"), 24))
@@ -216,6 +232,7 @@ class EpisodeServer:
         if addresses:
             self.bound_port = int(addresses[0][1])
         if self.live is not None:
+            self.control_file = self.write_control_file()
             self.live.start()
 
     def urls(self) -> tuple[str, str | None]:
@@ -231,6 +248,9 @@ class EpisodeServer:
             await self.live.stop()
         if self.runner is not None:
             await self.runner.cleanup()
+        if self.control_file is not None:
+            shutil.rmtree(self.control_file.parent, ignore_errors=True)
+            self.control_file = None
 
 
 class LiveHost:
@@ -252,15 +272,39 @@ class LiveHost:
         self.task = asyncio.get_running_loop().create_task(self._run())
 
     async def _run(self) -> None:
+        import traceback
+
         from stripebench_tui.errors import UserError
 
         try:
             self.result = await self.episode.run()
-        except UserError as exc:
-            self.error = str(exc)
-            print(f"stripebench: {exc}", file=sys.stderr, flush=True)
+        except Exception as exc:  # noqa: BLE001 - whatever it was, the viewers must be told the episode is over
+            self.error = str(exc) if isinstance(exc, UserError) else f"{type(exc).__name__}: {exc}"
+            if not isinstance(exc, UserError):
+                traceback.print_exc()  # a bug: its traceback, here on the server's stderr
+            print(f"stripebench: {self.error}", file=sys.stderr, flush=True)
+            self.record_failure(self.error)
             return
         print(f"episode ended: {self.result.reason}; trace: {self.result.trace_path}", file=sys.stderr, flush=True)
+
+    def record_failure(self, error: str) -> None:
+        """The episode failed before its recorder wrote a trace (say, the sandbox could not be laid out): write
+        one that says so, since every viewer's app follows that file and would otherwise show "starting" forever."""
+        from stripebench_tui.core.events import EpisodeEnd, Header
+        from stripebench_tui.core.trace import TraceWriter
+
+        if self.trace_path.exists():
+            return  # the episode's own trace, ended by the episode (its setup failures are recorded there)
+        env = getattr(self.episode, "env", None)
+        header = Header(env=getattr(env, "id", "") or "", agent=str(getattr(getattr(self.episode, "config", None), "agent", "")),
+                        title=getattr(getattr(env, "manifest", None), "title", "") or "")
+        try:
+            self.trace_path.parent.mkdir(parents=True, exist_ok=True)
+            with TraceWriter(self.trace_path, header) as writer:
+                writer.write(EpisodeEnd(t=0.0, turn=0, reason="error", error=error))
+        except OSError as exc:
+            print(f"stripebench: cannot write {self.trace_path} ({exc.strerror}); viewers will not see the failure",
+                  file=sys.stderr, flush=True)
 
     async def stop(self) -> None:
         if self.task is not None and not self.task.done():

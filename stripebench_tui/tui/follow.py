@@ -169,8 +169,10 @@ class AttachedEpisode:
                 self.ready.set()
             end = self.follower.ended
             if end is not None:
+                failed = end.reason == "error"
+                # Ended by an error before the agent's first turn: the setup failed, and the screen says why.
                 return AttachedResult(self.follower.path, reason=end.reason, passed=end.passed, score=end.score,
-                                      error=end.error if end.reason == "error" else "")
+                                      error=end.error if failed else "", setup_failed=failed and end.turn == 0)
             # The file gives no wake-up; the episode writes at its own pace (a backlog is read without waiting).
             await asyncio.sleep(0 if self.follower.behind else POLL_INTERVAL)
 

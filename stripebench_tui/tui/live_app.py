@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from textual.app import App, SystemCommand
 from textual.screen import Screen
@@ -25,10 +25,13 @@ class LiveApp(App[Any]):
     TITLE = "stripebench"
     ENABLE_COMMAND_PALETTE = True
 
-    def __init__(self, config: Any, fork: tuple[Path, int] | None = None) -> None:
+    def __init__(self, config: Any, fork: tuple[Path, int] | None = None, *, present: bool = False,
+                 clock: Callable[[], float] | None = None) -> None:
         super().__init__()
         self.config = config
         self.fork = fork
+        self.present = present  # presenter mode from the start (`stripebench run ENV --present`)
+        self.clock = clock  # presenter pacing; tests inject one
         env = config.env if isinstance(config.env, str) else getattr(config.env, "id", "")
         self.sub_title = " · ".join(x for x in (str(env), f"agent {config.agent}",
                                                  f"fork of turn {fork[1]}" if fork else "") if x)
@@ -47,7 +50,7 @@ class LiveApp(App[Any]):
         return episode
 
     def on_mount(self) -> None:
-        self.live = LiveEpisodeScreen(self.make_episode)
+        self.live = LiveEpisodeScreen(self.make_episode, present=self.present, clock=self.clock)
         self.push_screen(self.live)
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
@@ -67,19 +70,20 @@ class LiveApp(App[Any]):
         self.exit(self.live.result if self.live is not None else None)
 
 
-def create_live_app(config: Any, fork: tuple[Path, int] | None = None) -> LiveApp:
-    """The live app for ``config`` (forking ``fork=(trace, turn)`` when given)."""
-    return LiveApp(config, fork)
+def create_live_app(config: Any, fork: tuple[Path, int] | None = None, *, present: bool = False,
+                    clock: Callable[[], float] | None = None) -> LiveApp:
+    """The live app for ``config`` (forking ``fork=(trace, turn)`` when given; in presenter mode if ``present``)."""
+    return LiveApp(config, fork, present=present, clock=clock)
 
 
-def run_live(config: Any, fork: tuple[Path, int] | None = None) -> int:
+def run_live(config: Any, fork: tuple[Path, int] | None = None, *, present: bool = False) -> int:
     """Run the live TUI until the user quits; the exit code (0 passed, 1 failed or stopped, 4 setup failed)."""
     from stripebench_tui.errors import EXIT_EPISODE_FAILED, UserError
     from stripebench_tui.runtime.episode import Episode
 
     if fork is None:
         Episode(config).prepare()  # unknown env/agent/key: one line before the screen opens
-    app = create_live_app(config, fork)
+    app = create_live_app(config, fork, present=present)
     result = app.run()
     live = app.live
     if live is not None and live.error and result is None:

@@ -29,7 +29,8 @@ LIVE_COMMANDS: tuple[Command, ...] = (
 )
 
 # Replay commands that do not apply live (playback pacing; quit is redefined to stop the episode first).
-_REPLAY_ONLY = {"toggle_play", "faster", "slower", "speed_1", "speed_2", "speed_8", "speed_max", "present"}
+# Presenter mode does: it paces the live stream (tui.screens.live_presenter).
+_REPLAY_ONLY = {"toggle_play", "faster", "slower", "speed_1", "speed_2", "speed_8", "speed_max"}
 
 _QUIET = {"step_forward", "next_verdict", "open_pager", "copy_item", "breakpoints"}
 

@@ -2,7 +2,7 @@
 
 textual-serve starts this once per connection, with Textual's web driver; the
 server builds the command line, so a browser can never choose what it runs.
-Modes: ``replay TRACE`` (the replay screen), ``attach TRACE [--control URL]``
+Modes: ``replay TRACE`` (the replay screen), ``attach TRACE [--control-file PATH]``
 (follow an episode the server runs; with the control URL, as its operator),
 ``pick FOLDER`` (a list of the folder's episodes). ``--present`` opens the
 presenter view of a replay.
@@ -94,11 +94,13 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m stripebench_tui.tui.serve_app")
     parser.add_argument("mode", choices=MODES)
     parser.add_argument("path", type=Path)
-    parser.add_argument("--control", default=None, help="attach: the operator's control URL")
+    parser.add_argument("--control-file", type=Path, default=None,
+                        help="attach: a file holding the operator's control URL (kept off the command line)")
     parser.add_argument("--present", action="store_true")
     parser.add_argument("--speed", type=float, default=1.0)
     args = parser.parse_args(argv)
-    ServeApp(args.mode, args.path, control_url=args.control, present=args.present, speed=args.speed).run()
+    control = args.control_file.read_text(encoding="utf-8").strip() if args.control_file else None
+    ServeApp(args.mode, args.path, control_url=control, present=args.present, speed=args.speed).run()
 
 
 if __name__ == "__main__":

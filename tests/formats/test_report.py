@@ -12,10 +12,11 @@ import pytest
 from stripebench_tui.core.annotations import Annotations
 from stripebench_tui.formats.open import open_episode
 from stripebench_tui.formats.report import HEAD_LINES, TAIL_LINES, build_report
-from stripebench_tui.formats.report_html import _fence, render_report
+from stripebench_tui.formats.report_html import _fence, render_report, unpack_outputs
 from tests.formats.report_fixtures import HOSTILE, LONG_LINES, SECRETS, write_raw_trace
 
 REPLAYS = Path(__file__).resolve().parents[2] / "replays"
+OWN_SCRIPTS = [{"type": "application/octet-stream", "id": "report-outputs", "data-encoding": "base64 gzip json"}, {"id": "report-expand"}]  # long outputs' rest; its expander
 
 
 class Tags(HTMLParser):
@@ -57,8 +58,9 @@ def test_sample_replay_report_has_every_turn_the_chart_and_its_screenshots(tmp_p
     assert {"pending", "pass"} <= statuses and len(bands) >= 2 * len(trace.state_at(None).verdicts)
     images = [a["src"] for a in tags.all("img")]
     assert len(images) == 2 and all(src.startswith("data:image/png;base64,") for src in images)
-    # No resource is fetched: no external src/href, no script, no stylesheet link.
-    assert not [a for t, a in tags.tags if t in ("script", "link", "iframe")]
+    # No resource is fetched: no external src/href, no stylesheet link, no script but the report's own two.
+    assert not [a for t, a in tags.tags if t in ("link", "iframe")]
+    assert tags.all("script") == OWN_SCRIPTS
     external = [v for _, a in tags.tags for k, v in a.items() if k in ("src", "href") and v and not v.startswith(("#", "data:"))]
     assert external == []
     assert "paid here" in html and 'id="notes"' in html
@@ -71,11 +73,18 @@ def test_report_redacts_secrets_escapes_markup_and_cuts_long_outputs(raw: Path) 
         assert secret not in html and secret not in md
     assert "sk_test_[REDACTED]" in html  # the kind of key is still visible
     assert HOSTILE not in html and "&lt;script&gt;" in html
-    assert not Tags(html).all("script") and "http://evil.test" not in {a.get("src") for a in Tags(html).all("img")}
+    assert Tags(html).all("script") == OWN_SCRIPTS and "http://evil.test" not in {a.get("src") for a in Tags(html).all("img")}
     # The 5000-line output keeps its head and tail; the middle is left to the trace.
-    assert "line 00000 " in html and f"line {LONG_LINES - 1:05d} " in html and "line 02500 " not in html
-    assert f"{LONG_LINES + 1 - HEAD_LINES - TAIL_LINES} lines not included" in html
-    assert '<details class="more">' in html
+    assert "line 00000 " in html and "line 02500 " not in html
+    outputs = unpack_outputs(re.search(r'<script [^>]*id="report-outputs"[^>]*>(.*?)</script>', html, re.S)[1])
+    assert f"{LONG_LINES + 1 - HEAD_LINES - TAIL_LINES} lines not included" in "".join(outputs)
+    assert "line 02500 " not in "".join(outputs)
+    # The rest of a long output is in the JSON block its <details> names, tail included.
+    more = [int(a["data-output"]) for a in Tags(html).all("details") if a.get("class") == "more"]
+    assert more and sorted(more) == list(range(len(outputs)))
+    assert any(f"line {LONG_LINES - 1:05d} " in outputs[i] for i in more)
+    for secret in SECRETS:
+        assert all(secret not in body for body in outputs)
     # The finding, with its evidence linked to the turns it names; the note on its turn.
     assert "400-as-success" in html and 'href="#turn-2">request_id req_400</a>' in html
     assert 'href="#turn-4">seq 11</a>' in html

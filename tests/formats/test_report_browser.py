@@ -69,6 +69,13 @@ def test_report_opens_offline_with_every_turn_the_chart_and_the_screenshots(brow
         assert page.evaluate("(() => { const r = document.getElementById('turn-31').getBoundingClientRect();"
                              " return r.top >= 0 && r.top < innerHeight; })()")
         assert page.locator("section#turn-31 .note").inner_text() == "✎ the session is paid here"
+        # A long output's rest is built when its <details> is opened, and holds what the report model kept.
+        report = build_report(open_episode(episode))
+        call = next(c for t in report.turns for c in t.calls if c.output and c.output.body)
+        more = page.locator(f"section#turn-{next(t.index for t in report.turns if call in t.calls)} details.more").first
+        assert more.locator("pre").count() == 0
+        more.locator("summary").click()
+        assert more.locator("pre.out").inner_text() == call.output.body
         # The chart as drawn: green (pass) and grey (pending) pixels, not a blank box.
         from PIL import Image
 
@@ -86,10 +93,12 @@ def test_report_in_the_browser_shows_no_secret(browser: Any, tmp_path: Path) -> 
     page, attempted = open_offline(browser, render_report(build_report(open_episode(trace))))
     try:
         page.eval_on_selector_all("details", "els => els.forEach(e => e.open = true)")
+        page.wait_for_function("[...document.querySelectorAll('details.more')].every(d => d.querySelector('pre'))")
         text, markup = page.inner_text("body"), page.content()
         for secret in SECRETS:
             assert secret not in text and secret not in markup
-        assert page.eval_on_selector_all("script", "els => els.length") == 0  # the hostile title stayed text
+        # The hostile title stayed text: the only scripts are the report's own.
+        assert page.eval_on_selector_all("script", "els => els.map(e => e.id)") == ["report-outputs", "report-expand"]
         assert "<script>alert('x')</script>" in page.title()
     finally:
         page.context.close()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import stat
 import socket
 import subprocess
 import sys
@@ -69,9 +70,15 @@ async def test_off_loopback_every_route_needs_the_token_and_only_the_operator_to
             for bad in ({"method": "__init__"}, {"method": "stop", "kwargs": {"shell": "rm"}}, ["pause"]):
                 assert (await client.post(f"/control/{operator}", json=bad)).status_code == 400
         assert episode.calls == [("pause", (), {}), ("inject", ("look at the webhook",), {"kind": "hint"})]
+        # The operator's app is told where the control URL is, never the URL: only this user may read that file.
+        control = server.control_file
+        assert control is not None and operator not in server.app_command(control)
+        assert control.read_text() == f"{base}/control/{operator}"
+        assert stat.S_IMODE(control.stat().st_mode) == 0o600 and stat.S_IMODE(control.parent.stat().st_mode) == 0o700
     finally:
         await server.stop()
     assert episode._stopped.is_set()  # stopping the server stops its live episode
+    assert not control.exists() and not control.parent.exists()  # and removes the control URL's file
 
 
 async def test_on_loopback_viewers_need_no_token_and_a_replay_has_no_operator(tmp_path: Path) -> None:
@@ -108,3 +115,27 @@ def test_bad_input_is_one_line_and_an_exit_code(tmp_path: Path) -> None:
     (tmp_path / "empty").mkdir()
     empty = _serve(str(tmp_path / "empty"), "--port", "0")
     assert empty.returncode == 2 and "no episodes here" in empty.stderr and len(empty.stderr.strip().splitlines()) == 1
+
+
+class FailingEpisode(FakeEpisode):
+    """An episode whose sandbox cannot be laid out: it fails before its recorder writes any trace."""
+
+    env = SimpleNamespace(id="tiny-shop", manifest=SimpleNamespace(title="Tiny shop"))
+
+    async def run(self):  # type: ignore[no-untyped-def]
+        raise FileExistsError(17, "File exists", "workspace")
+
+
+async def test_a_live_episode_that_fails_before_its_trace_exists_still_ends_every_viewers_trace(tmp_path: Path) -> None:
+    from stripebench_tui.tui.follow import AttachedEpisode
+    from stripebench_tui.tui.live_source import LiveSource
+
+    trace = tmp_path / "ep" / "trace.jsonl"
+    host = LiveHost(FailingEpisode(), trace)
+    host.start()
+    assert host.task is not None
+    await host.task
+    assert host.error == "FileExistsError: [Errno 17] File exists: 'workspace'"
+    # What a viewer's app reads from that trace: the episode is over, with the error to show.
+    result = await asyncio.wait_for(AttachedEpisode(trace, LiveSource()).run(), 10)
+    assert (result.reason, result.setup_failed, result.error) == ("error", True, host.error)

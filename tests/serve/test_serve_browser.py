@@ -57,6 +57,28 @@ async def test_the_replay_is_drawn_in_the_page_and_its_keys_move_the_selection()
                 await browser.close()
 
 
+def descendant_cmdlines(root: int) -> list[str]:
+    """The command lines (from /proc/PID/cmdline) of every live process descended from ``root``."""
+    parent: dict[int, int] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            parent[int(stat.parent.name)] = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+    mine, grew = {root}, True
+    while grew:
+        new = {pid for pid, ppid in parent.items() if ppid in mine} - mine
+        mine |= new
+        grew = bool(new)
+    lines = []
+    for pid in sorted(mine - {root}):
+        try:
+            lines.append((Path("/proc") / str(pid) / "cmdline").read_bytes().replace(b"\0", b" ").decode("utf-8", "replace"))
+        except OSError:
+            continue
+    return lines
+
+
 def operator_actions(trace: Path) -> list[str]:
     out = []
     for line in trace.read_text(encoding="utf-8").splitlines()[1:]:
@@ -80,6 +102,12 @@ async def test_viewers_of_a_live_episode_see_the_same_turn_and_only_the_operator
                 op, op_seen = await open_page(browser, operator_url)
                 for text in (seen, op_seen):
                     await text.wait_for("paused")
+                # Both apps run (one an operator's), yet no process the server started has the token on its
+                # command line, where `ps` would show it to every user of the machine.
+                token = operator_url.split("?operator=", 1)[1]
+                commands = descendant_cmdlines(_proc.pid)
+                assert sum("stripebench_tui.tui.serve_app" in c for c in commands) >= 2, commands
+                assert not [c for c in commands if token in c]
                 # A viewer's Space is refused in its own app; nothing reaches the episode.
                 since = seen.mark()
                 await viewer.keyboard.press(" ")
@@ -106,5 +134,24 @@ async def test_viewers_of_a_live_episode_see_the_same_turn_and_only_the_operator
                 await again_seen.wait_for("ended: agent_done")
                 assert f"turn {last['turn']}/{last['turn']}" in again_seen.text
                 assert f"turn {last['turn']}/{last['turn']}" in op_seen.text
+            finally:
+                await browser.close()
+
+
+
+async def test_viewers_see_why_a_live_episode_failed_during_setup(tmp_path: Path) -> None:
+    """broken-health's service never answers its health check: each viewer, and one who comes later, reads why."""
+    from playwright.async_api import async_playwright
+
+    episode = tmp_path / "ep"
+    with serving("broken-health", "--episode-dir", str(episode)) as (_proc, url, _):
+        async with async_playwright() as pw:
+            browser = await pw.chromium.launch(**launch_options())
+            try:
+                _viewer, seen = await open_page(browser, url)
+                await seen.wait_for("problem: service sleeper failed its health check", timeout=90)
+                assert "ended: error" in seen.text
+                _later, later_seen = await open_page(browser, url)
+                await later_seen.wait_for("problem: service sleeper failed its health check")
             finally:
                 await browser.close()

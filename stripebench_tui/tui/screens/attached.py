@@ -57,7 +57,9 @@ class AttachedScreen(LiveEpisodeScreen):
         return self.episode.follower.path
 
     def refresh_status(self) -> None:
-        if not self.note and not self.operator:
+        if self.error and self.note == VIEW_ONLY:
+            self.note = ""  # why the episode failed comes first ("problem: …")
+        elif not self.note and not self.operator and not self.error:
             self.note = VIEW_ONLY
         super().refresh_status()
 

@@ -50,9 +50,11 @@ class LiveEpisodeScreen(EpisodeScreen, inherit_bindings=False):
     BINDINGS = [*Screen.BINDINGS, *live_bindings()]
     DEFAULT_CSS = LIVE_CSS
 
-    def __init__(self, make_episode: EpisodeFactory, *, exit_app_on_quit: bool = True) -> None:
+    def __init__(self, make_episode: EpisodeFactory, *, exit_app_on_quit: bool = True, present: bool = False,
+                 clock: Callable[[], float] | None = None) -> None:
         self.live_source = LiveSource()
-        super().__init__(self.live_source)
+        super().__init__(self.live_source, **({"clock": clock} if clock is not None else {}))
+        self.present_at_start = present  # open presenter mode as soon as the screen is up
         self.episode = make_episode(self.live_source)
         self.exit_app_on_quit = exit_app_on_quit
         self.following = True
@@ -78,6 +80,8 @@ class LiveEpisodeScreen(EpisodeScreen, inherit_bindings=False):
         extra.mount(log, shot)
         self.set_interval(REDRAW_INTERVAL, self.live_redraw)
         self._episode_worker = self.run_episode()
+        if self.present_at_start:
+            self.call_after_refresh(self.action_present)
 
     @work(exclusive=True, group="episode", exit_on_error=False)
     async def run_episode(self) -> None:
@@ -343,6 +347,17 @@ class LiveEpisodeScreen(EpisodeScreen, inherit_bindings=False):
             return
         self.app.push_screen(BreakpointScreen(lambda: recorded_breakpoints(self.live_state.operator_actions),
                                               driver.add_breakpoint, driver.remove_breakpoint, live=True))
+
+    def action_present(self) -> None:
+        """Presenter mode over the live stream (the replay's layout and captions); back here at the turn it reached."""
+        from stripebench_tui.tui.screens.live_presenter import LivePresenterScreen
+
+        def back(position: int | None) -> None:
+            if position is not None and self.turns and position < len(self.turns):
+                self.following = position == len(self.turns) - 1
+                self._go(position)
+
+        self.app.push_screen(LivePresenterScreen(self.live_source, clock=self.playback.clock), back)
 
     def action_show_screenshot(self) -> None:
         from stripebench_tui.tui.screens.screenshot_view import ScreenshotScreen

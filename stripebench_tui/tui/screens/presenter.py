@@ -49,6 +49,7 @@ class PresenterScreen(Screen[int]):
     """Paced, captioned playback of an episode source; dismissed with the timeline position reached."""
 
     DEFAULT_CSS = PRESENTER_CSS
+    TIMELINE_TITLE = "Turns"
     BINDINGS = [
         Binding("space", "toggle", "Pause/Play"),
         Binding("right,l", "next", "Next", show=False),
@@ -83,7 +84,7 @@ class PresenterScreen(Screen[int]):
 
     def on_mount(self) -> None:
         self.whole = self.source.state_at(None)
-        for pane, title in (("p-timeline", "Turns"), ("p-turn", "Now"), ("p-objects", "Stripe objects"),
+        for pane, title in (("p-timeline", self.TIMELINE_TITLE), ("p-turn", "Now"), ("p-objects", "Stripe objects"),
                             ("p-verdicts", "Verdicts")):
             self.query_one(f"#{pane}").border_title = title
         self.show()
@@ -102,8 +103,8 @@ class PresenterScreen(Screen[int]):
                 self.pacer.toggle()  # the end: stay on the last turn, paused
                 self.draw_status()
 
-    def show(self) -> None:
-        """Draw the turn at ``position`` and start its hold."""
+    def show(self, restart: bool = True) -> None:
+        """Draw the turn at ``position`` and (unless ``restart`` is False: a redraw) start its hold."""
         if not self.turns:
             self.query_one("#caption", Static).update("This episode has no turns.")
             return
@@ -116,7 +117,8 @@ class PresenterScreen(Screen[int]):
             self.notable.add(self.position)
         self.caption_text = caption(events, before, self.redactor)
         turn = turn_from_events(number, events)
-        self.pacer.shown(self._recorded(turn), notable)
+        if restart:
+            self.pacer.shown(self._recorded(turn), notable)
         self.query_one("#caption", Static).update(self.caption_text)
         self.query_one("#p-timeline", Static).update(self.timeline_text())
         self.query_one("#p-turn", Static).update(self.turn_text(turn, events))
