@@ -2,9 +2,9 @@
 
 Each task asks for one CPU and the memory of its environment's manifest, runs the same
 ``stripebench run … --headless`` process as the local pool in a scratch directory of its node, and
-returns the episode directory packed as a tarball, which the driver unpacks into the cell's directory:
-the report and the TUI read it as if it had run here. Ray's own retries are off: a task whose node or
-worker is lost comes back as an ``infra_error`` and ``runner.run_batch`` retries it once.
+returns the episode directory packed as an (uncompressed) tarball, which the driver unpacks into the
+cell's directory: the report and the TUI read it as if it had run here. Ray's own retries are off: a task
+whose node or worker is lost comes back as an ``infra_error`` and ``runner.run_batch`` retries it once.
 Every node needs this package (same version) and the environments at the same paths or ids.
 """
 
@@ -38,7 +38,9 @@ def _episode_on_node(cell: dict[str, Any], attempt: int, variables: dict[str, st
         job = Job(Cell.from_dict(cell), scratch / "episode", attempt, variables)
         outcome = run_episode_process(job, lambda _line: None, threading.Event(), where=where)
         packed = io.BytesIO()
-        with tarfile.open(fileobj=packed, mode="w:gz") as tar:
+        # Not compressed: a workspace can hold a venv (57 MB in sdk-upgrade-charges) and gzip then cost seconds of
+        # CPU per episode on both ends (most of the Ray/local gap on a small machine); nodes talk over a LAN.
+        with tarfile.open(fileobj=packed, mode="w") as tar:
             for name in ("episode", LOG):
                 if (scratch / name).exists():
                     tar.add(scratch / name, arcname=name)
@@ -116,7 +118,7 @@ class RayRunner:
     def _unpack(packed: bytes, cell_dir: Path) -> None:
         # "tar", not "data": a workspace's venv links to its node's absolute interpreter path. Members still cannot
         # land outside the cell directory (the tarball is ours, made by _episode_on_node).
-        with tarfile.open(fileobj=io.BytesIO(packed), mode="r:gz") as tar:
+        with tarfile.open(fileobj=io.BytesIO(packed), mode="r:*") as tar:
             log = tar.extractfile(LOG) if LOG in tar.getnames() else None
             if log is not None:
                 with open(cell_dir / LOG, "ab") as out:
