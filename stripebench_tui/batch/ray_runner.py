@@ -3,8 +3,10 @@
 Each task asks for one CPU and the memory of its environment's manifest, runs the same
 ``stripebench run … --headless`` process as the local pool in a scratch directory of its node, and
 returns the episode directory packed as an (uncompressed) tarball, which the driver unpacks into the
-cell's directory: the report and the TUI read it as if it had run here. Ray's own retries are off: a task
-whose node or worker is lost comes back as an ``infra_error`` and ``runner.run_batch`` retries it once.
+cell's directory: the report and the TUI read it as if it had run here. While it runs, its turn lines
+stream back through a Ray queue (an actor on the driver's node) that a thread of the driver drains into
+the progress display. Ray's own retries are off: a task whose node or worker is lost comes back as an
+``infra_error`` and ``runner.run_batch`` retries it once.
 Every node needs this package (same version) and the environments at the same paths or ids.
 """
 
@@ -26,17 +28,32 @@ from stripebench_tui.errors import RuntimeProblem
 _task: Any = None
 
 
-def _episode_on_node(cell: dict[str, Any], attempt: int, variables: dict[str, str]) -> dict[str, Any]:
-    """Runs on a Ray worker: the episode in a scratch directory, returned packed (episode/ and run.log)."""
+def _episode_on_node(cell: dict[str, Any], attempt: int, variables: dict[str, str], lines: Any = None) -> dict[str, Any]:
+    """Runs on a Ray worker: the episode in a scratch directory, returned packed (episode/ and run.log).
+
+    ``lines`` (a ``ray.util.queue.Queue``) receives ``((cell id, attempt), line)`` for each progress line.
+    """
     import socket
 
     import ray
+
+    from stripebench_tui.batch.progress import is_progress_line
+
+    key = (cell["id"], attempt)
+
+    def forward(line: str) -> None:
+        if lines is None or not is_progress_line(line):
+            return
+        try:
+            lines.put_nowait((key, line))
+        except Exception:  # noqa: BLE001 - the driver's queue is gone or full: progress is lost, never the episode
+            pass
 
     scratch = Path(tempfile.mkdtemp(prefix="stripebench-batch-"))
     try:
         where = f"ray:{socket.gethostname()}:{ray.get_runtime_context().get_node_id()[:8]}"
         job = Job(Cell.from_dict(cell), scratch / "episode", attempt, variables)
-        outcome = run_episode_process(job, lambda _line: None, threading.Event(), where=where)
+        outcome = run_episode_process(job, forward, threading.Event(), where=where)
         packed = io.BytesIO()
         # Not compressed: a workspace can hold a venv (57 MB in sdk-upgrade-charges) and gzip then cost seconds of
         # CPU per episode on both ends (most of the Ray/local gap on a small machine); nodes talk over a LAN.
@@ -59,6 +76,69 @@ def _remote() -> Any:
     return _task
 
 
+class _LineStream:
+    """The episodes' progress lines, from the tasks to the driver: a queue actor on the driver's node, drained here."""
+
+    def __init__(self) -> None:
+        import ray
+        from ray.util.queue import Queue
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        # On the driver's node (soft: anywhere if that cannot be), so losing another node does not lose the queue.
+        here = NodeAffinitySchedulingStrategy(ray.get_runtime_context().get_node_id(), soft=True)
+        self.queue = Queue(maxsize=10_000, actor_options={"num_cpus": 0, "scheduling_strategy": here})
+        self._listeners: dict[tuple[str, int], Callable[[str], None]] = {}
+        self._ends: dict[tuple[str, int], threading.Event] = {}
+        self._lock = threading.Lock()
+        self._closed = threading.Event()
+        self._thread = threading.Thread(target=self._drain, name="ray-progress", daemon=True)
+        self._thread.start()
+
+    def listen(self, key: tuple[str, int], on_line: Callable[[str], None]) -> None:
+        with self._lock:
+            self._listeners[key] = on_line
+
+    def finish(self, key: tuple[str, int], timeout: float = 10.0) -> None:
+        """After the task returned: hand on its lines still queued (they precede an end marker), then forget it."""
+        done = threading.Event()
+        with self._lock:
+            self._ends[key] = done
+        try:
+            self.queue.put((list(key), None), timeout=timeout)
+            done.wait(timeout)  # set by the drain thread when it reaches the marker (gone queue: give up)
+        except Exception:  # noqa: BLE001 - the queue is gone: nothing more will come
+            pass
+        with self._lock:
+            self._listeners.pop(key, None)
+            self._ends.pop(key, None)
+
+    def _drain(self) -> None:
+        from ray.util.queue import Empty
+
+        while not self._closed.is_set():
+            try:
+                key, line = self.queue.get(timeout=0.5)  # bounded so that close() is heard; not a synchronisation
+            except Empty:
+                continue
+            except Exception:  # noqa: BLE001 - the queue's actor is gone (shut down, or its node lost): no more lines
+                return
+            with self._lock:
+                on_line = self._listeners.get(tuple(key))
+                end = self._ends.get(tuple(key)) if line is None else None
+            if end is not None:
+                end.set()
+            elif on_line is not None and line is not None:
+                on_line(line)
+
+    def close(self) -> None:
+        self._closed.set()
+        self._thread.join(timeout=5)
+        try:
+            self.queue.shutdown()
+        except Exception:  # noqa: BLE001 - already gone with its node
+            pass
+
+
 class RayRunner:
     """Run each episode as a Ray task (``address``: ``auto`` or host:port of a cluster's head)."""
 
@@ -70,6 +150,7 @@ class RayRunner:
         self.slots = workers or 1
         self._started_here = False
         self._ready = False
+        self._lines: _LineStream | None = None
 
     def start(self) -> None:
         try:
@@ -90,12 +171,25 @@ class RayRunner:
         if self.requested is None:
             self.slots = max(1, int(ray.cluster_resources().get("CPU", 1)))
         self.label = f"ray ({ray.get_runtime_context().gcs_address})"
+        self._lines = _LineStream()
 
     def run_one(self, job: Job, on_line: Callable[[str], None], stop: threading.Event) -> Outcome:
+        key = (job.cell.id, job.attempt)
+        lines = self._lines
+        if lines is not None:
+            lines.listen(key, on_line)
+        try:
+            return self._run(job, stop, lines)
+        finally:
+            if lines is not None:
+                lines.finish(key)
+
+    def _run(self, job: Job, stop: threading.Event, lines: "_LineStream | None") -> Outcome:
         import ray
         from ray.exceptions import GetTimeoutError, RayError
 
-        ref = _remote().options(num_cpus=1, memory=job.cell.memory).remote(job.cell.to_dict(), job.attempt, job.variables)
+        ref = _remote().options(num_cpus=1, memory=job.cell.memory).remote(
+            job.cell.to_dict(), job.attempt, job.variables, lines.queue if lines is not None else None)
         while True:
             if stop.is_set():
                 ray.cancel(ref, force=True)
@@ -129,6 +223,9 @@ class RayRunner:
     def close(self) -> None:
         import ray
 
+        if self._lines is not None:
+            self._lines.close()
+            self._lines = None
         if ray.is_initialized():
             ray.shutdown()
 

@@ -37,6 +37,56 @@ def ray_cluster(batch_envs: Path) -> Iterator[LocalCluster]:
         cluster.stop()
 
 
+class Heard:
+    """A listener around the real progress display: what it was told, and what its rows said, in order."""
+
+    def __init__(self, progress: Any) -> None:
+        self.progress = progress
+        self.events: list[tuple[str, str]] = []
+
+    def started(self, cell: Any, attempt: int, where: str) -> None:
+        self.progress.started(cell, attempt, where)
+        self.events.append(("started", where))
+
+    def line(self, cell: Any, text: str) -> None:
+        self.progress.line(cell, text)
+        rows = [str(t.description) for t in self.progress.progress.tasks if cell.id in str(t.description)]
+        self.events.append(("line", rows[0] if rows else ""))
+
+    def ended(self, cell: Any, result: dict[str, Any]) -> None:
+        self.progress.ended(cell, result)
+        self.events.append(("ended", result["status"]))
+
+
+def test_a_ray_episode_streams_its_turns_to_the_progress_display(ray_cluster: LocalCluster, tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """Runs before the node-loss test below (same module, same cluster, both nodes still up)."""
+    import io
+
+    from rich.console import Console
+
+    from stripebench_tui.batch import create_runner
+    from stripebench_tui.batch.manifest import Batch
+    from stripebench_tui.batch.matrix import build_cells, parse_agents, resolve_environments
+    from stripebench_tui.batch.progress import BatchProgress
+    from stripebench_tui.batch.runner import run_batch
+
+    for name in ("STRIPEBENCH_ENVIRONMENTS", "STRIPEBENCH_GRADERS", "RAY_AUTH_MODE"):
+        monkeypatch.setenv(name, ray_cluster.env[name])
+    cells = build_cells(resolve_environments(["tiny-a"]), parse_agents("oracle"), 1, 7)
+    batch = Batch.create(tmp_path / "b", {"runs": 1}, cells)
+    console = Console(file=io.StringIO(), force_terminal=True, width=160)
+    with BatchProgress(len(cells), console) as progress:
+        heard = Heard(progress)
+        run_batch(batch, create_runner("ray", address=ray_cluster.address, workers=1), heard)
+    assert heard.events[0][0] == "started" and heard.events[0][1].startswith("ray")
+    assert heard.events[-1] == ("ended", "passed")
+    rows = [text for kind, text in heard.events if kind == "line"]
+    # the episode's four turns, each shown in its row as it happened, all before the end
+    assert [r.rsplit(" ", 1)[-1] for r in rows] == ["1", "2", "3", "4"], rows
+    assert all(r.endswith(f"{cells[0].id} · turn {n}") for r, n in zip(rows, "1234"))
+
+
 def test_ray_batch_matches_local_and_retries_a_lost_node(ray_cluster: LocalCluster, local_batch: dict[str, Any],
                                                          tmp_path: Path) -> None:
     out = tmp_path / "ray-batch"
