@@ -55,6 +55,8 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=4)
     parser.add_argument("--agents", default="oracle")
     parser.add_argument("--no-ray", action="store_true")
+    parser.add_argument("--ray-copy", choices=("auto", "always"), default="auto",
+                        help="always: episodes come back packed, as from nodes of other machines")
     args = parser.parse_args()
     envs = resolve_environments([], category="backend")
     cells = build_cells(envs, parse_agents(args.agents), args.runs, 0)
@@ -77,7 +79,8 @@ def main() -> None:
     try:
         print(f"ray cluster (2 nodes × 1 CPU) started in {cluster.startup_seconds:.1f} s")
         os.environ["RAY_AUTH_MODE"] = "disabled"
-        seconds = timed_batch(root, "ray-2", cells, create_runner("ray", address=cluster.address, workers=2))
+        seconds = timed_batch(root, "ray-2", cells, create_runner("ray", address=cluster.address, workers=2,
+                                                                   copy=args.ray_copy))
         rates["ray-2"] = len(cells) / seconds * 60
         print(f"ray, 2 slots:               {seconds:6.1f} s  {rates['ray-2']:5.1f} episodes/min")
         # The local pool again, right after Ray, the cluster still up (its idle cost on both sides): Ray is compared

@@ -1,12 +1,14 @@
 """Episodes as Ray tasks on any node of a cluster, their directories copied back to the driver's batch directory.
 
-Each task asks for one CPU and the memory of its environment's manifest, runs the same
-``stripebench run … --headless`` process as the local pool in a scratch directory of its node, and
-returns the episode directory packed as an (uncompressed) tarball, which the driver unpacks into the
-cell's directory: the report and the TUI read it as if it had run here. While it runs, its turn lines
-stream back through a Ray queue (an actor on the driver's node) that a thread of the driver drains into
-the progress display. Ray's own retries are off: a task whose node or worker is lost comes back as an
-``infra_error`` and ``runner.run_batch`` retries it once.
+Each task asks for one CPU and the memory of its environment's manifest and runs the same
+``stripebench run … --headless`` process as the local pool. A node that sees the driver's batch directory
+(the same machine, or a shared disk: the cell's ``running.json`` there is the one the driver just wrote)
+writes the episode straight into it, as the local pool does; any other node runs it in a scratch directory
+and returns it packed as an (uncompressed) tarball, which the driver unpacks into the cell's directory:
+the report and the TUI read it as if it had run here. While it runs, its turn lines stream back through a
+Ray queue (an actor on the driver's node) that a thread of the driver drains into the progress display.
+Ray's own retries are off: a task whose node or worker is lost comes back as an ``infra_error`` and
+``runner.run_batch`` retries it once.
 Every node needs this package (same version) and the environments at the same paths or ids.
 """
 
@@ -21,6 +23,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from stripebench_tui.batch.local import LOG, run_episode_process
+from stripebench_tui.batch.manifest import RUNNING, read_json
 from stripebench_tui.batch.matrix import Cell
 from stripebench_tui.batch.runner import Job, Outcome
 from stripebench_tui.errors import RuntimeProblem
@@ -28,9 +31,24 @@ from stripebench_tui.errors import RuntimeProblem
 _task: Any = None
 
 
-def _episode_on_node(cell: dict[str, Any], attempt: int, variables: dict[str, str], lines: Any = None) -> dict[str, Any]:
-    """Runs on a Ray worker: the episode in a scratch directory, returned packed (episode/ and run.log).
+def _shared(episode_dir: str | None, token: Any) -> Path | None:
+    """``episode_dir`` when this node sees the driver's batch directory (its cell's running.json is ``token``)."""
+    if not episode_dir or token is None:
+        return None
+    target = Path(episode_dir)
+    try:
+        return target if read_json(target.parent / RUNNING) == token else None
+    except OSError:
+        return None
 
+
+def _episode_on_node(cell: dict[str, Any], attempt: int, variables: dict[str, str], lines: Any = None,
+                     episode_dir: str | None = None, token: Any = None) -> dict[str, Any]:
+    """Runs on a Ray worker: the episode, and how it ended.
+
+    On a node that sees the driver's batch directory (the same machine, or a shared disk: the cell's
+    ``running.json`` there is ``token``) the episode is written straight to ``episode_dir``, as the local pool
+    does; elsewhere it runs in a scratch directory and comes back packed (episode/ and run.log).
     ``lines`` (a ``ray.util.queue.Queue``) receives ``((cell id, attempt), line)`` for each progress line.
     """
     import socket
@@ -49,9 +67,14 @@ def _episode_on_node(cell: dict[str, Any], attempt: int, variables: dict[str, st
         except Exception:  # noqa: BLE001 - the driver's queue is gone or full: progress is lost, never the episode
             pass
 
+    where = f"ray:{socket.gethostname()}:{ray.get_runtime_context().get_node_id()[:8]}"
+    direct = _shared(episode_dir, token)
+    if direct is not None:
+        job = Job(Cell.from_dict(cell), direct, attempt, variables)
+        outcome = run_episode_process(job, forward, threading.Event(), where=where)
+        return {"exit_code": outcome.exit_code, "infra_error": outcome.infra_error, "where": where, "tar": None}
     scratch = Path(tempfile.mkdtemp(prefix="stripebench-batch-"))
     try:
-        where = f"ray:{socket.gethostname()}:{ray.get_runtime_context().get_node_id()[:8]}"
         job = Job(Cell.from_dict(cell), scratch / "episode", attempt, variables)
         outcome = run_episode_process(job, forward, threading.Event(), where=where)
         packed = io.BytesIO()
@@ -144,7 +167,12 @@ class RayRunner:
 
     label = "ray"
 
-    def __init__(self, address: str = "auto", workers: int | None = None) -> None:
+    def __init__(self, address: str = "auto", workers: int | None = None, copy: str = "auto") -> None:
+        """``copy``: "auto" (episodes write straight to a batch directory their node sees, else come back packed)
+        or "always" (always packed: what a cluster of separate machines does, for tests and benchmarks)."""
+        if copy not in ("auto", "always"):
+            raise ValueError(f"copy must be 'auto' or 'always', not {copy!r}")
+        self.copy = copy
         self.address = address
         self.requested = workers
         self.slots = workers or 1
@@ -188,8 +216,11 @@ class RayRunner:
         import ray
         from ray.exceptions import GetTimeoutError, RayError
 
+        # The cell's running.json (just written by the batch) tells a node that sees this directory it can write there.
+        token = read_json(job.episode_dir.parent / RUNNING) if self.copy == "auto" else None
         ref = _remote().options(num_cpus=1, memory=job.cell.memory).remote(
-            job.cell.to_dict(), job.attempt, job.variables, lines.queue if lines is not None else None)
+            job.cell.to_dict(), job.attempt, job.variables, lines.queue if lines is not None else None,
+            str(job.episode_dir), token)
         while True:
             if stop.is_set():
                 ray.cancel(ref, force=True)
@@ -203,7 +234,8 @@ class RayRunner:
                 first = (str(exc).strip().splitlines() or [""])[0].split(". ")[0]  # Ray's messages run on for lines
                 return Outcome(None, infra_error=f"{type(exc).__name__}: {first}"[:200], where=self.label)
         try:
-            self._unpack(reply["tar"], job.episode_dir.parent)
+            if reply["tar"] is not None:  # None: written in place (the node sees this batch directory)
+                self._unpack(reply["tar"], job.episode_dir.parent)
         except (tarfile.TarError, OSError) as exc:
             return Outcome(None, infra_error=f"copying the episode back failed: {exc}"[:200], where=reply["where"])
         return Outcome(reply["exit_code"], infra_error=reply["infra_error"], where=reply["where"])

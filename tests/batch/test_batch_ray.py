@@ -78,13 +78,17 @@ def test_a_ray_episode_streams_its_turns_to_the_progress_display(ray_cluster: Lo
     console = Console(file=io.StringIO(), force_terminal=True, width=160)
     with BatchProgress(len(cells), console) as progress:
         heard = Heard(progress)
-        run_batch(batch, create_runner("ray", address=ray_cluster.address, workers=1), heard)
+        # copy="always": the episode comes back packed, as from a node of another machine (the path the CLI
+        # batch below does not take: its nodes see the batch directory and write the episodes in place)
+        run_batch(batch, create_runner("ray", address=ray_cluster.address, workers=1, copy="always"), heard)
     assert heard.events[0][0] == "started" and heard.events[0][1].startswith("ray")
     assert heard.events[-1] == ("ended", "passed")
     rows = [text for kind, text in heard.events if kind == "line"]
     # the episode's four turns, each shown in its row as it happened, all before the end
     assert [r.rsplit(" ", 1)[-1] for r in rows] == ["1", "2", "3", "4"], rows
     assert all(r.endswith(f"{cells[0].id} · turn {n}") for r, n in zip(rows, "1234"))
+    episode = batch.episode_dir(cells[0])  # unpacked into the cell's directory, with the task's run.log
+    assert trace_facts(episode)["score"] == 1.0 and "=== attempt 1 on ray:" in (episode.parent / "run.log").read_text()
 
 
 def test_ray_batch_matches_local_and_retries_a_lost_node(ray_cluster: LocalCluster, local_batch: dict[str, Any],
