@@ -8,7 +8,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
-pytest=("$PY" -m pytest -n 2 --durations=15 "$@")
+# loadgroup: tests marked xdist_group(NAME) share one worker (the batch tests share one session-scoped batch).
+pytest=("$PY" -m pytest -n 2 --dist loadgroup --durations=15 "$@")
 # The suite runs `stripebench batch --ray` on a local cluster (tests/batch/test_batch_ray.py): the ray extra.
 ray_extra() { "$PY" -m pip install -q --disable-pip-version-check --root-user-action=ignore -e '.[ray]'; }
 

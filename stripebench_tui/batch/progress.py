@@ -28,6 +28,11 @@ def end_line(cell: Cell, result: dict[str, Any], done: int, total: int) -> str:
     return f"[{done}/{total}] {_MARK.get(result['status'], '?')} {cell.id} {text}"
 
 
+def is_progress_line(text: str) -> bool:
+    """Whether a line of an episode's output moves its progress row (a runner may forward only these)."""
+    return _TURN.search(text) is not None
+
+
 class BatchProgress:
     """A ``Listener`` for ``run_batch``: overall bar with ETA plus a row per running episode (its turn)."""
 
@@ -78,4 +83,4 @@ class BatchProgress:
             self.console.print(end_line(cell, result, self.done, self.total), highlight=False, soft_wrap=True)
 
 
-__all__ = ["BatchProgress", "end_line"]
+__all__ = ["BatchProgress", "end_line", "is_progress_line"]

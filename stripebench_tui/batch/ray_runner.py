@@ -1,10 +1,14 @@
 """Episodes as Ray tasks on any node of a cluster, their directories copied back to the driver's batch directory.
 
-Each task asks for one CPU and the memory of its environment's manifest, runs the same
-``stripebench run … --headless`` process as the local pool in a scratch directory of its node, and
-returns the episode directory packed as a tarball, which the driver unpacks into the cell's directory:
-the report and the TUI read it as if it had run here. Ray's own retries are off: a task whose node or
-worker is lost comes back as an ``infra_error`` and ``runner.run_batch`` retries it once.
+Each task asks for one CPU and the memory of its environment's manifest and runs the same
+``stripebench run … --headless`` process as the local pool. A node that sees the driver's batch directory
+(the same machine, or a shared disk: the cell's ``running.json`` there is the one the driver just wrote)
+writes the episode straight into it, as the local pool does; any other node runs it in a scratch directory
+and returns it packed as an (uncompressed) tarball, which the driver unpacks into the cell's directory:
+the report and the TUI read it as if it had run here. While it runs, its turn lines stream back through a
+Ray queue (an actor on the driver's node) that a thread of the driver drains into the progress display.
+Ray's own retries are off: a task whose node or worker is lost comes back as an ``infra_error`` and
+``runner.run_batch`` retries it once.
 Every node needs this package (same version) and the environments at the same paths or ids.
 """
 
@@ -19,6 +23,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from stripebench_tui.batch.local import LOG, run_episode_process
+from stripebench_tui.batch.manifest import RUNNING, read_json
 from stripebench_tui.batch.matrix import Cell
 from stripebench_tui.batch.runner import Job, Outcome
 from stripebench_tui.errors import RuntimeProblem
@@ -26,19 +31,56 @@ from stripebench_tui.errors import RuntimeProblem
 _task: Any = None
 
 
-def _episode_on_node(cell: dict[str, Any], attempt: int, variables: dict[str, str]) -> dict[str, Any]:
-    """Runs on a Ray worker: the episode in a scratch directory, returned packed (episode/ and run.log)."""
+def _shared(episode_dir: str | None, token: Any) -> Path | None:
+    """``episode_dir`` when this node sees the driver's batch directory (its cell's running.json is ``token``)."""
+    if not episode_dir or token is None:
+        return None
+    target = Path(episode_dir)
+    try:
+        return target if read_json(target.parent / RUNNING) == token else None
+    except OSError:
+        return None
+
+
+def _episode_on_node(cell: dict[str, Any], attempt: int, variables: dict[str, str], lines: Any = None,
+                     episode_dir: str | None = None, token: Any = None) -> dict[str, Any]:
+    """Runs on a Ray worker: the episode, and how it ended.
+
+    On a node that sees the driver's batch directory (the same machine, or a shared disk: the cell's
+    ``running.json`` there is ``token``) the episode is written straight to ``episode_dir``, as the local pool
+    does; elsewhere it runs in a scratch directory and comes back packed (episode/ and run.log).
+    ``lines`` (a ``ray.util.queue.Queue``) receives ``((cell id, attempt), line)`` for each progress line.
+    """
     import socket
 
     import ray
 
+    from stripebench_tui.batch.progress import is_progress_line
+
+    key = (cell["id"], attempt)
+
+    def forward(line: str) -> None:
+        if lines is None or not is_progress_line(line):
+            return
+        try:
+            lines.put_nowait((key, line))
+        except Exception:  # noqa: BLE001 - the driver's queue is gone or full: progress is lost, never the episode
+            pass
+
+    where = f"ray:{socket.gethostname()}:{ray.get_runtime_context().get_node_id()[:8]}"
+    direct = _shared(episode_dir, token)
+    if direct is not None:
+        job = Job(Cell.from_dict(cell), direct, attempt, variables)
+        outcome = run_episode_process(job, forward, threading.Event(), where=where)
+        return {"exit_code": outcome.exit_code, "infra_error": outcome.infra_error, "where": where, "tar": None}
     scratch = Path(tempfile.mkdtemp(prefix="stripebench-batch-"))
     try:
-        where = f"ray:{socket.gethostname()}:{ray.get_runtime_context().get_node_id()[:8]}"
         job = Job(Cell.from_dict(cell), scratch / "episode", attempt, variables)
-        outcome = run_episode_process(job, lambda _line: None, threading.Event(), where=where)
+        outcome = run_episode_process(job, forward, threading.Event(), where=where)
         packed = io.BytesIO()
-        with tarfile.open(fileobj=packed, mode="w:gz") as tar:
+        # Not compressed: a workspace can hold a venv (57 MB in sdk-upgrade-charges) and gzip then cost seconds of
+        # CPU per episode on both ends (most of the Ray/local gap on a small machine); nodes talk over a LAN.
+        with tarfile.open(fileobj=packed, mode="w") as tar:
             for name in ("episode", LOG):
                 if (scratch / name).exists():
                     tar.add(scratch / name, arcname=name)
@@ -57,17 +99,86 @@ def _remote() -> Any:
     return _task
 
 
+class _LineStream:
+    """The episodes' progress lines, from the tasks to the driver: a queue actor on the driver's node, drained here."""
+
+    def __init__(self) -> None:
+        import ray
+        from ray.util.queue import Queue
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        # On the driver's node (soft: anywhere if that cannot be), so losing another node does not lose the queue.
+        here = NodeAffinitySchedulingStrategy(ray.get_runtime_context().get_node_id(), soft=True)
+        self.queue = Queue(maxsize=10_000, actor_options={"num_cpus": 0, "scheduling_strategy": here})
+        self._listeners: dict[tuple[str, int], Callable[[str], None]] = {}
+        self._ends: dict[tuple[str, int], threading.Event] = {}
+        self._lock = threading.Lock()
+        self._closed = threading.Event()
+        self._thread = threading.Thread(target=self._drain, name="ray-progress", daemon=True)
+        self._thread.start()
+
+    def listen(self, key: tuple[str, int], on_line: Callable[[str], None]) -> None:
+        with self._lock:
+            self._listeners[key] = on_line
+
+    def finish(self, key: tuple[str, int], timeout: float = 10.0) -> None:
+        """After the task returned: hand on its lines still queued (they precede an end marker), then forget it."""
+        done = threading.Event()
+        with self._lock:
+            self._ends[key] = done
+        try:
+            self.queue.put((list(key), None), timeout=timeout)
+            done.wait(timeout)  # set by the drain thread when it reaches the marker (gone queue: give up)
+        except Exception:  # noqa: BLE001 - the queue is gone: nothing more will come
+            pass
+        with self._lock:
+            self._listeners.pop(key, None)
+            self._ends.pop(key, None)
+
+    def _drain(self) -> None:
+        from ray.util.queue import Empty
+
+        while not self._closed.is_set():
+            try:
+                key, line = self.queue.get(timeout=0.5)  # bounded so that close() is heard; not a synchronisation
+            except Empty:
+                continue
+            except Exception:  # noqa: BLE001 - the queue's actor is gone (shut down, or its node lost): no more lines
+                return
+            with self._lock:
+                on_line = self._listeners.get(tuple(key))
+                end = self._ends.get(tuple(key)) if line is None else None
+            if end is not None:
+                end.set()
+            elif on_line is not None and line is not None:
+                on_line(line)
+
+    def close(self) -> None:
+        self._closed.set()
+        self._thread.join(timeout=5)
+        try:
+            self.queue.shutdown()
+        except Exception:  # noqa: BLE001 - already gone with its node
+            pass
+
+
 class RayRunner:
     """Run each episode as a Ray task (``address``: ``auto`` or host:port of a cluster's head)."""
 
     label = "ray"
 
-    def __init__(self, address: str = "auto", workers: int | None = None) -> None:
+    def __init__(self, address: str = "auto", workers: int | None = None, copy: str = "auto") -> None:
+        """``copy``: "auto" (episodes write straight to a batch directory their node sees, else come back packed)
+        or "always" (always packed: what a cluster of separate machines does, for tests and benchmarks)."""
+        if copy not in ("auto", "always"):
+            raise ValueError(f"copy must be 'auto' or 'always', not {copy!r}")
+        self.copy = copy
         self.address = address
         self.requested = workers
         self.slots = workers or 1
         self._started_here = False
         self._ready = False
+        self._lines: _LineStream | None = None
 
     def start(self) -> None:
         try:
@@ -88,12 +199,28 @@ class RayRunner:
         if self.requested is None:
             self.slots = max(1, int(ray.cluster_resources().get("CPU", 1)))
         self.label = f"ray ({ray.get_runtime_context().gcs_address})"
+        self._lines = _LineStream()
 
     def run_one(self, job: Job, on_line: Callable[[str], None], stop: threading.Event) -> Outcome:
+        key = (job.cell.id, job.attempt)
+        lines = self._lines
+        if lines is not None:
+            lines.listen(key, on_line)
+        try:
+            return self._run(job, stop, lines)
+        finally:
+            if lines is not None:
+                lines.finish(key)
+
+    def _run(self, job: Job, stop: threading.Event, lines: "_LineStream | None") -> Outcome:
         import ray
         from ray.exceptions import GetTimeoutError, RayError
 
-        ref = _remote().options(num_cpus=1, memory=job.cell.memory).remote(job.cell.to_dict(), job.attempt, job.variables)
+        # The cell's running.json (just written by the batch) tells a node that sees this directory it can write there.
+        token = read_json(job.episode_dir.parent / RUNNING) if self.copy == "auto" else None
+        ref = _remote().options(num_cpus=1, memory=job.cell.memory).remote(
+            job.cell.to_dict(), job.attempt, job.variables, lines.queue if lines is not None else None,
+            str(job.episode_dir), token)
         while True:
             if stop.is_set():
                 ray.cancel(ref, force=True)
@@ -107,7 +234,8 @@ class RayRunner:
                 first = (str(exc).strip().splitlines() or [""])[0].split(". ")[0]  # Ray's messages run on for lines
                 return Outcome(None, infra_error=f"{type(exc).__name__}: {first}"[:200], where=self.label)
         try:
-            self._unpack(reply["tar"], job.episode_dir.parent)
+            if reply["tar"] is not None:  # None: written in place (the node sees this batch directory)
+                self._unpack(reply["tar"], job.episode_dir.parent)
         except (tarfile.TarError, OSError) as exc:
             return Outcome(None, infra_error=f"copying the episode back failed: {exc}"[:200], where=reply["where"])
         return Outcome(reply["exit_code"], infra_error=reply["infra_error"], where=reply["where"])
@@ -116,7 +244,7 @@ class RayRunner:
     def _unpack(packed: bytes, cell_dir: Path) -> None:
         # "tar", not "data": a workspace's venv links to its node's absolute interpreter path. Members still cannot
         # land outside the cell directory (the tarball is ours, made by _episode_on_node).
-        with tarfile.open(fileobj=io.BytesIO(packed), mode="r:gz") as tar:
+        with tarfile.open(fileobj=io.BytesIO(packed), mode="r:*") as tar:
             log = tar.extractfile(LOG) if LOG in tar.getnames() else None
             if log is not None:
                 with open(cell_dir / LOG, "ab") as out:
@@ -127,6 +255,9 @@ class RayRunner:
     def close(self) -> None:
         import ray
 
+        if self._lines is not None:
+            self._lines.close()
+            self._lines = None
         if ray.is_initialized():
             ray.shutdown()
 

@@ -26,6 +26,9 @@ to an exec), so services, the seed script and the shell/files tool servers reuse
 local machinery; the browser and docs tools run on this machine. At the end, or when
 stripebench dies (a watchdog process holds a pipe), the container and its volumes are
 removed; a container whose owner died without that is removed on the next start.
+
+With an engine on another machine (``DOCKER_HOST=tcp://…``) nothing is bind-mounted: the same paths are
+anonymous volumes whose files are copied in and the workspace copied back (``runtime.docker_copy``).
 """
 
 from __future__ import annotations
@@ -49,6 +52,7 @@ from stripebench_tui.core.events import Service
 from stripebench_tui.envs.manifest import Environment
 from stripebench_tui.envs.plans import PlanError, expand
 from stripebench_tui.errors import BadFileError, RuntimeProblem
+from stripebench_tui.runtime import docker_copy
 from stripebench_tui.runtime.docker_engine import LABEL_EPISODE, LABEL_OWNER, owner_label
 from stripebench_tui.runtime.docker_exec import ENV_VAR, exec_argv
 from stripebench_tui.preload import preload_env
@@ -79,6 +83,7 @@ class DockerSandbox(SandboxBase):
         self.image = ""
         self.watchdog: _Watchdogs | None = None
         self.read_only_mounts: list[tuple[Path, str]] = []  # more host folders, and where the container sees them
+        self.copy = docker_copy.copy_mode()  # files copied in and out instead of bind-mounted (a remote engine)
         if os.getuid() == 0:
             self.uid, self.gid = ROOT_AGENT_UID, ROOT_AGENT_UID
         else:
@@ -153,7 +158,7 @@ class DockerSandbox(SandboxBase):
             self.image, built = await asyncio.to_thread(ensure_image, self.client, self.env, say)
         except RuntimeProblem as exc:
             raise ServiceFailed(str(exc)) from None
-        if self.uid != os.getuid():
+        if self.uid != os.getuid() and not self.copy:  # (copied files get their owner in the archive)
             await asyncio.to_thread(_chown_tree, self.workspace, self.uid, self.gid)
             os.chown(self.scratch, self.uid, self.gid)
         await bus.publish(Service(service="docker", status="starting", text=f"container {self.container_name} of {self.image}"))
@@ -183,14 +188,44 @@ class DockerSandbox(SandboxBase):
         if self.env.manifest.stripe.seed:
             volumes[str(self.env.path(self.env.manifest.stripe.seed).resolve())] = {"bind": self.seed_path(),
                                                                                      "mode": "ro"}
-        return self.client.containers.run(
-            self.image, ["sleep", "infinity"], detach=True, name=self.container_name, init=True,
+        options = dict(
+            detach=True, name=self.container_name, init=True,
             labels={LABEL_EPISODE: self.tag, LABEL_OWNER: owner_label(), "stripebench.env": self.env.id},
             network_mode="host", user=f"{self.uid}:{self.gid}", working_dir=str(self.workspace),
-            volumes=volumes, read_only=True, tmpfs={"/tmp": "rw,exec,mode=1777"},
+            read_only=True, tmpfs={"/tmp": "rw,exec,mode=1777"},
             cap_drop=["ALL"], security_opt=["no-new-privileges"], pids_limit=spec.pids,
             nano_cpus=int(spec.cpus * 1e9), mem_limit=spec.memory, environment=self.container_env(),
         )
+        if not self.copy:
+            return self.client.containers.run(self.image, ["sleep", "infinity"], volumes=volumes, **options)
+        # Copy mode: volumes instead of bind mounts, filled before the container starts: the episode directory (the
+        # workspace and the graders' scratch in it, owned by the agent user), the package, the seed's folder and
+        # each read-only folder (owned by root: the agent can read them, not change them).
+        package = Path(stripebench_tui.__file__).resolve().parent
+        fills: list[tuple[str, dict[str, Path], int]] = [
+            (str(self.episode_dir), {self.workspace.name: self.workspace, SCRATCH: self.scratch}, self.uid),
+            (PACKAGE_MOUNT, {"stripebench_tui": package}, 0)]
+        if self.env.manifest.stripe.seed:
+            seed = self.env.path(self.env.manifest.stripe.seed).resolve()
+            fills.append((SEED_MOUNT, {Path(self.seed_path()).name: seed}, 0))
+        fills += [(at, {".": path}, 0) for path, at in self.read_only_mounts]
+        options.pop("detach")
+        container = self.client.containers.create(self.image, ["sleep", "infinity"],
+                                                  mounts=docker_copy.volume_mounts([at for at, _, _ in fills]), **options)
+        try:
+            for at, sources, uid in fills:
+                docker_copy.push(container, at, sources, uid, self.gid if uid else 0)
+            container.start()
+        except BaseException:
+            container.remove(force=True, v=True)
+            raise
+        container.reload()
+        return container
+
+    def pull_workspace(self) -> None:
+        """Copy mode: the container's workspace copied back over this machine's (nothing to do with bind mounts)."""
+        if self.copy and self.container is not None:
+            docker_copy.pull(self.container, str(self.workspace), self.workspace)
 
     async def run_setup(self, bus: EventBus) -> None:
         """Run the manifest's ``setup`` commands inside the container, in order."""
@@ -249,6 +284,8 @@ class DockerSandbox(SandboxBase):
                       log: BinaryIO) -> subprocess.Popen[bytes]:
         """``bash -c command`` in the container, as the agent user (see Sandbox); the local relay leads its session."""
         inside = self.container_env(env)
+        if self.copy and cwd.resolve().is_relative_to(self.scratch.resolve()) and cwd.is_dir():
+            docker_copy.push(self.container, str(cwd.parent), {cwd.name: cwd}, self.uid, self.gid)  # a grader's app copy
         for name in unset:
             inside.pop(name, None)
         argv = exec_argv(self.container_name, ["bash", "-c", command], user=f"{self.uid}:{self.gid}", workdir=str(cwd))
@@ -275,6 +312,9 @@ class DockerSandbox(SandboxBase):
         for service in reversed(self.services):
             with contextlib.suppress(Exception):
                 await service.stop()
+        if self.copy and self.container is not None:  # the episode's results, before the container goes
+            with contextlib.suppress(Exception):
+                await asyncio.to_thread(self.pull_workspace)
         if self.watchdog is not None:
             await asyncio.to_thread(self.watchdog.close)
 
@@ -313,12 +353,15 @@ class _DockerToolExecutor(McpToolExecutor):
     async def call(self, tool: str, arguments: dict[str, Any]) -> Any:
         """As McpToolExecutor.call; a server lost with its container says that container stopped."""
         try:
-            return await super().call(tool, arguments)
+            result = await super().call(tool, arguments)
         except Exception as exc:
             problem = await asyncio.to_thread(self.sandbox.container_problem)
             if problem:
                 raise RuntimeProblem(f"{problem}; the {tool} tool cannot run") from exc
             raise
+        if self.sandbox.copy:  # graders read the workspace here between turns
+            await asyncio.to_thread(self.sandbox.pull_workspace)
+        return result
 
     def server_command(self, name: str, extra: list[str]) -> tuple[str, list[str]]:
         """(command, args) that start tool server ``name``."""
