@@ -1,10 +1,12 @@
-"""Shared helpers for the environment tests: load a grader module directly, and run validate on one environment."""
+"""Shared helpers for the environment tests: load a grader module, play a plan's file edits, run a seed in-process,
+and run validate on one environment."""
 
 from __future__ import annotations
 
 import asyncio
 import importlib.util
 import sys
+from pathlib import Path
 from types import ModuleType
 
 from stripebench_tui.core.events import PASS
@@ -39,3 +41,30 @@ def assert_findings(rows) -> None:
             assert row.outcome.findings == [], row.outcome.findings
         elif row.run.kind == MUTANT and row.run.finding:
             assert row.run.finding in row.outcome.findings, (row.run.label, row.outcome.findings)
+
+
+def played_files(env, plan) -> tuple[dict[str, str], int]:
+    """The workspace's files after `plan`'s create_file and replace_in_file steps, played blind, and how many edits
+    matched; an edit whose old text is not in its file exactly once fails the test."""
+    from stripebench_tui.envs.plans import load_plan
+
+    files = {str(p.relative_to(env.workspace)): p.read_text() for p in env.workspace.rglob("*") if p.is_file()}
+    edits = 0
+    for step in load_plan(env.path(plan.plan), env.root):
+        if step.tool == "create_file":
+            files[step.args["path"]] = step.args["content"]
+        elif step.tool == "replace_in_file":
+            text = files[step.args["path"]]
+            assert text.count(step.args["old_text"]) == 1, step.say
+            files[step.args["path"]] = text.replace(step.args["old_text"], step.args["new_text"])
+            edits += 1
+    return files, edits
+
+
+def run_seed(seed_module, workspace: Path, url: str, key: str, monkeypatch) -> None:
+    """Run the seed script's main() in-process, in `workspace` against the Stripe API at `url`, as the runtime would."""
+    monkeypatch.setenv("STRIPE_API_BASE", url)
+    monkeypatch.setenv("STRIPE_SECRET_KEY", key)
+    monkeypatch.delenv("STRIPE_API_VERSION", raising=False)
+    monkeypatch.chdir(workspace)
+    seed_module.main()

@@ -20,7 +20,7 @@ from stripebench_tui.core.events import FAIL, PASS, PENDING
 from stripebench_tui.envs.manifest import find_environment
 from stripebench_tui.grading import GradingContext, GradingView, load_grader
 from tests.emulator.fixtures import TEST_KEY, emulator, emulator_server, stripe_client  # noqa: F401
-from tests.environments.helpers import assert_findings
+from tests.environments.helpers import assert_findings, played_files, run_seed
 
 ENV = find_environment("checkout-migration")
 GRADER = load_grader(ENV)
@@ -104,18 +104,7 @@ def test_the_submission_names_the_session_even_among_other_words():
 @pytest.mark.parametrize("plan", [ENV.manifest.solution] + ENV.manifest.mutants, ids=lambda ref: ref.name)
 def test_every_file_edit_in_the_plans_applies_to_the_file_it_edits(plan):
     """Played blind by the oracle, an edit that matched nothing would leave a mutant identical to the solution."""
-    from stripebench_tui.envs.plans import load_plan
-
-    files = {str(p.relative_to(ENV.workspace)): p.read_text() for p in ENV.workspace.rglob("*") if p.is_file()}
-    edits = 0
-    for step in load_plan(ENV.path(plan.plan), ENV.root):
-        if step.tool == "create_file":
-            files[step.args["path"]] = step.args["content"]
-        elif step.tool == "replace_in_file":
-            text = files[step.args["path"]]
-            assert text.count(step.args["old_text"]) == 1, step.say
-            files[step.args["path"]] = text.replace(step.args["old_text"], step.args["new_text"])
-            edits += 1
+    files, edits = played_files(ENV, plan)
     if plan.name != "oracle":
         assert edits and files["app.py"] != ENV.path("solution/files/app.py").read_text()
 
@@ -124,12 +113,7 @@ def test_every_file_edit_in_the_plans_applies_to_the_file_it_edits(plan):
 
 
 def _seed(workspace: Path, url: str, monkeypatch) -> None:
-    """Run the seed script's main() in-process, as the runtime would run it in the workspace."""
-    monkeypatch.setenv("STRIPE_API_BASE", url)
-    monkeypatch.setenv("STRIPE_SECRET_KEY", TEST_KEY)
-    monkeypatch.delenv("STRIPE_API_VERSION", raising=False)
-    monkeypatch.chdir(workspace)
-    SEED.main()
+    run_seed(SEED, workspace, url, TEST_KEY, monkeypatch)
 
 
 @pytest.fixture

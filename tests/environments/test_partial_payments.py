@@ -15,7 +15,7 @@ from stripebench_tui.core.events import FAIL, PASS, PENDING
 from stripebench_tui.envs.manifest import find_environment
 from stripebench_tui.grading import GradingContext, GradingView
 from tests.emulator.fixtures import TEST_KEY, emulator, emulator_server, stripe_client  # noqa: F401
-from tests.environments.helpers import load_grader_module, validate_failing
+from tests.environments.helpers import load_grader_module, played_files, run_seed, validate_failing
 
 ENV = find_environment("partial-payments")
 G = load_grader_module(ENV, "partial_payments.py", "pp_grader_under_test")
@@ -34,18 +34,7 @@ def test_the_halves_round_the_first_down_and_add_up():
 @pytest.mark.parametrize("plan", [ENV.manifest.solution] + ENV.manifest.mutants, ids=lambda ref: ref.name)
 def test_every_file_edit_in_the_plans_applies_to_the_file_it_edits(plan):
     """Played blind, an edit that matched nothing would leave a mutant identical to the solution."""
-    from stripebench_tui.envs.plans import load_plan
-
-    files = {str(p.relative_to(ENV.workspace)): p.read_text() for p in ENV.workspace.rglob("*") if p.is_file()}
-    edits = 0
-    for step in load_plan(ENV.path(plan.plan), ENV.root):
-        if step.tool == "create_file":
-            files[step.args["path"]] = step.args["content"]
-        elif step.tool == "replace_in_file":
-            text = files[step.args["path"]]
-            assert text.count(step.args["old_text"]) == 1, step.say
-            files[step.args["path"]] = text.replace(step.args["old_text"], step.args["new_text"])
-            edits += 1
+    files, edits = played_files(ENV, plan)
     compile(files["app.py"], "app.py", "exec")
     if plan.name != "oracle":
         assert edits and files["app.py"] != ENV.path("solution/files/app.py").read_text()
@@ -55,11 +44,7 @@ def test_every_file_edit_in_the_plans_applies_to_the_file_it_edits(plan):
 
 
 def _seed(workspace: Path, url: str, monkeypatch) -> None:
-    monkeypatch.setenv("STRIPE_API_BASE", url)
-    monkeypatch.setenv("STRIPE_SECRET_KEY", TEST_KEY)
-    monkeypatch.delenv("STRIPE_API_VERSION", raising=False)
-    monkeypatch.chdir(workspace)
-    SEED.main()
+    run_seed(SEED, workspace, url, TEST_KEY, monkeypatch)
 
 
 @pytest.fixture
