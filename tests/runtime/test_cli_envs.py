@@ -39,13 +39,16 @@ def test_run_without_headless_opens_the_live_tui_with_the_config(monkeypatch: py
                 paused=True, headless=False)
     opened = []
 
-    def fake_run_live(config):
-        opened.append(config)
+    def fake_run_live(config, *, present=False):
+        opened.append((config, present))
         return 1  # the live app's exit code: the episode failed
 
     monkeypatch.setitem(sys.modules, "stripebench_tui.tui.live_app", types.SimpleNamespace(run_live=fake_run_live))
     with pytest.raises(typer.Exit) as exited:
         run(**args)
     assert exited.value.exit_code == 1
-    assert [(c.env, c.seed, c.start_paused, c.headless) for c in opened] == [("tiny-shop", 5, True, False)]
+    with pytest.raises(typer.Exit):
+        run(**args, present=True)
+    assert [(c.env, c.seed, c.start_paused, c.headless, present) for c, present in opened] == [
+        ("tiny-shop", 5, True, False, False), ("tiny-shop", 5, True, False, True)]
     assert not (tmp_path / "ep").exists()
