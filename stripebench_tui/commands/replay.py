@@ -93,8 +93,9 @@ def replay(
         state = write_headless(trace, sys.stdout)
         if breaks and not summary:
             from stripebench_tui.core.breakpoints import BreakpointSet, hits_in
+            from stripebench_tui.findings import with_derived_findings
 
-            hits = hits_in(trace.iter_events(), BreakpointSet.from_exprs(breaks))
+            hits = hits_in(with_derived_findings(trace.iter_events()), BreakpointSet.from_exprs(breaks))
             sys.stdout.write("\nBreakpoint hits:" + "".join(f"\n  turn {h.turn}: {h.reason}" for h in hits)
                              + ("" if hits else " none") + "\n")
     else:
@@ -105,9 +106,10 @@ def replay(
 
         if headless:
             sys.stdout.write("\n")
-        from stripebench_tui.findings import detect
+        from stripebench_tui.findings import detect, with_derived_findings
 
-        hits = hits_in(trace.iter_events(), BreakpointSet.from_exprs(breaks)) if breaks else None
+        # (`finding` breakpoints also stop at the findings derived for a trace that recorded none.)
+        hits = hits_in(with_derived_findings(trace.iter_events()), BreakpointSet.from_exprs(breaks)) if breaks else None
         # A trace recorded before the detectors existed gets them run over it now.
         write_summary(state, sys.stdout, None if state.findings else detect(trace.iter_events()),
                       profile(trace.iter_events()), hits)

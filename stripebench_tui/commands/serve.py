@@ -20,8 +20,8 @@ def serve(
     host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on. Anything but loopback makes every "
                              "page need the token printed at start."),
     port: int = typer.Option(8000, "--port", min=0, max=65535, help="Port to listen on (0: any free port)."),
-    present: bool = typer.Option(False, "--present", help="Open replays in presenter mode: paced playback, large "
-                                 "layout, captions, secrets and emails masked."),
+    present: bool = typer.Option(False, "--present", help="Open in presenter mode (replays and live episodes): "
+                                 "paced playback, large layout, captions, secrets and emails masked."),
     speed: float = typer.Option(1.0, "--speed", min=0.01, max=1000.0, help="Replay and presenter speed."),
     agent: str = typer.Option("oracle", "--agent", "-a", help="Live episode: the agent (as for `stripebench run`)."),
     approve: str = typer.Option("never", "--approve", help="Live episode: which tool calls wait for the operator "
@@ -69,8 +69,8 @@ def _target(target: str, present: bool, speed: float, agent: str, approve: str, 
         trace = open_episode(path)  # TraceError (exit 3) when it cannot be read
         title = f"stripebench · {trace.header.title or trace.header.env}"
         running = not isinstance(trace.last_event, EpisodeEnd) and Path(trace.path).suffix == ".jsonl"
-        return ServeTarget("attach" if running else "replay", Path(trace.path).resolve(), title,
-                           [] if running else flags, font_size), None
+        return ServeTarget("attach" if running else "replay", Path(trace.path).resolve(), title, flags,
+                           font_size), None
     if path.is_dir() and not (path / "environment.toml").is_file():
         if not find_traces(path):
             raise UserError(f"{path}: no episodes here (no */trace.jsonl or *.jsonl); serve a trace, a folder of "
@@ -78,7 +78,9 @@ def _target(target: str, present: bool, speed: float, agent: str, approve: str, 
         return ServeTarget("pick", path.resolve(), f"stripebench · {path.name}", flags, font_size), None
     if not path.exists() and ("/" in target or path.suffix in (".jsonl", ".json")):
         raise BadFileError(f"{target}: no such file or directory")
-    return _live_target(target, agent, approve, paused, seed, episode_dir)
+    live_target, host = _live_target(target, agent, approve, paused, seed, episode_dir)
+    live_target.extra_args, live_target.font_size = flags, font_size  # every viewer's app opens presenter mode
+    return live_target, host
 
 
 def _live_target(env: str, agent: str, approve: str, paused: bool, seed: int, episode_dir: Path | None):  # type: ignore[no-untyped-def]

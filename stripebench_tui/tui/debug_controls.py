@@ -18,6 +18,7 @@ from stripebench_tui.core.breakpoints import BREAK_HIT, BreakpointSet, Hit, hits
 from stripebench_tui.core.events import Finding, Operator
 from stripebench_tui.core.playback import MAX, next_mark, speed_label
 from stripebench_tui.core.profile import Profiler, TimeProfile
+from stripebench_tui.findings import with_derived_findings
 
 
 @dataclass
@@ -34,11 +35,17 @@ class Marks:
         return sorted({h.turn for h in self.hits} | set(self.recorded_hits))
 
 
-def scan(events: Any, exprs: list[str]) -> Marks:
-    """The marks of ``events`` (an iterable) for the breakpoint expressions ``exprs``."""
-    marks, profiler, events = Marks(), Profiler(), list(events)
+def scan(events: Any, exprs: list[str], derive: bool = False) -> Marks:
+    """The marks of ``events`` (an iterable) for the breakpoint expressions ``exprs``.
+
+    ``derive`` (a recording): a trace without findings of its own gets the detectors' findings as it is scanned,
+    so ``]`` and ``finding`` breakpoints reach the ones shown as ⚐ (``findings.with_derived_findings``).
+    """
+    marks, profiler, recorded = Marks(), Profiler(), list(events)
+    events = with_derived_findings(recorded) if derive else recorded
+    for ev in recorded:
+        profiler.feed(ev)  # (a derived finding has no time of its own: it stays out of the profile)
     for ev in events:
-        profiler.feed(ev)
         if isinstance(ev, Finding):
             marks.findings.append(ev.turn)
         elif isinstance(ev, Operator) and ev.action == BREAK_HIT:
@@ -72,7 +79,9 @@ class DebugControls:
 
     @work(thread=True, exclusive=True, group="marks")
     def scan_marks(self) -> None:
-        marks = scan(self.source.iter_events(), self.break_exprs)  # type: ignore[attr-defined]
+        recorded = not getattr(self.source, "live", False)  # type: ignore[attr-defined]
+        # Live, the episode's findings runner publishes its findings: none are derived here.
+        marks = scan(self.source.iter_events(), self.break_exprs, derive=recorded)  # type: ignore[attr-defined]
         self.app.call_from_thread(self._marks_ready, marks)  # type: ignore[attr-defined]
 
     def _marks_ready(self, marks: Marks) -> None:

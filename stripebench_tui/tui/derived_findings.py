@@ -3,8 +3,9 @@
 The episode screen mixes this in. Once the episode is indexed, a recorded replay
 without any ``finding`` event gets the detectors that ``replay --summary`` runs
 (``findings.detect``) run over its events in a worker; what they find is shown in
-the findings screen (!) and as ⚐ marks in the timeline, both labelled *derived*:
-computed now, not recorded during the episode.
+the findings screen (!), as ⚐ marks in the timeline and in the turn detail, all
+labelled *derived*: computed now, not recorded during the episode. (``finding``
+breakpoints and ``]`` reach them through ``findings.with_derived_findings``.)
 """
 
 from __future__ import annotations
@@ -40,6 +41,13 @@ class DerivedFindings:
         self.deriving = False
         self.derived_findings = found
         self.timeline.set_derived({f.turn for f in found})  # type: ignore[attr-defined]
+        turn = self.turn  # type: ignore[attr-defined]
+        if turn is not None:
+            self.detail.set_derived(self.derived_for(turn.index))  # type: ignore[attr-defined]
+
+    def derived_for(self, turn: int) -> list[Finding]:
+        """The derived findings that mark ``turn`` (for the turn detail)."""
+        return [f for f in self.derived_findings or () if f.turn == turn]
 
     def findings_to_show(self) -> tuple[list[Finding], bool]:
         """(findings, derived): the recorded ones, else the derived ones."""

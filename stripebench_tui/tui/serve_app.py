@@ -5,7 +5,8 @@ server builds the command line, so a browser can never choose what it runs.
 Modes: ``replay TRACE`` (the replay screen), ``attach TRACE [--control-file PATH]``
 (follow an episode the server runs; with the control URL, as its operator),
 ``pick FOLDER`` (a list of the folder's episodes). ``--present`` opens the
-presenter view of a replay.
+presenter view of a replay, or the live presenter of an attached episode
+(viewers and the operator alike; P leaves it and opens it again).
 """
 
 from __future__ import annotations
@@ -63,7 +64,7 @@ class ServeApp(App[None]):
         from stripebench_tui.tui.screens.attached import AttachedScreen
 
         self.sub_title = "operator" if control_url else "viewer"
-        self.push_screen(AttachedScreen(path, control_url))
+        self.push_screen(AttachedScreen(path, control_url, present=self.present, speed=self.speed))
 
     def open_entry(self, entry: EpisodeEntry) -> None:
         """From the list: a finished episode as a replay, a running one followed (never steered from the list)."""

@@ -91,3 +91,33 @@ def test_a_long_trace_is_caught_up_with_in_chunks(tmp_path: Path, monkeypatch: p
     while follower.behind:
         fed.append(follower.poll())
     assert len(fed) > 3 and sum(fed) == len(path.read_bytes().splitlines()) and follower.ended is not None
+
+
+@pytest.mark.parametrize("control_url", [None, "http://127.0.0.1:9/control/token"], ids=["viewer", "operator"])
+async def test_serve_present_opens_the_live_presenter_for_viewers_and_the_operator(tmp_path: Path,
+                                                                                   control_url: str | None) -> None:
+    from stripebench_tui.tui.screens.live_presenter import LivePresenterScreen
+    from stripebench_tui.tui.serve_app import ServeApp
+
+    lines = write_trace(tmp_path / "whole.jsonl").path.read_bytes().splitlines(keepends=True)
+    running = tmp_path / "running.jsonl"
+    running.write_bytes(b"".join(lines[:-1]))  # a live episode: no episode_end yet
+    app = ServeApp("attach", running, control_url=control_url, present=True, speed=4.0)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, LivePresenterScreen), what="presenter mode at start")
+        presenter = app.screen
+        await wait_for(pilot, lambda: presenter.is_mounted and presenter.turns[-1:] == [6],
+                       what="the trace's turns in the presenter")
+        assert presenter.query_one("#p-timeline").border_title == "Turns (live)" and presenter.pacer.speed == 4.0
+        # P leaves it, back on the attached live screen (viewer or operator); P opens it again.
+        await pilot.press("P")
+        await wait_for(pilot, lambda: isinstance(app.screen, AttachedScreen), what="the attached live screen")
+        attached = app.screen
+        assert attached.operator is (control_url is not None)
+        await pilot.press("P")
+        await wait_for(pilot, lambda: isinstance(app.screen, LivePresenterScreen) and app.screen is not presenter
+                       and app.screen.is_mounted, what="presenter mode again")
+        assert app.screen.turns == attached.turns
+        await pilot.press("P")
+        await wait_for(pilot, lambda: app.screen is attached, what="the attached live screen again")
+        await pilot.press("q")

@@ -155,3 +155,43 @@ async def test_viewers_see_why_a_live_episode_failed_during_setup(tmp_path: Path
                 await later_seen.wait_for("problem: service sleeper failed its health check")
             finally:
                 await browser.close()
+
+
+async def test_serve_env_present_opens_the_live_presenter_for_viewers_and_the_operator(tmp_path: Path) -> None:
+    """`serve ENV --present`: every page starts in the live presenter; P leaves it (and the operator steers)."""
+    from playwright.async_api import async_playwright
+
+    episode = tmp_path / "ep"
+    with serving("tiny-shop", "--present", "--paused", "--episode-dir", str(episode),
+                 operator=True) as (_proc, url, operator_url):
+        assert operator_url is not None
+        async with async_playwright() as pw:
+            browser = await pw.chromium.launch(**launch_options())
+            try:
+                viewer, seen = await open_page(browser, url)
+                op, op_seen = await open_page(browser, operator_url)
+                for text in (seen, op_seen):
+                    await text.wait_for("Turns (live)")
+                    await text.wait_for("Turn 0")
+                # The operator leaves presenter mode with P, and steps one agent turn from the live screen.
+                since = op_seen.mark()
+                await op.keyboard.press("P")
+                await op_seen.wait_for("paused", since)
+                since = op_seen.mark()
+                await op.keyboard.press("s")
+                await op_seen.wait_for("turn 1/1", since)
+                # The viewer's presenter, still up, moves on to that turn once turn 0 has been held.
+                await seen.wait_for("Turn 1 · ")
+                # The viewer leaves it too: its live screen is view only; P opens the presenter again.
+                since = seen.mark()
+                await viewer.keyboard.press("P")
+                await seen.wait_for("turn 1/1", since)
+                since = seen.mark()
+                await viewer.keyboard.press(" ")
+                await seen.wait_for("View only", since)
+                since = seen.mark()
+                await viewer.keyboard.press("P")
+                await seen.wait_for("Turns (live)", since)
+                assert operator_actions(episode / "trace.jsonl").count("step") == 1
+            finally:
+                await browser.close()

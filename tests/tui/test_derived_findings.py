@@ -1,16 +1,20 @@
-"""A trace recorded before the detectors gets them run on open: ! lists their findings, the timeline marks them ⚐."""
+"""A trace recorded before the detectors gets them run on open: ! lists their findings, the timeline and the turn
+detail mark them ⚐, and `finding` breakpoints stop at them."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from stripebench_tui.commands.run import parse_breaks
 from stripebench_tui.formats.open import open_episode
 from stripebench_tui.tui.app import create_app
 from stripebench_tui.tui.screens.inspect import FindingsScreen
 from stripebench_tui.tui.source import TraceSource
+from stripebench_tui.tui.widgets.status_bar import StatusBar
 from tests.tui.conftest import SIZE, settle, widget_text
 from tests.tui.episode import write_trace
 from tests.tui.findings_episode import findings_events
+from tests.tui_live.helpers import wait_for
 
 REPLAY = Path(__file__).resolve().parents[2] / "replays" / "checkout-migration-400"
 
@@ -47,3 +51,49 @@ async def test_recorded_findings_are_shown_and_nothing_is_derived(tmp_path: Path
         await pilot.press("exclamation_mark")
         await pilot.pause()
         assert "derived" not in widget_text(app.screen.query_one("#findings"))
+
+
+async def test_the_turn_detail_lists_the_derived_findings_of_its_turn() -> None:
+    app = create_app(TraceSource(open_episode(REPLAY)), clock=lambda: 0.0)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.episode
+        await pilot.press("end")
+        await settle(pilot)
+        assert screen.turn is not None and screen.turn.index == 11 and not screen.turn.findings
+        assert "finding 400-as-success (derived):" in screen.detail.message_text
+        summary = widget_text(screen.detail.summary)
+        assert "⚐ 400-as-success" in summary and "derived on open, not recorded" in summary
+        await pilot.press("home")  # turn 0 has none
+        await settle(pilot)
+        assert screen.turn.index == 0 and "finding" not in screen.detail.message_text
+
+
+async def test_the_detail_already_shown_gains_the_findings_once_they_are_derived() -> None:
+    app = create_app(TraceSource(open_episode(REPLAY)), clock=lambda: 0.0)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.episode
+        await pilot.press("end")
+        await settle(pilot)
+        found = screen.derived_findings
+        screen.detail.set_derived([])  # as it was drawn before the detectors had finished
+        assert "(derived)" not in screen.detail.message_text
+        screen._derived(found)
+        assert "finding 400-as-success (derived):" in screen.detail.message_text
+
+
+async def test_a_finding_breakpoint_stops_the_replay_at_a_derived_finding() -> None:
+    app = create_app(TraceSource(open_episode(REPLAY)), clock=lambda: 0.0, breakpoints=parse_breaks(["finding"]))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.episode
+        assert screen.marks is not None
+        assert [(h.turn, h.reason.split(": ")[1]) for h in screen.marks.hits] == [
+            (11, "finding 400-as-success"), (11, "finding unverified-finish")]
+        assert screen.turn is not None and screen.turn.index == 0
+        await pilot.press("m")  # playback at max speed, from turn 0
+        await pilot.press("space")
+        await wait_for(pilot, lambda: not screen.playing, what="playback to stop")
+        assert screen.turn is not None and screen.turn.index == 11
+        assert "stopped: breakpoint #1 (finding): finding 400-as-success" in screen.query_one(StatusBar).line_text

@@ -20,11 +20,12 @@ VIEW_ONLY = "view only: pausing, injecting and approving need the operator's lin
 class AttachedScreen(LiveEpisodeScreen):
     """``LiveEpisodeScreen`` over an ``AttachedEpisode``."""
 
-    def __init__(self, trace: Path, control_url: str | None = None) -> None:
+    def __init__(self, trace: Path, control_url: str | None = None, *, present: bool = False,
+                 speed: float = 1.0) -> None:
         def make(source: Any) -> AttachedEpisode:
             return AttachedEpisode(trace, source, control_url, on_error=self._control_problem)
 
-        super().__init__(make, exit_app_on_quit=True)
+        super().__init__(make, exit_app_on_quit=True, present=present, present_speed=speed)
 
     @property
     def operator(self) -> bool:

@@ -202,7 +202,7 @@ class EpisodeScreen(DebugControls, NotesActions, DerivedFindings, Screen[None]):
         self.timeline.move_to(position)
         self.state = self._state_at(number) if self.indexed else None
         self.turn = turn_from_events(number, self.source.events_for_turn(number))
-        self.detail.show(self.turn, self.source.full_output)
+        self.detail.show(self.turn, self.source.full_output, self.derived_for(number))
         if self.state is not None:
             self.query_one(StripeObjects).show(self.state, self.turn.object_ids)
             self.query_one(Verdicts).show(self.state, number)

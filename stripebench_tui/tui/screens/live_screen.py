@@ -51,10 +51,11 @@ class LiveEpisodeScreen(EpisodeScreen, inherit_bindings=False):
     DEFAULT_CSS = LIVE_CSS
 
     def __init__(self, make_episode: EpisodeFactory, *, exit_app_on_quit: bool = True, present: bool = False,
-                 clock: Callable[[], float] | None = None) -> None:
+                 clock: Callable[[], float] | None = None, present_speed: float = 1.0) -> None:
         self.live_source = LiveSource()
         super().__init__(self.live_source, **({"clock": clock} if clock is not None else {}))
         self.present_at_start = present  # open presenter mode as soon as the screen is up
+        self.present_speed = present_speed  # the presenter's pacing speed (`serve ENV --present --speed`)
         self.episode = make_episode(self.live_source)
         self.exit_app_on_quit = exit_app_on_quit
         self.following = True
@@ -357,7 +358,8 @@ class LiveEpisodeScreen(EpisodeScreen, inherit_bindings=False):
                 self.following = position == len(self.turns) - 1
                 self._go(position)
 
-        self.app.push_screen(LivePresenterScreen(self.live_source, clock=self.playback.clock), back)
+        self.app.push_screen(LivePresenterScreen(self.live_source, speed=self.present_speed, clock=self.playback.clock),
+                             back)
 
     def action_show_screenshot(self) -> None:
         from stripebench_tui.tui.screens.screenshot_view import ScreenshotScreen

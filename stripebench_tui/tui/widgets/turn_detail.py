@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Sequence
 
 from rich.console import Group, RenderableType
 from rich.syntax import Syntax
@@ -12,7 +12,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
 
-from stripebench_tui.core.events import ToolResult
+from stripebench_tui.core.events import Finding, ToolResult
 from stripebench_tui.core.state import Turn
 from stripebench_tui.formats.text import evidence_text
 from stripebench_tui.tui.text import clean, duration, highlight, human_bytes, plain, pretty_json
@@ -66,6 +66,7 @@ class TurnDetail(Vertical):
         self.output_text = ""
         self.search_query = ""
         self.message_text = ""  # plain text of the summary, for copy and tests
+        self.derived: list[Finding] = []  # this turn's findings derived on open (the trace recorded none): ⚐
 
     def compose(self) -> ComposeResult:
         # Line API, not a Static: a seek then repaints the summary instead of laying the screen out again.
@@ -88,8 +89,9 @@ class TurnDetail(Vertical):
         self.output.set_text("")
         self.output.border_title = "Output"
 
-    def show(self, turn: Turn, full_output: Callable[[ToolResult], str]) -> None:
+    def show(self, turn: Turn, full_output: Callable[[ToolResult], str], derived: Sequence[Finding] = ()) -> None:
         self.turn = turn
+        self.derived = list(derived)
         self.summary.border_title = f"Turn {turn.index}"
         self._draw_summary()
         self.output_text, rules = output_document(turn, full_output)
@@ -102,6 +104,13 @@ class TurnDetail(Vertical):
         self.output.set_query(query)
         if self.turn is not None:
             self._draw_summary()
+
+    def set_derived(self, derived: Sequence[Finding]) -> None:
+        """The shown turn's derived findings, once the detectors have run (redraws the summary only)."""
+        if list(derived) != self.derived:
+            self.derived = list(derived)
+            if self.turn is not None:
+                self._draw_summary()
 
     def _draw_summary(self) -> None:
         turn = self.turn
@@ -116,6 +125,11 @@ class TurnDetail(Vertical):
             parts.append(Text.assemble(("⚑ ", "bold red"), (clean(f.detector), "bold red"), " ", plain(f.message),
                                        (f"  {clean(evidence_text(f.evidence))}", "dim")))
             plain_parts.append(f"finding {f.detector}: {f.message}")
+        for f in self.derived if not turn.findings else ():  # recorded ones, if any, are the episode's own
+            parts.append(Text.assemble(("⚐ ", "bold yellow"), (clean(f.detector), "bold yellow"), " ", plain(f.message),
+                                       (f"  {clean(evidence_text(f.evidence))}", "dim"),
+                                       (" · derived on open, not recorded", "italic dim")))
+            plain_parts.append(f"finding {f.detector} (derived): {f.message}")
         for msg in turn.messages:
             label = Text(f"{msg.role}:", style="bold cyan")
             body = plain(msg.text)
