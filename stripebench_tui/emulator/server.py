@@ -126,6 +126,11 @@ def serve_forever(host: str, port: int, seed: int | None, state: str | None, api
     # collector's full passes (each walks every tracked object, and the stored state only grows).
     gc.collect()
     gc.freeze()
+    # Stored objects are long-lived and only grow in number, so full passes (each walks all of them) are what the
+    # collector costs here: wait for 100 middle-generation passes instead of 10 before one. The young and middle
+    # passes, whose pauses every request may meet, keep their default sizes.
+    young, middle, _ = gc.get_threshold()
+    gc.set_threshold(young, middle, 100)
     try:
         uvicorn.Server(config).run(sockets=[sock])
     finally:
