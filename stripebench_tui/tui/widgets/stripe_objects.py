@@ -7,7 +7,7 @@ from pathlib import Path
 from rich.syntax import Syntax
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.containers import Vertical, VerticalScroll
+from textual.containers import Vertical
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
@@ -39,8 +39,8 @@ class StripeObjects(Vertical):
         tree: Tree[str] = Tree("Stripe objects", id="objects-tree")
         tree.show_root = False
         yield tree
-        with VerticalScroll(id="object-json-scroll"):
-            yield LinesView(Text("Reading Stripe objects…", style="dim italic"), focusable=False, id="object-json")
+        # One scrolling view of fixed height: a new object's JSON repaints it and moves nothing else.
+        yield LinesView(Text("Reading Stripe objects…", style="dim italic"), id="object-json")
 
     @property
     def tree(self) -> Tree[str]:
