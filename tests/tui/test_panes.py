@@ -156,3 +156,32 @@ async def test_turns_show_before_the_index_is_built() -> None:
         await settle(pilot)
         assert screen.indexed and screen.turns[screen.position] == 4
         assert "score 0.33" in screen.query_one(Verdicts).summary
+
+
+def tree_nodes(objects: StripeObjects) -> list:
+    return [leaf for branch in objects.tree.root.children for leaf in (branch, *branch.children)]
+
+
+async def test_a_step_that_changes_no_object_keeps_the_tree_nodes_and_updates_their_marks(make_app) -> None:
+    app = make_app(start_turn=5)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        objects = app.episode.query_one(StripeObjects)
+        nodes = tree_nodes(objects)
+        assert any(label.startswith("● pi_1") for label in tree_labels(objects))
+        await pilot.press("right")  # turn 6 touches no object: the same rows, no marks
+        await pilot.pause()
+        assert tree_nodes(objects) == nodes and all(a is b for a, b in zip(tree_nodes(objects), nodes))
+        labels = tree_labels(objects)
+        assert not any(label.startswith("●") for label in labels)
+        assert any(label.startswith("  pi_1") and "succeeded" in label for label in labels)
+        assert objects.selected is None
+        await pilot.press("left")
+        await pilot.pause()
+        assert all(a is b for a, b in zip(tree_nodes(objects), nodes))
+        assert any(label.startswith("● cs_test_a1") and "complete" in label for label in tree_labels(objects))
+        assert objects.selected is not None and objects.selected.id == "cs_test_a1"
+        assert objects.tree.cursor_node is not None and objects.tree.cursor_node.data == "cs_test_a1"
+        await pilot.press("left")  # turn 4: pi_1 did not exist yet, the tree is built again
+        await pilot.pause()
+        assert not any("pi_1" in label for label in tree_labels(objects))

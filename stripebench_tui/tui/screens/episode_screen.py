@@ -27,7 +27,7 @@ from textual.widgets import Footer
 
 from stripebench_tui.core.playback import Playback
 from stripebench_tui.core.state import EpisodeState, Turn
-from stripebench_tui.tui import keymap
+from stripebench_tui.tui import heap, keymap
 from stripebench_tui.tui.debug_controls import DebugControls
 from stripebench_tui.tui.derived_findings import DerivedFindings
 from stripebench_tui.tui.notes_actions import NotesActions
@@ -140,6 +140,7 @@ class EpisodeScreen(DebugControls, NotesActions, DerivedFindings, Screen[None]):
         first_index = not self.indexed
         self.indexed = True
         self.whole = self.source.state_at(None)
+        heap.freeze()  # the index lives as long as the screen: full collections need not walk it (tui/heap.py)
         self._verdict_turns = verdict_change_turns(self.whole)
         self._states.clear()
         if turns:
@@ -153,6 +154,9 @@ class EpisodeScreen(DebugControls, NotesActions, DerivedFindings, Screen[None]):
         self.derive_findings_if_none()
         if first_index and self.present:
             self.action_present()
+
+    def on_unmount(self) -> None:
+        heap.thaw()
 
     def turns_loaded(self, turns: list[int]) -> None:
         first_time = self.turns is None

@@ -52,9 +52,48 @@ class OutputView(ScrollView, can_focus=True):
         self.current_line = None
         self._clean_line.cache_clear()
         widest = max((len(line) for line in self.lines), default=0)
-        self.virtual_size = Size(min(widest, WIDEST), len(self.lines))
+        self._set_virtual_size(Size(min(widest, WIDEST), len(self.lines)))
         self.scroll_target_x = self.scroll_x = 0
         self.scroll_target_y = self.scroll_y = 0
+        self.refresh()
+
+    def _set_virtual_size(self, size: Size) -> None:
+        """Set the scrollable size; ask for a layout of the screen only if that can move or resize anything.
+
+        Assigning ``virtual_size`` always lays the screen out. The pane's own size does not depend on its
+        content (its height and width, and its parent's, are not auto), so only a scrollbar appearing or vanishing needs a
+        layout; otherwise the new size is set without one and the scrollbars are told the new length.
+        """
+        if size == self.virtual_size:
+            return
+        styles = self.styles
+        parent = self.parent.styles if self.parent is not None else None
+        # Neither this view's size nor (through an auto-sized parent) its parent's can depend on the content.
+        fixed = (not styles.is_auto_width and not styles.is_auto_height and parent is not None
+                 and not parent.is_auto_width and not parent.is_auto_height)
+        width, height = self.container_size
+        if not fixed or not width or not height:
+            self.virtual_size = size
+            return
+
+        def needs(overflow: str, length: int, room: int) -> bool:
+            return overflow == "scroll" or (overflow == "auto" and length > room)
+
+        # The same test Textual makes when it lays the view out (one scrollbar takes room from the other).
+        horizontal = needs(styles.overflow_x, size.width, width)
+        vertical = needs(styles.overflow_y, size.height, height)
+        if styles.overflow_x == "auto" and vertical and not horizontal:
+            horizontal = size.width > width - styles.scrollbar_size_vertical
+        if styles.overflow_y == "auto" and horizontal and not vertical:
+            vertical = size.height > height - styles.scrollbar_size_horizontal
+        if (vertical, horizontal) != (self.show_vertical_scrollbar, self.show_horizontal_scrollbar):
+            self.virtual_size = size  # a scrollbar comes or goes: the content region changes
+            return
+        self.set_reactive(ScrollView.virtual_size, size)
+        if vertical:
+            self.vertical_scrollbar.window_virtual_size = size.height
+        if horizontal:
+            self.horizontal_scrollbar.window_virtual_size = size.width
         self.refresh()
 
     def set_query(self, query: str) -> None:

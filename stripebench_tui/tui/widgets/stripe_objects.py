@@ -7,14 +7,15 @@ from pathlib import Path
 from rich.syntax import Syntax
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.containers import Vertical, VerticalScroll
+from textual.containers import Vertical
 from textual.widgets import Tree
+from textual.widgets.tree import TreeNode
 
 from stripebench_tui.core.state import EpisodeState, ObjectView
 from stripebench_tui.tui.text import clean, pretty_json
 from stripebench_tui.tui.widgets.lines_view import LinesView
 
-PER_TYPE = 40  # newest objects listed per type: the tree is rebuilt on every step (100 made a seek ~9 ms slower)
+PER_TYPE = 40  # newest objects listed per type: a step that adds or drops a row builds the tree again
 
 
 class StripeObjects(Vertical):
@@ -27,20 +28,31 @@ class StripeObjects(Vertical):
         self.selected: ObjectView | None = None
         self._signature: tuple = ()
         self._objects: dict[str, ObjectView] = {}
+        self._tree_shape: list[tuple[str, str]] = []  # the rows of the tree (kind, name), in order
+        self._tree_nodes: dict[tuple[str, str], TreeNode[str]] = {}
+        self._tree_labels: dict[tuple[str, str], Text] = {}
+        self._pane_title: str | None = None
+        self._json_key: tuple | None = None  # what the JSON pane shows, to skip drawing it again
+        self._json_data: object = None
 
     def compose(self) -> ComposeResult:
         tree: Tree[str] = Tree("Stripe objects", id="objects-tree")
         tree.show_root = False
         yield tree
-        with VerticalScroll(id="object-json-scroll"):
-            yield LinesView(Text("Reading Stripe objects…", style="dim italic"), focusable=False, id="object-json")
+        # One scrolling view of fixed height: a new object's JSON repaints it and moves nothing else.
+        yield LinesView(Text("Reading Stripe objects…", style="dim italic"), id="object-json")
 
     @property
     def tree(self) -> Tree[str]:
         return self.query_one("#objects-tree", Tree)
 
     def show(self, state: EpisodeState, turn_objects: list[str]) -> None:
-        """Draw the objects known in ``state``, marking those in ``turn_objects``."""
+        """Draw the objects known in ``state``, marking those in ``turn_objects``.
+
+        When the tree keeps its shape (the same types, objects and "older" rows in the same order, e.g. a step that
+        only changed statuses or the ● marks) the nodes stay and only changed labels are set: that repaints those
+        lines and lays nothing out. Otherwise the tree is built again.
+        """
         marked = set(turn_objects)
         signature = (len(state.objects), state.last_seq, tuple(turn_objects))
         if signature == self._signature:
@@ -52,34 +64,67 @@ class StripeObjects(Vertical):
         keep = self.selected.id if self.selected and tree.has_focus else None
         if keep not in state.objects:
             keep = None  # not created yet at this turn
-        tree.clear()
-        select_line = None
-        keep_obj: ObjectView | None = None
         groups = state.objects_by_type()
-        self.border_title = f"Stripe objects ({len(state.objects)})"
+        self._set_title(f"Stripe objects ({len(state.objects)})")
+        rows: list[tuple[tuple[str, str], Text, bool, str | None]] = []  # (key, label, is a branch, object id)
+        select_key: tuple[str, str] | None = None
+        keep_obj: ObjectView | None = None
         for object_type, objects in groups.items():
-            branch = tree.root.add(Text(f"{clean(object_type) or '(untyped)'} ({len(objects)})", style="bold"), expand=True)
+            rows.append((("type", object_type), Text(f"{clean(object_type) or '(untyped)'} ({len(objects)})", style="bold"),
+                         True, None))
             for obj in objects[:PER_TYPE]:
                 label = Text("● " if obj.id in marked else "  ", style="bold yellow")
                 label.append(clean(obj.id), style="strike dim" if obj.deleted else "")
                 status = obj.data.get("status") if isinstance(obj.data, dict) else None
                 if status:
                     label.append(f"  {clean(str(status))}", style="dim")
-                node = branch.add_leaf(label, data=obj.id)
-                if obj.id == keep or (keep is None and select_line is None and obj.id in marked):
+                rows.append((("object", obj.id), label, False, obj.id))
+                if obj.id == keep or (keep is None and select_key is None and obj.id in marked):
                     # Keep the user's choice; else show the first object this turn touched.
-                    select_line = node
+                    select_key = ("object", obj.id)
                     keep_obj = obj
             if len(objects) > PER_TYPE:
-                branch.add_leaf(Text(f"  … {len(objects) - PER_TYPE} older", style="dim italic"))
-        if not groups:
-            self._show_json(None)
-        elif select_line is not None:
-            # The new nodes get their line numbers at the next layout; move the cursor then.
-            tree.call_after_refresh(tree.move_cursor, select_line)
-            self._show_json(keep_obj)
+                rows.append((("older", object_type), Text(f"  … {len(objects) - PER_TYPE} older", style="dim italic"),
+                             False, None))
+        shape = [key for key, *_ in rows]
+        if shape == self._tree_shape:
+            for key, label, _branch, _data in rows:
+                node = self._tree_nodes[key]
+                if self._tree_labels[key] != label:
+                    self._tree_labels[key] = label
+                    node.set_label(label)
+            target = self._tree_nodes[select_key] if select_key is not None else None
+            if target is not None and target.line < 0:
+                tree.call_after_refresh(tree.move_cursor, target)  # built but not laid out yet
+            else:
+                tree.move_cursor(target)
         else:
-            self._show_json(None)
+            self._rebuild(rows)
+            if select_key is not None:
+                # The new nodes get their line numbers at the next layout; move the cursor then.
+                tree.call_after_refresh(tree.move_cursor, self._tree_nodes[select_key])
+        self._show_json(keep_obj if select_key is not None else None)
+
+    def _rebuild(self, rows: list[tuple[tuple[str, str], Text, bool, str | None]]) -> None:
+        tree = self.tree
+        tree.clear()
+        self._tree_nodes = {}
+        self._tree_labels = {}
+        self._tree_shape = [key for key, *_ in rows]
+        branch = tree.root
+        for key, label, is_branch, data in rows:
+            if is_branch:
+                branch = node = tree.root.add(label, expand=True)
+            else:
+                node = branch.add_leaf(label, data=data)
+            self._tree_nodes[key] = node
+            self._tree_labels[key] = label
+
+    def _set_title(self, title: str) -> None:
+        # Setting a border title repaints the whole pane, even to the same text: only when it changes.
+        if title != self._pane_title:
+            self._pane_title = title
+            self.border_title = title
 
     def on_tree_node_highlighted(self, event: Tree.NodeHighlighted) -> None:
         event.stop()
@@ -90,6 +135,13 @@ class StripeObjects(Vertical):
 
     def _show_json(self, obj: ObjectView | None) -> None:
         self.selected = obj
+        key = None if obj is None else (obj.id, obj.first_turn, obj.last_turn, obj.changes, obj.deleted)
+        if obj is None:
+            key = ("hint", bool(self._objects))
+        if key == self._json_key and (obj is None or obj.data == self._json_data):
+            return  # the same text: no redraw (a new height would lay the screen out)
+        self._json_key = key
+        self._json_data = None if obj is None else obj.data
         target = self.query_one("#object-json", LinesView)
         if obj is None:
             hint = "Select an object to see its JSON." if self._objects else "No Stripe objects yet."

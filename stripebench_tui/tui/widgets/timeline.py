@@ -41,7 +41,8 @@ class Timeline(ScrollView, can_focus=True, inherit_bindings=False):
     ]
     COMPONENT_CLASSES = {"timeline--cursor", "timeline--future", "timeline--verdict", "timeline--finding"}
 
-    cursor: reactive[int] = reactive(0, always_update=False, init=False)
+    # No repaint of its own: move_to repaints the rows whose look changed (a step: two of them).
+    cursor: reactive[int] = reactive(0, always_update=False, init=False, repaint=False)
 
     class Selected(Message):
         """The user moved the cursor to turn ``position`` (0-based row)."""
@@ -100,8 +101,8 @@ class Timeline(ScrollView, can_focus=True, inherit_bindings=False):
         position = max(0, min(self.row_count - 1, position))
         old = self.cursor
         self.cursor = position
-        self.refresh_line(old)
-        self.refresh_line(position)
+        # The rows from the old cursor to the new one change (cursor, and dim for turns after the cursor).
+        self.refresh_rows(min(old, position), max(old, position))
         self.scroll_to_row(position)
         if post:
             self.post_message(self.Selected(position))
@@ -114,10 +115,12 @@ class Timeline(ScrollView, can_focus=True, inherit_bindings=False):
         elif position >= top + height:
             self.scroll_to(y=position - height + 1, animate=False, immediate=True)
 
-    def refresh_line(self, position: int) -> None:
-        y = position - self.scroll_offset.y
-        if 0 <= y < self.size.height:
-            super().refresh_line(y)
+    def refresh_rows(self, first: int, last: int) -> None:
+        """Repaint rows ``first``..``last`` (timeline positions) where they are on screen."""
+        top = self.scroll_offset.y
+        first, last = max(first, top), min(last, top + self.size.height - 1)
+        if first <= last:
+            self.refresh_lines(first, last - first + 1)  # ScrollView takes content lines, not screen lines
 
     def action_cursor_up(self) -> None:
         self.move_to(self.cursor - 1, post=True)

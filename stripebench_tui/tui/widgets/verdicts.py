@@ -28,6 +28,7 @@ class Verdicts(VerticalScroll):
         super().__init__(id=id)
         self.summary = ""  # plain text of what is shown, for copy and tests
         self._signature: tuple = ()
+        self._pane_title: str | None = None
 
     def compose(self):  # type: ignore[no-untyped-def]
         # Line API: a seek repaints the table, and lays the screen out again only if its height changed.
@@ -43,7 +44,10 @@ class Verdicts(VerticalScroll):
         score = state.score()
         counts = state.verdict_counts()
         score_text = "–" if score is None else f"{score:.2f}"
-        self.border_title = f"Verdicts · score {score_text}"
+        title = f"Verdicts · score {score_text}"
+        if title != self._pane_title:  # setting a border title repaints the whole pane, even to the same text
+            self._pane_title = title
+            self.border_title = title
         if not state.verdicts:
             self.summary = "No grader verdicts yet."
             self.query_one(LinesView).update(Text(self.summary, style="dim italic"))
