@@ -21,6 +21,7 @@ from stripebench_tui.core.events import (
     EpisodeEnd,
     Finding,
     GraderVerdict,
+    Header,
     ModelMessage,
     Operator,
     StripeObject,
@@ -32,6 +33,7 @@ from stripebench_tui.core.redact import Redactor
 from stripebench_tui.core.sanitize import sanitize
 from stripebench_tui.core.state import Reducer
 from stripebench_tui.core.trace import Trace
+from stripebench_tui.findings.runner import FindingsRunner
 from stripebench_tui.formats.report_chart import Chart, verdict_chart
 from stripebench_tui.formats.text import episode_passed
 
@@ -133,6 +135,7 @@ class Report:
     notes: list[Note]
     findings: list[ReportFinding]
     images: int
+    findings_derived: bool  # the trace recorded no findings: these are the detectors' over it, now
     source: str  # the trace's file name
 
 
@@ -216,9 +219,15 @@ def build_report(trace: Trace, *, embed_images: bool = True) -> Report:
     calls: dict[str, Call] = {}
     turn_of: dict[tuple[str, str], int] = {}  # ("seq"|"call_id"|"request_id", value) → turn, for findings' evidence
     raw_findings: list[Finding] = []
+    derived: list[Finding] = []  # what the detectors find now, shown if the trace recorded none (an older trace)
+    detectors = FindingsRunner()
     images = 0
     for ev in trace.iter_events():
         reducer.apply(ev)
+        if isinstance(ev, EpisodeEnd):
+            derived.extend(detectors.finish(ev.reason))
+        elif not isinstance(ev, Header):
+            derived.extend(detectors.feed(ev))
         turn = turns.get(ev.turn)
         if turn is None:
             turn = turns[ev.turn] = ReportTurn(ev.turn, ev.t, notes=notes_by_turn.get(ev.turn, []))
@@ -262,6 +271,9 @@ def build_report(trace: Trace, *, embed_images: bool = True) -> Report:
         elif isinstance(ev, EpisodeEnd) and ev.error:
             turn.operator.append(clean(f"episode ended: {ev.reason} — {ev.error}"))
     state = reducer.state
+    findings_derived = not raw_findings and bool(derived)
+    if findings_derived:
+        raw_findings = derived
     findings: list[ReportFinding] = []
     for f in raw_findings:
         evidence = []
@@ -310,6 +322,7 @@ def build_report(trace: Trace, *, embed_images: bool = True) -> Report:
         notes=notes,
         findings=findings,
         images=images,
+        findings_derived=findings_derived,
         source=clean(Path(trace.path).name),
     )
 

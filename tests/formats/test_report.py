@@ -107,6 +107,25 @@ def test_markdown_report_for_an_issue(raw: Path) -> None:
     assert "screenshot: screenshots/001-page.png" in md
 
 
+def test_a_trace_that_recorded_no_findings_gets_the_detectors_findings_marked_derived() -> None:
+    """checkout-migration-400 predates the detectors: its report runs them and says so; a recorded one does not."""
+    report = build_report(open_episode(REPLAYS / "checkout-migration-400"))
+    assert report.findings_derived
+    assert ("400-as-success", 11) in [(f.detector, f.turn) for f in report.findings]
+    assert any(f.detector == "400-as-success" for f in next(t for t in report.turns if t.index == 11).findings)
+    html, md = render_report(report, "html"), render_report(report, "md")
+    assert 'id="findings"' in html and "Derived when this report was built" in html
+    assert "Derived when this report was built" in md and "400-as-success (turn 11)" in md
+    clean = build_report(open_episode(REPLAYS / "checkout-migration-oracle"))
+    assert clean.findings == [] and not clean.findings_derived
+
+
+def test_recorded_findings_are_shown_as_recorded(raw: Path) -> None:
+    report = build_report(open_episode(raw))
+    assert [f.detector for f in report.findings] == ["400-as-success"] and not report.findings_derived
+    assert "Derived when this report was built" not in render_report(report, "html")
+
+
 def test_a_fence_cannot_be_closed_by_its_content() -> None:
     block = _fence("before\n````\nafter")
     assert block.startswith("`````\n") and block.endswith("\n`````")
