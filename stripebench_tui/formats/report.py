@@ -21,7 +21,6 @@ from stripebench_tui.core.events import (
     EpisodeEnd,
     Finding,
     GraderVerdict,
-    Header,
     ModelMessage,
     Operator,
     StripeObject,
@@ -33,7 +32,7 @@ from stripebench_tui.core.redact import Redactor
 from stripebench_tui.core.sanitize import sanitize
 from stripebench_tui.core.state import Reducer
 from stripebench_tui.core.trace import Trace
-from stripebench_tui.findings.runner import FindingsRunner
+from stripebench_tui.findings.runner import detect
 from stripebench_tui.formats.report_chart import Chart, verdict_chart
 from stripebench_tui.formats.text import episode_passed
 
@@ -219,15 +218,9 @@ def build_report(trace: Trace, *, embed_images: bool = True) -> Report:
     calls: dict[str, Call] = {}
     turn_of: dict[tuple[str, str], int] = {}  # ("seq"|"call_id"|"request_id", value) → turn, for findings' evidence
     raw_findings: list[Finding] = []
-    derived: list[Finding] = []  # what the detectors find now, shown if the trace recorded none (an older trace)
-    detectors = FindingsRunner()
     images = 0
     for ev in trace.iter_events():
         reducer.apply(ev)
-        if isinstance(ev, EpisodeEnd):
-            derived.extend(detectors.finish(ev.reason))
-        elif not isinstance(ev, Header):
-            derived.extend(detectors.feed(ev))
         turn = turns.get(ev.turn)
         if turn is None:
             turn = turns[ev.turn] = ReportTurn(ev.turn, ev.t, notes=notes_by_turn.get(ev.turn, []))
@@ -271,9 +264,10 @@ def build_report(trace: Trace, *, embed_images: bool = True) -> Report:
         elif isinstance(ev, EpisodeEnd) and ev.error:
             turn.operator.append(clean(f"episode ended: {ev.reason} — {ev.error}"))
     state = reducer.state
-    findings_derived = not raw_findings and bool(derived)
-    if findings_derived:
-        raw_findings = derived
+    findings_derived = False
+    if not raw_findings:  # a trace from before the detectors: what they find over it now, labelled so
+        raw_findings = detect(trace.iter_events())
+        findings_derived = bool(raw_findings)
     findings: list[ReportFinding] = []
     for f in raw_findings:
         evidence = []
