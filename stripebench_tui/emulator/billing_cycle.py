@@ -169,9 +169,15 @@ def collect(ctx: RequestContext, sub: dict[str, Any], invoice: dict[str, Any], n
 
 
 def on_paid(ctx: RequestContext, pi: dict[str, Any]) -> None:
-    """``payment_intents`` hook: a subscription invoice's PI succeeded, so the invoice is paid and the sub active."""
-    invoice = bills.pay_from_intent(ctx, pi)
-    if invoice is None or not invoice.get("_subscription"):
+    """``payment_intents`` hook: a subscription invoice's PI succeeded, so the invoice is paid (``on_invoice_paid``
+    then activates the subscription)."""
+    bills.pay_from_intent(ctx, pi)
+
+
+def on_invoice_paid(ctx: RequestContext, invoice: dict[str, Any]) -> None:
+    """``invoice_actions`` hook: a subscription's invoice is paid — by its own PaymentIntent, by attached payments or
+    out of band — so an incomplete, past-due or unpaid subscription becomes active."""
+    if not invoice.get("_subscription"):
         return
     sub = ctx.get("subscription", invoice["_subscription"])
     if sub.get("_settling"):  # paid within the request that made the invoice: that request sets the status

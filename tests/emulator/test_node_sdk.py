@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shutil
@@ -16,13 +17,23 @@ STRIPE_NODE_MAJOR = "23"  # the major line current when this was written (pins a
 
 
 def _stripe_node() -> Path:
-    """The npm prefix holding stripe-node, installed on first use."""
+    """The npm prefix holding stripe-node, installed on first use.
+
+    Test workers run in parallel and more than one test needs it: the install runs under an exclusive lock and
+    counts as done only once npm has finished (a marker written after it), never when a half-extracted package is
+    already visible to another worker."""
     prefix = Path(os.environ.get("STRIPEBENCH_NODE_CACHE") or Path(user_cache_dir("stripebench")) / f"node-stripe-{STRIPE_NODE_MAJOR}")
-    if not (prefix / "node_modules" / "stripe" / "package.json").exists():
-        prefix.mkdir(parents=True, exist_ok=True)
-        done = subprocess.run(["npm", "install", "--prefix", str(prefix), "--no-audit", "--no-fund", f"stripe@{STRIPE_NODE_MAJOR}"],
-                              capture_output=True, text=True, timeout=240)
-        assert done.returncode == 0, f"npm install stripe@{STRIPE_NODE_MAJOR} failed:\n{done.stderr[-2000:]}"
+    marker = prefix / ".installed"
+    prefix.parent.mkdir(parents=True, exist_ok=True)
+    with open(prefix.parent / f"{prefix.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not marker.exists():
+            shutil.rmtree(prefix, ignore_errors=True)  # an install that did not finish
+            prefix.mkdir(parents=True)
+            done = subprocess.run(["npm", "install", "--prefix", str(prefix), "--no-audit", "--no-fund",
+                                   f"stripe@{STRIPE_NODE_MAJOR}"], capture_output=True, text=True, timeout=240)
+            assert done.returncode == 0, f"npm install stripe@{STRIPE_NODE_MAJOR} failed:\n{done.stderr[-2000:]}"
+            marker.write_text(STRIPE_NODE_MAJOR)
     return prefix
 
 

@@ -150,3 +150,30 @@ def test_a_subscription_paid_by_card_at_creation_records_one_default_payment(str
     paid_by = stripe_client.v1.payment_intents.retrieve(payment.payment.payment_intent)
     assert (paid_by.status, paid_by.amount_received) == ("succeeded", 900)
     assert payment.id == "inpay_" + invoice.id.removeprefix("in_")
+
+
+@pytest.mark.parametrize("how", ["attached payments", "out of band"])
+def test_an_incomplete_subscription_becomes_active_when_its_first_invoice_is_paid_without_its_own_intent(
+        stripe_client, emulator, how):
+    customer = stripe_client.v1.customers.create(params={"email": "ada@example.com"})
+    price = stripe_client.v1.prices.create(params={"currency": "usd", "unit_amount": TOTAL,
+                                                  "recurring": {"interval": "month"},
+                                                  "product_data": {"name": "Monthly desk"}})
+    sub = stripe_client.v1.subscriptions.create(params={"customer": customer.id, "items": [{"price": price.id}],
+                                                       "payment_behavior": "default_incomplete"})
+    assert sub.status == "incomplete"
+    marker = stripe_client.v1.events.list(params={"limit": 1}).data[0].id
+    if how == "out of band":
+        paid = stripe_client.v1.invoices.pay(sub.latest_invoice, params={"paid_out_of_band": True})
+    else:
+        for amount in (TOTAL // 2, TOTAL - TOTAL // 2):
+            part = _paid_session(stripe_client, emulator, customer.id, amount)
+            paid = stripe_client.v1.invoices.attach_payment(sub.latest_invoice,
+                                                            params={"payment_intent": part.payment_intent})
+    assert paid.status == "paid"
+    assert stripe_client.v1.subscriptions.retrieve(sub.id).status == "active"
+    updates = [e for e in stripe_client.v1.events.list(params={"limit": 100, "ending_before": marker}).data
+               if e.type == "customer.subscription.updated"]
+    assert [(e.data.object.status, e.data.previous_attributes["status"]) for e in updates] == [("active", "incomplete")]
+    types = _types(stripe_client, marker)
+    assert types.index("invoice.paid") < types.index("customer.subscription.updated")

@@ -12,7 +12,7 @@ PaymentIntent of the invoice, its default one or one attached earlier, has now s
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from stripebench_tui.emulator.context import RequestContext
 from stripebench_tui.emulator.errors import StripeError, invalid, missing_param
@@ -48,6 +48,10 @@ def finalize_invoice(ctx: RequestContext, invoice: dict[str, Any], auto_pay_zero
     return invoice
 
 
+# Called as hook(ctx, invoice) once an invoice is paid, by any means (Billing activates the subscription it bills).
+ON_PAID: list[Callable[[RequestContext, dict[str, Any]], None]] = []
+
+
 def mark_paid(ctx: RequestContext, invoice: dict[str, Any], out_of_band: bool = False) -> None:
     """Open → paid (``invoice.paid``; ``invoice.payment_succeeded`` too unless paid outside Stripe).
 
@@ -65,6 +69,8 @@ def mark_paid(ctx: RequestContext, invoice: dict[str, Any], out_of_band: bool = 
     ctx.emit("invoice.paid", invoice)
     if not out_of_band:
         ctx.emit("invoice.payment_succeeded", invoice)
+    for hook in ON_PAID:
+        hook(ctx, invoice)
 
 
 def _payment_id(ctx: RequestContext, invoice: dict[str, Any], default: bool) -> str:

@@ -19,7 +19,7 @@ from stripebench_tui.emulator import billing_start, billing_update
 from stripebench_tui.emulator.context import LIST_PARAMS, RequestContext
 from stripebench_tui.emulator.errors import invalid
 from stripebench_tui.emulator.params import Array, Bool, Currency, Enum, Hash, Int, Metadata, Str
-from stripebench_tui.emulator.resources import payment_intents
+from stripebench_tui.emulator.resources import invoice_actions, payment_intents
 from stripebench_tui.emulator.search import SEARCH_PARAMS, search_page
 from stripebench_tui.emulator.registry import Resource
 from stripebench_tui.emulator.resources.common import apply_metadata
@@ -121,7 +121,8 @@ def create_subscription(ctx: RequestContext, customer_id: str, items: list[dict[
 
 
 
-payment_intents.ON_SUCCEEDED.append(cycle.on_paid)  # paying an open subscription invoice's PI activates it
+payment_intents.ON_SUCCEEDED.append(cycle.on_paid)  # paying an open subscription invoice's PI pays the invoice
+invoice_actions.ON_PAID.append(cycle.on_invoice_paid)  # a paid invoice (however paid) activates its subscription
 PAYMENT_BEHAVIOR = Enum("allow_incomplete", "default_incomplete", "error_if_incomplete", "pending_if_incomplete")
 CANCELLATION = Hash({"comment": Str(emptyable=True), "feedback": Enum(
     "customer_service", "low_quality", "missing_features", "other", "switched_service", "too_complex", "too_expensive",
