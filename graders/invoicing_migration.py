@@ -5,21 +5,27 @@ pristine ``legacy_bookings.csv`` (what the agent was given, not a copy it may ha
 ``python3 migrate.py`` twice where the episode's code runs, then reads prices by lookup key, customers by email,
 each customer's invoices with their lines and invoice payments, and the app's ``bookings`` table. Out of band is
 read from the invoice's ``paid_out_of_band`` in a pre-2025-03-31 API version (the field left the invoice then).
-Last it buys through ``POST /purchases`` with a good card and a declining one. Each rule of the task is one
-criterion; all scenarios run once, at the end, one after the other.
+Then the agent's migration is copied into a scratch directory with three bookings of the grader's own and a fresh
+database, and run through the grader's Stripe proxy, which stops it half way: Stripe makes the second invoice but its
+answer is lost, and every invoice create after it answers 503. One more run there must finish every booking with one
+invoice, moving the one Stripe made on instead of making another. Last it buys through ``POST /purchases`` with a
+good card and a declining one. Each rule of the task is one criterion; all scenarios run once, at the end, one after the other.
 """
 
 from __future__ import annotations
 
 import csv
 import secrets
+import shutil
 from decimal import Decimal
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
 from stripebench_tui.grading import Grader, Outcome, passed
 from stripebench_tui.grading.once import once_per_context
 from stripebench_tui.grading.scenarios import Miss, need, run_scenarios, scenario_criterion, with_run
+from stripebench_tui.grading.stripe_proxy import Recorded, StripeProxy
 
 DB = "studio.db"
 CSV_NAME = "legacy_bookings.csv"
@@ -27,6 +33,24 @@ RUNS = 2  # the migration runs this often; the second must create nothing
 OLD_VERSION = "2025-02-24.acacia"  # the last version whose invoices carry paid_out_of_band
 COMMAND_TIMEOUT = 300.0  # only a stuck migration takes this long, also on a loaded machine
 BUY = ("private-session", 2)  # what the grader buys: sku, quantity
+REAL_STRIPE = "https://api.stripe.com"
+INVOICE_CREATE = "/v1/invoices"
+# The interrupted run: the grader's own bookings (sku, status); Stripe makes invoice LOST_AT but its answer is lost,
+# and every invoice create after it answers 503.
+RESUME = (("yoga-month", "paid"), ("reformer-10", "paid"), ("private-session", "open"))
+LOST_AT = 2
+FINAL_STATUS = {"paid": "paid", "paid_offline": "paid", "void": "void", "open": "open"}
+
+
+@dataclass
+class Interrupted:
+    """The run stopped half way: its exit code and output, the invoice creates it sent, the one whose answer was lost."""
+
+    code: int | None
+    output: str
+    creates: int
+    lost: Recorded | None
+    resumed: tuple[int | None, str]  # the run after it: exit code and output's tail
 
 
 def cents(amount: str) -> int:
@@ -53,6 +77,8 @@ class Run:
         # the catalogue as the export prices it: sku -> (unit amount, currency)
         self.catalogue = {r["item"]: (r["cents"] // r["quantity"], r["currency"]) for r in self.legacy}
         self.migrations: list[tuple[int | None, str]] = []
+        self.interrupted: Interrupted | None = None
+        self.resume_rows: list[dict[str, Any]] = []
         self._customers: dict[str, list[Any]] = {}
         self._invoices: dict[str, list[Any]] = {}
         self.logs = Path(ctx.episode_dir) / "logs"
@@ -61,29 +87,67 @@ class Run:
     # ---- the agent's migration ----
 
     def migrate(self) -> None:
-        """``python3 migrate.py`` RUNS times, each one's exit code and output's tail kept (never raises)."""
+        """``python3 migrate.py`` RUNS times in the workspace, then the interrupted migration (``interrupt``)."""
         for n in range(RUNS):
-            log_path = self.logs / f"grader-migrate-{n + 1}.log"
-            try:
-                with open(log_path, "wb") as log:
-                    env = {"STRIPE_SECRET_KEY": self.ctx.stripe_api_key, "PYTHONUNBUFFERED": "1"}
-                    unset: tuple[str, ...] = ()
-                    if self.ctx.stripe_api_base:
-                        env["STRIPE_API_BASE"] = self.ctx.stripe_api_base
-                    else:
-                        unset = ("STRIPE_API_BASE",)
-                    proc = self.ctx.processes.start_process("python3 migrate.py", cwd=Path(self.ctx.workspace),
-                                                            env=env, unset=unset, log=log)
-                    try:
-                        code: int | None = proc.wait(timeout=COMMAND_TIMEOUT)
-                    except Exception:  # noqa: BLE001 - a stuck run is stopped and reported, never waited on
-                        proc.kill()
-                        proc.wait()
-                        code = None
-                output = log_path.read_bytes().decode(errors="replace").strip()
-            except OSError as exc:
-                code, output = None, f"could not run migrate.py: {exc}"
-            self.migrations.append((code, output[-300:]))
+            self.migrations.append(self._run_once(f"grader-migrate-{n + 1}", Path(self.ctx.workspace),
+                                                  self.ctx.stripe_api_base))
+        self.interrupt()
+
+    def interrupt(self) -> None:
+        """The agent's migration, copied into a scratch directory with the grader's own bookings (``RESUME``) and a
+        fresh database, run once through the grader's Stripe proxy — which lets Stripe make invoice number LOST_AT but
+        loses its answer, then answers 503 to every invoice create — and once more directly, to resume."""
+        unit = self.catalogue
+        rows = [{"booking_id": f"GR-{self.tag}-{n}", "booked_on": "2025-11-0%d" % n,
+                 "customer_email": f"grader-{self.tag}-resume@example.com", "item": sku, "quantity": "1",
+                 "amount": f"{Decimal(unit[sku][0]) / 100:.2f}", "currency": unit[sku][1], "status": status}
+                for n, (sku, status) in enumerate(RESUME, 1)]
+        self.resume_rows = [{**r, "email": r["customer_email"], "quantity": 1, "cents": unit[r["item"]][0]} for r in rows]
+        where = self.ctx.processes.scratch_dir("grader-resume-")
+        try:
+            shutil.copytree(Path(self.ctx.workspace), where, dirs_exist_ok=True, ignore=shutil.ignore_patterns(
+                ".*", "__pycache__", "node_modules", "*.db", "*.db-*", "*.sqlite*", "*.log"))
+            with open(where / CSV_NAME, "w", newline="", encoding="utf-8") as f:
+                writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+                writer.writeheader()
+                writer.writerows(rows)
+        except (OSError, shutil.Error) as exc:
+            failed = (None, f"could not copy the workspace for the interrupted run: {exc}")
+            self.interrupted = Interrupted(*failed, 0, None, failed)
+            return
+        extra = {"DATABASE_PATH": str(where / "resume.db")}
+        upstream = self.ctx.stripe_api_base or REAL_STRIPE
+        with StripeProxy(upstream, fault_path=INVOICE_CREATE, fault_exact=True) as proxy:
+            with proxy.faults(["pass"] * (LOST_AT - 1) + ["lost"], down=True):
+                code, output = self._run_once("grader-migrate-interrupted", where, proxy.url, extra)
+            creates = [r for r in proxy.requests() if r.method == "POST" and r.path == INVOICE_CREATE]
+        lost = next((r for r in creates if r.action == "lost"), None)
+        resumed = self._run_once("grader-migrate-resumed", where, self.ctx.stripe_api_base, extra)
+        self.interrupted = Interrupted(code, output, len(creates), lost, resumed)
+
+    def _run_once(self, name: str, cwd: Path, api_base: str | None,
+                  extra: dict[str, str] | None = None) -> tuple[int | None, str]:
+        """``python3 migrate.py`` once in ``cwd`` against ``api_base`` (None: Stripe itself); exit code, output's tail."""
+        log_path = self.logs / f"{name}.log"
+        try:
+            with open(log_path, "wb") as log:
+                env = {"STRIPE_SECRET_KEY": self.ctx.stripe_api_key, "PYTHONUNBUFFERED": "1", **(extra or {})}
+                unset: tuple[str, ...] = ()
+                if api_base:
+                    env["STRIPE_API_BASE"] = api_base
+                else:
+                    unset = ("STRIPE_API_BASE",)
+                proc = self.ctx.processes.start_process("python3 migrate.py", cwd=cwd, env=env, unset=unset, log=log)
+                try:
+                    code: int | None = proc.wait(timeout=COMMAND_TIMEOUT)
+                except Exception:  # noqa: BLE001 - a stuck run is stopped and reported, never waited on
+                    proc.kill()
+                    proc.wait()
+                    code = None
+            output = log_path.read_bytes().decode(errors="replace").strip()
+        except OSError as exc:
+            code, output = None, f"could not run migrate.py: {exc}"
+        return code, output[-300:]
 
     # ---- reading Stripe and the database ----
 
@@ -281,6 +345,34 @@ def no_duplicates(run: Run) -> Outcome:
                   "and price per sku, one row per booking naming its invoice", runs=[c for c, _ in run.migrations])
 
 
+def resumed(run: Run) -> Outcome:
+    stop = run.interrupted
+    assert stop is not None
+    need(stop.lost is not None and bool(stop.lost.object_id),
+         f"the interrupted run (the grader's {len(RESUME)} bookings) sent {stop.creates} invoice create(s) and "
+         f"exited {stop.code}: {stop.output}; the grader loses the answer to number {LOST_AT}", creates=stop.creates)
+    assert stop.lost is not None
+    code, output = stop.resumed
+    need(code == 0, f"the run after the interrupted one exited with {code}: {output}", exit=code)
+    for booking in run.resume_rows:
+        ids = [i.id for i in run.invoices_of(booking)]
+        need(len(ids) == 1, f"after the interrupted run and one more, the grader's booking {booking['booking_id']} "
+             f"({booking['status']}) has {len(ids)} invoices: {ids}; expected one", booking=booking["booking_id"])
+        invoice = run.stripe.invoices.retrieve(ids[0])
+        want = FINAL_STATUS[booking["status"]]
+        need(invoice.status == want, f"the grader's booking {booking['booking_id']}: invoice {invoice.id} is "
+             f"{invoice.status}, expected {want}", booking=booking["booking_id"])
+    lost_for = stop.lost.form.get("metadata[legacy_booking_id]")
+    lost_booking = next((b for b in run.resume_rows if b["booking_id"] == lost_for), None)
+    if lost_booking is not None:
+        need([i.id for i in run.invoices_of(lost_booking)] == [stop.lost.object_id],
+             f"{lost_for}'s invoice {stop.lost.object_id} was made when the answer was lost; the next run made "
+             "another instead of moving that one on", booking=lost_for)
+    return passed(f"stopped at invoice create {LOST_AT} of the grader's {len(RESUME)} bookings (Stripe made "
+                  f"{stop.lost.object_id}, the answer was lost, then creates failed); the next run finished each "
+                  "booking with one invoice in its final state", exit=stop.code)
+
+
 def purchase(run: Run) -> Outcome:
     sku, quantity = BUY
     unit, currency = run.catalogue[sku]
@@ -362,6 +454,9 @@ SCENARIOS: list[tuple[str, float, str, Callable[[Run], Outcome]]] = [
     ("re-run makes no duplicates", 2, "migrate.py runs twice more without error; then one customer per email, at "
      "most one invoice per booking, one product and price per sku, and one bookings row per legacy booking naming "
      "its invoice.", no_duplicates),
+    ("resumes after an interruption", 1, "On the grader's own bookings, a run stopped half way (Stripe makes an "
+     "invoice but the answer is lost, then invoice creates fail) is finished by the next run: one invoice per "
+     "booking in its final state, the one Stripe made moved on, not made again.", resumed),
     ("purchase", 2, "POST /purchases with a good card answers 201 and stores a paid web booking whose invoice (the "
      "sku's price × quantity, metadata[booking_id]) is paid by card.", purchase),
     ("decline", 2, "A declined card's purchase answers 402 with Stripe's decline code and message, stores no booking "
@@ -382,6 +477,6 @@ def _results(ctx: Any) -> dict[str, Outcome]:
 GRADER = Grader(
     criteria=tuple(scenario_criterion(name, weight, description, _results)
                    for name, weight, description, _ in SCENARIOS),
-    description="Runs migrate.py twice, checks the catalogue, each legacy booking's invoice and state, duplicates "
+    description="Runs migrate.py twice (and once stopped half way on the grader's own bookings, then resumed), checks the catalogue, each legacy booking's invoice and state, duplicates "
                 "and the bookings table, then buys with a good and a declined card through the app.",
 )

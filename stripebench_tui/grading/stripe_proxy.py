@@ -5,7 +5,8 @@ forwarded to ``upstream`` (the emulator or https://api.stripe.com alike: this is
 calls an emulator-only endpoint) and recorded with what graders judge by: the API key's kind, the
 ``Idempotency-Key``, the ``Stripe-Version``, the SDK version in the ``User-Agent`` and the form body.
 
-Faults apply to requests matching ``fault_methods`` and ``fault_path`` (a path prefix). ``plan`` holds the actions
+Faults apply to requests matching ``fault_methods`` and ``fault_path`` (a path prefix, or with ``fault_exact`` that
+path only). ``plan`` holds the actions
 for the next matching requests, first first; when it is empty, ``down`` answers each one 503 (an outage).
 Actions: ``pass``; ``500``/``503``/``429`` (answered by the proxy, never forwarded); ``lost`` (forwarded, so Stripe
 does the work, but the app gets a 500); ``delay:S`` (held S seconds, then forwarded). ``faults(plan, down)`` sets
@@ -130,6 +131,7 @@ class StripeProxy:
     upstream: str
     fault_path: str = "/v1/"
     fault_methods: tuple[str, ...] = ("POST",)
+    fault_exact: bool = False  # faults apply to ``fault_path`` itself only, not to the paths under it
     restricted_to: str | None = None  # rk_ keys are refused outside this path prefix (None: never)
     plan: list[str] = field(default_factory=list)
     down: bool = False
@@ -226,7 +228,8 @@ class StripeProxy:
         """What to do with this request, and the hold it is held by (action "hold") or releases (any other)."""
         if self.restricted_to is not None and key.startswith("rk_") and not path.startswith(self.restricted_to):
             return "refused", None
-        if method not in self.fault_methods or not path.startswith(self.fault_path):
+        matches = path == self.fault_path if self.fault_exact else path.startswith(self.fault_path)
+        if method not in self.fault_methods or not matches:
             return "pass", None
         with self._lock:
             hold = self._hold

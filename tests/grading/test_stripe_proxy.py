@@ -128,6 +128,13 @@ def test_faults_apply_only_to_matching_requests(proxy, upstream):
     assert post(proxy).status_code == 503
 
 
+def test_an_exact_fault_path_leaves_the_paths_under_it_alone(upstream):
+    with StripeProxy(upstream.url, fault_path="/v1/invoices", fault_exact=True, down=True) as exact:
+        assert post(exact, "/v1/invoices/in_1/finalize").status_code == 200
+        assert post(exact, "/v1/invoices").status_code == 503
+    assert [r.action for r in exact.requests()] == ["pass", "down"]
+
+
 def test_a_restricted_key_is_refused_outside_its_scope_like_stripe_does(proxy, upstream):
     refused = post(proxy, "/v1/customers", key="rk_test_abc")
     assert refused.status_code == 403 and refused.json()["error"]["code"] == "permission_error"
