@@ -94,7 +94,8 @@ async def _serve_hooked(emulator: Emulator, method: str, path: str, query: str, 
         if reply is not None:
             return finish(reply, "req_" + emulator.ids.token("req", 14),
                           headers.get("stripe-version") or emulator.api_version)
-    return handle(emulator, method, path, query, body, headers)
+    # both callers pass ASGI's header names, which are lower case
+    return handle(emulator, method, path, query, body, headers, lowered=True)
 
 
 def create_app(emulator: Emulator) -> Starlette:

@@ -49,9 +49,14 @@ class Reply:
             return json.dumps(self.body, indent=2).encode()
 
 
-def handle(emulator: Emulator, method: str, path: str, query: str, body: bytes, headers: dict[str, str]) -> Reply:
-    """Serve one ``/v1`` request; never raises (bugs become Stripe's ``api_error`` 500 and a log line)."""
-    headers = {k.lower(): v for k, v in headers.items()}
+def handle(emulator: Emulator, method: str, path: str, query: str, body: bytes, headers: dict[str, str],
+           lowered: bool = False) -> Reply:
+    """Serve one ``/v1`` request; never raises (bugs become Stripe's ``api_error`` 500 and a log line).
+
+    ``lowered``: the header names are lower case already (ASGI's are), so no lower-cased copy is made.
+    """
+    if not lowered:
+        headers = {k.lower(): v for k, v in headers.items()}
     request_id = "req_" + emulator.ids.token("req", 14)
     version = emulator.api_version
     try:
