@@ -363,10 +363,18 @@ class _DockerToolExecutor(McpToolExecutor):
             await asyncio.to_thread(self.sandbox.pull_workspace)
         return result
 
-    def server_command(self, name: str, extra: list[str]) -> tuple[str, list[str]]:
-        """(command, args) that start tool server ``name``."""
-        module = ["-m", f"stripebench_tui.tools.{name}", "--workspace", str(self.workspace), *extra]
-        if name in IN_CONTAINER_SERVERS:
+    def process_groups(self) -> list[list[str]]:
+        """As McpToolExecutor's, the servers that run in the container never sharing a process with the others."""
+        groups = []
+        for group in super().process_groups():
+            inside = [n for n in group if n in IN_CONTAINER_SERVERS]
+            groups += [part for part in (inside, [n for n in group if n not in IN_CONTAINER_SERVERS]) if part]
+        return groups
+
+    def group_command(self, group: list[str]) -> tuple[str, list[str]]:
+        """(command, args) that start the servers of ``group``: in the container for shell and files."""
+        module = self.module_args(group)
+        if group[0] in IN_CONTAINER_SERVERS:
             argv = self.sandbox.exec_argv(["python3", *module], interactive=True)
             return argv[0], ["-c", _DIE_WITH_PARENT, *argv[1:]]
         return sys.executable, ["-c", _DIE_WITH_PARENT, *module]

@@ -1,8 +1,10 @@
 """The episode's tool executor: the manifest's MCP tool servers, with calls routed by tool name.
 
-Each server is started with the episode workspace and the episode's environment
-(Stripe variables, ports, the reaper tag), its stderr going to ``logs/tools-<name>.log``
-through a pipe, each line redacted as it is written (the episode's ``Redactor``).
+The servers share one process (``tools.bundle``: one import of the MCP SDK instead of one per
+server), started with the episode workspace and the episode's environment (Stripe variables,
+ports, the reaper tag), its stderr going to ``logs/tools-<names>.log`` (``tools-shell+files.log``;
+``tools-shell.log`` for a server alone) through a pipe, each line redacted as it is written (the
+episode's ``Redactor``). ``STRIPEBENCH_TOOLS_SEPARATE=1`` gives each server a process of its own.
 A call to an unknown tool or with bad arguments comes back as an error result the
 agent sees; only a server that died raises (the driver then ends the episode).
 """
@@ -25,9 +27,11 @@ from stripebench_tui.core.executor import ToolOutcome
 from stripebench_tui.core.redact import Redactor
 from stripebench_tui.errors import RuntimeProblem
 from stripebench_tui.tools import BUILTIN_SERVERS
+from stripebench_tui.tools.bundle import command_args
 from stripebench_tui.tools.client import ToolServerHandle
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".webp")
+SEPARATE_VAR = "STRIPEBENCH_TOOLS_SEPARATE"  # "1": one process per tool server (as before the bundles)
 LOG_DRAIN_TIMEOUT = 2.0  # seconds to wait for the last lines of a stopped server's stderr
 
 # The SDK already starts each server in a session of its own (a terminal's Ctrl+C reaches stripebench, which
@@ -69,11 +73,11 @@ class McpToolExecutor:
         unknown = [n for n in self.server_names if n not in BUILTIN_SERVERS]
         if unknown:
             raise RuntimeProblem(f"unknown tool server {unknown[0]!r}; built-in ones are {', '.join(BUILTIN_SERVERS)}")
-        for name in self.server_names:
-            extra = ["--screenshots", str(self.episode_dir / "screenshots")] if name == "browser" else []
-            errlog = self.open_log(name)
-            command, args = self.server_command(name, extra)
-            self.handles[name] = ToolServerHandle(name, command, args, env=self.env, errlog=errlog)
+        for group in self.process_groups():
+            label = "+".join(group)
+            errlog = self.open_log(label)
+            command, args = self.group_command(group)
+            self.handles[label] = ToolServerHandle(label, command, args, env=self.env, errlog=errlog)
         results = await asyncio.gather(*(h.start() for h in self.handles.values()), return_exceptions=True)
         for name, result in zip(self.handles, results):
             if isinstance(result, BaseException):
@@ -99,10 +103,27 @@ class McpToolExecutor:
         self._errlogs.append(errlog)  # closed by close()
         return errlog
 
-    def server_command(self, name: str, extra: list[str]) -> tuple[str, list[str]]:
-        """(command, args) that start tool server ``name`` on this machine; a sandbox may run some elsewhere."""
-        return sys.executable, ["-c", _DIE_WITH_PARENT, "-m", f"stripebench_tui.tools.{name}",
-                                "--workspace", str(self.workspace), *extra]
+    def process_groups(self) -> list[list[str]]:
+        """The servers, grouped by the process they share: all in one (each server process pays about a second
+        of CPU importing the MCP SDK), or one each with ``STRIPEBENCH_TOOLS_SEPARATE=1``."""
+        if os.environ.get(SEPARATE_VAR) == "1":
+            return [[name] for name in self.server_names]
+        return [list(self.server_names)] if self.server_names else []
+
+    def server_options(self, name: str) -> list[str]:
+        """The options tool server ``name`` is started with."""
+        extra = ["--screenshots", str(self.episode_dir / "screenshots")] if name == "browser" else []
+        return ["--workspace", str(self.workspace), *extra]
+
+    def module_args(self, group: list[str]) -> list[str]:
+        """``-m …`` arguments that run the servers of ``group`` in one process (``tools.bundle`` for several)."""
+        if len(group) == 1:
+            return ["-m", f"stripebench_tui.tools.{group[0]}", *self.server_options(group[0])]
+        return ["-m", "stripebench_tui.tools.bundle", *command_args([(n, self.server_options(n)) for n in group])]
+
+    def group_command(self, group: list[str]) -> tuple[str, list[str]]:
+        """(command, args) that start the servers of ``group`` on this machine; a sandbox may run some elsewhere."""
+        return sys.executable, ["-c", _DIE_WITH_PARENT, *self.module_args(group)]
 
     async def tools(self) -> list[ToolSpec]:
         """Every tool of every server."""

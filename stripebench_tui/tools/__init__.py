@@ -17,7 +17,13 @@ Each speaks MCP over stdio and is started as
 Environment: ``STRIPEBENCH_WORKSPACE`` (default for ``--workspace``), ``STRIPEBENCH_TOOL_LOG_LEVEL`` (WARNING),
 ``STRIPEBENCH_CACHE_DIR`` (docs index), ``STRIPEBENCH_CHROMIUM`` (browser), ``STRIPEBENCH_MCP_SDK_STDIO=1``
 (use the SDK's own stdio transport instead of ours).
+
+Several servers can share one process: ``python -m stripebench_tui.tools.bundle shell --workspace DIR -- files
+--workspace DIR`` (each part a server's name and its own options) serves all their tools as one MCP endpoint, each
+tool naming its server in its metadata (``SERVER_META``). An episode starts its servers that way: every server
+process pays about a second of CPU importing the MCP SDK, so one process instead of three or four saves most of it.
 Every result carries text for the model and, where useful, structured data (exit code, paths, URLs).
 """
 
 BUILTIN_SERVERS = ("shell", "files", "browser", "stripe_docs")
+SERVER_META = "stripebench/server"  # the key, in a listed tool's metadata, of the server that offers it

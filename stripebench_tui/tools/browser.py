@@ -23,7 +23,7 @@ from stripebench_tui.chromium import launch_options
 from stripebench_tui.errors import UserError
 from stripebench_tui.stripejs import route_stripe_js
 from stripebench_tui.tools import browser_page as bp
-from stripebench_tui.tools.serving import argument_parser, new_server, run, tool_error, tool_result, workspace_dir
+from stripebench_tui.tools.serving import Served, argument_parser, new_server, run, tool_error, tool_result, workspace_dir
 
 
 WEB_SCHEMES = ("http", "https", "about")  # never file:, view-source:, chrome: …
@@ -314,8 +314,8 @@ def build_server(browser: Browser) -> MCPServer:
     return server
 
 
-def main(argv: list[str] | None = None) -> None:
-    """Entry point: parse arguments and serve over stdio."""
+def prepare(argv: list[str] | None = None) -> Served:
+    """Parse arguments; the server and its cleanups, ready to serve."""
     parser = argument_parser("browser", "MCP server that drives a Chromium page through Playwright.")
     parser.add_argument("--screenshots", help="directory for screenshots (default: WORKSPACE/../screenshots)")
     parser.add_argument("--timeout", type=float, default=10.0, help="seconds an action waits for its element")
@@ -325,7 +325,12 @@ def main(argv: list[str] | None = None) -> None:
     screenshots = Path(args.screenshots).resolve() if args.screenshots else workspace.parent / "screenshots"
     browser = Browser(screenshots, args.timeout, args.headed)
     print(f"browser tool: screenshots go to {screenshots}", file=sys.stderr)
-    run(build_server(browser), cleanups=[browser.close])
+    return build_server(browser), [browser.close]
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point: parse arguments and serve over stdio."""
+    run(*prepare(argv))
 
 
 if __name__ == "__main__":

@@ -24,7 +24,7 @@ from mcp_types import TextContent
 
 from stripebench_tui.core.agent import ToolSpec
 from stripebench_tui.errors import RuntimeProblem
-from stripebench_tui.tools import BUILTIN_SERVERS
+from stripebench_tui.tools import BUILTIN_SERVERS, SERVER_META
 
 
 @dataclass
@@ -116,10 +116,12 @@ class ToolServerHandle:
             self.session = None
 
     async def list_tools(self) -> list[ToolSpec]:
-        """The server's tools, as the agent protocol describes them."""
+        """The server's tools, as the agent protocol describes them (each tool's own server where its metadata
+        names one: several servers may share a process, ``tools.bundle``)."""
         result = await self._session().list_tools()
         return [
-            ToolSpec(name=t.name, description=t.description or "", input_schema=dict(t.input_schema), server=self.name)
+            ToolSpec(name=t.name, description=t.description or "", input_schema=dict(t.input_schema),
+                     server=str((t.meta or {}).get(SERVER_META) or self.name))
             for t in result.tools
         ]
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from mcp.server.mcpserver import MCPServer
 from mcp_types import CallToolResult
 
-from stripebench_tui.tools.serving import argument_parser, new_server, run, tool_error, tool_result, workspace_dir
+from stripebench_tui.tools.serving import Served, argument_parser, new_server, run, tool_error, tool_result, workspace_dir
 
 MAX_VIEW_LINES = 2000  # a whole-file view longer than this shows its start and says how to see more
 MAX_LINE_CHARS = 2000
@@ -185,12 +185,17 @@ def build_server(files: Files) -> MCPServer:
     return server
 
 
-def main(argv: list[str] | None = None) -> None:
-    """Entry point: parse arguments and serve over stdio."""
+def prepare(argv: list[str] | None = None) -> Served:
+    """Parse arguments and move into the workspace; the server and its cleanups, ready to serve."""
     args = argument_parser("files", "MCP server that views and edits files in an episode workspace.").parse_args(argv)
     workspace = workspace_dir(args.workspace)
     os.chdir(workspace)
-    run(build_server(Files(workspace)))
+    return build_server(Files(workspace)), []
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point: parse arguments and serve over stdio."""
+    run(*prepare(argv))
 
 
 if __name__ == "__main__":

@@ -31,7 +31,10 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 from mcp_types import CallToolResult, ListToolsResult, TextContent
 
+from stripebench_tui.tools import SERVER_META
+
 Cleanup = Callable[[], Awaitable[None]]
+Served = tuple[MCPServer, list[Cleanup]]  # a server ready to serve and what to run when it stops
 
 
 def tool_result(text: str, data: dict[str, Any] | None = None, is_error: bool = False) -> CallToolResult:
@@ -111,13 +114,33 @@ class _PipeWriter:
         """Nothing is buffered; present because the SDK transport calls it."""
 
 
-def tools_endpoint(server: MCPServer) -> Server:
-    """A low-level SDK server offering ``server``'s tools, through ``MCPServer``'s public methods only."""
+def tools_endpoint(*servers: MCPServer) -> Server:
+    """A low-level SDK server offering the tools of ``servers``, through ``MCPServer``'s public methods only.
+
+    Each tool is listed with its server's name in its metadata (``SERVER_META``), so a client of several
+    servers sharing one process still knows which server a tool belongs to; where two servers offer a name,
+    the first keeps it.
+    """
+    owners: dict[str, MCPServer] = {}
+
+    async def listed() -> list[Any]:
+        tools, seen = [], set()
+        for server in servers:
+            for tool in await server.list_tools():
+                if tool.name in seen:
+                    continue
+                seen.add(tool.name)
+                owners[tool.name] = server
+                tools.append(tool.model_copy(update={"meta": {**(tool.meta or {}), SERVER_META: server.name}}))
+        return tools
 
     async def list_tools(_ctx: Any, _params: Any) -> ListToolsResult:
-        return ListToolsResult(tools=await server.list_tools())
+        return ListToolsResult(tools=await listed())
 
     async def call_tool(_ctx: Any, params: Any) -> CallToolResult:
+        if not owners:
+            await listed()
+        server = owners.get(params.name, servers[0])  # an unknown name: the first server answers as MCPServer does
         try:
             return await server.call_tool(params.name, params.arguments or {})  # type: ignore[return-value]
         except MCPError:
@@ -125,11 +148,16 @@ def tools_endpoint(server: MCPServer) -> Server:
         except Exception as exc:  # as MCPServer itself answers: the caller gets the error as a failed result
             return tool_error(str(exc))
 
-    return Server(server.name, version=server.version, instructions=server.instructions,
+    first = servers[0]
+    if len(servers) == 1:
+        return Server(first.name, version=first.version, instructions=first.instructions,
+                      on_list_tools=list_tools, on_call_tool=call_tool)
+    instructions = " ".join(s.instructions for s in servers if s.instructions)
+    return Server("+".join(s.name for s in servers), version=first.version, instructions=instructions,
                   on_list_tools=list_tools, on_call_tool=call_tool)
 
 
-async def _serve_fast(server: MCPServer) -> None:
+async def _serve_fast(endpoint: Server) -> None:
     # Keep private copies of the wire and point fds 0/1 elsewhere, so a child process
     # that reads stdin or writes stdout can never corrupt the JSON-RPC stream.
     wire_in, wire_out = os.dup(0), os.dup(1)
@@ -141,28 +169,36 @@ async def _serve_fast(server: MCPServer) -> None:
     await asyncio.get_running_loop().connect_read_pipe(
         lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(wire_in, "rb", 0)
     )
-    endpoint = tools_endpoint(server)
     async with stdio_server(_LineReader(reader), _PipeWriter(wire_out)) as (read_stream, write_stream):
         await endpoint.run(read_stream, write_stream, endpoint.create_initialization_options())
 
 
-async def _serve_sdk(server: MCPServer) -> None:
-    await server.run_stdio_async()
+async def _serve_sdk(servers: list[MCPServer]) -> None:
+    if len(servers) == 1:
+        await servers[0].run_stdio_async()
+        return
+    endpoint = tools_endpoint(*servers)  # several servers: the SDK's own stdio transport under one endpoint
+    async with stdio_server() as (read_stream, write_stream):
+        await endpoint.run(read_stream, write_stream, endpoint.create_initialization_options())
 
 
-async def serve_stdio(server: MCPServer, cleanups: list[Cleanup] | None = None) -> None:
-    """Serve ``server`` on stdin/stdout until stdin closes or SIGTERM/SIGINT, then run ``cleanups``.
+async def serve_stdio(server: MCPServer | list[MCPServer], cleanups: list[Cleanup] | None = None) -> None:
+    """Serve ``server`` (or several, as one endpoint) on stdin/stdout until stdin closes or SIGTERM/SIGINT,
+    then run ``cleanups``.
 
     ``STRIPEBENCH_MCP_SDK_STDIO=1`` uses the SDK's own (thread-based) transport instead,
     for comparison or should the fast one ever misbehave.
     """
+    servers = server if isinstance(server, list) else [server]
     loop = asyncio.get_running_loop()
     main = asyncio.current_task()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, main.cancel)
-    serve = _serve_sdk if os.environ.get("STRIPEBENCH_MCP_SDK_STDIO") == "1" else _serve_fast
     try:
-        await serve(server)
+        if os.environ.get("STRIPEBENCH_MCP_SDK_STDIO") == "1":
+            await _serve_sdk(servers)
+        else:
+            await _serve_fast(tools_endpoint(*servers))
     except asyncio.CancelledError:
         pass
     finally:
@@ -176,3 +212,9 @@ async def serve_stdio(server: MCPServer, cleanups: list[Cleanup] | None = None) 
 def run(server: MCPServer, cleanups: list[Cleanup] | None = None) -> None:
     """Run a tool server over stdio in a fresh event loop."""
     asyncio.run(serve_stdio(server, cleanups))
+
+
+def run_together(parts: list[Served]) -> None:
+    """Run several tool servers as one stdio endpoint in a fresh event loop (``tools.bundle``); every part's
+    cleanups run when it ends."""
+    asyncio.run(serve_stdio([server for server, _ in parts], [c for _, cleanups in parts for c in cleanups]))

@@ -16,7 +16,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp_types import CallToolResult
 
 from stripebench_tui.tools import processes
-from stripebench_tui.tools.serving import argument_parser, new_server, run, tool_error, tool_result, workspace_dir
+from stripebench_tui.tools.serving import Served, argument_parser, new_server, run, tool_error, tool_result, workspace_dir
 
 BACKGROUND_OUTPUT_CAP = 64 * 1024
 
@@ -191,8 +191,8 @@ def build_server(shell: Shell) -> MCPServer:
     return server
 
 
-def main(argv: list[str] | None = None) -> None:
-    """Entry point: parse arguments, move into the workspace, serve over stdio."""
+def prepare(argv: list[str] | None = None) -> Served:
+    """Parse arguments and move into the workspace; the server and its cleanups, ready to serve."""
     parser = argument_parser("shell", "MCP server that runs shell commands in an episode workspace.")
     parser.add_argument("--timeout", type=float, default=float(os.environ.get("STRIPEBENCH_SHELL_TIMEOUT", 120)),
                         help="default seconds before a command is stopped (default 120)")  # fmt: skip
@@ -204,7 +204,12 @@ def main(argv: list[str] | None = None) -> None:
     # Children inherit the server's working directory (posix_spawn has no chdir action).
     os.chdir(workspace_dir(args.workspace))
     shell = Shell(args.timeout, max(args.max_output, 200), args.login)
-    run(build_server(shell), cleanups=[shell.stop_all])
+    return build_server(shell), [shell.stop_all]
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point: parse arguments, move into the workspace, serve over stdio."""
+    run(*prepare(argv))
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ at first use otherwise, with progress on stderr.
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import sqlite3
 import sys
@@ -16,7 +17,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp_types import CallToolResult
 
 from stripebench_tui.tools import docs_index
-from stripebench_tui.tools.serving import argument_parser, new_server, run, tool_error, tool_result
+from stripebench_tui.tools.serving import Served, argument_parser, new_server, run, tool_error, tool_result
 
 MAX_LIMIT = 20
 
@@ -70,13 +71,25 @@ def build_server(docs: Docs) -> MCPServer:
     return server
 
 
-def main(argv: list[str] | None = None) -> None:
-    """Entry point: parse arguments, then build the index or serve over stdio."""
+def _parse(argv: list[str] | None) -> tuple[argparse.Namespace, Path]:
     parser = argument_parser("stripe_docs", "MCP server that searches Stripe documentation offline.")
     parser.add_argument("--cache-dir", help="where the index lives (default: $STRIPEBENCH_CACHE_DIR or the user cache)")
     parser.add_argument("--build", action="store_true", help="(re)build the index, print where it is, and exit")
     args = parser.parse_args(argv)
-    cache_dir = Path(args.cache_dir) if args.cache_dir else docs_index.default_cache_dir()
+    return args, Path(args.cache_dir) if args.cache_dir else docs_index.default_cache_dir()
+
+
+def prepare(argv: list[str] | None = None) -> Served:
+    """Parse arguments; the server and its cleanups, ready to serve (``--build`` is main's alone)."""
+    args, cache_dir = _parse(argv)
+    if args.build:
+        sys.exit("--build builds the index and exits: run it on its own, not in a bundle")
+    return build_server(Docs(cache_dir)), []
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point: parse arguments, then build the index or serve over stdio."""
+    args, cache_dir = _parse(argv)
     if args.build:
         docs_index.build(docs_index.index_file(cache_dir))
         return

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -73,6 +74,47 @@ async def test_tool_executor_turns_bad_calls_into_error_results(tmp_path: Path) 
         assert executor._images({"path": str(tmp_path / "screenshots" / "001-page.png")}) == ["screenshots/001-page.png"]
     finally:
         await executor.close()
+
+
+async def test_the_tool_servers_share_one_process_unless_asked_not_to(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    from stripebench_tui.runtime.tools import SEPARATE_VAR
+
+    ws = tmp_path / "workspace"
+    ws.mkdir()
+    (tmp_path / "logs").mkdir()
+    for separate, processes in (("", 1), ("1", 2)):
+        monkeypatch.setenv(SEPARATE_VAR, separate)
+        executor = McpToolExecutor(["shell", "files"], workspace=ws, episode_dir=tmp_path, env=None)
+        await executor.start()
+        try:
+            assert len(executor.handles) == processes
+            servers = {t.name: t.server for t in await executor.tools()}
+            assert servers["shell"] == "shell" and servers["view_file"] == "files"
+            shown = await executor.call("view_file", {"path": "."})
+            ran = await executor.call("shell", {"command": "pwd"})
+            assert not shown.is_error and ran.exit_code == 0 and str(ws) in ran.text
+        finally:
+            await executor.close()
+    assert sorted(p.name for p in (tmp_path / "logs").iterdir()) == ["tools-files.log", "tools-shell+files.log",
+                                                                      "tools-shell.log"]
+
+
+def test_in_the_container_shell_and_files_share_a_process_the_others_another(tmp_path: Path) -> None:
+    from types import SimpleNamespace
+
+    from stripebench_tui.core.redact import Redactor
+    from stripebench_tui.runtime.docker_sandbox import _DockerToolExecutor
+
+    box = SimpleNamespace(workspace=tmp_path, episode_dir=tmp_path, tool_env=lambda: {}, redactor=Redactor(),
+                          exec_argv=lambda argv, interactive: ["docker", "exec", "-i", "box", *argv])
+    executor = _DockerToolExecutor(box, ["shell", "browser", "files", "stripe_docs"])  # type: ignore[arg-type]
+    assert executor.process_groups() == [["shell", "files"], ["browser", "stripe_docs"]]
+    command, args = executor.group_command(["shell", "files"])
+    assert command == "docker" and args[-10:] == ["python3", "-m", "stripebench_tui.tools.bundle", "shell", "--workspace",
+                                                  str(tmp_path), "--", "files", "--workspace", str(tmp_path)]
+    command, args = executor.group_command(["browser", "stripe_docs"])
+    assert command == sys.executable and "--screenshots" in args and "docker" not in args
 
 
 async def test_a_missing_browser_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
