@@ -97,7 +97,7 @@ class Run:
         """The agent's migration, copied into a scratch directory with the grader's own bookings (``RESUME``) and a
         fresh database, run once through the grader's Stripe proxy — which lets Stripe make invoice number LOST_AT but
         loses its answer, then answers 503 to every invoice create — and once more directly, to resume."""
-        unit = self.catalogue
+        unit = self.catalogue  # sku -> (unit amount in cents, currency)
         rows = [{"booking_id": f"GR-{self.tag}-{n}", "booked_on": "2025-11-0%d" % n,
                  "customer_email": f"grader-{self.tag}-resume@example.com", "item": sku, "quantity": "1",
                  "amount": f"{Decimal(unit[sku][0]) / 100:.2f}", "currency": unit[sku][1], "status": status}
@@ -112,8 +112,8 @@ class Run:
                 writer.writeheader()
                 writer.writerows(rows)
         except (OSError, shutil.Error) as exc:
-            failed = (None, f"could not copy the workspace for the interrupted run: {exc}")
-            self.interrupted = Interrupted(*failed, 0, None, failed)
+            problem = f"could not copy the workspace for the interrupted run: {exc}"
+            self.interrupted = Interrupted(None, problem, creates=0, lost=None, resumed=(None, problem))
             return
         extra = {"DATABASE_PATH": str(where / "resume.db")}
         upstream = self.ctx.stripe_api_base or REAL_STRIPE
