@@ -22,7 +22,7 @@ class IdFactory:
         self.seed = seed
         self.counters: dict[str, int] = dict(counters or {})
         self._lock = threading.Lock()
-        self._pool, self._used = b"", 0
+        self._pool, self._used = "", 0
 
     def new(self, prefix: str, length: int = ID_LENGTH) -> str:
         """A fresh id such as ``cus_…``."""
@@ -31,7 +31,7 @@ class IdFactory:
     def token(self, namespace: str, length: int = ID_LENGTH) -> str:
         """A random (or seeded) string of letters and digits, independent per namespace."""
         if self.seed is None:
-            return self._random(length).translate(_TABLE).decode()
+            return self._random(length)
         with self._lock:
             n = self.counters.get(namespace, 0)
             self.counters[namespace] = n + 1
@@ -43,12 +43,12 @@ class IdFactory:
             chars.append(_ALPHABET[rem])
         return "".join(chars)
 
-    def _random(self, length: int) -> bytes:
-        # One urandom call per few hundred ids instead of one per id (a syscall each).
+    def _random(self, length: int) -> str:
+        # One urandom call, one translate and one decode per few hundred ids instead of one each per id.
         with self._lock:
             start = self._used
             if start + length > len(self._pool):
-                self._pool, start = secrets.token_bytes(max(4096, length)), 0
+                self._pool, start = secrets.token_bytes(max(4096, length)).translate(_TABLE).decode(), 0
             self._used = start + length
             return self._pool[start:start + length]
 

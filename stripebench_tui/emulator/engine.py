@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import logging
 import threading
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 from stripebench_tui.emulator.determinism import Clock, IdFactory
 from stripebench_tui.emulator.errors import StripeError
@@ -43,6 +42,7 @@ class Emulator:
         self._listeners: list[EventListener] = []
         self._queued: list[dict[str, Any]] | None = None  # the running transaction's events
         self._listener_lock = threading.Lock()
+        self.snapshot_ctx: Any = None  # the RequestContext events.emit_event renders snapshots with (kept by it)
         # Hooks later phases fill in. pending_webhooks_for: how many endpoints an event will be delivered to.
         # request_hooks (fault injection): called as hook(method, path, headers) before every /v1 request, may be
         # async (to add latency without blocking); returning a dispatch.Reply answers the request instead.
@@ -85,8 +85,7 @@ class Emulator:
         with self.store.lock:
             self._deliver([event])
 
-    @contextmanager
-    def transaction(self) -> Iterator[None]:
+    def transaction(self) -> "_Transaction":
         """All-or-nothing changes; committed events then go to listeners, in commit order.
 
         The whole of it, delivery included, holds the store lock: the batch being filled belongs to this
@@ -94,15 +93,7 @@ class Emulator:
         rolled back later) delivered with it, nor deliver its later commit ahead of this one. Listeners must
         therefore be quick and must not wait for another thread that uses the emulator.
         """
-        with self.store.lock:
-            outer, self._queued = self._queued, []
-            try:
-                with self.store.transaction():
-                    yield
-                events = self._queued
-            finally:
-                self._queued = outer
-            self._deliver(events)
+        return _Transaction(self)
 
     def _deliver(self, events: list[dict[str, Any]]) -> None:
         for event in events:
@@ -126,3 +117,41 @@ class Emulator:
         """Stop webhook deliveries and release the state file."""
         self.webhooks.close()
         self.store.close()
+
+
+class _Transaction:
+    """``with emulator.transaction():`` as a plain object (every API request opens one; a generator-based context
+    manager costs twice as much)."""
+
+    __slots__ = ("emulator", "outer", "inner")
+
+    def __init__(self, emulator: Emulator) -> None:
+        self.emulator = emulator
+        self.outer: list[dict[str, Any]] | None = None
+        self.inner: Any = None
+
+    def __enter__(self) -> None:
+        emulator = self.emulator
+        emulator.store.lock.__enter__()
+        self.outer, emulator._queued = emulator._queued, []
+        self.inner = emulator.store.transaction()
+        try:
+            self.inner.__enter__()
+        except BaseException:
+            emulator._queued = self.outer
+            emulator.store.lock.__exit__(None, None, None)
+            raise
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> bool:
+        emulator = self.emulator
+        try:
+            try:
+                self.inner.__exit__(exc_type, exc, tb)
+                events = emulator._queued
+            finally:
+                emulator._queued = self.outer
+            if exc_type is None:
+                emulator._deliver(events)
+        finally:
+            emulator.store.lock.__exit__(None, None, None)
+        return False

@@ -28,7 +28,11 @@ def emit_event(emulator: "Emulator", event_type: str, obj: dict[str, Any], *, pr
     values of what changed, and no event is made when nothing changed.
     """
     version = emulator.api_version
-    snapshot_ctx = RequestContext(emulator, version)
+    snapshot_ctx = emulator.snapshot_ctx
+    if snapshot_ctx is None or snapshot_ctx.api_version != version or snapshot_ctx.base_url != emulator.base_url:
+        # a plain context at the account's version (no expand, secret key); renderers only read it, so one serves
+        # every event until the version or address changes
+        snapshot_ctx = emulator.snapshot_ctx = RequestContext(emulator, version)
     # The handler may go on changing ``obj`` after emitting, and the event is stored as is: snapshot the stored
     # copy when ``obj`` was just saved (stored objects never change in place, so sharing their nested values is
     # safe and saves a deep copy), else a deep copy of ``obj``.

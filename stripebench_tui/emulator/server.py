@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gc
 import socket
 import threading
 import time
@@ -12,6 +11,7 @@ from typing import Iterator
 
 import uvicorn
 
+from stripebench_tui.emulator import gc_policy
 from stripebench_tui.emulator.app import create_app
 from stripebench_tui.emulator.control import CONTROL_HEADER
 from stripebench_tui.emulator.engine import Emulator
@@ -122,16 +122,10 @@ def serve_forever(host: str, port: int, seed: int | None, state: str | None, api
     announce(f"Controls under /_emulator/ (reset, clock, faults, webhooks) need the header "
              f"{CONTROL_HEADER}: {emulator.control_token}")
     config = uvicorn.Config(create_app(emulator), log_level="warning", lifespan="off", access_log=False)
-    # A process of its own: what was loaded to get here lives as long as it does, so keep it out of the cycle
-    # collector's full passes (each walks every tracked object, and the stored state only grows).
-    gc.collect()
-    gc.freeze()
-    # Stored objects are long-lived and only grow in number, so full passes (each walks all of them) are what the
-    # collector costs here: wait for 100 middle-generation passes instead of 10 before one. The young and middle
-    # passes, whose pauses every request may meet, keep their default sizes.
-    young, middle, _ = gc.get_threshold()
-    gc.set_threshold(young, middle, 100)
+    # A process of its own: keep the collector off the stored objects (see gc_policy).
+    policy = gc_policy.install()
     try:
         uvicorn.Server(config).run(sockets=[sock])
     finally:
+        policy.close()
         emulator.close()

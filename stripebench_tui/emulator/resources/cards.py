@@ -17,6 +17,8 @@ Internal API (no routes):
 
 from __future__ import annotations
 
+import functools
+
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -160,6 +162,7 @@ def card_for_magic_id(magic: str) -> TestCard | None:
     return None
 
 
+@functools.lru_cache(maxsize=4096)
 def luhn_ok(number: str) -> bool:
     """The card-number checksum Stripe validates before anything else."""
     if not number.isdigit() or not 12 <= len(number) <= 19:
@@ -209,6 +212,7 @@ def incorrect_number_error() -> StripeError:
                        param="number")
 
 
+@functools.lru_cache(maxsize=4096)
 def _fingerprint(number: str) -> str:
     import hashlib
 
