@@ -34,6 +34,24 @@ def _public(obj: dict[str, Any], private: bool) -> dict[str, Any]:
     return out
 
 
+# Public views of stored objects whose kind has no renderer (the same at every API version): stored objects never
+# change in place, so a list page of them is rendered once per object version rather than on every request.
+_PUBLIC_VIEWS: dict[int, tuple[dict[str, Any], dict[str, Any]]] = {}
+_PUBLIC_VIEWS_MAX = 4096
+
+
+def _public_of_shared(value: dict[str, Any], kind: str, ctx: "RequestContext") -> dict[str, Any]:
+    hit = _PUBLIC_VIEWS.get(id(value))
+    if hit is not None and hit[0] is value:  # the entry holds ``value``, so its id cannot have been reused
+        return hit[1]
+    view = _public(value, False)
+    if ctx.store.peek(kind, value.get("id", "")) is value:  # only the stored object itself is known not to change
+        if len(_PUBLIC_VIEWS) >= _PUBLIC_VIEWS_MAX:
+            _PUBLIC_VIEWS.clear()
+        _PUBLIC_VIEWS[id(value)] = (value, view)
+    return view
+
+
 def render(value: Any, ctx: "RequestContext", private: bool = False) -> Any:
     """Render an internal object (or list page) for ``ctx.api_version``; fields starting with ``_`` never leave.
 
@@ -55,7 +73,7 @@ def render(value: Any, ctx: "RequestContext", private: bool = False) -> Any:
         return _public(value, private)
     render_fn = resource.render_fn
     if render_fn is None and not ctx.expand_paths:
-        return _public(value, private)
+        return _public(value, True) if private else _public_of_shared(value, kind, ctx)
     if private:
         obj = value
     elif resource.shallow_render and not ctx.expand_paths:
