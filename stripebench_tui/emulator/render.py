@@ -18,16 +18,24 @@ MAX_EXPAND_DEPTH = 4
 # finding them costs a frozenset and a lookup instead of a startswith per key (a tenth of a request's CPU).
 _INTERNAL_KEYS: dict[frozenset[str], tuple[str, ...]] = {}
 _INTERNAL_CACHE_MAX = 4096
+# The last key set seen per object kind: comparing a dict's keys with it needs no new frozenset (nor its hash).
+_LAST_KEYS: dict[Any, tuple[frozenset[str], tuple[str, ...]]] = {}
 
 
 def _public(obj: dict[str, Any], private: bool) -> dict[str, Any]:
     """``obj`` without its ``_`` fields: in place when ``private``, else a shallow copy."""
-    keys = frozenset(obj)
-    internal = _INTERNAL_KEYS.get(keys)
-    if internal is None:
-        internal = tuple(k for k in keys if k.startswith("_"))
-        if len(_INTERNAL_KEYS) < _INTERNAL_CACHE_MAX:
-            _INTERNAL_KEYS[keys] = internal
+    last = _LAST_KEYS.get(obj.get("object"))
+    if last is not None and obj.keys() == last[0]:  # the usual case: the key set this kind had last time
+        internal = last[1]
+    else:
+        keys = frozenset(obj)
+        internal = _INTERNAL_KEYS.get(keys)
+        if internal is None:
+            internal = tuple(k for k in keys if k.startswith("_"))
+            if len(_INTERNAL_KEYS) < _INTERNAL_CACHE_MAX:
+                _INTERNAL_KEYS[keys] = internal
+        if len(_LAST_KEYS) < _INTERNAL_CACHE_MAX:
+            _LAST_KEYS[obj.get("object")] = (keys, internal)
     out = obj if private else dict(obj)
     for key in internal:
         del out[key]
