@@ -57,11 +57,16 @@ class _EmulatorApp(Starlette):
             chunks.append(message.get("body", b""))
             if not message.get("more_body"):
                 break
-        reply = await _answer(self.emulator, scope["method"], path, scope.get("query_string", b"").decode("latin-1"),
-                              b"".join(chunks), headers)
+        emulator = self.emulator
+        query = scope.get("query_string", b"").decode("latin-1")
+        payload = chunks[0] if len(chunks) == 1 else b"".join(chunks)
+        if emulator.request_hooks or emulator.response_hooks:
+            reply = await _answer(emulator, scope["method"], path, query, payload, headers)
+        else:  # nothing to run around the API (no faults, no request log): call it directly
+            reply = handle(emulator, scope["method"], path, query, payload, headers, lowered=True)
         body = reply.encoded()
         raw_headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
-        raw_headers += [(k.lower().encode("latin-1"), str(v).encode("latin-1")) for k, v in reply.headers.items()]
+        raw_headers += [(_header_name(k), str(v).encode("latin-1")) for k, v in reply.headers.items()]
         await send({"type": "http.response.start", "status": reply.status, "headers": raw_headers})
         await send({"type": "http.response.body", "body": body})
 
@@ -69,6 +74,19 @@ class _EmulatorApp(Starlette):
         wanted = CONTROL_HEADER.lower().encode("latin-1")
         given = next((v.decode("latin-1") for k, v in scope.get("headers", []) if k.lower() == wanted), None)
         return token_matches(self.emulator.control_token, given)
+
+
+_HEADER_NAMES: dict[str, bytes] = {}
+
+
+def _header_name(name: str) -> bytes:
+    """A response header's name as ASGI wants it (lower case bytes); the few names in use are encoded once."""
+    encoded = _HEADER_NAMES.get(name)
+    if encoded is None:
+        encoded = name.lower().encode("latin-1")
+        if len(_HEADER_NAMES) < 256:
+            _HEADER_NAMES[name] = encoded
+    return encoded
 
 
 async def _answer(emulator: Emulator, method: str, path: str, query: str, body: bytes,

@@ -52,7 +52,7 @@ class Faults:
         self.rules: list[dict[str, Any]] = []
         self._lock = threading.Lock()
         self._ids = 0
-        emulator.request_hooks.append(self.hook)
+        # the hook is in emulator.request_hooks only while there are rules: with none, requests skip the hooks
 
     def add(self, spec: dict[str, Any]) -> dict[str, Any]:
         """Validate and add one rule; returns it (webhook faults go to the dispatcher)."""
@@ -85,7 +85,13 @@ class Faults:
             self._ids += 1
             rule["id"] = f"fault_{self._ids}"
             self.rules.append(rule)
+            if self.hook not in self.emulator.request_hooks:
+                self.emulator.request_hooks.append(self.hook)
         return rule
+
+    def _unhook(self) -> None:  # with self._lock held, once no rule is left
+        if self.hook in self.emulator.request_hooks:
+            self.emulator.request_hooks.remove(self.hook)
 
     def _take(self, method: str, path: str) -> dict[str, Any] | None:
         if not self.rules:  # the common case costs one attribute read
@@ -96,6 +102,8 @@ class Faults:
                     rule["remaining"] -= 1
                     if rule["remaining"] <= 0:
                         self.rules.remove(rule)
+                        if not self.rules:
+                            self._unhook()
                     return rule
         return None
 
@@ -118,6 +126,7 @@ class Faults:
         """Drop every rule."""
         with self._lock:
             self.rules.clear()
+            self._unhook()
 
 
 @page_route("/_emulator/faults", methods=["GET", "POST", "DELETE"])

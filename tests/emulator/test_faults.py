@@ -90,3 +90,16 @@ def test_bad_fault_specs_are_400(emulator):
         assert httpx.post(f"{emulator.url}/_emulator/faults", json=spec, headers=emulator.control_headers).status_code == 400
 
 
+
+
+def test_the_fault_hook_runs_only_while_rules_are_left(emulator, api):
+    hooks = emulator.emulator.request_hooks
+    assert emulator.emulator.faults.hook not in hooks  # no rule: requests skip the hooks altogether
+    _fault(emulator, kind="status", status=500, method="POST", path="/v1/customers", count=1)
+    assert emulator.emulator.faults.hook in hooks
+    assert api.post("/v1/customers").status_code == 500
+    assert emulator.emulator.faults.hook not in hooks  # used up
+    assert api.post("/v1/customers").status_code == 200
+    _fault(emulator, kind="latency", latency_ms=1, count=5)
+    httpx.delete(f"{emulator.url}/_emulator/faults", headers=emulator.control_headers).raise_for_status()
+    assert emulator.emulator.faults.hook not in hooks  # cleared
