@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections import OrderedDict
 from pathlib import Path
 
 from rich.console import Group
@@ -13,7 +14,7 @@ from textual.containers import VerticalScroll
 from stripebench_tui.core.events import ERROR, FAIL, PASS, PENDING
 from stripebench_tui.core.state import EpisodeState
 from stripebench_tui.tui.text import clean
-from stripebench_tui.tui.widgets.lines_view import LinesView
+from stripebench_tui.tui.widgets.lines_view import KEPT, LinesView
 
 VERDICT_GLYPHS = {PASS: ("✔ pass", "bold green"), FAIL: ("✘ fail", "bold red"), PENDING: ("… pending", "yellow"), ERROR: ("! error", "bold magenta")}
 EVIDENCE_CHARS = 160
@@ -29,6 +30,7 @@ class Verdicts(VerticalScroll):
         self.summary = ""  # plain text of what is shown, for copy and tests
         self._signature: tuple = ()
         self._pane_title: str | None = None
+        self._held: OrderedDict[tuple, list[object]] = OrderedDict()
 
     def compose(self):  # type: ignore[no-untyped-def]
         # Line API: a seek repaints the table, and lays the screen out again only if its height changed.
@@ -36,11 +38,20 @@ class Verdicts(VerticalScroll):
 
     def show(self, state: EpisodeState, selected_turn: int | None) -> None:
         # Stepping between turns that changed no verdict redraws nothing here (a seek repaints every pane it touches).
+        # The selected turn only matters (bold) where a criterion last changed at it.
+        if not any(c.changed_turn == selected_turn for c in state.verdicts.values()):
+            selected_turn = None
         signature = (state.score(), selected_turn, tuple((c.criterion, c.status, c.changed_turn, c.weight, id(c.evidence))
                                                          for c in state.verdicts.values()))
         if signature == self._signature:
             return
         self._signature = signature
+        # The view keeps the tables drawn for the last few signatures (going back to one draws nothing again);
+        # the evidence objects are held as long as their signature may be, so that no id in it names another object.
+        self._held[signature] = [c.evidence for c in state.verdicts.values()]
+        self._held.move_to_end(signature)
+        while len(self._held) > KEPT:
+            self._held.popitem(last=False)
         score = state.score()
         counts = state.verdict_counts()
         score_text = "–" if score is None else f"{score:.2f}"
@@ -50,7 +61,7 @@ class Verdicts(VerticalScroll):
             self.border_title = title
         if not state.verdicts:
             self.summary = "No grader verdicts yet."
-            self.query_one(LinesView).update(Text(self.summary, style="dim italic"))
+            self.query_one(LinesView).update(Text(self.summary, style="dim italic"), key=signature)
             return
         table = Table(box=None, expand=True, show_header=True, header_style="bold", pad_edge=False)
         table.add_column("status", no_wrap=True)
@@ -80,4 +91,4 @@ class Verdicts(VerticalScroll):
             style="bold",
         )
         self.summary = "\n".join(lines + [total.plain])
-        self.query_one(LinesView).update(Group(table, total))
+        self.query_one(LinesView).update(Group(table, total), key=signature)
