@@ -15,12 +15,13 @@ from textual.widgets.tree import TreeNode
 from stripebench_tui.core.state import EpisodeState, ObjectView
 from stripebench_tui.tui.text import clean, pretty_json
 from stripebench_tui.tui.widgets.lines_view import LinesView
+from stripebench_tui.tui.widgets.titled import TitledPane
 
 ROWS_KEPT = 4  # trees' rows kept, by signature: going back to a turn builds no labels again
 PER_TYPE = 40  # newest objects listed per type: a step that adds or drops a row builds the tree again
 
 
-class StripeObjects(Vertical):
+class StripeObjects(TitledPane, Vertical):
     """Tree of object types → objects; objects touched in the selected turn are marked ●."""
 
     DEFAULT_CSS = Path(__file__).with_suffix(".tcss").read_text()
@@ -33,7 +34,6 @@ class StripeObjects(Vertical):
         self._tree_shape: list[tuple[str, str]] = []  # the rows of the tree (kind, name), in order
         self._tree_nodes: dict[tuple[str, str], TreeNode[str]] = {}
         self._tree_labels: dict[tuple[str, str], Text] = {}
-        self._pane_title: str | None = None
         self._json_key: tuple | None = None  # what the JSON pane shows, to skip drawing it again
         self._json_data: object = None
         self._rows_memo: OrderedDict[tuple, tuple] = OrderedDict()  # (signature, kept pick) → what _rows returned
@@ -142,10 +142,7 @@ class StripeObjects(Vertical):
             self._tree_labels[key] = label
 
     def _set_title(self, title: str) -> None:
-        # Setting a border title repaints the whole pane, even to the same text: only when it changes.
-        if title != self._pane_title:
-            self._pane_title = title
-            self.border_title = title
+        self.set_title(title)  # repaints the title's line only, and only when it changes
 
     def on_tree_node_highlighted(self, event: Tree.NodeHighlighted) -> None:
         event.stop()

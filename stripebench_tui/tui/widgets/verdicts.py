@@ -15,12 +15,13 @@ from stripebench_tui.core.events import ERROR, FAIL, PASS, PENDING
 from stripebench_tui.core.state import EpisodeState
 from stripebench_tui.tui.text import clean
 from stripebench_tui.tui.widgets.lines_view import KEPT, LinesView
+from stripebench_tui.tui.widgets.titled import TitledPane
 
 VERDICT_GLYPHS = {PASS: ("✔ pass", "bold green"), FAIL: ("✘ fail", "bold red"), PENDING: ("… pending", "yellow"), ERROR: ("! error", "bold magenta")}
 EVIDENCE_CHARS = 160
 
 
-class Verdicts(VerticalScroll):
+class Verdicts(TitledPane, VerticalScroll):
     """Table of criteria and the total score."""
 
     DEFAULT_CSS = Path(__file__).with_suffix(".tcss").read_text()
@@ -29,7 +30,6 @@ class Verdicts(VerticalScroll):
         super().__init__(id=id)
         self.summary = ""  # plain text of what is shown, for copy and tests
         self._signature: tuple = ()
-        self._pane_title: str | None = None
         self._held: OrderedDict[tuple, list[object]] = OrderedDict()
 
     def compose(self):  # type: ignore[no-untyped-def]
@@ -56,9 +56,7 @@ class Verdicts(VerticalScroll):
         counts = state.verdict_counts()
         score_text = "–" if score is None else f"{score:.2f}"
         title = f"Verdicts · score {score_text}"
-        if title != self._pane_title:  # setting a border title repaints the whole pane, even to the same text
-            self._pane_title = title
-            self.border_title = title
+        self.set_title(title)  # repaints the title's line only, and only when it changes
         if not state.verdicts:
             self.summary = "No grader verdicts yet."
             self.query_one(LinesView).update(Text(self.summary, style="dim italic"), key=signature)
