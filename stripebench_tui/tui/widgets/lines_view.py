@@ -46,6 +46,7 @@ class LinesView(ScrollView, can_focus=True):
         self._style: Style | None = None  # the base style self._strips were rendered with
         self._kept: OrderedDict[tuple, list[Strip]] = OrderedDict()  # (key, width, style) → strips
         self._paint_style: Style | None = None  # set per paint by render_lines
+        self._renderables: OrderedDict[Hashable, RenderableType] = OrderedDict()  # key → renderable, for show_kept
 
     def on_mount(self) -> None:
         if not self._width and not self.virtual_size.height:
@@ -63,10 +64,30 @@ class LinesView(ScrollView, can_focus=True):
                 return
         self.renderable = renderable
         self._key = key
+        if key is not None:
+            self._renderables[key] = renderable  # to draw it again at another width (show_kept, a resize)
+            self._renderables.move_to_end(key)
+            while len(self._renderables) > KEPT:
+                self._renderables.popitem(last=False)
         self._width = 0
         self.scroll_to(0, 0, animate=False, immediate=True)
         self._render_strips(width)
         self.refresh()
+
+    def show_kept(self, key: Hashable) -> bool:
+        """Show what was drawn for ``key`` if it is still kept at this width (True), so that the caller need not
+        build the renderable again; False: call ``update``."""
+        width = self._content_width()
+        if width <= 0:
+            return False
+        if key == self._key and width == self._width and self.rich_style == self._style:
+            self.scroll_to(0, 0, animate=False, immediate=True)
+            return True
+        renderable = self._renderables.get(key)
+        if renderable is None or (key, width, self.rich_style) not in self._kept:
+            return False
+        self.update(renderable, key)  # the strips come from the kept ones: nothing is drawn
+        return True
 
     def _content_width(self) -> int:
         return self.scrollable_content_region.width

@@ -163,8 +163,14 @@ class StripeObjects(TitledPane, Vertical):
         target = self.query_one("#object-json", LinesView)
         if obj is None:
             hint = "Select an object to see its JSON." if self._objects else "No Stripe objects yet."
-            target.update(Text(hint, style="dim italic"))
+            if not target.show_kept(("hint", hint)):
+                target.update(Text(hint, style="dim italic"), key=("hint", hint))
             return
         text = clean(pretty_json(obj.data))
-        head = Text(f"{clean(obj.id)} · turn {obj.first_turn}–{obj.last_turn} · {obj.changes} change(s)\n", style="bold")
-        target.update(Text.assemble(head, Syntax(text, "json", theme="ansi_dark", background_color="default").highlight(text)))
+        head_text = f"{clean(obj.id)} · turn {obj.first_turn}–{obj.last_turn} · {obj.changes} change(s)\n"
+        view_key = ("object", head_text, text)  # what is drawn, whole: the view keeps the last few
+        if target.show_kept(view_key):
+            return
+        head = Text(head_text, style="bold")
+        target.update(Text.assemble(head, Syntax(text, "json", theme="ansi_dark", background_color="default").highlight(text)),
+                      key=view_key)

@@ -17,7 +17,7 @@ from stripebench_tui.core.events import Finding, ToolResult
 from stripebench_tui.core.state import Turn
 from stripebench_tui.formats.text import evidence_text
 from stripebench_tui.tui.text import clean, duration, highlight, human_bytes, plain, pretty_json
-from stripebench_tui.tui.widgets.lines_view import LinesView
+from stripebench_tui.tui.widgets.lines_view import KEPT, LinesView
 from stripebench_tui.tui.widgets.output_view import OutputView
 
 # Arguments bigger than this are shown as plain text: highlighting megabytes of JSON is slow.
@@ -78,6 +78,7 @@ class TurnDetail(Vertical):
         self.derived: list[Finding] = []  # this turn's findings derived on open (the trace recorded none): ⚐
         self._documents: OrderedDict[tuple, tuple[str, set[int]]] = OrderedDict()  # output documents, by turn_key
         self._summary_title: str | None = None
+        self._summary_texts: OrderedDict[tuple, str] = OrderedDict()  # summary key → message_text, for the kept ones
         self._output_title: str | None = None
 
     def compose(self) -> ComposeResult:
@@ -145,6 +146,13 @@ class TurnDetail(Vertical):
     def _draw_summary(self) -> None:
         turn = self.turn
         assert turn is not None
+        # What the summary shows is fixed by the turn's events, the query and the derived findings.
+        key = (turn_key(turn), self.search_query, tuple((f.detector, f.message, evidence_text(f.evidence)) for f in self.derived))
+        text = self._summary_texts.get(key)
+        if text is not None and self.summary.show_kept(key):
+            self.message_text = text  # drawn before: nothing to build
+            self._summary_texts.move_to_end(key)
+            return
         parts: list[RenderableType] = []
         plain_parts: list[str] = []
         header = Text(f"Turn {turn.index} · {turn.actor} · t={turn.start:.1f}s", style="bold")
@@ -193,6 +201,7 @@ class TurnDetail(Vertical):
         if len(parts) == 1:
             parts.append(Text("(nothing in this turn)", style="dim italic"))
         self.message_text = "\n".join(plain_parts)
-        # What the summary shows is fixed by the turn's events, the query and the derived findings.
-        key = (turn_key(turn), self.search_query, tuple((f.detector, f.message, evidence_text(f.evidence)) for f in self.derived))
         self.summary.update(Group(*parts), key=key)
+        self._summary_texts[key] = self.message_text
+        while len(self._summary_texts) > KEPT:
+            self._summary_texts.popitem(last=False)

@@ -30,7 +30,7 @@ class Verdicts(TitledPane, VerticalScroll):
         super().__init__(id=id)
         self.summary = ""  # plain text of what is shown, for copy and tests
         self._signature: tuple = ()
-        self._held: OrderedDict[tuple, list[object]] = OrderedDict()
+        self._held: OrderedDict[tuple, tuple[list[object], str]] = OrderedDict()  # signature → (its evidence, summary)
 
     def compose(self):  # type: ignore[no-untyped-def]
         # Line API: a seek repaints the table, and lays the screen out again only if its height changed.
@@ -48,7 +48,8 @@ class Verdicts(TitledPane, VerticalScroll):
         self._signature = signature
         # The view keeps the tables drawn for the last few signatures (going back to one draws nothing again);
         # the evidence objects are held as long as their signature may be, so that no id in it names another object.
-        self._held[signature] = [c.evidence for c in state.verdicts.values()]
+        held = self._held.get(signature)
+        self._held[signature] = [c.evidence for c in state.verdicts.values()], held[1] if held else ""
         self._held.move_to_end(signature)
         while len(self._held) > KEPT:
             self._held.popitem(last=False)
@@ -57,9 +58,14 @@ class Verdicts(TitledPane, VerticalScroll):
         score_text = "–" if score is None else f"{score:.2f}"
         title = f"Verdicts · score {score_text}"
         self.set_title(title)  # repaints the title's line only, and only when it changes
+        view = self.query_one(LinesView)
+        if held is not None and held[1] and view.show_kept(signature):
+            self.summary = held[1]  # drawn before: no table to build
+            return
         if not state.verdicts:
             self.summary = "No grader verdicts yet."
-            self.query_one(LinesView).update(Text(self.summary, style="dim italic"), key=signature)
+            view.update(Text(self.summary, style="dim italic"), key=signature)
+            self._held[signature] = self._held[signature][0], self.summary
             return
         table = Table(box=None, expand=True, show_header=True, header_style="bold", pad_edge=False)
         table.add_column("status", no_wrap=True)
@@ -89,4 +95,5 @@ class Verdicts(TitledPane, VerticalScroll):
             style="bold",
         )
         self.summary = "\n".join(lines + [total.plain])
-        self.query_one(LinesView).update(Group(table, total), key=signature)
+        view.update(Group(table, total), key=signature)
+        self._held[signature] = self._held[signature][0], self.summary
