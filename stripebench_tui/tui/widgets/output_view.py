@@ -7,6 +7,7 @@ sequences only when drawn. Search matches are highlighted in the drawn lines.
 from __future__ import annotations
 
 import re
+from collections import OrderedDict
 from functools import lru_cache
 from pathlib import Path
 
@@ -20,6 +21,8 @@ from stripebench_tui.core.sanitize import CUT_MARK, MAX_LINE
 from stripebench_tui.tui.text import clean
 
 # Lines longer than MAX_LINE are cut when drawn (with a marker); the pager and the clipboard get them whole.
+STRIPS_KEPT = 512  # drawn lines kept
+SPLITS_KEPT = 4  # texts kept split into lines (going back to a turn splits nothing again)
 WIDEST = MAX_LINE + len(CUT_MARK.format(n=10**12))
 
 
@@ -39,6 +42,8 @@ class OutputView(ScrollView, can_focus=True):
         self.current_line: int | None = None
         self._clean_line = lru_cache(maxsize=2048)(self._clean)
         self._paint_styles = None  # set per paint by render_lines
+        self._strips: OrderedDict[tuple, Strip] = OrderedDict()  # drawn lines, by everything that decides them
+        self._split: OrderedDict[str, tuple[list[str], int]] = OrderedDict()  # text → (its lines, the widest's length)
 
     @staticmethod
     def _clean(raw: str) -> str:
@@ -47,11 +52,17 @@ class OutputView(ScrollView, can_focus=True):
     def set_text(self, text: str, rules: set[int] | None = None) -> None:
         """Show ``text`` from the top; ``rules`` marks separator lines we drew ourselves."""
         self.text = text
-        self.lines = text.split("\n") if text else []
+        split = self._split.get(text)
+        if split is None:
+            lines = text.split("\n") if text else []
+            split = self._split[text] = (lines, max((len(line) for line in lines), default=0))
+            if len(self._split) > SPLITS_KEPT:
+                self._split.popitem(last=False)
+        else:
+            self._split.move_to_end(text)
+        self.lines, widest = split
         self.rules = rules or set()
-        self.current_line = None
-        self._clean_line.cache_clear()
-        widest = max((len(line) for line in self.lines), default=0)
+        self.current_line = None  # (the cleaned lines stay cached: cleaning depends on the raw line alone)
         self._set_virtual_size(Size(min(widest, WIDEST), len(self.lines)))
         self.scroll_target_x = self.scroll_x = 0
         self.scroll_target_y = self.scroll_y = 0
@@ -142,16 +153,24 @@ class OutputView(ScrollView, can_focus=True):
         base = styles["base"]
         if number >= len(self.lines):
             return Strip.blank(width, base)
-        line = self._clean_line(self.lines[number])
-        style = base
-        if number in self.rules:
-            style = styles["rule"]
-        segments = self._segments(line, style, number == self.current_line)
+        raw = self.lines[number]
+        style = styles["rule"] if number in self.rules else base
+        current = number == self.current_line
         x = self.scroll_offset.x
+        # A drawn line follows from these alone: kept by them, so that a seek back to a turn draws none again.
+        key = (raw, style, base, current, self._pattern, styles["match"], styles["current"], x, width)
+        strip = self._strips.get(key)
+        if strip is not None:
+            self._strips.move_to_end(key)
+            return strip
+        segments = self._segments(self._clean_line(raw), style, current)
         strip = Strip(segments)
         if x:
             strip = strip.crop(x, x + width)
-        return strip.adjust_cell_length(width, base)
+        strip = self._strips[key] = strip.adjust_cell_length(width, base)
+        if len(self._strips) > STRIPS_KEPT:
+            self._strips.popitem(last=False)
+        return strip
 
     def _segments(self, line: str, style: Style, current: bool) -> list[Segment]:
         if self._pattern is None:

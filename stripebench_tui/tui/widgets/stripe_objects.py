@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from pathlib import Path
 
 from rich.syntax import Syntax
@@ -14,11 +15,13 @@ from textual.widgets.tree import TreeNode
 from stripebench_tui.core.state import EpisodeState, ObjectView
 from stripebench_tui.tui.text import clean, pretty_json
 from stripebench_tui.tui.widgets.lines_view import LinesView
+from stripebench_tui.tui.widgets.titled import TitledPane
 
+ROWS_KEPT = 4  # trees' rows kept, by signature: going back to a turn builds no labels again
 PER_TYPE = 40  # newest objects listed per type: a step that adds or drops a row builds the tree again
 
 
-class StripeObjects(Vertical):
+class StripeObjects(TitledPane, Vertical):
     """Tree of object types → objects; objects touched in the selected turn are marked ●."""
 
     DEFAULT_CSS = Path(__file__).with_suffix(".tcss").read_text()
@@ -31,9 +34,9 @@ class StripeObjects(Vertical):
         self._tree_shape: list[tuple[str, str]] = []  # the rows of the tree (kind, name), in order
         self._tree_nodes: dict[tuple[str, str], TreeNode[str]] = {}
         self._tree_labels: dict[tuple[str, str], Text] = {}
-        self._pane_title: str | None = None
         self._json_key: tuple | None = None  # what the JSON pane shows, to skip drawing it again
         self._json_data: object = None
+        self._rows_memo: OrderedDict[tuple, tuple] = OrderedDict()  # (signature, kept pick) → what _rows returned
 
     def compose(self) -> ComposeResult:
         tree: Tree[str] = Tree("Stripe objects", id="objects-tree")
@@ -64,12 +67,26 @@ class StripeObjects(Vertical):
         keep = self.selected.id if self.selected and tree.has_focus else None
         if keep not in state.objects:
             keep = None  # not created yet at this turn
-        groups = state.objects_by_type()
         self._set_title(f"Stripe objects ({len(state.objects)})")
-        rows: list[tuple[tuple[str, str], Text, bool, str | None]] = []  # (key, label, is a branch, object id)
+        memo_key = (signature, keep)
+        memo = self._rows_memo.get(memo_key)
+        if memo is None:
+            memo = self._rows(state, marked, keep)
+            self._rows_memo[memo_key] = memo
+            if len(self._rows_memo) > ROWS_KEPT:
+                self._rows_memo.popitem(last=False)
+        else:
+            self._rows_memo.move_to_end(memo_key)
+        rows, select_key, keep_obj = memo
+        shape = [key for key, *_ in rows]
+        self._apply_rows(rows, shape, select_key, keep_obj)
+
+    def _rows(self, state: EpisodeState, marked: set[str], keep: str | None) -> tuple[list, tuple[str, str] | None, ObjectView | None]:
+        """The tree's rows (key, label, is a branch, object id), the row to select and its object."""
+        rows: list[tuple[tuple[str, str], Text, bool, str | None]] = []
         select_key: tuple[str, str] | None = None
         keep_obj: ObjectView | None = None
-        for object_type, objects in groups.items():
+        for object_type, objects in state.objects_by_type().items():
             rows.append((("type", object_type), Text(f"{clean(object_type) or '(untyped)'} ({len(objects)})", style="bold"),
                          True, None))
             for obj in objects[:PER_TYPE]:
@@ -86,7 +103,11 @@ class StripeObjects(Vertical):
             if len(objects) > PER_TYPE:
                 rows.append((("older", object_type), Text(f"  … {len(objects) - PER_TYPE} older", style="dim italic"),
                              False, None))
-        shape = [key for key, *_ in rows]
+        return rows, select_key, keep_obj
+
+    def _apply_rows(self, rows: list[tuple[tuple[str, str], Text, bool, str | None]], shape: list[tuple[str, str]],
+                    select_key: tuple[str, str] | None, keep_obj: ObjectView | None) -> None:
+        tree = self.tree
         if shape == self._tree_shape:
             for key, label, _branch, _data in rows:
                 node = self._tree_nodes[key]
@@ -121,10 +142,7 @@ class StripeObjects(Vertical):
             self._tree_labels[key] = label
 
     def _set_title(self, title: str) -> None:
-        # Setting a border title repaints the whole pane, even to the same text: only when it changes.
-        if title != self._pane_title:
-            self._pane_title = title
-            self.border_title = title
+        self.set_title(title)  # repaints the title's line only, and only when it changes
 
     def on_tree_node_highlighted(self, event: Tree.NodeHighlighted) -> None:
         event.stop()
@@ -145,8 +163,14 @@ class StripeObjects(Vertical):
         target = self.query_one("#object-json", LinesView)
         if obj is None:
             hint = "Select an object to see its JSON." if self._objects else "No Stripe objects yet."
-            target.update(Text(hint, style="dim italic"))
+            if not target.show_kept(("hint", hint)):
+                target.update(Text(hint, style="dim italic"), key=("hint", hint))
             return
         text = clean(pretty_json(obj.data))
-        head = Text(f"{clean(obj.id)} · turn {obj.first_turn}–{obj.last_turn} · {obj.changes} change(s)\n", style="bold")
-        target.update(Text.assemble(head, Syntax(text, "json", theme="ansi_dark", background_color="default").highlight(text)))
+        head_text = f"{clean(obj.id)} · turn {obj.first_turn}–{obj.last_turn} · {obj.changes} change(s)\n"
+        view_key = ("object", head_text, text)  # what is drawn, whole: the view keeps the last few
+        if target.show_kept(view_key):
+            return
+        head = Text(head_text, style="bold")
+        target.update(Text.assemble(head, Syntax(text, "json", theme="ansi_dark", background_color="default").highlight(text)),
+                      key=view_key)

@@ -57,6 +57,7 @@ class Timeline(ScrollView, can_focus=True, inherit_bindings=False):
         self.placeholder = "Reading turns…"
         self._row_for: Callable[[int], TurnRow] | None = None
         self._cache: OrderedDict[int, TurnRow] = OrderedDict()
+        self._strips: OrderedDict[tuple, Strip] = OrderedDict()  # drawn lines, by everything that decides them
         self._paint_styles = None  # set per paint by render_lines
         self.marked: set[int] = set()  # turn numbers with an operator's note
         self.derived: set[int] = set()  # turn numbers with a finding derived on open (not recorded): ⚐
@@ -175,6 +176,18 @@ class Timeline(ScrollView, can_focus=True, inherit_bindings=False):
             style = cursor_style
         elif position > self.cursor:
             style = future_style
+        # A row's line follows from what it shows alone: drawn lines are kept by that (a seek back draws none again).
+        key = (row, style, width, row.index in self.marked, row.index in self.derived, verdict_style, finding_style)
+        strip = self._strips.get(key)
+        if strip is None:
+            strip = self._strips[key] = self._draw_row(row, width, style, verdict_style, finding_style)
+            if len(self._strips) > ROW_CACHE:
+                self._strips.popitem(last=False)
+        else:
+            self._strips.move_to_end(key)
+        return strip
+
+    def _draw_row(self, row: TurnRow, width: int, style: Style, verdict_style: Style, finding_style: Style) -> Strip:
         actor = {"agent": "A", "operator": "O", "setup": "S"}.get(row.actor, "?")
         tools = clean(", ".join(row.tools)) if row.tools else row.label
         # A finding outranks a verdict change in the one-cell mark column (the detail pane lists both).

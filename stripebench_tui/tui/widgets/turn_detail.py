@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections import OrderedDict
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -16,11 +17,12 @@ from stripebench_tui.core.events import Finding, ToolResult
 from stripebench_tui.core.state import Turn
 from stripebench_tui.formats.text import evidence_text
 from stripebench_tui.tui.text import clean, duration, highlight, human_bytes, plain, pretty_json
-from stripebench_tui.tui.widgets.lines_view import LinesView
+from stripebench_tui.tui.widgets.lines_view import KEPT, LinesView
 from stripebench_tui.tui.widgets.output_view import OutputView
 
 # Arguments bigger than this are shown as plain text: highlighting megabytes of JSON is slow.
 HIGHLIGHT_LIMIT = 20_000
+DOCUMENTS_KEPT = 4  # output documents kept (a turn's can be megabytes: a few only)
 REQUESTS_SHOWN = 12  # request lines listed under a turn; the request log (R) has them all
 
 
@@ -55,6 +57,13 @@ def output_document(turn: Turn, full_output: Callable[[ToolResult], str]) -> tup
     return "\n".join(chunks), rules
 
 
+def turn_key(turn: Turn) -> tuple:
+    """What identifies a turn's content: a turn only grows (events are appended), and every event has a later seq."""
+    results = sum(1 for view in turn.calls if view.result is not None)
+    return (turn.index, turn.first_seq, turn.last_seq, len(turn.messages), len(turn.calls), results,
+            len(turn.operator_actions), len(turn.requests), len(turn.findings))
+
+
 class TurnDetail(Vertical):
     """The selected turn; ``show(turn, full_output)`` redraws it."""
 
@@ -67,6 +76,10 @@ class TurnDetail(Vertical):
         self.search_query = ""
         self.message_text = ""  # plain text of the summary, for copy and tests
         self.derived: list[Finding] = []  # this turn's findings derived on open (the trace recorded none): ⚐
+        self._documents: OrderedDict[tuple, tuple[str, set[int]]] = OrderedDict()  # output documents, by turn_key
+        self._summary_title: str | None = None
+        self._summary_texts: OrderedDict[tuple, str] = OrderedDict()  # summary key → message_text, for the kept ones
+        self._output_title: str | None = None
 
     def compose(self) -> ComposeResult:
         # Line API, not a Static: a seek then repaints the summary instead of laying the screen out again.
@@ -87,17 +100,35 @@ class TurnDetail(Vertical):
         self.message_text = text
         self.summary.update(Text(text, style="italic"))
         self.output.set_text("")
+        self._output_title = None
         self.output.border_title = "Output"
 
     def show(self, turn: Turn, full_output: Callable[[ToolResult], str], derived: Sequence[Finding] = ()) -> None:
         self.turn = turn
         self.derived = list(derived)
-        self.summary.border_title = f"Turn {turn.index}"
+        self._set_summary_title(f"Turn {turn.index}")
         self._draw_summary()
-        self.output_text, rules = output_document(turn, full_output)
+        key = turn_key(turn)
+        document = self._documents.get(key)
+        if document is None:
+            document = output_document(turn, full_output)
+            self._documents[key] = document
+            if len(self._documents) > DOCUMENTS_KEPT:
+                self._documents.popitem(last=False)
+        else:
+            self._documents.move_to_end(key)
+        self.output_text, rules = document
         self.output.set_text(self.output_text or "(no tool calls in this turn)", rules)
         self.output.set_query(self.search_query)
-        self.output.border_title = f"Output ({len(turn.calls)} call{'s' if len(turn.calls) != 1 else ''})"
+        title = f"Output ({len(turn.calls)} call{'s' if len(turn.calls) != 1 else ''})"
+        if title != self._output_title:  # setting a border title repaints the whole pane, even to the same text
+            self._output_title = title
+            self.output.border_title = title
+
+    def _set_summary_title(self, title: str) -> None:
+        if title != self._summary_title:
+            self._summary_title = title
+            self.summary.border_title = title
 
     def set_query(self, query: str) -> None:
         self.search_query = query
@@ -115,6 +146,13 @@ class TurnDetail(Vertical):
     def _draw_summary(self) -> None:
         turn = self.turn
         assert turn is not None
+        # What the summary shows is fixed by the turn's events, the query and the derived findings.
+        key = (turn_key(turn), self.search_query, tuple((f.detector, f.message, evidence_text(f.evidence)) for f in self.derived))
+        text = self._summary_texts.get(key)
+        if text is not None and self.summary.show_kept(key):
+            self.message_text = text  # drawn before: nothing to build
+            self._summary_texts.move_to_end(key)
+            return
         parts: list[RenderableType] = []
         plain_parts: list[str] = []
         header = Text(f"Turn {turn.index} · {turn.actor} · t={turn.start:.1f}s", style="bold")
@@ -163,4 +201,7 @@ class TurnDetail(Vertical):
         if len(parts) == 1:
             parts.append(Text("(nothing in this turn)", style="dim italic"))
         self.message_text = "\n".join(plain_parts)
-        self.summary.update(Group(*parts))
+        self.summary.update(Group(*parts), key=key)
+        self._summary_texts[key] = self.message_text
+        while len(self._summary_texts) > KEPT:
+            self._summary_texts.popitem(last=False)

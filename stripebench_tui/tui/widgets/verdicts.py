@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections import OrderedDict
 from pathlib import Path
 
 from rich.console import Group
@@ -13,13 +14,14 @@ from textual.containers import VerticalScroll
 from stripebench_tui.core.events import ERROR, FAIL, PASS, PENDING
 from stripebench_tui.core.state import EpisodeState
 from stripebench_tui.tui.text import clean
-from stripebench_tui.tui.widgets.lines_view import LinesView
+from stripebench_tui.tui.widgets.lines_view import KEPT, LinesView
+from stripebench_tui.tui.widgets.titled import TitledPane
 
 VERDICT_GLYPHS = {PASS: ("✔ pass", "bold green"), FAIL: ("✘ fail", "bold red"), PENDING: ("… pending", "yellow"), ERROR: ("! error", "bold magenta")}
 EVIDENCE_CHARS = 160
 
 
-class Verdicts(VerticalScroll):
+class Verdicts(TitledPane, VerticalScroll):
     """Table of criteria and the total score."""
 
     DEFAULT_CSS = Path(__file__).with_suffix(".tcss").read_text()
@@ -28,7 +30,7 @@ class Verdicts(VerticalScroll):
         super().__init__(id=id)
         self.summary = ""  # plain text of what is shown, for copy and tests
         self._signature: tuple = ()
-        self._pane_title: str | None = None
+        self._held: OrderedDict[tuple, tuple[list[object], str]] = OrderedDict()  # signature → (its evidence, summary)
 
     def compose(self):  # type: ignore[no-untyped-def]
         # Line API: a seek repaints the table, and lays the screen out again only if its height changed.
@@ -36,21 +38,34 @@ class Verdicts(VerticalScroll):
 
     def show(self, state: EpisodeState, selected_turn: int | None) -> None:
         # Stepping between turns that changed no verdict redraws nothing here (a seek repaints every pane it touches).
+        # The selected turn only matters (bold) where a criterion last changed at it.
+        if not any(c.changed_turn == selected_turn for c in state.verdicts.values()):
+            selected_turn = None
         signature = (state.score(), selected_turn, tuple((c.criterion, c.status, c.changed_turn, c.weight, id(c.evidence))
                                                          for c in state.verdicts.values()))
         if signature == self._signature:
             return
         self._signature = signature
+        # The view keeps the tables drawn for the last few signatures (going back to one draws nothing again);
+        # the evidence objects are held as long as their signature may be, so that no id in it names another object.
+        held = self._held.get(signature)
+        self._held[signature] = [c.evidence for c in state.verdicts.values()], held[1] if held else ""
+        self._held.move_to_end(signature)
+        while len(self._held) > KEPT:
+            self._held.popitem(last=False)
         score = state.score()
         counts = state.verdict_counts()
         score_text = "–" if score is None else f"{score:.2f}"
         title = f"Verdicts · score {score_text}"
-        if title != self._pane_title:  # setting a border title repaints the whole pane, even to the same text
-            self._pane_title = title
-            self.border_title = title
+        self.set_title(title)  # repaints the title's line only, and only when it changes
+        view = self.query_one(LinesView)
+        if held is not None and held[1] and view.show_kept(signature):
+            self.summary = held[1]  # drawn before: no table to build
+            return
         if not state.verdicts:
             self.summary = "No grader verdicts yet."
-            self.query_one(LinesView).update(Text(self.summary, style="dim italic"))
+            view.update(Text(self.summary, style="dim italic"), key=signature)
+            self._held[signature] = self._held[signature][0], self.summary
             return
         table = Table(box=None, expand=True, show_header=True, header_style="bold", pad_edge=False)
         table.add_column("status", no_wrap=True)
@@ -80,4 +95,5 @@ class Verdicts(VerticalScroll):
             style="bold",
         )
         self.summary = "\n".join(lines + [total.plain])
-        self.query_one(LinesView).update(Group(table, total))
+        view.update(Group(table, total), key=signature)
+        self._held[signature] = self._held[signature][0], self.summary
