@@ -90,6 +90,7 @@ class EpisodeScreen(DebugControls, NotesActions, DerivedFindings, Screen[None]):
         self.hit: Hit | None = None
         self.note = ""
         self._timer: Timer | None = None
+        self._collections = heap.CollectionsDeferred()  # held off while a selected turn's frame is drawn
 
     # ----- layout and loading -------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -156,6 +157,7 @@ class EpisodeScreen(DebugControls, NotesActions, DerivedFindings, Screen[None]):
             self.action_present()
 
     def on_unmount(self) -> None:
+        self._collections.release()
         heap.thaw()
 
     def turns_loaded(self, turns: list[int]) -> None:
@@ -201,6 +203,9 @@ class EpisodeScreen(DebugControls, NotesActions, DerivedFindings, Screen[None]):
         if not self.turns:
             return
         position = max(0, min(len(self.turns) - 1, position))
+        if self._collections.hold():
+            # no collection while this turn's frame is built and drawn: they run once it is on screen
+            self.call_after_refresh(self._collections.release)
         number = self.turns[position]
         self.position = position
         self.timeline.move_to(position)
