@@ -203,9 +203,9 @@ class EpisodeScreen(DebugControls, NotesActions, DerivedFindings, Screen[None]):
         if not self.turns:
             return
         position = max(0, min(len(self.turns) - 1, position))
-        if self._collections.hold():
-            # no collection while this turn's frame is built and drawn: they run once it is on screen
-            self.call_after_refresh(self._collections.release)
+        if self._collections.hold() and not self.call_after_refresh(self._collections.release):
+            self._collections.release()  # closing: no frame will follow
+        # (held: no collection while this turn's frame is built and drawn; they run once it is on screen)
         number = self.turns[position]
         self.position = position
         self.timeline.move_to(position)
