@@ -93,3 +93,13 @@ async def test_the_selected_turn_marks_only_the_verdicts_it_changed(make_app) ->
         await pilot.press("left", "left")  # back to turn 4: marked again (the table kept for it)
         await settle(pilot)
         assert marked(table) == ["4"]
+
+
+async def test_titled_panes_keep_the_css_of_the_widgets_they_are_mixed_into(make_app) -> None:
+    # TitledPane is mixed in first: it must not cut off the scrolling its host class's default CSS gives.
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.episode
+        for selector in ("#verdicts", "#turn-summary", "#turn-output"):
+            assert screen.query_one(selector).styles.overflow_y == "auto", selector

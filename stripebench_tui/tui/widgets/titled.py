@@ -3,16 +3,22 @@
 Setting ``border_title`` refreshes the whole widget. For a container that is
 most of a pane (the objects and verdicts panes) that means drawing every line
 of it again, under children that are drawn anyway, when only the title changed.
+
+``TitledPane`` is a plain mixin, not a ``Widget``: Textual inherits default CSS
+along a class's first widget base only, so a ``Widget`` mixed in first would cut
+off the CSS of the class it is mixed into (a ``VerticalScroll`` would lose its
+``overflow-y: auto`` and stop scrolling).
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 from textual.geometry import Region
-from textual.widget import Widget
 
 
-class TitledPane(Widget):
-    """Mix in before a container class: ``set_title`` changes the border title and repaints its line only."""
+class TitledPane:
+    """Mix in before a widget class: ``set_title`` changes the border title and repaints its line only."""
 
     _title_only = False  # set while the title is assigned: the whole-widget refresh that causes is dropped
     _shown_title: str | None = None
@@ -22,15 +28,16 @@ class TitledPane(Widget):
             return  # the same text: nothing to repaint
         self._shown_title = title
         self._title_only = True
+        widget: Any = self  # a Widget, by the class this is mixed into
         try:
-            self.border_title = title
+            widget.border_title = title
         finally:
             self._title_only = False
         # Widget-relative rows are counted from the content (inside the border): the top border is row -1.
-        offset = self.content_offset
-        self.refresh(Region(-offset.x, -offset.y, self.outer_size.width, max(1, offset.y)))
+        offset = widget.content_offset
+        widget.refresh(Region(-offset.x, -offset.y, widget.outer_size.width, max(1, offset.y)))
 
     def refresh(self, *regions: Region, repaint: bool = True, layout: bool = False, recompose: bool = False):  # type: ignore[no-untyped-def]
         if self._title_only and not regions and not layout and not recompose:
             return self
-        return super().refresh(*regions, repaint=repaint, layout=layout, recompose=recompose)
+        return super().refresh(*regions, repaint=repaint, layout=layout, recompose=recompose)  # type: ignore[misc]
