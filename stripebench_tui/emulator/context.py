@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from stripebench_tui.emulator.errors import no_such
 from stripebench_tui.emulator.params import Int, Param, Range, Str, matches_range
 from stripebench_tui.emulator.registry import RESOURCES
+from stripebench_tui.emulator.versions import at_least
 
 if TYPE_CHECKING:
     from stripebench_tui.emulator.engine import Emulator
@@ -50,7 +51,7 @@ class RequestContext:
 
     def version_at_least(self, date: str) -> bool:
         """True when this request's API version is on or after ``date`` (``YYYY-MM-DD``)."""
-        return self.api_version[:10] >= date[:10]  # versions.at_least, inlined: renderers ask it often
+        return at_least(self.api_version, date)
 
     # -- objects ----------------------------------------------------------------------------------------------------
     def get(self, kind: str, object_id: str, param: str = "id", noun: str | None = None) -> dict[str, Any]:

@@ -9,7 +9,7 @@ when the screen goes away, so that nothing frozen outlives it uncollected.
 
 A seek builds and draws a frame out of many short-lived objects; collections
 triggered while doing so (a dozen young passes, milliseconds in all) only delay
-that frame. ``defer_collections`` holds them off until the frame is on screen:
+that frame. ``CollectionsDeferred`` holds them off until the frame is on screen:
 the garbage is the same, it is just collected once the user sees the turn.
 """
 

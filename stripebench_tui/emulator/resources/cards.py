@@ -18,7 +18,6 @@ Internal API (no routes):
 from __future__ import annotations
 
 import functools
-
 from dataclasses import dataclass, replace
 from typing import Any
 

@@ -203,9 +203,10 @@ class EpisodeScreen(DebugControls, NotesActions, DerivedFindings, Screen[None]):
         if not self.turns:
             return
         position = max(0, min(len(self.turns) - 1, position))
+        # No collection while this turn's frame is built and drawn: they run once it is on screen (or at once if the
+        # screen is closing and no frame will follow).
         if self._collections.hold() and not self.call_after_refresh(self._collections.release):
-            self._collections.release()  # closing: no frame will follow
-        # (held: no collection while this turn's frame is built and drawn; they run once it is on screen)
+            self._collections.release()
         number = self.turns[position]
         self.position = position
         self.timeline.move_to(position)

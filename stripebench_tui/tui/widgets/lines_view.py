@@ -23,10 +23,12 @@ from textual.geometry import Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from stripebench_tui.tui.widgets.titled import TitledPane
+
 KEPT = 8  # rendered renderables kept per view, by key
 
 
-class LinesView(ScrollView, can_focus=True):
+class LinesView(TitledPane, ScrollView, can_focus=True):
     """Scrollable view of one Rich renderable, wrapped to the width of the widget."""
 
     DEFAULT_CSS = """

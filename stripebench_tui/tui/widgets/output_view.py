@@ -19,6 +19,7 @@ from textual.strip import Strip
 
 from stripebench_tui.core.sanitize import CUT_MARK, MAX_LINE
 from stripebench_tui.tui.text import clean
+from stripebench_tui.tui.widgets.titled import TitledPane
 
 # Lines longer than MAX_LINE are cut when drawn (with a marker); the pager and the clipboard get them whole.
 STRIPS_KEPT = 512  # drawn lines kept
@@ -26,7 +27,7 @@ SPLITS_KEPT = 4  # texts kept split into lines (going back to a turn splits noth
 WIDEST = MAX_LINE + len(CUT_MARK.format(n=10**12))
 
 
-class OutputView(ScrollView, can_focus=True):
+class OutputView(TitledPane, ScrollView, can_focus=True):
     """Read-only, line-based view of untrusted text (never parsed as markup)."""
 
     DEFAULT_CSS = Path(__file__).with_suffix(".tcss").read_text()

@@ -67,7 +67,7 @@ class StripeObjects(TitledPane, Vertical):
         keep = self.selected.id if self.selected and tree.has_focus else None
         if keep not in state.objects:
             keep = None  # not created yet at this turn
-        self._set_title(f"Stripe objects ({len(state.objects)})")
+        self.set_title(f"Stripe objects ({len(state.objects)})")  # repaints the title's line only, if it changed
         memo_key = (signature, keep)
         memo = self._rows_memo.get(memo_key)
         if memo is None:
@@ -140,9 +140,6 @@ class StripeObjects(TitledPane, Vertical):
                 node = branch.add_leaf(label, data=data)
             self._tree_nodes[key] = node
             self._tree_labels[key] = label
-
-    def _set_title(self, title: str) -> None:
-        self.set_title(title)  # repaints the title's line only, and only when it changes
 
     def on_tree_node_highlighted(self, event: Tree.NodeHighlighted) -> None:
         event.stop()

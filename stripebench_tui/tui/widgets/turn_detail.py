@@ -77,9 +77,7 @@ class TurnDetail(Vertical):
         self.message_text = ""  # plain text of the summary, for copy and tests
         self.derived: list[Finding] = []  # this turn's findings derived on open (the trace recorded none): ⚐
         self._documents: OrderedDict[tuple, tuple[str, set[int]]] = OrderedDict()  # output documents, by turn_key
-        self._summary_title: str | None = None
         self._summary_texts: OrderedDict[tuple, str] = OrderedDict()  # summary key → message_text, for the kept ones
-        self._output_title: str | None = None
 
     def compose(self) -> ComposeResult:
         # Line API, not a Static: a seek then repaints the summary instead of laying the screen out again.
@@ -100,13 +98,12 @@ class TurnDetail(Vertical):
         self.message_text = text
         self.summary.update(Text(text, style="italic"))
         self.output.set_text("")
-        self._output_title = None
-        self.output.border_title = "Output"
+        self.output.set_title("Output")
 
     def show(self, turn: Turn, full_output: Callable[[ToolResult], str], derived: Sequence[Finding] = ()) -> None:
         self.turn = turn
         self.derived = list(derived)
-        self._set_summary_title(f"Turn {turn.index}")
+        self.summary.set_title(f"Turn {turn.index}")
         self._draw_summary()
         key = turn_key(turn)
         document = self._documents.get(key)
@@ -120,15 +117,7 @@ class TurnDetail(Vertical):
         self.output_text, rules = document
         self.output.set_text(self.output_text or "(no tool calls in this turn)", rules)
         self.output.set_query(self.search_query)
-        title = f"Output ({len(turn.calls)} call{'s' if len(turn.calls) != 1 else ''})"
-        if title != self._output_title:  # setting a border title repaints the whole pane, even to the same text
-            self._output_title = title
-            self.output.border_title = title
-
-    def _set_summary_title(self, title: str) -> None:
-        if title != self._summary_title:
-            self._summary_title = title
-            self.summary.border_title = title
+        self.output.set_title(f"Output ({len(turn.calls)} call{'s' if len(turn.calls) != 1 else ''})")
 
     def set_query(self, query: str) -> None:
         self.search_query = query
