@@ -5,7 +5,8 @@ in sidecars) with the real TraceWriter, then for each one measures, in a fresh
 subprocess so that memory figures are clean:
 
   * first paint: open_episode → the screen shows the timeline and the first turn
-    (headless Textual run via App.run_test), median (and best) of 5 runs;
+    (headless Textual run via App.run_test), median (and best) of 5 runs, the
+    small and large runs alternating;
   * seek: with the index built, the time from pressing End (at the first
     turn) to the frame that shows the last turn, median of 5 (also the best,
     the first press, which draws the last turn for the first time, and the
@@ -221,18 +222,26 @@ def main() -> None:
     try:
         paint: dict[str, float] = {}
         best: dict[str, float] = {}
+        paths = {}
         for name, count in (("small", SMALL_EVENTS), ("large", LARGE_EVENTS)):
-            path = folder / f"{name}.jsonl"
+            path = paths[name] = folder / f"{name}.jsonl"
             if not path.exists():
                 print(f"generating {name} trace ({count:,} events)…", file=sys.stderr, flush=True)
                 t0 = time.perf_counter()
                 generate(path, count)
                 print(f"  written in {time.perf_counter() - t0:.1f}s", file=sys.stderr, flush=True)
-            runs = [_run_child("first-paint", path) for _ in range(PAINT_RUNS)]
+        # First paints of the two sizes alternate, so that a change in machine speed between runs (a shared VM
+        # drifts by tens of percent within a minute) spreads over both instead of skewing their ratio one way.
+        runs: dict[str, list[dict]] = {"small": [], "large": []}
+        for i in range(PAINT_RUNS):
+            for name in (("small", "large") if i % 2 == 0 else ("large", "small")):
+                runs[name].append(_run_child("first-paint", paths[name]))
+        for name, count in (("small", SMALL_EVENTS), ("large", LARGE_EVENTS)):
+            path = paths[name]
             seek = _run_child("seek", path)
-            paint[name] = statistics.median(r["first_paint_s"] for r in runs)
-            best[name] = min(r["first_paint_s"] for r in runs)
-            each = ", ".join(f"{r['first_paint_s'] * 1000:.0f}" for r in runs)
+            paint[name] = statistics.median(r["first_paint_s"] for r in runs[name])
+            best[name] = min(r["first_paint_s"] for r in runs[name])
+            each = ", ".join(f"{r['first_paint_s'] * 1000:.0f}" for r in runs[name])
             print(
                 f"{name:5}  {count:>7,} events  {_dir_mb(path):7.1f} MB on disk  "
                 f"first paint {paint[name] * 1000:7.1f} ms (runs: {each})  "
@@ -241,7 +250,7 @@ def main() -> None:
                 f"CPU {seek['seek_cpu_s'] * 1000:.1f}, "
                 f"to a middle turn {seek['seek_middle_s'] * 1000:.1f} ms, "
                 f"state lookup alone {seek['state_lookup_s'] * 1000:.1f} ms)  "
-                f"peak RSS {max(seek['rss_mb'], *(r['rss_mb'] for r in runs)):6.1f} MB",
+                f"peak RSS {max(seek['rss_mb'], *(r['rss_mb'] for r in runs[name])):6.1f} MB",
                 flush=True,
             )
         print("targets: first-paint ratio <= 1.2, seek <= 30 ms at any size, large RSS <= 300 MB")
