@@ -23,6 +23,7 @@ from stripebench_tui.chromium import launch_options
 from stripebench_tui.errors import UserError
 from stripebench_tui.stripejs import route_stripe_js
 from stripebench_tui.tools import browser_page as bp
+from stripebench_tui.tools.page_requests import LIMIT_S, PageRequests
 from stripebench_tui.tools.serving import Served, argument_parser, new_server, run, tool_error, tool_result, workspace_dir
 
 
@@ -35,6 +36,8 @@ class Browser:
     def __init__(self, screenshots: Path, timeout_s: float, headed: bool) -> None:
         self.screenshots = screenshots
         self.timeout_ms = timeout_s * 1000
+        # how long a click or key press waits for the page requests it started: no longer than an action may take
+        self.settle_limit_s = min(LIMIT_S, timeout_s)
         self.headed = headed
         self._playwright = None
         self._browser = None
@@ -91,6 +94,14 @@ class Browser:
         slug = re.sub(r"[^A-Za-z0-9_-]+", "-", name or "page").strip("-")[:40] or "page"
         self.screenshots.mkdir(parents=True, exist_ok=True)
         return self.screenshots / f"{self._shots:03d}-{slug}.png"
+
+
+def _requests_note(started: int, running: int) -> str:
+    """What a result says of the page requests its action started: nothing when none is left running."""
+    if not running:
+        return ""
+    return (f"\n{running} of the {started} page request(s) it started still running after the wait for them "
+            "(check the page again before relying on their outcome)")
 
 
 def _first_line(exc: BaseException) -> str:
@@ -158,8 +169,10 @@ def build_server(browser: Browser) -> MCPServer:
 
         async def click(page: Page) -> CallToolResult:
             element, found = await bp.locate(page, bp.click_strategies(target, role), frame, f"element to click matching {target!r}")
-            await element.click()
-            return await browser.describe(page, f"clicked {found}")
+            with PageRequests(page) as requests:
+                await element.click()
+                running = await requests.settle(limit_s=browser.settle_limit_s)  # what the click set off lands first
+            return await browser.describe(page, f"clicked {found}" + _requests_note(requests.started, running))
 
         return await browser.act(f"clicking {target!r}", click)
 
@@ -194,8 +207,10 @@ def build_server(browser: Browser) -> MCPServer:
 
         async def press(page: Page) -> CallToolResult:
             where = (await _focus_field(page, field, frame))[1] or "the focused element"
-            await page.keyboard.press(key)
-            return await browser.describe(page, f"pressed {key} on {where}")
+            with PageRequests(page) as requests:
+                await page.keyboard.press(key)
+                running = await requests.settle(limit_s=browser.settle_limit_s)  # Enter may submit a form
+            return await browser.describe(page, f"pressed {key} on {where}" + _requests_note(requests.started, running))
 
         return await browser.act(f"pressing {key}", press)
 

@@ -45,6 +45,16 @@ THIEF = """<!doctype html><html><head><title>Thief</title></head><body>
 </body></html>"""
 
 
+# A page whose buttons pay through fetch, as a checkout page's script does: the answer comes after the click returned.
+PAY = """<!doctype html><html><head><title>Pay</title></head><body>
+<button onclick="fetch('/pay', {method: 'POST'}).then(r => r.text()).then(t => {
+  document.getElementById('s').textContent = t; })">Pay now</button>
+<button onclick="fetch('/hang', {method: 'POST'})">Pay slowly</button>
+<p id="s"></p></body></html>"""
+PAID, HUNG = threading.Event(), threading.Event()  # never set / set at teardown: the handlers wait on them
+ANSWERED: list[str] = []  # the paths the site has answered, in order
+
+
 @pytest.fixture(scope="module")
 def site(tmp_path_factory) -> str:
     """A tiny site with a form and an iframe, served on a free port."""
@@ -54,15 +64,29 @@ def site(tmp_path_factory) -> str:
     (root / "index.html").write_text(SHOP)
     (root / "card.html").write_text(CARD)
     (root / "thief.html").write_text(THIEF)
+    (root / "pay.html").write_text(PAY)
 
     class Quiet(http.server.SimpleHTTPRequestHandler):
         def log_message(self, *args):  # keep test output clean
             pass
 
+        def do_POST(self):  # noqa: N802 - the page's payment: answered slowly, or only once the test lets it
+            if self.path == "/hang":
+                HUNG.wait(30)
+            else:
+                PAID.wait(0.3)  # a slow backend: long after the click itself has been dispatched
+            ANSWERED.append(self.path)  # before the answer leaves: the browser may see it at once
+            body = b"paid"
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(root)))
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    HUNG.set()
     httpd.shutdown()
     httpd.server_close()
 
@@ -180,3 +204,26 @@ async def test_a_browser_that_will_not_start_is_a_clear_tool_error(workspace: Pa
         result = await browser.call("browser_navigate", {"url": "http://127.0.0.1:9/"})
     assert result.is_error
     assert result.text.startswith("the browser will not start: no Chromium found")
+
+
+async def test_click_returns_once_the_request_it_started_is_answered(browser, site):
+    opened = await browser.call("browser_navigate", {"url": f"{site}/pay.html"})
+    assert not opened.is_error, opened.text
+    ANSWERED.clear()
+    clicked = await browser.call("browser_click", {"target": "Pay now", "role": "button"})
+    assert not clicked.is_error, clicked.text
+    assert ANSWERED == ["/pay"], "the click returned before the payment it started was answered"
+    assert "still running" not in clicked.text
+    page = await browser.call("browser_page_text", {})
+    assert "paid" in page.text
+
+
+async def test_click_waits_for_its_requests_no_longer_than_the_action_timeout(workspace: Path, tmp_path: Path, site):
+    async with ToolServerHandle.builtin("browser", str(workspace), "--screenshots", str(tmp_path / "shots"),
+                                        "--timeout", "1") as browser:
+        opened = await browser.call("browser_navigate", {"url": f"{site}/pay.html"})
+        assert not opened.is_error, opened.text
+        clicked = await browser.call("browser_click", {"target": "Pay slowly", "role": "button"})
+    assert not clicked.is_error, clicked.text
+    assert "1 of the 1 page request(s) it started still running" in clicked.text, clicked.text
+    assert "/hang" not in ANSWERED
