@@ -29,6 +29,7 @@ class Marks:
     recorded_hits: list[int] = field(default_factory=list)  # break_hit operator events (a live run's)
     hits: list[Hit] = field(default_factory=list)  # this screen's breakpoints over the recording
     profile: TimeProfile = field(default_factory=TimeProfile)
+    derived: list[Finding] | None = None  # the detectors' findings, when the scan derived them (a recording without)
 
     @property
     def hit_turns(self) -> list[int]:
@@ -43,6 +44,10 @@ def scan(events: Any, exprs: list[str], derive: bool = False) -> Marks:
     """
     marks, profiler, recorded = Marks(), Profiler(), list(events)
     events = with_derived_findings(recorded) if derive else recorded
+    if derive and len(events) != len(recorded):  # the recording had none: these are the detectors'
+        marks.derived = [ev for ev in events if isinstance(ev, Finding)]
+    elif derive and not any(isinstance(ev, Finding) for ev in recorded):
+        marks.derived = []  # the detectors ran and found nothing
     for ev in recorded:
         profiler.feed(ev)  # (a derived finding has no time of its own: it stays out of the profile)
     for ev in events:
@@ -86,9 +91,14 @@ class DebugControls:
 
     def _marks_ready(self, marks: Marks) -> None:
         self.marks = marks
+        if marks.derived is not None:
+            self.marks_derived(marks.derived)
         waiting, self._after_marks = self._after_marks, []
         for then in waiting:
             then()
+
+    def marks_derived(self, found: list[Finding]) -> None:
+        """The scan ran the detectors over a recording without findings (a screen that shows them overrides)."""
 
     def with_marks(self, then: Callable[[], None], fresh: bool = False) -> None:
         """Run ``then`` once the marks are known (``fresh``: scan again first, e.g. live)."""

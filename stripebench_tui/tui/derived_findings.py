@@ -22,15 +22,25 @@ class DerivedFindings:
     derived_findings: list[Finding] | None = None
     deriving = False  # the detectors are running
 
-    def derive_findings_if_none(self) -> None:
-        """Run the detectors over a recorded episode that has no findings of its own (once)."""
+    def derive_findings_if_none(self, scanning: bool = False) -> None:
+        """Run the detectors over a recorded episode that has no findings of its own (once).
+
+        ``scanning``: a scan for breakpoint marks that runs the detectors is under way; its findings are taken
+        (``take_derived``) instead of running the detectors a second time.
+        """
         whole = self.whole  # type: ignore[attr-defined]
         if self.deriving or self.derived_findings is not None or whole is None or whole.findings:
             return
         if getattr(self.source, "live", False):  # type: ignore[attr-defined]
             return  # a live episode's runner publishes its findings on the bus
         self.deriving = True
-        self._derive()
+        if not scanning:
+            self._derive()
+
+    def take_derived(self, found: list[Finding]) -> None:
+        """Findings the breakpoint marks scan derived: this screen's derived findings, if it has none yet."""
+        if self.derived_findings is None:
+            self._derived(found)
 
     @work(thread=True, exclusive=True, group="derive-findings")
     def _derive(self) -> None:

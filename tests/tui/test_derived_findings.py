@@ -97,3 +97,27 @@ async def test_a_finding_breakpoint_stops_the_replay_at_a_derived_finding() -> N
         await wait_for(pilot, lambda: not screen.playing, what="playback to stop")
         assert screen.turn is not None and screen.turn.index == 11
         assert "stopped: breakpoint #1 (finding): finding 400-as-success" in screen.query_one(StatusBar).line_text
+
+
+async def test_with_breakpoints_the_detectors_run_once_for_marks_and_findings(monkeypatch) -> None:
+    from stripebench_tui.findings import runner
+
+    runs = []
+    original = runner.FindingsRunner.__init__
+
+    def counting(self, *args, **kwargs):  # noqa: ANN001
+        runs.append(1)
+        original(self, *args, **kwargs)
+
+    monkeypatch.setattr(runner.FindingsRunner, "__init__", counting)
+    app = create_app(TraceSource(open_episode(REPLAY)), clock=lambda: 0.0, breakpoints=parse_breaks(["finding"]))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.episode
+        await wait_for(pilot, lambda: screen.marks is not None and not screen.deriving, what="the marks scan")
+        assert len(runs) == 1, f"the detectors ran {len(runs)} times"
+        found = {(f.detector, f.turn) for f in screen.derived_findings}
+        assert ("400-as-success", 11) in found  # the findings pane and ⚐ marks got the scan's findings
+        assert [h.turn for h in screen.marks.hits] == [11, 11]
+        rows = widget_text(screen.timeline).splitlines()
+        assert any(line.strip("│ ").startswith("11") and "⚐" in line for line in rows)

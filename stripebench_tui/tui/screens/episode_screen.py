@@ -25,6 +25,7 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Footer
 
+from stripebench_tui.core.events import Finding
 from stripebench_tui.core.playback import Playback
 from stripebench_tui.core.state import EpisodeState, Turn
 from stripebench_tui.tui import heap, keymap
@@ -152,9 +153,13 @@ class EpisodeScreen(DebugControls, NotesActions, DerivedFindings, Screen[None]):
         elif self.position is not None:
             self.select(self.position)
         self.debug_index_ready()
-        self.derive_findings_if_none()
+        # with breakpoints, the marks scan runs the detectors (hits on findings need them): once is enough
+        self.derive_findings_if_none(scanning=bool(self.break_exprs))
         if first_index and self.present:
             self.action_present()
+
+    def marks_derived(self, found: list[Finding]) -> None:
+        self.take_derived(found)  # the marks scan's detector run serves the findings pane too
 
     def on_unmount(self) -> None:
         self._collections.release()
