@@ -44,10 +44,8 @@ def scan(events: Any, exprs: list[str], derive: bool = False) -> Marks:
     """
     marks, profiler, recorded = Marks(), Profiler(), list(events)
     events = with_derived_findings(recorded) if derive else recorded
-    if derive and len(events) != len(recorded):  # the recording had none: these are the detectors'
+    if derive and not any(isinstance(ev, Finding) for ev in recorded):  # the findings are the detectors'
         marks.derived = [ev for ev in events if isinstance(ev, Finding)]
-    elif derive and not any(isinstance(ev, Finding) for ev in recorded):
-        marks.derived = []  # the detectors ran and found nothing
     for ev in recorded:
         profiler.feed(ev)  # (a derived finding has no time of its own: it stays out of the profile)
     for ev in events:
