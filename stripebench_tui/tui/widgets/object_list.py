@@ -8,7 +8,9 @@ guide lines before its items) but costs far less on a replay seek:
   place in its group) changed; rows it was given before, unchanged, are not
   drawn again.
 * Only the rows on screen are rendered, each once per width and style; a
-  paint hands out the kept strips (``render_line``).
+  paint hands out the kept strips (``render_line``). Strips are kept by row
+  object, so a caller that keeps its rows (e.g. per turn) and gives them again
+  gets them drawn from what was kept.
 * Moving the cursor repaints the old and the new cursor line.
 
 Keys while focused: up/down, page up/down move the cursor; home/end move it to
@@ -20,6 +22,7 @@ set by the program (``set_rows``, ``cursor = …``) posts nothing.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from typing import Hashable, NamedTuple, Sequence
 
 from rich.style import Style
@@ -35,6 +38,7 @@ from textual.strip import Strip
 HEADER_ICON = "▼ "
 ITEM_GUIDE = "├── "
 LAST_GUIDE = "└── "  # before the last item of a group
+KEPT_LINES = 512  # rows' strips kept (rows drawn, not rows given): a list shown again draws nothing again
 
 
 class Row(NamedTuple):
@@ -116,8 +120,9 @@ class ObjectList(ScrollView, can_focus=True):
         self._rows: list[Row] = []
         self._last_in_group: list[bool] = []  # per row: an item drawn with the closing guide
         self._cursor: int | None = None
-        self._strips: dict[int, Strip] = {}  # row → strip drawn without the cursor, at _drawn_with
-        self._cursor_strip: tuple[int, Strip] | None = None  # the cursor row's strip, at _drawn_with
+        # id(row) → (row, drawn as last of its group, is the cursor row, strip), drawn at _drawn_with; the row is
+        # kept in the entry so that its id is not reused while the entry lives.
+        self._strips: OrderedDict[int, tuple[Row, bool, bool, Strip]] = OrderedDict()
         self._drawn_with: tuple | None = None  # (width, base style, guide style, cursor style) of the kept strips
         self._paint: tuple | None = None  # set per paint by render_lines
 
@@ -158,18 +163,13 @@ class ObjectList(ScrollView, can_focus=True):
         if self._cursor is not None and self._cursor >= len(new):
             self._cursor = None
         if len(new) != len(old):
-            self._strips.clear()
-            self._cursor_strip = None
             self.virtual_size = Size(0, len(new))  # a new height: this (and only this) lays the screen out
             self.refresh()
         else:
             for i, (a, b) in enumerate(zip(old, new)):
-                if a is b or (a.header == b.header and old_last[i] == last[i] and a.label == b.label
-                                   and a.label.style == b.label.style):
-                    continue
-                self._strips.pop(i, None)
-                if self._cursor_strip is not None and self._cursor_strip[0] == i:
-                    self._cursor_strip = None
+                if old_last[i] == last[i] and (a is b or (a.header == b.header and a.label == b.label
+                                                          and a.label.style == b.label.style)):
+                    continue  # drawn as before
                 self.refresh_line(i)
         self._set_cursor(cursor, scroll=True)
 
@@ -267,7 +267,6 @@ class ObjectList(ScrollView, can_focus=True):
                        self.get_component_rich_style("object-list--cursor", partial=False))
         if self._paint != self._drawn_with:
             self._strips.clear()
-            self._cursor_strip = None
             self._drawn_with = self._paint
         try:
             return super().render_lines(crop)
@@ -281,22 +280,23 @@ class ObjectList(ScrollView, can_focus=True):
                      self.get_component_rich_style("object-list--cursor", partial=False))
             if paint != self._drawn_with:
                 self._strips.clear()
-                self._cursor_strip = None
                 self._drawn_with = paint
         width, base, guide_style, cursor_style = paint
         index = self.scroll_offset.y + y
         if index >= len(self._rows):
             return Strip.blank(width, base)
-        if index == self._cursor:
-            kept = self._cursor_strip
-            if kept is not None and kept[0] == index:
-                return kept[1]
-            strip = self._draw(self._line_text(index, guide_style, cursor_style), width, base)
-            self._cursor_strip = (index, strip)
-            return strip
-        strip = self._strips.get(index)
-        if strip is None:
-            strip = self._strips[index] = self._draw(self._line_text(index, guide_style), width, base)
+        row, last, is_cursor = self._rows[index], self._last_in_group[index], index == self._cursor
+        strips = self._strips
+        kept = strips.get(id(row))
+        if kept is not None and kept[0] is row and kept[1] == last and kept[2] == is_cursor:
+            strips.move_to_end(id(row))
+            return kept[3]
+        text = self._line_text(index, guide_style, cursor_style if is_cursor else None)
+        strip = self._draw(text, width, base)
+        strips[id(row)] = (row, last, is_cursor, strip)
+        strips.move_to_end(id(row))
+        if len(strips) > KEPT_LINES:
+            strips.popitem(last=False)
         return strip
 
     def _draw(self, text: Text, width: int, base: Style) -> Strip:
