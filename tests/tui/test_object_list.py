@@ -163,3 +163,27 @@ async def test_the_cursor_row_is_scrolled_into_view(key: str) -> None:
         await pilot.press("home")
         await pilot.pause()
         assert view.cursor == 0 and view.scroll_offset.y == 0 and app.episode.turns[app.episode.position] == 1
+
+
+def backgrounds(view) -> list[object]:
+    """The background each line's padding (its last cell) is drawn in."""
+    from textual.geometry import Region
+
+    lines = view.render_lines(Region(0, 0, view.size.width, len(view.rows)))
+    return [list(line)[-1].style.bgcolor for line in lines]
+
+
+async def test_the_row_under_the_mouse_is_highlighted_a_header_with_its_group(make_app) -> None:
+    app = make_app(start_turn=5)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        view = app.episode.query_one(StripeObjects).object_list
+        plain_bg = backgrounds(view)
+        assert len(set(plain_bg)) == 1
+        await pilot.hover("#objects-tree", offset=(3, 2))  # "payment_intent (1)": it and its object
+        await pilot.pause()
+        lit = [bg != plain_bg[0] for bg in backgrounds(view)]
+        assert lit == [False, False, True, True, False, False]
+        await pilot.hover("#objects-tree", offset=(6, 5))  # "  price_1": that row only
+        await pilot.pause()
+        assert [bg != plain_bg[0] for bg in backgrounds(view)] == [False] * 5 + [True]

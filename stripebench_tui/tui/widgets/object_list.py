@@ -53,7 +53,7 @@ class Row(NamedTuple):
 class ObjectList(ScrollView, can_focus=True):
     """Rows under headers, with a cursor row; see the module docstring."""
 
-    COMPONENT_CLASSES = {"object-list--cursor", "object-list--guides"}
+    COMPONENT_CLASSES = {"object-list--cursor", "object-list--guides", "object-list--hover"}
 
     DEFAULT_CSS = """
     ObjectList {
@@ -62,6 +62,9 @@ class ObjectList(ScrollView, can_focus=True):
         overflow-x: hidden;
         & > .object-list--guides {
             color: $surface-lighten-2;
+        }
+        & > .object-list--hover {
+            background: $block-hover-background;
         }
         & > .object-list--cursor {
             text-style: $block-cursor-blurred-text-style;
@@ -120,9 +123,10 @@ class ObjectList(ScrollView, can_focus=True):
         self._rows: list[Row] = []
         self._last_in_group: list[bool] = []  # per row: an item drawn with the closing guide
         self._cursor: int | None = None
-        # id(row) → (row, drawn as last of its group, is the cursor row, strip), drawn at _drawn_with; the row is
-        # kept in the entry so that its id is not reused while the entry lives.
-        self._strips: OrderedDict[int, tuple[Row, bool, bool, Strip]] = OrderedDict()
+        self._hover: int | None = None  # the row under the mouse
+        # id(row) → (row, (drawn as last of its group, as the cursor row, as hovered), strip), drawn at _drawn_with;
+        # the row is kept in the entry so that its id is not reused while the entry lives.
+        self._strips: OrderedDict[int, tuple[Row, tuple[bool, bool, bool], Strip]] = OrderedDict()
         self._drawn_with: tuple | None = None  # (width, base style, guide style, cursor style) of the kept strips
         self._paint: tuple | None = None  # set per paint by render_lines
 
@@ -145,18 +149,13 @@ class ObjectList(ScrollView, can_focus=True):
     def cursor_row(self) -> Row | None:
         return None if self._cursor is None else self._rows[self._cursor]
 
-    def index_of(self, key: Hashable) -> int | None:
-        for index, row in enumerate(self._rows):
-            if row.key == key:
-                return index
-        return None
-
     def set_rows(self, rows: Sequence[Row], cursor: int | None = None) -> None:
         """Show ``rows`` with the cursor on row ``cursor`` (None: no cursor row), scrolled into view.
 
         Lines that draw as before are not repainted; the screen is laid out only if the number of rows changes.
         """
         old, old_last = self._rows, self._last_in_group
+        hovered = self._hover_span()
         new = list(rows)
         last = [not row.header and (i + 1 == len(new) or new[i + 1].header) for i, row in enumerate(new)]
         self._rows, self._last_in_group = new, last
@@ -171,6 +170,10 @@ class ObjectList(ScrollView, can_focus=True):
                                                           and a.label.style == b.label.style)):
                     continue  # drawn as before
                 self.refresh_line(i)
+            if hovered != self._hover_span():  # the group under the mouse moved: highlight the new one
+                for span in (hovered, self._hover_span()):
+                    if span is not None:
+                        self.refresh_lines(span[0], span[1] - span[0])
         self._set_cursor(cursor, scroll=True)
 
     def move_cursor(self, key: str) -> bool:
@@ -198,17 +201,40 @@ class ObjectList(ScrollView, can_focus=True):
         self.post_message(self.Highlighted(self, target, self._rows[target]))
         return True
 
-    @property
-    def text(self) -> str:
-        """Every row's text, one a line (tests and copy)."""
-        return "\n".join(self._line_text(i).plain.rstrip() for i in range(len(self._rows)))
-
     # -- keys and mouse ---------------------------------------------------------------------------------------
 
     def action_move(self, key: str) -> None:
         if key in ("home", "end") and self.max_scroll_y <= 0:
             raise SkipAction()  # everything in view: Home/End are the screen's (as for any pane with no scrolling)
         self.move_cursor(key)
+
+    def on_mouse_move(self, event: events.MouseMove) -> None:
+        offset = event.get_content_offset(self)
+        index = None if offset is None else self.scroll_offset.y + offset.y
+        self._set_hover(index if index is not None and 0 <= index < len(self._rows) else None)
+
+    def on_leave(self, _event: events.Leave) -> None:
+        self._set_hover(None)
+
+    def _set_hover(self, index: int | None) -> None:
+        if index == self._hover:
+            return
+        before = self._hover_span()
+        self._hover = index
+        for span in (before, self._hover_span()):
+            if span is not None:
+                self.refresh_lines(span[0], span[1] - span[0])
+
+    def _hover_span(self) -> tuple[int, int] | None:
+        """The rows highlighted under the mouse, [start, end): a header's whole group, else the row."""
+        index = self._hover
+        if index is None or index >= len(self._rows):
+            return None
+        end = index + 1
+        if self._rows[index].header:
+            while end < len(self._rows) and not self._rows[end].header:
+                end += 1
+        return index, end
 
     def on_click(self, event: events.Click) -> None:
         offset = event.get_content_offset(self)
@@ -261,39 +287,40 @@ class ObjectList(ScrollView, can_focus=True):
         guide = LAST_GUIDE if self._last_in_group[index] else ITEM_GUIDE
         return Text.assemble((guide, guide_style or ""), label)
 
-    def render_lines(self, crop: Region) -> list[Strip]:
-        # Look the styles up once per paint, not once per line.
-        self._paint = (self.size.width, self.rich_style, self.get_component_rich_style("object-list--guides", partial=True),
-                       self.get_component_rich_style("object-list--cursor", partial=False))
-        if self._paint != self._drawn_with:
+    def _paint_styles(self) -> tuple:
+        """(width, base style, guides, cursor, hover) as drawn now; the kept strips go when any of them changes."""
+        paint = (self.size.width, self.rich_style,
+                 self.get_component_rich_style("object-list--guides", partial=True),
+                 self.get_component_rich_style("object-list--cursor", partial=False),
+                 self.get_component_rich_style("object-list--hover", partial=True))
+        if paint != self._drawn_with:
             self._strips.clear()
-            self._drawn_with = self._paint
+            self._drawn_with = paint
+        return paint
+
+    def render_lines(self, crop: Region) -> list[Strip]:
+        self._paint = self._paint_styles()  # looked up once per paint, not once per line
         try:
             return super().render_lines(crop)
         finally:
             self._paint = None
 
     def render_line(self, y: int) -> Strip:
-        paint = self._paint
-        if paint is None or paint != self._drawn_with:  # drawn outside render_lines
-            paint = (self.size.width, self.rich_style, self.get_component_rich_style("object-list--guides", partial=True),
-                     self.get_component_rich_style("object-list--cursor", partial=False))
-            if paint != self._drawn_with:
-                self._strips.clear()
-                self._drawn_with = paint
-        width, base, guide_style, cursor_style = paint
+        width, base, guide_style, cursor_style, hover_style = self._paint or self._paint_styles()
         index = self.scroll_offset.y + y
         if index >= len(self._rows):
             return Strip.blank(width, base)
-        row, last, is_cursor = self._rows[index], self._last_in_group[index], index == self._cursor
+        row = self._rows[index]
+        hover = self._hover_span()
+        drawn_as = (self._last_in_group[index], index == self._cursor, hover is not None and hover[0] <= index < hover[1])
         strips = self._strips
         kept = strips.get(id(row))
-        if kept is not None and kept[0] is row and kept[1] == last and kept[2] == is_cursor:
+        if kept is not None and kept[0] is row and kept[1] == drawn_as:
             strips.move_to_end(id(row))
-            return kept[3]
-        text = self._line_text(index, guide_style, cursor_style if is_cursor else None)
-        strip = self._draw(text, width, base)
-        strips[id(row)] = (row, last, is_cursor, strip)
+            return kept[2]
+        text = self._line_text(index, guide_style, cursor_style if drawn_as[1] else None)
+        strip = self._draw(text, width, base + hover_style if drawn_as[2] else base)
+        strips[id(row)] = (row, drawn_as, strip)
         strips.move_to_end(id(row))
         if len(strips) > KEPT_LINES:
             strips.popitem(last=False)
