@@ -127,7 +127,7 @@ class ObjectList(ScrollView, can_focus=True):
         # id(row) → (row, (drawn as last of its group, as the cursor row, as hovered), strip), drawn at _drawn_with;
         # the row is kept in the entry so that its id is not reused while the entry lives.
         self._strips: OrderedDict[int, tuple[Row, tuple[bool, bool, bool], Strip]] = OrderedDict()
-        self._drawn_with: tuple | None = None  # (width, base style, guide style, cursor style) of the kept strips
+        self._drawn_with: tuple | None = None  # what the kept strips were drawn with (see _paint_styles)
         self._paint: tuple | None = None  # set per paint by render_lines
 
     # -- the public API ---------------------------------------------------------------------------------------
