@@ -235,7 +235,7 @@ async def test_copy_a_selected_stripe_object(make_app) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         objects = app.episode.query_one(StripeObjects)
-        objects.tree.focus()
+        objects.object_list.focus()
         assert objects.selected is not None and objects.selected.id == "cs_test_a1"  # touched in this turn
         await pilot.press("down", "down")  # the next type, then its newest object
         await pilot.pause()

@@ -15,16 +15,8 @@ from tests.tui.conftest import SIZE, settle, widget_text
 from tests.tui.episode import HEADER, checkout_events, write_trace
 
 
-def tree_labels(objects: StripeObjects) -> list[str]:
-    out = []
-
-    def walk(node) -> None:
-        for child in node.children:
-            out.append(str(child.label))
-            walk(child)
-
-    walk(objects.tree.root)
-    return out
+def row_labels(objects: StripeObjects) -> list[str]:
+    return [row.label.plain for row in objects.object_list.rows]
 
 
 async def test_untrusted_output_is_text_without_control_sequences(make_app) -> None:
@@ -41,13 +33,13 @@ async def test_objects_as_of_the_selected_turn_with_new_ones_marked(make_app) ->
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         objects = app.episode.query_one(StripeObjects)
-        assert tree_labels(objects) == []  # nothing exists before turn 4
+        assert row_labels(objects) == []  # nothing exists before turn 4
         await pilot.press("right")
-        labels = tree_labels(objects)
+        labels = row_labels(objects)
         assert "checkout.session (1)" in labels and "price (1)" in labels
         assert any(label.startswith("● cs_test_a1") and "open" in label for label in labels)
         await pilot.press("right")
-        labels = tree_labels(objects)
+        labels = row_labels(objects)
         assert any(label.startswith("● cs_test_a1") and "complete" in label for label in labels)
         assert any(label.startswith("  price_1") for label in labels)  # from an earlier turn: not marked
         assert any(label.startswith("● pi_1") for label in labels)
@@ -63,7 +55,7 @@ async def test_selecting_an_object_shows_its_json(make_app) -> None:
         json_text = widget_text(objects.query_one("#object-json"))
         assert '"status": "complete"' in json_text
         assert '"amount_total": 2000' in json_text
-        objects.tree.focus()
+        objects.object_list.focus()
         await pilot.press("down", "down")
         await pilot.pause()
         assert objects.selected is not None and objects.selected.id == "pi_1"
@@ -117,7 +109,7 @@ async def test_an_object_picked_by_the_user_stays_while_they_browse(make_app) ->
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         objects = app.episode.query_one(StripeObjects)
-        objects.tree.focus()
+        objects.object_list.focus()
         await pilot.press("down", "down")
         await pilot.pause()
         assert objects.selected.id == "pi_1"
@@ -158,30 +150,31 @@ async def test_turns_show_before_the_index_is_built() -> None:
         assert "score 0.33" in screen.query_one(Verdicts).summary
 
 
-def tree_nodes(objects: StripeObjects) -> list:
-    return [leaf for branch in objects.tree.root.children for leaf in (branch, *branch.children)]
+def row_keys(objects: StripeObjects) -> list:
+    return [row.key for row in objects.object_list.rows]
 
 
-async def test_a_step_that_changes_no_object_keeps_the_tree_nodes_and_updates_their_marks(make_app) -> None:
+async def test_a_step_that_changes_no_object_keeps_the_rows_and_updates_their_marks(make_app) -> None:
     app = make_app(start_turn=5)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         objects = app.episode.query_one(StripeObjects)
-        nodes = tree_nodes(objects)
-        assert any(label.startswith("● pi_1") for label in tree_labels(objects))
+        keys = row_keys(objects)
+        assert any(label.startswith("● pi_1") for label in row_labels(objects))
         await pilot.press("right")  # turn 6 touches no object: the same rows, no marks
         await pilot.pause()
-        assert tree_nodes(objects) == nodes and all(a is b for a, b in zip(tree_nodes(objects), nodes))
-        labels = tree_labels(objects)
+        assert row_keys(objects) == keys
+        labels = row_labels(objects)
         assert not any(label.startswith("●") for label in labels)
         assert any(label.startswith("  pi_1") and "succeeded" in label for label in labels)
         assert objects.selected is None
         await pilot.press("left")
         await pilot.pause()
-        assert all(a is b for a, b in zip(tree_nodes(objects), nodes))
-        assert any(label.startswith("● cs_test_a1") and "complete" in label for label in tree_labels(objects))
+        assert row_keys(objects) == keys
+        assert any(label.startswith("● cs_test_a1") and "complete" in label for label in row_labels(objects))
         assert objects.selected is not None and objects.selected.id == "cs_test_a1"
-        assert objects.tree.cursor_node is not None and objects.tree.cursor_node.data == "cs_test_a1"
-        await pilot.press("left")  # turn 4: pi_1 did not exist yet, the tree is built again
+        cursor_row = objects.object_list.cursor_row
+        assert cursor_row is not None and cursor_row.data == "cs_test_a1"
+        await pilot.press("left")  # turn 4: pi_1 did not exist yet
         await pilot.pause()
-        assert not any("pi_1" in label for label in tree_labels(objects))
+        assert not any("pi_1" in label for label in row_labels(objects))

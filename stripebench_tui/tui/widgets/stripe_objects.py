@@ -9,20 +9,19 @@ from rich.syntax import Syntax
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
-from textual.widgets import Tree
-from textual.widgets.tree import TreeNode
 
 from stripebench_tui.core.state import EpisodeState, ObjectView
 from stripebench_tui.tui.text import clean, pretty_json
 from stripebench_tui.tui.widgets.lines_view import LinesView
+from stripebench_tui.tui.widgets.object_list import ObjectList, Row
 from stripebench_tui.tui.widgets.titled import TitledPane
 
-ROWS_KEPT = 4  # trees' rows kept, by signature: going back to a turn builds no labels again
-PER_TYPE = 40  # newest objects listed per type: a step that adds or drops a row builds the tree again
+ROWS_KEPT = 4  # lists' rows kept, by signature: going back to a turn builds no labels again
+PER_TYPE = 40  # newest objects listed per type
 
 
 class StripeObjects(TitledPane, Vertical):
-    """Tree of object types → objects; objects touched in the selected turn are marked ●."""
+    """List of object types → objects; objects touched in the selected turn are marked ●."""
 
     DEFAULT_CSS = Path(__file__).with_suffix(".tcss").read_text()
 
@@ -31,30 +30,23 @@ class StripeObjects(TitledPane, Vertical):
         self.selected: ObjectView | None = None
         self._signature: tuple = ()
         self._objects: dict[str, ObjectView] = {}
-        self._tree_shape: list[tuple[str, str]] = []  # the rows of the tree (kind, name), in order
-        self._tree_nodes: dict[tuple[str, str], TreeNode[str]] = {}
-        self._tree_labels: dict[tuple[str, str], Text] = {}
         self._json_key: tuple | None = None  # what the JSON pane shows, to skip drawing it again
         self._json_data: object = None
         self._rows_memo: OrderedDict[tuple, tuple] = OrderedDict()  # (signature, kept pick) → what _rows returned
 
     def compose(self) -> ComposeResult:
-        tree: Tree[str] = Tree("Stripe objects", id="objects-tree")
-        tree.show_root = False
-        yield tree
+        yield ObjectList(id="objects-tree")
         # One scrolling view of fixed height: a new object's JSON repaints it and moves nothing else.
         yield LinesView(Text("Reading Stripe objects…", style="dim italic"), id="object-json")
 
     @property
-    def tree(self) -> Tree[str]:
-        return self.query_one("#objects-tree", Tree)
+    def object_list(self) -> ObjectList:
+        return self.query_one("#objects-tree", ObjectList)
 
     def show(self, state: EpisodeState, turn_objects: list[str]) -> None:
         """Draw the objects known in ``state``, marking those in ``turn_objects``.
 
-        When the tree keeps its shape (the same types, objects and "older" rows in the same order, e.g. a step that
-        only changed statuses or the ● marks) the nodes stay and only changed labels are set: that repaints those
-        lines and lays nothing out. Otherwise the tree is built again.
+        The list repaints only the rows that changed, and lays the screen out only when the number of rows changes.
         """
         marked = set(turn_objects)
         signature = (len(state.objects), state.last_seq, tuple(turn_objects))
@@ -62,9 +54,9 @@ class StripeObjects(TitledPane, Vertical):
             return
         self._signature = signature
         self._objects = state.objects
-        tree = self.tree
+        object_list = self.object_list
         # While the user browses this pane their pick stays; otherwise the pane follows the turn.
-        keep = self.selected.id if self.selected and tree.has_focus else None
+        keep = self.selected.id if self.selected and object_list.has_focus else None
         if keep not in state.objects:
             keep = None  # not created yet at this turn
         self.set_title(f"Stripe objects ({len(state.objects)})")  # repaints the title's line only, if it changed
@@ -77,76 +69,38 @@ class StripeObjects(TitledPane, Vertical):
                 self._rows_memo.popitem(last=False)
         else:
             self._rows_memo.move_to_end(memo_key)
-        rows, select_key, keep_obj = memo
-        shape = [key for key, *_ in rows]
-        self._apply_rows(rows, shape, select_key, keep_obj)
+        rows, select, keep_obj = memo
+        object_list.set_rows(rows, select)
+        self._show_json(keep_obj if select is not None else None)
 
-    def _rows(self, state: EpisodeState, marked: set[str], keep: str | None) -> tuple[list, tuple[str, str] | None, ObjectView | None]:
-        """The tree's rows (key, label, is a branch, object id), the row to select and its object."""
-        rows: list[tuple[tuple[str, str], Text, bool, str | None]] = []
-        select_key: tuple[str, str] | None = None
+    def _rows(self, state: EpisodeState, marked: set[str], keep: str | None) -> tuple[list[Row], int | None, ObjectView | None]:
+        """The list's rows (key, label, is a header, object id), the index of the row to select and its object."""
+        rows: list[Row] = []
+        select: int | None = None
         keep_obj: ObjectView | None = None
         for object_type, objects in state.objects_by_type().items():
-            rows.append((("type", object_type), Text(f"{clean(object_type) or '(untyped)'} ({len(objects)})", style="bold"),
-                         True, None))
+            rows.append(Row(("type", object_type), Text(f"{clean(object_type) or '(untyped)'} ({len(objects)})", style="bold"),
+                            True, None))
             for obj in objects[:PER_TYPE]:
                 label = Text("● " if obj.id in marked else "  ", style="bold yellow")
                 label.append(clean(obj.id), style="strike dim" if obj.deleted else "")
                 status = obj.data.get("status") if isinstance(obj.data, dict) else None
                 if status:
                     label.append(f"  {clean(str(status))}", style="dim")
-                rows.append((("object", obj.id), label, False, obj.id))
-                if obj.id == keep or (keep is None and select_key is None and obj.id in marked):
+                if obj.id == keep or (keep is None and select is None and obj.id in marked):
                     # Keep the user's choice; else show the first object this turn touched.
-                    select_key = ("object", obj.id)
+                    select = len(rows)
                     keep_obj = obj
+                rows.append(Row(("object", obj.id), label, False, obj.id))
             if len(objects) > PER_TYPE:
-                rows.append((("older", object_type), Text(f"  … {len(objects) - PER_TYPE} older", style="dim italic"),
-                             False, None))
-        return rows, select_key, keep_obj
+                rows.append(Row(("older", object_type), Text(f"  … {len(objects) - PER_TYPE} older", style="dim italic"),
+                                False, None))
+        return rows, select, keep_obj
 
-    def _apply_rows(self, rows: list[tuple[tuple[str, str], Text, bool, str | None]], shape: list[tuple[str, str]],
-                    select_key: tuple[str, str] | None, keep_obj: ObjectView | None) -> None:
-        tree = self.tree
-        if shape == self._tree_shape:
-            for key, label, _branch, _data in rows:
-                node = self._tree_nodes[key]
-                if self._tree_labels[key] != label:
-                    self._tree_labels[key] = label
-                    node.set_label(label)
-            target = self._tree_nodes[select_key] if select_key is not None else None
-            if target is not None and target.line < 0:
-                tree.call_after_refresh(tree.move_cursor, target)  # built but not laid out yet
-            else:
-                tree.move_cursor(target)
-        else:
-            self._rebuild(rows)
-            if select_key is not None:
-                # The new nodes get their line numbers at the next layout; move the cursor then.
-                tree.call_after_refresh(tree.move_cursor, self._tree_nodes[select_key])
-        self._show_json(keep_obj if select_key is not None else None)
-
-    def _rebuild(self, rows: list[tuple[tuple[str, str], Text, bool, str | None]]) -> None:
-        tree = self.tree
-        tree.clear()
-        self._tree_nodes = {}
-        self._tree_labels = {}
-        self._tree_shape = [key for key, *_ in rows]
-        branch = tree.root
-        for key, label, is_branch, data in rows:
-            if is_branch:
-                branch = node = tree.root.add(label, expand=True)
-            else:
-                node = branch.add_leaf(label, data=data)
-            self._tree_nodes[key] = node
-            self._tree_labels[key] = label
-
-    def on_tree_node_highlighted(self, event: Tree.NodeHighlighted) -> None:
+    def on_object_list_highlighted(self, event: ObjectList.Highlighted) -> None:
         event.stop()
-        if not self.tree.has_focus:
-            return  # a cursor move of our own (rebuild, follow the turn): show() already chose
-        object_id = event.node.data
-        self._show_json(self._objects.get(object_id) if object_id else None)
+        object_id = event.row.data if event.row is not None else None
+        self._show_json(self._objects.get(object_id) if isinstance(object_id, str) else None)
 
     def _show_json(self, obj: ObjectView | None) -> None:
         self.selected = obj
