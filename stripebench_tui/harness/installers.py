@@ -8,6 +8,7 @@ so their dependencies (litellm, …) never mix with ours or the user's.
 from __future__ import annotations
 
 import os
+import fcntl
 import shutil
 import subprocess
 import sys
@@ -77,13 +78,18 @@ def install(spec: Install, run: Any = subprocess.run) -> Path:
         if done.returncode != 0:
             raise UserError(f"npm install {spec.spec} failed: {_last_line(done)}")
         return prefix
-    python = prefix / "bin" / "python"
-    if not python.exists():  # a venv of an earlier, interrupted install is reused: pip completes it
-        made = run([sys.executable, "-m", "venv", str(prefix)], capture_output=True, text=True)
-        if made.returncode != 0:
-            raise UserError(f"cannot make a virtualenv for {spec.name} in {prefix}: {_last_line(made)}")
-    done = run([str(python), "-m", "pip", "install", "--disable-pip-version-check", "--no-input", spec.spec],
-               capture_output=True, text=True)
+    prefix.parent.mkdir(parents=True, exist_ok=True)
+    # One install of a prefix at a time (two episodes or tests may start the same harness at once): a venv that
+    # another process is still making has a python but no pip yet.
+    with open(prefix.parent / f".{prefix.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        python = prefix / "bin" / "python"
+        if not (prefix / "bin" / "pip").exists():  # none yet, or an earlier install was interrupted: make it afresh
+            made = run([sys.executable, "-m", "venv", "--clear", str(prefix)], capture_output=True, text=True)
+            if made.returncode != 0:
+                raise UserError(f"cannot make a virtualenv for {spec.name} in {prefix}: {_last_line(made)}")
+        done = run([str(python), "-m", "pip", "install", "--disable-pip-version-check", "--no-input", spec.spec],
+                   capture_output=True, text=True)
     if done.returncode != 0:
         raise UserError(f"pip install {spec.spec} failed: {_last_line(done)}")
     return prefix

@@ -50,7 +50,7 @@ def test_mini_swe_agent_installs_into_a_venv_of_its_own_at_the_pinned_version(mo
     ran = []
     prefix = install_harness("mini-swe-agent", run=lambda argv, **kw: ran.append(argv) or SimpleNamespace(returncode=0))
     assert prefix == tmp_path / "mini-swe-agent-2.4.6"
-    assert ran[0] == [sys.executable, "-m", "venv", str(prefix)]
+    assert ran[0] == [sys.executable, "-m", "venv", "--clear", str(prefix)]  # no pip there yet: made afresh
     assert ran[1] == [str(prefix / "bin" / "python"), "-m", "pip", "install", "--disable-pip-version-check", "--no-input",
                       "mini-swe-agent==2.4.6"]
     assert MINI_SWE_AGENT.search_dirs() == [prefix / "bin"]
