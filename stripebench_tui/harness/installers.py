@@ -7,8 +7,8 @@ so their dependencies (litellm, …) never mix with ours or the user's.
 
 from __future__ import annotations
 
-import os
 import fcntl
+import os
 import shutil
 import subprocess
 import sys
@@ -66,33 +66,42 @@ def _last_line(done: Any) -> str:
 
 
 def install(spec: Install, run: Any = subprocess.run) -> Path:
-    """Install ``spec`` into its cache prefix with its package manager; returns the prefix."""
+    """Install ``spec`` into its cache prefix with its package manager; returns the prefix.
+
+    One install of a prefix at a time (two episodes or tests may start the same harness at once): the others wait
+    for it, then find it done.
+    """
     prefix = spec.prefix
-    if spec.manager == "npm":
-        npm = shutil.which("npm")
-        if npm is None:
-            raise UserError(f"installing {spec.name} needs npm: install Node.js and npm (Debian: apt-get install nodejs npm)")
-        prefix.mkdir(parents=True, exist_ok=True)
-        done = run([npm, "install", "--no-audit", "--no-fund", "--prefix", str(prefix), spec.spec],
-                   capture_output=True, text=True)
-        if done.returncode != 0:
-            raise UserError(f"npm install {spec.spec} failed: {_last_line(done)}")
-        return prefix
     prefix.parent.mkdir(parents=True, exist_ok=True)
-    # One install of a prefix at a time (two episodes or tests may start the same harness at once): a venv that
-    # another process is still making has a python but no pip yet.
     with open(prefix.parent / f".{prefix.name}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        python = prefix / "bin" / "python"
-        if not (prefix / "bin" / "pip").exists():  # none yet, or an earlier install was interrupted: make it afresh
-            made = run([sys.executable, "-m", "venv", "--clear", str(prefix)], capture_output=True, text=True)
-            if made.returncode != 0:
-                raise UserError(f"cannot make a virtualenv for {spec.name} in {prefix}: {_last_line(made)}")
-        done = run([str(python), "-m", "pip", "install", "--disable-pip-version-check", "--no-input", spec.spec],
-                   capture_output=True, text=True)
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file is closed
+        if spec.manager == "npm":
+            _npm_install(spec, prefix, run)
+        else:
+            _pip_install(spec, prefix, run)
+    return prefix
+
+
+def _npm_install(spec: Install, prefix: Path, run: Any) -> None:
+    npm = shutil.which("npm")
+    if npm is None:
+        raise UserError(f"installing {spec.name} needs npm: install Node.js and npm (Debian: apt-get install nodejs npm)")
+    prefix.mkdir(parents=True, exist_ok=True)
+    done = run([npm, "install", "--no-audit", "--no-fund", "--prefix", str(prefix), spec.spec],
+               capture_output=True, text=True)
+    if done.returncode != 0:
+        raise UserError(f"npm install {spec.spec} failed: {_last_line(done)}")
+
+
+def _pip_install(spec: Install, prefix: Path, run: Any) -> None:
+    if not (prefix / "bin" / "pip").exists():  # no venv yet, or an interrupted one (a python, no pip): made afresh
+        made = run([sys.executable, "-m", "venv", "--clear", str(prefix)], capture_output=True, text=True)
+        if made.returncode != 0:
+            raise UserError(f"cannot make a virtualenv for {spec.name} in {prefix}: {_last_line(made)}")
+    done = run([str(prefix / "bin" / "python"), "-m", "pip", "install", "--disable-pip-version-check", "--no-input",
+                spec.spec], capture_output=True, text=True)
     if done.returncode != 0:
         raise UserError(f"pip install {spec.spec} failed: {_last_line(done)}")
-    return prefix
 
 
 def _script_python(path: str) -> str | None:
