@@ -15,7 +15,10 @@ from typing import Any, Iterator
 
 import pytest
 
+from stripebench_tui.core.bus import EventBus
+from stripebench_tui.core.events import StripeRequest
 from stripebench_tui.envs.manifest import Environment, Manifest
+from stripebench_tui.stripe.request_log import RequestLog
 from stripebench_tui.stripejs import is_stripe_js, stand_in, target_url
 from stripebench_tui.tools.client import ToolServerHandle
 from tests.emulator.fixtures import TEST_KEY, emulator, emulator_server, stripe_client  # noqa: F401
@@ -97,16 +100,35 @@ async def test_browser_tool_pays_with_the_card_element_of_a_page_written_for_str
     workspace = tmp_path / "workspace"
     workspace.mkdir()
     env = {**os.environ, "STRIPE_JS_URL": f"{emulator.url}/v3"}
-    async with ToolServerHandle.builtin("browser", str(workspace), "--timeout", "10", env=env) as browser:
-        opened = await browser.call("browser_navigate", {"url": merchant.url})
-        assert not opened.is_error, opened.text
-        for field, value in (("Card number", "4242 4242 4242 4242"), ("Expiration", "12 / 34"), ("CVC", "123")):
-            filled = await browser.call("browser_fill", {"field": field, "value": value})
-            assert not filled.is_error and "iframe" in filled.text, filled.text
-        assert not (await browser.call("browser_click", {"target": "Pay now"})).is_error
-        done = await browser.call("browser_wait_for_text", {"text": "status: succeeded", "timeout_s": 15})
-        assert not done.is_error, done.text
+    # The episode's request log, as an episode attaches it: the page's stripe.js calls are logged as the browser's.
+    bus = EventBus()
+    logged: list[StripeRequest] = []
+    bus.subscribe(lambda e: logged.append(e) if isinstance(e, StripeRequest) else None, name="test")
+    log = RequestLog(bus, secrets=[TEST_KEY])
+    log.attach(emulator.emulator)
+    try:
+        async with ToolServerHandle.builtin("browser", str(workspace), "--timeout", "10", env=env) as browser:
+            opened = await browser.call("browser_navigate", {"url": merchant.url})
+            assert not opened.is_error, opened.text
+            for field, value in (("Card number", "4242 4242 4242 4242"), ("Expiration", "12 / 34"), ("CVC", "123")):
+                filled = await browser.call("browser_fill", {"field": field, "value": value})
+                assert not filled.is_error and "iframe" in filled.text, filled.text
+            assert not (await browser.call("browser_click", {"target": "Pay now"})).is_error
+            done = await browser.call("browser_wait_for_text", {"text": "status: succeeded", "timeout_s": 15})
+            assert not done.is_error, done.text
+        await log.turn_end_hook(None)
+        await bus.drain()
+    finally:
+        await log.final_hook(None)
+        await bus.close(timeout=2)
     assert [stripe_client.v1.payment_intents.retrieve(i).status for i in merchant.intents] == ["succeeded"]
+    [intent] = merchant.intents
+    made = [(r.method, r.path, r.source) for r in logged if r.status == 200]
+    # the merchant's backend made the intent with stripe-python; the page confirmed it through stripe.js
+    assert ("POST", "/v1/payment_intents", "app") in made
+    assert ("POST", f"/v1/payment_intents/{intent}/confirm", "browser") in made
+    confirm = next(r for r in logged if r.path.endswith("/confirm"))
+    assert intent in confirm.object_ids and confirm.api_version
 
 
 @pytest.mark.browser
