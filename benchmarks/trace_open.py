@@ -5,7 +5,7 @@ in sidecars) with the real TraceWriter, then for each one measures, in a fresh
 subprocess so that memory figures are clean:
 
   * first paint: open_episode → the screen shows the timeline and the first turn
-    (headless Textual run via App.run_test), median (and best) of 5 runs, the
+    (headless Textual run via App.run_test), median (and best) of 9 runs, the
     small and large runs alternating;
   * seek: with the index built, the time from pressing End (at the first
     turn) to the frame that shows the last turn, median of 5 (also the best,
@@ -40,7 +40,7 @@ SIZE = (160, 45)
 SMALL_EVENTS = 100
 LARGE_EVENTS = 100_000
 SEEKS = 5  # End presses per trace (each after a jump back to the first turn)
-PAINT_RUNS = 5  # a shared machine is noisy: report the median and the best
+PAINT_RUNS = 9  # a shared machine is noisy: report the median and the best
 
 
 def generate(path: Path, events: int, seed: int = 7) -> None:

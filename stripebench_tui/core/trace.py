@@ -3,7 +3,8 @@
 Layout: ``NAME.jsonl`` holds the header line then one event per line. Beside it
 ``NAME.jsonl.d/`` holds the sidecars: ``outputs/<seq>.txt`` (tool output too
 big to keep inline) and ``turns.idx`` (turn → byte offset, appended as the
-writer goes, so a reader can jump to any turn before it has scanned the file).
+writer goes, so a reader can jump to any turn before it has scanned the file;
+its format is in ``turns_sidecar``).
 The sidecar index is only a hint: a reader checks it against the trace and
 falls back to scanning when it is missing or stale. Reading never writes.
 
@@ -22,7 +23,9 @@ from stripebench_tui.core.events import Event, Header, ToolResult
 from stripebench_tui.core.state import EpisodeState, Reducer
 from stripebench_tui.core.trace_check import LineError, parse_event, parse_header
 from stripebench_tui.core.trace_index import IndexBuilder, TraceIndex
-from stripebench_tui.core.trace_writer import INDEX_MAGIC, TraceError, TraceWriter, sidecar_dir
+from stripebench_tui.core import turns_sidecar
+from stripebench_tui.core.trace_writer import TraceError, TraceWriter, sidecar_dir
+from stripebench_tui.core.turns_sidecar import QuickTurns
 
 HEADER_MAX = 4 * 1024 * 1024  # a header line longer than this is not a header
 TAIL_WINDOW = 64 * 1024
@@ -99,7 +102,7 @@ class Trace:
         self._events: list[Event] | None = None  # in-memory traces (converted from another format)
         self._index: TraceIndex | None = None
         self._lock = threading.Lock()
-        self._quick: dict[int, int] | None | bool = False  # False: not loaded yet; None: unusable
+        self._quick: QuickTurns | None | bool = False  # False: not loaded yet; None: unusable
 
     @classmethod
     def from_events(cls, path: Path, header: Header, events: list[Event]) -> Trace:
@@ -207,36 +210,24 @@ class Trace:
         if self._events is not None:
             return list(dict.fromkeys(ev.turn for ev in self._events))
         quick = self._quick_offsets()
-        return list(quick) if quick else None
+        return list(quick.turns) if quick else None
 
-    def _quick_offsets(self) -> dict[int, int] | None:
-        """Turn → offset from the writer's sidecar index, if it matches this trace; else None."""
+    def _quick_offsets(self) -> QuickTurns | None:
+        """Where each turn starts, from the writer's sidecar index, if it matches this trace; else None."""
         if self._quick is not False:
             return self._quick  # type: ignore[return-value]
         self._quick = None
         try:
-            text = (sidecar_dir(self.path) / "turns.idx").read_text(encoding="ascii")
-        except (OSError, UnicodeDecodeError):
+            data = (sidecar_dir(self.path) / "turns.idx").read_bytes()
+        except OSError:
             return None
-        magic, _, body = text.partition("\n")
-        # "turn offset" per line, parsed in bulk: this is on a huge trace's first-paint path, where a loop over
-        # 25,000 lines cost a fresh process about 20 ms (half of it allocating), twice what this does
-        fields = body.split()
-        lines = body.count("\n") + (not body.endswith("\n"))
-        if magic != INDEX_MAGIC or not fields or len(fields) != 2 * lines:
-            return None  # not our index, no turns, or a line without exactly two fields
-        try:
-            numbers = list(map(int, fields))
-        except ValueError:
+        quick = turns_sidecar.parse(data)
+        if quick is None or max(quick.starts) >= self.size:
+            return None  # not our index, no turns, out of order, or a trace shorter than the index: stale
+        if self.last_event is None or self.last_event.turn != quick.turns[-1]:
             return None
-        turns, starts = numbers[0::2], numbers[1::2]
-        offsets = dict(zip(turns, starts))
-        if len(offsets) != len(turns) or max(starts) >= self.size:
-            return None  # non-contiguous turns or a trace shorter than the index: stale
-        if self.last_event is None or self.last_event.turn != turns[-1]:
-            return None
-        self._quick = offsets
-        return offsets
+        self._quick = quick
+        return quick
 
     def events_for_turn(self, turn: int) -> list[Event]:
         """The events of one turn, read from where that turn starts."""
@@ -244,8 +235,9 @@ class Trace:
             return [ev for ev in self._events if ev.turn == turn]
         if self._index is None:
             quick = self._quick_offsets()
-            if quick is not None and turn in quick:
-                got = self._read_turn(quick[turn], turn, trusted=False)
+            offset = quick.offset_of(turn) if quick is not None else None
+            if offset is not None:
+                got = self._read_turn(offset, turn, trusted=False)
                 if got is not None:
                     return got
                 self._quick = None  # the sidecar pointed at the wrong place: stop trusting it

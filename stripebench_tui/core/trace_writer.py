@@ -1,8 +1,8 @@
 """Writing a trace: header first, then one redacted event per line, flushed per event, fsync per turn.
 
 Huge tool outputs are capped inline and kept whole in ``NAME.jsonl.d/outputs/``;
-``NAME.jsonl.d/turns.idx`` gets a line (turn, byte offset) whenever a new turn
-starts, so a reader can jump to a turn without scanning (see ``trace``).
+``NAME.jsonl.d/turns.idx`` gets a record (turn, byte offset) whenever a new turn
+starts, so a reader can jump to a turn without scanning (see ``trace`` and ``turns_sidecar``).
 """
 
 from __future__ import annotations
@@ -13,11 +13,10 @@ import os
 from pathlib import Path
 from typing import Iterable
 
+from stripebench_tui.core import turns_sidecar
 from stripebench_tui.core.events import SCHEMA, Event, Header, ToolResult, event_from_dict
 from stripebench_tui.core.redact import Redactor
 from stripebench_tui.errors import BadFileError
-
-INDEX_MAGIC = "stripebench.trace-index/1"
 
 
 class TraceError(BadFileError):
@@ -53,8 +52,8 @@ class TraceWriter:
         except OSError as exc:
             raise TraceError(f"{self.path}: cannot create ({exc.strerror})") from None
         self._sidecars.mkdir(exist_ok=True)
-        self._index_f = open(self._sidecars / "turns.idx", "w", encoding="ascii")
-        self._index_f.write(INDEX_MAGIC + "\n")
+        self._index_f = open(self._sidecars / "turns.idx", "wb")
+        self._index_f.write(turns_sidecar.header())
         head = self._redactor.value(dataclasses.replace(header, schema=SCHEMA).to_dict())
         self.header: Header = event_from_dict(head)  # type: ignore[assignment]
         self._offset = 0
@@ -82,7 +81,7 @@ class TraceWriter:
             self._cap_output(d)
         if d["turn"] != self._turn:
             self._turn = d["turn"]
-            self._index_f.write(f"{d['turn']} {self._offset}\n")
+            self._index_f.write(turns_sidecar.record(d["turn"], self._offset))
             self._index_f.flush()
         self._append(d)
         self._seq += 1
@@ -123,4 +122,4 @@ class TraceWriter:
         self.closed = True
 
 
-__all__ = ["INDEX_MAGIC", "TraceError", "TraceWriter", "sidecar_dir"]
+__all__ = ["TraceError", "TraceWriter", "sidecar_dir"]

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from stripebench_tui.core import turns_sidecar
 from stripebench_tui.core.events import ModelMessage, ToolCall, ToolResult
 from stripebench_tui.core.state import RUNNING, reduce
 from stripebench_tui.core.trace import Trace, TraceWriter, open_trace, sidecar_dir
@@ -81,23 +82,42 @@ def test_events_for_turn_and_offsets(tmp_path: Path) -> None:
         index.offset_of_turn(42)
 
 
+def _records(path: Path) -> list[tuple[int, int]]:
+    """The (turn, offset) records of a trace's sidecar index, as the writer wrote them (format 2)."""
+    data = (sidecar_dir(path) / "turns.idx").read_bytes()
+    magic, _, body = data.partition(b"\n")
+    assert magic == turns_sidecar.MAGIC and len(body) % turns_sidecar.RECORD.size == 0
+    return list(turns_sidecar.RECORD.iter_unpack(body))
+
+
+def _write_index(path: Path, records: list[tuple[int, int]], magic: bytes = turns_sidecar.MAGIC) -> None:
+    body = b"".join(turns_sidecar.RECORD.pack(*r) for r in records)
+    (sidecar_dir(path) / "turns.idx").write_bytes(magic + b"\n" + body)
+
+
 def _break_sidecar(path: Path, how: str) -> None:
     idx = sidecar_dir(path) / "turns.idx"
+    records = _records(path)
     if how == "missing":
         idx.unlink()
     elif how == "garbage":
+        idx.write_bytes(turns_sidecar.MAGIC + b"\nnot numbers\n")
+    elif how == "old format garbage":
         idx.write_text("stripebench.trace-index/1\nnot numbers\n")
     elif how == "wrong offsets":
-        lines = idx.read_text().splitlines()
-        idx.write_text("\n".join([lines[0]] + [f"{ln.split()[0]} {int(ln.split()[1]) + 7}" for ln in lines[1:]]) + "\n")
+        _write_index(path, [(turn, offset + 7) for turn, offset in records])
     elif how == "stale":
-        lines = idx.read_text().splitlines()
-        idx.write_text("\n".join(lines[:-1]) + "\n")  # the writer died before recording the last turn
+        _write_index(path, records[:-1])  # the writer died before recording the last turn
+    elif how == "cut record":
+        idx.write_bytes(idx.read_bytes()[:-5])  # ... or in the middle of writing it
+    elif how == "out of order":
+        _write_index(path, [records[1], records[0], *records[2:]])
     elif how == "other magic":
-        idx.write_text("something else\n1 0\n")
+        _write_index(path, records, magic=b"something else")
 
 
-@pytest.mark.parametrize("how", ["missing", "garbage", "wrong offsets", "stale", "other magic"])
+@pytest.mark.parametrize("how", ["missing", "garbage", "old format garbage", "wrong offsets", "stale", "cut record",
+                                 "out of order", "other magic"])
 def test_events_for_turn_falls_back_when_the_sidecar_index_is_unusable(tmp_path: Path, how: str) -> None:
     path = tmp_path / "t.jsonl"
     written = write(path, small_episode())
@@ -110,12 +130,25 @@ def test_events_for_turn_falls_back_when_the_sidecar_index_is_unusable(tmp_path:
 def test_events_for_turn_uses_the_sidecar_without_a_full_scan(tmp_path: Path) -> None:
     path = tmp_path / "t.jsonl"
     write(path, small_episode())
+    assert [turn for turn, _ in _records(path)] == [0, 1, 2, 3]
     trace = open_trace(path)
     assert [e.turn for e in trace.events_for_turn(3)] == [3] * 6
     assert trace.quick_turns() == [0, 1, 2, 3]
     assert trace._index is None  # answered from turns.idx alone
     (sidecar_dir(path) / "turns.idx").unlink()
     assert open_trace(path).quick_turns() is None
+
+
+def test_an_index_in_the_earlier_text_format_is_still_used(tmp_path: Path) -> None:
+    """Traces written before format 2 carry a ``turn offset`` text line per turn."""
+    path = tmp_path / "t.jsonl"
+    written = write(path, small_episode())
+    lines = "".join(f"{turn} {offset}\n" for turn, offset in _records(path))
+    (sidecar_dir(path) / "turns.idx").write_text("stripebench.trace-index/1\n" + lines, encoding="ascii")
+    trace = open_trace(path)
+    assert trace.quick_turns() == [0, 1, 2, 3]
+    assert [e.seq for e in trace.events_for_turn(2)] == [e.seq for e in written if e.turn == 2]
+    assert trace._index is None
 
 
 def test_non_contiguous_turns_take_the_replay_path(tmp_path: Path) -> None:
