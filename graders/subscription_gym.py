@@ -1,34 +1,38 @@
-"""Grader for subscription-gym: each business model runs on its own test clock and is judged by its invoices.
+"""Grader for subscription-gym: each business model is signed up through the app, runs on its own test clock and
+is judged by its invoices.
 
 Public means only (the same run works against Stripe test mode): for every model the grader creates a test clock
-frozen at ``T0``, a customer on it with a default card, runs ``python3 subscribe.py create <model> <customer>``
-where the episode's code runs, then advances the clock (waiting for ``status=ready``, as Stripe's clocks advance
+frozen at ``T0`` and a customer on it with a default card, registers that customer as a company through the app
+(``POST /accounts``), signs it up for the model's plan (``POST /signup``), reads the app's database (``plans.db``)
+for the subscription it recorded, then advances the clock (waiting for ``status=ready``, as Stripe's clocks advance
 asynchronously) through the months the model is about and reads the subscription and its invoices through the
-API: statuses, totals, billing reasons, line quantities. Each model is one criterion of equal weight, so the score
-is the fraction of models configured right. The clocks are deleted afterwards.
+API: statuses, totals, billing reasons, line quantities. The upgrade model's mid-cycle move goes through
+``POST /accounts/<id>/upgrade``. Each model is one criterion of equal weight, so the score is the fraction of
+models configured right. The clocks are deleted afterwards.
 """
 
 from __future__ import annotations
 
 import calendar
-import json
-import shlex
+import secrets
+import sqlite3
 import time
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
-from pathlib import Path
 from typing import Any, Callable
 
+from stripebench_tui.core.events import SOURCE_HEADER
 from stripebench_tui.grading import Grader, Outcome, passed
+from stripebench_tui.grading.context import GradingUnavailable
 from stripebench_tui.grading.once import once_per_context
 from stripebench_tui.grading.scenarios import Miss, need, run_scenarios, scenario_criterion, with_run
 
+DB = "plans.db"
 T0 = int(datetime(2026, 1, 10, 12, tzinfo=timezone.utc).timestamp())
 DAY = 86400
 RENEWAL_SLACK = 7200  # Stripe finalises and charges a renewal about an hour after the period ends
 CENT_TOLERANCE = 2  # proration rounding may differ by a cent
-# Only a stuck command or clock takes this long, also on a loaded machine.
-COMMAND_TIMEOUT = 120.0
+# Only a stuck clock takes this long, also on a loaded machine.
 CLOCK_TIMEOUT = 300.0
 
 
@@ -41,24 +45,38 @@ def months_after(moment: int, months: int) -> int:
                .timestamp())
 
 
+def _short(body: Any) -> str:
+    text = str(body)
+    return text if len(text) <= 300 else text[:300] + "…"
+
+
 class Run:
-    """One grading run: the Stripe client, the catalogue, and how to run the agent's command."""
+    """One grading run: the Stripe client, the catalogue, the app over HTTP and its database."""
 
     def __init__(self, ctx: Any) -> None:
+        import requests
         import stripe
 
         self.ctx = ctx
-        # Our own client: a model's thread sits idle while the agent's command runs, longer than a server keeps an
-        # idle connection open, and the next call must not fail on that closed connection. Retried POSTs carry an
-        # idempotency key (the SDK adds one), so a retry never makes a second object.
+        self.http = ctx.http("APP_URL")
+        self.tag = secrets.token_hex(4)  # keeps this run's companies apart from earlier runs'
+        # Our own client: a model's thread sits idle while the app works, longer than a server keeps an idle
+        # connection open, and the next call must not fail on that closed connection. Retried POSTs carry an
+        # idempotency key (the SDK adds one), so a retry never makes a second object. Its header tells the
+        # episode's request log that the grader asked, not the app.
         base = {"api": ctx.stripe_api_base} if ctx.stripe_api_base else None
-        self.stripe = stripe.StripeClient(ctx.stripe_api_key, base_addresses=base, max_network_retries=2).v1
+        session = requests.Session()
+        session.headers[SOURCE_HEADER] = "grader"
+        self.stripe = stripe.StripeClient(ctx.stripe_api_key, base_addresses=base, max_network_retries=2,
+                                          http_client=stripe.RequestsClient(session=session)).v1
         self.clocks: list[str] = []  # appended to by the models' threads (list.append is atomic)
         self.prices = {p.lookup_key: p for p in self.stripe.prices.list(params={
             "lookup_keys": ["gym_starter_monthly", "gym_pro_monthly", "gym_pro_annual", "gym_api_calls",
                             "gym_setup_fee"], "active": True}).data}
-        self.logs = Path(ctx.episode_dir) / "logs"
-        self.logs.mkdir(parents=True, exist_ok=True)
+        try:  # no database, or one without the subscriptions table: nothing can be graded
+            self.query("SELECT 1 FROM subscriptions LIMIT 1")
+        except sqlite3.Error as exc:
+            raise GradingUnavailable(f"the app's database {DB} cannot be read: {exc}") from None
 
     def close(self) -> None:
         for clock in self.clocks:  # deleting a clock deletes its customers and subscriptions
@@ -67,41 +85,53 @@ class Run:
             except Exception:  # noqa: BLE001 - cleanup only
                 pass
 
-    def command(self, *args: str) -> dict[str, Any]:
-        """``python3 subscribe.py ARGS`` in the workspace; its last line as JSON (Miss when it fails)."""
-        log_path = self.logs / f"grader-subscribe-{'-'.join(args[:2])}.log"
-        with open(log_path, "ab") as log:
-            start = log.tell()
-            env = {"STRIPE_SECRET_KEY": self.ctx.stripe_api_key, "PYTHONUNBUFFERED": "1"}
-            unset: tuple[str, ...] = ()
-            if self.ctx.stripe_api_base:
-                env["STRIPE_API_BASE"] = self.ctx.stripe_api_base
-            else:
-                unset = ("STRIPE_API_BASE",)
-            proc = self.ctx.processes.start_process("python3 subscribe.py " + " ".join(shlex.quote(a) for a in args),
-                                                    cwd=Path(self.ctx.workspace), env=env, unset=unset, log=log)
-            code = proc.wait(timeout=COMMAND_TIMEOUT)
-        output = log_path.read_bytes()[start:].decode(errors="replace").strip()
-        need(code == 0, f"subscribe.py {' '.join(args)} exited with {code}: {output[-300:]}")
+    def query(self, sql: str, *args: Any) -> list[dict[str, Any]]:
+        """Rows of the app's database (read-only)."""
+        conn = self.ctx.db(DB)
         try:
-            answer = json.loads(output.splitlines()[-1])
-        except (ValueError, IndexError):
-            raise Miss(f"subscribe.py {' '.join(args)} did not end with a JSON line: {output[-300:]}") from None
-        need(isinstance(answer, dict) and str(answer.get("subscription") or "").startswith("sub_"),
-             f"subscribe.py {' '.join(args)} printed no subscription id: {output[-300:]}")
-        return answer
+            return [dict(r) for r in conn.execute(sql, args).fetchall()]
+        finally:
+            conn.close()
 
-    def start(self, model: str) -> tuple[str, Any]:
-        """A clock and customer for ``model``, and the subscription the agent's command made for it."""
+    def post(self, path: str, body: dict[str, Any] | None = None) -> tuple[int, Any]:
+        """POST JSON to the app; (status, parsed body or the raw text)."""
+        response = self.http.post(path, json=body or {})
+        try:
+            return response.status_code, response.json()
+        except ValueError:
+            return response.status_code, response.text[:300]
+
+    def start(self, model: str) -> tuple[str, Any, str]:
+        """A clock, a customer and an account for ``model``, signed up through the app; (clock, subscription,
+        account id)."""
         clock = self.stripe.test_helpers.test_clocks.create(params={"frozen_time": T0, "name": f"gym {model}"})
         self.clocks.append(clock.id)
         customer = self.stripe.customers.create(params={
-            "test_clock": clock.id, "email": f"{model}@gym.example", "payment_method": "pm_card_visa",
+            "test_clock": clock.id, "email": f"{model}-{self.tag}@gym.example", "payment_method": "pm_card_visa",
             "invoice_settings": {"default_payment_method": "pm_card_visa"}})
-        sub_id = self.command("create", model, customer.id)["subscription"]
+        status, account = self.post("/accounts", {"company": f"Gym {model} {self.tag}",
+                                                  "email": f"{model}-{self.tag}@gym.example",
+                                                  "stripe_customer": customer.id})
+        need(status == 201 and isinstance(account, dict) and isinstance(account.get("id"), str),
+             f"POST /accounts answered {status}, expected 201 with the account: {_short(account)}")
+        status, body = self.post("/signup", {"account": account["id"], "plan": model})
+        need(status == 201, f"POST /signup for plan {model} answered {status}, expected 201: {_short(body)}",
+             account=account["id"])
+        rows = self.query("SELECT plan, stripe_subscription, status FROM subscriptions WHERE account_id = ?",
+                          account["id"])
+        need(len(rows) == 1 and rows[0]["plan"] == model,
+             f"after the signup the subscriptions table has {rows} for the account; expected one {model} row",
+             account=account["id"])
+        sub_id = rows[0]["stripe_subscription"]
+        need(isinstance(sub_id, str) and sub_id.startswith("sub_"),
+             f"the app answered {status} but recorded no Stripe subscription for plan {model} "
+             f"(stripe_subscription {sub_id!r}): {_short(body)}", account=account["id"])
         sub = self.subscription(sub_id)
-        need(sub.customer == customer.id, f"{sub_id} belongs to {sub.customer}, not the customer given")
-        return clock.id, sub
+        need(sub.customer == customer.id, f"{sub_id} belongs to {sub.customer}, not the account's customer")
+        need(rows[0]["status"] == sub.status,
+             f"the app recorded status {rows[0]['status']!r} for {sub_id}; Stripe says {sub.status!r}",
+             subscription=sub_id)
+        return clock.id, sub, account["id"]
 
     def advance(self, clock: str, to: int) -> None:
         """Advance and wait until the clock is ready again."""
@@ -133,7 +163,7 @@ def _items(sub: Any) -> list[Any]:
 
 
 def trial_14(run: Run) -> Outcome:
-    clock, sub = run.start("trial_14")
+    clock, sub, _ = run.start("trial_14")
     need(sub.status == "trialing" and sub.trial_end == T0 + 14 * DAY,
          f"expected a trial until {T0 + 14 * DAY}, got status {sub.status} trial_end {sub.trial_end}")
     run.advance(clock, T0 + 14 * DAY + RENEWAL_SLACK)
@@ -144,7 +174,7 @@ def trial_14(run: Run) -> Outcome:
 
 
 def anchor_first(run: Run) -> Outcome:
-    clock, sub = run.start("anchor_first")
+    clock, sub, _ = run.start("anchor_first")
     anchor = sub.billing_cycle_anchor
     day = datetime.fromtimestamp(anchor, timezone.utc).day
     need(day == 1 and T0 < anchor <= T0 + 32 * DAY, f"billing_cycle_anchor {anchor} is not the coming 1st")
@@ -160,7 +190,7 @@ def anchor_first(run: Run) -> Outcome:
 
 
 def coupon_3_months(run: Run) -> Outcome:
-    clock, sub = run.start("coupon_3_months")
+    clock, sub, _ = run.start("coupon_3_months")
     for month in (1, 2, 3):
         run.advance(clock, months_after(T0, month) + RENEWAL_SLACK)
     paid = _paid(run.invoices(sub.id))
@@ -169,7 +199,7 @@ def coupon_3_months(run: Run) -> Outcome:
 
 
 def annual(run: Run) -> Outcome:
-    _, sub = run.start("annual")
+    _, sub, _ = run.start("annual")
     item = _items(sub)[0]
     need(item.price.id == run.price("gym_pro_annual").id, f"the item's price is {item.price.id}, not the annual one")
     need(item.current_period_end == months_after(T0, 12), f"the period ends {item.current_period_end}, not a year on")
@@ -178,7 +208,7 @@ def annual(run: Run) -> Outcome:
 
 
 def usage(run: Run) -> Outcome:
-    clock, sub = run.start("usage")
+    clock, sub, _ = run.start("usage")
     meter = run.price("gym_api_calls").recurring.meter
     need(_items(sub)[0].price.id == run.price("gym_api_calls").id, "the item is not the metered API-call price")
     run.advance(clock, T0 + 2 * DAY)
@@ -197,7 +227,7 @@ def usage(run: Run) -> Outcome:
 
 
 def seats(run: Run) -> Outcome:
-    _, sub = run.start("seats")
+    _, sub, _ = run.start("seats")
     item = _items(sub)[0]
     need((item.price.id, item.quantity) == (run.price("gym_pro_monthly").id, 5),
          f"the item is {item.price.id} × {item.quantity}, expected Pro × 5")
@@ -206,7 +236,7 @@ def seats(run: Run) -> Outcome:
 
 
 def setup_fee(run: Run) -> Outcome:
-    clock, sub = run.start("setup_fee")
+    clock, sub, _ = run.start("setup_fee")
     first = run.invoices(sub.id)[0]
     amounts = sorted(line.amount for line in first.lines.data)
     need(first.amount_paid == 11900 and amounts == [2000, 9900],
@@ -218,10 +248,11 @@ def setup_fee(run: Run) -> Outcome:
 
 
 def upgrade(run: Run) -> Outcome:
-    clock, sub = run.start("upgrade")
+    clock, sub, account = run.start("upgrade")
     moment = T0 + 15 * DAY
     run.advance(clock, moment)
-    run.command("upgrade", sub.id)
+    status, body = run.post(f"/accounts/{account}/upgrade")
+    need(status == 200, f"POST /accounts/{account}/upgrade answered {status}, expected 200: {_short(body)}")
     sub, invoices = run.subscription(sub.id), run.invoices(sub.id)
     item = _items(sub)[0]
     need(item.price.id == run.price("gym_pro_monthly").id, f"after the upgrade the item is {item.price.id}")
@@ -236,7 +267,7 @@ def upgrade(run: Run) -> Outcome:
 
 
 def fixed_term(run: Run) -> Outcome:
-    clock, sub = run.start("fixed_term")
+    clock, sub, _ = run.start("fixed_term")
     for month in (1, 2):
         run.advance(clock, months_after(T0, month) + RENEWAL_SLACK)
         need(run.subscription(sub.id).status == "active", f"ended before month {month + 1}")
@@ -277,10 +308,10 @@ def _judged(check: Callable[[Run], Outcome]) -> Callable[[Run], Outcome]:
 
 
 def _all_models(run: Run) -> dict[str, Outcome]:
-    """Every model at once: each has its own clock and customer, so they cannot disturb one another, and most of
-    a model's time is the agent's command starting up."""
+    """Every model at once: each has its own clock, customer and account, so they cannot disturb one another, and
+    most of a model's time is waiting on the app and on Stripe."""
     with ThreadPoolExecutor(max_workers=len(MODELS)) as pool:
-        futures = [pool.submit(run_scenarios, run, [((name,), _judged(check))], "subscribe.py")
+        futures = [pool.submit(run_scenarios, run, [((name,), _judged(check))])
                    for name, _, check in MODELS]
         results: dict[str, Outcome] = {}
         for future in futures:
@@ -294,6 +325,7 @@ def _results(ctx: Any) -> dict[str, Outcome]:
 
 GRADER = Grader(
     criteria=tuple(scenario_criterion(name, 1.0, description, _results) for name, description, _ in MODELS),
-    description="Runs subscribe.py for each model on its own test clock and customer, advances the clock through "
-                "the months that matter and checks statuses, invoice totals, billing reasons and lines.",
+    description="Signs a test-clock customer up for each model through the app (POST /signup), finds the "
+                "subscription in the app's database, advances the clock through the months that matter and checks "
+                "statuses, invoice totals, billing reasons and lines.",
 )

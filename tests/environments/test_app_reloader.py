@@ -1,5 +1,5 @@
-"""The in-process reloader of the Flask apps (bookings-payments, idempotent-payments, invoicing-migration) never
-loses an edit.
+"""The in-process reloader of the Flask apps (bookings-payments, idempotent-payments, invoicing-migration,
+subscription-gym) never loses an edit.
 
 An edit that lands while a reloaded process is still starting (reading its code, importing Flask) must count as a
 change to that process. The old process hands the new one what it saw (APP_RELOAD_SEEN) before the new one reads
@@ -37,7 +37,8 @@ def _snapshot(folder: Path) -> str:
     return repr(sorted((p.name, p.stat().st_mtime_ns) for p in folder.iterdir() if p.name.endswith(".py")))
 
 
-@pytest.mark.parametrize("env", ["bookings-payments", "idempotent-payments", "invoicing-migration"])
+@pytest.mark.parametrize("env", ["bookings-payments", "idempotent-payments", "invoicing-migration",
+                                 "subscription-gym"])
 def test_an_edit_made_while_the_app_starts_is_reloaded(env: str, tmp_path: Path) -> None:
     work = tmp_path / "app"
     shutil.copytree(ROOT / env / "workspace", work)
