@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import io
 
 import pytest
 
 from stripebench_tui.core import operator as op
 from stripebench_tui.core.breakpoints import BreakpointError, BreakpointSet, hits_in, parse
 from stripebench_tui.core.events import Finding, GraderVerdict, ModelMessage, Operator, StripeRequest, ToolCall
+from stripebench_tui.runtime.printer import LivePrinter
 
 from tests.driver.scripted import ScriptedAgent, call, make_driver, turn, wait_status
 
@@ -94,3 +96,26 @@ async def test_a_live_hit_pauses_before_the_next_model_call():
                 for e in seen.events if isinstance(e, Operator) and e.action.startswith("break_")]
     assert recorded == [("break_add", 1, False), ("break_hit", 1, False), ("break_remove", 1, False),
                         ("break_add", None, True)]
+
+
+async def test_hits_at_the_episode_end_are_recorded_without_pausing():
+    # The agent's last turn calls files (a hit), and a final hook publishes a finding (the detectors' end): neither
+    # has a next model call to pause before, and both hits are still recorded, before episode_end.
+    agent = ScriptedAgent([turn(call("c1", cmd="ls")), turn(call("c2", "files", path="x"), done=True)])
+
+    async def final_finding(driver):
+        await driver.bus.publish(Finding(detector="400-as-success", message="said done after a 400"))
+
+    driver, seen = make_driver(agent, breakpoints=BreakpointSet.from_exprs(["tool files", "finding 400-*"]),
+                               final_hooks=[final_finding])
+    end = await asyncio.wait_for(driver.run(), 5)
+    assert end.reason == "agent_done"
+    hits = [e for e in seen.events if isinstance(e, Operator) and e.action == "break_hit"]
+    assert [(h.details["id"], h.details["turn"], h.details["paused"]) for h in hits] == [(1, 2, False), (2, 2, False)]
+    assert seen.types()[-1] == "episode_end" and op.PAUSED not in [e.text for e in seen.events if op.is_status(e)]
+    printed = io.StringIO()
+    printer = LivePrinter(printed)
+    for ev in seen.events:
+        printer(ev)
+    assert "breakpoint #2 (finding 400-*)" in printed.getvalue() and "type resume" not in printed.getvalue()
+
