@@ -83,6 +83,8 @@ class Driver(op.Controls):
     tell_agent_operator_calls: bool = True  # operator tool results reach the agent as operator messages
     on_status: list[Callable[[str], None]] = field(default_factory=list)
     breakpoints: BreakpointSet = field(default_factory=BreakpointSet)  # a hit pauses before the next model call
+    # False when nobody can resume (headless, stdin at its end): a hit is recorded and the episode runs on.
+    pause_at_hits: bool = True
 
     def __post_init__(self) -> None:
         self.usage = Usage()
@@ -369,13 +371,13 @@ class Driver(op.Controls):
         """Record the hits since the last turn boundary; any hit pauses here, before the next model call.
 
         ``details["paused"]`` of each ``break_hit`` says whether it paused: not at the episode's end
-        (``can_pause`` False)."""
+        (``can_pause`` False) nor when ``pause_at_hits`` is off."""
         if not len(self.breakpoints):
             self.breakpoints.take_hits()
             return
         await self.bus.drain(timeout=CANCEL_GRACE)  # the breakpoint subscriber has seen this turn's events
         hits = self.breakpoints.take_hits()
-        pause = bool(hits) and can_pause
+        pause = bool(hits) and can_pause and self.pause_at_hits
         for hit in hits:
             await self.bus.publish(Operator(action=BREAK_HIT, text=hit.reason, details={**hit.details(), "paused": pause}))
         if pause:
