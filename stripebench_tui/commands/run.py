@@ -48,11 +48,12 @@ BREAK_HELP = ("Pause before the next model call when this happens (repeatable): 
 def parse_breaks(exprs: list[str] | None) -> list[str]:
     """The ``--break`` expressions, checked now so a typo is one line before anything starts."""
     from stripebench_tui.core.breakpoints import BreakpointError, parse
+    from stripebench_tui.findings.runner import DETECTORS
 
     out = [e for e in (exprs if isinstance(exprs, list) else []) if isinstance(e, str)]
     for expr in out:
         try:
-            parse(expr)
+            parse(expr, detectors=DETECTORS)
         except BreakpointError as exc:
             raise UserError(f"--break: {exc}") from None
     return out

@@ -60,8 +60,12 @@ class Condition:
     strict: bool = False  # budget: ``>`` rather than ``>=``
 
 
-def parse(expr: str) -> Condition:
-    """The condition ``expr`` describes; ``BreakpointError`` (one line) when it describes none."""
+def parse(expr: str, detectors: Iterable[str] | None = None) -> Condition:
+    """The condition ``expr`` describes; ``BreakpointError`` (one line) when it describes none.
+
+    ``detectors``: the known detector names (the findings registry, which core does not import); given, a
+    ``finding`` breakpoint whose glob matches none of them is an error naming them.
+    """
     text = " ".join(expr.split())
     if not text:
         raise BreakpointError(f"empty breakpoint; write one of: {SYNTAX}")
@@ -109,7 +113,12 @@ def parse(expr: str) -> Condition:
     if kind == "finding":
         if len(rest) > 1:
             raise BreakpointError(f"breakpoint {text!r}: write `finding [DETECTOR]`")
-        return Condition("finding", text, glob=rest[0] if rest else "*")
+        glob = rest[0] if rest else "*"
+        known = list(detectors) if detectors is not None else None
+        if known is not None and not any(fnmatch.fnmatchcase(name, glob) for name in known):
+            raise BreakpointError(f"breakpoint {text!r}: no detector matches {glob!r}; "
+                                  f"the detectors are {', '.join(known)}")
+        return Condition("finding", text, glob=glob)
     raise BreakpointError(f"unknown breakpoint {text!r}; write one of: {SYNTAX}")
 
 

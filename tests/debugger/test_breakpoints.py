@@ -33,6 +33,16 @@ def test_bad_expressions_are_one_line_errors(bad):
     assert "\n" not in str(err.value)
 
 
+def test_a_finding_breakpoint_names_a_known_detector():
+    known = ["400-as-success", "lost-focus"]
+    assert parse("finding 400-*", detectors=known).glob == "400-*"
+    assert parse("finding", detectors=known).glob == "*"
+    with pytest.raises(BreakpointError) as err:
+        parse("finding nope", detectors=known)
+    assert "no detector matches 'nope'" in str(err.value) and "400-as-success, lost-focus" in str(err.value)
+    assert parse("finding nope").glob == "nope"  # without the registry (a recorded trace's own names), any glob
+
+
 def _events():
     evs = [
         ToolCall(seq=0, turn=1, tool="shell", arguments={"command": "ls"}),
