@@ -280,7 +280,19 @@ class BreakpointSet:
         else:
             return ""
         crossed = value > c.limit if c.strict else value >= c.limit
-        return f"{c.budget} reached {value:g}" if crossed else ""
+        return f"{c.budget} reached {budget_text(c.budget, value)}" if crossed else ""
+
+
+def budget_text(budget: str, value: float) -> str:
+    """A budget's value for people: ``3.4 s``, ``$0.0412``, ``$12.50``, ``12,345`` (tokens, turns)."""
+    if budget == "time":
+        return f"{value:.1f} s"
+    if budget == "cost":
+        if value >= 1:
+            return f"${value:,.2f}"
+        whole, _, frac = f"{value:.4f}".partition(".")  # small costs keep their digits: $0.0412, $0.04
+        return f"${whole}.{frac.rstrip('0').ljust(2, '0')}"
+    return f"{int(value):,}"
 
 
 def recorded_breakpoints(operator_events: Iterable[Any]) -> list[tuple[int, str]]:
@@ -307,4 +319,4 @@ def hits_in(events: Iterable[Event], breakpoints: BreakpointSet) -> list[Hit]:
 
 
 __all__ = ["BREAK_ADD", "BREAK_HIT", "BREAK_REMOVE", "Breakpoint", "BreakpointError", "BreakpointSet", "Condition",
-           "Hit", "SYNTAX", "hits_in", "parse", "recorded_breakpoints"]
+           "Hit", "SYNTAX", "budget_text", "hits_in", "parse", "recorded_breakpoints"]

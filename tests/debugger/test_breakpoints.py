@@ -82,6 +82,20 @@ def test_matching_over_a_hand_made_stream(expr, turns):
     assert [h.turn for h in hits] == turns
 
 
+@pytest.mark.parametrize(("expr", "t", "reason"), [
+    ("time>=3", 3.40014, "time reached 3.4 s"),
+    ("cost>=0.01", 0.0, "cost reached $0.0412"),
+    ("cost>=1", 0.0, "cost reached $12.50"),
+    ("tokens>=1000", 0.0, "tokens reached 12,345"),
+    ("turns>=2", 0.0, "turns reached 2"),
+])
+def test_budget_hits_read_as_durations_costs_and_counts(expr, t, reason):
+    cost = 12.5 if expr == "cost>=1" else 0.0412345
+    ev = ModelMessage(seq=0, turn=2, t=t, tokens_in=12000, tokens_out=345, cost_usd=cost)
+    [hit] = hits_in([ev], BreakpointSet.from_exprs([expr]))
+    assert hit.reason.endswith(f"({expr}): {reason}")
+
+
 def test_remove_stops_matching_and_numbers_are_not_reused():
     bps = BreakpointSet.from_exprs(["tool shell", "finding"])
     assert bps.remove(1) is not None and bps.remove(1) is None
