@@ -8,24 +8,22 @@ from typing import Any
 
 import typer
 
-from stripebench_tui.errors import EXIT_EPISODE_FAILED, EXIT_OK, UserError
+from stripebench_tui.errors import EXIT_EPISODE_FAILED, EXIT_OK
 
 
 def load_state(path: Path) -> Any:
-    """The whole episode at ``path`` (a trace, its directory or an ATIF file); a bad file is exit 2 here."""
+    """The whole episode at ``path`` (a trace, its directory or an ATIF file); one that cannot be read is a
+    ``BadFileError`` (exit 3), as for every command."""
     from stripebench_tui.commands.replay import sample_or_path
     from stripebench_tui.formats.open import open_episode
 
     from stripebench_tui.core.state import Reducer
 
-    try:
-        trace = open_episode(sample_or_path(path))
-        # One plain fold: the diff needs the final state only, not the index's per-turn snapshots.
-        reducer = Reducer(clock=lambda: 0.0, keep_output=False)
-        reducer.apply(trace.header)
-        return reducer.apply_all(trace.iter_events())
-    except UserError as exc:
-        raise UserError(str(exc)) from None  # diff's contract: 2 for any bad input
+    trace = open_episode(sample_or_path(path))
+    # One plain fold: the diff needs the final state only, not the index's per-turn snapshots.
+    reducer = Reducer(clock=lambda: 0.0, keep_output=False)
+    reducer.apply(trace.header)
+    return reducer.apply_all(trace.iter_events())
 
 
 def diff(
@@ -37,7 +35,7 @@ def diff(
     """Compare two episodes: turns aligned by their tool calls, the first divergence, verdict timelines and final
     Stripe objects field by field (ids, timestamps and each run's paths and ports left out).
 
-    Exit code 0 when the two are equivalent, 1 when they differ, 2 when an input cannot be read.
+    Exit code 0 when the two are equivalent, 1 when they differ, 2 for bad usage, 3 when an input cannot be read.
 
     Example: `stripebench diff replays/checkout-migration-oracle replays/checkout-migration-400`
     (the oracle against the run that called an HTTP 400 a success); a fork against its origin works the same way.

@@ -42,17 +42,18 @@ def agent_options(agent: str, plan: str | None, model: str | None, base_url: str
 BREAK_HELP = ("Pause before the next model call when this happens (repeatable): `tool shell command=*curl*`, "
               "`request POST /v1/refunds* 4xx`, `verdict fail [CRITERION]`, `verdict any`, `finding 400-as-success`, "
               "`turns>=10`, `tokens>=50000`, `cost>=0.50`, `time>=300`. Globs use * and ?; "
-              "headless, type resume or step to go on.")
+              "headless, type resume or step to go on (once stdin has ended, hits are recorded and the episode runs on).")
 
 
 def parse_breaks(exprs: list[str] | None) -> list[str]:
     """The ``--break`` expressions, checked now so a typo is one line before anything starts."""
     from stripebench_tui.core.breakpoints import BreakpointError, parse
+    from stripebench_tui.findings.runner import DETECTORS
 
     out = [e for e in (exprs if isinstance(exprs, list) else []) if isinstance(e, str)]
     for expr in out:
         try:
-            parse(expr)
+            parse(expr, detectors=DETECTORS)
         except BreakpointError as exc:
             raise UserError(f"--break: {exc}") from None
     return out
@@ -242,20 +243,21 @@ def _read_stdin(loop: asyncio.AbstractEventLoop, episode: Any) -> None:
             return
         if human:  # no more input: the human is done
             loop.call_soon_threadsafe(feed, "done end of input")
-        elif episode.config.breakpoints:  # nobody can resume a hit any more: let the episode run to its end
-            loop.call_soon_threadsafe(_drop_breakpoints, episode)
+        elif episode.config.breakpoints:  # nobody can resume a hit any more: record hits and run on
+            loop.call_soon_threadsafe(_run_on_at_hits, episode)
 
     threading.Thread(target=reader, name="stdin", daemon=True).start()
 
 
-def _drop_breakpoints(episode: Any) -> None:
-    episode.config.breakpoints.clear()  # not started yet: it starts without them
+def _run_on_at_hits(episode: Any) -> None:
+    """End of input: the breakpoints stay (installed and recorded), their hits are recorded, nothing pauses."""
+    episode.config.pause_at_breakpoints = False  # not started yet (stdin was empty): it starts that way
     driver = episode.driver
     if driver is not None:
-        for bp in list(driver.breakpoints.breakpoints):
-            driver.remove_breakpoint(bp.id)
-        driver.resume()
-    print("stripebench: end of input: breakpoints removed, the episode runs on", file=sys.stderr)
+        driver.pause_at_hits = False
+        driver.resume()  # a hit (or a pause typed before the end) may hold it now; nobody else can resume it
+    print("stripebench: end of input: breakpoint hits are recorded and the episode runs on without pausing",
+          file=sys.stderr)
 
 
 def register(app: typer.Typer) -> None:

@@ -60,8 +60,12 @@ class Condition:
     strict: bool = False  # budget: ``>`` rather than ``>=``
 
 
-def parse(expr: str) -> Condition:
-    """The condition ``expr`` describes; ``BreakpointError`` (one line) when it describes none."""
+def parse(expr: str, detectors: Iterable[str] | None = None) -> Condition:
+    """The condition ``expr`` describes; ``BreakpointError`` (one line) when it describes none.
+
+    ``detectors``: the known detector names (the findings registry, which core does not import); given, a
+    ``finding`` breakpoint whose glob matches none of them is an error naming them.
+    """
     text = " ".join(expr.split())
     if not text:
         raise BreakpointError(f"empty breakpoint; write one of: {SYNTAX}")
@@ -109,7 +113,12 @@ def parse(expr: str) -> Condition:
     if kind == "finding":
         if len(rest) > 1:
             raise BreakpointError(f"breakpoint {text!r}: write `finding [DETECTOR]`")
-        return Condition("finding", text, glob=rest[0] if rest else "*")
+        glob = rest[0] if rest else "*"
+        known = list(detectors) if detectors is not None else None
+        if known is not None and not any(fnmatch.fnmatchcase(name, glob) for name in known):
+            raise BreakpointError(f"breakpoint {text!r}: no detector matches {glob!r}; "
+                                  f"the detectors are {', '.join(known)}")
+        return Condition("finding", text, glob=glob)
     raise BreakpointError(f"unknown breakpoint {text!r}; write one of: {SYNTAX}")
 
 
@@ -271,7 +280,19 @@ class BreakpointSet:
         else:
             return ""
         crossed = value > c.limit if c.strict else value >= c.limit
-        return f"{c.budget} reached {value:g}" if crossed else ""
+        return f"{c.budget} reached {budget_text(c.budget, value)}" if crossed else ""
+
+
+def budget_text(budget: str, value: float) -> str:
+    """A budget's value for people: ``3.4 s``, ``$0.0412``, ``$12.50``, ``12,345`` (tokens, turns)."""
+    if budget == "time":
+        return f"{value:.1f} s"
+    if budget == "cost":
+        if value >= 1:
+            return f"${value:,.2f}"
+        whole, _, frac = f"{value:.4f}".partition(".")  # small costs keep their digits: $0.0412, $0.04
+        return f"${whole}.{frac.rstrip('0').ljust(2, '0')}"
+    return f"{int(value):,}"
 
 
 def recorded_breakpoints(operator_events: Iterable[Any]) -> list[tuple[int, str]]:
@@ -298,4 +319,4 @@ def hits_in(events: Iterable[Event], breakpoints: BreakpointSet) -> list[Hit]:
 
 
 __all__ = ["BREAK_ADD", "BREAK_HIT", "BREAK_REMOVE", "Breakpoint", "BreakpointError", "BreakpointSet", "Condition",
-           "Hit", "SYNTAX", "hits_in", "parse", "recorded_breakpoints"]
+           "Hit", "SYNTAX", "budget_text", "hits_in", "parse", "recorded_breakpoints"]

@@ -83,6 +83,8 @@ class Driver(op.Controls):
     tell_agent_operator_calls: bool = True  # operator tool results reach the agent as operator messages
     on_status: list[Callable[[str], None]] = field(default_factory=list)
     breakpoints: BreakpointSet = field(default_factory=BreakpointSet)  # a hit pauses before the next model call
+    # False when nobody can resume (headless, stdin at its end): a hit is recorded and the episode runs on.
+    pause_at_hits: bool = True
 
     def __post_init__(self) -> None:
         self.usage = Usage()
@@ -132,6 +134,9 @@ class Driver(op.Controls):
             self._finishing = True  # limits no longer apply: final grading runs to completion
             self.end_reason = reason
             final = await self._final_hooks()
+            # The last turn's hits and those of the final grading and findings: no model call is left to pause
+            # before, but each hit is still recorded.
+            await self._breakpoint_hits(can_pause=False)
             self._publish_end(reason, error, final)
             await self.bus.drain(timeout=CANCEL_GRACE)
             return self.end  # type: ignore[return-value]
@@ -362,16 +367,20 @@ class Driver(op.Controls):
             details["ignored"] = f"there is no breakpoint #{cmd.id}"
         return removed.expr if removed else ""
 
-    async def _breakpoint_hits(self) -> None:
-        """Record the hits since the last turn boundary; any hit pauses here, before the next model call."""
+    async def _breakpoint_hits(self, can_pause: bool = True) -> None:
+        """Record the hits since the last turn boundary; any hit pauses here, before the next model call.
+
+        ``details["paused"]`` of each ``break_hit`` says whether it paused: not at the episode's end
+        (``can_pause`` False) nor when ``pause_at_hits`` is off."""
         if not len(self.breakpoints):
             self.breakpoints.take_hits()
             return
         await self.bus.drain(timeout=CANCEL_GRACE)  # the breakpoint subscriber has seen this turn's events
         hits = self.breakpoints.take_hits()
+        pause = bool(hits) and can_pause and self.pause_at_hits
         for hit in hits:
-            await self.bus.publish(Operator(action=BREAK_HIT, text=hit.reason, details=hit.details()))
-        if hits:
+            await self.bus.publish(Operator(action=BREAK_HIT, text=hit.reason, details={**hit.details(), "paused": pause}))
+        if pause:
             self._paused, self._pause_after_turn = True, False
 
     async def _record(self, cmd: op.Command, text: str = "", call_id: str = "", details: dict[str, Any] | None = None) -> None:

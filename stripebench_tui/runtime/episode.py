@@ -76,6 +76,7 @@ class EpisodeConfig:
     # where the episode runs: "local" or "docker" (default: $STRIPEBENCH_SANDBOX, else local)
     sandbox: str = field(default_factory=lambda: os.environ.get("STRIPEBENCH_SANDBOX") or "local")
     breakpoints: list[str] = field(default_factory=list)  # core.breakpoints expressions (--break)
+    pause_at_breakpoints: bool = True  # False: hits are recorded and the episode runs on (nobody left to resume)
 
 
 @dataclass
@@ -268,7 +269,8 @@ class Episode:
                              approval=cfg.approval, limits=limits,  # type: ignore[arg-type]
                              turn_end_hooks=[self.watcher.turn_end_hook, *turn_hooks],
                              final_hooks=[self.watcher.final_hook, *final_hooks], start_paused=cfg.start_paused,
-                             breakpoints=BreakpointSet.from_exprs(cfg.breakpoints))
+                             breakpoints=BreakpointSet.from_exprs(cfg.breakpoints),
+                             pause_at_hits=cfg.pause_at_breakpoints)
         if self._stop_requested:
             self.driver.stop(self._stop_requested)
         self.ready.set()

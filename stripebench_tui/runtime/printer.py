@@ -52,7 +52,7 @@ class LivePrinter:
         if is_status(event) and event.text == "waiting_for_approval":  # type: ignore[attr-defined]
             self.out.write("  (type approve, or reject WHY, and Enter)\n")
             self.out.flush()
-        if getattr(event, "action", "") == "break_hit":
+        if getattr(event, "action", "") == "break_hit" and getattr(event, "details", {}).get("paused", True):
             self.out.write("  (paused at a breakpoint: type resume or step, and Enter)\n")
             self.out.flush()
         if isinstance(event, EpisodeEnd):

@@ -40,7 +40,7 @@ def scan(events: Any, exprs: list[str], derive: bool = False) -> Marks:
     """The marks of ``events`` (an iterable) for the breakpoint expressions ``exprs``.
 
     ``derive`` (a recording): a trace without findings of its own gets the detectors' findings as it is scanned,
-    so ``]`` and ``finding`` breakpoints reach the ones shown as ⚐ (``findings.with_derived_findings``).
+    so ``>`` and ``finding`` breakpoints reach the ones shown as ⚐ (``findings.with_derived_findings``).
     """
     marks, profiler, recorded = Marks(), Profiler(), list(events)
     events = with_derived_findings(recorded) if derive else recorded

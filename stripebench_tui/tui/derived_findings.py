@@ -5,7 +5,7 @@ without any ``finding`` event gets the detectors that ``replay --summary`` runs
 (``findings.detect``) run over its events in a worker; what they find is shown in
 the findings screen (!), as ⚐ marks in the timeline and in the turn detail, all
 labelled *derived*: computed now, not recorded during the episode. (``finding``
-breakpoints and ``]`` reach them through ``findings.with_derived_findings``.)
+breakpoints and ``>`` reach them through ``findings.with_derived_findings``.)
 """
 
 from __future__ import annotations

@@ -23,6 +23,11 @@ def test_break_on_the_command_line(capsys, monkeypatch):
     monkeypatch.setenv("COLUMNS", "200")  # help tables at full width
     code, _, err = cli(capsys, "run", "checkout-migration", "--headless", "--break", "request PUTS /v1/x")
     assert code == 2 and err.count("\n") == 1 and "--break: breakpoint" in err
+    for command in ("run", "replay"):  # an unknown detector: one line naming the known ones, before anything starts
+        code, _, err = cli(capsys, command, "checkout-migration" if command == "run" else MUTANT, "--headless",
+                           "--break", "finding nope")
+        assert code == 2 and err.count("\n") == 1 and "no detector matches 'nope'" in err
+        assert "400-as-success" in err and "secret-exposure" in err
     code, out, _ = cli(capsys, "replay", MUTANT, "--headless", "--break", "tool replace_in_file", "--break", "verdict fail paid")
     assert code == 1  # the episode failed; the hits are listed after it
     tail = out.split("Breakpoint hits:")[1]

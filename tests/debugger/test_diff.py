@@ -71,7 +71,7 @@ def test_oracle_against_the_400_mutant_shows_the_first_divergent_turn():
     assert d.score[0] == 1.0 and d.score[1] < 1.0
 
 
-def test_cli_exit_codes_and_text(capsys):
+def test_cli_exit_codes_and_text(capsys, tmp_path):
     from tests.debugger.test_cli_break import cli
 
     code, out, _ = cli(capsys, "diff", ORACLE, ORACLE)
@@ -80,7 +80,12 @@ def test_cli_exit_codes_and_text(capsys):
     assert code == 1 and "First divergence: A turn 4 / B —" in out
     assert "▶<   4 shell" in out and "Not equivalent." in out
     code, _, err = cli(capsys, "diff", ORACLE, REPLAYS / "no-such-episode")
-    assert code == 2 and err.count("\n") == 1 and "Traceback" not in err
+    assert code == 3 and err.count("\n") == 1 and "Traceback" not in err  # README: 3, a file that cannot be read
+    (tmp_path / "garbage.jsonl").write_text("not a trace\n", encoding="utf-8")
+    code, _, err = cli(capsys, "diff", tmp_path / "garbage.jsonl", ORACLE)
+    assert code == 3 and err.count("\n") == 1 and "not a stripebench trace" in err
+    code, _, err = cli(capsys, "diff", ORACLE)  # bad usage stays 2
+    assert code == 2
 
 
 async def test_the_diff_screen_opens_on_the_first_divergence_and_moves_between_differences():

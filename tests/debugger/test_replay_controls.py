@@ -115,6 +115,10 @@ async def test_breakpoint_dialog_adds_checks_and_removes(tmp_path):
         assert isinstance(dialog, BreakpointScreen)
         await pilot.press(*"tool", "enter")  # no tool named: refused, with the reason
         assert "say which tool" in str(dialog.query_one("#bp-error").render())
+        dialog.query_one("#bp-input").value = "finding nope"  # no such detector: refused, naming the known ones
+        await pilot.press("enter")
+        assert "no detector matches 'nope'" in str(dialog.query_one("#bp-error").render())
+        assert app.episode.break_exprs == [] and app.screen is dialog
         dialog.query_one("#bp-input").value = "verdict pass payment_*"
         await pilot.press("enter")
         await settle(pilot)

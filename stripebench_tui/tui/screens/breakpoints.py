@@ -11,6 +11,7 @@ from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from stripebench_tui.core.breakpoints import SYNTAX, BreakpointError, parse
+from stripebench_tui.findings.runner import DETECTORS
 from stripebench_tui.tui.screens.dialog import DialogScreen
 from stripebench_tui.tui.text import clean
 
@@ -65,7 +66,7 @@ class BreakpointScreen(DialogScreen[None]):
         if not expr:
             return
         try:
-            parse(expr)
+            parse(expr, detectors=DETECTORS)
         except BreakpointError as exc:
             self.query_one("#bp-error", Static).update(clean(str(exc)))
             return
