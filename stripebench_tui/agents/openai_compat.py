@@ -16,13 +16,31 @@ from stripebench_tui.agents.prompting import (
     result_text,
     system_prompt,
 )
-from stripebench_tui.agents.retry import SdkErrors
-from stripebench_tui.core.agent import AgentError, AgentTurn, Observation, Task, ToolRequest
+from stripebench_tui.agents.retry import SdkErrors, http_transport_errors
+from stripebench_tui.core.agent import AgentTurn, Observation, Task, ToolRequest
 from stripebench_tui.errors import UserError
 
 _FINISHED = {"stop", "content_filter"}
 # Local servers (vLLM, Ollama) ignore the key, but the SDK insists on one.
 _UNUSED_KEY = "unused"
+
+
+def _is_token(event: Any) -> bool:
+    """Whether a Chat Completions stream event is a chunk carrying output: text, reasoning, a refusal or a tool call
+    (the role-only first chunk is not; the gateway counts the same ones as the first token)."""
+    if event.type != "chunk":
+        return False
+    for choice in event.chunk.choices:
+        delta = choice.delta
+        extra = delta.model_extra or {}
+        if delta.content or delta.refusal or delta.tool_calls or extra.get("reasoning_content") or extra.get("reasoning"):
+            return True
+    return False
+
+
+def _complete(completion: Any) -> bool:
+    """A stream that ended with a finish reason (a cut-off one has none)."""
+    return bool(completion.choices) and completion.choices[0].finish_reason is not None
 
 
 class OpenAICompatAgent(LlmAgent):
@@ -52,7 +70,9 @@ class OpenAICompatAgent(LlmAgent):
         """Open the client and turn the task into a system message and tool definitions."""
         import openai
 
-        self._errors = SdkErrors(openai.APIStatusError, openai.APIConnectionError, openai.APITimeoutError)
+        # (The SDK wraps a stream's broken connection itself; an error event inside a stream is its APIError.)
+        self._errors = SdkErrors(openai.APIStatusError, openai.APIConnectionError, openai.APITimeoutError,
+                                 transport=http_transport_errors(), other=openai.APIError)
         self._client = openai.AsyncOpenAI(
             api_key=self.options.api_key,
             base_url=self.options.base_url,
@@ -108,17 +128,23 @@ class OpenAICompatAgent(LlmAgent):
         return request
 
     async def next_turn(self, observations: list[Observation]) -> AgentTurn:
-        """Send the observations, get the model's reply, hand back its tool calls."""
+        """Send the observations, stream the model's reply (timed), hand back its tool calls."""
         messages = self._messages + self._new_messages(observations)
         request = self._request(messages)
-        reply = await self._call(lambda client: client.chat.completions.create(**request))
-        if not reply.choices:
-            raise AgentError("openai: the provider returned no choices")
+        streamed = await self._stream(
+            # The usage comes in a last chunk of its own, only when asked for.
+            lambda client: client.chat.completions.stream(**request, stream_options={"include_usage": True}),
+            _is_token,
+            lambda stream: stream.get_final_completion(),
+            _complete,
+        )
+        reply = streamed.reply
         choice = reply.choices[0]
         turn, assistant = self._turn(choice.message, choice.finish_reason)
         self._messages = messages + [assistant]
         usage = reply.usage
         turn.model = reply.model or self.options.model
+        turn.ttft, turn.latency = streamed.ttft, streamed.latency
         if usage is not None:
             turn.tokens_in, turn.tokens_out = usage.prompt_tokens, usage.completion_tokens
             # Cached prompt tokens are billed at the full input price: an upper bound.
