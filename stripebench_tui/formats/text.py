@@ -197,15 +197,19 @@ def _final_line(state: EpisodeState) -> str:
     return f"Final score: {shown} · {passed} · criteria {counts['pass']} pass, {counts['fail']} fail, {counts['pending']} pending, {counts['error']} error"
 
 
+TIME_KINDS = ("wall", "model", "ttft", "tool", "stripe", "wait", "other")
+SLOWEST_TURNS = 5
+
+
 def time_table(prof: Any) -> Table:
     """Where the time went (a ``core.profile.TimeProfile``): the episode's totals and its slowest turns."""
-    table = Table(title="Where the time went")
-    for name in ("", "wall", "model", "ttft", "tool", "stripe", "wait", "other"):
-        table.add_column(name or "turn", justify="right")
+    table = Table(title="Where the time went", caption=f"all: the episode's totals; then its {SLOWEST_TURNS} slowest turns")
+    for name in ("turn", *TIME_KINDS):
+        table.add_column(name, justify="right")
     s = prof.summary()
-    table.add_row("all", *(f"{s[k]:.2f}s" for k in ("wall", "model", "ttft", "tool", "stripe", "wait", "other")))
-    for tt in sorted(prof.turns, key=lambda x: -x.wall)[:5]:
-        table.add_row(str(tt.turn), *(f"{getattr(tt, k):.2f}s" for k in ("wall", "model", "ttft", "tool", "stripe", "wait", "other")))
+    table.add_row("all", *(f"{s[k]:.2f}s" for k in TIME_KINDS))
+    for tt in sorted(prof.turns, key=lambda x: -x.wall)[:SLOWEST_TURNS]:
+        table.add_row(str(tt.turn), *(f"{getattr(tt, k):.2f}s" for k in TIME_KINDS))
     return table
 
 
