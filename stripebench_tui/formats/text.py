@@ -33,6 +33,7 @@ from stripebench_tui.core.events import (
 from stripebench_tui.core.sanitize import sanitize
 from stripebench_tui.core.state import EpisodeState, Reducer
 from stripebench_tui.core.trace import Trace
+from stripebench_tui.findings.derived import with_derived_findings
 
 OUTPUT_LINES = 30  # lines of each tool output shown in the headless log
 OUTPUT_LINE_CHARS = 240
@@ -167,8 +168,14 @@ def write_headless(trace: Trace, out: TextIO) -> EpisodeState:
     reducer = Reducer(clock=lambda: 0.0, keep_output=False)
     reducer.apply(h)
     notes = {n.turn: n for n in load_notes(trace.path)}  # the operator's, from beside the trace
+    events = list(trace.iter_events())
+    recorded = any(isinstance(ev, Finding) for ev in events)
+    # A trace from before the detectors: their findings now, marked ⚐ where a live run would have printed them.
     current: int | None = None
-    for ev in trace.iter_events():
+    for ev in events if recorded else with_derived_findings(events):
+        if isinstance(ev, Finding) and not recorded:
+            out.write(derived_finding_line(ev, current) + "\n")
+            continue
         if ev.turn != current:
             current = ev.turn
             label = "setup" if ev.turn == 0 else f"turn {ev.turn}"
@@ -187,6 +194,13 @@ def write_headless(trace: Trace, out: TextIO) -> EpisodeState:
         out.write("\n(the trace has no episode_end: the episode did not finish)\n")
     out.write(_final_line(state) + "\n")
     return state
+
+
+def derived_finding_line(ev: Finding, turn: int | None = None) -> str:
+    """A finding the detectors derived over a trace that recorded none: ⚐ (as in the TUI), not ⚑, and said so."""
+    where = f" (turn {ev.turn})" if ev.turn != turn else ""
+    line = f"⚐ finding {ev.detector}{where}: {ev.message}  {evidence_text(ev.evidence)}".rstrip()
+    return sanitize(line + " · derived now, not recorded")
 
 
 def _final_line(state: EpisodeState) -> str:
@@ -300,5 +314,5 @@ def write_summary(state: EpisodeState, out: TextIO, findings: list[Finding] | No
         console.print(renderable)
 
 
-__all__ = ["episode_passed", "evidence_text", "format_event", "request_line", "sanitize", "summary_tables", "write_headless",
+__all__ = ["derived_finding_line", "episode_passed", "evidence_text", "format_event", "request_line", "sanitize", "summary_tables", "write_headless",
            "write_summary"]
