@@ -134,6 +134,8 @@ def test_a_trace_that_recorded_no_findings_is_exported_and_printed_with_derived_
                      turn_11_log, re.M)
     assert "⚑" not in out
 
+    assert "Findings ⚐ derived now: the trace recorded none" in stripebench("replay", FAIL, "--summary").stdout
+
     clean = json.loads(stripebench("export", PASS, "--format", "atif", "-o", "-").stdout)["extra"]["stripebench"]
     assert clean["findings"] == [] and "findings_derived" not in clean
     out = stripebench("replay", PASS, "--headless").stdout

@@ -291,7 +291,8 @@ def summary_tables(state: EpisodeState, findings: list[Finding] | None = None, p
                                    + ", ".join(f"{n} {s}" for s, n in sources.most_common()) + ")")))
     found = state.findings if findings is None else findings
     if found:
-        table = Table(title="Findings")
+        derived = findings is not None and not state.findings
+        table = Table(title="Findings ⚐ derived now: the trace recorded none" if derived else "Findings")
         for name in ("turn", "finding", "message", "evidence"):
             table.add_column(name, justify="right" if name == "turn" else "left")
         for f in found:

@@ -40,6 +40,7 @@ def test_the_summary_counts_requests_and_lists_findings(tmp_path: Path) -> None:
     text = out.getvalue()
     assert "Stripe requests: 4 (3 2xx, 1 4xx; 2 app, 1 agent, 1 grader)" in text
     assert "Findings" in text and "400-as-success" in text and "lost-focus" in text
+    assert "derived" not in text  # recorded ones
     out = io.StringIO()
     write_summary(state, out, findings=[])  # a caller that checked again and found nothing
     assert "Findings: none" in out.getvalue()
