@@ -43,6 +43,7 @@ from stripebench_tui.testing.fake_stream import (
     responses_events,
     responses_reply,
     stream_error,
+    tool_index_as,
 )
 from stripebench_tui.testing.fake_wire import (
     ScriptedCall,
@@ -151,8 +152,10 @@ class FakeModelServer:
         port: int = 0,
         variables: dict[str, str] | None = None,
         log_path: Path | None = None,
+        chat_tool_index: str = "openai",
     ) -> None:
         self.turns = list(turns)
+        self.chat_tool_index = chat_tool_index  # streamed Chat Completions tool calls' index: openai, missing, reused
         self.variables = dict(variables or {})
         self.log_path = log_path  # every request received, one JSON line each (protocol, path, query, body, status)
         self.faults = [Fault(**vars(f)) for f in faults or []]  # copies: counts are used up
@@ -243,8 +246,10 @@ class FakeModelServer:
                 record.streamed = True
                 with self._lock:
                     hold = self._holds.pop(0) if self._holds else None
-                return StreamingResponse(self._stream(wire, wire.stream(body, payload), cut, hold),
-                                         media_type="text/event-stream")
+                events = wire.stream(body, payload)
+                if wire.protocol == "openai":
+                    events = tool_index_as(events, self.chat_tool_index)
+                return StreamingResponse(self._stream(wire, events, cut, hold), media_type="text/event-stream")
             return JSONResponse(payload, status_code=status, headers=headers)
 
         return handle

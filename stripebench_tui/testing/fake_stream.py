@@ -220,3 +220,20 @@ def stream_error(protocol: str, message: str) -> bytes:
         return sse("error", {"type": "error", "code": "server_error", "message": message, "param": None,
                              "sequence_number": 0})
     return sse(None, {"error": {"message": message, "type": "server_error", "param": None, "code": None}})
+
+
+def tool_index_as(events: Iterator[bytes], style: str) -> Iterator[bytes]:
+    """Chat Completions ``events`` with the tool-call ``index`` of some OpenAI-compatible servers: "missing" (left out)
+    or "reused" (0 for every call, as Ollama streams them); "openai" leaves them as OpenAI sends them."""
+    for event in events:
+        if style == "openai" or b'"tool_calls"' not in event:
+            yield event
+            continue
+        data = json.loads(event.decode().removeprefix("data: "))
+        for choice in data["choices"]:
+            for part in choice["delta"].get("tool_calls") or []:
+                if style == "missing":
+                    del part["index"]
+                else:
+                    part["index"] = 0
+        yield sse(None, data)
