@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from stripebench_tui.agents.llm_base import LlmAgent
+from stripebench_tui.agents.llm_base import LlmAgent, Stopwatch
 from stripebench_tui.agents.pricing import turn_cost
 from stripebench_tui.agents.prompting import (
     CONTINUE_MESSAGE,
@@ -15,7 +15,7 @@ from stripebench_tui.agents.prompting import (
     result_text,
     system_prompt,
 )
-from stripebench_tui.agents.retry import SdkErrors, http_transport_errors
+from stripebench_tui.agents.retry import IncompleteStream, SdkErrors, http_transport_errors
 from stripebench_tui.core.agent import AgentTurn, Observation, Task, ToolRequest
 
 # A reply that stops for these reasons without tool calls is the model saying it has finished.
@@ -115,18 +115,25 @@ class AnthropicAgent(LlmAgent):
             request["tools"] = self._tools
         if self.options.temperature is not None:
             request["temperature"] = self.options.temperature
-        streamed = await self._stream(
-            lambda client: client.messages.stream(**request),
-            _is_token,
-            lambda stream: stream.get_final_message(),
-            lambda message: message.stop_reason is not None,  # a stream ends with message_delta's stop reason
-        )
-        reply = streamed.reply
+        reply, watch = await self._call(lambda client: self._streamed(client, request))
         content = [block.model_dump(mode="json", exclude_none=True) for block in reply.content]
         self._messages = messages + ([{"role": "assistant", "content": content}] if content else [])
         turn = self._turn(reply)
-        turn.ttft, turn.latency = streamed.ttft, streamed.latency
+        turn.ttft, turn.latency = watch.ttft, watch.latency
         return turn
+
+    async def _streamed(self, client: Any, request: dict[str, Any]) -> tuple[Any, Stopwatch]:
+        """One try: the reply streamed (the SDK's helper assembles it), and its timing."""
+        watch = Stopwatch(self.options.clock)
+        async with client.messages.stream(**request) as stream:
+            async for event in stream:
+                if _is_token(event):
+                    watch.token()
+            watch.stop()
+            reply = await stream.get_final_message()
+        if reply.stop_reason is None:  # message_delta brings it: the stream stopped short
+            raise IncompleteStream("the response stream ended before the reply was complete")
+        return reply, watch
 
     def _turn(self, reply: Any) -> AgentTurn:
         texts, thoughts, calls = [], [], []

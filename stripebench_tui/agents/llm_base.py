@@ -1,25 +1,34 @@
-"""Plumbing the LLM agents share: options and key, tool names on the wire, retried and timed streamed calls, closing."""
+"""Plumbing the LLM agents share: options and key, tool names on the wire, retried calls and their timing, closing."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, AsyncContextManager, Awaitable, Callable
+from typing import Any, Awaitable, Callable
 
 from stripebench_tui.agents.options import read_options
 from stripebench_tui.agents.prompting import wire_tool_names
-from stripebench_tui.agents.retry import IncompleteStream, SdkErrors, call_with_retries
+from stripebench_tui.agents.retry import SdkErrors, call_with_retries
 from stripebench_tui.core.agent import AgentError, Task, ToolSpec
 from stripebench_tui.errors import UserError
 
 
-@dataclass
-class Streamed:
-    """A streamed reply, whole, and how long it took: from sending the request to its first token and to its end
-    (seconds, the model gateway's measure for external harnesses; a retried call's time is that of its last try)."""
+class Stopwatch:
+    """One try of a streamed call: seconds from sending the request to its first token (``ttft``) and to its end
+    (``latency``), the model gateway's measure for external harnesses. A retried call keeps its last try's."""
 
-    reply: Any
-    ttft: float | None
-    latency: float
+    def __init__(self, clock: Callable[[], float]) -> None:
+        self._clock = clock
+        self._started = clock()
+        self.ttft: float | None = None
+        self.latency: float | None = None
+
+    def token(self) -> None:
+        """An event carrying output arrived (only the first one counts)."""
+        if self.ttft is None:
+            self.ttft = round(self._clock() - self._started, 6)
+
+    def stop(self) -> None:
+        """The stream ended."""
+        self.latency = round(self._clock() - self._started, 6)
 
 
 class LlmAgent:
@@ -78,33 +87,6 @@ class LlmAgent:
         if client is None or self._errors is None:
             raise AgentError(f"{self.name}: next_turn called before start (or after close)")
         return await call_with_retries(lambda: call(client), self._errors, self.options.retry_policy(), self.name)
-
-    async def _stream(
-        self,
-        open_stream: Callable[[Any], AsyncContextManager[Any]],
-        is_token: Callable[[Any], bool],
-        final: Callable[[Any], Awaitable[Any]],
-        complete: Callable[[Any], bool],
-    ) -> Streamed:
-        """One streamed call with our retries: ``open_stream(client)`` is the SDK's stream helper, ``is_token(event)``
-        says whether an event carries the first token, ``final(stream)`` gives the accumulated reply, and
-        ``complete(reply)`` whether it ended properly (a stream that stops early is retried like a cut-off one)."""
-        clock = self.options.clock
-
-        async def attempt(client: Any) -> Streamed:
-            started = clock()
-            first: float | None = None
-            async with open_stream(client) as stream:
-                async for event in stream:
-                    if first is None and is_token(event):
-                        first = clock()
-                ended = clock()
-                reply = await final(stream)
-            if not complete(reply):
-                raise IncompleteStream("the response stream ended before the reply was complete")
-            return Streamed(reply, None if first is None else round(first - started, 6), round(ended - started, 6))
-
-        return await self._call(attempt)
 
     async def close(self) -> None:
         """Close the HTTP client."""

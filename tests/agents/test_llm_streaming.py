@@ -118,3 +118,20 @@ async def test_a_stream_that_stalls_times_out_and_is_retried(protocol, fake_serv
     agent = await agent_for(protocol, fake, timeout=0.5, on_retry=lambda a, e, d: retries.append(e))
     turn = await agent.next_turn([])
     assert turn.text == "Recovered." and len(retries) == 1 and len(fake.requests) == 2
+
+
+@pytest.mark.parametrize("index", ["openai", "missing", "reused"])
+async def test_openai_compatible_servers_tool_call_indexes(index, fake_server, agent_for):
+    """OpenAI numbers a reply's streamed tool calls; some servers leave the index out, Ollama sends 0 for each."""
+    fake = fake_server([ScriptedTurn("Two at once.", [ScriptedCall("shell", {"command": "ls -la"}),
+                                                      ScriptedCall("view_file", {"path": "app/main.py"})],
+                                     reasoning="Both are needed."),
+                        ScriptedTurn("Done.")], chat_tool_index=index)
+    agent = await agent_for("openai", fake)
+    turn = await agent.next_turn([])
+    sent = fake.answered()[0].reply["choices"][0]["message"]["tool_calls"]
+    assert [(c.call_id, c.tool, c.arguments) for c in turn.tool_calls] == [
+        (sent[0]["id"], "shell", {"command": "ls -la"}), (sent[1]["id"], "view_file", {"path": "app/main.py"})]
+    assert turn.reasoning == "Both are needed." and turn.text == "Two at once." and not turn.done
+    done = await agent.next_turn([Observation("tool_result", "ok", c.call_id, c.tool) for c in turn.tool_calls])
+    assert done.done  # the fake checked that the history holds both calls, each answered
