@@ -114,6 +114,34 @@ def test_export_atif_then_replay_it(tmp_path: Path) -> None:
     assert piped.returncode == 0 and json.loads(piped.stdout)["steps"]
 
 
+def test_a_trace_that_recorded_no_findings_is_exported_and_printed_with_derived_ones() -> None:
+    """checkout-migration-400 predates the detectors: the ATIF export and the headless log carry what they find now,
+    labelled derived (⚐, as in the TUI); the oracle's episode gets none."""
+    doc = json.loads(stripebench("export", FAIL, "--format", "atif", "-o", "-").stdout)
+    ours = doc["extra"]["stripebench"]
+    assert ours["findings_derived"] is True
+    assert ("400-as-success", 11) in [(f["detector"], f["turn"]) for f in ours["findings"]]
+    assert all(f["derived"] is True and f["seq"] is None for f in ours["findings"])
+    assert not any(e["type"] == "finding" for e in ours["events"])  # derived, not passed off as recorded events
+    turn_11 = next(s for s in doc["steps"] if s["extra"]["stripebench"]["turn"] == 11 and s["source"] == "agent")
+    assert "400-as-success" in turn_11["extra"]["stripebench"]["derived_findings"]
+    assert not any("findings" in s["extra"]["stripebench"] for s in doc["steps"])
+    assert "derived" in doc["notes"]
+
+    out = stripebench("replay", FAIL, "--headless").stdout
+    turn_11_log = out[out.index("── turn 11 "):]
+    assert re.search(r"^⚐ finding 400-as-success: agent says the work is done .* · derived now, not recorded$",
+                     turn_11_log, re.M)
+    assert "⚑" not in out
+
+    assert "Findings ⚐ derived now: the trace recorded none" in stripebench("replay", FAIL, "--summary").stdout
+
+    clean = json.loads(stripebench("export", PASS, "--format", "atif", "-o", "-").stdout)["extra"]["stripebench"]
+    assert clean["findings"] == [] and "findings_derived" not in clean
+    out = stripebench("replay", PASS, "--headless").stdout
+    assert "⚐" not in out and "⚑" not in out
+
+
 def test_help_teaches() -> None:
     r = stripebench("replay", "--help")
     assert r.returncode == 0 and "--headless" in r.stdout and "Example" in r.stdout

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from stripebench_tui.agents.llm_base import LlmAgent
+from stripebench_tui.agents.llm_base import LlmAgent, Stopwatch
 from stripebench_tui.agents.pricing import turn_cost
 from stripebench_tui.agents.prompting import (
     CONTINUE_MESSAGE,
@@ -15,11 +15,22 @@ from stripebench_tui.agents.prompting import (
     result_text,
     system_prompt,
 )
-from stripebench_tui.agents.retry import SdkErrors
+from stripebench_tui.agents.retry import IncompleteStream, SdkErrors, http_transport_errors
 from stripebench_tui.core.agent import AgentTurn, Observation, Task, ToolRequest
 
 # A reply that stops for these reasons without tool calls is the model saying it has finished.
 _FINISHED = {"end_turn", "stop_sequence", "refusal"}
+# Stream deltas that carry the model's output (the gateway counts the same ones as the first token).
+_TOKEN_DELTAS = {"text_delta", "thinking_delta", "input_json_delta"}
+
+
+def _is_token(event: Any) -> bool:
+    """Whether a Messages stream event carries output: a text, thinking or tool-input delta, or a block begun with text."""
+    if event.type == "content_block_delta":
+        return event.delta.type in _TOKEN_DELTAS
+    if event.type == "content_block_start":
+        return bool(getattr(event.content_block, "text", "") or getattr(event.content_block, "thinking", ""))
+    return False
 
 
 class AnthropicAgent(LlmAgent):
@@ -41,7 +52,8 @@ class AnthropicAgent(LlmAgent):
         """Open the client and turn the task into a system prompt and tool definitions."""
         import anthropic
 
-        self._errors = SdkErrors(anthropic.APIStatusError, anthropic.APIConnectionError, anthropic.APITimeoutError)
+        self._errors = SdkErrors(anthropic.APIStatusError, anthropic.APIConnectionError, anthropic.APITimeoutError,
+                                 transport=http_transport_errors())
         self._client = anthropic.AsyncAnthropic(
             api_key=self.options.api_key,
             base_url=self.options.base_url,
@@ -91,7 +103,7 @@ class AnthropicAgent(LlmAgent):
         return messages
 
     async def next_turn(self, observations: list[Observation]) -> AgentTurn:
-        """Send the observations, get the model's reply, hand back its tool calls."""
+        """Send the observations, stream the model's reply (timed), hand back its tool calls."""
         messages = self._request_messages(observations)
         request: dict[str, Any] = {
             "model": self.options.model,
@@ -103,10 +115,25 @@ class AnthropicAgent(LlmAgent):
             request["tools"] = self._tools
         if self.options.temperature is not None:
             request["temperature"] = self.options.temperature
-        reply = await self._call(lambda client: client.messages.create(**request))
+        reply, watch = await self._call(lambda client: self._streamed(client, request))
         content = [block.model_dump(mode="json", exclude_none=True) for block in reply.content]
         self._messages = messages + ([{"role": "assistant", "content": content}] if content else [])
-        return self._turn(reply)
+        turn = self._turn(reply)
+        turn.ttft, turn.latency = watch.ttft, watch.latency
+        return turn
+
+    async def _streamed(self, client: Any, request: dict[str, Any]) -> tuple[Any, Stopwatch]:
+        """One try: the reply streamed (the SDK's helper assembles it), and its timing."""
+        watch = Stopwatch(self.options.clock)
+        async with client.messages.stream(**request) as stream:
+            async for event in stream:
+                if _is_token(event):
+                    watch.token()
+            watch.stop()
+            reply = await stream.get_final_message()
+        if reply.stop_reason is None:  # message_delta brings it: the stream stopped short
+            raise IncompleteStream("the response stream ended before the reply was complete")
+        return reply, watch
 
     def _turn(self, reply: Any) -> AgentTurn:
         texts, thoughts, calls = [], [], []

@@ -1,4 +1,4 @@
-"""Plumbing the LLM agents share: options and key, tool names on the wire, retried calls, closing."""
+"""Plumbing the LLM agents share: options and key, tool names on the wire, retried calls and their timing, closing."""
 
 from __future__ import annotations
 
@@ -9,6 +9,26 @@ from stripebench_tui.agents.prompting import wire_tool_names
 from stripebench_tui.agents.retry import SdkErrors, call_with_retries
 from stripebench_tui.core.agent import AgentError, Task, ToolSpec
 from stripebench_tui.errors import UserError
+
+
+class Stopwatch:
+    """One try of a streamed call: seconds from sending the request to its first token (``ttft``) and to its end
+    (``latency``), the model gateway's measure for external harnesses. A retried call keeps its last try's."""
+
+    def __init__(self, clock: Callable[[], float]) -> None:
+        self._clock = clock
+        self._started = clock()
+        self.ttft: float | None = None
+        self.latency: float | None = None
+
+    def token(self) -> None:
+        """An event carrying output arrived (only the first one counts)."""
+        if self.ttft is None:
+            self.ttft = round(self._clock() - self._started, 6)
+
+    def stop(self) -> None:
+        """The stream ended."""
+        self.latency = round(self._clock() - self._started, 6)
 
 
 class LlmAgent:

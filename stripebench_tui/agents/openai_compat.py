@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from stripebench_tui.agents.llm_base import LlmAgent
+from stripebench_tui.agents.chat_stream import ChatReply
+from stripebench_tui.agents.llm_base import LlmAgent, Stopwatch
 from stripebench_tui.agents.pricing import turn_cost
 from stripebench_tui.agents.prompting import (
     CONTINUE_MESSAGE,
@@ -16,8 +17,8 @@ from stripebench_tui.agents.prompting import (
     result_text,
     system_prompt,
 )
-from stripebench_tui.agents.retry import SdkErrors
-from stripebench_tui.core.agent import AgentError, AgentTurn, Observation, Task, ToolRequest
+from stripebench_tui.agents.retry import IncompleteStream, SdkErrors, http_transport_errors
+from stripebench_tui.core.agent import AgentTurn, Observation, Task, ToolRequest
 from stripebench_tui.errors import UserError
 
 _FINISHED = {"stop", "content_filter"}
@@ -52,7 +53,10 @@ class OpenAICompatAgent(LlmAgent):
         """Open the client and turn the task into a system message and tool definitions."""
         import openai
 
-        self._errors = SdkErrors(openai.APIStatusError, openai.APIConnectionError, openai.APITimeoutError)
+        # A stream's broken connection: wrapped by newer SDKs as a connection error, let through by older ones.
+        # An error event inside a stream is the SDK's plain APIError.
+        self._errors = SdkErrors(openai.APIStatusError, openai.APIConnectionError, openai.APITimeoutError,
+                                 transport=http_transport_errors(), other=openai.APIError)
         self._client = openai.AsyncOpenAI(
             api_key=self.options.api_key,
             base_url=self.options.base_url,
@@ -108,33 +112,41 @@ class OpenAICompatAgent(LlmAgent):
         return request
 
     async def next_turn(self, observations: list[Observation]) -> AgentTurn:
-        """Send the observations, get the model's reply, hand back its tool calls."""
+        """Send the observations, stream the model's reply (timed), hand back its tool calls."""
         messages = self._messages + self._new_messages(observations)
         request = self._request(messages)
-        reply = await self._call(lambda client: client.chat.completions.create(**request))
-        if not reply.choices:
-            raise AgentError("openai: the provider returned no choices")
-        choice = reply.choices[0]
-        turn, assistant = self._turn(choice.message, choice.finish_reason)
+        reply, watch = await self._call(lambda client: self._streamed(client, request))
+        turn, assistant = self._turn(reply)
         self._messages = messages + [assistant]
-        usage = reply.usage
         turn.model = reply.model or self.options.model
-        if usage is not None:
-            turn.tokens_in, turn.tokens_out = usage.prompt_tokens, usage.completion_tokens
+        turn.ttft, turn.latency = watch.ttft, watch.latency
+        if reply.usage is not None:
+            turn.tokens_in, turn.tokens_out = reply.usage.prompt_tokens, reply.usage.completion_tokens
             # Cached prompt tokens are billed at the full input price: an upper bound.
             turn.cost_usd = turn_cost(self.options.model_price(turn.model), turn.tokens_in, turn.tokens_out)
         return turn
 
-    def _turn(self, message: Any, finish_reason: str | None) -> tuple[AgentTurn, dict[str, Any]]:
+    async def _streamed(self, client: Any, request: dict[str, Any]) -> tuple[ChatReply, Stopwatch]:
+        """One try: the reply streamed and assembled (``chat_stream``), and its timing."""
+        watch, reply = Stopwatch(self.options.clock), ChatReply()
+        # The usage comes in a last chunk of its own, only when asked for.
+        stream = await client.chat.completions.create(**request, stream=True, stream_options={"include_usage": True})
+        async with stream:
+            async for chunk in stream:
+                if reply.feed(chunk):
+                    watch.token()
+        watch.stop()
+        if reply.finish_reason is None:
+            raise IncompleteStream("the response stream ended before the reply was complete")
+        return reply, watch
+
+    def _turn(self, reply: ChatReply) -> tuple[AgentTurn, dict[str, Any]]:
         calls: list[ToolRequest] = []
         history_calls: list[dict[str, Any]] = []
         self._pending, self._local_errors = [], {}
-        for call in message.tool_calls or []:
-            function = getattr(call, "function", None)
-            if function is None:  # a "custom" tool call; we define only function tools, so none is owed an answer
-                continue
+        for call in reply.calls:
             self._pending.append(call.id)
-            raw = function.arguments or ""
+            raw = call.arguments
             try:
                 arguments = json.loads(raw) if raw.strip() else {}
             except json.JSONDecodeError as exc:
@@ -143,23 +155,21 @@ class OpenAICompatAgent(LlmAgent):
                 problem = "" if isinstance(arguments, dict) else "not a JSON object"
             if problem:
                 self._local_errors[call.id] = (
-                    f"Error: the arguments of this {function.name} call were {problem}, so it was not run. "
+                    f"Error: the arguments of this {call.name} call were {problem}, so it was not run. "
                     f"You sent: {raw[:500]}"
                 )
                 # Keep "{}" in the history: vLLM and Ollama parse past arguments and would reject the whole request.
                 raw = "{}"
             else:
-                calls.append(ToolRequest(call.id, self._tool_name(function.name), arguments))
-            history_calls.append({"id": call.id, "type": "function", "function": {"name": function.name, "arguments": raw}})
-        assistant: dict[str, Any] = {"role": "assistant", "content": message.content or ""}
+                calls.append(ToolRequest(call.id, self._tool_name(call.name), arguments))
+            history_calls.append({"id": call.id, "type": "function", "function": {"name": call.name, "arguments": raw}})
+        assistant: dict[str, Any] = {"role": "assistant", "content": reply.text}
         if history_calls:
             assistant["tool_calls"] = history_calls
-        extra = message.model_extra or {}
-        reasoning = extra.get("reasoning_content") or extra.get("reasoning") or ""
         turn = AgentTurn(
-            text=message.content or message.refusal or "",
-            reasoning=reasoning if isinstance(reasoning, str) else "",
+            text=reply.text or reply.refusal,
+            reasoning=reply.reasoning,
             tool_calls=calls,
-            done=not self._pending and finish_reason in _FINISHED,
+            done=not self._pending and reply.finish_reason in _FINISHED,
         )
         return turn, assistant

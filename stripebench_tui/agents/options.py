@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import Any, Callable
 
 from stripebench_tui.agents.pricing import price_for
 from stripebench_tui.agents.retry import RetryCallback, RetryPolicy
@@ -28,6 +29,7 @@ class LlmOptions:
     retry_after_max: float = 120.0
     price: tuple[float, float] | None = None  # USD per million tokens (in, out); overrides the table
     on_retry: RetryCallback | None = None
+    clock: Callable[[], float] = time.perf_counter  # what time to first token and latency are read from
 
     def retry_policy(self) -> RetryPolicy:
         """The retry settings as a policy for ``call_with_retries``."""

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import functools
+import importlib
 import inspect
 import time
 from dataclasses import dataclass
@@ -51,11 +53,43 @@ class Failure:
 
 @dataclass(frozen=True)
 class SdkErrors:
-    """The exception classes of one SDK (anthropic and openai share this shape)."""
+    """The exception classes of one SDK (anthropic and openai share this shape).
+
+    ``transport``: HTTP errors an SDK lets through unwrapped when a stream breaks after its headers;
+    ``other``: the SDK's base error, for an error it raises from inside a stream (an ``error`` event).
+    """
 
     status: type[BaseException]
     connection: type[BaseException]
     timeout: type[BaseException]
+    transport: tuple[type[BaseException], ...] = ()
+    other: type[BaseException] | None = None
+
+
+class IncompleteStream(Exception):
+    """A streamed reply that ended (cleanly) before it was complete: no stop reason came."""
+
+
+@functools.cache
+def _http_errors(name: str) -> tuple[type[BaseException], ...]:
+    """The exception class ``name`` of each HTTP client the SDKs are built on (httpx, and httpx2 in newer releases)."""
+    found: list[type[BaseException]] = []
+    for module in ("httpx", "httpx2"):
+        try:
+            found.append(getattr(importlib.import_module(module), name))
+        except (ImportError, AttributeError):
+            continue
+    return tuple(found)
+
+
+def http_transport_errors() -> tuple[type[BaseException], ...]:
+    """The HTTP clients' transport errors (what an SDK may let through when a stream breaks after its headers)."""
+    return _http_errors("TransportError")
+
+
+def _broke_midway(cause: BaseException | None) -> bool:
+    """Whether the HTTP error under an SDK's connection error broke an open connection (not: could not connect)."""
+    return isinstance(cause, _http_errors("TransportError")) and not isinstance(cause, _http_errors("ConnectError"))
 
 
 def retry_after_seconds(headers: Any) -> float | None:
@@ -92,15 +126,30 @@ def _provider_message(exc: BaseException) -> str:
     return str(getattr(exc, "message", "") or exc)
 
 
+def _request_of(exc: BaseException) -> Any:
+    try:
+        return getattr(exc, "request", None)
+    except RuntimeError:  # an httpx error raised without its request
+        return None
+
+
 def classify(exc: BaseException, errors: SdkErrors) -> Failure | None:
     """Sort an SDK exception into retryable or not; None for anything that is not a provider error."""
-    request = getattr(exc, "request", None)
+    request = _request_of(exc)
     where = f" to {request.url}" if getattr(request, "url", None) else ""
+    if isinstance(exc, IncompleteStream):
+        return Failure(str(exc), retryable=True, network=True)
+    source = f" from {request.url}" if getattr(request, "url", None) else ""
+    if errors.transport and isinstance(exc, errors.transport):
+        detail = _one_line(str(exc)) or type(exc).__name__
+        return Failure(f"response stream{source} cut off ({detail})", retryable=True, network=True)
     if isinstance(exc, errors.timeout):
         return Failure(f"request{where} timed out", retryable=True, network=True)
     if isinstance(exc, errors.connection):
         cause = exc.__cause__ or exc.__context__
         detail = _one_line(str(cause)) if cause else "connection error"
+        if _broke_midway(cause):  # an SDK that wraps a broken stream as a connection error
+            return Failure(f"response stream{source} cut off ({detail})", retryable=True, network=True)
         return Failure(f"cannot connect{where} ({detail})", retryable=True, network=True)
     if isinstance(exc, errors.status):
         status = int(getattr(exc, "status_code", 0))
@@ -108,9 +157,13 @@ def classify(exc: BaseException, errors: SdkErrors) -> Failure | None:
         reason = f"HTTP {status}: {_one_line(_provider_message(exc))}"
         if status == 401:
             reason += " (check the API key)"
+        if status == 200:  # an error event inside a stream that had begun well: the provider failed on the way
+            return Failure(f"error in the response stream: {_one_line(_provider_message(exc))}", retryable=True)
         retryable = status in RETRYABLE_STATUS or status >= 500
         after = retry_after_seconds(getattr(response, "headers", None)) if retryable else None
         return Failure(reason, retryable=retryable, retry_after=after)
+    if errors.other is not None and isinstance(exc, errors.other):  # e.g. OpenAI's error event inside a stream
+        return Failure(f"error in the response stream: {_one_line(_provider_message(exc))}", retryable=True)
     return None
 
 

@@ -10,6 +10,8 @@ One pass over the events (``profile(events)`` or ``Profiler.feed``):
   where the wait began.
 
 A turn's wall span starts when its model call began; ``other`` is what that span leaves after model, tool and wait (grading, the bus, the harness).
+The episode's ``other`` is what its wall leaves after all model, tool and wait time, so it also holds the time between
+turns (the grading at a turn's end, starting the next model call) and the totals add up to the wall.
 """
 
 from __future__ import annotations
@@ -66,8 +68,10 @@ class TimeProfile:
         return max(t.end for t in self.turns) - min(t.start for t in self.turns)
 
     def summary(self) -> dict[str, float]:
-        """Episode totals in seconds (``ttft`` is the sum over turns), for ``--summary`` and the ATIF export."""
-        out = {k: round(self.total(k), 6) for k in ("model", "ttft", "tool", "stripe", "wait", "other")}
+        """Episode totals in seconds (``ttft`` is the sum over turns; ``other`` what the wall leaves after model, tool
+        and wait), for ``--summary``, the time screen and the ATIF export."""
+        out = {k: round(self.total(k), 6) for k in ("model", "ttft", "tool", "stripe", "wait")}
+        out["other"] = round(max(0.0, self.wall - self.total("model") - self.total("tool") - self.total("wait")), 6)
         out["wall"] = round(self.wall, 6)
         return out
 

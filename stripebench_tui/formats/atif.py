@@ -29,6 +29,7 @@ from stripebench_tui.core.state import Reducer
 from stripebench_tui.core.profile import Profiler
 from stripebench_tui.core.trace import Trace, TraceError
 from stripebench_tui.core.trace_check import LineError, check_payload
+from stripebench_tui.findings.runner import detect
 
 ATIF_VERSION = "ATIF-v1.4"  # what we write: the widely implemented revision
 READABLE_VERSIONS = frozenset(f"ATIF-v1.{i}" for i in range(8))
@@ -336,9 +337,14 @@ def atif_from_trace(trace: Trace) -> dict[str, Any]:
             others.append(ev.to_dict())
     for i, step in enumerate(steps, start=1):
         step["step_id"] = i
+    found, derived = reducer.state.findings, False
+    if not found:  # a trace from before the detectors: what they find over it now, labelled derived (as in a report)
+        found = detect(trace.iter_events())
+        derived = bool(found)
     findings = [{"detector": f.detector, "message": f.message, "severity": f.severity, "turn": f.turn,
-                 "seq": f.seq, "evidence": f.evidence} for f in reducer.state.findings]
-    _mark_steps(steps, findings)
+                 "seq": None if derived else f.seq, "evidence": f.evidence, **({"derived": True} if derived else {})}
+                for f in found]
+    _mark_steps(steps, findings, "derived_findings" if derived else "findings")
     totals = reducer.state.totals
     header_dict = header.to_dict()
     ours: dict[str, Any] = {"header": header_dict, "events": others}
@@ -359,6 +365,8 @@ def atif_from_trace(trace: Trace) -> dict[str, Any]:
             f"Exported by stripebench {__version__} from {trace.path.name}. Stripe objects, Stripe API requests, grader "
             "verdicts, findings, services, operator actions and the episode end are in extra.stripebench.events; the "
             "findings also in extra.stripebench.findings and named on the steps of their turns."
+            + (" The trace recorded no findings: those in extra.stripebench.findings are derived, what the detectors "
+               "find over it now (each with derived: true; on the steps as derived_findings)." if derived else "")
         ),
         "final_metrics": {
             "total_prompt_tokens": totals.tokens_in,
@@ -369,13 +377,13 @@ def atif_from_trace(trace: Trace) -> dict[str, Any]:
             "extra": {"stripebench_time": profiler.profile.summary(),
                       "stripebench_time_by_turn": [t.as_dict() for t in profiler.profile.turns]},
         },
-        "extra": {"stripebench": {**ours, "findings": findings}},
+        "extra": {"stripebench": {**ours, "findings": findings, **({"findings_derived": True} if derived else {})}},
         "steps": steps,
     }
 
 
-def _mark_steps(steps: list[dict[str, Any]], findings: list[dict[str, Any]]) -> None:
-    """Name each finding on the first agent step of the turn it marks (the findings stay whole in the root)."""
+def _mark_steps(steps: list[dict[str, Any]], findings: list[dict[str, Any]], key: str = "findings") -> None:
+    """Name each finding under ``key`` on the first agent step of the turn it marks (the findings stay whole in the root)."""
     first_of_turn: dict[int, dict[str, Any]] = {}
     for step in steps:
         turn = step["extra"]["stripebench"].get("turn")
@@ -384,7 +392,7 @@ def _mark_steps(steps: list[dict[str, Any]], findings: list[dict[str, Any]]) -> 
     for f in findings:
         step = first_of_turn.get(f["turn"])
         if step is not None:
-            step["extra"]["stripebench"].setdefault("findings", []).append(f["detector"])
+            step["extra"]["stripebench"].setdefault(key, []).append(f["detector"])
 
 
 __all__ = ["ATIF_VERSION", "AtifError", "atif_from_trace", "events_from_atif", "load", "sniff"]

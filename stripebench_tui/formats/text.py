@@ -33,6 +33,7 @@ from stripebench_tui.core.events import (
 from stripebench_tui.core.sanitize import sanitize
 from stripebench_tui.core.state import EpisodeState, Reducer
 from stripebench_tui.core.trace import Trace
+from stripebench_tui.findings.derived import with_derived_findings
 
 OUTPUT_LINES = 30  # lines of each tool output shown in the headless log
 OUTPUT_LINE_CHARS = 240
@@ -167,8 +168,14 @@ def write_headless(trace: Trace, out: TextIO) -> EpisodeState:
     reducer = Reducer(clock=lambda: 0.0, keep_output=False)
     reducer.apply(h)
     notes = {n.turn: n for n in load_notes(trace.path)}  # the operator's, from beside the trace
+    events = list(trace.iter_events())
+    recorded = any(isinstance(ev, Finding) for ev in events)
+    # A trace from before the detectors: their findings now, marked ⚐ where a live run would have printed them.
     current: int | None = None
-    for ev in trace.iter_events():
+    for ev in events if recorded else with_derived_findings(events):
+        if isinstance(ev, Finding) and not recorded:
+            out.write(derived_finding_line(ev, current) + "\n")
+            continue
         if ev.turn != current:
             current = ev.turn
             label = "setup" if ev.turn == 0 else f"turn {ev.turn}"
@@ -189,6 +196,13 @@ def write_headless(trace: Trace, out: TextIO) -> EpisodeState:
     return state
 
 
+def derived_finding_line(ev: Finding, turn: int | None = None) -> str:
+    """A finding the detectors derived over a trace that recorded none: ⚐ (as in the TUI), not ⚑, and said so."""
+    where = f" (turn {ev.turn})" if ev.turn != turn else ""
+    line = f"⚐ finding {ev.detector}{where}: {ev.message}  {evidence_text(ev.evidence)}".rstrip()
+    return sanitize(line + " · derived now, not recorded")
+
+
 def _final_line(state: EpisodeState) -> str:
     score = state.score()
     passed = "PASSED" if episode_passed(state) else "FAILED"
@@ -197,15 +211,19 @@ def _final_line(state: EpisodeState) -> str:
     return f"Final score: {shown} · {passed} · criteria {counts['pass']} pass, {counts['fail']} fail, {counts['pending']} pending, {counts['error']} error"
 
 
+TIME_KINDS = ("wall", "model", "ttft", "tool", "stripe", "wait", "other")
+SLOWEST_TURNS = 5
+
+
 def time_table(prof: Any) -> Table:
     """Where the time went (a ``core.profile.TimeProfile``): the episode's totals and its slowest turns."""
-    table = Table(title="Where the time went")
-    for name in ("", "wall", "model", "ttft", "tool", "stripe", "wait", "other"):
-        table.add_column(name or "turn", justify="right")
+    table = Table(title="Where the time went", caption=f"all: the episode's totals; then its {SLOWEST_TURNS} slowest turns")
+    for name in ("turn", *TIME_KINDS):
+        table.add_column(name, justify="right")
     s = prof.summary()
-    table.add_row("all", *(f"{s[k]:.2f}s" for k in ("wall", "model", "ttft", "tool", "stripe", "wait", "other")))
-    for tt in sorted(prof.turns, key=lambda x: -x.wall)[:5]:
-        table.add_row(str(tt.turn), *(f"{getattr(tt, k):.2f}s" for k in ("wall", "model", "ttft", "tool", "stripe", "wait", "other")))
+    table.add_row("all", *(f"{s[k]:.2f}s" for k in TIME_KINDS))
+    for tt in sorted(prof.turns, key=lambda x: -x.wall)[:SLOWEST_TURNS]:
+        table.add_row(str(tt.turn), *(f"{getattr(tt, k):.2f}s" for k in TIME_KINDS))
     return table
 
 
@@ -273,7 +291,8 @@ def summary_tables(state: EpisodeState, findings: list[Finding] | None = None, p
                                    + ", ".join(f"{n} {s}" for s, n in sources.most_common()) + ")")))
     found = state.findings if findings is None else findings
     if found:
-        table = Table(title="Findings")
+        derived = findings is not None and not state.findings
+        table = Table(title="Findings ⚐ derived now: the trace recorded none" if derived else "Findings")
         for name in ("turn", "finding", "message", "evidence"):
             table.add_column(name, justify="right" if name == "turn" else "left")
         for f in found:
@@ -296,5 +315,5 @@ def write_summary(state: EpisodeState, out: TextIO, findings: list[Finding] | No
         console.print(renderable)
 
 
-__all__ = ["episode_passed", "evidence_text", "format_event", "request_line", "sanitize", "summary_tables", "write_headless",
+__all__ = ["derived_finding_line", "episode_passed", "evidence_text", "format_event", "request_line", "sanitize", "summary_tables", "write_headless",
            "write_summary"]

@@ -36,11 +36,14 @@ from starlette.routing import Route
 
 from stripebench_tui.testing.fake_stream import (
     anthropic_events,
+    carries_token,
     check_responses,
     openai_chat_events,
     responses_error,
     responses_events,
     responses_reply,
+    stream_error,
+    tool_index_as,
 )
 from stripebench_tui.testing.fake_wire import (
     ScriptedCall,
@@ -64,7 +67,30 @@ class Fault:
     hang: float | None = None
     after: int = 0
     message: str = "injected fault"
-    cut_after: int | None = None  # stream this many events of the next reply, then drop the connection
+    cut_after: int | None = None  # stream this many events of the next reply, then cut it as ``cut_as`` says:
+    cut_as: str = "drop"  # "drop" the connection, "end" the response as if it were complete, or send an "error" event
+
+
+class Gate:
+    """A point a streamed reply waits at: ``reached`` is set when it gets there, ``open()`` lets it go on."""
+
+    def __init__(self) -> None:
+        self.reached = threading.Event()
+        self._open = threading.Event()
+
+    def open(self) -> None:
+        self._open.set()
+
+    def is_open(self) -> bool:
+        return self._open.is_set()
+
+
+@dataclass
+class StreamHold:
+    """Holds a streamed reply at ``before`` (its first token is not sent yet) and ``after`` (it was sent)."""
+
+    before: Gate = field(default_factory=Gate)
+    after: Gate = field(default_factory=Gate)
 
 
 @dataclass
@@ -126,8 +152,10 @@ class FakeModelServer:
         port: int = 0,
         variables: dict[str, str] | None = None,
         log_path: Path | None = None,
+        chat_tool_index: str = "openai",
     ) -> None:
         self.turns = list(turns)
+        self.chat_tool_index = chat_tool_index  # streamed Chat Completions tool calls' index: openai, missing, reused
         self.variables = dict(variables or {})
         self.log_path = log_path  # every request received, one JSON line each (protocol, path, query, body, status)
         self.faults = [Fault(**vars(f)) for f in faults or []]  # copies: counts are used up
@@ -137,6 +165,7 @@ class FakeModelServer:
         self._requests: list[RecordedRequest] = []
         self._answered = 0
         self._stopping = threading.Event()
+        self._holds: list[StreamHold] = []
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
         self.app = Starlette(
@@ -169,6 +198,20 @@ class FakeModelServer:
         """Requests that got a scripted reply (status 200)."""
         return [r for r in self.requests if r.status == 200]
 
+    def hold_next_stream(self) -> StreamHold:
+        """Hold the next streamed reply at its first token (see ``StreamHold``) until the test opens each gate."""
+        hold = StreamHold()
+        with self._lock:
+            self._holds.append(hold)
+        return hold
+
+    async def _pass(self, gate: Gate) -> None:
+        import asyncio
+
+        gate.reached.set()
+        while not gate.is_open() and not self._stopping.is_set():
+            await asyncio.sleep(0.01)
+
     def _next_fault(self) -> Fault | None:
         for fault in self.faults:
             if fault.count != 0 and self._answered >= fault.after:
@@ -195,13 +238,18 @@ class FakeModelServer:
             with self._lock:
                 self._requests.append(record)
                 fault = self._next_fault()
-            cut = fault.cut_after if fault is not None else None
+            cut = fault if fault is not None and fault.cut_after is not None else None
             status, headers, payload = await self._answer(wire, record, body, None if cut is not None else fault)
             record.status, record.reply = status, payload
             self._log(record)
             if status == 200 and isinstance(body, dict) and (body.get("stream") or cut is not None):
                 record.streamed = True
-                return StreamingResponse(self._stream(wire.stream(body, payload), cut), media_type="text/event-stream")
+                with self._lock:
+                    hold = self._holds.pop(0) if self._holds else None
+                events = wire.stream(body, payload)
+                if wire.protocol == "openai":
+                    events = tool_index_as(events, self.chat_tool_index)
+                return StreamingResponse(self._stream(wire, events, cut, hold), media_type="text/event-stream")
             return JSONResponse(payload, status_code=status, headers=headers)
 
         return handle
@@ -214,10 +262,20 @@ class FakeModelServer:
         with self._lock, open(self.log_path, "a") as out:
             out.write(json.dumps(line) + "\n")
 
-    async def _stream(self, events: Iterator[bytes], cut_after: int | None) -> Any:
+    async def _stream(self, wire: _Wire, events: Iterator[bytes], cut: Fault | None, hold: StreamHold | None) -> Any:
         for i, chunk in enumerate(events):
-            if cut_after is not None and i >= cut_after:
-                raise ConnectionAbortedError("fake model: stream cut off by a fault")
+            if cut is not None and cut.cut_after is not None and i >= cut.cut_after:
+                if cut.cut_as == "error":
+                    yield stream_error(wire.protocol, cut.message)
+                elif cut.cut_as != "end":
+                    raise ConnectionAbortedError("fake model: stream cut off by a fault")
+                return
+            if hold is not None and carries_token(chunk):
+                await self._pass(hold.before)
+                yield chunk
+                await self._pass(hold.after)
+                hold = None
+                continue
             yield chunk
 
     async def _count_tokens(self, request: Request) -> Response:

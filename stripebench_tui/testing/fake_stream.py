@@ -191,3 +191,49 @@ def check_responses(body: dict[str, Any]) -> str | None:
         if tool.get("type") == "function" and not tool.get("name"):
             return "tools: a function tool needs a name"
     return None
+
+
+def carries_token(event: bytes) -> bool:
+    """Whether one streamed event (as the functions above make them, any protocol) carries output: a text, thinking,
+    tool-input or reasoning delta, or a Chat Completions chunk with content, reasoning or a tool call."""
+    for line in event.decode().splitlines():
+        if not line.startswith("data: ") or line == "data: [DONE]":
+            continue
+        data = json.loads(line.removeprefix("data: "))
+        kind = str(data.get("type", ""))
+        if kind == "content_block_delta":
+            return data["delta"].get("type") != "signature_delta"
+        if kind.startswith("response.") and kind.endswith(".delta"):
+            return True
+        for choice in data.get("choices") or []:
+            delta = choice.get("delta") or {}
+            if delta.get("content") or delta.get("reasoning_content") or delta.get("tool_calls"):
+                return True
+    return False
+
+
+def stream_error(protocol: str, message: str) -> bytes:
+    """The error event a provider sends inside a stream that had begun well (an overloaded or failing server)."""
+    if protocol == "anthropic":
+        return sse("error", {"type": "error", "error": {"type": "overloaded_error", "message": message}})
+    if protocol == "responses":
+        return sse("error", {"type": "error", "code": "server_error", "message": message, "param": None,
+                             "sequence_number": 0})
+    return sse(None, {"error": {"message": message, "type": "server_error", "param": None, "code": None}})
+
+
+def tool_index_as(events: Iterator[bytes], style: str) -> Iterator[bytes]:
+    """Chat Completions ``events`` with the tool-call ``index`` of some OpenAI-compatible servers: "missing" (left out)
+    or "reused" (0 for every call, as Ollama streams them); "openai" leaves them as OpenAI sends them."""
+    for event in events:
+        if style == "openai" or b'"tool_calls"' not in event:
+            yield event
+            continue
+        data = json.loads(event.decode().removeprefix("data: "))
+        for choice in data["choices"]:
+            for part in choice["delta"].get("tool_calls") or []:
+                if style == "missing":
+                    del part["index"]
+                else:
+                    part["index"] = 0
+        yield sse(None, data)

@@ -40,8 +40,9 @@ def fake_server() -> Callable[..., FakeModelServer]:
     """Start fake model servers; every one is stopped at teardown."""
     started: list[FakeModelServer] = []
 
-    def start(turns: list[ScriptedTurn], faults: list[Fault] | None = None, api_key: str | None = None) -> FakeModelServer:
-        server = FakeModelServer(turns, faults, api_key).start()
+    def start(turns: list[ScriptedTurn], faults: list[Fault] | None = None, api_key: str | None = None,
+              **settings: Any) -> FakeModelServer:
+        server = FakeModelServer(turns, faults, api_key, **settings).start()
         started.append(server)
         return server
 

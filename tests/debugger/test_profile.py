@@ -44,6 +44,46 @@ def test_episode_summary_and_series():
     assert p.slowest("model").turn == 1
 
 
+def _trace_with_a_gap():
+    """``_trace`` with turn 2 three seconds later: time between the turns (grading, say) that no turn holds."""
+    evs = _trace()
+    for ev in evs:
+        if ev.turn == 2:
+            ev.t += 3.0
+    return evs
+
+
+def test_the_episode_totals_add_up_to_its_wall():
+    s = profile(_trace_with_a_gap()).summary()
+    assert (s["model"], s["tool"], s["wait"], s["wall"]) == (3.0, 3.0, 12.0, 22.0)
+    # turn 1 leaves 1 s, turn 2 none, and the 3 s between them are the episode's too
+    assert s["other"] == pytest.approx(4.0)
+    assert s["model"] + s["tool"] + s["wait"] + s["other"] == pytest.approx(s["wall"])
+
+
+def _rows(text):
+    """The table rows of the summary's time table, by their first cell."""
+    table = text[text.index("Where the time went"):]
+    rows = [[c.strip() for c in line.strip("│").split("│")] for line in table.splitlines() if line.startswith("│")]
+    return {row[0]: row[1:] for row in rows}
+
+
+def test_the_summary_prints_the_episode_totals_and_each_turns_model_time():
+    import io
+
+    from stripebench_tui.core.state import reduce
+    from stripebench_tui.formats.text import write_summary
+
+    events = _trace_with_a_gap()
+    out = io.StringIO()
+    write_summary(reduce(events), out, profile=profile(events))
+    rows = _rows(out.getvalue())
+    #                   wall      model    ttft     tool     stripe   wait      other
+    assert rows["all"] == ["22.00s", "3.00s", "0.70s", "3.00s", "0.75s", "12.00s", "4.00s"]
+    assert rows["1"][:3] == ["16.00s", "2.00s", "0.50s"] and rows["2"][:3] == ["3.00s", "1.00s", "0.20s"]
+    assert "all: the episode's totals; then its 5 slowest turns" in out.getvalue()
+
+
 def test_the_atif_export_carries_the_figures_and_imports_model_time_back(tmp_path):
     from stripebench_tui.core.events import Header
     from stripebench_tui.core.trace import Trace
