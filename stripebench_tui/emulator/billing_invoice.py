@@ -39,7 +39,10 @@ def _line(ctx: RequestContext, invoice_id: str, sub_id: str | None, line: dict[s
         "metadata": {}, "parent": parent, "period": {"end": end, "start": start}, "pretax_credit_amounts": [],
         "pricing": {"price_details": {"price": price.get("id"), "product": price.get("product")},
                     "type": "price_details", "unit_amount_decimal": price.get("unit_amount_decimal")},
-        "quantity": line["quantity"], "subtotal": line["amount"], "taxes": [],
+        # the same fields as an invoice item's line (``invoice_lines.new_line``): the subscription it bills at the
+        # top level (next to ``parent``), the quantity also as a decimal string
+        "quantity": line["quantity"], "quantity_decimal": str(line["quantity"]), "subscription": sub_id,
+        "subtotal": line["amount"], "taxes": [],
     }
 
 
