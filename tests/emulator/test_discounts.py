@@ -99,3 +99,32 @@ def test_coupon_validity_follows_the_clock(stripe_client: stripe.StripeClient, e
     with pytest.raises(stripe.InvalidRequestError) as err:
         stripe_client.v1.coupons.create(params={"percent_off": 10, "redeem_by": now})
     assert err.value.param == "redeem_by"
+
+
+def _subscribed(client: stripe.StripeClient, coupon: stripe.Coupon) -> stripe.Subscription:
+    """A two-item monthly subscription ($20 + $10) with ``coupon``, its first invoice paid by card."""
+    customer = client.v1.customers.create(params={"payment_method": "pm_card_visa",
+                                                  "invoice_settings": {"default_payment_method": "pm_card_visa"}})
+    prices = [client.v1.prices.create(params={"currency": "usd", "unit_amount": amount, "recurring": {"interval": "month"},
+                                              "product_data": {"name": name}})
+              for amount, name in ((2000, "Seats"), (1000, "Support"))]
+    return client.v1.subscriptions.create(params={"customer": customer.id, "discounts": [{"coupon": coupon.id}],
+                                                  "items": [{"price": p.id} for p in prices]})
+
+
+@pytest.mark.parametrize("coupon_params, shares", [
+    ({"percent_off": 10}, [200, 100]),
+    ({"amount_off": 500, "currency": "usd"}, [333, 167]),  # split by line amount, whole cents summing to the total
+])
+def test_subscription_invoice_lines_carry_their_share_of_the_discount(stripe_client, coupon_params, shares):
+    sub = _subscribed(stripe_client, stripe_client.v1.coupons.create(params=coupon_params))
+    discount_id = sub.discounts[0]
+    assert discount_id.startswith("di_")
+    invoice = stripe_client.v1.invoices.retrieve(sub.latest_invoice)
+    assert invoice.discounts == [discount_id]
+    assert [d.to_dict() for d in invoice.total_discount_amounts] == [{"amount": sum(shares), "discount": discount_id}]
+    assert (invoice.subtotal, invoice.total) == (3000, 3000 - sum(shares))
+    lines = stripe_client.v1.invoices.line_items.list(invoice.id).data
+    assert [[d.to_dict() for d in line.discount_amounts] for line in lines] == [
+        [{"amount": share, "discount": discount_id}] for share in shares]
+    assert all(line.discounts == [] for line in lines)  # line-level discounts only; this one is the invoice's
