@@ -94,6 +94,8 @@ def check_items(ctx: RequestContext, items: list[dict[str, Any]], param: str = "
 def discounts_from(ctx: RequestContext, sub: dict[str, Any], specs: list[dict[str, Any]] | None, now: int,
                    param: str = "discounts") -> None:
     """Set the subscription's discounts (``[{coupon}|{promotion_code}]``); each becomes a ``di_`` discount."""
+    from stripebench_tui.emulator.resources.discounts import new_discount
+
     sub["_discounts"], sub["discounts"] = [], []
     for i, spec in enumerate(specs or []):
         promo_id = spec.get("promotion_code")
@@ -110,9 +112,11 @@ def discounts_from(ctx: RequestContext, sub: dict[str, Any], specs: list[dict[st
             raise invalid(f"Coupon expired: {coupon_id}", param=f"{param}[{i}][coupon]")
         duration = coupon["duration"]
         months = coupon.get("duration_in_months") or 0
-        entry = {"id": ctx.new_id("di"), "coupon": coupon_id, "promotion_code": promo_id, "start": now,
-                 "duration": duration, "end": cycle.period_end(now, "month", months) if duration == "repeating"
-                 else None}
+        end = cycle.period_end(now, "month", months) if duration == "repeating" else None
+        discount = new_discount(ctx, coupon, promotion_code=promo_id, customer=sub["customer"],
+                                subscription=sub["id"], start=now, end=end)  # what expand[]=discounts shows
+        entry = {"id": discount["id"], "coupon": coupon_id, "promotion_code": promo_id, "start": now,
+                 "duration": duration, "end": end}
         sub["_discounts"].append(entry)
         sub["discounts"].append(entry["id"])
         coupon["times_redeemed"] += 1

@@ -17,7 +17,8 @@ from stripebench_tui.emulator.params import Bool, Enum, Int, Metadata, Str
 from stripebench_tui.emulator.registry import Resource
 from stripebench_tui.emulator.versions import SUBSCRIPTION_PERIOD_ON_ITEMS
 
-resource = Resource("subscription_item", prefix="si", noun="subscription item", expandable={"price": "price"})
+resource = Resource("subscription_item", prefix="si", noun="subscription item",
+                    expandable={"price": "price", "discounts": "discount"})
 PAYMENT_BEHAVIOR = Enum("allow_incomplete", "default_incomplete", "error_if_incomplete", "pending_if_incomplete")
 CHANGE = {"proration_behavior": changes.PRORATION, "proration_date": Int(), "payment_behavior": PAYMENT_BEHAVIOR,
           "metadata": Metadata(), "price": Str(), "price_data": changes.PRICE_DATA, "quantity": Int(min=0),

@@ -27,7 +27,8 @@ from stripebench_tui.emulator.versions import SUBSCRIPTION_PERIOD_ON_ITEMS
 
 resource = Resource("subscription", prefix="sub", noun="subscription",
                     expandable={"customer": "customer", "latest_invoice": "invoice",
-                                "default_payment_method": "payment_method"})
+                                "default_payment_method": "payment_method", "discounts": "discount",
+                                "items.data.discounts": "discount"})
 
 
 def period_end(start: int, interval: str, count: int) -> int:
