@@ -23,7 +23,7 @@ SUBSCRIPTION_FIELDS = {
     "pending_setup_intent", "pending_update", "schedule", "start_date", "status", "test_clock", "transfer_data",
     "trial_end", "trial_settings", "trial_start"}
 ITEM_FIELDS = {"billing_thresholds", "created", "current_period_end", "current_period_start", "discounts", "id",
-               "metadata", "object", "price", "quantity", "subscription", "tax_rates"}
+               "metadata", "object", "plan", "price", "quantity", "subscription", "tax_rates"}
 CLOCK_FIELDS = {"created", "deletes_after", "frozen_time", "id", "livemode", "name", "object", "status",
                 "status_details"}
 METER_FIELDS = {"created", "customer_mapping", "default_aggregation", "display_name", "event_name",
@@ -229,6 +229,10 @@ def test_upcoming_invoice_exists_only_before_basil(stripe_client):
                                                         "items": [{"price": _price(stripe_client, 900).id}]},
                                                 options=OLD)
     assert "current_period_end" in sub and "current_period_end" not in sub["items"].data[0]
+    plan = sub["items"].data[0].plan  # a recurring price is also a plan, named on items and (before basil) lines
+    assert (plan.object, plan.id, plan.amount) == ("plan", sub["items"].data[0].price.id, 900)
+    line = stripe_client.v1.invoices.retrieve(sub.latest_invoice, options=OLD).lines.data[0]
+    assert (line.type, line.plan.id) == ("subscription", plan.id)
     upcoming = stripe_client.raw_request("get", "/v1/invoices/upcoming", customer=customer.id,
                                          stripe_version=OLD["stripe_version"])
     body = stripe_client.deserialize(upcoming, api_mode="V1")
@@ -342,3 +346,4 @@ def test_items_endpoints_search_and_resume_after_a_paused_trial(stripe_client):
     assert resumed.status == "active" and (invoice.status, invoice.total) == ("paid", 800 * 5)
     with pytest.raises(stripe.InvalidRequestError):
         stripe_client.v1.subscriptions.resume(sub.id)
+

@@ -15,6 +15,7 @@ from stripebench_tui.emulator.context import LIST_PARAMS, RequestContext
 from stripebench_tui.emulator.errors import invalid, missing_param, no_such
 from stripebench_tui.emulator.params import Bool, Enum, Int, Metadata, Str
 from stripebench_tui.emulator.registry import Resource
+from stripebench_tui.emulator.resources.plans import plan_of
 from stripebench_tui.emulator.versions import SUBSCRIPTION_PERIOD_ON_ITEMS
 
 resource = Resource("subscription_item", prefix="si", noun="subscription item",
@@ -35,10 +36,11 @@ def _locate(ctx: RequestContext, item_id: str) -> tuple[dict[str, Any], dict[str
 
 
 def render_item(item: dict[str, Any], sub: dict[str, Any] | None, ctx: RequestContext) -> dict[str, Any]:
-    """An item with its price embedded (and its period, from 2025-03-31)."""
+    """An item with its price (and plan) embedded, and its period from 2025-03-31."""
     out = dict(item)
     price = ctx.find("price", item["price"])
     out["price"] = ctx.render(price) if price else None
+    out["plan"] = plan_of(ctx, price)  # the price as a plan, as Stripe still shows it on items
     if sub is not None and ctx.version_at_least(SUBSCRIPTION_PERIOD_ON_ITEMS):
         out["current_period_start"], out["current_period_end"] = sub["_period_start"], sub["_period_end"]
     return dict(sorted(out.items()))
