@@ -201,7 +201,7 @@ def test_schedule_phases_then_cancel(stripe_client):
     intro, full = _price(stripe_client, 500, name="Intro"), _price(stripe_client, 2500, name="Full")
     sched = stripe_client.v1.subscription_schedules.create(params={
         "customer": customer.id, "start_date": "now", "end_behavior": "cancel",
-        "phases": [{"items": [{"price": intro.id}], "iterations": 1}, {"items": [{"price": full.id}],
+        "phases": [{"items": [{"price": intro.id}], "iterations": 1}, {"items": [{"plan": full.id}],  # plan = price
                                                                        "iterations": 1}]})
     assert set(sched.to_dict()) == SCHEDULE_FIELDS
     assert sched.status == "active" and [p.start_date for p in sched.phases] == [T0, _month_after(T0)]
@@ -347,3 +347,40 @@ def test_items_endpoints_search_and_resume_after_a_paused_trial(stripe_client):
     with pytest.raises(stripe.InvalidRequestError):
         stripe_client.v1.subscriptions.resume(sub.id)
 
+
+def test_items_name_plans_by_id_on_create_update_and_item_create(stripe_client):
+    customer = _customer(stripe_client)
+    basic = stripe_client.v1.plans.create(params={"amount": 1500, "currency": "usd", "interval": "month",
+                                                  "product": {"name": "Basic"}})
+    pro = stripe_client.v1.plans.create(params={"amount": 4000, "currency": "usd", "interval": "month",
+                                                "product": basic.product})
+    sub = stripe_client.v1.subscriptions.create(params={"customer": customer.id, "items": [{"plan": basic.id}]})
+    item = sub["items"].data[0]
+    assert set(item.to_dict()) == ITEM_FIELDS and (item.price.id, item.plan.id) == (basic.id, basic.id)
+    assert (item.plan.object, item.plan.amount, item.plan.interval) == ("plan", 1500, "month")
+    assert stripe_client.v1.invoices.retrieve(sub.latest_invoice).total == 1500
+    moved = stripe_client.v1.subscriptions.update(sub.id, params={"items": [{"id": item.id, "plan": pro.id}],
+                                                                 "proration_behavior": "none"})
+    assert moved["items"].data[0].plan.id == pro.id and moved["items"].data[0].price.unit_amount == 4000
+    # any recurring price is a plan too, on every version; lines before 2025-03-31 name it as well
+    price = _price(stripe_client, 700, name="Extra")
+    added = stripe_client.v1.subscription_items.create(params={"subscription": sub.id, "plan": price.id,
+                                                               "proration_behavior": "none"})
+    assert (added.plan.id, added.plan.amount) == (price.id, 700)
+    old = stripe_client.v1.subscriptions.retrieve(sub.id, options=OLD)
+    assert sorted(i.plan.id for i in old["items"].data) == sorted([pro.id, price.id])
+    line = stripe_client.v1.invoices.retrieve(sub.latest_invoice, options=OLD).lines.data[0]
+    assert (line.type, line.plan.id, line.plan.amount) == ("subscription", basic.id, 1500)
+    with pytest.raises(stripe.InvalidRequestError) as err:
+        stripe_client.v1.subscriptions.create(params={"customer": customer.id, "items": [{"plan": "plan_nope"}]})
+    assert (err.value.http_status, err.value.code, err.value.param, err.value.user_message) == (
+        404, "resource_missing", "items[0][plan]", "No such plan: 'plan_nope'")
+    one_time = stripe_client.v1.prices.create(params={"currency": "usd", "unit_amount": 100,
+                                                      "product": basic.product})
+    with pytest.raises(stripe.InvalidRequestError) as err:  # a one-time price is no plan
+        stripe_client.v1.subscriptions.create(params={"customer": customer.id, "items": [{"plan": one_time.id}]})
+    assert err.value.http_status == 404 and err.value.param == "items[0][plan]"
+    with pytest.raises(stripe.InvalidRequestError) as err:
+        stripe_client.v1.subscriptions.create(params={"customer": customer.id,
+                                                      "items": [{"plan": basic.id, "price": basic.id}]})
+    assert err.value.http_status == 400 and err.value.param == "items[0][price]"

@@ -22,8 +22,8 @@ resource = Resource("subscription_item", prefix="si", noun="subscription item",
                     expandable={"price": "price", "discounts": "discount"})
 PAYMENT_BEHAVIOR = Enum("allow_incomplete", "default_incomplete", "error_if_incomplete", "pending_if_incomplete")
 CHANGE = {"proration_behavior": changes.PRORATION, "proration_date": Int(), "payment_behavior": PAYMENT_BEHAVIOR,
-          "metadata": Metadata(), "price": Str(), "price_data": changes.PRICE_DATA, "quantity": Int(min=0),
-          "tax_rates": changes.ITEM_FIELDS["tax_rates"], "discounts": changes.DISCOUNTS,
+          "metadata": Metadata(), "price": Str(), "plan": Str(), "price_data": changes.PRICE_DATA,
+          "quantity": Int(min=0), "tax_rates": changes.ITEM_FIELDS["tax_rates"], "discounts": changes.DISCOUNTS,
           "billing_thresholds": changes.ITEM_FIELDS["billing_thresholds"], "off_session": Bool()}
 
 
@@ -68,7 +68,7 @@ def _change(ctx: RequestContext, sub: dict[str, Any], spec: dict[str, Any], para
 
 
 def _spec(params: dict[str, Any]) -> dict[str, Any]:
-    return {k: params[k] for k in ("price", "price_data", "quantity", "metadata", "tax_rates", "discounts")
+    return {k: params[k] for k in ("price", "plan", "price_data", "quantity", "metadata", "tax_rates", "discounts")
             if k in params}
 
 
@@ -76,7 +76,7 @@ def _spec(params: dict[str, Any]) -> dict[str, Any]:
 def create(ctx: RequestContext, params: dict[str, Any]) -> Any:
     """Add an item to a subscription."""
     sub = ctx.get("subscription", params["subscription"], param="subscription")
-    if "price" not in params and "price_data" not in params:
+    if "price" not in params and "price_data" not in params and "plan" not in params:
         raise missing_param("price")
     known = {i["id"] for i in sub["_items"]}
     error = _change(ctx, sub, _spec(params), params)
