@@ -22,6 +22,9 @@ from stripebench_tui.emulator.errors import StripeError
 
 DAY = 86400
 TRIAL_WILL_END_NOTICE = 3 * DAY  # customer.subscription.trial_will_end comes three days before the trial ends
+# "If the first invoice is not paid within 23 hours, the subscription transitions to incomplete_expired" (the
+# subscription status reference), counted from the subscription's creation
+INCOMPLETE_EXPIRES_AFTER = 23 * 3600
 CLOCK_KIND = "test_helpers.test_clock"
 
 
@@ -195,6 +198,8 @@ def next_action(sub: dict[str, Any]) -> tuple[int, str] | None:
     status = sub["status"]
     if status in ("canceled", "incomplete_expired", "paused"):
         return None
+    if status == "incomplete":  # nothing else happens until the first invoice is paid
+        return sub["created"] + INCOMPLETE_EXPIRES_AFTER, "expire"
     candidates: list[tuple[int, str]] = []
     if status == "trialing" and sub["trial_end"]:
         if not sub.get("_trial_notice_sent") and sub["trial_end"] - TRIAL_WILL_END_NOTICE > sub["_period_start"]:
@@ -218,6 +223,9 @@ def run_action(ctx: RequestContext, sub: dict[str, Any], action: str, now: int) 
         return
     if action == "cancel":
         end(moved, sub, now, "cancellation_requested")
+        return
+    if action == "expire":
+        expire(moved, sub, now)
         return
     if action == "trial_end":
         if not payment_method_for(ctx, sub):
@@ -257,6 +265,24 @@ def finalize_due(ctx: RequestContext, invoice: dict[str, Any], now: int) -> None
         sub["status"] = "active"
     ctx.save(sub)
     ctx.emit("customer.subscription.updated", sub, previous=before)
+
+
+def expire(ctx: RequestContext, sub: dict[str, Any], now: int) -> None:
+    """The first invoice went unpaid for 23 hours: ``incomplete_expired`` (terminal, no more invoices) and the open
+    invoice voided.
+
+    Stripe documents the transition and the void, not the order of their events nor whether ``canceled_at`` is
+    set: here the subscription's ``customer.subscription.updated`` (``ended_at`` set) comes first, then
+    ``invoice.voided``, the order the status reference tells them in."""
+    from stripebench_tui.emulator.resources import invoice_actions
+
+    before = ctx.get("subscription", sub["id"])
+    sub.update(status="incomplete_expired", ended_at=now)
+    ctx.save(sub)
+    ctx.emit("customer.subscription.updated", sub, previous=before)
+    invoice = ctx.find("invoice", sub.get("latest_invoice") or "")
+    if invoice is not None and invoice["status"] == "open":
+        invoice_actions.void_invoice(ctx, invoice)
 
 
 def end(ctx: RequestContext, sub: dict[str, Any], now: int, reason: str) -> None:

@@ -384,3 +384,30 @@ def test_items_name_plans_by_id_on_create_update_and_item_create(stripe_client):
         stripe_client.v1.subscriptions.create(params={"customer": customer.id,
                                                       "items": [{"plan": basic.id, "price": basic.id}]})
     assert err.value.http_status == 400 and err.value.param == "items[0][price]"
+
+
+def test_an_unpaid_incomplete_subscription_expires_after_23_hours(stripe_client):
+    clock = stripe_client.v1.test_helpers.test_clocks.create(params={"frozen_time": T0})
+    customer = stripe_client.v1.customers.create(params={"test_clock": clock.id})
+    sub = stripe_client.v1.subscriptions.create(params={
+        "customer": customer.id, "items": [{"price": _price(stripe_client, 1500).id}],
+        "payment_behavior": "default_incomplete"})
+    assert sub.status == "incomplete"
+    stripe_client.v1.test_helpers.test_clocks.advance(clock.id, params={"frozen_time": T0 + 23 * 3600 - 1})
+    assert stripe_client.v1.subscriptions.retrieve(sub.id).status == "incomplete"
+    marker = stripe_client.v1.events.list(params={"limit": 1}).data[0].id
+    stripe_client.v1.test_helpers.test_clocks.advance(clock.id, params={"frozen_time": T0 + 2 * DAY})
+    assert _types_since(stripe_client, marker) == [
+        "test_helpers.test_clock.advancing", "customer.subscription.updated", "invoice.voided",
+        "test_helpers.test_clock.ready"]
+    updated = stripe_client.v1.events.list(params={"type": "customer.subscription.updated", "limit": 1}).data[0]
+    assert updated.data.previous_attributes["status"] == "incomplete"
+    expired = stripe_client.v1.subscriptions.retrieve(sub.id, params={"expand": ["latest_invoice"]})
+    assert (expired.status, expired.ended_at) == ("incomplete_expired", T0 + 23 * 3600)
+    assert (expired.latest_invoice.status, expired.latest_invoice.status_transitions.voided_at) == (
+        "void", T0 + 23 * 3600)
+    # terminal: no further invoices however far the clock goes
+    stripe_client.v1.test_helpers.test_clocks.advance(clock.id, params={"frozen_time": T0 + 70 * DAY})
+    assert [i.id for i in stripe_client.v1.invoices.list(params={"subscription": sub.id}).data] == [
+        expired.latest_invoice.id]
+    assert stripe_client.v1.subscriptions.retrieve(sub.id).status == "incomplete_expired"
