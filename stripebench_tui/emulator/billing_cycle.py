@@ -25,6 +25,10 @@ TRIAL_WILL_END_NOTICE = 3 * DAY  # customer.subscription.trial_will_end comes th
 # "If the first invoice is not paid within 23 hours, the subscription transitions to incomplete_expired" (the
 # subscription status reference), counted from the subscription's creation
 INCOMPLETE_EXPIRES_AFTER = 23 * 3600
+# invoice.upcoming "occurs X number of days before a subscription is scheduled to create an invoice that is
+# automatically charged—where X is determined by your subscriptions settings" (the Dashboard's "Upcoming renewal
+# events"). The default X is not in Stripe's API reference; 7 days is what integrations report seeing.
+UPCOMING_NOTICE = 7 * DAY
 CLOCK_KIND = "test_helpers.test_clock"
 
 
@@ -207,9 +211,23 @@ def next_action(sub: dict[str, Any]) -> tuple[int, str] | None:
         candidates.append((sub["trial_end"], "trial_end"))
     if sub.get("cancel_at") and status != "incomplete":
         candidates.append((sub["cancel_at"], "cancel"))
+    renewal = _renewal(sub)
+    if renewal is not None and sub.get("_upcoming_for") != renewal and renewal - UPCOMING_NOTICE > sub["_period_start"]:
+        candidates.append((renewal - UPCOMING_NOTICE, "upcoming"))
     if status in ("active", "past_due", "unpaid"):
         candidates.append((sub["_period_end"], "renew"))
     return min(candidates) if candidates else None
+
+
+def _renewal(sub: dict[str, Any]) -> int | None:
+    """When ``sub`` next makes an invoice charged automatically (its trial's end or its period's), if it will."""
+    status = sub["status"]
+    if status not in ("active", "past_due", "trialing") or sub["collection_method"] != "charge_automatically":
+        return None
+    renewal = sub["trial_end"] if status == "trialing" else sub["_period_end"]
+    if not renewal or (sub.get("cancel_at") and sub["cancel_at"] <= renewal):
+        return None  # it ends first
+    return renewal
 
 
 def run_action(ctx: RequestContext, sub: dict[str, Any], action: str, now: int) -> None:
@@ -226,6 +244,9 @@ def run_action(ctx: RequestContext, sub: dict[str, Any], action: str, now: int) 
         return
     if action == "expire":
         expire(moved, sub, now)
+        return
+    if action == "upcoming":
+        upcoming(moved, sub)
         return
     if action == "trial_end":
         if not payment_method_for(ctx, sub):
@@ -265,6 +286,18 @@ def finalize_due(ctx: RequestContext, invoice: dict[str, Any], now: int) -> None
         sub["status"] = "active"
     ctx.save(sub)
     ctx.emit("customer.subscription.updated", sub, previous=before)
+
+
+def upcoming(ctx: RequestContext, sub: dict[str, Any]) -> None:
+    """``invoice.upcoming`` for the renewal ``UPCOMING_NOTICE`` ahead: the invoice it will make (as
+    ``create_preview`` shows it), without an id, as Stripe sends it."""
+    from stripebench_tui.emulator.resources.invoice_previews import preview
+
+    sub["_upcoming_for"] = _renewal(sub)
+    ctx.save(sub)
+    invoice = preview(ctx, sub, {})
+    invoice["_upcoming_event"] = True  # rendered without ``id`` (see ``invoices.render``)
+    ctx.emit("invoice.upcoming", invoice)
 
 
 def expire(ctx: RequestContext, sub: dict[str, Any], now: int) -> None:

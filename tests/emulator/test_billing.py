@@ -78,8 +78,9 @@ def test_trial_then_monthly_on_a_test_clock_emits_stripes_sequence(stripe_client
     assert answer.status == "advancing" and answer.status_details.advancing.target_frozen_time == T0 + 15 * DAY
     ready = stripe_client.v1.test_helpers.test_clocks.retrieve(clock.id)
     assert (ready.status, ready.frozen_time) == ("ready", T0 + 15 * DAY)
-    assert _types_since(stripe_client, marker) == [
-        "test_helpers.test_clock.advancing", "customer.subscription.trial_will_end", "invoice.created",
+    assert _types_since(stripe_client, marker) == [  # the renewal notice 7 days ahead, the trial's 3 days ahead
+        "test_helpers.test_clock.advancing", "invoice.upcoming", "customer.subscription.trial_will_end",
+        "invoice.created",
         "customer.subscription.updated", "invoice.finalized", "payment_intent.created", "charge.succeeded",
         "payment_intent.succeeded", "invoice_payment.paid", "invoice.paid", "invoice.payment_succeeded", "test_helpers.test_clock.ready"]
     sub = stripe_client.v1.subscriptions.retrieve(sub.id, params={"expand": ["latest_invoice"]})
@@ -411,3 +412,42 @@ def test_an_unpaid_incomplete_subscription_expires_after_23_hours(stripe_client)
     assert [i.id for i in stripe_client.v1.invoices.list(params={"subscription": sub.id}).data] == [
         expired.latest_invoice.id]
     assert stripe_client.v1.subscriptions.retrieve(sub.id).status == "incomplete_expired"
+
+
+def test_invoice_upcoming_comes_a_week_before_each_automatic_renewal(stripe_client):
+    clock = stripe_client.v1.test_helpers.test_clocks.create(params={"frozen_time": T0})
+    customer = _customer(stripe_client, clock)
+    sub = stripe_client.v1.subscriptions.create(params={"customer": customer.id,
+                                                        "items": [{"price": _price(stripe_client, 1200).id}]})
+    renewal = sub["items"].data[0].current_period_end
+    marker = stripe_client.v1.events.list(params={"limit": 1}).data[0].id
+    stripe_client.v1.test_helpers.test_clocks.advance(clock.id, params={"frozen_time": renewal - 7 * DAY - 1})
+    assert "invoice.upcoming" not in _types_since(stripe_client, marker)
+    stripe_client.v1.test_helpers.test_clocks.advance(clock.id, params={"frozen_time": renewal - 7 * DAY})
+    event = stripe_client.v1.events.list(params={"type": "invoice.upcoming"}).data
+    assert len(event) == 1  # sent at renewal - 7 days exactly: not one second earlier (above)
+    upcoming = event[0].data.object
+    assert "id" not in upcoming and upcoming.object == "invoice"  # Stripe sends it without an invoice id
+    assert (upcoming.billing_reason, upcoming.amount_due, upcoming.customer) == ("subscription_cycle", 1200, customer.id)
+    assert upcoming.parent.subscription_details.subscription == sub.id
+    assert upcoming.lines.data[0].period.start == renewal
+    # the renewal itself, in Stripe's order; the next notice comes a week before the following one
+    marker = stripe_client.v1.events.list(params={"limit": 1}).data[0].id
+    stripe_client.v1.test_helpers.test_clocks.advance(clock.id, params={"frozen_time": renewal + 7200})
+    assert _types_since(stripe_client, marker) == [
+        "test_helpers.test_clock.advancing", "invoice.created", "customer.subscription.updated", "invoice.finalized",
+        "payment_intent.created", "charge.succeeded", "payment_intent.succeeded", "invoice_payment.paid",
+        "invoice.paid", "invoice.payment_succeeded", "test_helpers.test_clock.ready"]
+    stripe_client.v1.test_helpers.test_clocks.advance(clock.id, params={"frozen_time": _month_after(renewal)})
+    assert len(stripe_client.v1.events.list(params={"type": "invoice.upcoming"}).data) == 2
+    # none for a subscription ending at the period's end, nor for one whose invoices are sent, not charged
+    quiet = stripe_client.v1.test_helpers.test_clocks.create(params={"frozen_time": T0})
+    other = _customer(stripe_client, quiet)
+    ending = stripe_client.v1.subscriptions.create(params={"customer": other.id, "cancel_at_period_end": True,
+                                                           "items": [{"price": _price(stripe_client, 500).id}]})
+    stripe_client.v1.subscriptions.create(params={"customer": other.id, "collection_method": "send_invoice",
+                                                  "days_until_due": 30,
+                                                  "items": [{"price": _price(stripe_client, 600).id}]})
+    stripe_client.v1.test_helpers.test_clocks.advance(quiet.id, params={"frozen_time": _month_after(T0) - DAY})
+    assert len(stripe_client.v1.events.list(params={"type": "invoice.upcoming"}).data) == 2
+    assert stripe_client.v1.subscriptions.retrieve(ending.id).status == "active"

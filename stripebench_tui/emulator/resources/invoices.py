@@ -63,6 +63,8 @@ def render(obj: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
         obj["paid"] = obj["status"] == "paid"  # both moved to the invoice's payments on 2025-03-31
         obj["paid_out_of_band"] = bool(obj.get("_paid_out_of_band"))
         obj.pop("parent", None)
+    if obj.get("_upcoming_event"):  # "the received Invoice object will not have an invoice ID" (invoice.upcoming)
+        del obj["id"]
     return dict(sorted(obj.items()))
 
 
