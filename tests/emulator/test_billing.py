@@ -451,3 +451,31 @@ def test_invoice_upcoming_comes_a_week_before_each_automatic_renewal(stripe_clie
     stripe_client.v1.test_helpers.test_clocks.advance(quiet.id, params={"frozen_time": _month_after(T0) - DAY})
     assert len(stripe_client.v1.events.list(params={"type": "invoice.upcoming"}).data) == 2
     assert stripe_client.v1.subscriptions.retrieve(ending.id).status == "active"
+
+
+def test_deleting_a_test_clock_deletes_its_customers_and_subscriptions_with_their_events(stripe_client):
+    clock = stripe_client.v1.test_helpers.test_clocks.create(params={"frozen_time": T0})
+    customer = _customer(stripe_client, clock)
+    price = _price(stripe_client, 1000)
+    running = stripe_client.v1.subscriptions.create(params={"customer": customer.id, "items": [{"price": price.id}]})
+    ended = stripe_client.v1.subscriptions.create(params={"customer": customer.id, "items": [{"price": price.id}]})
+    stripe_client.v1.subscriptions.cancel(ended.id)
+    bare = stripe_client.v1.customers.create(params={"test_clock": clock.id})
+    elsewhere = stripe_client.v1.customers.create()
+    stripe_client.v1.test_helpers.test_clocks.advance(clock.id, params={"frozen_time": T0 + 5 * DAY})
+    marker = stripe_client.v1.events.list(params={"limit": 1}).data[0].id
+    assert stripe_client.v1.test_helpers.test_clocks.delete(clock.id).deleted is True
+    events = list(reversed(stripe_client.v1.events.list(params={"limit": 100, "ending_before": marker}).data))
+    seen = [(e.type, e.data.object.id) for e in events]
+    assert sorted(seen[:-1]) == sorted([("customer.subscription.deleted", running.id),
+                                        ("customer.deleted", customer.id), ("customer.deleted", bare.id)])
+    assert seen.index(("customer.subscription.deleted", running.id)) < seen.index(("customer.deleted", customer.id))
+    assert seen[-1] == ("test_helpers.test_clock.deleted", clock.id)
+    gone = events[seen.index(("customer.subscription.deleted", running.id))].data.object
+    assert (gone.status, gone.ended_at, gone.canceled_at) == ("canceled", T0 + 5 * DAY, T0 + 5 * DAY)
+    assert stripe_client.v1.customers.retrieve(customer.id).deleted is True
+    with pytest.raises(stripe.InvalidRequestError) as err:
+        stripe_client.v1.subscriptions.retrieve(running.id)
+    assert err.value.http_status == 404
+    assert stripe_client.v1.test_helpers.test_clocks.retrieve(clock.id).deleted is True
+    assert "deleted" not in stripe_client.v1.customers.retrieve(elsewhere.id).to_dict()  # other customers stay
