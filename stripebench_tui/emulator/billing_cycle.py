@@ -8,6 +8,9 @@ Stripe's order, reproduced here: a renewal makes the draft invoice (``invoice.cr
 (``customer.subscription.updated``) and about an hour later finalises it (``invoice.finalized``), charges the
 default payment method (``payment_intent.created``, ``charge.succeeded``, ``payment_intent.succeeded``) and marks it
 paid (``invoice.paid``, ``invoice.payment_succeeded``); a decline gives ``invoice.payment_failed`` and ``past_due``.
+A week ahead of a renewal (or trial end) charged automatically comes ``invoice.upcoming``; before a trial's end,
+``customer.subscription.trial_will_end`` three days ahead. An ``incomplete`` subscription whose first invoice stays
+unpaid for 23 hours becomes ``incomplete_expired`` and that invoice is voided.
 """
 
 from __future__ import annotations

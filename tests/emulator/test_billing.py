@@ -428,7 +428,8 @@ def test_invoice_upcoming_comes_a_week_before_each_automatic_renewal(stripe_clie
     assert len(event) == 1  # sent at renewal - 7 days exactly: not one second earlier (above)
     upcoming = event[0].data.object
     assert "id" not in upcoming and upcoming.object == "invoice"  # Stripe sends it without an invoice id
-    assert (upcoming.billing_reason, upcoming.amount_due, upcoming.customer) == ("subscription_cycle", 1200, customer.id)
+    assert (upcoming.billing_reason, upcoming.amount_due, upcoming.customer) == (
+        "subscription_cycle", 1200, customer.id)
     assert upcoming.parent.subscription_details.subscription == sub.id
     assert upcoming.lines.data[0].period.start == renewal
     # the renewal itself, in Stripe's order; the next notice comes a week before the following one

@@ -105,8 +105,8 @@ def _subscribed(client: stripe.StripeClient, coupon: stripe.Coupon) -> stripe.Su
     """A two-item monthly subscription ($20 + $10) with ``coupon``, its first invoice paid by card."""
     customer = client.v1.customers.create(params={"payment_method": "pm_card_visa",
                                                   "invoice_settings": {"default_payment_method": "pm_card_visa"}})
-    prices = [client.v1.prices.create(params={"currency": "usd", "unit_amount": amount, "recurring": {"interval": "month"},
-                                              "product_data": {"name": name}})
+    prices = [client.v1.prices.create(params={"currency": "usd", "unit_amount": amount,
+                                              "recurring": {"interval": "month"}, "product_data": {"name": name}})
               for amount, name in ((2000, "Seats"), (1000, "Support"))]
     return client.v1.subscriptions.create(params={"customer": customer.id, "discounts": [{"coupon": coupon.id}],
                                                   "items": [{"price": p.id} for p in prices]})
@@ -148,7 +148,8 @@ def test_subscription_and_invoice_discounts_expand_to_discount_objects(stripe_cl
         "discount", sub.id, sub.customer, None)
     assert discount.source.to_dict() == {"coupon": coupon.id, "type": "coupon"}
     assert discount.promotion_code.code == promo.code and discount.end > discount.start
-    old = stripe_client.v1.subscriptions.retrieve(sub.id, params={"expand": ["discounts"]}, options={"stripe_version": OLD})
+    old = stripe_client.v1.subscriptions.retrieve(sub.id, params={"expand": ["discounts"]},
+                                                  options={"stripe_version": OLD})
     assert old.discounts[0].coupon.percent_off == 10 and "source" not in old.discounts[0]
     # an invoice's discounts, its discount amounts' discounts and its lines' (a renewal's preview bills the new one)
     first = _subscribed(stripe_client, coupon)

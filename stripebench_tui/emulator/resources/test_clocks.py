@@ -1,8 +1,9 @@
 """Test clocks: create, retrieve, list, delete, advance — simulated time for customers and their subscriptions.
 
 ``advance`` answers at once with the clock ``advancing`` (as Stripe does) and has already run, in the same request,
-everything that falls due up to the new frozen time in time order — trial notices and ends, renewals, the hour-later
-finalisation and payment of their invoices, cancellations, schedule phases — then the clock is ``ready``. Events:
+everything that falls due up to the new frozen time in time order — renewal and trial notices, trial ends, renewals,
+the hour-later finalisation and payment of their invoices, cancellations, expiries of incomplete subscriptions,
+schedule phases — then the clock is ``ready``. Events:
 ``test_helpers.test_clock.advancing``, the billing events in order, ``test_helpers.test_clock.ready``. No wall time
 passes: a year of monthly renewals costs what its objects cost to make.
 """
