@@ -13,7 +13,7 @@ from typing import Any
 
 from stripebench_tui.emulator import billing_cycle as cycle
 from stripebench_tui.emulator.context import RequestContext
-from stripebench_tui.emulator.errors import invalid
+from stripebench_tui.emulator.errors import invalid, no_such
 from stripebench_tui.emulator.params import Bool, Currency, Enum, Hash, Int, Metadata, Num, Str, Array
 
 PRICE_DATA = Hash({"currency": Currency(required=True), "product": Str(required=True),
@@ -22,7 +22,8 @@ PRICE_DATA = Hash({"currency": Currency(required=True), "product": Str(required=
                    "unit_amount": Int(min=0), "unit_amount_decimal": Num(min=0, as_string=True),
                    "tax_behavior": Enum("exclusive", "inclusive", "unspecified")})
 DISCOUNTS = Array(Hash({"coupon": Str(), "promotion_code": Str(), "discount": Str()}), emptyable=True)
-ITEM_FIELDS = {"price": Str(), "price_data": PRICE_DATA, "quantity": Int(min=0), "metadata": Metadata(),
+# ``plan`` is the Plans API's name for a recurring price's id (stripe-python still sends it)
+ITEM_FIELDS = {"price": Str(), "plan": Str(), "price_data": PRICE_DATA, "quantity": Int(min=0), "metadata": Metadata(),
                "discounts": DISCOUNTS, "tax_rates": Array(Str(), emptyable=True),
                "billing_thresholds": Hash({"usage_gte": Int(min=1)}, emptyable=True)}
 UPDATE_ITEM = Hash({**ITEM_FIELDS, "id": Str(), "deleted": Bool(), "clear_usage": Bool()})
@@ -40,9 +41,23 @@ PRORATION = Enum("always_invoice", "create_prorations", "none")
 
 
 def resolve_price(ctx: RequestContext, spec: dict[str, Any], param: str, recurring: bool = True) -> dict[str, Any]:
-    """The price an item names (``price``) or describes (``price_data``), checked for its ``type``."""
+    """The price an item names (``price``, or ``plan`` for a plan: a plan's id is its price's) or describes
+    (``price_data``), checked for its ``type``."""
     from stripebench_tui.emulator.resources.prices import new_price
 
+    if "plan" in spec:
+        named = [f"{param}[{key}]" for key in ("plan", "price", "price_data") if key in spec]
+        if len(named) > 1:
+            # Stripe's wording for plan together with price is not published; this is its usual one for a pair
+            raise invalid(f"You may only specify one of these parameters: {', '.join(named)}.", param=named[1])
+        plan = ctx.find("price", spec["plan"])
+        marker = ctx.find("plan", spec["plan"])
+        if plan is None or not plan.get("recurring") or (marker is not None and marker.get("deleted")):
+            raise no_such("plan", spec["plan"], param=f"{param}[plan]")
+        spec = {**{k: v for k, v in spec.items() if k != "plan"}, "price": plan["id"]}
+        param_name = f"{param}[plan]"
+    else:
+        param_name = f"{param}[price]"
     if "price" in spec and "price_data" in spec:
         raise invalid(f"You may only specify one of these parameters: {param}[price], {param}[price_data].",
                       param=f"{param}[price]")
@@ -51,16 +66,16 @@ def resolve_price(ctx: RequestContext, spec: dict[str, Any], param: str, recurri
         return new_price(ctx, data, param=f"{param}[price_data]")
     if "price" not in spec:
         raise invalid(f"Missing required param: {param}[price].", param=f"{param}[price]", code="parameter_missing")
-    price = ctx.get("price", spec["price"], param=f"{param}[price]")
+    price = ctx.get("price", spec["price"], param=param_name)
     if recurring and price["type"] != "recurring":
         raise invalid("The price specified is set to `type=one_time` but this field only accepts prices with "
-                      "`type=recurring`.", param=f"{param}[price]")
+                      "`type=recurring`.", param=param_name)
     if not recurring and price["type"] != "one_time":
         raise invalid("The price specified is set to `type=recurring` but this field only accepts prices with "
-                      "`type=one_time`.", param=f"{param}[price]")
+                      "`type=one_time`.", param=param_name)
     if not price["active"]:
         raise invalid("The price specified is inactive. This field only accepts active prices.",
-                      param=f"{param}[price]")
+                      param=param_name)
     return price
 
 
@@ -94,6 +109,8 @@ def check_items(ctx: RequestContext, items: list[dict[str, Any]], param: str = "
 def discounts_from(ctx: RequestContext, sub: dict[str, Any], specs: list[dict[str, Any]] | None, now: int,
                    param: str = "discounts") -> None:
     """Set the subscription's discounts (``[{coupon}|{promotion_code}]``); each becomes a ``di_`` discount."""
+    from stripebench_tui.emulator.resources.discounts import new_discount
+
     sub["_discounts"], sub["discounts"] = [], []
     for i, spec in enumerate(specs or []):
         promo_id = spec.get("promotion_code")
@@ -110,9 +127,11 @@ def discounts_from(ctx: RequestContext, sub: dict[str, Any], specs: list[dict[st
             raise invalid(f"Coupon expired: {coupon_id}", param=f"{param}[{i}][coupon]")
         duration = coupon["duration"]
         months = coupon.get("duration_in_months") or 0
-        entry = {"id": ctx.new_id("di"), "coupon": coupon_id, "promotion_code": promo_id, "start": now,
-                 "duration": duration, "end": cycle.period_end(now, "month", months) if duration == "repeating"
-                 else None}
+        end = cycle.period_end(now, "month", months) if duration == "repeating" else None
+        discount = new_discount(ctx, coupon, promotion_code=promo_id, customer=sub["customer"],
+                                subscription=sub["id"], start=now, end=end)  # what expand[]=discounts shows
+        entry = {"id": discount["id"], "coupon": coupon_id, "promotion_code": promo_id, "start": now,
+                 "duration": duration, "end": end}
         sub["_discounts"].append(entry)
         sub["discounts"].append(entry["id"])
         coupon["times_redeemed"] += 1
@@ -184,7 +203,7 @@ def apply_items(ctx: RequestContext, sub: dict[str, Any], specs: list[dict[str, 
                 del items[spec["id"]]
                 continue
             item = items[spec["id"]]
-            if "price" in spec or "price_data" in spec:
+            if "price" in spec or "price_data" in spec or "plan" in spec:
                 item["price"] = resolve_price(ctx, spec, param)["id"]
             if "quantity" in spec:
                 item["quantity"] = spec["quantity"]

@@ -8,6 +8,9 @@ Stripe's order, reproduced here: a renewal makes the draft invoice (``invoice.cr
 (``customer.subscription.updated``) and about an hour later finalises it (``invoice.finalized``), charges the
 default payment method (``payment_intent.created``, ``charge.succeeded``, ``payment_intent.succeeded``) and marks it
 paid (``invoice.paid``, ``invoice.payment_succeeded``); a decline gives ``invoice.payment_failed`` and ``past_due``.
+A week ahead of a renewal (or trial end) charged automatically comes ``invoice.upcoming``; before a trial's end,
+``customer.subscription.trial_will_end`` three days ahead. An ``incomplete`` subscription whose first invoice stays
+unpaid for 23 hours becomes ``incomplete_expired`` and that invoice is voided.
 """
 
 from __future__ import annotations
@@ -22,6 +25,13 @@ from stripebench_tui.emulator.errors import StripeError
 
 DAY = 86400
 TRIAL_WILL_END_NOTICE = 3 * DAY  # customer.subscription.trial_will_end comes three days before the trial ends
+# "If the first invoice is not paid within 23 hours, the subscription transitions to incomplete_expired" (the
+# subscription status reference), counted from the subscription's creation
+INCOMPLETE_EXPIRES_AFTER = 23 * 3600
+# invoice.upcoming "occurs X number of days before a subscription is scheduled to create an invoice that is
+# automatically charged—where X is determined by your subscriptions settings" (the Dashboard's "Upcoming renewal
+# events"). The default X is not in Stripe's API reference; 7 days is what integrations report seeing.
+UPCOMING_NOTICE = 7 * DAY
 CLOCK_KIND = "test_helpers.test_clock"
 
 
@@ -195,6 +205,8 @@ def next_action(sub: dict[str, Any]) -> tuple[int, str] | None:
     status = sub["status"]
     if status in ("canceled", "incomplete_expired", "paused"):
         return None
+    if status == "incomplete":  # nothing else happens until the first invoice is paid
+        return sub["created"] + INCOMPLETE_EXPIRES_AFTER, "expire"
     candidates: list[tuple[int, str]] = []
     if status == "trialing" and sub["trial_end"]:
         if not sub.get("_trial_notice_sent") and sub["trial_end"] - TRIAL_WILL_END_NOTICE > sub["_period_start"]:
@@ -202,9 +214,23 @@ def next_action(sub: dict[str, Any]) -> tuple[int, str] | None:
         candidates.append((sub["trial_end"], "trial_end"))
     if sub.get("cancel_at") and status != "incomplete":
         candidates.append((sub["cancel_at"], "cancel"))
+    renewal = _renewal(sub)
+    if renewal is not None and sub.get("_upcoming_for") != renewal and renewal - UPCOMING_NOTICE > sub["_period_start"]:
+        candidates.append((renewal - UPCOMING_NOTICE, "upcoming"))
     if status in ("active", "past_due", "unpaid"):
         candidates.append((sub["_period_end"], "renew"))
     return min(candidates) if candidates else None
+
+
+def _renewal(sub: dict[str, Any]) -> int | None:
+    """When ``sub`` next makes an invoice charged automatically (its trial's end or its period's), if it will."""
+    status = sub["status"]
+    if status not in ("active", "past_due", "trialing") or sub["collection_method"] != "charge_automatically":
+        return None
+    renewal = sub["trial_end"] if status == "trialing" else sub["_period_end"]
+    if not renewal or (sub.get("cancel_at") and sub["cancel_at"] <= renewal):
+        return None  # it ends first
+    return renewal
 
 
 def run_action(ctx: RequestContext, sub: dict[str, Any], action: str, now: int) -> None:
@@ -218,6 +244,12 @@ def run_action(ctx: RequestContext, sub: dict[str, Any], action: str, now: int) 
         return
     if action == "cancel":
         end(moved, sub, now, "cancellation_requested")
+        return
+    if action == "expire":
+        expire(moved, sub, now)
+        return
+    if action == "upcoming":
+        upcoming(moved, sub)
         return
     if action == "trial_end":
         if not payment_method_for(ctx, sub):
@@ -257,6 +289,36 @@ def finalize_due(ctx: RequestContext, invoice: dict[str, Any], now: int) -> None
         sub["status"] = "active"
     ctx.save(sub)
     ctx.emit("customer.subscription.updated", sub, previous=before)
+
+
+def upcoming(ctx: RequestContext, sub: dict[str, Any]) -> None:
+    """``invoice.upcoming`` for the renewal ``UPCOMING_NOTICE`` ahead: the invoice it will make (as
+    ``create_preview`` shows it), without an id, as Stripe sends it."""
+    from stripebench_tui.emulator.resources.invoice_previews import preview
+
+    sub["_upcoming_for"] = _renewal(sub)
+    ctx.save(sub)
+    invoice = preview(ctx, sub, {})
+    invoice["_upcoming_event"] = True  # rendered without ``id`` (see ``invoices.render``)
+    ctx.emit("invoice.upcoming", invoice)
+
+
+def expire(ctx: RequestContext, sub: dict[str, Any], now: int) -> None:
+    """The first invoice went unpaid for 23 hours: ``incomplete_expired`` (terminal, no more invoices) and the open
+    invoice voided.
+
+    Stripe documents the transition and the void, not the order of their events nor whether ``canceled_at`` is
+    set: here the subscription's ``customer.subscription.updated`` (``ended_at`` set) comes first, then
+    ``invoice.voided``, the order the status reference tells them in."""
+    from stripebench_tui.emulator.resources import invoice_actions
+
+    before = ctx.get("subscription", sub["id"])
+    sub.update(status="incomplete_expired", ended_at=now)
+    ctx.save(sub)
+    ctx.emit("customer.subscription.updated", sub, previous=before)
+    invoice = ctx.find("invoice", sub.get("latest_invoice") or "")
+    if invoice is not None and invoice["status"] == "open":
+        invoice_actions.void_invoice(ctx, invoice)
 
 
 def end(ctx: RequestContext, sub: dict[str, Any], now: int, reason: str) -> None:

@@ -17,6 +17,22 @@ from stripebench_tui.emulator.errors import StripeError
 FINALIZE_DELAY = 3600  # Stripe finalises a renewal's draft invoice about an hour after creating it
 
 
+def _shares(total: int, weights: list[int]) -> list[int]:
+    """``total`` split in proportion to ``weights`` (whole cents, largest remainders first, summing to ``total``).
+
+    Stripe spreads an invoice-level discount over the discountable lines' ``discount_amounts``; its exact rounding
+    is not documented, so this is a plausible one, not a copy of it."""
+    whole = sum(weights)
+    if total <= 0 or whole <= 0:
+        return [0] * len(weights)
+    parts = [divmod(total * w, whole) for w in weights]
+    shares = [share for share, _ in parts]
+    order = sorted(range(len(weights)), key=lambda i: (-parts[i][1], i))
+    for i in order[:total - sum(shares)]:
+        shares[i] += 1
+    return shares
+
+
 def _line(ctx: RequestContext, invoice_id: str, sub_id: str | None, line: dict[str, Any], save: bool
           ) -> dict[str, Any]:
     price = ctx.find("price", line["price"]) or {}
@@ -39,7 +55,10 @@ def _line(ctx: RequestContext, invoice_id: str, sub_id: str | None, line: dict[s
         "metadata": {}, "parent": parent, "period": {"end": end, "start": start}, "pretax_credit_amounts": [],
         "pricing": {"price_details": {"price": price.get("id"), "product": price.get("product")},
                     "type": "price_details", "unit_amount_decimal": price.get("unit_amount_decimal")},
-        "quantity": line["quantity"], "subtotal": line["amount"], "taxes": [],
+        # the same fields as an invoice item's line (``invoice_lines.new_line``): the subscription it bills at the
+        # top level (next to ``parent``), the quantity also as a decimal string
+        "quantity": line["quantity"], "quantity_decimal": str(line["quantity"]), "subscription": sub_id,
+        "subtotal": line["amount"], "taxes": [],
     }
 
 
@@ -52,6 +71,10 @@ def build_invoice(ctx: RequestContext, sub: dict[str, Any], lines: list[dict[str
     off = min(discount[0], max(subtotal, 0))
     total = subtotal - off
     periods = [line["period"] for line in lines if not line["proration"]] or [(now, now)]
+    # each discountable line (not a proration) carries its share of the discount, with the discount's id
+    shares = _shares(off, [max(line["amount"], 0) if not line["proration"] else 0 for line in lines])
+    lines = [{**line, "discount": share, "discount_id": discount[1]} if share else line
+             for line, share in zip(lines, shares)]
     return {
         "id": invoice_id, "object": "invoice", "account_country": "US", "account_name": "Stripe emulator",
         "account_tax_ids": None, "amount_due": max(total, 0), "amount_overpaid": 0, "amount_paid": 0,

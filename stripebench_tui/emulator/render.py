@@ -136,12 +136,20 @@ def _expand(obj: Any, parts: list[str], full: str, ctx: "RequestContext") -> Non
                     target = ctx.store.get(expandable[key], value)  # a copy: rendered in place
                     if target is not None:
                         container[leaf] = render(target, ctx, private=True)
+                elif isinstance(value, list) and any(isinstance(v, str) for v in value):  # ids (``discounts``)
+                    container[leaf] = [_expanded(ctx, expandable[key], v) for v in value]
                 _expand(container.get(leaf), parts[i:], full, ctx)
             return
         if i == len(parts) and any(name.startswith(key + ".") for name in expandable) \
                 and all(isinstance(container.get(leaf), list) for container, leaf in _slots(obj, parts)):
             return  # an array of hashes holding expandable fields, such as a session's ``discounts``
     raise invalid(f"This property cannot be expanded ({full}).", param="expand")
+
+
+def _expanded(ctx: "RequestContext", kind: str, value: Any) -> Any:
+    """The object ``value`` names, rendered (a copy), or ``value`` itself when it is no id of a stored one."""
+    target = ctx.store.get(kind, value) if isinstance(value, str) else None
+    return render(target, ctx, private=True) if target is not None else value
 
 
 def _exists(obj: Any, parts: list[str]) -> bool:

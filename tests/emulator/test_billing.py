@@ -23,7 +23,7 @@ SUBSCRIPTION_FIELDS = {
     "pending_setup_intent", "pending_update", "schedule", "start_date", "status", "test_clock", "transfer_data",
     "trial_end", "trial_settings", "trial_start"}
 ITEM_FIELDS = {"billing_thresholds", "created", "current_period_end", "current_period_start", "discounts", "id",
-               "metadata", "object", "price", "quantity", "subscription", "tax_rates"}
+               "metadata", "object", "plan", "price", "quantity", "subscription", "tax_rates"}
 CLOCK_FIELDS = {"created", "deletes_after", "frozen_time", "id", "livemode", "name", "object", "status",
                 "status_details"}
 METER_FIELDS = {"created", "customer_mapping", "default_aggregation", "display_name", "event_name",
@@ -78,8 +78,9 @@ def test_trial_then_monthly_on_a_test_clock_emits_stripes_sequence(stripe_client
     assert answer.status == "advancing" and answer.status_details.advancing.target_frozen_time == T0 + 15 * DAY
     ready = stripe_client.v1.test_helpers.test_clocks.retrieve(clock.id)
     assert (ready.status, ready.frozen_time) == ("ready", T0 + 15 * DAY)
-    assert _types_since(stripe_client, marker) == [
-        "test_helpers.test_clock.advancing", "customer.subscription.trial_will_end", "invoice.created",
+    assert _types_since(stripe_client, marker) == [  # the renewal notice 7 days ahead, the trial's 3 days ahead
+        "test_helpers.test_clock.advancing", "invoice.upcoming", "customer.subscription.trial_will_end",
+        "invoice.created",
         "customer.subscription.updated", "invoice.finalized", "payment_intent.created", "charge.succeeded",
         "payment_intent.succeeded", "invoice_payment.paid", "invoice.paid", "invoice.payment_succeeded", "test_helpers.test_clock.ready"]
     sub = stripe_client.v1.subscriptions.retrieve(sub.id, params={"expand": ["latest_invoice"]})
@@ -201,7 +202,7 @@ def test_schedule_phases_then_cancel(stripe_client):
     intro, full = _price(stripe_client, 500, name="Intro"), _price(stripe_client, 2500, name="Full")
     sched = stripe_client.v1.subscription_schedules.create(params={
         "customer": customer.id, "start_date": "now", "end_behavior": "cancel",
-        "phases": [{"items": [{"price": intro.id}], "iterations": 1}, {"items": [{"price": full.id}],
+        "phases": [{"items": [{"price": intro.id}], "iterations": 1}, {"items": [{"plan": full.id}],  # plan = price
                                                                        "iterations": 1}]})
     assert set(sched.to_dict()) == SCHEDULE_FIELDS
     assert sched.status == "active" and [p.start_date for p in sched.phases] == [T0, _month_after(T0)]
@@ -229,6 +230,10 @@ def test_upcoming_invoice_exists_only_before_basil(stripe_client):
                                                         "items": [{"price": _price(stripe_client, 900).id}]},
                                                 options=OLD)
     assert "current_period_end" in sub and "current_period_end" not in sub["items"].data[0]
+    plan = sub["items"].data[0].plan  # a recurring price is also a plan, named on items and (before basil) lines
+    assert (plan.object, plan.id, plan.amount) == ("plan", sub["items"].data[0].price.id, 900)
+    line = stripe_client.v1.invoices.retrieve(sub.latest_invoice, options=OLD).lines.data[0]
+    assert (line.type, line.plan.id) == ("subscription", plan.id)
     upcoming = stripe_client.raw_request("get", "/v1/invoices/upcoming", customer=customer.id,
                                          stripe_version=OLD["stripe_version"])
     body = stripe_client.deserialize(upcoming, api_mode="V1")
@@ -342,3 +347,136 @@ def test_items_endpoints_search_and_resume_after_a_paused_trial(stripe_client):
     assert resumed.status == "active" and (invoice.status, invoice.total) == ("paid", 800 * 5)
     with pytest.raises(stripe.InvalidRequestError):
         stripe_client.v1.subscriptions.resume(sub.id)
+
+
+def test_items_name_plans_by_id_on_create_update_and_item_create(stripe_client):
+    customer = _customer(stripe_client)
+    basic = stripe_client.v1.plans.create(params={"amount": 1500, "currency": "usd", "interval": "month",
+                                                  "product": {"name": "Basic"}})
+    pro = stripe_client.v1.plans.create(params={"amount": 4000, "currency": "usd", "interval": "month",
+                                                "product": basic.product})
+    sub = stripe_client.v1.subscriptions.create(params={"customer": customer.id, "items": [{"plan": basic.id}]})
+    item = sub["items"].data[0]
+    assert set(item.to_dict()) == ITEM_FIELDS and (item.price.id, item.plan.id) == (basic.id, basic.id)
+    assert (item.plan.object, item.plan.amount, item.plan.interval) == ("plan", 1500, "month")
+    assert stripe_client.v1.invoices.retrieve(sub.latest_invoice).total == 1500
+    moved = stripe_client.v1.subscriptions.update(sub.id, params={"items": [{"id": item.id, "plan": pro.id}],
+                                                                 "proration_behavior": "none"})
+    assert moved["items"].data[0].plan.id == pro.id and moved["items"].data[0].price.unit_amount == 4000
+    # any recurring price is a plan too, on every version; lines before 2025-03-31 name it as well
+    price = _price(stripe_client, 700, name="Extra")
+    added = stripe_client.v1.subscription_items.create(params={"subscription": sub.id, "plan": price.id,
+                                                               "proration_behavior": "none"})
+    assert (added.plan.id, added.plan.amount) == (price.id, 700)
+    old = stripe_client.v1.subscriptions.retrieve(sub.id, options=OLD)
+    assert sorted(i.plan.id for i in old["items"].data) == sorted([pro.id, price.id])
+    line = stripe_client.v1.invoices.retrieve(sub.latest_invoice, options=OLD).lines.data[0]
+    assert (line.type, line.plan.id, line.plan.amount) == ("subscription", basic.id, 1500)
+    with pytest.raises(stripe.InvalidRequestError) as err:
+        stripe_client.v1.subscriptions.create(params={"customer": customer.id, "items": [{"plan": "plan_nope"}]})
+    assert (err.value.http_status, err.value.code, err.value.param, err.value.user_message) == (
+        404, "resource_missing", "items[0][plan]", "No such plan: 'plan_nope'")
+    one_time = stripe_client.v1.prices.create(params={"currency": "usd", "unit_amount": 100,
+                                                      "product": basic.product})
+    with pytest.raises(stripe.InvalidRequestError) as err:  # a one-time price is no plan
+        stripe_client.v1.subscriptions.create(params={"customer": customer.id, "items": [{"plan": one_time.id}]})
+    assert err.value.http_status == 404 and err.value.param == "items[0][plan]"
+    with pytest.raises(stripe.InvalidRequestError) as err:
+        stripe_client.v1.subscriptions.create(params={"customer": customer.id,
+                                                      "items": [{"plan": basic.id, "price": basic.id}]})
+    assert err.value.http_status == 400 and err.value.param == "items[0][price]"
+
+
+def test_an_unpaid_incomplete_subscription_expires_after_23_hours(stripe_client):
+    clock = stripe_client.v1.test_helpers.test_clocks.create(params={"frozen_time": T0})
+    customer = stripe_client.v1.customers.create(params={"test_clock": clock.id})
+    sub = stripe_client.v1.subscriptions.create(params={
+        "customer": customer.id, "items": [{"price": _price(stripe_client, 1500).id}],
+        "payment_behavior": "default_incomplete"})
+    assert sub.status == "incomplete"
+    stripe_client.v1.test_helpers.test_clocks.advance(clock.id, params={"frozen_time": T0 + 23 * 3600 - 1})
+    assert stripe_client.v1.subscriptions.retrieve(sub.id).status == "incomplete"
+    marker = stripe_client.v1.events.list(params={"limit": 1}).data[0].id
+    stripe_client.v1.test_helpers.test_clocks.advance(clock.id, params={"frozen_time": T0 + 2 * DAY})
+    assert _types_since(stripe_client, marker) == [
+        "test_helpers.test_clock.advancing", "customer.subscription.updated", "invoice.voided",
+        "test_helpers.test_clock.ready"]
+    updated = stripe_client.v1.events.list(params={"type": "customer.subscription.updated", "limit": 1}).data[0]
+    assert updated.data.previous_attributes["status"] == "incomplete"
+    expired = stripe_client.v1.subscriptions.retrieve(sub.id, params={"expand": ["latest_invoice"]})
+    assert (expired.status, expired.ended_at) == ("incomplete_expired", T0 + 23 * 3600)
+    assert (expired.latest_invoice.status, expired.latest_invoice.status_transitions.voided_at) == (
+        "void", T0 + 23 * 3600)
+    # terminal: no further invoices however far the clock goes
+    stripe_client.v1.test_helpers.test_clocks.advance(clock.id, params={"frozen_time": T0 + 70 * DAY})
+    assert [i.id for i in stripe_client.v1.invoices.list(params={"subscription": sub.id}).data] == [
+        expired.latest_invoice.id]
+    assert stripe_client.v1.subscriptions.retrieve(sub.id).status == "incomplete_expired"
+
+
+def test_invoice_upcoming_comes_a_week_before_each_automatic_renewal(stripe_client):
+    clock = stripe_client.v1.test_helpers.test_clocks.create(params={"frozen_time": T0})
+    customer = _customer(stripe_client, clock)
+    sub = stripe_client.v1.subscriptions.create(params={"customer": customer.id,
+                                                        "items": [{"price": _price(stripe_client, 1200).id}]})
+    renewal = sub["items"].data[0].current_period_end
+    marker = stripe_client.v1.events.list(params={"limit": 1}).data[0].id
+    stripe_client.v1.test_helpers.test_clocks.advance(clock.id, params={"frozen_time": renewal - 7 * DAY - 1})
+    assert "invoice.upcoming" not in _types_since(stripe_client, marker)
+    stripe_client.v1.test_helpers.test_clocks.advance(clock.id, params={"frozen_time": renewal - 7 * DAY})
+    event = stripe_client.v1.events.list(params={"type": "invoice.upcoming"}).data
+    assert len(event) == 1  # sent at renewal - 7 days exactly: not one second earlier (above)
+    upcoming = event[0].data.object
+    assert "id" not in upcoming and upcoming.object == "invoice"  # Stripe sends it without an invoice id
+    assert (upcoming.billing_reason, upcoming.amount_due, upcoming.customer) == (
+        "subscription_cycle", 1200, customer.id)
+    assert upcoming.parent.subscription_details.subscription == sub.id
+    assert upcoming.lines.data[0].period.start == renewal
+    # the renewal itself, in Stripe's order; the next notice comes a week before the following one
+    marker = stripe_client.v1.events.list(params={"limit": 1}).data[0].id
+    stripe_client.v1.test_helpers.test_clocks.advance(clock.id, params={"frozen_time": renewal + 7200})
+    assert _types_since(stripe_client, marker) == [
+        "test_helpers.test_clock.advancing", "invoice.created", "customer.subscription.updated", "invoice.finalized",
+        "payment_intent.created", "charge.succeeded", "payment_intent.succeeded", "invoice_payment.paid",
+        "invoice.paid", "invoice.payment_succeeded", "test_helpers.test_clock.ready"]
+    stripe_client.v1.test_helpers.test_clocks.advance(clock.id, params={"frozen_time": _month_after(renewal)})
+    assert len(stripe_client.v1.events.list(params={"type": "invoice.upcoming"}).data) == 2
+    # none for a subscription ending at the period's end, nor for one whose invoices are sent, not charged
+    quiet = stripe_client.v1.test_helpers.test_clocks.create(params={"frozen_time": T0})
+    other = _customer(stripe_client, quiet)
+    ending = stripe_client.v1.subscriptions.create(params={"customer": other.id, "cancel_at_period_end": True,
+                                                           "items": [{"price": _price(stripe_client, 500).id}]})
+    stripe_client.v1.subscriptions.create(params={"customer": other.id, "collection_method": "send_invoice",
+                                                  "days_until_due": 30,
+                                                  "items": [{"price": _price(stripe_client, 600).id}]})
+    stripe_client.v1.test_helpers.test_clocks.advance(quiet.id, params={"frozen_time": _month_after(T0) - DAY})
+    assert len(stripe_client.v1.events.list(params={"type": "invoice.upcoming"}).data) == 2
+    assert stripe_client.v1.subscriptions.retrieve(ending.id).status == "active"
+
+
+def test_deleting_a_test_clock_deletes_its_customers_and_subscriptions_with_their_events(stripe_client):
+    clock = stripe_client.v1.test_helpers.test_clocks.create(params={"frozen_time": T0})
+    customer = _customer(stripe_client, clock)
+    price = _price(stripe_client, 1000)
+    running = stripe_client.v1.subscriptions.create(params={"customer": customer.id, "items": [{"price": price.id}]})
+    ended = stripe_client.v1.subscriptions.create(params={"customer": customer.id, "items": [{"price": price.id}]})
+    stripe_client.v1.subscriptions.cancel(ended.id)
+    bare = stripe_client.v1.customers.create(params={"test_clock": clock.id})
+    elsewhere = stripe_client.v1.customers.create()
+    stripe_client.v1.test_helpers.test_clocks.advance(clock.id, params={"frozen_time": T0 + 5 * DAY})
+    marker = stripe_client.v1.events.list(params={"limit": 1}).data[0].id
+    assert stripe_client.v1.test_helpers.test_clocks.delete(clock.id).deleted is True
+    events = list(reversed(stripe_client.v1.events.list(params={"limit": 100, "ending_before": marker}).data))
+    seen = [(e.type, e.data.object.id) for e in events]
+    assert sorted(seen[:-1]) == sorted([("customer.subscription.deleted", running.id),
+                                        ("customer.deleted", customer.id), ("customer.deleted", bare.id)])
+    assert seen.index(("customer.subscription.deleted", running.id)) < seen.index(("customer.deleted", customer.id))
+    assert seen[-1] == ("test_helpers.test_clock.deleted", clock.id)
+    gone = events[seen.index(("customer.subscription.deleted", running.id))].data.object
+    assert (gone.status, gone.ended_at, gone.canceled_at) == ("canceled", T0 + 5 * DAY, T0 + 5 * DAY)
+    assert stripe_client.v1.customers.retrieve(customer.id).deleted is True
+    with pytest.raises(stripe.InvalidRequestError) as err:
+        stripe_client.v1.subscriptions.retrieve(running.id)
+    assert err.value.http_status == 404
+    assert stripe_client.v1.test_helpers.test_clocks.retrieve(clock.id).deleted is True
+    assert "deleted" not in stripe_client.v1.customers.retrieve(elsewhere.id).to_dict()  # other customers stay

@@ -99,3 +99,72 @@ def test_coupon_validity_follows_the_clock(stripe_client: stripe.StripeClient, e
     with pytest.raises(stripe.InvalidRequestError) as err:
         stripe_client.v1.coupons.create(params={"percent_off": 10, "redeem_by": now})
     assert err.value.param == "redeem_by"
+
+
+def _subscribed(client: stripe.StripeClient, coupon: stripe.Coupon) -> stripe.Subscription:
+    """A two-item monthly subscription ($20 + $10) with ``coupon``, its first invoice paid by card."""
+    customer = client.v1.customers.create(params={"payment_method": "pm_card_visa",
+                                                  "invoice_settings": {"default_payment_method": "pm_card_visa"}})
+    prices = [client.v1.prices.create(params={"currency": "usd", "unit_amount": amount,
+                                              "recurring": {"interval": "month"}, "product_data": {"name": name}})
+              for amount, name in ((2000, "Seats"), (1000, "Support"))]
+    return client.v1.subscriptions.create(params={"customer": customer.id, "discounts": [{"coupon": coupon.id}],
+                                                  "items": [{"price": p.id} for p in prices]})
+
+
+@pytest.mark.parametrize("coupon_params, shares", [
+    ({"percent_off": 10}, [200, 100]),
+    ({"amount_off": 500, "currency": "usd"}, [333, 167]),  # split by line amount, whole cents summing to the total
+])
+def test_subscription_invoice_lines_carry_their_share_of_the_discount(stripe_client, coupon_params, shares):
+    sub = _subscribed(stripe_client, stripe_client.v1.coupons.create(params=coupon_params))
+    discount_id = sub.discounts[0]
+    assert discount_id.startswith("di_")
+    invoice = stripe_client.v1.invoices.retrieve(sub.latest_invoice)
+    assert invoice.discounts == [discount_id]
+    assert [d.to_dict() for d in invoice.total_discount_amounts] == [{"amount": sum(shares), "discount": discount_id}]
+    assert (invoice.subtotal, invoice.total) == (3000, 3000 - sum(shares))
+    lines = stripe_client.v1.invoices.line_items.list(invoice.id).data
+    assert [[d.to_dict() for d in line.discount_amounts] for line in lines] == [
+        [{"amount": share, "discount": discount_id}] for share in shares]
+    assert all(line.discounts == [] for line in lines)  # line-level discounts only; this one is the invoice's
+
+
+# Field names of Stripe's published example discount (its OpenAPI fixtures), at the current API version.
+DISCOUNT_FIELDS = {"checkout_session", "customer", "customer_account", "end", "id", "invoice", "invoice_item", "object",
+                   "promotion_code", "source", "start", "subscription", "subscription_item"}
+
+
+def test_subscription_and_invoice_discounts_expand_to_discount_objects(stripe_client):
+    coupon = stripe_client.v1.coupons.create(params={"percent_off": 10, "duration": "repeating",
+                                                     "duration_in_months": 3})
+    promo = stripe_client.v1.promotion_codes.create(params={"promotion": {"type": "coupon", "coupon": coupon.id}})
+    sub = _subscribed(stripe_client, coupon)
+    sub = stripe_client.v1.subscriptions.update(sub.id, params={"discounts": [{"promotion_code": promo.id}]})
+    expanded = stripe_client.v1.subscriptions.retrieve(sub.id, params={"expand": ["discounts.promotion_code"]})
+    discount = expanded.discounts[0]
+    assert set(discount.to_dict()) == DISCOUNT_FIELDS and discount.id == sub.discounts[0]
+    assert (discount.object, discount.subscription, discount.customer, discount.invoice) == (
+        "discount", sub.id, sub.customer, None)
+    assert discount.source.to_dict() == {"coupon": coupon.id, "type": "coupon"}
+    assert discount.promotion_code.code == promo.code and discount.end > discount.start
+    old = stripe_client.v1.subscriptions.retrieve(sub.id, params={"expand": ["discounts"]},
+                                                  options={"stripe_version": OLD})
+    assert old.discounts[0].coupon.percent_off == 10 and "source" not in old.discounts[0]
+    # an invoice's discounts, its discount amounts' discounts and its lines' (a renewal's preview bills the new one)
+    first = _subscribed(stripe_client, coupon)
+    paths = ["discounts", "total_discount_amounts.discount", "lines.data.discount_amounts.discount",
+             "lines.data.discounts"]
+    invoice = stripe_client.v1.invoices.retrieve(first.latest_invoice, params={"expand": paths})
+    assert [d.id for d in invoice.discounts] == first.discounts
+    assert invoice.total_discount_amounts[0].discount.subscription == first.id
+    assert {a.discount.id for line in invoice.lines.data for a in line.discount_amounts} == set(first.discounts)
+    nested = stripe_client.v1.subscriptions.retrieve(first.id, params={"expand": ["latest_invoice.discounts",
+                                                                                 "items.data.discounts"]})
+    assert nested.latest_invoice.discounts[0].source.coupon == coupon.id
+    lines = stripe_client.v1.invoices.line_items.list(first.latest_invoice,
+                                                      params={"expand": ["data.discount_amounts.discount"]})
+    assert lines.data[0].discount_amounts[0].discount.object == "discount"
+    with pytest.raises(stripe.InvalidRequestError) as err:  # still only what the object has
+        stripe_client.v1.subscriptions.retrieve(first.id, params={"expand": ["discount"]})
+    assert err.value.user_message == "This property cannot be expanded (discount)."

@@ -210,3 +210,25 @@ def test_shapes_have_the_reference_fields(stripe_client, shop):
     for kind, obj in (("invoiceitem", stripe_client.v1.invoice_items.retrieve(item.id)),
                       ("invoice_payment", payment), ("line_item", line)):
         assert set(obj.to_dict()) == set(REFERENCE_FIELDS[kind].split()), kind
+
+
+def test_subscription_lines_have_the_fields_of_invoice_item_lines_at_each_version(stripe_client, shop):
+    customer, price = shop
+    monthly = stripe_client.v1.prices.create(params={"currency": "usd", "unit_amount": 900,
+                                                     "recurring": {"interval": "month"},
+                                                     "product_data": {"name": "Plan"}})
+    sub = stripe_client.v1.subscriptions.create(params={"customer": customer.id,
+                                                        "items": [{"price": monthly.id, "quantity": 2}]})
+    stripe_client.v1.invoice_items.create(params={"customer": customer.id, "pricing": {"price": price.id}})
+    manual = stripe_client.v1.invoices.create(params={"customer": customer.id,
+                                                      "pending_invoice_items_behavior": "include"})
+    line = stripe_client.v1.invoices.line_items.list(sub.latest_invoice).data[0]
+    assert set(line.to_dict()) == set(REFERENCE_FIELDS["line_item"].split())
+    assert (line.subscription, line.quantity, str(line.quantity_decimal)) == (sub.id, 2, "2")
+    assert line.parent.subscription_item_details.subscription == sub.id
+    for version in (OLD, "2025-03-31.basil"):
+        options = {"stripe_version": version}
+        billed = stripe_client.v1.invoices.retrieve(sub.latest_invoice, options=options).lines.data[0].to_dict()
+        itemized = stripe_client.v1.invoices.retrieve(manual.id, options=options).lines.data[0].to_dict()
+        assert set(billed) == set(itemized), version
+        assert billed["subscription"] == sub.id

@@ -31,7 +31,7 @@ from stripebench_tui.emulator.resources import (balance_transactions, charges, p
 from stripebench_tui.emulator.resources import webhook_endpoints  # noqa: F401
 from stripebench_tui.emulator.resources import shipping_rates  # noqa: F401
 from stripebench_tui.emulator.resources import invoice_payments  # noqa: F401
-from stripebench_tui.emulator.resources import checkout_sessions, invoices, subscriptions  # noqa: F401
+from stripebench_tui.emulator.resources import checkout_sessions, discounts, invoices, subscriptions  # noqa: F401
 from stripebench_tui.emulator.resources import (invoice_previews, meters, subscription_items,  # noqa: F401
                                                  subscription_schedules, test_clocks)
 from stripebench_tui.emulator.resources import invoice_actions, invoice_items  # noqa: F401

@@ -226,6 +226,12 @@ def void(ctx: RequestContext, params: dict[str, Any], id: str) -> dict[str, Any]
                           param="invoice")
     if invoice["amount_paid"]:
         raise StripeError("You can't void an invoice that has been partially paid.", param="invoice")
+    return void_invoice(ctx, invoice)
+
+
+def void_invoice(ctx: RequestContext, invoice: dict[str, Any]) -> dict[str, Any]:
+    """Open (or uncollectible) → void: ``voided_at``, ``invoice.voided`` (also Billing's, for an expired
+    incomplete subscription's first invoice)."""
     invoice.update(status="void", status_transitions={**invoice["status_transitions"], "voided_at": ctx.now()})
     ctx.save(invoice)
     ctx.emit("invoice.voided", invoice)

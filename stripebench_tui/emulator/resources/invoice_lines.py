@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from stripebench_tui.emulator.context import RequestContext
+from stripebench_tui.emulator.resources.plans import plan_of
 from stripebench_tui.emulator.versions import SUBSCRIPTION_PERIOD_ON_ITEMS
 
 
@@ -69,7 +70,9 @@ def render_line(line: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
         "subscription": details.get("subscription"),
         "subscription_item": (sub_details or {}).get("subscription_item"),
         "proration": details.get("proration", False), "proration_details": {"credited_items": None},
-        "price": ctx.render(price) if price else None, "plan": None, "tax_amounts": [], "tax_rates": [],
+        "price": ctx.render(price) if price else None, "tax_amounts": [], "tax_rates": [],
+        # "the plan of the subscription, if the line item is a subscription or a proration"
+        "plan": plan_of(ctx, price) if sub_details or details.get("proration") else None,
         "unit_amount_excluding_tax": pricing.get("unit_amount_decimal"),
         "amount_excluding_tax": out["amount"],
     })

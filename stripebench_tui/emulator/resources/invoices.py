@@ -26,9 +26,13 @@ from stripebench_tui.emulator.versions import SUBSCRIPTION_PERIOD_ON_ITEMS, at_l
 resource = Resource("invoice", prefix="in", noun="invoice",
                     expandable={"customer": "customer", "subscription": "subscription",
                                 "payment_intent": "payment_intent", "default_payment_method": "payment_method",
-                                "parent.subscription_details.subscription": "subscription"},
+                                "parent.subscription_details.subscription": "subscription",
+                                "discounts": "discount", "total_discount_amounts.discount": "discount",
+                                "lines.data.discounts": "discount",
+                                "lines.data.discount_amounts.discount": "discount"},
                     includable={"payments"})
-line_resource = Resource("line_item", prefix="il", noun="invoice line item")
+line_resource = Resource("line_item", prefix="il", noun="invoice line item",
+                         expandable={"discounts": "discount", "discount_amounts.discount": "discount"})
 line_resource.renderer(render_line)
 
 # Before 2022-08-01 a new invoice swept up the customer's pending invoice items by default.
@@ -59,6 +63,8 @@ def render(obj: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
         obj["paid"] = obj["status"] == "paid"  # both moved to the invoice's payments on 2025-03-31
         obj["paid_out_of_band"] = bool(obj.get("_paid_out_of_band"))
         obj.pop("parent", None)
+    if obj.get("_upcoming_event"):  # "the received Invoice object will not have an invoice ID" (invoice.upcoming)
+        del obj["id"]
     return dict(sorted(obj.items()))
 
 

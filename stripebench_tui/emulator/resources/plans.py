@@ -53,6 +53,15 @@ def _as_plan(price: dict[str, Any], created: int | None = None) -> dict[str, Any
     }
 
 
+def plan_of(ctx: RequestContext, price: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A recurring price as the plan it also is (what a subscription item's ``plan`` shows), None for a one-time
+    price."""
+    if price is None or not price.get("recurring"):
+        return None
+    marker = ctx.store.peek("plan", price["id"])
+    return _as_plan(price, marker["created"] if marker is not None else None)
+
+
 def _plan(ctx: RequestContext, plan_id: str) -> dict[str, Any]:
     marker = ctx.find("plan", plan_id)
     price = ctx.find("price", plan_id)

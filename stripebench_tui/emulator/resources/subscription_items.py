@@ -15,13 +15,15 @@ from stripebench_tui.emulator.context import LIST_PARAMS, RequestContext
 from stripebench_tui.emulator.errors import invalid, missing_param, no_such
 from stripebench_tui.emulator.params import Bool, Enum, Int, Metadata, Str
 from stripebench_tui.emulator.registry import Resource
+from stripebench_tui.emulator.resources.plans import plan_of
 from stripebench_tui.emulator.versions import SUBSCRIPTION_PERIOD_ON_ITEMS
 
-resource = Resource("subscription_item", prefix="si", noun="subscription item", expandable={"price": "price"})
+resource = Resource("subscription_item", prefix="si", noun="subscription item",
+                    expandable={"price": "price", "discounts": "discount"})
 PAYMENT_BEHAVIOR = Enum("allow_incomplete", "default_incomplete", "error_if_incomplete", "pending_if_incomplete")
 CHANGE = {"proration_behavior": changes.PRORATION, "proration_date": Int(), "payment_behavior": PAYMENT_BEHAVIOR,
-          "metadata": Metadata(), "price": Str(), "price_data": changes.PRICE_DATA, "quantity": Int(min=0),
-          "tax_rates": changes.ITEM_FIELDS["tax_rates"], "discounts": changes.DISCOUNTS,
+          "metadata": Metadata(), "price": Str(), "plan": Str(), "price_data": changes.PRICE_DATA,
+          "quantity": Int(min=0), "tax_rates": changes.ITEM_FIELDS["tax_rates"], "discounts": changes.DISCOUNTS,
           "billing_thresholds": changes.ITEM_FIELDS["billing_thresholds"], "off_session": Bool()}
 
 
@@ -34,10 +36,11 @@ def _locate(ctx: RequestContext, item_id: str) -> tuple[dict[str, Any], dict[str
 
 
 def render_item(item: dict[str, Any], sub: dict[str, Any] | None, ctx: RequestContext) -> dict[str, Any]:
-    """An item with its price embedded (and its period, from 2025-03-31)."""
+    """An item with its price (and plan) embedded, and its period from 2025-03-31."""
     out = dict(item)
     price = ctx.find("price", item["price"])
     out["price"] = ctx.render(price) if price else None
+    out["plan"] = plan_of(ctx, price)  # the price as a plan, as Stripe still shows it on items
     if sub is not None and ctx.version_at_least(SUBSCRIPTION_PERIOD_ON_ITEMS):
         out["current_period_start"], out["current_period_end"] = sub["_period_start"], sub["_period_end"]
     return dict(sorted(out.items()))
@@ -65,7 +68,7 @@ def _change(ctx: RequestContext, sub: dict[str, Any], spec: dict[str, Any], para
 
 
 def _spec(params: dict[str, Any]) -> dict[str, Any]:
-    return {k: params[k] for k in ("price", "price_data", "quantity", "metadata", "tax_rates", "discounts")
+    return {k: params[k] for k in ("price", "plan", "price_data", "quantity", "metadata", "tax_rates", "discounts")
             if k in params}
 
 
@@ -73,7 +76,7 @@ def _spec(params: dict[str, Any]) -> dict[str, Any]:
 def create(ctx: RequestContext, params: dict[str, Any]) -> Any:
     """Add an item to a subscription."""
     sub = ctx.get("subscription", params["subscription"], param="subscription")
-    if "price" not in params and "price_data" not in params:
+    if "price" not in params and "price_data" not in params and "plan" not in params:
         raise missing_param("price")
     known = {i["id"] for i in sub["_items"]}
     error = _change(ctx, sub, _spec(params), params)

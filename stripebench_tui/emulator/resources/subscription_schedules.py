@@ -21,8 +21,8 @@ from stripebench_tui.emulator.resources.common import apply_metadata
 
 resource = Resource("subscription_schedule", prefix="sub_sched", noun="subscription schedule",
                     expandable={"customer": "customer", "subscription": "subscription"})
-PHASE = Hash({"items": Array(Hash({"price": Str(), "price_data": changes.PRICE_DATA, "quantity": Int(min=0),
-                                   "metadata": Metadata(), "discounts": changes.DISCOUNTS,
+PHASE = Hash({"items": Array(Hash({"price": Str(), "plan": Str(), "price_data": changes.PRICE_DATA,
+                                   "quantity": Int(min=0), "metadata": Metadata(), "discounts": changes.DISCOUNTS,
                                    "tax_rates": Array(Str(), emptyable=True)}), required=True),
               "iterations": Int(min=1), "end_date": Str(), "start_date": Str(), "trial_end": Str(),
               "proration_behavior": changes.PRORATION, "metadata": Metadata(), "discounts": changes.DISCOUNTS,

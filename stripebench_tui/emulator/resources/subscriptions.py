@@ -23,11 +23,13 @@ from stripebench_tui.emulator.resources import invoice_actions, payment_intents
 from stripebench_tui.emulator.search import SEARCH_PARAMS, search_page
 from stripebench_tui.emulator.registry import Resource
 from stripebench_tui.emulator.resources.common import apply_metadata
+from stripebench_tui.emulator.resources.plans import plan_of
 from stripebench_tui.emulator.versions import SUBSCRIPTION_PERIOD_ON_ITEMS
 
 resource = Resource("subscription", prefix="sub", noun="subscription",
                     expandable={"customer": "customer", "latest_invoice": "invoice",
-                                "default_payment_method": "payment_method"})
+                                "default_payment_method": "payment_method", "discounts": "discount",
+                                "items.data.discounts": "discount"})
 
 
 def period_end(start: int, interval: str, count: int) -> int:
@@ -55,6 +57,7 @@ def render(obj: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
         rendered = dict(item)
         price = ctx.find("price", item["price"])
         rendered["price"] = ctx.render(price) if price else None
+        rendered["plan"] = plan_of(ctx, price)  # the price as a plan, as Stripe still shows it on items
         if on_items:
             rendered["current_period_start"] = obj["_period_start"]
             rendered["current_period_end"] = obj["_period_end"]

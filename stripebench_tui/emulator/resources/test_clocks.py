@@ -1,8 +1,9 @@
 """Test clocks: create, retrieve, list, delete, advance — simulated time for customers and their subscriptions.
 
 ``advance`` answers at once with the clock ``advancing`` (as Stripe does) and has already run, in the same request,
-everything that falls due up to the new frozen time in time order — trial notices and ends, renewals, the hour-later
-finalisation and payment of their invoices, cancellations, schedule phases — then the clock is ``ready``. Events:
+everything that falls due up to the new frozen time in time order — renewal and trial notices, trial ends, renewals,
+the hour-later finalisation and payment of their invoices, cancellations, expiries of incomplete subscriptions,
+schedule phases — then the clock is ``ready``. Events:
 ``test_helpers.test_clock.advancing``, the billing events in order, ``test_helpers.test_clock.ready``. No wall time
 passes: a year of monthly renewals costs what its objects cost to make.
 """
@@ -54,14 +55,22 @@ def list_clocks(ctx: RequestContext, params: dict[str, Any]) -> dict[str, Any]:
 
 @resource.route("DELETE", "/v1/test_helpers/test_clocks/{id}")
 def delete(ctx: RequestContext, params: dict[str, Any], id: str) -> dict[str, Any]:
-    """Delete a clock and, as on Stripe, the customers (and so subscriptions) attached to it."""
+    """Delete a clock and, as on Stripe, the customers (and so subscriptions) attached to it.
+
+    Stripe documents that the clock's objects go with it, not the events: here each customer goes as a customer
+    deletion does on Stripe — its subscriptions still running end first (``customer.subscription.deleted``, at the
+    clock's time), then ``customer.deleted`` — and ``test_helpers.test_clock.deleted`` comes last."""
     clock = ctx.get(cycle.CLOCK_KIND, id, param="test_clock")
-    for customer in list(ctx.store.scan("customer")):
-        if customer.get("test_clock") == id and not customer.get("deleted"):
-            ctx.save({**deleted_stub(customer), "created": customer["created"], "_seq": customer["_seq"]})
-    for sub in list(ctx.store.scan("subscription")):
-        if sub.get("test_clock") == id:
-            ctx.remove("subscription", sub["id"])
+    moment = clock["frozen_time"]
+    subs = [ctx.get("subscription", s["id"]) for s in ctx.store.scan("subscription") if s.get("test_clock") == id]
+    for customer in [c for c in ctx.store.scan("customer") if c.get("test_clock") == id and not c.get("deleted")]:
+        for sub in subs:
+            if sub["customer"] == customer["id"] and sub["status"] not in ("canceled", "incomplete_expired"):
+                cycle.end(cycle.at(ctx, moment), sub, moment, "cancellation_requested")
+        ctx.save({**deleted_stub(customer), "created": customer["created"], "_seq": customer["_seq"]})
+        ctx.emit("customer.deleted", customer)
+    for sub in subs:
+        ctx.remove("subscription", sub["id"])
     ctx.save({**deleted_stub(clock), "created": clock["created"], "_seq": clock["_seq"]})
     ctx.emit("test_helpers.test_clock.deleted", clock)
     return deleted_stub(clock)
