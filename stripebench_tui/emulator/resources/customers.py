@@ -10,9 +10,11 @@ from stripebench_tui.emulator.registry import Resource
 from stripebench_tui.emulator.search import SEARCH_PARAMS, search_page
 from stripebench_tui.emulator.resources.common import (ADDRESS, SHIPPING, apply_fields, apply_metadata, deleted_stub,
                                                        full_address)
+from stripebench_tui.emulator.versions import CUSTOMER_SOURCES_NOT_INCLUDED
 
 resource = Resource("customer", prefix="cus", noun="customer",
-                    expandable={"invoice_settings.default_payment_method": "payment_method"})
+                    expandable={"invoice_settings.default_payment_method": "payment_method"},
+                    includable={"sources"}, render_before=CUSTOMER_SOURCES_NOT_INCLUDED, shallow_render=True)
 
 FIELDS = {
     "address": ADDRESS,
@@ -31,6 +33,18 @@ FIELDS = {
     "tax_exempt": Enum("none", "exempt", "reverse", emptyable=True),
 }
 PLAIN = ("balance", "description", "email", "name", "phone")
+
+
+@resource.renderer
+def render(obj: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
+    """``sources`` (the customer's cards) before 2020-08-27, and when expanded at any version."""
+    if not ctx.version_at_least(CUSTOMER_SOURCES_NOT_INCLUDED) or \
+            any("sources" in path.split(".") for path in ctx.expand_paths):
+        cards = [card for card in ctx.store.scan("card") if card.get("customer") == obj["id"]
+                 and not card.get("deleted")]  # newest first, the first page of ten as Stripe embeds lists
+        obj["sources"] = ctx.render({"object": "list", "data": cards[:10], "has_more": len(cards) > 10,
+                                     "total_count": len(cards), "url": f"/v1/customers/{obj['id']}/sources"})
+    return obj
 
 
 def _apply(ctx: RequestContext, obj: dict[str, Any], params: dict[str, Any]) -> None:
