@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from stripebench_tui.emulator import billing_tax
 from stripebench_tui.emulator.context import RequestContext
 from stripebench_tui.emulator.versions import SUBSCRIPTION_PERIOD_ON_ITEMS
 
@@ -52,7 +53,7 @@ def new_line(ctx: RequestContext, invoice_id: str, *, amount: int, currency: str
 
 def render_line(line: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
     """A stored line as this request's API version shows it."""
-    out = dict(line)
+    out = {k: v for k, v in line.items() if not k.startswith("_")}  # its tax rates (``_tax_rates``) among others
     if ctx.version_at_least(SUBSCRIPTION_PERIOD_ON_ITEMS):
         return out
     parent = out.pop("parent", None) or {}
@@ -69,9 +70,8 @@ def render_line(line: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
         "subscription": details.get("subscription"),
         "subscription_item": (sub_details or {}).get("subscription_item"),
         "proration": details.get("proration", False), "proration_details": {"credited_items": None},
-        "price": ctx.render(price) if price else None, "plan": None, "tax_amounts": [], "tax_rates": [],
-        "unit_amount_excluding_tax": pricing.get("unit_amount_decimal"),
-        "amount_excluding_tax": out["amount"],
+        "price": ctx.render(price) if price else None, "plan": None,
+        **billing_tax.legacy_line_fields(line, ctx),  # tax_amounts, tax_rates, amount/unit_amount_excluding_tax
     })
     return out
 
