@@ -106,3 +106,96 @@ def test_pending_items_keep_their_rates_and_bad_rate_ids_are_refused(stripe_clie
     with pytest.raises(stripe.InvalidRequestError) as fixed:
         stripe_client.v1.invoices.update(invoice.id, params={"default_tax_rates": [vat.id]})
     assert fixed.value.code == "invoice_not_editable"
+
+
+def _monthly(client: stripe.StripeClient, amount: int, name: str = "Pro") -> stripe.Price:
+    return client.v1.prices.create(params={"currency": "usd", "unit_amount": amount, "recurring": {"interval": "month"},
+                                           "product_data": {"name": name}})
+
+
+def test_subscription_default_rates_and_item_rates_are_billed(stripe_client, customer):
+    vat = _rate(stripe_client, "20", False)
+    included = _rate(stripe_client, "25", True, "IVA")
+    pro, seats = _monthly(stripe_client, 1000), _monthly(stripe_client, 1250, "Seats")
+    sub = stripe_client.v1.subscriptions.create(params={
+        "customer": customer.id, "default_tax_rates": [vat.id],
+        "items": [{"price": pro.id}, {"price": seats.id, "tax_rates": [included.id]}]})
+    assert [(r.object, r.id) for r in sub.default_tax_rates] == [("tax_rate", vat.id)]
+    assert [[r.id for r in item.tax_rates] for item in sub["items"].data] == [[], [included.id]]
+    item = stripe_client.v1.subscription_items.retrieve(sub["items"].data[1].id)
+    assert [(r.object, r.percentage, r.inclusive) for r in item.tax_rates] == [("tax_rate", 25, True)]
+
+    invoice = stripe_client.v1.invoices.retrieve(sub.latest_invoice)
+    assert [r.id for r in invoice.default_tax_rates] == [vat.id]  # copied from the subscription
+    # the item's own (inclusive) rate replaces the subscription's default on its line
+    assert [line["taxes"] for line in _plain(invoice)["lines"]["data"]] == [
+        [_tax(vat, 200, 1000)], [_tax(included, 250, 1000)]]
+    assert (invoice.subtotal, invoice.subtotal_excluding_tax, invoice.total, invoice.total_excluding_tax) == (
+        2250, 2000, 2450, 2000)
+    assert (invoice.status, invoice.amount_due, invoice.amount_paid) == ("paid", 2450, 2450)
+    assert stripe_client.v1.payment_intents.list(params={"customer": customer.id}).data[0].amount == 2450
+    paid = stripe_client.v1.events.list(params={"type": "invoice.paid"}).data[0].data.object
+    assert (paid.total, [t.amount for t in paid.total_taxes]) == (2450, [200, 250])
+
+    old = stripe_client.v1.invoices.retrieve(sub.latest_invoice, options=OLD)
+    assert (old.tax, _plain(old)["total_tax_amounts"]) == (450, [_legacy(vat, 200, 1000), _legacy(included, 250, 1000)])
+    assert [[r.id for r in line.tax_rates] for line in old.lines.data] == [[], [included.id]]
+    with pytest.raises(stripe.InvalidRequestError) as unknown:
+        stripe_client.v1.subscriptions.create(params={"customer": customer.id,
+                                                      "items": [{"price": pro.id, "tax_rates": ["txr_nope"]}]})
+    assert (unknown.value.code, unknown.value.param) == ("resource_missing", "items[0][tax_rates][0]")
+
+
+def test_discounts_come_off_before_tax(stripe_client, customer):
+    vat = _rate(stripe_client, "20", False)
+    tenth = stripe_client.v1.coupons.create(params={"percent_off": 10, "duration": "forever"})
+    sub = stripe_client.v1.subscriptions.create(params={
+        "customer": customer.id, "items": [{"price": _monthly(stripe_client, 1000).id}],
+        "default_tax_rates": [vat.id], "discounts": [{"coupon": tenth.id}]})
+    invoice = _plain(stripe_client.v1.invoices.retrieve(sub.latest_invoice))
+    assert invoice["total_discount_amounts"][0]["amount"] == 100
+    assert invoice["total_taxes"] == [_tax(vat, 180, 900)]  # 20 % of the discounted 900
+    assert (invoice["subtotal"], invoice["total"], invoice["total_excluding_tax"], invoice["amount_paid"]) == (
+        1000, 1080, 900, 1080)
+
+    included = _rate(stripe_client, "20", True)
+    half = stripe_client.v1.coupons.create(params={"percent_off": 50, "duration": "forever"})
+    sub = stripe_client.v1.subscriptions.create(params={
+        "customer": customer.id, "items": [{"price": _monthly(stripe_client, 1200, "Gross").id}],
+        "default_tax_rates": [included.id], "discounts": [{"coupon": half.id}]})
+    invoice = _plain(stripe_client.v1.invoices.retrieve(sub.latest_invoice))
+    # the inclusive tax is recomputed on what remains after the discount: 600 / 1.2 → 100 of tax
+    assert invoice["total_taxes"] == [_tax(included, 100, 500)]
+    assert (invoice["subtotal"], invoice["subtotal_excluding_tax"], invoice["total"],
+            invoice["total_excluding_tax"]) == (1200, 1000, 600, 500)
+
+
+def test_prorations_previews_and_updates_carry_tax(stripe_client, customer):
+    ten = _rate(stripe_client, "10", False, "GST")
+    vat = _rate(stripe_client, "20", False)
+    price = _monthly(stripe_client, 1000)
+    sub = stripe_client.v1.subscriptions.create(params={"customer": customer.id,
+                                                        "items": [{"price": price.id, "tax_rates": [ten.id]}]})
+    item = sub["items"].data[0]
+    middle = item.current_period_start + (item.current_period_end - item.current_period_start) // 2
+    preview = stripe_client.v1.invoices.create_preview(params={"subscription": sub.id, "subscription_details": {
+        "items": [{"id": item.id, "quantity": 2}], "proration_behavior": "always_invoice",
+        "proration_date": middle}})
+    lines = _plain(preview)["lines"]["data"]
+    assert [(line["amount"], line["taxes"]) for line in lines] == [
+        (-500, [_tax(ten, -50, -500)]), (1000, [_tax(ten, 100, 1000)])]  # the credit's tax is credited too
+    assert (preview.total, _plain(preview)["total_taxes"]) == (550, [_tax(ten, 50, 500)])
+
+    plain = stripe_client.v1.subscriptions.create(params={"customer": customer.id,
+                                                          "items": [{"price": _monthly(stripe_client, 500).id}]})
+    renewal = stripe_client.v1.invoices.create_preview(params={
+        "subscription": plain.id, "subscription_details": {"default_tax_rates": [vat.id]}})
+    assert (renewal.total, _plain(renewal)["total_taxes"]) == (600, [_tax(vat, 100, 500)])
+    assert stripe_client.v1.invoices.create_preview(params={"subscription": plain.id}).total == 500
+    updated = stripe_client.v1.subscriptions.update(plain.id, params={"default_tax_rates": [vat.id]})
+    assert [r.id for r in updated.default_tax_rates] == [vat.id]
+    assert stripe_client.v1.invoices.create_preview(params={"subscription": plain.id}).total == 600
+    changed = stripe_client.v1.subscription_items.update(item.id, params={"tax_rates": [vat.id],
+                                                                        "proration_behavior": "none"})
+    assert [r.id for r in changed.tax_rates] == [vat.id]
+    assert stripe_client.v1.invoices.create_preview(params={"subscription": sub.id}).total == 1200
