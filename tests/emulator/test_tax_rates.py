@@ -63,7 +63,8 @@ def test_invoice_default_rates_and_item_rates_inclusive_and_exclusive(stripe_cli
 
     old = stripe_client.v1.invoices.retrieve(invoice.id, options=OLD)
     assert old.tax == 350 and "total_taxes" not in old
-    assert _plain(old)["total_tax_amounts"] == [_legacy(vat, 167, 833), _legacy(sales, 82, 999), _legacy(ten, 101, 1005)]
+    assert _plain(old)["total_tax_amounts"] == [
+        _legacy(vat, 167, 833), _legacy(sales, 82, 999), _legacy(ten, 101, 1005)]
     first, second, _ = old.lines.data
     assert [r.id for r in first.tax_rates] == [vat.id] and second.tax_rates == []  # a line's own rates only
     assert (_plain(first)["tax_amounts"], first.amount_excluding_tax, first.unit_amount_excluding_tax) == (

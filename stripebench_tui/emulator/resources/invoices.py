@@ -37,7 +37,8 @@ PENDING_ITEMS_EXCLUDED_BY_DEFAULT = "2022-08-01"
 COLLECTION = Enum("charge_automatically", "send_invoice")
 FIELDS: dict[str, Param] = {
     "auto_advance": Bool(), "collection_method": COLLECTION, "days_until_due": Int(min=0, max=1825),
-    "default_payment_method": Str(emptyable=True), "default_tax_rates": Array(Str(), emptyable=True), "description": Str(emptyable=True, max_length=1500),
+    "default_payment_method": Str(emptyable=True), "default_tax_rates": Array(Str(), emptyable=True),
+    "description": Str(emptyable=True, max_length=1500),
     "due_date": Int(min=0, emptyable=True), "footer": Str(emptyable=True), "metadata": Metadata(),
     "statement_descriptor": Str(emptyable=True, max_length=22),
 }
