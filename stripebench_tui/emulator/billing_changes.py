@@ -12,6 +12,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from stripebench_tui.emulator import billing_cycle as cycle
+from stripebench_tui.emulator import billing_tax
 from stripebench_tui.emulator.context import RequestContext
 from stripebench_tui.emulator.errors import invalid, no_such
 from stripebench_tui.emulator.params import Bool, Currency, Enum, Hash, Int, Metadata, Num, Str, Array
@@ -89,7 +90,7 @@ def new_item(ctx: RequestContext, sub_id: str, spec: dict[str, Any], now: int, p
     return {"id": ctx.new_id("si"), "object": "subscription_item", "billing_thresholds": None, "created": now,
             "discounts": [], "metadata": {k: v for k, v in (spec.get("metadata") or {}).items() if v is not None},
             "price": price["id"], "quantity": None if metered else spec.get("quantity", 1), "subscription": sub_id,
-            "tax_rates": spec.get("tax_rates") or []}
+            "tax_rates": billing_tax.rates_from(ctx, spec.get("tax_rates"), f"{param}[tax_rates]")}
 
 
 def check_items(ctx: RequestContext, items: list[dict[str, Any]], param: str = "items") -> None:
@@ -147,7 +148,9 @@ def invoice_item_lines(ctx: RequestContext, sub: dict[str, Any], specs: list[dic
         quantity = spec.get("quantity", 1)
         lines.append({"amount": round(cycle._unit(price) * quantity), "price": price["id"], "quantity": quantity,
                       "period": (now, now), "item": None, "proration": False,
-                      "description": cycle.describe(ctx, price, quantity)})
+                      "description": cycle.describe(ctx, price, quantity),
+                      "tax_rates": billing_tax.rates_from(ctx, spec.get("tax_rates"),
+                                                          f"add_invoice_items[{i}][tax_rates]")})
     return lines
 
 
@@ -178,7 +181,7 @@ def proration_lines(ctx: RequestContext, sub: dict[str, Any], old: list[dict[str
         lines.append({"amount": -round(cycle.item_amount(ctx, item) * share), "price": price["id"],
                       "quantity": item["quantity"], "period": (moment, end), "item": item_id, "proration": True,
                       "description": f"Unused time on {_what(ctx, price, item['quantity'])} "
-                                     f"after {_day(moment)}"})
+                                     f"after {_day(moment)}", "tax_rates": item.get("tax_rates")})
     for item_id, item in after.items():
         if cycle.is_metered(ctx, item) or before.get(item_id, {}).get("price") == item["price"] and \
                 before[item_id].get("quantity") == item.get("quantity"):
@@ -187,7 +190,7 @@ def proration_lines(ctx: RequestContext, sub: dict[str, Any], old: list[dict[str
         lines.append({"amount": round(cycle.item_amount(ctx, item) * share), "price": price["id"],
                       "quantity": item["quantity"], "period": (moment, end), "item": item_id, "proration": True,
                       "description": f"Remaining time on {_what(ctx, price, item['quantity'])} "
-                                     f"after {_day(moment)}"})
+                                     f"after {_day(moment)}", "tax_rates": item.get("tax_rates")})
     return lines
 
 
@@ -207,6 +210,8 @@ def apply_items(ctx: RequestContext, sub: dict[str, Any], specs: list[dict[str, 
                 item["price"] = resolve_price(ctx, spec, param)["id"]
             if "quantity" in spec:
                 item["quantity"] = spec["quantity"]
+            if "tax_rates" in spec:
+                item["tax_rates"] = billing_tax.rates_from(ctx, spec["tax_rates"], f"{param}[tax_rates]")
             if "metadata" in spec:
                 from stripebench_tui.emulator.resources.common import apply_metadata
 

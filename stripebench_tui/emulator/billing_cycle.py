@@ -97,7 +97,7 @@ def cycle_lines(ctx: RequestContext, sub: dict[str, Any], start: int, end: int) 
         price = ctx.get("price", item["price"])
         lines.append({"amount": item_amount(ctx, item), "price": price["id"], "quantity": item["quantity"],
                       "period": (start, end), "item": item["id"], "proration": False,
-                      "description": describe(ctx, price, item["quantity"])})
+                      "description": describe(ctx, price, item["quantity"]), "tax_rates": item.get("tax_rates")})
     return lines
 
 
@@ -115,7 +115,7 @@ def usage_lines(ctx: RequestContext, sub: dict[str, Any], start: int, end: int) 
         quantity = int(used) if float(used).is_integer() else used
         lines.append({"amount": round(_unit(price) * used), "price": price["id"], "quantity": quantity,
                       "period": (start, end), "item": item["id"], "proration": False,
-                      "description": describe(ctx, price, quantity)})
+                      "description": describe(ctx, price, quantity), "tax_rates": item.get("tax_rates")})
     return lines
 
 

@@ -4,13 +4,15 @@ Stored in the same form as ``resources/invoices.py``'s (``_lines``, ``_subscript
 ``_payments``), so the invoice resource renders and lists them and payments can be attached to them; this module only
 builds and finalises them. Paying goes through ``invoice_actions.record_payment`` like every other invoice's, so
 amounts, status, invoice payments and events are produced one way. A line is given as
-``{amount, price, quantity, period: (start, end), item (subscription item id or None), proration, description}``.
+``{amount, price, quantity, period: (start, end), item (subscription item id or None), proration, description}``
+and optionally ``tax_rates`` (the line's own tax rates, see ``billing_tax``).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from stripebench_tui.emulator import billing_tax
 from stripebench_tui.emulator.context import RequestContext
 from stripebench_tui.emulator.errors import StripeError
 
@@ -75,7 +77,7 @@ def build_invoice(ctx: RequestContext, sub: dict[str, Any], lines: list[dict[str
     shares = _shares(off, [max(line["amount"], 0) if not line["proration"] else 0 for line in lines])
     lines = [{**line, "discount": share, "discount_id": discount[1]} if share else line
              for line, share in zip(lines, shares)]
-    return {
+    invoice = {
         "id": invoice_id, "object": "invoice", "account_country": "US", "account_name": "Stripe emulator",
         "account_tax_ids": None, "amount_due": max(total, 0), "amount_overpaid": 0, "amount_paid": 0,
         "amount_remaining": max(total, 0), "amount_shipping": 0, "application": None, "attempt_count": 0,
@@ -111,6 +113,12 @@ def build_invoice(ctx: RequestContext, sub: dict[str, Any], lines: list[dict[str
         "_lines": [_line(ctx, invoice_id, sub["id"], line, save) for line in lines],
         "_subscription": sub["id"], "_payment_intent": None, "_payments": [],
     }
+    # tax rates: each line's own (its subscription item's or invoice item's), else the subscription's defaults
+    invoice["default_tax_rates"] = list(sub.get("default_tax_rates") or [])
+    for built, spec in zip(invoice["_lines"], lines):
+        built["_tax_rates"] = list(spec.get("tax_rates") or [])
+    billing_tax.apply(invoice)
+    return invoice
 
 
 def create_draft(ctx: RequestContext, sub: dict[str, Any], lines: list[dict[str, Any]], *, reason: str, now: int,

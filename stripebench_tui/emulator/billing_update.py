@@ -13,6 +13,7 @@ from typing import Any
 
 from stripebench_tui.emulator import billing_changes as changes
 from stripebench_tui.emulator import billing_cycle as cycle
+from stripebench_tui.emulator import billing_tax
 from stripebench_tui.emulator.context import RequestContext
 from stripebench_tui.emulator.errors import StripeError, invalid
 
@@ -39,6 +40,8 @@ def apply(ctx: RequestContext, sub: dict[str, Any], params: dict[str, Any], now:
         changes.apply_items(ctx, sub, params["items"], now)
     if "discounts" in params:
         changes.discounts_from(ctx, sub, params["discounts"], now)
+    if "default_tax_rates" in params:  # before anything is invoiced below: its invoice copies them
+        sub["default_tax_rates"] = billing_tax.rates_from(ctx, params["default_tax_rates"], "default_tax_rates")
     if params.get("add_invoice_items"):
         sub["_pending_lines"] = (sub.get("_pending_lines") or []) + changes.invoice_item_lines(
             ctx, sub, params["add_invoice_items"], now)

@@ -12,6 +12,8 @@ _VERSION = re.compile(r"^\d{4}-\d{2}-\d{2}(\.[a-z]+)?$")
 PAYMENT_INTENT_LATEST_CHARGE = "2022-11-15"
 PROMOTION_CODE_POLYMORPHIC = "2025-09-30"
 CHECKOUT_UI_MODE_PAGE_NAMES = "2026-03-25"
+# Customers stopped carrying their ``sources`` list unless it is expanded.
+CUSTOMER_SOURCES_NOT_INCLUDED = "2020-08-27"
 # Basil moved current_period_start/end from subscriptions onto their items (and invoices lost payment_intent).
 SUBSCRIPTION_PERIOD_ON_ITEMS = "2025-03-31"
 

@@ -78,6 +78,44 @@ def test_card_sources_and_direct_charges_with_capture(stripe_client):
     assert "charge.captured" in types
 
 
+def test_customer_create_and_update_take_a_card_source(stripe_client):
+    customer = stripe_client.v1.customers.create(params={"email": "old@example.com", "source": "tok_visa"})
+    first = customer.default_source
+    assert first.startswith("card_")
+    card = stripe_client.v1.customers.payment_sources.retrieve(customer.id, first)
+    assert (card.brand, card.last4, card.customer) == ("Visa", "4242", customer.id)
+    created = [e.type for e in reversed(stripe_client.v1.events.list(params={"limit": 10}).data)]
+    assert created == ["customer.created", "customer.source.created"]
+
+    token = stripe_client.v1.tokens.create(params={"card": {"number": "5555555555554444", "exp_month": 4,
+                                                            "exp_year": 2031, "cvc": "314"}})
+    updated = stripe_client.v1.customers.update(customer.id, params={"source": token.id})
+    assert updated.default_source not in (None, first)
+    # the new card replaces the old default, which is deleted (Stripe's documented behaviour of ``source``)
+    listed = stripe_client.v1.customers.payment_sources.list(customer.id, params={"object": "card"}).data
+    assert [(c.id, c.last4) for c in listed] == [(updated.default_source, "4444")]
+    with pytest.raises(stripe.InvalidRequestError) as gone:
+        stripe_client.v1.customers.payment_sources.retrieve(customer.id, first)
+    assert gone.value.http_status == 404
+    types = [e.type for e in reversed(stripe_client.v1.events.list(params={"limit": 10}).data)]
+    assert types[2:] == ["customer.source.created", "customer.source.deleted", "customer.updated"]
+
+    # the sources endpoint's errors, and nothing is kept when they happen
+    with pytest.raises(stripe.InvalidRequestError) as reused:
+        stripe_client.v1.customers.update(customer.id, params={"source": token.id})
+    assert (reused.value.code, reused.value.param) == ("token_already_used", "source")
+    with pytest.raises(stripe.InvalidRequestError) as unknown:
+        stripe_client.v1.customers.create(params={"email": "x@example.com", "source": "tok_nope"})
+    assert (unknown.value.http_status, unknown.value.code, unknown.value.param) == (404, "resource_missing", "source")
+    with pytest.raises(stripe.CardError) as declined:
+        stripe_client.v1.customers.create(params={"email": "declined@example.com", "source": "tok_chargeDeclined"})
+    assert (declined.value.code, declined.value.error.decline_code) == ("card_declined", "generic_decline")
+    assert stripe_client.v1.customers.list(params={"email": "declined@example.com"}).data == []
+    with pytest.raises(stripe.CardError):
+        stripe_client.v1.customers.update(customer.id, params={"source": "tok_chargeDeclined"})
+    assert stripe_client.v1.customers.retrieve(customer.id).default_source == updated.default_source
+
+
 def test_plans_are_recurring_prices(stripe_client):
     plan = stripe_client.v1.plans.create(params={"id": "gold-monthly", "amount": 900, "currency": "usd",
                                                  "interval": "month", "product": {"name": "Gold"}})

@@ -92,3 +92,31 @@ def test_a_trial_counts_from_when_the_subscription_starts(stripe_client, emulato
     assert reply.get("status") == "complete", reply
     sub = stripe_client.v1.subscriptions.retrieve(stripe_client.v1.checkout.sessions.retrieve(session.id).subscription)
     assert sub.trial_start >= clock["now"] and sub.trial_end - sub.trial_start == 7 * 86400
+
+
+def test_customer_sources_are_included_before_2020_08_27_and_expandable_after(stripe_client, emulator):
+    customer = stripe_client.v1.customers.create(params={"email": "cards@example.com", "source": "tok_visa"})
+    second = stripe_client.v1.customers.payment_sources.create(customer.id, params={"source": "tok_mastercard"})
+    old = stripe_client.v1.customers.retrieve(customer.id, options={"stripe_version": "2020-03-02"})
+    sources = old.sources
+    assert (sources.object, sources.url, sources.has_more, sources.total_count) == (
+        "list", f"/v1/customers/{customer.id}/sources", False, 2)
+    assert [(c.id, c.object, c.last4) for c in sources.data] == [
+        (second.id, "card", "4444"), (customer.default_source, "card", "4242")]  # newest first
+    assert set(sources.data[0].to_dict()) == set(second.to_dict())  # the card as its own endpoint renders it
+
+    assert "sources" not in stripe_client.v1.customers.retrieve(customer.id)  # the SDK's pinned version
+    assert "sources" not in stripe_client.v1.customers.retrieve(customer.id, options={"stripe_version": CLOVER})
+    expanded = stripe_client.v1.customers.retrieve(customer.id, params={"expand": ["sources"]},
+                                                   options={"stripe_version": CLOVER})
+    assert [c.id for c in expanded.sources.data] == [second.id, customer.default_source]
+    deep = stripe_client.v1.customers.retrieve(customer.id, params={"expand": ["sources.data.customer"]})
+    assert deep.sources.data[0].customer.id == customer.id
+    listed = stripe_client.v1.customers.list(params={"expand": ["data.sources"]}).data
+    assert [c.sources.total_count for c in listed] == [2]
+    stripe_client.v1.customers.payment_sources.delete(customer.id, second.id)
+    assert [c.id for c in stripe_client.v1.customers.retrieve(
+        customer.id, options={"stripe_version": "2020-03-02"}).sources.data] == [customer.default_source]
+    with pytest.raises(stripe.InvalidRequestError) as wrong:
+        stripe_client.v1.customers.retrieve(customer.id, params={"expand": ["tax_rates"]})
+    assert wrong.value.param == "expand"

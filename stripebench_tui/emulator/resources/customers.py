@@ -10,9 +10,11 @@ from stripebench_tui.emulator.registry import Resource
 from stripebench_tui.emulator.search import SEARCH_PARAMS, search_page
 from stripebench_tui.emulator.resources.common import (ADDRESS, SHIPPING, apply_fields, apply_metadata, deleted_stub,
                                                        full_address)
+from stripebench_tui.emulator.versions import CUSTOMER_SOURCES_NOT_INCLUDED
 
 resource = Resource("customer", prefix="cus", noun="customer",
-                    expandable={"invoice_settings.default_payment_method": "payment_method"})
+                    expandable={"invoice_settings.default_payment_method": "payment_method"},
+                    includable={"sources"}, render_before=CUSTOMER_SOURCES_NOT_INCLUDED, shallow_render=True)
 
 FIELDS = {
     "address": ADDRESS,
@@ -31,6 +33,18 @@ FIELDS = {
     "tax_exempt": Enum("none", "exempt", "reverse", emptyable=True),
 }
 PLAIN = ("balance", "description", "email", "name", "phone")
+
+
+@resource.renderer
+def render(obj: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
+    """``sources`` (the customer's cards) before 2020-08-27, and when expanded at any version."""
+    if not ctx.version_at_least(CUSTOMER_SOURCES_NOT_INCLUDED) or \
+            any("sources" in path.split(".") for path in ctx.expand_paths):
+        cards = [card for card in ctx.store.scan("card") if card.get("customer") == obj["id"]
+                 and not card.get("deleted")]  # newest first, the first page of ten as Stripe embeds lists
+        obj["sources"] = ctx.render({"object": "list", "data": cards[:10], "has_more": len(cards) > 10,
+                                     "total_count": len(cards), "url": f"/v1/customers/{obj['id']}/sources"})
+    return obj
 
 
 def _apply(ctx: RequestContext, obj: dict[str, Any], params: dict[str, Any]) -> None:
@@ -59,9 +73,11 @@ def _apply(ctx: RequestContext, obj: dict[str, Any], params: dict[str, Any]) -> 
         obj["tax_exempt"] = params["tax_exempt"] or "none"
 
 
-@resource.route("POST", "/v1/customers", params={**FIELDS, "payment_method": Str(), "test_clock": Str()})
+@resource.route("POST", "/v1/customers", params={**FIELDS, "payment_method": Str(), "source": Str(),
+                                                "test_clock": Str()})
 def create(ctx: RequestContext, params: dict[str, Any]) -> dict[str, Any]:
-    """Create a customer; ``payment_method`` (a pm_ or magic test id) is attached, and may be the default."""
+    """Create a customer; ``payment_method`` (a pm_ or magic test id) is attached, and may be the default;
+    ``source`` (a card token) becomes a card and the ``default_source``."""
     from stripebench_tui.emulator.resources import payment_methods
 
     pm = payment_methods.resolve(ctx, params["payment_method"]) if params.get("payment_method") else None
@@ -87,11 +103,26 @@ def create(ctx: RequestContext, params: dict[str, Any]) -> dict[str, Any]:
     _apply(ctx, obj, params)
     if pm is not None and default == pm["id"]:
         obj["invoice_settings"]["default_payment_method"] = pm["id"]
+    card = _card_from(ctx, obj, params)
     ctx.save(obj)
     ctx.emit("customer.created", obj)
+    if card is not None:
+        ctx.emit("customer.source.created", card)
     if pm is not None:  # a declining card fails here and the whole create rolls back
         payment_methods.attach(ctx, pm, obj["id"], param="payment_method")
     return obj
+
+
+def _card_from(ctx: RequestContext, obj: dict[str, Any], params: dict[str, Any]) -> dict[str, Any] | None:
+    """The card ``params["source"]`` makes for ``obj`` (now its ``default_source``), or None when not sent; bad tokens
+    and declining cards fail as on ``POST /v1/customers/{id}/sources`` (and the whole request rolls back)."""
+    if not params.get("source"):
+        return None
+    from stripebench_tui.emulator.resources import sources
+
+    card = sources.add_card(ctx, obj, params["source"])
+    obj["default_source"] = card["id"]
+    return card
 
 
 @resource.route("GET", "/v1/customers/search", params=SEARCH_PARAMS)
@@ -109,14 +140,24 @@ def retrieve(ctx: RequestContext, params: dict[str, Any], id: str) -> dict[str, 
     return ctx.get("customer", id)
 
 
-@resource.route("POST", "/v1/customers/{id}", params={**FIELDS, "default_source": Str(emptyable=True)})
+@resource.route("POST", "/v1/customers/{id}", params={**FIELDS, "default_source": Str(emptyable=True),
+                                                     "source": Str()})
 def update(ctx: RequestContext, params: dict[str, Any], id: str) -> dict[str, Any]:
-    """Update a customer; only sent fields change."""
+    """Update a customer; only sent fields change. ``source`` (a card token) replaces the default source: the new
+    card becomes ``default_source`` and the old default card is deleted, as Stripe documents."""
     obj = ctx.get("customer", id)
     before = ctx.get("customer", id)
     _apply(ctx, obj, params)
     if "default_source" in params:
         obj["default_source"] = params["default_source"]
+    old = ctx.find("card", obj["default_source"] or "") if "source" in params else None
+    card = _card_from(ctx, obj, params)
+    if card is not None:
+        ctx.emit("customer.source.created", card)
+        if old is not None and not old.get("deleted") and old.get("customer") == obj["id"]:
+            from stripebench_tui.emulator.resources import sources
+
+            sources.remove_card(ctx, old)
     ctx.save(obj)
     ctx.emit("customer.updated", obj, previous=before)
     return obj

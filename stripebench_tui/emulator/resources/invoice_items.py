@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from stripebench_tui.emulator import billing_tax
 from stripebench_tui.emulator.context import LIST_PARAMS, RequestContext
 from stripebench_tui.emulator.errors import invalid, missing_param, unknown_param
-from stripebench_tui.emulator.params import Bool, Currency, Hash, Int, Metadata, Num, Param, Str
+from stripebench_tui.emulator.params import Array, Bool, Currency, Hash, Int, Metadata, Num, Param, Str
 from stripebench_tui.emulator.registry import Resource
 from stripebench_tui.emulator.resources.common import apply_metadata, deleted_stub
 from stripebench_tui.emulator.resources.invoice_lines import describe, new_line
@@ -25,13 +26,14 @@ PERIOD = Hash({"start": Int(min=0, required=True), "end": Int(min=0, required=Tr
 FIELDS: dict[str, Param] = {
     "amount": Int(), "description": Str(emptyable=True), "discountable": Bool(), "metadata": Metadata(),
     "period": PERIOD, "quantity": Int(min=0), "unit_amount_decimal": Num(as_string=True),
-    "price": Str(), "pricing": Hash({"price": Str()}),
+    "price": Str(), "pricing": Hash({"price": Str()}), "tax_rates": Array(Str(), emptyable=True),
 }
 
 
 @resource.renderer
 def render(obj: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
     """``pricing``/``parent`` from 2025-03-31; ``price`` (the whole object), ``plan``, ``unit_amount`` before."""
+    obj["tax_rates"] = billing_tax.current(ctx, obj.get("tax_rates"))
     if ctx.version_at_least(SUBSCRIPTION_PERIOD_ON_ITEMS):
         return obj
     price = ctx.find("price", obj.get("_price") or "")
@@ -77,6 +79,7 @@ def _sync_line(ctx: RequestContext, item: dict[str, Any], invoice: dict[str, Any
     line = new_line(ctx, invoice["id"], amount=item["amount"], currency=item["currency"], quantity=item["quantity"],
                     price=price, period=(item["period"]["start"], item["period"]["end"]),
                     description=item["description"], invoice_item=item["id"], metadata=item["metadata"])
+    line["_tax_rates"] = item.get("tax_rates") or []  # else the invoice's default_tax_rates apply
     old = [i for i, ln in enumerate(invoice["_lines"])
            if (ln["parent"].get("invoice_item_details") or {}).get("invoice_item") == item["id"]]
     if old:
@@ -124,6 +127,8 @@ def create(ctx: RequestContext, params: dict[str, Any]) -> dict[str, Any]:
         "_price": None, "_unit_amount": None,
     }
     _set_amounts(ctx, item, params, price)
+    if params.get("tax_rates"):
+        item["tax_rates"] = billing_tax.rates_from(ctx, params["tax_rates"], "tax_rates")
     if price is not None and params.get("currency") and params["currency"] != price["currency"]:
         raise invalid(f"The currency {params['currency']} does not match the price's currency {price['currency']}.",
                       param="currency")
@@ -160,6 +165,8 @@ def update(ctx: RequestContext, params: dict[str, Any], id: str) -> dict[str, An
             item[key] = params[key]
     if "metadata" in params:
         item["metadata"] = apply_metadata(item.get("metadata"), params["metadata"])
+    if "tax_rates" in params:
+        item["tax_rates"] = billing_tax.rates_from(ctx, params["tax_rates"], "tax_rates")
     _set_amounts(ctx, item, params, price)
     ctx.save(item)
     ctx.emit("invoiceitem.updated", item, previous=before)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from stripebench_tui.emulator import billing_tax
 from stripebench_tui.emulator.context import RequestContext
 from stripebench_tui.emulator.resources.plans import plan_of
 from stripebench_tui.emulator.versions import SUBSCRIPTION_PERIOD_ON_ITEMS
@@ -53,7 +54,7 @@ def new_line(ctx: RequestContext, invoice_id: str, *, amount: int, currency: str
 
 def render_line(line: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
     """A stored line as this request's API version shows it."""
-    out = dict(line)
+    out = {k: v for k, v in line.items() if not k.startswith("_")}  # its tax rates (``_tax_rates``) among others
     if ctx.version_at_least(SUBSCRIPTION_PERIOD_ON_ITEMS):
         return out
     parent = out.pop("parent", None) or {}
@@ -70,11 +71,10 @@ def render_line(line: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
         "subscription": details.get("subscription"),
         "subscription_item": (sub_details or {}).get("subscription_item"),
         "proration": details.get("proration", False), "proration_details": {"credited_items": None},
-        "price": ctx.render(price) if price else None, "tax_amounts": [], "tax_rates": [],
+        "price": ctx.render(price) if price else None,
         # "the plan of the subscription, if the line item is a subscription or a proration"
         "plan": plan_of(ctx, price) if sub_details or details.get("proration") else None,
-        "unit_amount_excluding_tax": pricing.get("unit_amount_decimal"),
-        "amount_excluding_tax": out["amount"],
+        **billing_tax.legacy_line_fields(line, ctx),  # tax_amounts, tax_rates, amount/unit_amount_excluding_tax
     })
     return out
 

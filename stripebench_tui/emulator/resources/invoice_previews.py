@@ -81,7 +81,8 @@ def preview(ctx: RequestContext, sub: dict[str, Any], change: dict[str, Any]) ->
 
 
 def _change_from_details(details: dict[str, Any]) -> dict[str, Any]:
-    change = {k: details[k] for k in ("items", "proration_behavior", "proration_date", "trial_end") if k in details}
+    change = {k: details[k] for k in ("items", "proration_behavior", "proration_date", "trial_end",
+                                      "default_tax_rates") if k in details}
     if details.get("billing_cycle_anchor") == "now":
         change["billing_cycle_anchor"] = "now"
     return change

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from stripebench_tui.emulator import billing_tax
 from stripebench_tui.emulator.context import LIST_PARAMS, RequestContext
 from stripebench_tui.emulator.errors import StripeError, invalid, missing_param
-from stripebench_tui.emulator.params import Bool, Currency, Enum, Int, Metadata, Param, Str
+from stripebench_tui.emulator.params import Array, Bool, Currency, Enum, Int, Metadata, Param, Str
 from stripebench_tui.emulator.registry import Resource
 from stripebench_tui.emulator.resources.common import apply_metadata, deleted_stub
 from stripebench_tui.emulator.resources.invoice_lines import lines_page, new_line, render_line
@@ -40,7 +41,8 @@ PENDING_ITEMS_EXCLUDED_BY_DEFAULT = "2022-08-01"
 COLLECTION = Enum("charge_automatically", "send_invoice")
 FIELDS: dict[str, Param] = {
     "auto_advance": Bool(), "collection_method": COLLECTION, "days_until_due": Int(min=0, max=1825),
-    "default_payment_method": Str(emptyable=True), "description": Str(emptyable=True, max_length=1500),
+    "default_payment_method": Str(emptyable=True), "default_tax_rates": Array(Str(), emptyable=True),
+    "description": Str(emptyable=True, max_length=1500),
     "due_date": Int(min=0, emptyable=True), "footer": Str(emptyable=True), "metadata": Metadata(),
     "statement_descriptor": Str(emptyable=True, max_length=22),
 }
@@ -50,8 +52,10 @@ _OPEN_EDITABLE = {"auto_advance", "description", "footer", "metadata", "default_
 
 @resource.renderer
 def render(obj: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
-    """Lines as a list; ``subscription``/``payment_intent`` at the top level only for pre-2025-03-31 versions."""
+    """Lines as a list; ``subscription``/``payment_intent`` at the top level only for pre-2025-03-31 versions, and
+    the tax fields of the version (``total_taxes`` from then on, ``tax``/``total_tax_amounts`` before)."""
     obj["lines"] = lines_page(obj, ctx)
+    obj["default_tax_rates"] = billing_tax.current(ctx, obj.get("default_tax_rates"))
     wanted = [path for path in ctx.expand_paths if path.split(".")[0] == "payments" or ".payments" in path]
     if wanted and not ctx.version_at_least(SUBSCRIPTION_PERIOD_ON_ITEMS):  # invoice payments came with 2025-03-31
         raise invalid(f"This property cannot be expanded ({wanted[0]}).", param="expand")
@@ -63,18 +67,16 @@ def render(obj: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
         obj["paid"] = obj["status"] == "paid"  # both moved to the invoice's payments on 2025-03-31
         obj["paid_out_of_band"] = bool(obj.get("_paid_out_of_band"))
         obj.pop("parent", None)
+        obj.update(billing_tax.legacy_invoice_fields(obj))
+        obj.pop("total_taxes", None)  # came with 2025-03-31, replacing total_tax_amounts
     if obj.get("_upcoming_event"):  # "the received Invoice object will not have an invoice ID" (invoice.upcoming)
         del obj["id"]
     return dict(sorted(obj.items()))
 
 
 def recompute(invoice: dict[str, Any]) -> None:
-    """Totals from the lines, ``amount_remaining`` from what has been paid."""
-    subtotal = sum(line["amount"] for line in invoice["_lines"])
-    discount = sum(d["amount"] for d in invoice.get("total_discount_amounts") or [])
-    total = subtotal - discount
-    invoice.update(subtotal=subtotal, subtotal_excluding_tax=subtotal, total=total, total_excluding_tax=total,
-                   amount_due=max(total, 0), amount_remaining=max(max(total, 0) - invoice["amount_paid"], 0))
+    """Taxes and totals from the lines, discounts and tax rates, ``amount_remaining`` from what has been paid."""
+    billing_tax.apply(invoice)
 
 
 def new_invoice(ctx: RequestContext, customer_id: str | None, currency: str | None, *,
@@ -192,6 +194,9 @@ def _apply(ctx: RequestContext, obj: dict[str, Any], params: dict[str, Any]) -> 
             obj[key] = params[key]
     if "metadata" in params:
         obj["metadata"] = apply_metadata(obj.get("metadata"), params["metadata"])
+    if "default_tax_rates" in params:  # lines without tax rates of their own take these
+        obj["default_tax_rates"] = billing_tax.rates_from(ctx, params["default_tax_rates"], "default_tax_rates")
+        recompute(obj)
     if "days_until_due" in params:
         obj["due_date"] = ctx.now() + params["days_until_due"] * 86400
     if obj["collection_method"] == "send_invoice" and obj["due_date"] is None:

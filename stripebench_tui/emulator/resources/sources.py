@@ -54,14 +54,11 @@ def card_as_payment_method(card: dict[str, Any]) -> dict[str, Any]:
             "_is_card": True}
 
 
-@resource.route("POST", "/v1/customers/{customer}/sources", params={"source": Str(), "metadata": Metadata(),
-                                                                   "validate": Str()})
-def create(ctx: RequestContext, params: dict[str, Any], customer: str) -> dict[str, Any]:
-    """Add a card from a token; declining test cards fail here as on Stripe (the card is checked when added)."""
-    owner = ctx.get("customer", customer, param="customer")
-    if not params.get("source"):
-        raise missing_param("source")
-    test, token = _test_card_for(ctx, params["source"])
+def add_card(ctx: RequestContext, owner: dict[str, Any], source: str, metadata: dict[str, Any] | None = None,
+             param: str = "source") -> dict[str, Any]:
+    """Save a card made from token ``source`` for ``owner`` (the caller sets ``default_source`` and emits
+    ``customer.source.created``); a declining test card fails here, as Stripe checks a card when it is added."""
+    test, token = _test_card_for(ctx, source)
     if test.attach_fails:
         raise test.decline_error()
     details = token["card"] if token else {}
@@ -71,7 +68,7 @@ def create(ctx: RequestContext, params: dict[str, Any], customer: str) -> dict[s
         "address_line1_check": None, "address_zip_check": None, "brand": _BRANDS.get(test.brand, "Unknown"),
         "country": test.country, "customer": owner["id"], "cvc_check": "pass", "dynamic_last4": None,
         "exp_month": test.exp_month, "exp_year": test.exp_year, "fingerprint": hashed["fingerprint"],
-        "funding": test.funding, "last4": test.last4, "metadata": apply_metadata({}, params.get("metadata") or {}),
+        "funding": test.funding, "last4": test.last4, "metadata": apply_metadata({}, metadata or {}),
         "name": details.get("name"), "regulated_status": "unregulated", "tokenization_method": None,
         "_number": test.number,
     }
@@ -79,6 +76,23 @@ def create(ctx: RequestContext, params: dict[str, Any], customer: str) -> dict[s
     if token is not None:
         token["used"] = True
         ctx.save(token)
+    return card
+
+
+def remove_card(ctx: RequestContext, card: dict[str, Any]) -> None:
+    """Delete a stored card (``customer.source.deleted``); the caller fixes the owner's ``default_source``."""
+    ctx.save({**card, "deleted": True})
+    ctx.emit("customer.source.deleted", card)
+
+
+@resource.route("POST", "/v1/customers/{customer}/sources", params={"source": Str(), "metadata": Metadata(),
+                                                                   "validate": Str()})
+def create(ctx: RequestContext, params: dict[str, Any], customer: str) -> dict[str, Any]:
+    """Add a card from a token; the customer's first card becomes its ``default_source``."""
+    owner = ctx.get("customer", customer, param="customer")
+    if not params.get("source"):
+        raise missing_param("source")
+    card = add_card(ctx, owner, params["source"], params.get("metadata"))
     ctx.emit("customer.source.created", card)
     if not owner.get("default_source"):
         before = dict(owner)
@@ -132,8 +146,7 @@ def update(ctx: RequestContext, params: dict[str, Any], customer: str, id: str) 
 def delete(ctx: RequestContext, params: dict[str, Any], customer: str, id: str) -> dict[str, Any]:
     """Remove a card; the customer's next card (newest first) becomes the default, if any."""
     card = _owned(ctx, customer, id)
-    ctx.save({**card, "deleted": True})
-    ctx.emit("customer.source.deleted", card)
+    remove_card(ctx, card)
     owner = ctx.get("customer", customer, param="customer")
     if owner.get("default_source") == id:
         before = dict(owner)

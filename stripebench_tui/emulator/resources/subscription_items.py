@@ -10,7 +10,7 @@ from typing import Any
 
 from stripebench_tui.emulator import billing_changes as changes
 from stripebench_tui.emulator import billing_cycle as cycle
-from stripebench_tui.emulator import billing_update
+from stripebench_tui.emulator import billing_tax, billing_update
 from stripebench_tui.emulator.context import LIST_PARAMS, RequestContext
 from stripebench_tui.emulator.errors import invalid, missing_param, no_such
 from stripebench_tui.emulator.params import Bool, Enum, Int, Metadata, Str
@@ -41,6 +41,7 @@ def render_item(item: dict[str, Any], sub: dict[str, Any] | None, ctx: RequestCo
     price = ctx.find("price", item["price"])
     out["price"] = ctx.render(price) if price else None
     out["plan"] = plan_of(ctx, price)  # the price as a plan, as Stripe still shows it on items
+    out["tax_rates"] = billing_tax.current(ctx, item.get("tax_rates"))
     if sub is not None and ctx.version_at_least(SUBSCRIPTION_PERIOD_ON_ITEMS):
         out["current_period_start"], out["current_period_end"] = sub["_period_start"], sub["_period_end"]
     return dict(sorted(out.items()))

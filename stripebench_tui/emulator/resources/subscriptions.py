@@ -15,7 +15,7 @@ from typing import Any
 
 from stripebench_tui.emulator import billing_changes as changes
 from stripebench_tui.emulator import billing_cycle as cycle
-from stripebench_tui.emulator import billing_start, billing_update
+from stripebench_tui.emulator import billing_start, billing_tax, billing_update
 from stripebench_tui.emulator.context import LIST_PARAMS, RequestContext
 from stripebench_tui.emulator.errors import invalid
 from stripebench_tui.emulator.params import Array, Bool, Currency, Enum, Hash, Int, Metadata, Str
@@ -58,12 +58,14 @@ def render(obj: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
         price = ctx.find("price", item["price"])
         rendered["price"] = ctx.render(price) if price else None
         rendered["plan"] = plan_of(ctx, price)  # the price as a plan, as Stripe still shows it on items
+        rendered["tax_rates"] = billing_tax.current(ctx, item.get("tax_rates"))
         if on_items:
             rendered["current_period_start"] = obj["_period_start"]
             rendered["current_period_end"] = obj["_period_end"]
         data.append(rendered)
     obj["items"] = {"object": "list", "data": data, "has_more": False, "total_count": len(data),
                     "url": f"/v1/subscription_items?subscription={obj['id']}"}
+    obj["default_tax_rates"] = billing_tax.current(ctx, obj.get("default_tax_rates"))
     if not on_items:
         obj["current_period_start"] = obj["_period_start"]
         obj["current_period_end"] = obj["_period_end"]
@@ -218,6 +220,7 @@ def create(ctx: RequestContext, params: dict[str, Any]) -> dict[str, Any]:
     sub["days_until_due"] = params.get("days_until_due")
     _cancel_fields(sub, params, now)
     changes.discounts_from(moved, sub, params.get("discounts"), now)
+    sub["default_tax_rates"] = billing_tax.rates_from(moved, params.get("default_tax_rates"), "default_tax_rates")
     sub["status"] = "trialing" if trial_end else "incomplete"
     ctx.save(sub)
     ctx.emit("customer.subscription.created", sub)
