@@ -16,6 +16,8 @@ from stripebench_tui.errors import EXIT_BAD_FILE, EXIT_EPISODE_FAILED, EXIT_OK
 REPLAYS = Path(__file__).resolve().parent.parent / "replays"
 PASS = REPLAYS / "checkout-migration-oracle"  # recorded episode directories (trace.jsonl inside)
 FAIL = REPLAYS / "checkout-migration-400"
+# the same story recorded before the detectors existed: its trace has no findings and no request log
+BEFORE_DETECTORS = REPLAYS.parent / "tests" / "fixtures" / "traces" / "checkout-migration-400-before-detectors"
 KEY = re.compile(r"(sk|rk|pk)_test_[A-Za-z0-9]{8,}")
 
 
@@ -117,7 +119,7 @@ def test_export_atif_then_replay_it(tmp_path: Path) -> None:
 def test_a_trace_that_recorded_no_findings_is_exported_and_printed_with_derived_ones() -> None:
     """checkout-migration-400 predates the detectors: the ATIF export and the headless log carry what they find now,
     labelled derived (⚐, as in the TUI); the oracle's episode gets none."""
-    doc = json.loads(stripebench("export", FAIL, "--format", "atif", "-o", "-").stdout)
+    doc = json.loads(stripebench("export", BEFORE_DETECTORS, "--format", "atif", "-o", "-").stdout)
     ours = doc["extra"]["stripebench"]
     assert ours["findings_derived"] is True
     assert ("400-as-success", 11) in [(f["detector"], f["turn"]) for f in ours["findings"]]
@@ -128,13 +130,13 @@ def test_a_trace_that_recorded_no_findings_is_exported_and_printed_with_derived_
     assert not any("findings" in s["extra"]["stripebench"] for s in doc["steps"])
     assert "derived" in doc["notes"]
 
-    out = stripebench("replay", FAIL, "--headless").stdout
+    out = stripebench("replay", BEFORE_DETECTORS, "--headless").stdout
     turn_11_log = out[out.index("── turn 11 "):]
     assert re.search(r"^⚐ finding 400-as-success: agent says the work is done .* · derived now, not recorded$",
                      turn_11_log, re.M)
     assert "⚑" not in out
 
-    assert "Findings ⚐ derived now: the trace recorded none" in stripebench("replay", FAIL, "--summary").stdout
+    assert "Findings ⚐ derived now: the trace recorded none" in stripebench("replay", BEFORE_DETECTORS, "--summary").stdout
 
     clean = json.loads(stripebench("export", PASS, "--format", "atif", "-o", "-").stdout)["extra"]["stripebench"]
     assert clean["findings"] == [] and "findings_derived" not in clean

@@ -10,7 +10,8 @@ from stripebench_tui.formats.open import open_episode
 from tests.tui.episode import write_trace
 from tests.tui.findings_episode import findings_events
 
-REPLAY = Path(__file__).resolve().parents[2] / "replays" / "checkout-migration-400"
+# recorded before the detectors existed (replays/checkout-migration-400 as first committed): no findings in it
+REPLAY = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "traces" / "checkout-migration-400-before-detectors"
 
 
 def test_derived_findings_follow_the_event_that_fired_them_and_precede_the_end() -> None:

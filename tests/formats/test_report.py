@@ -108,8 +108,8 @@ def test_markdown_report_for_an_issue(raw: Path) -> None:
 
 
 def test_a_trace_that_recorded_no_findings_gets_the_detectors_findings_marked_derived() -> None:
-    """checkout-migration-400 predates the detectors: its report runs them and says so; a recorded one does not."""
-    report = build_report(open_episode(REPLAYS / "checkout-migration-400"))
+    """A trace recorded before the detectors: its report runs them and says so; a recorded one does not."""
+    report = build_report(open_episode(REPLAYS.parent / "tests/fixtures/traces/checkout-migration-400-before-detectors"))
     assert report.findings_derived
     assert ("400-as-success", 11) in [(f.detector, f.turn) for f in report.findings]
     assert any(f.detector == "400-as-success" for f in next(t for t in report.turns if t.index == 11).findings)

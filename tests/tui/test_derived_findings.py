@@ -16,7 +16,8 @@ from tests.tui.episode import write_trace
 from tests.tui.findings_episode import findings_events
 from tests.tui_live.helpers import wait_for
 
-REPLAY = Path(__file__).resolve().parents[2] / "replays" / "checkout-migration-400"
+# recorded before the detectors existed (replays/checkout-migration-400 as first committed): no findings in it
+REPLAY = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "traces" / "checkout-migration-400-before-detectors"
 
 
 async def test_a_replay_without_findings_gets_the_detectors_run_on_open() -> None:
