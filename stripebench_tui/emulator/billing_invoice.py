@@ -15,53 +15,22 @@ from typing import Any
 from stripebench_tui.emulator import billing_tax
 from stripebench_tui.emulator.context import RequestContext
 from stripebench_tui.emulator.errors import StripeError
+from stripebench_tui.emulator.resources.invoice_lines import new_line
 
 FINALIZE_DELAY = 3600  # Stripe finalises a renewal's draft invoice about an hour after creating it
 
 
-def _shares(total: int, weights: list[int]) -> list[int]:
-    """``total`` split in proportion to ``weights`` (whole cents, largest remainders first, summing to ``total``).
-
-    Stripe spreads an invoice-level discount over the discountable lines' ``discount_amounts``; its exact rounding
-    is not documented, so this is a plausible one, not a copy of it."""
-    whole = sum(weights)
-    if total <= 0 or whole <= 0:
-        return [0] * len(weights)
-    parts = [divmod(total * w, whole) for w in weights]
-    shares = [share for share, _ in parts]
-    order = sorted(range(len(weights)), key=lambda i: (-parts[i][1], i))
-    for i in order[:total - sum(shares)]:
-        shares[i] += 1
-    return shares
-
-
 def _line(ctx: RequestContext, invoice_id: str, sub_id: str | None, line: dict[str, Any], save: bool
           ) -> dict[str, Any]:
-    price = ctx.find("price", line["price"]) or {}
-    start, end = line["period"]
+    price = ctx.find("price", line["price"])
     item = line.get("item")
     # Prorations are pending invoice items pulled into the invoice; plain cycle lines come from the item itself.
-    ii = (ctx.new_id("ii") if save else None) if (line["proration"] or not item) else None
-    details = {"invoice_item": ii, "proration": line["proration"], "proration_details": {"credited_items": None},
-               "subscription": sub_id}
-    parent = ({"invoice_item_details": None, "subscription_item_details": {**details, "subscription_item": item},
-               "type": "subscription_item_details"} if item else
-              {"invoice_item_details": details, "subscription_item_details": None, "type": "invoice_item_details"})
-    return {
-        "id": ctx.new_id("il") if save else "il_tmp_" + ctx.emulator.ids.token("preview_line", 14),
-        "object": "line_item", "amount": line["amount"], "currency": price.get("currency"),
-        "description": line["description"],
-        "discount_amounts": [{"amount": line["discount"], "discount": line.get("discount_id")}]
-        if line.get("discount") else [],
-        "discountable": not line["proration"], "discounts": [], "invoice": invoice_id, "livemode": False,
-        "metadata": {}, "parent": parent, "period": {"end": end, "start": start}, "pretax_credit_amounts": [],
-        "pricing": {"price_details": {"price": price.get("id"), "product": price.get("product")},
-                    "type": "price_details", "unit_amount_decimal": price.get("unit_amount_decimal")},
-        # the same fields as an invoice item's line (``invoice_lines.new_line``): the subscription it bills at the
-        # top level (next to ``parent``), the quantity also as a decimal string
-        "quantity": line["quantity"], "quantity_decimal": str(line["quantity"]), "subscription": sub_id,
-        "subtotal": line["amount"], "taxes": [],
-    }
+    ii = ctx.new_id("ii") if save and (line["proration"] or not item) else None
+    return new_line(ctx, invoice_id, amount=line["amount"], currency=(price or {}).get("currency"),
+                    quantity=line["quantity"], price=price, period=line["period"], description=line["description"],
+                    subscription=sub_id, subscription_item=item, invoice_item=ii, discount=line.get("discount", 0),
+                    discount_id=line.get("discount_id"), proration=line["proration"],
+                    discountable=not line["proration"], preview=not save)
 
 
 def build_invoice(ctx: RequestContext, sub: dict[str, Any], lines: list[dict[str, Any]], *, reason: str, now: int,
@@ -74,7 +43,7 @@ def build_invoice(ctx: RequestContext, sub: dict[str, Any], lines: list[dict[str
     total = subtotal - off
     periods = [line["period"] for line in lines if not line["proration"]] or [(now, now)]
     # each discountable line (not a proration) carries its share of the discount, with the discount's id
-    shares = _shares(off, [max(line["amount"], 0) if not line["proration"] else 0 for line in lines])
+    shares = billing_tax.split(off, [max(line["amount"], 0) if not line["proration"] else 0 for line in lines])
     lines = [{**line, "discount": share, "discount_id": discount[1]} if share else line
              for line, share in zip(lines, shares)]
     invoice = {

@@ -74,6 +74,22 @@ def line_taxes(base: int, rates: list[dict[str, Any]]) -> tuple[list[dict[str, A
     return entries, included, sum(e["amount"] for e in entries) - included
 
 
+def split(total: int, weights: list[int]) -> list[int]:
+    """``total`` split in proportion to ``weights`` (whole cents, largest remainders first, summing to ``total``).
+
+    Stripe spreads an invoice-level discount over the discountable lines' ``discount_amounts``; its exact rounding
+    is not documented, so this is a plausible one, not a copy of it."""
+    whole = sum(weights)
+    if total <= 0 or whole <= 0:
+        return [0] * len(weights)
+    parts = [divmod(total * w, whole) for w in weights]
+    shares = [share for share, _ in parts]
+    order = sorted(range(len(weights)), key=lambda i: (-parts[i][1], i))
+    for i in order[:total - sum(shares)]:
+        shares[i] += 1
+    return shares
+
+
 def _discount_shares(invoice: dict[str, Any]) -> list[int]:
     """Each line's discount: its own ``discount_amounts`` plus its share (by amount, among discountable lines) of
     invoice-level discounts not already spread onto lines."""
@@ -82,13 +98,7 @@ def _discount_shares(invoice: dict[str, Any]) -> list[int]:
     rest = sum(d["amount"] for d in invoice.get("total_discount_amounts") or []) - sum(own)
     weights = [max(line["amount"] - own[i], 0) if line.get("discountable", True) else 0
                for i, line in enumerate(lines)]
-    total = sum(weights)
-    if rest <= 0 or total <= 0:
-        return own
-    shares = [rest * w // total for w in weights]
-    last = max(i for i, w in enumerate(weights) if w)
-    shares[last] += rest - sum(shares)  # what integer division left goes to the last discountable line
-    return [o + s for o, s in zip(own, shares)]
+    return [o + s for o, s in zip(own, split(rest, weights))]
 
 
 def apply(invoice: dict[str, Any]) -> None:

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 from stripebench_tui.emulator.errors import invalid
 from stripebench_tui.emulator.registry import RESOURCES
 from stripebench_tui.emulator.store import clone
+from stripebench_tui.emulator.versions import at_least
 
 if TYPE_CHECKING:
     from stripebench_tui.emulator.context import RequestContext
@@ -80,8 +81,8 @@ def render(value: Any, ctx: "RequestContext", private: bool = False) -> Any:
     if resource is None or value.get("deleted"):
         return _public(value, private)
     render_fn = resource.render_fn
-    if render_fn is not None and resource.render_before is not None and ctx.api_version >= resource.render_before \
-            and not ctx.expand_paths:
+    if render_fn is not None and resource.render_before is not None and not ctx.expand_paths \
+            and at_least(ctx.api_version, resource.render_before):
         render_fn = None  # the renderer changes nothing at this version (see ``Resource.render_before``)
     if render_fn is None and not ctx.expand_paths:
         return _public(value, True) if private else _public_of_shared(value, kind, ctx)

@@ -23,7 +23,7 @@ from stripebench_tui.emulator.resources import invoice_actions, payment_intents
 from stripebench_tui.emulator.search import SEARCH_PARAMS, search_page
 from stripebench_tui.emulator.registry import Resource
 from stripebench_tui.emulator.resources.common import apply_metadata
-from stripebench_tui.emulator.resources.plans import plan_of
+from stripebench_tui.emulator.resources.subscription_items import render_item
 from stripebench_tui.emulator.versions import SUBSCRIPTION_PERIOD_ON_ITEMS
 
 resource = Resource("subscription", prefix="sub", noun="subscription",
@@ -51,22 +51,11 @@ def _period_on_items(ctx: RequestContext) -> bool:
 @resource.renderer
 def render(obj: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
     """Items as a list with embedded prices; period fields where the caller's version keeps them."""
-    on_items = _period_on_items(ctx)
-    data = []
-    for item in obj["_items"]:
-        rendered = dict(item)
-        price = ctx.find("price", item["price"])
-        rendered["price"] = ctx.render(price) if price else None
-        rendered["plan"] = plan_of(ctx, price)  # the price as a plan, as Stripe still shows it on items
-        rendered["tax_rates"] = billing_tax.current(ctx, item.get("tax_rates"))
-        if on_items:
-            rendered["current_period_start"] = obj["_period_start"]
-            rendered["current_period_end"] = obj["_period_end"]
-        data.append(rendered)
+    data = [render_item(item, obj, ctx) for item in obj["_items"]]  # as /v1/subscription_items shows each
     obj["items"] = {"object": "list", "data": data, "has_more": False, "total_count": len(data),
                     "url": f"/v1/subscription_items?subscription={obj['id']}"}
     obj["default_tax_rates"] = billing_tax.current(ctx, obj.get("default_tax_rates"))
-    if not on_items:
+    if not _period_on_items(ctx):
         obj["current_period_start"] = obj["_period_start"]
         obj["current_period_end"] = obj["_period_end"]
     return dict(sorted(obj.items()))
