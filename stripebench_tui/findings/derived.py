@@ -11,7 +11,7 @@ given back as it is.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Iterable
+from typing import Iterable, Iterator
 
 from stripebench_tui.core.events import EpisodeEnd, Event, Finding, Header
 from stripebench_tui.findings.runner import FindingsRunner
@@ -22,17 +22,21 @@ def with_derived_findings(events: Iterable[Event]) -> list[Event]:
     events = list(events)
     if any(isinstance(ev, Finding) for ev in events):
         return events
+    return list(interleave_derived(events))
+
+
+def interleave_derived(events: Iterable[Event]) -> Iterator[Event]:
+    """``events`` with what the detectors find placed where a live run would have published it, one event at a time
+    (for a trace known to have recorded no findings: the caller checks)."""
     runner = FindingsRunner()
-    out: list[Event] = []
     for ev in events:
         if isinstance(ev, EpisodeEnd) and not runner.finished:
-            out.extend(replace(f, t=ev.t) for f in runner.finish(ev.reason))
+            yield from (replace(f, t=ev.t) for f in runner.finish(ev.reason))
         elif not isinstance(ev, Header) and not runner.finished:
-            out.append(ev)
-            out.extend(replace(f, t=ev.t) for f in runner.feed(ev))  # when the event that fired it happened
+            yield ev
+            yield from (replace(f, t=ev.t) for f in runner.feed(ev))  # when the event that fired it happened
             continue
-        out.append(ev)
-    return out
+        yield ev
 
 
-__all__ = ["with_derived_findings"]
+__all__ = ["interleave_derived", "with_derived_findings"]

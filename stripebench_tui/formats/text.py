@@ -33,7 +33,7 @@ from stripebench_tui.core.events import (
 from stripebench_tui.core.sanitize import sanitize
 from stripebench_tui.core.state import EpisodeState, Reducer
 from stripebench_tui.core.trace import Trace
-from stripebench_tui.findings.derived import with_derived_findings
+from stripebench_tui.findings.derived import interleave_derived
 
 OUTPUT_LINES = 30  # lines of each tool output shown in the headless log
 OUTPUT_LINE_CHARS = 240
@@ -168,11 +168,11 @@ def write_headless(trace: Trace, out: TextIO) -> EpisodeState:
     reducer = Reducer(clock=lambda: 0.0, keep_output=False)
     reducer.apply(h)
     notes = {n.turn: n for n in load_notes(trace.path)}  # the operator's, from beside the trace
-    events = list(trace.iter_events())
-    recorded = any(isinstance(ev, Finding) for ev in events)
     # A trace from before the detectors: their findings now, marked ⚐ where a live run would have printed them.
+    # Both passes stream the trace (the first stops at a recorded finding): a huge one is never held in memory.
+    recorded = any(isinstance(ev, Finding) for ev in trace.iter_events())
     current: int | None = None
-    for ev in events if recorded else with_derived_findings(events):
+    for ev in trace.iter_events() if recorded else interleave_derived(trace.iter_events()):
         if isinstance(ev, Finding) and not recorded:
             out.write(derived_finding_line(ev, current) + "\n")
             continue
