@@ -210,7 +210,7 @@ class Trace:
         if self._events is not None:
             return list(dict.fromkeys(ev.turn for ev in self._events))
         quick = self._quick_offsets()
-        return list(quick.turns) if quick else None
+        return list(quick.turns) if quick is not None else None
 
     def _quick_offsets(self) -> QuickTurns | None:
         """Where each turn starts, from the writer's sidecar index, if it matches this trace; else None."""

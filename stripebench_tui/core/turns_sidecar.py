@@ -48,9 +48,6 @@ class QuickTurns:
         i = bisect.bisect_left(self.turns, turn)
         return self.starts[i] if i < len(self.turns) and self.turns[i] == turn else None
 
-    def __len__(self) -> int:
-        return len(self.turns)
-
 
 def parse(data: bytes) -> QuickTurns | None:
     """The index in ``data`` (format 2 or 1), or None if it is not one, lists no turn, or is out of order."""
