@@ -109,11 +109,23 @@ def check_items(ctx: RequestContext, items: list[dict[str, Any]], param: str = "
 
 def discounts_from(ctx: RequestContext, sub: dict[str, Any], specs: list[dict[str, Any]] | None, now: int,
                    param: str = "discounts") -> None:
-    """Set the subscription's discounts (``[{coupon}|{promotion_code}]``); each becomes a ``di_`` discount."""
+    """Set the subscription's discounts (``[{coupon}|{promotion_code}|{discount}]``); each new coupon or promotion
+    code becomes a ``di_`` discount, ``{discount}`` keeps one the subscription has. The ``customer.discount.*``
+    events of the change are emitted (see ``discounts.announce``)."""
+    from stripebench_tui.emulator.resources import discounts
     from stripebench_tui.emulator.resources.discounts import new_discount
 
+    old = {entry["id"]: entry for entry in sub.get("_discounts") or []}
+    added: list[dict[str, Any]] = []
     sub["_discounts"], sub["discounts"] = [], []
     for i, spec in enumerate(specs or []):
+        if spec.get("discount"):
+            if spec["discount"] not in old:
+                raise invalid(f"No such discount: '{spec['discount']}'", param=f"{param}[{i}][discount]",
+                              code="resource_missing")
+            sub["_discounts"].append(old[spec["discount"]])
+            sub["discounts"].append(spec["discount"])
+            continue
         promo_id = spec.get("promotion_code")
         if promo_id:
             promo = ctx.get("promotion_code", promo_id, param=f"{param}[{i}][promotion_code]")
@@ -135,8 +147,11 @@ def discounts_from(ctx: RequestContext, sub: dict[str, Any], specs: list[dict[st
                  "duration": duration, "end": end}
         sub["_discounts"].append(entry)
         sub["discounts"].append(entry["id"])
+        added.append(discount)
         coupon["times_redeemed"] += 1
         ctx.save(coupon)
+    removed = [ctx.get("discount", di) for di in old if di not in sub["discounts"]]
+    discounts.announce(ctx, removed, added)
 
 
 def invoice_item_lines(ctx: RequestContext, sub: dict[str, Any], specs: list[dict[str, Any]], now: int

@@ -133,6 +133,13 @@ def discount_off(ctx: RequestContext, sub: dict[str, Any], subtotal: int, now: i
     return 0, None
 
 
+def discount_used(sub: dict[str, Any], discount_id: str | None) -> None:
+    """The subscription's discount ``discount_id`` has been taken off an invoice (a ``once`` one is then spent)."""
+    for entry in sub.get("_discounts") or []:
+        if entry["id"] == discount_id and entry.get("duration") == "once":
+            entry["once_used"] = True
+
+
 def payment_method_for(ctx: RequestContext, sub: dict[str, Any]) -> str | None:
     """The subscription's ``default_payment_method``, else the customer's invoice default."""
     if sub.get("default_payment_method"):
@@ -147,9 +154,7 @@ def draft(ctx: RequestContext, sub: dict[str, Any], lines: list[dict[str, Any]],
     lines = list(sub.pop("_pending_lines", None) or []) + lines
     sub["_pending_lines"] = []
     discount = discount_off(ctx, sub, sum(line["amount"] for line in lines if not line["proration"]), now)
-    for entry in sub.get("_discounts") or []:
-        if entry["id"] == discount[1] and entry.get("duration") == "once":
-            entry["once_used"] = True
+    discount_used(sub, discount[1])
     invoice = bills.create_draft(ctx, sub, lines, reason=reason, now=now, discount=discount)
     sub["latest_invoice"] = invoice["id"]
     return invoice

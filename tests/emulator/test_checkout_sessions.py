@@ -395,3 +395,62 @@ def test_shipping_options_add_to_the_total_and_settings_are_reflected(stripe_cli
     err = _error(stripe_client, mode="payment", success_url="https://a.test", line_items=[{"price": price.id, "quantity": 1}],
                  payment_method_collection="if_required")
     assert err.param == "payment_method_collection"
+
+
+def _invoice_amounts(client: stripe.StripeClient, invoice_id: str) -> tuple:
+    """(subtotal, total, discounts, [line discount_amounts]) of an invoice."""
+    invoice = client.v1.invoices.retrieve(invoice_id)
+    return (invoice.subtotal, invoice.total, invoice.discounts,
+            [[d.to_dict() for d in line.discount_amounts] for line in invoice.lines.data])
+
+
+def test_subscription_checkout_coupon_becomes_the_subscriptions_discount_for_its_duration(stripe_client, emulator):
+    start = 1767614400  # 2026-01-05 12:00 UTC
+    clock = stripe_client.v1.test_helpers.test_clocks.create(params={"frozen_time": start})
+    customer = stripe_client.v1.customers.create(params={"email": "ada@example.com", "test_clock": clock.id})
+    plan = stripe_client.v1.prices.create(params={"currency": "usd", "unit_amount": 2000,
+                                                 "recurring": {"interval": "month"}, "product_data": {"name": "Team"}})
+    coupon = stripe_client.v1.coupons.create(params={"percent_off": 25, "duration": "repeating",
+                                                     "duration_in_months": 2})
+    s = _create(stripe_client, mode="subscription", success_url="https://a.test/ok", customer=customer.id,
+                line_items=[{"price": plan.id, "quantity": 1}], discounts=[{"coupon": coupon.id}])
+    assert s.amount_total == 1500
+    assert _page(emulator, s, "submit", dict(CARD))["status"] == "complete"
+    done = stripe_client.v1.checkout.sessions.retrieve(s.id)
+    sub = stripe_client.v1.subscriptions.retrieve(done.subscription, params={"expand": ["discounts"]})
+    assert sub.test_clock == clock.id and len(sub.discounts) == 1
+    discount = sub.discounts[0]
+    assert (discount.source.coupon, discount.subscription, discount.start) == (coupon.id, sub.id, start)
+    assert _invoice_amounts(stripe_client, done.invoice) == (
+        2000, 1500, [discount.id], [[{"amount": 500, "discount": discount.id}]])
+    assert stripe_client.v1.coupons.retrieve(coupon.id).times_redeemed == 1
+    created = [e.type for e in reversed(stripe_client.v1.events.list(params={"limit": 100}).data)]
+    assert created.index("customer.discount.created") < created.index("customer.subscription.created")
+
+    renewals = []
+    for month in (1, 2):  # the coupon lasts two months: the first renewal is discounted, the second is not
+        period_end = stripe_client.v1.subscriptions.retrieve(sub.id)["items"].data[0].current_period_end
+        stripe_client.v1.test_helpers.test_clocks.advance(clock.id, params={"frozen_time": period_end + 2 * 3600})
+        latest = stripe_client.v1.subscriptions.retrieve(sub.id).latest_invoice
+        assert stripe_client.v1.invoices.retrieve(latest).status == "paid"
+        renewals.append(_invoice_amounts(stripe_client, latest))
+    assert renewals == [(2000, 1500, [discount.id], [[{"amount": 500, "discount": discount.id}]]),
+                        (2000, 2000, [], [[]])]
+
+
+def test_subscription_checkout_promotion_code_typed_on_the_page_discounts_the_subscription(stripe_client, monthly,
+                                                                                          emulator):
+    coupon = stripe_client.v1.coupons.create(params={"amount_off": 400, "currency": "usd", "duration": "forever"})
+    promo = stripe_client.v1.promotion_codes.create(params={"promotion": {"type": "coupon", "coupon": coupon.id},
+                                                            "code": "FOUR"})
+    s = _create(stripe_client, mode="subscription", success_url="https://a.test/ok", allow_promotion_codes=True,
+                line_items=[{"price": monthly.id, "quantity": 1}])
+    assert _page(emulator, s, "promotion", {"code": "four"})["state"]["total"] == 500
+    assert _page(emulator, s, "submit", dict(CARD))["status"] == "complete"
+    done = stripe_client.v1.checkout.sessions.retrieve(s.id)
+    sub = stripe_client.v1.subscriptions.retrieve(done.subscription, params={"expand": ["discounts"]})
+    assert [(d.promotion_code, d.source.coupon) for d in sub.discounts] == [(promo.id, coupon.id)]
+    assert _invoice_amounts(stripe_client, done.invoice) == (
+        900, 500, [sub.discounts[0].id], [[{"amount": 400, "discount": sub.discounts[0].id}]])
+    assert stripe_client.v1.promotion_codes.retrieve(promo.id).times_redeemed == 1
+    assert stripe_client.v1.coupons.retrieve(coupon.id).times_redeemed == 1  # once, not once per path

@@ -168,3 +168,60 @@ def test_subscription_and_invoice_discounts_expand_to_discount_objects(stripe_cl
     with pytest.raises(stripe.InvalidRequestError) as err:  # still only what the object has
         stripe_client.v1.subscriptions.retrieve(first.id, params={"expand": ["discount"]})
     assert err.value.user_message == "This property cannot be expanded (discount)."
+
+
+def _discount_events(client: stripe.StripeClient, marker: str | None = None) -> list[tuple[str, str, bool]]:
+    """(type, discount id, deleted) of the customer.discount.* events after ``marker``, oldest first."""
+    params = {"limit": 100, **({"ending_before": marker} if marker else {})}
+    return [(e.type, e.data.object.id, bool(e.data.object.to_dict().get("deleted"))) for e in
+            reversed(client.v1.events.list(params=params).data) if e.type.startswith("customer.discount.")]
+
+
+def _latest_event(client: stripe.StripeClient) -> str:
+    return client.v1.events.list(params={"limit": 1}).data[0].id
+
+
+def test_subscription_discounts_announce_customer_discount_events_in_stripes_order(stripe_client):
+    first = stripe_client.v1.coupons.create(params={"percent_off": 10, "duration": "forever"})
+    second = stripe_client.v1.coupons.create(params={"amount_off": 300, "currency": "usd", "duration": "once"})
+    sub = _subscribed(stripe_client, first)
+    applied = sub.discounts[0]
+    assert _discount_events(stripe_client) == [("customer.discount.created", applied, False)]
+    created = stripe_client.v1.events.list(params={"type": "customer.discount.created"}).data[0].data.object
+    assert (created.object, created.subscription, created.customer, created.source.coupon) == (
+        "discount", sub.id, sub.customer, first.id)
+    types = [e.type for e in reversed(stripe_client.v1.events.list(params={"limit": 100}).data)]
+    assert types.index("customer.discount.created") < types.index("customer.subscription.created")
+
+    marker = _latest_event(stripe_client)  # switching coupons: one discount replaced by another
+    switched = stripe_client.v1.subscriptions.update(sub.id, params={"discounts": [{"coupon": second.id}]})
+    assert _discount_events(stripe_client, marker) == [("customer.discount.updated", switched.discounts[0], False)]
+    updated = stripe_client.v1.events.list(params={"type": "customer.discount.updated"}).data[0]
+    assert updated.data.object.source.coupon == second.id
+    assert updated.data.previous_attributes["id"] == applied
+    after = [e.type for e in reversed(stripe_client.v1.events.list(params={"ending_before": marker}).data)]
+    assert after == ["customer.discount.updated", "customer.subscription.updated"]
+
+    marker = _latest_event(stripe_client)  # keeping the discount it has: nothing to announce
+    kept = stripe_client.v1.subscriptions.update(sub.id, params={"discounts": [{"discount": switched.discounts[0]}],
+                                                                 "metadata": {"k": "v"}})
+    assert kept.discounts == switched.discounts and _discount_events(stripe_client, marker) == []
+
+    marker = _latest_event(stripe_client)  # removing it with discounts=""
+    cleared = stripe_client.v1.subscriptions.update(sub.id, params={"discounts": ""})
+    assert cleared.discounts == []
+    assert _discount_events(stripe_client, marker) == [("customer.discount.deleted", switched.discounts[0], True)]
+
+    again = stripe_client.v1.subscriptions.update(sub.id, params={"discounts": [{"coupon": first.id}]})
+    marker = _latest_event(stripe_client)  # and with DELETE /v1/subscriptions/{id}/discount
+    gone = stripe_client.v1.subscriptions.delete_discount(sub.id)
+    assert (gone.object, gone.deleted, gone.id) == ("discount", True, again.discounts[0])
+    after = [e.type for e in reversed(stripe_client.v1.events.list(params={"ending_before": marker}).data)]
+    assert after == ["customer.discount.deleted", "customer.subscription.updated"]
+    assert stripe_client.v1.subscriptions.retrieve(sub.id).discounts == []
+    with pytest.raises(stripe.InvalidRequestError) as none_left:
+        stripe_client.v1.subscriptions.delete_discount(sub.id)
+    assert none_left.value.http_status == 404
+    with pytest.raises(stripe.InvalidRequestError) as unknown:
+        stripe_client.v1.subscriptions.update(sub.id, params={"discounts": [{"discount": "di_missing"}]})
+    assert unknown.value.param == "discounts[0][discount]"

@@ -232,3 +232,49 @@ def test_subscription_lines_have_the_fields_of_invoice_item_lines_at_each_versio
         itemized = stripe_client.v1.invoices.retrieve(manual.id, options=options).lines.data[0].to_dict()
         assert set(billed) == set(itemized), version
         assert billed["subscription"] == sub.id
+
+
+def _awaiting_payment(client: stripe.StripeClient, customer: str) -> tuple[stripe.Invoice, stripe.PaymentIntent]:
+    """A subscription's open first invoice and the unconfirmed PaymentIntent it is to be paid through."""
+    price = client.v1.prices.create(params={"currency": "usd", "unit_amount": 2500, "recurring": {"interval": "month"},
+                                            "product_data": {"name": "Plan"}})
+    sub = client.v1.subscriptions.create(params={"customer": customer, "items": [{"price": price.id}],
+                                                 "payment_behavior": "default_incomplete"})
+    invoice = client.v1.invoices.retrieve(sub.latest_invoice, options={"stripe_version": OLD})
+    pi = client.v1.payment_intents.retrieve(invoice.payment_intent)
+    assert (invoice.status, pi.status) == ("open", "requires_payment_method")
+    return invoice, pi
+
+
+def test_voiding_an_invoice_cancels_its_payment_intent_which_can_no_longer_be_confirmed(stripe_client, shop):
+    customer, _ = shop
+    invoice, pi = _awaiting_payment(stripe_client, customer.id)
+    assert stripe_client.v1.invoices.void_invoice(invoice.id).status == "void"
+    canceled = stripe_client.v1.payment_intents.retrieve(pi.id)
+    assert (canceled.status, canceled.cancellation_reason) == ("canceled", "void_invoice")
+    assert canceled.canceled_at is not None
+    events = stripe_client.v1.events.list(params={"type": "payment_intent.canceled"}).data
+    assert [(e.data.object.id, e.data.object.cancellation_reason) for e in events] == [(pi.id, "void_invoice")]
+    payments = stripe_client.v1.invoice_payments.list(params={"invoice": invoice.id}).data
+    assert [(p.payment.payment_intent, p.status) for p in payments] == [(pi.id, "canceled")]
+    with pytest.raises(stripe.InvalidRequestError) as bare:
+        stripe_client.v1.payment_intents.confirm(pi.id)
+    assert bare.value.code == "payment_intent_unexpected_state" and "status of canceled" in bare.value.user_message
+    with pytest.raises(stripe.InvalidRequestError) as with_card:
+        stripe_client.v1.payment_intents.confirm(pi.id, params={"payment_method": "pm_card_visa"})
+    assert with_card.value.code == "payment_intent_unexpected_state"
+    assert with_card.value.user_message.startswith("This PaymentIntent's payment_method could not be updated because "
+                                                   "it has a status of canceled.")
+    assert stripe_client.v1.payment_intents.retrieve(pi.id).status == "canceled"
+    assert stripe_client.v1.charges.list().data == []  # no money moved
+    assert stripe_client.v1.invoices.retrieve(invoice.id).status == "void"
+
+
+def test_an_uncollectible_invoice_keeps_its_payment_intent_which_can_still_pay_it(stripe_client, shop):
+    customer, _ = shop
+    invoice, pi = _awaiting_payment(stripe_client, customer.id)
+    assert stripe_client.v1.invoices.mark_uncollectible(invoice.id).status == "uncollectible"
+    assert stripe_client.v1.payment_intents.retrieve(pi.id).status == "requires_payment_method"
+    paid = stripe_client.v1.payment_intents.confirm(pi.id, params={"payment_method": "pm_card_visa"})
+    assert paid.status == "succeeded"
+    assert stripe_client.v1.invoices.retrieve(invoice.id).status == "paid"

@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from stripebench_tui.emulator import billing_changes as changes
+from stripebench_tui.emulator import billing_cycle
 from stripebench_tui.emulator.context import RequestContext
 from stripebench_tui.emulator.errors import StripeError
 from stripebench_tui.emulator.resources import customers, payment_intents, payment_methods, setup_intents
@@ -214,18 +216,33 @@ def _finish(ctx: RequestContext, session: dict[str, Any], pm: dict[str, Any], pi
         customer_id = _customer(ctx, session)
         if pm.get("customer") != customer_id:
             payment_methods.attach(ctx, pm, customer_id)
-        sub = create_subscription(ctx, customer_id, [{"price": i["price"], "quantity": i["quantity"]}
+        # a customer on a test clock gets a subscription that lives on the clock's time, as the API's does
+        clock = (ctx.find("customer", customer_id) or {}).get("test_clock")
+        billed = billing_cycle.at(ctx, billing_cycle.clock_now(ctx, clock))
+        sub = create_subscription(billed, customer_id, [{"price": i["price"], "quantity": i["quantity"]}
                                                      for i in session["_items"] if i["_recurring"]],
                                   metadata=session["_subscription_data"].get("metadata"),
                                   description=session["_subscription_data"].get("description"),
                                   default_payment_method=pm["id"],
-                                  trial_end=_trial_end(ctx, session.get("_terms") or {}),
+                                  trial_end=_trial_end(billed, session.get("_terms") or {}),
                                   billing_cycle_anchor=(session.get("_terms") or {}).get("billing_cycle_anchor"),
-                                  trial_settings=(session.get("_terms") or {}).get("trial_settings"))
+                                  trial_settings=(session.get("_terms") or {}).get("trial_settings"), emit=False)
+        sub["test_clock"] = clock
+        # the session's coupon or promotion code becomes the subscription's discount, as the API's `discounts`
+        # makes it (renewals then take it off while it lasts); its customer.discount.created comes first
+        changes.discounts_from(billed, sub, [{"promotion_code": promo_id} if promo_id else {"coupon": coupon["id"]}]
+                               if coupon else None, billed.now())
+        ctx.save(sub)
+        ctx.emit("customer.subscription.created", sub)
+        discount_id = sub["discounts"][0] if sub["discounts"] else None
         lines = [{"price": i["price"], "quantity": i["quantity"], "amount": i["amount_subtotal"],
                   "discount": i["amount_discount"]} for i in session["_items"]]
-        invoice = create_paid_invoice(ctx, sub, lines, payment_intent=pi["id"] if pi else None,
-                                      discount_amount=(session["total_details"] or {}).get("amount_discount", 0))
+        amount_off = (session["total_details"] or {}).get("amount_discount", 0)
+        invoice = create_paid_invoice(billed, sub, lines, payment_intent=pi["id"] if pi else None,
+                                      discount_amount=amount_off, discount_id=discount_id)
+        if amount_off:
+            billing_cycle.discount_used(sub, discount_id)
+            ctx.save(sub)
         session["subscription"], session["invoice"] = sub["id"], invoice["id"]
     elif session["mode"] == "payment" and (session["invoice_creation"] or {}).get("enabled") and pi:
         # invoice_creation: a paid invoice (for the customer, created when there is none) records the payment
@@ -240,7 +257,9 @@ def _finish(ctx: RequestContext, session: dict[str, Any], pm: dict[str, Any], pi
         session["invoice"] = invoice["id"]
     elif session["mode"] == "payment" and session.get("customer_creation") == "always":
         _customer(ctx, session)
-    for kind, obj_id in (("coupon", coupon["id"] if coupon else None), ("promotion_code", promo_id)):
+    # a subscription's discount has counted its coupon's redemption already (billing_changes.discounts_from)
+    redeemed_coupon = coupon["id"] if coupon and session["mode"] != "subscription" else None
+    for kind, obj_id in (("coupon", redeemed_coupon), ("promotion_code", promo_id)):
         if obj_id:
             redeemed = ctx.get(kind, obj_id)
             redeemed["times_redeemed"] += 1

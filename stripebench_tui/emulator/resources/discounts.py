@@ -2,8 +2,14 @@
 
 Stripe has no endpoint that reads a discount by itself: they are seen where they apply, by id in a subscription's
 or invoice's ``discounts`` and in ``discount_amounts[].discount``, and in full with ``expand[]``. So this resource
-only stores them (``new_discount``) and renders them for the caller's version: the coupon under
-``source.coupon`` (its id) from 2025-09-30, the whole coupon under ``coupon`` before.
+stores them (``new_discount``) and renders them for the caller's version: the coupon under ``source.coupon`` (its
+id) from 2025-09-30, the whole coupon under ``coupon`` before.
+
+``announce(ctx, removed, added)`` emits the ``customer.discount.*`` events of a change of what a subscription's
+discounts are: Stripe sends them for subscription discounts too (the discount names its ``subscription``).
+One discount replaced by another is ``customer.discount.updated`` ("switched from one coupon to another");
+otherwise each removed one is ``customer.discount.deleted`` (the discount with ``deleted: true``) and each new one
+``customer.discount.created``. Callers announce before the subscription's own event of the same request.
 """
 
 from __future__ import annotations
@@ -29,6 +35,22 @@ def new_discount(ctx: RequestContext, coupon: dict[str, Any], *, promotion_code:
            # the coupon as applied: a coupon deleted later still shows on its discounts, as on Stripe
            "_coupon": coupon}
     return ctx.save(obj)
+
+
+def announce(ctx: RequestContext, removed: list[dict[str, Any]], added: list[dict[str, Any]]) -> None:
+    """Emit the ``customer.discount.*`` events for discounts (stored ``di_`` objects) taken off and put on."""
+    if len(removed) == 1 and len(added) == 1:
+        ctx.emit("customer.discount.updated", added[0], previous=removed[0])
+        return
+    for discount in removed:
+        ctx.emit("customer.discount.deleted", deleted(discount))
+    for discount in added:
+        ctx.emit("customer.discount.created", discount)
+
+
+def deleted(discount: dict[str, Any]) -> dict[str, Any]:
+    """A discount as Stripe shows it once removed (the stored one stays: past invoices still point at it)."""
+    return {**discount, "deleted": True}
 
 
 @resource.renderer

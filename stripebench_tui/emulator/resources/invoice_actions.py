@@ -231,10 +231,20 @@ def void(ctx: RequestContext, params: dict[str, Any], id: str) -> dict[str, Any]
 
 def void_invoice(ctx: RequestContext, invoice: dict[str, Any]) -> dict[str, Any]:
     """Open (or uncollectible) → void: ``voided_at``, ``invoice.voided`` (also Billing's, for an expired
-    incomplete subscription's first invoice)."""
-    invoice.update(status="void", status_transitions={**invoice["status_transitions"], "voided_at": ctx.now()})
+    incomplete subscription's first invoice). The PaymentIntent the invoice made to be paid through (its open
+    default payment) is canceled with ``cancellation_reason=void_invoice``, as Stripe does, so it can no longer
+    be confirmed; PaymentIntents the caller attached stay theirs."""
+    now = ctx.now()
+    invoice.update(status="void", status_transitions={**invoice["status_transitions"], "voided_at": now})
+    defaults = [p for p in invoice.setdefault("_payments", []) if p["is_default"] and p["status"] == "open"]
+    for payment in defaults:
+        payment.update(status="canceled", canceled_at=now)
     ctx.save(invoice)
     ctx.emit("invoice.voided", invoice)
+    for payment in defaults:
+        pi = ctx.find("payment_intent", payment["payment_intent"])
+        if pi is not None and pi["status"] not in ("succeeded", "canceled"):
+            payment_intents.cancel_intent(ctx, pi, "void_invoice")
     return invoice
 
 

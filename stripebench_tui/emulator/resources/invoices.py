@@ -133,8 +133,12 @@ def new_invoice(ctx: RequestContext, customer_id: str | None, currency: str | No
 def create_paid_invoice(ctx: RequestContext, subscription: dict[str, Any] | None, lines: list[dict[str, Any]], *,
                         payment_intent: str | None, discount_amount: int = 0, customer_id: str | None = None,
                         currency: str | None = None, metadata: dict[str, str] | None = None,
-                        billing_reason: str = "subscription_create") -> dict[str, Any]:
+                        billing_reason: str = "subscription_create", discount_id: str | None = None
+                        ) -> dict[str, Any]:
     """Create an invoice already paid (``lines``: ``[{price, quantity, amount, discount}]``).
+
+    ``discount_id``: the ``di_`` discount the lines' ``discount`` amounts come from (a subscription's), named in
+    the lines' ``discount_amounts``, ``total_discount_amounts`` and ``discounts`` as on a Billing invoice.
 
     For a subscription's first invoice pass the subscription (``subscription.latest_invoice`` then points at it);
     for a one-time Checkout payment with ``invoice_creation`` pass None with ``customer_id`` and ``currency``.
@@ -157,9 +161,11 @@ def create_paid_invoice(ctx: RequestContext, subscription: dict[str, Any] | None
         obj["_lines"].append(new_line(
             ctx, obj["id"], amount=line["amount"], currency=price.get("currency") or currency,
             quantity=line["quantity"], price=price or None, period=period, subscription=sub_id,
-            subscription_item=item["id"] if item else None, discount=line.get("discount", 0)))
+            subscription_item=item["id"] if item else None, discount=line.get("discount", 0),
+            discount_id=discount_id))
     if discount_amount:
-        obj["total_discount_amounts"] = [{"amount": discount_amount, "discount": None}]
+        obj["total_discount_amounts"] = [{"amount": discount_amount, "discount": discount_id}]
+        obj["discounts"] = [discount_id] if discount_id else []
     recompute(obj)
     obj["webhooks_delivered_at"] = now
     ctx.save(obj)

@@ -10,6 +10,7 @@ Internal API for Checkout and the payment pages:
   -> (pi, error)`` — create and confirm in one go; ``error`` is the ``StripeError`` a decline or failure
   would answer (``None`` on success or requires_action). ``payment_method`` may be a stored id or a magic id.
 * ``confirm_intent(ctx, pi, payment_method=None, off_session=False, return_url=None) -> (pi, error)``.
+* ``cancel_intent(ctx, pi, reason) -> pi`` — cancel (``payment_intent.canceled``) with the reason Stripe records.
 * ``complete_authentication(ctx, pi, success: bool) -> pi`` — finish a requires_action PI as the 3-D Secure
   page's Complete / Fail buttons do (success charges the card, which may still decline).
 * ``AUTHENTICATE_PATH`` (``/3ds/authenticate/{id}``) — where ``next_action.redirect_to_url.url`` points; the pages
@@ -213,7 +214,12 @@ def confirm_intent(ctx: RequestContext, pi: dict[str, Any], params: dict[str, An
                    ) -> tuple[dict[str, Any], StripeError | None]:
     """Confirm ``pi`` (params as the confirm endpoint takes them); returns the PI and the error to answer, if any."""
     params = params or {}
-    if pi["status"] not in ("requires_payment_method", "requires_confirmation", "requires_action"):
+    confirmable = ("requires_payment_method", "requires_confirmation", "requires_action")
+    if pi["status"] not in confirmable and (params.get("payment_method") or params.get("payment_method_data")):
+        raise StripeError(f"This PaymentIntent's payment_method could not be updated because it has a status of "
+                          f"{pi['status']}. You may only update the payment_method of a PaymentIntent with one of the "
+                          f"following statuses: {', '.join(confirmable)}.", code="payment_intent_unexpected_state")
+    if pi["status"] not in confirmable:
         raise StripeError(f"You cannot confirm this PaymentIntent because it has a status of {pi['status']}.",
                           code="payment_intent_unexpected_state")
     for key in ("receipt_email", "setup_future_usage", "shipping", "capture_method"):
@@ -416,11 +422,17 @@ def cancel(ctx: RequestContext, params: dict[str, Any], id: str) -> dict[str, An
                           "PaymentIntent with one of the following statuses may be canceled: requires_payment_method, "
                           "requires_capture, requires_confirmation, requires_action, processing.",
                           code="payment_intent_unexpected_state")
+    return cancel_intent(ctx, pi, params.get("cancellation_reason"))
+
+
+def cancel_intent(ctx: RequestContext, pi: dict[str, Any], reason: str | None) -> dict[str, Any]:
+    """Cancel a PI that has not succeeded (an authorisation is released) and emit ``payment_intent.canceled``;
+    ``reason`` is the caller's or one Stripe sets itself (``void_invoice`` when its invoice is voided)."""
     if pi["status"] == "requires_capture" and pi.get("latest_charge"):
         charge = ctx.get("charge", pi["latest_charge"])
         charge.update(refunded=True, amount_refunded=charge["amount"])
         ctx.save(charge)
-    pi.update(status="canceled", canceled_at=ctx.now(), cancellation_reason=params.get("cancellation_reason"),
+    pi.update(status="canceled", canceled_at=ctx.now(), cancellation_reason=reason,
               amount_capturable=0, next_action=None)
     ctx.save(pi)
     ctx.emit("payment_intent.canceled", pi)

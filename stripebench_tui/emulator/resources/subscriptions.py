@@ -17,7 +17,7 @@ from stripebench_tui.emulator import billing_changes as changes
 from stripebench_tui.emulator import billing_cycle as cycle
 from stripebench_tui.emulator import billing_start, billing_tax, billing_update
 from stripebench_tui.emulator.context import LIST_PARAMS, RequestContext
-from stripebench_tui.emulator.errors import invalid
+from stripebench_tui.emulator.errors import StripeError, invalid
 from stripebench_tui.emulator.params import Array, Bool, Currency, Enum, Hash, Int, Metadata, Str
 from stripebench_tui.emulator.resources import invoice_actions, payment_intents
 from stripebench_tui.emulator.search import SEARCH_PARAMS, search_page
@@ -298,6 +298,23 @@ def cancel(ctx: RequestContext, params: dict[str, Any], id: str) -> dict[str, An
     sub["canceled_at"] = now
     cycle.end(moved, sub, now, "cancellation_requested")
     return sub
+
+
+@resource.route("DELETE", "/v1/subscriptions/{id}/discount")
+def delete_discount(ctx: RequestContext, params: dict[str, Any], id: str) -> dict[str, Any]:
+    """Remove the subscription's discount (``customer.discount.deleted``); answers the deleted discount."""
+    from stripebench_tui.emulator.resources import discounts
+
+    sub = ctx.get("subscription", id)
+    if not sub.get("discounts"):
+        raise StripeError(f"No active discount for subscription: {id}", status=404, code="resource_missing")
+    before = ctx.get("subscription", id)
+    removed = [ctx.get("discount", di) for di in sub["discounts"]]
+    sub["_discounts"], sub["discounts"] = [], []
+    discounts.announce(ctx, removed, [])
+    ctx.save(sub)
+    ctx.emit("customer.subscription.updated", sub, previous=before)
+    return discounts.deleted(removed[0])
 
 
 @resource.route("POST", "/v1/subscriptions/{id}/resume", params={
