@@ -9,6 +9,11 @@ The servers run as subprocesses, one after another:
 * ``localstripe`` — pip-installed from PyPI into a temporary venv (or ``--venv``; skip with ``--no-localstripe``);
   target: ours ≥ 30× its req/s.
 
+* ``frame`` (with ``--frame``) — the emulator's own serving path (its ASGI app on the same uvicorn) with the API
+  work replaced by constant replies of the sizes and headers ours sends on each route: what serving costs before
+  the emulator does any work. Ours' CPU per request minus the frame's is the emulator's own work per request,
+  and the script prints what that work may cost for ours to reach 0.5 of the floor.
+
 Prints req/s, p50, p99 and server CPU per request for each, then the fractions and the verdict. On a loaded
 machine use ``--rounds 3`` or more: floor and ours then run in pairs (order alternating) and the verdict takes the
 medians, with the spread printed.
@@ -30,6 +35,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlencode, urlsplit
 
 import httpx
@@ -56,6 +62,57 @@ def serve_floor(port: int) -> None:
     app = Starlette(routes=[Route(path, constant, methods=methods) for path, methods in FLOOR_ROUTES])
     # The emulator's own uvicorn settings (emulator/server.py), so only the work behind the routes differs.
     uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", lifespan="off", access_log=False)
+
+
+def serve_frame(port: int) -> None:
+    """The emulator's app and uvicorn settings, its API work replaced by constant replies of ours' real sizes."""
+    import uvicorn
+
+    from stripebench_tui.emulator import app as app_module
+    from stripebench_tui.emulator.dispatch import handle
+    from stripebench_tui.emulator.engine import Emulator
+    from stripebench_tui.emulator.server import bind
+
+    emulator = Emulator()
+    headers = {"authorization": f"Bearer {KEY}", "content-type": "application/x-www-form-urlencoded"}
+
+    def call(method: str, path: str, form: dict | None = None, query: str = "") -> Any:
+        reply = handle(emulator, method, path, query, urlencode(form or {}).encode(), headers)
+        if reply.status != 200:
+            raise SystemExit(f"frame: the emulator answered {method} {path} with {reply.status}")
+        return reply
+
+    for _ in range(10):  # a full first page for the list
+        customer = call("POST", "/v1/customers", {"email": "bench@example.com"})
+    pi = call("POST", "/v1/payment_intents", {"amount": "2000", "currency": "usd", "customer": customer.body["id"],
+                                              "payment_method": "pm_card_visa"})
+    replies = {("POST", "customers"): customer, ("POST", "payment_intents"): pi,
+               ("POST", "confirm"): call("POST", f"/v1/payment_intents/{pi.body['id']}/confirm"),
+               ("GET", "payment_intents"): call("GET", f"/v1/payment_intents/{pi.body['id']}"),
+               ("GET", "customers"): call("GET", "/v1/customers", query="limit=10")}
+
+    class Constant:
+        """A reply whose body was encoded once (the emulator encodes each reply: that is part of its work)."""
+
+        def __init__(self, reply: Any) -> None:
+            self.status, self.headers, self.body = reply.status, dict(reply.headers), reply.encoded()
+
+        def encoded(self) -> bytes:
+            return self.body
+
+    constant = {key: Constant(reply) for key, reply in replies.items()}
+
+    def answer(_emulator: Any, method: str, path: str, *_args: Any, **_kwargs: Any) -> Constant:
+        last = path.rstrip("/").rsplit("/", 1)[-1]
+        parts = path.split("/")
+        kind = "confirm" if last == "confirm" else parts[2] if len(parts) > 2 else ""
+        return constant.get((method, kind)) or constant[("GET", "customers")]
+
+    # Only in this benchmark's own subprocess: the app's /v1 path calls the module's ``handle``.
+    app_module.handle = answer
+    sock = bind("127.0.0.1", port)
+    config = uvicorn.Config(app_module.create_app(emulator), log_level="warning", lifespan="off", access_log=False)
+    uvicorn.Server(config).run(sockets=[sock])
 
 
 def free_port() -> int:
@@ -227,10 +284,17 @@ def main() -> None:
                         help="floor/ours pairs to run, order alternating; the verdict uses the medians (default 1)")
     parser.add_argument("--venv", type=Path, help="reuse this venv for localstripe instead of a temporary one")
     parser.add_argument("--no-localstripe", action="store_true", help="compare with the framework floor only")
+    parser.add_argument("--frame", action="store_true",
+                        help="also run the emulator's serving path with constant replies, to split ours' CPU per "
+                             "request into serving and the emulator's own work")
     parser.add_argument("--floor-server", type=int, metavar="PORT", help=argparse.SUPPRESS)  # the floor's subprocess
+    parser.add_argument("--frame-server", type=int, metavar="PORT", help=argparse.SUPPRESS)  # the frame's
     args = parser.parse_args()
     if args.floor_server:
         serve_floor(args.floor_server)
+        return
+    if args.frame_server:
+        serve_frame(args.frame_server)
         return
     if not 1 <= args.clients <= 256 or not 0 < args.seconds <= 600 or not 1 <= args.rounds <= 20:
         raise SystemExit("--clients must be 1..256, --seconds 0..600 and --rounds 1..20")
@@ -241,18 +305,25 @@ def main() -> None:
         print(f"workload: create customer, create + confirm payment intent (pm_card_visa), retrieve, list; "
               f"{args.clients} clients, {args.seconds:g} s each" + (f", {args.rounds} rounds" if args.rounds > 1 else ""))
         fractions, cpu_ratios, p99s, ours_rps = [], [], [], []
+        frame_cpu, ours_cpu, floor_cpu = [], [], []
         for round_no in range(args.rounds):
             # floor and ours back to back, the order swapped every round, so a change in machine load between
             # the two runs of a round shows as spread across rounds instead of skewing every ratio one way
             runs = {}
-            for name in (("floor", "ours") if round_no % 2 == 0 else ("ours", "floor")):
+            order = ("floor", "ours") if round_no % 2 == 0 else ("ours", "floor")
+            for name in order + (("frame",) if args.frame else ()):
                 port = free_port()
-                cmd = ([sys.executable, str(Path(__file__).resolve()), "--floor-server", str(port)] if name == "floor"
+                cmd = ([sys.executable, str(Path(__file__).resolve()), f"--{name}-server", str(port)]
+                       if name in ("floor", "frame")
                        else [sys.executable, "-c", "from stripebench_tui.cli import main; main()", "emulator",
                              "--port", str(port)])
                 runs[name] = run_server(name, cmd, f"http://127.0.0.1:{port}", args.clients, args.seconds,
                                         args.max_iterations)
             floor, ours = runs["floor"], runs["ours"]
+            floor_cpu.append(floor["cpu_ms"])
+            ours_cpu.append(ours["cpu_ms"])
+            if args.frame:
+                frame_cpu.append(runs["frame"]["cpu_ms"])
             fractions.append(ours["rps"] / floor["rps"])
             cpu_ratios.append(floor["cpu_ms"] / ours["cpu_ms"] if ours["cpu_ms"] else float("nan"))
             p99s.append(ours["p99"])
@@ -266,6 +337,11 @@ def main() -> None:
                   f"{min(fractions):.2f}..{max(fractions):.2f}); floor CPU / ours CPU per request median "
                   f"{statistics.median(cpu_ratios):.2f} ({min(cpu_ratios):.2f}..{max(cpu_ratios):.2f}); our p99 median "
                   f"{p99:.2f} ms")
+        if args.frame:
+            serving, total, base = (statistics.median(v) * 1000 for v in (frame_cpu, ours_cpu, floor_cpu))
+            print(f"where ours' server CPU goes (medians): serving {serving:.0f} us/req (frame), the emulator's own "
+                  f"work {total - serving:.0f} us/req; at 0.5 of the floor's {base:.0f} us/req the work could take "
+                  f"{2 * base - serving:.0f} us/req")
         verdict = fraction >= 0.5 and p99 < 5
         if python is not None:
             port = free_port()
