@@ -170,7 +170,7 @@ def create_paid_invoice(ctx: RequestContext, subscription: dict[str, Any] | None
     obj["webhooks_delivered_at"] = now
     ctx.save(obj)
     ctx.emit("invoice.created", obj)
-    invoice_actions.finalize_invoice(ctx, obj, auto_pay_zero=False)
+    invoice_actions.finalize_invoice(ctx, obj, caller_pays=True)
     invoice_actions.record_payment(ctx, obj, payment_intent, obj["amount_remaining"], default=True)
     if subscription is None:
         return obj
