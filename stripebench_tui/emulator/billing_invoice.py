@@ -116,18 +116,10 @@ def finalize(ctx: RequestContext, invoice: dict[str, Any], now: int) -> dict[str
 
 def open_intent(ctx: RequestContext, invoice: dict[str, Any], description: str) -> dict[str, Any]:
     """The PaymentIntent an open invoice is paid through (created unconfirmed, as ``default_incomplete`` leaves it),
-    recorded as the invoice's open default payment."""
-    from stripebench_tui.emulator.resources import invoice_actions, payment_intents
+    recorded as the invoice's open default payment; it saves the card for the renewals (``off_session``)."""
+    from stripebench_tui.emulator.resources import invoice_actions
 
-    pi = payment_intents.new_intent(ctx, {"amount": invoice["amount_due"], "currency": invoice["currency"],
-                                          "customer": invoice["customer"], "description": description,
-                                          "setup_future_usage": "off_session"})
-    pi["_invoice"] = invoice["id"]
-    ctx.save(pi)
-    invoice["_payment_intent"] = pi["id"]
-    invoice_actions.open_default_payment(ctx, invoice, pi)
-    ctx.save(invoice)
-    return pi
+    return invoice_actions.open_intent(ctx, invoice, description, setup_future_usage="off_session")
 
 
 def attempt(ctx: RequestContext, invoice: dict[str, Any], pm_id: str | None, now: int, description: str

@@ -93,7 +93,9 @@ def test_partial_payments_stay_open_until_paid_in_full(stripe_client, shop):
     stripe_client.v1.payment_intents.confirm(second.id, params={"payment_method": "pm_card_visa"})
     done = stripe_client.v1.invoices.retrieve(invoice.id, params={"expand": ["payments"]})
     assert (done.status, done.amount_paid, done.amount_remaining) == ("paid", 3000, 0)
-    assert sorted((p.amount_paid, p.payment.payment_intent) for p in done.payments.data) == sorted(
+    default, *parts = done.payments.data  # the one finalising made, no longer needed once the parts paid
+    assert (default.is_default, default.status, default.amount_paid) == (True, "canceled", None)
+    assert sorted((p.amount_paid, p.payment.payment_intent) for p in parts) == sorted(
         [(1000, first.id), (2000, second.id)])
     assert _events(stripe_client, "invoice_payment.") == ["invoice_payment.paid", "invoice_payment.paid"]
     with pytest.raises(stripe.InvalidRequestError, match="already attached"):
@@ -106,9 +108,12 @@ def test_out_of_band_void_uncollectible_and_delete(stripe_client, shop):
     oob = _open_invoice(stripe_client, customer.id, 1200)
     paid = stripe_client.v1.invoices.pay(oob.id, params={"paid_out_of_band": True})
     assert (paid.status, paid.amount_remaining) == ("paid", 0)
-    assert stripe_client.v1.invoice_payments.list(params={"invoice": oob.id}).data == []  # no money moved here
+    # no money moved here: the default payment finalising made is canceled, and its PaymentIntent with it
+    [default] = stripe_client.v1.invoice_payments.list(params={"invoice": oob.id}).data
+    assert (default.is_default, default.status, default.amount_paid) == (True, "canceled", None)
     assert stripe_client.v1.invoices.retrieve(oob.id, options={"stripe_version": OLD}).paid_out_of_band is True
-    assert stripe_client.v1.payment_intents.list().data == []
+    assert [(pi.id, pi.status) for pi in stripe_client.v1.payment_intents.list().data] == [
+        (default.payment.payment_intent, "canceled")]
 
     voided = stripe_client.v1.invoices.void_invoice(_open_invoice(stripe_client, customer.id, 800).id)
     assert voided.status == "void" and voided.status_transitions.voided_at is not None

@@ -4,9 +4,10 @@ Status moves as on Stripe: draft → open (finalize) → paid / void / uncollect
 still be paid or voided. Partial payments (API 2025-05-28): each attached PaymentIntent becomes an invoice
 payment; ``amount_paid`` grows and the invoice stays open until ``amount_remaining`` reaches zero.
 
-Internal API (also for Billing's invoices, ``billing_invoice``, and the hosted invoice page): ``finalize_invoice``,
-``record_payment`` (the one way any invoice is paid: amounts, status, invoice payments and events),
-``open_default_payment`` (the unconfirmed PaymentIntent an invoice waits on), ``pay_invoice``, ``credit_intent`` (a
+Internal API (also for Billing's invoices, ``billing_invoice``, and the hosted invoice page): ``finalize_invoice``
+(which makes the invoice's PaymentIntent, as Stripe does), ``record_payment`` (the one way any invoice is paid:
+amounts, status, invoice payments and events), ``open_intent`` / ``open_default_payment`` (the unconfirmed
+PaymentIntent an invoice waits on), ``pay_invoice`` (confirms that PaymentIntent), ``credit_intent`` (a
 PaymentIntent of the invoice, its default one or one attached earlier, has now succeeded).
 """
 
@@ -33,17 +34,24 @@ def _payable(invoice: dict[str, Any]) -> None:
         raise StripeError("Invoice is already paid.", param="invoice")
 
 
-def finalize_invoice(ctx: RequestContext, invoice: dict[str, Any], auto_pay_zero: bool = True) -> dict[str, Any]:
-    """Draft → open: number, hosted page, ``invoice.finalized``; a zero-amount invoice is paid at once."""
+def finalize_invoice(ctx: RequestContext, invoice: dict[str, Any], caller_pays: bool = False) -> dict[str, Any]:
+    """Draft → open: number, hosted page, ``invoice.finalized``.
+
+    As on Stripe, finalising makes the PaymentIntent the invoice is paid through (``open_intent``, its open default
+    payment; ``payment_intent.created`` comes first, so ``invoice.finalized`` already names it) unless nothing is
+    due: a zero-amount invoice is paid at once instead. ``caller_pays``: the caller records the payment itself
+    (Checkout's paid invoices), so neither happens here."""
     now = ctx.now()
     count = len([i for i in ctx.store.scan("invoice") if i.get("number")])
     invoice.update({"status": "open", "number": f"EMU-{count + 1:04d}", "effective_at": now,
                     "hosted_invoice_url": f"{ctx.base_url}/i/{invoice['id']}",
                     "status_transitions": {**invoice["status_transitions"], "finalized_at": now}})
     recompute(invoice)
+    if not caller_pays and invoice["amount_due"] > 0:
+        open_intent(ctx, invoice, f"Payment for Invoice {invoice['number']}")
     ctx.save(invoice)
     ctx.emit("invoice.finalized", invoice)
-    if auto_pay_zero and invoice["amount_due"] == 0:
+    if not caller_pays and invoice["amount_due"] == 0:
         mark_paid(ctx, invoice)
     return invoice
 
@@ -56,11 +64,12 @@ def mark_paid(ctx: RequestContext, invoice: dict[str, Any], out_of_band: bool = 
     """Open → paid (``invoice.paid``; ``invoice.payment_succeeded`` too unless paid outside Stripe).
 
     Called only by ``record_payment`` (and ``pay_invoice`` out of band): an open default payment that other
-    payments made unnecessary is canceled, as Stripe cancels the default PaymentIntent."""
+    payments made unnecessary is canceled, and so is its PaymentIntent, as Stripe cancels the default
+    PaymentIntent (``cancellation_reason`` stays null: Stripe documents none for this)."""
     now = ctx.now()
-    for payment in invoice.setdefault("_payments", []):
-        if payment["status"] == "open":
-            payment.update(status="canceled", canceled_at=now)
+    dropped = [p for p in invoice.setdefault("_payments", []) if p["status"] == "open"]
+    for payment in dropped:
+        payment.update(status="canceled", canceled_at=now)
     invoice.update({"status": "paid", "amount_remaining": 0, "attempted": True, "next_payment_attempt": None,
                     "status_transitions": {**invoice["status_transitions"], "paid_at": now}})
     if out_of_band:
@@ -71,6 +80,7 @@ def mark_paid(ctx: RequestContext, invoice: dict[str, Any], out_of_band: bool = 
         ctx.emit("invoice.payment_succeeded", invoice)
     for hook in ON_PAID:
         hook(ctx, invoice)
+    _cancel_intents(ctx, [p for p in dropped if p["is_default"]], None)
 
 
 def _payment_id(ctx: RequestContext, invoice: dict[str, Any], default: bool) -> str:
@@ -90,6 +100,38 @@ def _new_payment(ctx: RequestContext, invoice: dict[str, Any], pi_id: str, amoun
 def open_default_payment(ctx: RequestContext, invoice: dict[str, Any], pi: dict[str, Any]) -> dict[str, Any]:
     """Record ``pi`` (unconfirmed) as the invoice's open default payment for what remains (the caller saves)."""
     return _new_payment(ctx, invoice, pi["id"], invoice["amount_remaining"], default=True, paid=False)
+
+
+def open_intent(ctx: RequestContext, invoice: dict[str, Any], description: str, **fields: Any) -> dict[str, Any]:
+    """The PaymentIntent an open invoice is paid through, created unconfirmed for what remains in the invoice's
+    currency for its customer (``fields``: more create params, e.g. Billing's ``setup_future_usage``), and recorded
+    as the invoice's open default payment (its ``payment_intent`` before 2025-03-31). The caller emits the
+    invoice's event; confirming the PI (server-side or with its client_secret) pays the invoice through
+    ``credit_intent``."""
+    pi = payment_intents.new_intent(ctx, {"amount": invoice["amount_remaining"], "currency": invoice["currency"],
+                                          "customer": invoice["customer"], "description": description, **fields})
+    pi["_invoice"] = invoice["id"]
+    ctx.save(pi)
+    invoice["_payment_intent"] = pi["id"]
+    open_default_payment(ctx, invoice, pi)
+    ctx.save(invoice)
+    return pi
+
+
+def _open_default(invoice: dict[str, Any]) -> dict[str, Any] | None:
+    return next((p for p in invoice.setdefault("_payments", []) if p["is_default"] and p["status"] == "open"), None)
+
+
+def _sync_default(ctx: RequestContext, invoice: dict[str, Any]) -> None:
+    """Stripe keeps the open default payment, and its PaymentIntent while unconfirmed, at what remains to pay."""
+    payment = _open_default(invoice)
+    if payment is None or invoice["amount_remaining"] <= 0:
+        return
+    payment["amount_requested"] = invoice["amount_remaining"]
+    pi = ctx.find("payment_intent", payment["payment_intent"])
+    if pi is not None and pi["status"] in ("requires_payment_method", "requires_confirmation"):
+        pi["amount"] = invoice["amount_remaining"]
+        ctx.save(pi)
 
 
 def record_payment(ctx: RequestContext, invoice: dict[str, Any], pi_id: str | None, amount: int, *,
@@ -118,6 +160,8 @@ def _credit(ctx: RequestContext, invoice: dict[str, Any], payment: dict[str, Any
     invoice["amount_paid"] += amount
     invoice["_payment_intent"] = invoice["_payment_intent"] or payment["payment_intent"]
     recompute(invoice)
+    if not payment["is_default"]:
+        _sync_default(ctx, invoice)
     ctx.save(invoice)
     ctx.emit("invoice_payment.paid", _payment_object(invoice, payment))
 
@@ -157,9 +201,8 @@ def _default_payment_method(ctx: RequestContext, invoice: dict[str, Any]) -> str
 
 def pay_invoice(ctx: RequestContext, invoice: dict[str, Any], *, payment_method: str | None = None,
                 paid_out_of_band: bool = False, off_session: bool = True) -> dict[str, Any] | StripeError:
-    """Pay what remains (a draft is finalized first); a decline is returned, with the failed attempt kept."""
-    from stripebench_tui.emulator.resources import payment_intents
-
+    """Pay what remains (a draft is finalized first) by confirming the invoice's PaymentIntent with the card; a
+    decline is returned, with the failed attempt kept."""
     _payable(invoice)
     if invoice["status"] == "draft":
         finalize_invoice(ctx, invoice)
@@ -172,23 +215,40 @@ def pay_invoice(ctx: RequestContext, invoice: dict[str, Any], *, payment_method:
     pm_id = payment_method or _default_payment_method(ctx, invoice)
     if not pm_id:
         raise StripeError(_NO_PAYMENT_METHOD, param="payment_method")
-    pi, error = payment_intents.create_confirmed(
-        ctx, invoice["amount_remaining"], invoice["currency"], customer=invoice["customer"], payment_method=pm_id,
-        description=f"Payment for Invoice {invoice['number']}", off_session=off_session)
-    pi["_invoice"] = invoice["id"]
-    ctx.save(pi)
+    pi = _intent_to_confirm(ctx, invoice)
+    before = ctx.find("invoice", invoice["id"])
+    invoice.update(attempt_count=invoice["attempt_count"] + 1, attempted=True)
+    ctx.save(invoice)
+    pi, error = payment_intents.confirm_intent(ctx, pi, {"payment_method": pm_id,
+                                                         **({"off_session": "true"} if off_session else {})})
+    invoice.update(ctx.get("invoice", invoice["id"]))  # its success hook (credit_intent) has paid the invoice
     if error is not None or pi["status"] != "succeeded":
-        before = ctx.find("invoice", invoice["id"])
-        invoice.update(attempt_count=invoice["attempt_count"] + 1, attempted=True,
-                       last_finalization_error=None)
+        invoice.update(last_finalization_error=None)
         ctx.save(invoice)
         ctx.emit("invoice.payment_failed", invoice)
         ctx.emit("invoice.updated", invoice, previous=before)
         return error or StripeError("This payment requires authentication; pay the invoice on its hosted page.",
                                     status=402, type="card_error", code="invoice_payment_intent_requires_action")
-    invoice["attempt_count"] += 1
-    record_payment(ctx, invoice, pi["id"], pi["amount_received"], default=not invoice["_payments"])
     return invoice
+
+
+def _intent_to_confirm(ctx: RequestContext, invoice: dict[str, Any]) -> dict[str, Any]:
+    """What ``pay`` confirms: the invoice's own PaymentIntent (its open default payment, made at finalisation);
+    one is made now for an invoice finalised without (a subscription's ``send_invoice`` invoice)."""
+    payment = _open_default(invoice)
+    pi = ctx.find("payment_intent", payment["payment_intent"]) if payment else None
+    if pi is not None and pi["status"] in ("requires_payment_method", "requires_confirmation", "requires_action"):
+        return pi
+    description = f"Payment for Invoice {invoice['number']}"
+    if not any(p["is_default"] for p in invoice["_payments"]):
+        return open_intent(ctx, invoice, description)
+    pi = payment_intents.new_intent(ctx, {"amount": invoice["amount_remaining"], "currency": invoice["currency"],
+                                          "customer": invoice["customer"], "description": description})
+    pi["_invoice"] = invoice["id"]
+    ctx.save(pi)
+    _new_payment(ctx, invoice, pi["id"], invoice["amount_remaining"], default=False, paid=False)
+    ctx.save(invoice)
+    return pi
 
 
 @resource.route("POST", "/v1/invoices/{id}/finalize", params={"auto_advance": Bool()})
@@ -241,11 +301,16 @@ def void_invoice(ctx: RequestContext, invoice: dict[str, Any]) -> dict[str, Any]
         payment.update(status="canceled", canceled_at=now)
     ctx.save(invoice)
     ctx.emit("invoice.voided", invoice)
-    for payment in defaults:
+    _cancel_intents(ctx, defaults, "void_invoice")
+    return invoice
+
+
+def _cancel_intents(ctx: RequestContext, payments: list[dict[str, Any]], reason: str | None) -> None:
+    """Cancel the PaymentIntents of canceled default payments, so they can no longer be confirmed."""
+    for payment in payments:
         pi = ctx.find("payment_intent", payment["payment_intent"])
         if pi is not None and pi["status"] not in ("succeeded", "canceled"):
-            payment_intents.cancel_intent(ctx, pi, "void_invoice")
-    return invoice
+            payment_intents.cancel_intent(ctx, pi, reason)
 
 
 @resource.route("POST", "/v1/invoices/{id}/mark_uncollectible")

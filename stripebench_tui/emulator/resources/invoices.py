@@ -31,7 +31,7 @@ resource = Resource("invoice", prefix="in", noun="invoice",
                                 "discounts": "discount", "total_discount_amounts.discount": "discount",
                                 "lines.data.discounts": "discount",
                                 "lines.data.discount_amounts.discount": "discount"},
-                    includable={"payments"})
+                    includable={"payments", "confirmation_secret"})
 line_resource = Resource("line_item", prefix="il", noun="invoice line item",
                          expandable={"discounts": "discount", "discount_amounts.discount": "discount"})
 line_resource.renderer(render_line)
@@ -56,11 +56,14 @@ def render(obj: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
     the tax fields of the version (``total_taxes`` from then on, ``tax``/``total_tax_amounts`` before)."""
     obj["lines"] = lines_page(obj, ctx)
     obj["default_tax_rates"] = billing_tax.current(ctx, obj.get("default_tax_rates"))
-    wanted = [path for path in ctx.expand_paths if path.split(".")[0] == "payments" or ".payments" in path]
-    if wanted and not ctx.version_at_least(SUBSCRIPTION_PERIOD_ON_ITEMS):  # invoice payments came with 2025-03-31
+    wanted = [path for path in ctx.expand_paths if path.split(".")[0] in ("payments", "confirmation_secret")
+              or ".payments" in path or ".confirmation_secret" in path]
+    if wanted and not ctx.version_at_least(SUBSCRIPTION_PERIOD_ON_ITEMS):  # both came with 2025-03-31
         raise invalid(f"This property cannot be expanded ({wanted[0]}).", param="expand")
-    if wanted:
+    if any(path.split(".")[0] == "payments" or ".payments" in path for path in wanted):
         obj["payments"] = ctx.render(payments_page(obj))
+    if any(path.split(".")[-1] == "confirmation_secret" for path in wanted):
+        obj["confirmation_secret"] = _confirmation_secret(obj, ctx)
     if not ctx.version_at_least(SUBSCRIPTION_PERIOD_ON_ITEMS):
         obj["subscription"] = obj["_subscription"]
         obj["payment_intent"] = obj["_payment_intent"]
@@ -72,6 +75,13 @@ def render(obj: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
     if obj.get("_upcoming_event"):  # "the received Invoice object will not have an invoice ID" (invoice.upcoming)
         del obj["id"]
     return dict(sorted(obj.items()))
+
+
+def _confirmation_secret(invoice: dict[str, Any], ctx: RequestContext) -> dict[str, Any] | None:
+    """The client_secret of the PaymentIntent finalising made (the default payment's), for stripe.js; null without."""
+    default = next((p for p in invoice.get("_payments") or [] if p["is_default"]), None)
+    pi = ctx.store.get("payment_intent", default["payment_intent"]) if default else None
+    return {"client_secret": pi["client_secret"], "type": "payment_intent"} if pi else None
 
 
 def recompute(invoice: dict[str, Any]) -> None:
@@ -170,7 +180,7 @@ def create_paid_invoice(ctx: RequestContext, subscription: dict[str, Any] | None
     obj["webhooks_delivered_at"] = now
     ctx.save(obj)
     ctx.emit("invoice.created", obj)
-    invoice_actions.finalize_invoice(ctx, obj, auto_pay_zero=False)
+    invoice_actions.finalize_invoice(ctx, obj, caller_pays=True)
     invoice_actions.record_payment(ctx, obj, payment_intent, obj["amount_remaining"], default=True)
     if subscription is None:
         return obj
