@@ -21,6 +21,12 @@ from typing import Any, Callable, Iterator
 from stripebench_tui.errors import BadFileError
 
 _MISSING = object()
+import os
+CHECKS = os.environ.get("STRIPEBENCH_EMULATOR_CHECKS") == "1"
+
+
+class OwnershipError(AssertionError):
+    """A stored object changed in place after it was saved (a bug in the emulator; raised only with CHECKS)."""
 
 
 def clone(obj: Any) -> Any:
@@ -82,6 +88,7 @@ class Store:
         self.lock = threading.RLock()
         self._journal: list[tuple[str, str, Any]] | None = None
         self._idem_journal: list[str] = []
+        self._saved: list[tuple[dict[str, Any], dict[str, Any]]] = []
         self._db: sqlite3.Connection | None = None
         self._order: dict[str, list[dict[str, Any]]] = {}  # newest first, rebuilt after a write to the kind
         self._asc: dict[str, list[dict[str, Any]]] = {}
@@ -174,7 +181,14 @@ class Store:
             obj["_seq"] = self.seq
         old = bucket.get(object_id, _MISSING)
         self._record(kind, object_id, old)
-        stored = bucket[object_id] = clone(obj) if copy else obj
+        if copy:
+            # a shallow copy: nested values stay shared with ``obj``, which the caller must no longer change in
+            # place (replacing a top-level key is fine); ``CHECKS`` verifies that at the end of the transaction
+            stored = bucket[object_id] = dict(obj)
+            if CHECKS:
+                self._saved.append((stored, clone(stored)))
+        else:
+            stored = bucket[object_id] = obj
         self._index_put(kind, old, stored)
         return obj
 
@@ -216,13 +230,20 @@ class Store:
 
     def _commit(self) -> None:
         journal, self._journal = self._journal or [], None
+        saved, self._saved = self._saved, []
         try:
+            for stored, snapshot in saved:
+                if stored != snapshot:
+                    changed = sorted(k for k in snapshot if stored.get(k) != snapshot[k])
+                    raise OwnershipError(f"{stored.get('object')} {stored.get('id')} changed in place after it was "
+                                         f"saved: {changed}")
             if self._db is not None or self._idem_journal:
                 self._persist({(k, i) for k, i, _ in journal})
         finally:
             self.lock.__exit__(None, None, None)
 
     def _rollback(self, seq_before: int) -> None:
+        self._saved = []
         try:
             self._forget_order()
             for kind, object_id, previous in reversed(self._journal or []):
