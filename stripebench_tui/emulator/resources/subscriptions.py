@@ -194,8 +194,7 @@ def create(ctx: RequestContext, params: dict[str, Any]) -> dict[str, Any]:
                               default_payment_method=params.get("default_payment_method"), trial_end=trial_end,
                               billing_cycle_anchor=anchor, trial_settings=params.get("trial_settings"),
                               built_items=built, emit=False)
-    for item in sub["_items"]:
-        item["subscription"] = sub["id"]
+    sub["_items"] = [{**item, "subscription": sub["id"]} for item in sub["_items"]]
     if trial_end and anchor:  # the trial runs first; the anchor then shortens the first paid period
         sub["_period_end"] = trial_end
     sub["billing_cycle_anchor"] = anchor or trial_end or now
