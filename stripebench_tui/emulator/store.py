@@ -122,6 +122,16 @@ class Store:
         obj = self.objects.get(kind, {}).get(object_id)
         return clone(obj) if obj is not None else None
 
+    def borrow(self, kind: str, object_id: str) -> dict[str, Any] | None:
+        """A shallow copy of the object, or None: for a handler inside a transaction, which may set its top-level
+        keys but must replace, not change, its nested values (the rule for saved objects; see the module's doc)."""
+        obj = self.objects.get(kind, {}).get(object_id)
+        if obj is None:
+            return None
+        if self.checks and self._journal is not None:
+            self._saved.append((obj, clone(obj)))
+        return dict(obj)
+
     def peek(self, kind: str, object_id: str) -> dict[str, Any] | None:
         """The stored object itself, or None: read it, never change it (``get`` + ``put`` for that)."""
         bucket = self.objects.get(kind)

