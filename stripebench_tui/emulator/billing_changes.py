@@ -162,7 +162,7 @@ def invoice_item_lines(ctx: RequestContext, sub: dict[str, Any], specs: list[dic
         price = resolve_price(ctx, spec, f"add_invoice_items[{i}]", recurring=False)
         quantity = spec.get("quantity", 1)
         lines.append({"amount": round(cycle._unit(price) * quantity), "price": price["id"], "quantity": quantity,
-                      "period": (now, now), "item": None, "proration": False,
+                      "period": [now, now], "item": None, "proration": False,
                       "description": cycle.describe(ctx, price, quantity),
                       "tax_rates": billing_tax.rates_from(ctx, spec.get("tax_rates"),
                                                           f"add_invoice_items[{i}][tax_rates]")})
@@ -194,7 +194,7 @@ def proration_lines(ctx: RequestContext, sub: dict[str, Any], old: list[dict[str
             continue
         price = ctx.get("price", item["price"])
         lines.append({"amount": -round(cycle.item_amount(ctx, item) * share), "price": price["id"],
-                      "quantity": item["quantity"], "period": (moment, end), "item": item_id, "proration": True,
+                      "quantity": item["quantity"], "period": [moment, end], "item": item_id, "proration": True,
                       "description": f"Unused time on {_what(ctx, price, item['quantity'])} "
                                      f"after {_day(moment)}", "tax_rates": item.get("tax_rates")})
     for item_id, item in after.items():
@@ -203,7 +203,7 @@ def proration_lines(ctx: RequestContext, sub: dict[str, Any], old: list[dict[str
             continue
         price = ctx.get("price", item["price"])
         lines.append({"amount": round(cycle.item_amount(ctx, item) * share), "price": price["id"],
-                      "quantity": item["quantity"], "period": (moment, end), "item": item_id, "proration": True,
+                      "quantity": item["quantity"], "period": [moment, end], "item": item_id, "proration": True,
                       "description": f"Remaining time on {_what(ctx, price, item['quantity'])} "
                                      f"after {_day(moment)}", "tax_rates": item.get("tax_rates")})
     return lines

@@ -96,7 +96,7 @@ def cycle_lines(ctx: RequestContext, sub: dict[str, Any], start: int, end: int) 
             continue
         price = ctx.get("price", item["price"])
         lines.append({"amount": item_amount(ctx, item), "price": price["id"], "quantity": item["quantity"],
-                      "period": (start, end), "item": item["id"], "proration": False,
+                      "period": [start, end], "item": item["id"], "proration": False,
                       "description": describe(ctx, price, item["quantity"]), "tax_rates": item.get("tax_rates")})
     return lines
 
@@ -114,7 +114,7 @@ def usage_lines(ctx: RequestContext, sub: dict[str, Any], start: int, end: int) 
         used = usage(ctx, meter, sub["customer"], start, end) if meter else 0
         quantity = int(used) if float(used).is_integer() else used
         lines.append({"amount": round(_unit(price) * used), "price": price["id"], "quantity": quantity,
-                      "period": (start, end), "item": item["id"], "proration": False,
+                      "period": [start, end], "item": item["id"], "proration": False,
                       "description": describe(ctx, price, quantity), "tax_rates": item.get("tax_rates")})
     return lines
 
@@ -135,9 +135,8 @@ def discount_off(ctx: RequestContext, sub: dict[str, Any], subtotal: int, now: i
 
 def discount_used(sub: dict[str, Any], discount_id: str | None) -> None:
     """The subscription's discount ``discount_id`` has been taken off an invoice (a ``once`` one is then spent)."""
-    for entry in sub.get("_discounts") or []:
-        if entry["id"] == discount_id and entry.get("duration") == "once":
-            entry["once_used"] = True
+    sub["_discounts"] = [{**entry, "once_used": True} if entry["id"] == discount_id and entry.get("duration") == "once"
+                         else entry for entry in sub.get("_discounts") or []]
 
 
 def payment_method_for(ctx: RequestContext, sub: dict[str, Any]) -> str | None:

@@ -104,6 +104,7 @@ def _discount_shares(invoice: dict[str, Any]) -> list[int]:
 def apply(invoice: dict[str, Any]) -> None:
     """Lines' ``taxes`` and the invoice's totals from its lines, discounts, rates and payments."""
     defaults = invoice.get("default_tax_rates") or []
+    invoice["_lines"] = [dict(line) for line in invoice["_lines"]]  # set below: a saved invoice keeps its own
     subtotal = discounts = inclusive = exclusive = gross_inclusive = 0
     totals: dict[str, dict[str, Any]] = {}
     for line, discount in zip(invoice["_lines"], _discount_shares(invoice)):

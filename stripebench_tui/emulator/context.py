@@ -56,7 +56,7 @@ class RequestContext:
     # -- objects ----------------------------------------------------------------------------------------------------
     def get(self, kind: str, object_id: str, param: str = "id", noun: str | None = None) -> dict[str, Any]:
         """The object, or Stripe's 404 ``No such <noun>: '<id>'`` naming ``param``."""
-        obj = self.store.get(kind, object_id)
+        obj = self.store.borrow(kind, object_id)
         if obj is None or obj.get("deleted"):
             resource = RESOURCES.get(kind)
             raise no_such(noun or (resource.noun if resource else kind), object_id, param=param)
@@ -73,7 +73,7 @@ class RequestContext:
 
     def find(self, kind: str, object_id: str) -> dict[str, Any] | None:
         """The object or None (no error)."""
-        return self.store.get(kind, object_id)
+        return self.store.borrow(kind, object_id)
 
     def save(self, obj: dict[str, Any]) -> dict[str, Any]:
         """Store a new or changed object; returns it."""

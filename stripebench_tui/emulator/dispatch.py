@@ -162,12 +162,9 @@ def _serve(emulator: Emulator, method: str, path: str, query: str, body: bytes, 
                 committed_error = result
             else:
                 committed_error = None
-                # a handler's result is its own copy (ctx.get/find copy, lists hold stored objects and are
-                # copied by render): rendered in place, saving a deep copy per response; a stored object itself
-                # (ctx.peek) is rendered from a copy
-                own = not (type(result) is dict and emulator.store.peek(result.get("object", ""), result.get("id", ""))
-                           is result)
-                rendered = expand(render(result, ctx, private=own), expand_paths, ctx)
+                # a handler's result shares nested values with stored objects (ctx.get/find borrow shallow copies,
+                # saves keep shallow copies, ctx.peek and lists give stored objects): render copies what it changes
+                rendered = expand(render(result, ctx), expand_paths, ctx)
         reply = Reply(committed_error.status, committed_error.body(request_id)) if committed_error else Reply(200, rendered)
     except ParamError:
         raise  # failed validation inside a handler: like Stripe, not saved under the idempotency key

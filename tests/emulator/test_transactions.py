@@ -15,6 +15,7 @@ import pytest
 from stripebench_tui.emulator.context import RequestContext
 from stripebench_tui.emulator.engine import Emulator
 from stripebench_tui.emulator.events import emit_event
+from stripebench_tui.emulator.store import OwnershipError
 
 WAIT = 10  # seconds; only reached if a thread is stuck, which fails the test
 
@@ -168,20 +169,47 @@ def test_responses_and_events_never_change_the_stored_objects_they_share_values_
             (("payment_intent", pi.id), ("charge", pi.latest_charge), ("customer", customer.id))} == stored
     assert "_seq" in stored["payment_intent"] and "latest_charge" in stored["payment_intent"]
 
-    # a handler that changes an object after saving and emitting it: the event keeps what was saved
+    # a handler that replaces values after saving and emitting (the rule for saved objects): the event and the
+    # store keep what was saved
     with emu.transaction():
         ctx = RequestContext(emu, emu.api_version)
         obj = ctx.get("customer", customer.id)
         before = emu.store.get("customer", customer.id)
-        obj["metadata"]["k"] = "changed"
+        obj["metadata"] = {"k": "changed"}
         ctx.save(obj)
         event = ctx.emit("customer.updated", obj, previous=before)
-        obj["metadata"]["k"] = "after the event"
+        obj["metadata"] = {"k": "after the event"}
         obj["email"] = "unsaved@example.com"
     assert event is not None
     assert emu.store.get("event", event["id"])["data"]["object"]["metadata"] == {"k": "changed"}
     assert emu.store.get("customer", customer.id)["metadata"] == {"k": "changed"}
     assert stripe_client.v1.customers.retrieve(customer.id).email == "a@example.com"
+
+
+@pytest.mark.parametrize("change", ["nested value", "appended line", "tuple"])
+def test_the_checks_fail_a_transaction_that_changes_a_saved_object_in_place(emulator, change) -> None:
+    """Saves keep shallow copies; the suite runs with ``Store.checks``, which catches a handler that breaks the rule
+    (a stored object changed without a save, behind the event's back) and rolls the transaction back."""
+    emu = emulator.emulator
+    assert emu.store.checks, "the suite must run the emulator with its ownership checks (tests/conftest.py)"
+    with emu.transaction():
+        ctx = RequestContext(emu, emu.api_version)
+        saved = ctx.save({"id": "cus_checks", "object": "customer", "created": 1, "metadata": {"k": "v"},
+                          "_lines": []})
+    with pytest.raises(OwnershipError, match="cus_checks"):
+        with emu.transaction():
+            ctx = RequestContext(emu, emu.api_version)
+            obj = ctx.get("customer", "cus_checks")
+            obj["email"] = "new@example.com"
+            ctx.save(obj)
+            if change == "nested value":
+                obj["metadata"]["k"] = "changed in place"
+            elif change == "appended line":
+                obj["_lines"].append({"amount": 1})
+            else:
+                obj["period"] = (1, 2)
+                ctx.save(obj)
+    assert emu.store.get("customer", "cus_checks") == saved  # rolled back, email included
 
 
 def test_an_event_made_outside_any_transaction_reaches_listeners_at_once() -> None:

@@ -327,7 +327,7 @@ def set_quantity(ctx: RequestContext, session: dict[str, Any], index: Any, quant
         return _error(f"Choose a quantity from {low} to {high}.")
     if quantity == 0 and sum(i["quantity"] for i in items) - items[index]["quantity"] == 0:
         return _error("Your order needs at least one item.")
-    items[index]["quantity"] = quantity
+    session["_items"] = [{**item, "quantity": quantity} if i == index else item for i, item in enumerate(items)]
     totals.recompute(ctx, session)
     ctx.save(session)
     return None
@@ -343,8 +343,8 @@ def add_optional_item(ctx: RequestContext, session: dict[str, Any], index: Any) 
     price = ctx.get("price", offer["price"])
     if price["currency"] != session["currency"]:
         return _error("This item cannot be added: its currency differs from the order's.")
-    session["_items"].append(new_item(ctx, price, offer["quantity"], offer.get("adjustable_quantity")))
-    added.append(index)
+    session["_items"] = [*session["_items"], new_item(ctx, price, offer["quantity"], offer.get("adjustable_quantity"))]
+    session["_added_optional"] = [*added, index]
     totals.recompute(ctx, session)
     ctx.save(session)
     return None

@@ -224,9 +224,11 @@ def validate_answers(session: dict[str, Any], form: dict[str, Any]) -> tuple[str
 
 def record_answers(session: dict[str, Any], form: dict[str, Any]) -> dict[str, Any]:
     """Write the buyer's answers onto the session (custom field values, consent); returns extra customer details."""
-    for field in session.get("custom_fields") or []:
-        value = (form.get("custom_field_" + field["key"]) or "").strip() or None
-        field[field["type"]]["value"] = value
+    if session.get("custom_fields"):  # the answers replace the fields (a saved session keeps its own)
+        session["custom_fields"] = [
+            {**field, field["type"]: {**field[field["type"]],
+                                      "value": (form.get("custom_field_" + field["key"]) or "").strip() or None}}
+            for field in session["custom_fields"]]
     consent = session.get("consent_collection")
     if consent and (consent.get("promotions") == "auto" or consent.get("terms_of_service") == "required"):
         session["consent"] = {

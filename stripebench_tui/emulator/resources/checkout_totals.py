@@ -91,7 +91,7 @@ def subtotal(session: dict[str, Any]) -> int:
 
 def recompute(ctx: RequestContext, session: dict[str, Any]) -> None:
     """Set every line item's amounts and the session's subtotal, total and ``total_details``."""
-    items = session["_items"]
+    items = session["_items"] = [dict(item) for item in session["_items"]]  # a saved session keeps its own
     if session["mode"] == "setup":
         session["amount_subtotal"] = session["amount_total"] = None
         session["total_details"] = None

@@ -62,9 +62,8 @@ def _apply(ctx: RequestContext, obj: dict[str, Any], params: dict[str, Any]) -> 
         pm = settings.get("default_payment_method")
         if pm:
             ctx.get("payment_method", pm, param="invoice_settings[default_payment_method]")
-        for key in ("default_payment_method", "footer", "custom_fields"):
-            if key in settings:
-                obj["invoice_settings"][key] = settings[key]
+        obj["invoice_settings"] = {**obj["invoice_settings"], **{key: settings[key] for key in (
+            "default_payment_method", "footer", "custom_fields") if key in settings}}
     if "metadata" in params:
         obj["metadata"] = apply_metadata(obj.get("metadata"), params["metadata"])
     if "preferred_locales" in params:
@@ -102,7 +101,7 @@ def create(ctx: RequestContext, params: dict[str, Any]) -> dict[str, Any]:
         settings.pop("default_payment_method")  # validated after the attach below
     _apply(ctx, obj, params)
     if pm is not None and default == pm["id"]:
-        obj["invoice_settings"]["default_payment_method"] = pm["id"]
+        obj["invoice_settings"] = {**obj["invoice_settings"], "default_payment_method": pm["id"]}
     card = _card_from(ctx, obj, params)
     ctx.save(obj)
     ctx.emit("customer.created", obj)

@@ -33,7 +33,7 @@ def new_discount(ctx: RequestContext, coupon: dict[str, Any], *, promotion_code:
            "promotion_code": promotion_code, "start": start, "subscription": subscription,
            "subscription_item": None,
            # the coupon as applied: a coupon deleted later still shows on its discounts, as on Stripe
-           "_coupon": coupon}
+           "_coupon": dict(coupon)}
     return ctx.save(obj)
 
 

@@ -67,7 +67,7 @@ def mark_paid(ctx: RequestContext, invoice: dict[str, Any], out_of_band: bool = 
     payments made unnecessary is canceled, and so is its PaymentIntent, as Stripe cancels the default
     PaymentIntent (``cancellation_reason`` stays null: Stripe documents none for this)."""
     now = ctx.now()
-    dropped = [p for p in invoice.setdefault("_payments", []) if p["status"] == "open"]
+    dropped = [p for p in own_payments(invoice) if p["status"] == "open"]
     for payment in dropped:
         payment.update(status="canceled", canceled_at=now)
     invoice.update({"status": "paid", "amount_remaining": 0, "attempted": True, "next_payment_attempt": None,
@@ -93,8 +93,14 @@ def _new_payment(ctx: RequestContext, invoice: dict[str, Any], pi_id: str, amoun
     payment = {"id": _payment_id(ctx, invoice, default), "payment_intent": pi_id, "amount_requested": amount,
                "amount_paid": amount if paid else None, "status": "paid" if paid else "open", "created": ctx.now(),
                "paid_at": ctx.now() if paid else None, "canceled_at": None, "is_default": default}
-    invoice.setdefault("_payments", []).append(payment)
+    own_payments(invoice).append(payment)
     return payment
+
+
+def own_payments(invoice: dict[str, Any]) -> list[dict[str, Any]]:
+    """The invoice's payments as copies it may change: a saved invoice's own list and entries stay as saved."""
+    invoice["_payments"] = [dict(p) for p in invoice.get("_payments") or []]
+    return invoice["_payments"]
 
 
 def open_default_payment(ctx: RequestContext, invoice: dict[str, Any], pi: dict[str, Any]) -> dict[str, Any]:
@@ -119,7 +125,7 @@ def open_intent(ctx: RequestContext, invoice: dict[str, Any], description: str, 
 
 
 def _open_default(invoice: dict[str, Any]) -> dict[str, Any] | None:
-    return next((p for p in invoice.setdefault("_payments", []) if p["is_default"] and p["status"] == "open"), None)
+    return next((p for p in own_payments(invoice) if p["is_default"] and p["status"] == "open"), None)
 
 
 def _sync_default(ctx: RequestContext, invoice: dict[str, Any]) -> None:
@@ -180,7 +186,7 @@ def credit_intent(ctx: RequestContext, pi: dict[str, Any]) -> dict[str, Any] | N
         return None
     if invoice["status"] in ("paid", "void"):
         return invoice
-    payments = invoice.setdefault("_payments", [])
+    payments = own_payments(invoice)
     before = ctx.find("invoice", invoice["id"])
     for payment in payments:
         if payment["payment_intent"] == pi["id"] and payment["status"] == "open":
@@ -296,7 +302,7 @@ def void_invoice(ctx: RequestContext, invoice: dict[str, Any]) -> dict[str, Any]
     be confirmed; PaymentIntents the caller attached stay theirs."""
     now = ctx.now()
     invoice.update(status="void", status_transitions={**invoice["status_transitions"], "voided_at": now})
-    defaults = [p for p in invoice.setdefault("_payments", []) if p["is_default"] and p["status"] == "open"]
+    defaults = [p for p in own_payments(invoice) if p["is_default"] and p["status"] == "open"]
     for payment in defaults:
         payment.update(status="canceled", canceled_at=now)
     ctx.save(invoice)

@@ -80,6 +80,7 @@ def _sync_line(ctx: RequestContext, item: dict[str, Any], invoice: dict[str, Any
                     price=price, period=(item["period"]["start"], item["period"]["end"]),
                     description=item["description"], invoice_item=item["id"], metadata=item["metadata"])
     line["_tax_rates"] = item.get("tax_rates") or []  # else the invoice's default_tax_rates apply
+    invoice["_lines"] = list(invoice["_lines"])  # the saved invoice's list stays as it was saved
     old = [i for i, ln in enumerate(invoice["_lines"])
            if (ln["parent"].get("invoice_item_details") or {}).get("invoice_item") == item["id"]]
     if old:

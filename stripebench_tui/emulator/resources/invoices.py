@@ -165,6 +165,7 @@ def create_paid_invoice(ctx: RequestContext, subscription: dict[str, Any] | None
     period = (subscription["_period_start"], subscription["_period_end"]) if subscription else (now, now)
     sub_id = subscription["id"] if subscription else None
     items = {item["price"]: item for item in subscription["_items"]} if subscription else {}
+    obj["_lines"] = list(obj["_lines"])  # new_invoice saved the invoice: its list is the stored one's
     for line in lines:
         item = items.get(line["price"])  # one-time prices are billed once, as plain invoice items
         price = ctx.find("price", line["price"]) or {}

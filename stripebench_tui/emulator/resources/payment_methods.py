@@ -181,7 +181,7 @@ def detach(ctx: RequestContext, params: dict[str, Any], id: str) -> dict[str, An
                       code="payment_method_unexpected_state")
     customer = ctx.find("customer", pm["customer"])
     if customer and customer.get("invoice_settings", {}).get("default_payment_method") == id:
-        customer["invoice_settings"]["default_payment_method"] = None
+        customer["invoice_settings"] = {**customer["invoice_settings"], "default_payment_method": None}
         ctx.save(customer)
     pm["customer"] = None
     ctx.save(pm)

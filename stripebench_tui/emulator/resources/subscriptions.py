@@ -194,8 +194,7 @@ def create(ctx: RequestContext, params: dict[str, Any]) -> dict[str, Any]:
                               default_payment_method=params.get("default_payment_method"), trial_end=trial_end,
                               billing_cycle_anchor=anchor, trial_settings=params.get("trial_settings"),
                               built_items=built, emit=False)
-    for item in sub["_items"]:
-        item["subscription"] = sub["id"]
+    sub["_items"] = [{**item, "subscription": sub["id"]} for item in sub["_items"]]
     if trial_end and anchor:  # the trial runs first; the anchor then shortens the first paid period
         sub["_period_end"] = trial_end
     sub["billing_cycle_anchor"] = anchor or trial_end or now
@@ -270,7 +269,7 @@ def update(ctx: RequestContext, params: dict[str, Any], id: str) -> Any:
         if name in params:
             sub[name] = params[name]
     if "cancellation_details" in params:
-        sub["cancellation_details"].update(params["cancellation_details"] or {})
+        sub["cancellation_details"] = {**sub["cancellation_details"], **(params["cancellation_details"] or {})}
     if "pause_collection" in params:
         sub["pause_collection"] = params["pause_collection"] and {"resumes_at": None, **params["pause_collection"]}
     ctx.save(sub)
@@ -293,8 +292,8 @@ def cancel(ctx: RequestContext, params: dict[str, Any], id: str) -> dict[str, An
     if params.get("invoice_now") and sub.get("_pending_lines"):
         invoice = cycle.draft(moved, sub, [], "subscription_cycle", now)
         cycle.bills.finalize(moved, invoice, now)
-    sub["cancellation_details"].update({"reason": "cancellation_requested",
-                                        **(params.get("cancellation_details") or {})})
+    sub["cancellation_details"] = {**sub["cancellation_details"], "reason": "cancellation_requested",
+                                   **(params.get("cancellation_details") or {})}
     sub["canceled_at"] = now
     cycle.end(moved, sub, now, "cancellation_requested")
     return sub
