@@ -31,6 +31,7 @@ from stripebench_tui.errors import BadFileError
 
 _MISSING = object()
 CHECKS_VARIABLE = "STRIPEBENCH_EMULATOR_CHECKS"
+_VERIFY_ON_SAVE = 200  # with checks, earlier saves are also verified at each save while a transaction has fewer
 
 
 class OwnershipError(AssertionError):
@@ -209,7 +210,8 @@ class Store:
         # shallow: ``obj``'s nested values are shared with the stored copy from here on (see the module's doc)
         stored = bucket[object_id] = dict(obj) if copy else obj
         if self.checks and self._journal is not None:
-            self.verify()  # an earlier save of this transaction changed since: the error points near the change
+            if len(self._saved) < _VERIFY_ON_SAVE:  # the error then points near the change; all are checked at commit
+                self.verify()
             self._saved.append((stored, clone(stored)))
         self._index_put(kind, old, stored)
         return obj
