@@ -164,8 +164,8 @@ def collect(ctx: RequestContext, sub: dict[str, Any], invoice: dict[str, Any], n
     """Finalise ``invoice`` and pay it per ``payment_behavior``; the subscription's status follows the outcome."""
     moved = at(ctx, now)
     bills.finalize(moved, invoice, now)
-    if invoice["status"] == "paid":
-        return None
+    if invoice["status"] == "paid" or invoice["collection_method"] == "send_invoice":
+        return None  # a sent invoice is paid by the customer (finalising made its PaymentIntent), never charged
     description = "Subscription creation" if invoice["billing_reason"] == "subscription_create" else \
         "Subscription update" if invoice["billing_reason"] == "subscription_update" else "Subscription cycle"
     if behavior == "default_incomplete":

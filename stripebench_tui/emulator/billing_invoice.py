@@ -100,16 +100,22 @@ def create_draft(ctx: RequestContext, sub: dict[str, Any], lines: list[dict[str,
 
 
 def finalize(ctx: RequestContext, invoice: dict[str, Any], now: int) -> dict[str, Any]:
-    """Draft → open with a number (``invoice.finalized``); a zero total is paid at once, as on Stripe."""
+    """Draft → open with a number (``invoice.finalized``); a zero total is paid at once, as on Stripe.
+
+    A ``send_invoice`` invoice gets the PaymentIntent it is paid through here, as an invoice finalised through the
+    API does (``payment_intent.created`` first, so ``invoice.finalized`` names it): its hosted page and a
+    client-side confirm pay it. One charged automatically gets its PaymentIntent from the caller (``collect``)."""
+    from stripebench_tui.emulator.resources import invoice_actions
+
     count = sum(1 for i in ctx.store.scan("invoice") if i.get("number"))
     invoice.update({"status": "open", "number": f"EMU-{count + 1:04d}", "effective_at": now,
                     "automatically_finalizes_at": None,
                     "status_transitions": {**invoice["status_transitions"], "finalized_at": now}})
+    if invoice["collection_method"] == "send_invoice" and invoice["amount_due"] > 0:
+        invoice_actions.open_intent(ctx, invoice, f"Payment for Invoice {invoice['number']}")
     ctx.save(invoice)
     ctx.emit("invoice.finalized", invoice)
     if invoice["amount_due"] == 0:
-        from stripebench_tui.emulator.resources import invoice_actions
-
         invoice_actions.record_payment(ctx, invoice, None, 0)
     return invoice
 

@@ -49,7 +49,9 @@ def test_a_subscription_invoice_is_paid_in_two_halves_through_two_checkout_sessi
     customer, sub = member
     invoice = stripe_client.v1.invoices.retrieve(sub.latest_invoice)
     assert (invoice.status, invoice.amount_due, invoice.amount_remaining) == ("open", TOTAL, TOTAL)
-    assert stripe_client.v1.invoice_payments.list(params={"invoice": invoice.id}).data == []
+    # finalising made the PaymentIntent the hosted page pays through: the invoice's open default payment
+    [default] = stripe_client.v1.invoice_payments.list(params={"invoice": invoice.id}).data
+    assert (default.is_default, default.status, default.amount_requested) == (True, "open", TOTAL)
     first_half, second_half = TOTAL // 2, TOTAL - TOTAL // 2
 
     first = _paid_session(stripe_client, emulator, customer.id, first_half)
@@ -65,11 +67,14 @@ def test_a_subscription_invoice_is_paid_in_two_halves_through_two_checkout_sessi
                                                                         "expand": ["payments"]})
     assert (done.status, done.amount_paid, done.amount_remaining) == ("paid", TOTAL, 0)
     assert done.status_transitions.paid_at is not None
-    assert _types(stripe_client, marker) == ["invoice_payment.paid", "invoice.paid", "invoice.payment_succeeded"]
+    # the attached parts paid it all, so its own PaymentIntent is canceled with the default payment
+    assert _types(stripe_client, marker) == ["invoice_payment.paid", "invoice.paid", "invoice.payment_succeeded",
+                                             "payment_intent.canceled"]
     assert [(p.amount_paid, p.payment.payment_intent, p.status, p.is_default) for p in done.payments.data] == [
-        (first_half, first.payment_intent, "paid", False), (second_half, second.payment_intent, "paid", False)]
+        (None, default.payment.payment_intent, "canceled", True), (first_half, first.payment_intent, "paid", False),
+        (second_half, second.payment_intent, "paid", False)]
     listed = stripe_client.v1.invoice_payments.list(params={"invoice": invoice.id}).data
-    assert sorted(p.amount_paid for p in listed) == [first_half, second_half]
+    assert sorted(p.amount_paid for p in listed if p.status == "paid") == [first_half, second_half]
     one = stripe_client.v1.invoice_payments.retrieve(listed[0].id)
     assert (one.object, one.invoice, one.currency) == ("invoice_payment", invoice.id, "usd")
 
@@ -90,7 +95,9 @@ def test_attaching_more_than_remains_is_refused_and_changes_nothing(stripe_clien
                                   f"amount_remaining ({TOTAL - TOTAL // 2}).")
     after = stripe_client.v1.invoices.retrieve(sub.latest_invoice, params={"expand": ["payments"]})
     assert (after.status, after.amount_paid, after.amount_remaining) == ("open", TOTAL // 2, TOTAL - TOTAL // 2)
-    assert [p.payment.payment_intent for p in after.payments.data] == [first.payment_intent]
+    # the open default payment finalising made, then the one attached part
+    assert [(p.is_default, p.status, p.payment.payment_intent == first.payment_intent)
+            for p in after.payments.data] == [(True, "open", False), (False, "paid", True)]
     assert _types(stripe_client, marker) == []  # no event: nothing happened
     # The refused PaymentIntent is not tied to the invoice: it can still be attached elsewhere (or refunded).
     assert stripe_client.v1.payment_intents.retrieve(whole.payment_intent).status == "succeeded"
@@ -111,7 +118,9 @@ def test_a_void_subscription_invoice_can_neither_be_paid_nor_take_a_payment(stri
         assert caught.value.user_message == "Voided invoices cannot be paid."
     after = stripe_client.v1.invoices.retrieve(voided.id)
     assert (after.status, after.amount_paid, after.amount_remaining) == ("void", 0, TOTAL)
-    assert stripe_client.v1.invoice_payments.list(params={"invoice": voided.id}).data == []
+    # only the default payment finalising opened, canceled by the void; nothing was attached
+    assert [(p.is_default, p.status) for p in stripe_client.v1.invoice_payments.list(
+        params={"invoice": voided.id}).data] == [(True, "canceled")]
 
 
 def test_a_default_incomplete_invoice_paid_by_attached_parts_cancels_its_default_payment(stripe_client, member):

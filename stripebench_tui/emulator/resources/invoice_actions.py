@@ -113,15 +113,35 @@ def open_intent(ctx: RequestContext, invoice: dict[str, Any], description: str, 
     currency for its customer (``fields``: more create params, e.g. Billing's ``setup_future_usage``), and recorded
     as the invoice's open default payment (its ``payment_intent`` before 2025-03-31). The caller emits the
     invoice's event; confirming the PI (server-side or with its client_secret) pays the invoice through
-    ``credit_intent``."""
+    ``credit_intent``. It offers the invoice's ``payment_settings.payment_method_types`` when set, else the
+    PaymentIntent's own default."""
     pi = payment_intents.new_intent(ctx, {"amount": invoice["amount_remaining"], "currency": invoice["currency"],
-                                          "customer": invoice["customer"], "description": description, **fields})
+                                          "customer": invoice["customer"], "description": description,
+                                          **_offered_types(invoice), **fields})
     pi["_invoice"] = invoice["id"]
     ctx.save(pi)
     invoice["_payment_intent"] = pi["id"]
     open_default_payment(ctx, invoice, pi)
     ctx.save(invoice)
     return pi
+
+
+def _offered_types(invoice: dict[str, Any]) -> dict[str, Any]:
+    """The create param that gives an invoice's PaymentIntent the invoice's payment method types (none if unset)."""
+    types = (invoice.get("payment_settings") or {}).get("payment_method_types")
+    return {"payment_method_types": list(types)} if types else {}
+
+
+def offer_payment_methods(ctx: RequestContext, invoice: dict[str, Any]) -> None:
+    """An open invoice's ``payment_settings`` changed: its default PaymentIntent, while still unconfirmed, offers
+    the new payment method types (unset: the types a PaymentIntent has by default)."""
+    payment = _open_default(invoice)
+    pi = ctx.find("payment_intent", payment["payment_intent"]) if payment else None
+    if pi is None or pi["status"] not in ("requires_payment_method", "requires_confirmation"):
+        return
+    types = _offered_types(invoice).get("payment_method_types")
+    pi.update(payment_method_types=types or ["card"], _apm_default=not types)
+    ctx.save(pi)
 
 
 def _open_default(invoice: dict[str, Any]) -> dict[str, Any] | None:
@@ -240,7 +260,9 @@ def pay_invoice(ctx: RequestContext, invoice: dict[str, Any], *, payment_method:
 
 def _intent_to_confirm(ctx: RequestContext, invoice: dict[str, Any]) -> dict[str, Any]:
     """What ``pay`` confirms: the invoice's own PaymentIntent (its open default payment, made at finalisation);
-    one is made now for an invoice finalised without (a subscription's ``send_invoice`` invoice)."""
+    one is made now for an invoice finalised without (a subscription's charged invoice that Billing finalised with
+    no payment method to charge, or with ``invoice_now`` at cancellation), or when the default one can no longer
+    be confirmed."""
     payment = _open_default(invoice)
     pi = ctx.find("payment_intent", payment["payment_intent"]) if payment else None
     if pi is not None and pi["status"] in ("requires_payment_method", "requires_confirmation", "requires_action"):
@@ -249,7 +271,8 @@ def _intent_to_confirm(ctx: RequestContext, invoice: dict[str, Any]) -> dict[str
     if not any(p["is_default"] for p in invoice["_payments"]):
         return open_intent(ctx, invoice, description)
     pi = payment_intents.new_intent(ctx, {"amount": invoice["amount_remaining"], "currency": invoice["currency"],
-                                          "customer": invoice["customer"], "description": description})
+                                          "customer": invoice["customer"], "description": description,
+                                          **_offered_types(invoice)})
     pi["_invoice"] = invoice["id"]
     ctx.save(pi)
     _new_payment(ctx, invoice, pi["id"], invoice["amount_remaining"], default=False, paid=False)

@@ -16,7 +16,7 @@ from typing import Any
 from stripebench_tui.emulator import billing_tax
 from stripebench_tui.emulator.context import LIST_PARAMS, RequestContext
 from stripebench_tui.emulator.errors import StripeError, invalid, missing_param
-from stripebench_tui.emulator.params import Array, Bool, Currency, Enum, Int, Metadata, Param, Str
+from stripebench_tui.emulator.params import Array, Bool, Currency, Enum, Hash, Int, Metadata, Param, Str
 from stripebench_tui.emulator.registry import Resource
 from stripebench_tui.emulator.resources.common import apply_metadata, deleted_stub
 from stripebench_tui.emulator.resources.invoice_lines import lines_page, new_line, render_line
@@ -39,15 +39,60 @@ line_resource.renderer(render_line)
 # Before 2022-08-01 a new invoice swept up the customer's pending invoice items by default.
 PENDING_ITEMS_EXCLUDED_BY_DEFAULT = "2022-08-01"
 COLLECTION = Enum("charge_automatically", "send_invoice")
+# What ``payment_settings[payment_method_types][]`` accepts (the types an invoice's PaymentIntent can offer).
+PAYMENT_METHOD_TYPES = (
+    "ach_credit_transfer", "ach_debit", "acss_debit", "affirm", "alipay", "amazon_pay", "au_becs_debit", "bacs_debit",
+    "bancontact", "billie", "blik", "boleto", "card", "cashapp", "crypto", "custom", "customer_balance", "eps", "fpx",
+    "giropay", "grabpay", "ideal", "jp_credit_transfer", "kakao_pay", "klarna", "konbini", "kr_card", "link",
+    "mb_way", "multibanco", "naver_pay", "nz_bank_account", "p24", "pay_by_bank", "payco", "paynow", "paypal", "payto",
+    "pix", "promptpay", "revolut_pay", "satispay", "sepa_credit_transfer", "sepa_debit", "sequra", "sofort", "swish",
+    "twint", "upi", "us_bank_account", "wechat_pay")
+_VERIFICATION = Enum("automatic", "instant", "microdeposits")
+# ``payment_settings[payment_method_options]``: one sub-hash per payment method type, stored and rendered (the
+# emulator's PaymentIntents do not act on them). Each renders with these defaults under what was passed.
+PAYMENT_METHOD_OPTIONS: dict[str, tuple[Param, dict[str, Any]]] = {
+    "acss_debit": (Hash({"mandate_options": Hash({"transaction_type": Enum("business", "personal")}),
+                         "verification_method": _VERIFICATION}, emptyable=True), {}),
+    "bancontact": (Hash({"preferred_language": Enum("de", "en", "fr", "nl")}, emptyable=True),
+                   {"preferred_language": "en"}),
+    "card": (Hash({"installments": Hash({"enabled": Bool(), "plan": Hash({
+        "count": Int(min=1), "interval": Enum("month"), "type": Enum("bonus", "fixed_count", "revolving")},
+        emptyable=True)}), "request_three_d_secure": Enum("any", "automatic", "challenge")}, emptyable=True),
+        {"request_three_d_secure": None}),
+    "customer_balance": (Hash({"bank_transfer": Hash({
+        "eu_bank_transfer": Hash({"country": Str(required=True)}),
+        "type": Enum("eu_bank_transfer", "gb_bank_transfer", "jp_bank_transfer", "mx_bank_transfer",
+                     "us_bank_transfer")}), "funding_type": Enum("bank_transfer")}, emptyable=True),
+        {"funding_type": None}),
+    "konbini": (Hash({}, emptyable=True), {}),
+    "payto": (Hash({"mandate_options": Hash({"amount": Int(min=0), "purpose": Str()})}, emptyable=True), {}),
+    "pix": (Hash({"amount_includes_iof": Enum("always", "never")}, emptyable=True), {"amount_includes_iof": None}),
+    "sepa_debit": (Hash({}, emptyable=True), {}),
+    "upi": (Hash({"mandate_options": Hash({"amount": Int(min=0), "amount_type": Enum("fixed", "maximum"),
+                                           "description": Str(), "end_date": Int()})}, emptyable=True), {}),
+    "us_bank_account": (Hash({"financial_connections": Hash({
+        "filters": Hash({"account_subcategories": Array(Enum("checking", "savings"))}),
+        "permissions": Array(Enum("balances", "ownership", "payment_method", "transactions")),
+        "prefetch": Array(Enum("balances", "ownership", "transactions"))}),
+        "verification_method": _VERIFICATION}, emptyable=True), {}),
+}
+PAYMENT_SETTINGS = Hash({
+    "default_mandate": Str(emptyable=True),
+    "payment_method_options": Hash({name: spec for name, (spec, _) in PAYMENT_METHOD_OPTIONS.items()},
+                                   emptyable=True),
+    "payment_method_types": Array(Enum(*PAYMENT_METHOD_TYPES), emptyable=True),
+})
 FIELDS: dict[str, Param] = {
     "auto_advance": Bool(), "collection_method": COLLECTION, "days_until_due": Int(min=0, max=1825),
     "default_payment_method": Str(emptyable=True), "default_tax_rates": Array(Str(), emptyable=True),
     "description": Str(emptyable=True, max_length=1500),
     "due_date": Int(min=0, emptyable=True), "footer": Str(emptyable=True), "metadata": Metadata(),
-    "statement_descriptor": Str(emptyable=True, max_length=22),
+    "payment_settings": PAYMENT_SETTINGS, "statement_descriptor": Str(emptyable=True, max_length=22),
 }
-# What a finalized invoice still lets you change (the rest is fixed once it has a number).
-_OPEN_EDITABLE = {"auto_advance", "description", "footer", "metadata", "default_payment_method", "due_date"}
+# What a finalized invoice still lets you change (the rest is fixed once it has a number: Stripe's update reference
+# names monetary values and collection_method; payment settings say how the open invoice is paid, so they stay).
+_OPEN_EDITABLE = {"auto_advance", "description", "footer", "metadata", "default_payment_method", "due_date",
+                  "payment_settings"}
 
 
 @resource.renderer
@@ -211,6 +256,8 @@ def _apply(ctx: RequestContext, obj: dict[str, Any], params: dict[str, Any]) -> 
             obj[key] = params[key]
     if "metadata" in params:
         obj["metadata"] = apply_metadata(obj.get("metadata"), params["metadata"])
+    if "payment_settings" in params:
+        obj["payment_settings"] = _payment_settings(obj["payment_settings"], params["payment_settings"])
     if "default_tax_rates" in params:  # lines without tax rates of their own take these
         obj["default_tax_rates"] = billing_tax.rates_from(ctx, params["default_tax_rates"], "default_tax_rates")
         recompute(obj)
@@ -222,6 +269,25 @@ def _apply(ctx: RequestContext, obj: dict[str, Any], params: dict[str, Any]) -> 
     if obj["collection_method"] == "charge_automatically" and ("days_until_due" in params or params.get("due_date")):
         raise invalid("Invoices with collection_method=charge_automatically cannot have a due date.",
                       param="days_until_due" if "days_until_due" in params else "due_date")
+
+
+def _payment_settings(current: dict[str, Any], given: dict[str, Any]) -> dict[str, Any]:
+    """The invoice's ``payment_settings`` with ``given`` (cleaned params) applied: each key passed replaces the
+    stored one (``""`` unsets it); passed payment method options render in Stripe's shape, the other types null."""
+    settings = dict(current)
+    for key in ("default_mandate", "payment_method_types"):
+        if key in given:
+            settings[key] = given[key]
+    if "payment_method_options" in given:
+        options = given["payment_method_options"]
+        if options is None:
+            settings["payment_method_options"] = None
+        else:
+            merged = dict(settings["payment_method_options"] or dict.fromkeys(PAYMENT_METHOD_OPTIONS))
+            for name, value in options.items():
+                merged[name] = None if value is None else {**PAYMENT_METHOD_OPTIONS[name][1], **value}
+            settings["payment_method_options"] = merged
+    return settings
 
 
 @resource.route("POST", "/v1/invoices", params={
@@ -278,6 +344,10 @@ def update(ctx: RequestContext, params: dict[str, Any], id: str) -> dict[str, An
             raise StripeError(f"You can't update `{fixed[0]}` on an invoice that is {obj['status']}.",
                               param=fixed[0], code="invoice_not_editable")
     _apply(ctx, obj, params)
+    if obj["status"] == "open" and "payment_settings" in params:
+        from stripebench_tui.emulator.resources import invoice_actions
+
+        invoice_actions.offer_payment_methods(ctx, obj)
     ctx.save(obj)
     ctx.emit("invoice.updated", obj, previous=before)
     return obj
