@@ -29,9 +29,16 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 PY=${PYTHON:-python3}
+# The interpreter itself rather than a version manager's shim: pyenv's shim re-hashes after every `pip install`,
+# and a rehash killed half-way (a test stopping a login shell that was starting does it) leaves a lock that fails
+# the next one after a minute. The command's shim is made below, once, when it is missing.
+PY=$("$PY" -c 'import sys; print(sys.executable)')
 # Always (re)install this checkout: another clone may be installed editable on the same machine (CI clones beside
 # the developer's tree), and pip only checks what is already satisfied, so this is quick when nothing changed.
 echo "setup: pip install -e '.[dev]' (this checkout)"
-$PY -m pip install -q --disable-pip-version-check --root-user-action=ignore -e '.[dev]'
+"$PY" -m pip install -q --disable-pip-version-check --root-user-action=ignore -e '.[dev]'
+if ! command -v stripebench >/dev/null && command -v pyenv >/dev/null; then
+  pyenv rehash  # a fresh pyenv install: make the `stripebench` shim
+fi
 # Environments' own dependencies are not installed here: each episode gets its environment's cached venv
 # (stripebench_tui/runtime/envdeps.py).

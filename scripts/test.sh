@@ -8,6 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
+PY=$("$PY" -c 'import sys; print(sys.executable)')  # not a version manager's shim (see scripts/setup.sh)
 # loadgroup: tests marked xdist_group(NAME) share one worker (the batch tests share one session-scoped batch).
 pytest=("$PY" -m pytest -n 2 --dist loadgroup --durations=15 "$@")
 # The suite runs `stripebench batch --ray` on a local cluster (tests/batch/test_batch_ray.py): the ray extra.
