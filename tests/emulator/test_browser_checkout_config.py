@@ -142,7 +142,8 @@ def test_trial_is_shown_and_nothing_is_due_today(page, stripe_client, merchant):
     page.goto(session.url)
     page.get_by_text("14 days free").wait_for()
     assert page.locator("#reuse-agreement").is_visible()  # the card is kept for the charges after the trial
-    assert page.get_by_text("Then $18.00 per month").is_visible()
+    # the page's script draws the items and the total after the server's HTML (which says "14 days free"): wait
+    page.get_by_text("Then $18.00 per month").wait_for()
     assert page.locator("#total").inner_text() == "$0.00"
     _fill_card(page, "4242424242424242")
     page.get_by_role("button", name="Subscribe").click()
