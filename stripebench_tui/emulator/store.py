@@ -1,8 +1,8 @@
 """Object storage: an in-memory map of Stripe objects with per-request transactions, optionally mirrored to SQLite.
 
-Every object (events included) lives under ``(object type, id)``. Reads return copies, so a handler cannot change
-state except through ``put``/``delete``; a failed request rolls back its journal, which is how "state unchanged after
-an error" holds for every endpoint without each handler thinking about it.
+Every object (events included) lives under ``(object type, id)``. State changes only through ``put``/``delete``
+(``get`` returns deep copies; ``borrow``, for handlers, shallow ones); a failed request rolls back its journal,
+which is how "state unchanged after an error" holds for every endpoint without each handler thinking about it.
 
 Stored objects never change in place (responses, event snapshots and list pages share their nested values). ``put``
 stores a shallow copy, so the rule for a handler is: once an object is saved, replace its nested values rather than

@@ -6,7 +6,7 @@ payment; ``amount_paid`` grows and the invoice stays open until ``amount_remaini
 
 Internal API (also for Billing's invoices, ``billing_invoice``, and the hosted invoice page): ``finalize_invoice``
 (which makes the invoice's PaymentIntent, as Stripe does), ``record_payment`` (the one way any invoice is paid:
-amounts, status, invoice payments and events), ``open_intent`` / ``open_default_payment`` (the unconfirmed
+amounts, status, invoice payments and events), ``open_intent`` (the unconfirmed
 PaymentIntent an invoice waits on), ``pay_invoice`` (confirms that PaymentIntent), ``credit_intent`` (a
 PaymentIntent of the invoice, its default one or one attached earlier, has now succeeded).
 """
@@ -103,25 +103,22 @@ def own_payments(invoice: dict[str, Any]) -> list[dict[str, Any]]:
     return invoice["_payments"]
 
 
-def open_default_payment(ctx: RequestContext, invoice: dict[str, Any], pi: dict[str, Any]) -> dict[str, Any]:
-    """Record ``pi`` (unconfirmed) as the invoice's open default payment for what remains (the caller saves)."""
-    return _new_payment(ctx, invoice, pi["id"], invoice["amount_remaining"], default=True, paid=False)
-
-
-def open_intent(ctx: RequestContext, invoice: dict[str, Any], description: str, **fields: Any) -> dict[str, Any]:
+def open_intent(ctx: RequestContext, invoice: dict[str, Any], description: str, *, default: bool = True,
+                **fields: Any) -> dict[str, Any]:
     """The PaymentIntent an open invoice is paid through, created unconfirmed for what remains in the invoice's
     currency for its customer (``fields``: more create params, e.g. Billing's ``setup_future_usage``), and recorded
-    as the invoice's open default payment (its ``payment_intent`` before 2025-03-31). The caller emits the
-    invoice's event; confirming the PI (server-side or with its client_secret) pays the invoice through
-    ``credit_intent``. It offers the invoice's ``payment_settings.payment_method_types`` when set, else the
-    PaymentIntent's own default."""
+    as an open invoice payment: the default one (its ``payment_intent`` before 2025-03-31) unless ``default`` is
+    False. The caller emits the invoice's event; confirming the PI (server-side or with its client_secret) pays the
+    invoice through ``credit_intent``. It offers the invoice's ``payment_settings.payment_method_types`` when set,
+    else the PaymentIntent's own default."""
     pi = payment_intents.new_intent(ctx, {"amount": invoice["amount_remaining"], "currency": invoice["currency"],
                                           "customer": invoice["customer"], "description": description,
                                           **_offered_types(invoice), **fields})
     pi["_invoice"] = invoice["id"]
     ctx.save(pi)
-    invoice["_payment_intent"] = pi["id"]
-    open_default_payment(ctx, invoice, pi)
+    if default:
+        invoice["_payment_intent"] = pi["id"]
+    _new_payment(ctx, invoice, pi["id"], invoice["amount_remaining"], default=default, paid=False)
     ctx.save(invoice)
     return pi
 
@@ -267,17 +264,8 @@ def _intent_to_confirm(ctx: RequestContext, invoice: dict[str, Any]) -> dict[str
     pi = ctx.find("payment_intent", payment["payment_intent"]) if payment else None
     if pi is not None and pi["status"] in ("requires_payment_method", "requires_confirmation", "requires_action"):
         return pi
-    description = f"Payment for Invoice {invoice['number']}"
-    if not any(p["is_default"] for p in invoice["_payments"]):
-        return open_intent(ctx, invoice, description)
-    pi = payment_intents.new_intent(ctx, {"amount": invoice["amount_remaining"], "currency": invoice["currency"],
-                                          "customer": invoice["customer"], "description": description,
-                                          **_offered_types(invoice)})
-    pi["_invoice"] = invoice["id"]
-    ctx.save(pi)
-    _new_payment(ctx, invoice, pi["id"], invoice["amount_remaining"], default=False, paid=False)
-    ctx.save(invoice)
-    return pi
+    return open_intent(ctx, invoice, f"Payment for Invoice {invoice['number']}",
+                       default=not any(p["is_default"] for p in invoice["_payments"]))
 
 
 @resource.route("POST", "/v1/invoices/{id}/finalize", params={"auto_advance": Bool()})
