@@ -194,13 +194,32 @@ def on_invoice_paid(ctx: RequestContext, invoice: dict[str, Any]) -> None:
     if not invoice.get("_subscription"):
         return
     sub = ctx.get("subscription", invoice["_subscription"])
+    before = ctx.get("subscription", sub["id"])
+    saved_pm = _save_default_payment_method(ctx, sub, invoice)
     if sub.get("_settling"):  # paid within the request that made the invoice: that request sets the status
+        if saved_pm:
+            ctx.save(sub)  # and reports the saved payment method with it
         return
     if sub["status"] in ("incomplete", "past_due", "unpaid"):
-        before = ctx.get("subscription", sub["id"])
         sub["status"] = "active"
+    if sub["status"] != before["status"] or saved_pm:
         ctx.save(sub)
         ctx.emit("customer.subscription.updated", sub, previous=before)
+
+
+def _save_default_payment_method(ctx: RequestContext, sub: dict[str, Any], invoice: dict[str, Any]) -> bool:
+    """``payment_settings.save_default_payment_method=on_subscription``: the payment method that paid the invoice
+    (through a PaymentIntent, not out of band) becomes the subscription's ``default_payment_method``, so renewals
+    charge it. Whether it changed."""
+    if (sub.get("payment_settings") or {}).get("save_default_payment_method") != "on_subscription":
+        return False
+    paid = [p for p in invoice.get("_payments") or [] if p["status"] == "paid" and p.get("payment_intent")]
+    pi = ctx.find("payment_intent", paid[-1]["payment_intent"]) if paid else None
+    pm = (pi or {}).get("payment_method")
+    if not pm or pm == sub.get("default_payment_method"):
+        return False
+    sub["default_payment_method"] = pm
+    return True
 
 
 # -- what happens over time ---------------------------------------------------------------------------------------

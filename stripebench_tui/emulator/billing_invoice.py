@@ -15,8 +15,10 @@ from typing import Any
 from stripebench_tui.emulator import billing_tax
 from stripebench_tui.emulator.context import RequestContext
 from stripebench_tui.emulator.errors import StripeError
+from stripebench_tui.emulator.resources import tax_ids
 from stripebench_tui.emulator.resources.invoice_lines import new_line
 
+DAY = 86400
 FINALIZE_DELAY = 3600  # Stripe finalises a renewal's draft invoice about an hour after creating it
 
 
@@ -38,6 +40,7 @@ def build_invoice(ctx: RequestContext, sub: dict[str, Any], lines: list[dict[str
     """A draft invoice for ``sub`` (not saved); ``discount`` is (amount off the subtotal, discount id)."""
     invoice_id = ctx.new_id("in") if save else "upcoming_in_" + ctx.emulator.ids.token("preview", 24)
     customer = ctx.find("customer", sub["customer"]) or {}
+    settings = sub.get("payment_settings") or {}
     subtotal = sum(line["amount"] for line in lines)
     off = min(discount[0], max(subtotal, 0))
     total = subtotal - off
@@ -58,9 +61,14 @@ def build_invoice(ctx: RequestContext, sub: dict[str, Any], lines: list[dict[str
         "custom_fields": None, "customer": sub["customer"], "customer_account": None,
         "customer_address": customer.get("address"), "customer_email": customer.get("email"),
         "customer_name": customer.get("name"), "customer_phone": customer.get("phone"),
-        "customer_shipping": customer.get("shipping"), "customer_tax_exempt": "none", "customer_tax_ids": [],
+        "customer_shipping": customer.get("shipping"), "customer_tax_exempt": customer.get("tax_exempt") or "none",
+        "customer_tax_ids": tax_ids.invoice_entries(ctx, sub["customer"]),
         "default_payment_method": None, "default_source": None, "default_tax_rates": [], "description": None,
-        "discounts": [discount[1]] if discount[1] and off else [], "due_date": None, "effective_at": None,
+        "discounts": [discount[1]] if discount[1] and off else [],
+        # a sent invoice is due the subscription's days_until_due after it is made (first or renewal alike)
+        "due_date": (now + (sub.get("days_until_due") or 0) * DAY if sub["collection_method"] == "send_invoice"
+                     else None),
+        "effective_at": None,
         "ending_balance": None, "footer": None, "from_invoice": None,
         "hosted_invoice_url": f"{ctx.base_url}/i/{invoice_id}" if save else None, "invoice_pdf": None,
         "issuer": {"type": "self"}, "last_finalization_error": None, "latest_revision": None, "livemode": False,
@@ -68,7 +76,9 @@ def build_invoice(ctx: RequestContext, sub: dict[str, Any], lines: list[dict[str
         "parent": {"quote_details": None, "subscription_details": {"metadata": sub["metadata"],
                                                                    "subscription": sub["id"]},
                    "type": "subscription_details"},
-        "payment_settings": {"default_mandate": None, "payment_method_options": None, "payment_method_types": None},
+        # the subscription's payment method types and options, as Stripe provides them to every invoice it makes
+        "payment_settings": {"default_mandate": None, "payment_method_options": settings.get("payment_method_options"),
+                             "payment_method_types": settings.get("payment_method_types")},
         "period_end": max(p[0] for p in periods), "period_start": min(p[0] for p in periods),
         "post_payment_credit_notes_amount": 0, "pre_payment_credit_notes_amount": 0, "receipt_number": None,
         "rendering": None, "shipping_cost": None, "shipping_details": None, "starting_balance": 0,
@@ -110,6 +120,7 @@ def finalize(ctx: RequestContext, invoice: dict[str, Any], now: int) -> dict[str
     count = sum(1 for i in ctx.store.scan("invoice") if i.get("number"))
     invoice.update({"status": "open", "number": f"EMU-{count + 1:04d}", "effective_at": now,
                     "automatically_finalizes_at": None,
+                    "customer_tax_ids": tax_ids.invoice_entries(ctx, invoice["customer"]),
                     "status_transitions": {**invoice["status_transitions"], "finalized_at": now}})
     if invoice["collection_method"] == "send_invoice" and invoice["amount_due"] > 0:
         invoice_actions.open_intent(ctx, invoice, f"Payment for Invoice {invoice['number']}")

@@ -113,8 +113,6 @@ def first_invoice(ctx: RequestContext, sub: dict[str, Any], params: dict[str, An
     moved = cycle.at(ctx, now)
     invoice = cycle.draft(moved, sub, lines, "subscription_create", now)
     if sub["collection_method"] == "send_invoice":
-        invoice["due_date"] = now + (sub["days_until_due"] or 0) * cycle.DAY
-        invoice["collection_method"] = "send_invoice"
         cycle.bills.finalize(moved, invoice, now)
         sub["status"] = sub["status"] if sub["status"] == "trialing" else "active"
         return None

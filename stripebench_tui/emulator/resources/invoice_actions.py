@@ -18,7 +18,7 @@ from typing import Any, Callable
 from stripebench_tui.emulator.context import RequestContext
 from stripebench_tui.emulator.errors import StripeError, invalid, missing_param
 from stripebench_tui.emulator.params import Bool, Str
-from stripebench_tui.emulator.resources import payment_intents
+from stripebench_tui.emulator.resources import payment_intents, tax_ids
 from stripebench_tui.emulator.resources.invoices import recompute, resource
 
 _NO_PAYMENT_METHOD = ("This customer has no attached payment source or default payment method. Please consider "
@@ -45,6 +45,7 @@ def finalize_invoice(ctx: RequestContext, invoice: dict[str, Any], caller_pays: 
     count = len([i for i in ctx.store.scan("invoice") if i.get("number")])
     invoice.update({"status": "open", "number": f"EMU-{count + 1:04d}", "effective_at": now,
                     "hosted_invoice_url": f"{ctx.base_url}/i/{invoice['id']}",
+                    "customer_tax_ids": tax_ids.invoice_entries(ctx, invoice["customer"]),
                     "status_transitions": {**invoice["status_transitions"], "finalized_at": now}})
     recompute(invoice)
     if not caller_pays and invoice["amount_due"] > 0:

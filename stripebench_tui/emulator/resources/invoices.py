@@ -20,6 +20,7 @@ from stripebench_tui.emulator.params import Array, Bool, Currency, Enum, Hash, I
 from stripebench_tui.emulator.registry import Resource
 from stripebench_tui.emulator.resources.common import apply_metadata, deleted_stub
 from stripebench_tui.emulator.resources.invoice_lines import lines_page, new_line, render_line
+from stripebench_tui.emulator.resources import tax_ids
 from stripebench_tui.emulator.resources.invoice_payments import payments_page
 from stripebench_tui.emulator.search import SEARCH_PARAMS, search_page
 from stripebench_tui.emulator.versions import SUBSCRIPTION_PERIOD_ON_ITEMS, at_least
@@ -76,11 +77,14 @@ PAYMENT_METHOD_OPTIONS: dict[str, tuple[Param, dict[str, Any]]] = {
         "prefetch": Array(Enum("balances", "ownership", "transactions"))}),
         "verification_method": _VERIFICATION}, emptyable=True), {}),
 }
+# The two parts of ``payment_settings`` a subscription passes on to the invoices it makes (see subscriptions.py).
+PAYMENT_METHOD_OPTIONS_PARAM = Hash({name: spec for name, (spec, _) in PAYMENT_METHOD_OPTIONS.items()},
+                                    emptyable=True)
+PAYMENT_METHOD_TYPES_PARAM = Array(Enum(*PAYMENT_METHOD_TYPES), emptyable=True)
 PAYMENT_SETTINGS = Hash({
     "default_mandate": Str(emptyable=True),
-    "payment_method_options": Hash({name: spec for name, (spec, _) in PAYMENT_METHOD_OPTIONS.items()},
-                                   emptyable=True),
-    "payment_method_types": Array(Enum(*PAYMENT_METHOD_TYPES), emptyable=True),
+    "payment_method_options": PAYMENT_METHOD_OPTIONS_PARAM,
+    "payment_method_types": PAYMENT_METHOD_TYPES_PARAM,
 })
 FIELDS: dict[str, Param] = {
     "auto_advance": Bool(), "collection_method": COLLECTION, "days_until_due": Int(min=0, max=1825),
@@ -158,7 +162,8 @@ def new_invoice(ctx: RequestContext, customer_id: str | None, currency: str | No
         "customer_address": customer.get("address"), "customer_email": customer.get("email"),
         "customer_name": customer.get("name"), "customer_phone": customer.get("phone"),
         "customer_shipping": customer.get("shipping"), "customer_tax_exempt": customer.get("tax_exempt", "none"),
-        "customer_tax_ids": [], "default_payment_method": default_payment_method, "default_source": None,
+        "customer_tax_ids": tax_ids.invoice_entries(ctx, customer["id"]),
+        "default_payment_method": default_payment_method, "default_source": None,
         "default_tax_rates": [], "description": description, "discounts": [], "due_date": due_date,
         "effective_at": None, "ending_balance": None, "footer": footer, "from_invoice": None,
         "hosted_invoice_url": None, "invoice_pdf": None, "issuer": {"type": "self"},
@@ -257,7 +262,7 @@ def _apply(ctx: RequestContext, obj: dict[str, Any], params: dict[str, Any]) -> 
     if "metadata" in params:
         obj["metadata"] = apply_metadata(obj.get("metadata"), params["metadata"])
     if "payment_settings" in params:
-        obj["payment_settings"] = _payment_settings(obj["payment_settings"], params["payment_settings"])
+        obj["payment_settings"] = apply_payment_settings(obj["payment_settings"], params["payment_settings"])
     if "default_tax_rates" in params:  # lines without tax rates of their own take these
         obj["default_tax_rates"] = billing_tax.rates_from(ctx, params["default_tax_rates"], "default_tax_rates")
         recompute(obj)
@@ -271,9 +276,9 @@ def _apply(ctx: RequestContext, obj: dict[str, Any], params: dict[str, Any]) -> 
                       param="days_until_due" if "days_until_due" in params else "due_date")
 
 
-def _payment_settings(current: dict[str, Any], given: dict[str, Any]) -> dict[str, Any]:
-    """The invoice's ``payment_settings`` with ``given`` (cleaned params) applied: each key passed replaces the
-    stored one (``""`` unsets it); passed payment method options render in Stripe's shape, the other types null."""
+def apply_payment_settings(current: dict[str, Any], given: dict[str, Any]) -> dict[str, Any]:
+    """``payment_settings`` (an invoice's or a subscription's) with ``given`` (cleaned params) applied: each key
+    passed replaces the stored one (``""`` unsets it); passed payment method options render in Stripe's shape, the other types null."""
     settings = dict(current)
     for key in ("default_mandate", "payment_method_types"):
         if key in given:

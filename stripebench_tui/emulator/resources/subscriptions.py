@@ -19,7 +19,7 @@ from stripebench_tui.emulator import billing_start, billing_tax, billing_update
 from stripebench_tui.emulator.context import LIST_PARAMS, RequestContext
 from stripebench_tui.emulator.errors import StripeError, invalid
 from stripebench_tui.emulator.params import Array, Bool, Currency, Enum, Hash, Int, Metadata, Str
-from stripebench_tui.emulator.resources import invoice_actions, payment_intents
+from stripebench_tui.emulator.resources import invoice_actions, invoices, payment_intents
 from stripebench_tui.emulator.search import SEARCH_PARAMS, search_page
 from stripebench_tui.emulator.registry import Resource
 from stripebench_tui.emulator.resources.common import apply_metadata
@@ -131,9 +131,10 @@ COMMON = {
     "discounts": changes.DISCOUNTS, "metadata": Metadata(), "off_session": Bool(),
     "payment_behavior": PAYMENT_BEHAVIOR, "proration_behavior": changes.PRORATION, "trial_end": Str(),
     "trial_from_plan": Bool(), "trial_settings": TRIAL_SETTINGS,
+    # passed on to the invoices the subscription makes (billing_invoice); the types checked as an invoice's are
     "payment_settings": Hash({"save_default_payment_method": Enum("off", "on_subscription"),
-                              "payment_method_types": Array(Str(), emptyable=True),
-                              "payment_method_options": Hash({}, emptyable=True)}),
+                              "payment_method_types": invoices.PAYMENT_METHOD_TYPES_PARAM,
+                              "payment_method_options": invoices.PAYMENT_METHOD_OPTIONS_PARAM}),
     "automatic_tax": Hash({"enabled": Bool(required=True)}),
 }
 CREATE = {**COMMON, "customer": Str(required=True), "items": Array(changes.CREATE_ITEM, required=True),
@@ -206,6 +207,7 @@ def create(ctx: RequestContext, params: dict[str, Any]) -> dict[str, Any]:
     sub["test_clock"] = customer.get("test_clock")
     sub["collection_method"] = params.get("collection_method", "charge_automatically")
     sub["days_until_due"] = params.get("days_until_due")
+    _payment_settings(sub, params)
     _cancel_fields(sub, params, now)
     changes.discounts_from(moved, sub, params.get("discounts"), now)
     sub["default_tax_rates"] = billing_tax.rates_from(moved, params.get("default_tax_rates"), "default_tax_rates")
@@ -253,6 +255,17 @@ def list_subscriptions(ctx: RequestContext, params: dict[str, Any]) -> dict[str,
     return ctx.list_page("subscription", params, "/v1/subscriptions", where=keep)
 
 
+def _payment_settings(sub: dict[str, Any], params: dict[str, Any]) -> None:
+    """Apply ``payment_settings`` (a new dict: the stored one is never changed in place)."""
+    given = params.get("payment_settings")
+    if not given:
+        return
+    settings = invoices.apply_payment_settings(sub["payment_settings"], given)
+    if "save_default_payment_method" in given:
+        settings["save_default_payment_method"] = given["save_default_payment_method"]
+    sub["payment_settings"] = settings
+
+
 @resource.route("POST", "/v1/subscriptions/{id}", params=UPDATE)
 def update(ctx: RequestContext, params: dict[str, Any], id: str) -> Any:
     """Update items (with prorations), trial, cancellation, discounts, payment method, metadata…"""
@@ -261,6 +274,7 @@ def update(ctx: RequestContext, params: dict[str, Any], id: str) -> Any:
     if sub["status"] == "canceled" and set(params) - {"metadata", "cancellation_details"}:
         raise invalid("A canceled subscription can only update its cancellation_details and metadata.")
     now = _now(ctx, sub)
+    _payment_settings(sub, params)  # before billing: an invoice this update makes gets them
     error = billing_update.apply(cycle.at(ctx, now), sub, params, now)
     _cancel_fields(sub, params, now)
     if "metadata" in params:
