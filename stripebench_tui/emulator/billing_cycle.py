@@ -19,6 +19,7 @@ import copy
 from datetime import datetime, timezone
 from typing import Any
 
+from stripebench_tui.emulator import billing_discounts
 from stripebench_tui.emulator import billing_invoice as bills
 from stripebench_tui.emulator.context import RequestContext
 from stripebench_tui.emulator.errors import StripeError
@@ -120,23 +121,20 @@ def usage_lines(ctx: RequestContext, sub: dict[str, Any], start: int, end: int) 
 
 
 def discount_off(ctx: RequestContext, sub: dict[str, Any], subtotal: int, now: int) -> tuple[int, str | None]:
-    """(amount off, discount id) of the subscription's discount still in force at ``now``."""
-    for entry in sub.get("_discounts") or []:
-        if entry["end"] is not None and now >= entry["end"]:
-            continue
-        if entry.get("once_used"):
-            continue
-        coupon = ctx.find("coupon", entry["coupon"]) or {}
-        if coupon.get("percent_off") is not None:
-            return round(max(subtotal, 0) * coupon["percent_off"] / 100), entry["id"]
-        return min(coupon.get("amount_off") or 0, max(subtotal, 0)), entry["id"]
-    return 0, None
+    """(amount off, discount id) of the discount in force at ``now``: the subscription's own, else its customer's
+    (``billing_discounts.applicable``)."""
+    entry = billing_discounts.applicable(ctx, sub, now)
+    if entry is None:
+        return 0, None
+    coupon = ctx.find("coupon", entry["coupon"]) or {}
+    if coupon.get("percent_off") is not None:
+        return round(max(subtotal, 0) * coupon["percent_off"] / 100), entry["id"]
+    return min(coupon.get("amount_off") or 0, max(subtotal, 0)), entry["id"]
 
 
 def discount_used(sub: dict[str, Any], discount_id: str | None) -> None:
     """The subscription's discount ``discount_id`` has been taken off an invoice (a ``once`` one is then spent)."""
-    sub["_discounts"] = [{**entry, "once_used": True} if entry["id"] == discount_id and entry.get("duration") == "once"
-                         else entry for entry in sub.get("_discounts") or []]
+    billing_discounts.spent(sub, discount_id)
 
 
 def payment_method_for(ctx: RequestContext, sub: dict[str, Any]) -> str | None:
@@ -152,8 +150,9 @@ def draft(ctx: RequestContext, sub: dict[str, Any], lines: list[dict[str, Any]],
     """Save a draft invoice for ``sub`` with its pending prorations and discount; ``sub.latest_invoice`` set."""
     lines = list(sub.pop("_pending_lines", None) or []) + lines
     sub["_pending_lines"] = []
+    billing_discounts.expire(ctx, sub, now)  # what ran out goes first (customer.discount.deleted)
     discount = discount_off(ctx, sub, sum(line["amount"] for line in lines if not line["proration"]), now)
-    discount_used(sub, discount[1])
+    billing_discounts.used(ctx, sub, discount[1])
     invoice = bills.create_draft(ctx, sub, lines, reason=reason, now=now, discount=discount)
     sub["latest_invoice"] = invoice["id"]
     return invoice

@@ -75,7 +75,7 @@ def apply(ctx: RequestContext, sub: dict[str, Any], params: dict[str, Any], now:
         return None
     sub.pop("_bill_now", None)
     pending, sub["_pending_lines"] = sub["_pending_lines"], []
-    invoice = cycle.draft(ctx, {**sub, "_pending_lines": []}, pending, "subscription_update", now)
+    invoice = cycle.draft(ctx, sub, pending, "subscription_update", now)  # its discounts may run out or be spent
     sub["latest_invoice"] = invoice["id"]
     ctx.save(sub)  # collect() reads the subscription's payment method from storage
     pay = params.get("payment_behavior", "allow_incomplete")

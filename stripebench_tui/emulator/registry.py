@@ -57,6 +57,9 @@ class Resource:
     # A date when the renderer only changes the shape for API versions before it (and for ``expand[]``): later
     # versions skip it, so a hot object (customers) renders as fast as one without a renderer.
     render_before: str | None = None
+    # An internal key that, set on an object, makes the renderer run at every version all the same (a customer's
+    # ``_discount``, rendered into its ``discount``).
+    render_if: str | None = None
     # True when the renderer only sets, replaces or removes top-level keys and never changes a nested value in
     # place: it may then work on a shallow copy of a stored object instead of a deep one.
     shallow_render: bool = False

@@ -82,7 +82,8 @@ def render(value: Any, ctx: "RequestContext", private: bool = False) -> Any:
         return _public(value, private)
     render_fn = resource.render_fn
     if render_fn is not None and resource.render_before is not None and not ctx.expand_paths \
-            and at_least(ctx.api_version, resource.render_before):
+            and at_least(ctx.api_version, resource.render_before) \
+            and not (resource.render_if and value.get(resource.render_if)):
         render_fn = None  # the renderer changes nothing at this version (see ``Resource.render_before``)
     if render_fn is None and not ctx.expand_paths:
         return _public(value, True) if private else _public_of_shared(value, kind, ctx)

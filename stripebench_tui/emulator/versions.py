@@ -16,6 +16,8 @@ CHECKOUT_UI_MODE_PAGE_NAMES = "2026-03-25"
 CUSTOMER_SOURCES_NOT_INCLUDED = "2020-08-27"
 # Basil moved current_period_start/end from subscriptions onto their items (and invoices lost payment_intent).
 SUBSCRIPTION_PERIOD_ON_ITEMS = "2025-03-31"
+# Basil also removed the singular ``coupon`` and ``promotion_code`` params (customers, subscriptions, previews).
+SINGULAR_COUPON_REMOVED = "2025-03-31"
 
 
 def default_api_version() -> str:

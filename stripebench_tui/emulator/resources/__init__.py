@@ -35,5 +35,6 @@ from stripebench_tui.emulator.resources import checkout_sessions, discounts, inv
 from stripebench_tui.emulator.resources import (invoice_previews, meters, subscription_items,  # noqa: F401
                                                  subscription_schedules, test_clocks)
 from stripebench_tui.emulator.resources import invoice_actions, invoice_items  # noqa: F401
+from stripebench_tui.emulator.resources import customer_discounts  # noqa: F401
 from stripebench_tui.emulator.resources import payouts, plans, sources, tax_ids, tax_rates  # noqa: F401
 from stripebench_tui.emulator import pages  # noqa: F401,E402  (browser pages use the resources above)

@@ -14,7 +14,8 @@ from stripebench_tui.emulator.versions import CUSTOMER_SOURCES_NOT_INCLUDED
 
 resource = Resource("customer", prefix="cus", noun="customer",
                     expandable={"invoice_settings.default_payment_method": "payment_method"},
-                    includable={"sources"}, render_before=CUSTOMER_SOURCES_NOT_INCLUDED, shallow_render=True)
+                    includable={"sources"}, render_before=CUSTOMER_SOURCES_NOT_INCLUDED, shallow_render=True,
+                    render_if="_discount")
 
 FIELDS = {
     "address": ADDRESS,
@@ -33,11 +34,17 @@ FIELDS = {
     "tax_exempt": Enum("none", "exempt", "reverse", emptyable=True),
 }
 PLAIN = ("balance", "description", "email", "name", "phone")
+# before 2025-03-31: the customer's discount (see customer_discounts)
+DISCOUNT_PARAMS = {"coupon": Str(emptyable=True), "promotion_code": Str(emptyable=True)}
 
 
 @resource.renderer
 def render(obj: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
-    """``sources`` (the customer's cards) before 2020-08-27, and when expanded at any version."""
+    """``sources`` (the customer's cards) before 2020-08-27, and when expanded at any version; its ``discount``."""
+    if obj.get("_discount"):
+        from stripebench_tui.emulator.resources import customer_discounts
+
+        customer_discounts.render_into(obj, ctx)
     if not ctx.version_at_least(CUSTOMER_SOURCES_NOT_INCLUDED) or \
             any("sources" in path.split(".") for path in ctx.expand_paths):
         cards = [card for card in ctx.store.scan("card") if card.get("customer") == obj["id"]
@@ -72,8 +79,8 @@ def _apply(ctx: RequestContext, obj: dict[str, Any], params: dict[str, Any]) -> 
         obj["tax_exempt"] = params["tax_exempt"] or "none"
 
 
-@resource.route("POST", "/v1/customers", params={**FIELDS, "payment_method": Str(), "source": Str(),
-                                                "test_clock": Str()})
+@resource.route("POST", "/v1/customers", params={**FIELDS, **DISCOUNT_PARAMS, "payment_method": Str(),
+                                                "source": Str(), "test_clock": Str()})
 def create(ctx: RequestContext, params: dict[str, Any]) -> dict[str, Any]:
     """Create a customer; ``payment_method`` (a pm_ or magic test id) is attached, and may be the default;
     ``source`` (a card token) becomes a card and the ``default_source``."""
@@ -103,7 +110,9 @@ def create(ctx: RequestContext, params: dict[str, Any]) -> dict[str, Any]:
     if pm is not None and default == pm["id"]:
         obj["invoice_settings"] = {**obj["invoice_settings"], "default_payment_method": pm["id"]}
     card = _card_from(ctx, obj, params)
+    removed, added = _discount_from(ctx, obj, params, obj["created"])
     ctx.save(obj)
+    _announce(ctx, removed, added)
     ctx.emit("customer.created", obj)
     if card is not None:
         ctx.emit("customer.source.created", card)
@@ -139,14 +148,17 @@ def retrieve(ctx: RequestContext, params: dict[str, Any], id: str) -> dict[str, 
     return ctx.get("customer", id)
 
 
-@resource.route("POST", "/v1/customers/{id}", params={**FIELDS, "default_source": Str(emptyable=True),
-                                                     "source": Str()})
+@resource.route("POST", "/v1/customers/{id}", params={**FIELDS, **DISCOUNT_PARAMS,
+                                                     "default_source": Str(emptyable=True), "source": Str()})
 def update(ctx: RequestContext, params: dict[str, Any], id: str) -> dict[str, Any]:
     """Update a customer; only sent fields change. ``source`` (a card token) replaces the default source: the new
     card becomes ``default_source`` and the old default card is deleted, as Stripe documents."""
     obj = ctx.get("customer", id)
     before = ctx.get("customer", id)
     _apply(ctx, obj, params)
+    from stripebench_tui.emulator.billing_cycle import clock_now
+
+    removed, added = _discount_from(ctx, obj, params, clock_now(ctx, obj.get("test_clock")))
     if "default_source" in params:
         obj["default_source"] = params["default_source"]
     old = ctx.find("card", obj["default_source"] or "") if "source" in params else None
@@ -158,8 +170,25 @@ def update(ctx: RequestContext, params: dict[str, Any], id: str) -> dict[str, An
 
             sources.remove_card(ctx, old)
     ctx.save(obj)
+    _announce(ctx, removed, added)
     ctx.emit("customer.updated", obj, previous=before)
     return obj
+
+
+def _discount_from(ctx: RequestContext, obj: dict[str, Any], params: dict[str, Any], now: int
+                   ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    if not any(name in params for name in DISCOUNT_PARAMS):
+        return [], []
+    from stripebench_tui.emulator.resources import customer_discounts
+
+    return customer_discounts.apply(ctx, obj, params, now)
+
+
+def _announce(ctx: RequestContext, removed: list[dict[str, Any]], added: list[dict[str, Any]]) -> None:
+    if removed or added:
+        from stripebench_tui.emulator.resources import discounts
+
+        discounts.announce(ctx, removed, added)
 
 
 @resource.route("DELETE", "/v1/customers/{id}")

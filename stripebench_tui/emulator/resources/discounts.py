@@ -1,4 +1,5 @@
-"""Discounts: the ``di_`` objects a coupon or promotion code becomes when applied to a subscription.
+"""Discounts: the ``di_`` objects a coupon or promotion code becomes when applied to a subscription or a customer
+(``customer_discounts``).
 
 Stripe has no endpoint that reads a discount by itself: they are seen where they apply, by id in a subscription's
 or invoice's ``discounts`` and in ``discount_amounts[].discount``, and in full with ``expand[]``. So this resource
@@ -27,7 +28,7 @@ resource = Resource("discount", prefix="di", noun="discount",
 
 def new_discount(ctx: RequestContext, coupon: dict[str, Any], *, promotion_code: str | None, customer: str | None,
                  subscription: str | None, start: int, end: int | None) -> dict[str, Any]:
-    """Save the discount ``coupon`` (a stored coupon) makes on a subscription; returns it."""
+    """Save the discount ``coupon`` (a stored coupon) makes on a subscription or customer; returns it."""
     obj = {"id": ctx.new_id("di"), "object": "discount", "checkout_session": None, "customer": customer,
            "customer_account": None, "end": end, "invoice": None, "invoice_item": None,
            "promotion_code": promotion_code, "start": start, "subscription": subscription,

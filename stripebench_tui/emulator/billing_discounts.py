@@ -1,0 +1,75 @@
+"""Which discount a subscription's invoice takes off, and discounts running out.
+
+A subscription's own discounts (``sub["_discounts"]``, see ``billing_changes.discounts_from``) come first; when none
+of them is in force, the customer's discount (``customer["_discount"]``, see ``resources/customer_discounts``)
+applies, as on Stripe, where a subscription's discount takes precedence over its customer's. Both are entries
+``{id, coupon, promotion_code, start, duration, end}`` naming a stored ``di_`` discount; ``once_used`` marks a
+``once`` discount that has been taken off an invoice.
+
+A discount runs out when its ``end`` (a ``repeating`` coupon's months) has passed or, for ``once``, after the first
+invoice it was taken off. ``expire`` removes such discounts from the subscription and its customer when Billing
+next makes an invoice for them (a renewal on a test clock, an update billed at once), announcing each with
+``customer.discount.deleted`` before that invoice is made.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from stripebench_tui.emulator.context import RequestContext
+
+
+def in_force(entry: dict[str, Any], now: int) -> bool:
+    """Whether the discount ``entry`` still applies at ``now``."""
+    return not entry.get("once_used") and (entry.get("end") is None or now < entry["end"])
+
+
+def customer_entry(ctx: RequestContext, customer_id: str | None) -> dict[str, Any] | None:
+    """The customer's discount entry, if it has one."""
+    customer = ctx.find("customer", customer_id or "") if customer_id else None
+    return (customer or {}).get("_discount")
+
+
+def applicable(ctx: RequestContext, sub: dict[str, Any], now: int) -> dict[str, Any] | None:
+    """The discount entry an invoice of ``sub`` made at ``now`` takes off: its own first, else its customer's."""
+    for entry in sub.get("_discounts") or []:
+        if in_force(entry, now):
+            return entry
+    entry = customer_entry(ctx, sub.get("customer"))
+    return entry if entry is not None and in_force(entry, now) else None
+
+
+def spent(sub: dict[str, Any], discount_id: str | None) -> None:
+    """The subscription's own discount ``discount_id`` was taken off an invoice (a ``once`` one is then spent)."""
+    sub["_discounts"] = [{**entry, "once_used": True} if entry["id"] == discount_id and entry.get("duration") == "once"
+                         else entry for entry in sub.get("_discounts") or []]
+
+
+def used(ctx: RequestContext, sub: dict[str, Any], discount_id: str | None) -> None:
+    """``discount_id`` was taken off an invoice of ``sub``: a ``once`` one is then spent (on the subscription, which
+    the caller saves, or on the customer, saved here)."""
+    if not discount_id:
+        return
+    spent(sub, discount_id)
+    customer = ctx.find("customer", sub.get("customer") or "")
+    entry = (customer or {}).get("_discount")
+    if customer is not None and entry is not None and entry["id"] == discount_id and entry.get("duration") == "once":
+        ctx.save({**customer, "_discount": {**entry, "once_used": True}})
+
+
+def expire(ctx: RequestContext, sub: dict[str, Any], now: int) -> None:
+    """Remove the discounts of ``sub`` (not saved: the caller saves it) and of its customer that have run out by
+    ``now``, with ``customer.discount.deleted`` for each."""
+    from stripebench_tui.emulator.resources import discounts
+
+    ended = [entry for entry in sub.get("_discounts") or [] if not in_force(entry, now)]
+    if ended:
+        gone = {entry["id"] for entry in ended}
+        sub["_discounts"] = [entry for entry in sub["_discounts"] if entry["id"] not in gone]
+        sub["discounts"] = [di for di in sub.get("discounts") or [] if di not in gone]
+        discounts.announce(ctx, [ctx.get("discount", entry["id"]) for entry in ended], [])
+    customer = ctx.find("customer", sub.get("customer") or "")
+    entry = (customer or {}).get("_discount")
+    if customer is not None and entry is not None and not in_force(entry, now):
+        ctx.save({**customer, "_discount": None})
+        discounts.announce(ctx, [ctx.get("discount", entry["id"])], [])

@@ -1,0 +1,85 @@
+"""A customer's discount: ``coupon`` / ``promotion_code`` on ``POST /v1/customers`` (and its update) before
+2025-03-31, the ``discount`` the customer object shows, and ``DELETE /v1/customers/{id}/discount``.
+
+Basil (2025-03-31) removed the singular ``coupon`` and ``promotion_code`` params from customers: from that version
+on they are unknown parameters. Before it, a coupon (or a promotion code's coupon) becomes a ``di_`` discount
+(``discounts.new_discount``, with ``customer`` set and no ``subscription``) kept on the customer as
+``_discount`` (an entry as a subscription's ``_discounts`` hold, see ``billing_discounts``); ``""`` removes it.
+Billing takes it off the customer's subscription invoices when the subscription has no discount of its own.
+Changes are announced with ``customer.discount.*`` (``discounts.announce``) before the customer's own event.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from stripebench_tui.emulator import billing_cycle as cycle
+from stripebench_tui.emulator.context import RequestContext
+from stripebench_tui.emulator.errors import StripeError, invalid, unknown_param
+from stripebench_tui.emulator.resources import discounts
+from stripebench_tui.emulator.resources.customers import resource
+from stripebench_tui.emulator.versions import SINGULAR_COUPON_REMOVED
+
+NAMES = ("coupon", "promotion_code")  # customers.DISCOUNT_PARAMS
+
+
+def render_into(obj: dict[str, Any], ctx: RequestContext) -> None:
+    """Set the rendered customer ``obj``'s ``discount`` to its discount object (for the caller's version)."""
+    entry = obj.get("_discount")
+    discount = ctx.find("discount", entry["id"]) if entry else None
+    obj["discount"] = ctx.render(discount) if discount is not None else None
+
+
+def apply(ctx: RequestContext, customer: dict[str, Any], params: dict[str, Any], now: int
+          ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Apply ``coupon`` / ``promotion_code`` to ``customer`` (not saved); the discounts (stored ``di_`` objects)
+    taken off and put on, for the caller to ``announce`` once the customer is saved."""
+    sent = [name for name in NAMES if name in params]
+    if not sent:
+        return [], []
+    if ctx.version_at_least(SINGULAR_COUPON_REMOVED):
+        raise unknown_param(sent[0])
+    if len(sent) > 1:
+        raise invalid("You may only specify one of these parameters: coupon, promotion_code.", param=sent[1])
+    name = sent[0]
+    old = customer.get("_discount")
+    removed = [ctx.get("discount", old["id"])] if old else []
+    if not params[name]:
+        customer["_discount"] = None
+        return removed, []
+    promo_id = None
+    if name == "promotion_code":
+        promo = ctx.get("promotion_code", params[name], param="promotion_code")
+        if not promo["active"]:
+            raise invalid(f"This promotion code is not active: {promo['code']}", param="promotion_code")
+        promo_id, coupon_id = promo["id"], promo["promotion"]["coupon"]
+    else:
+        coupon_id = params[name]
+    coupon = ctx.get("coupon", coupon_id, param=name)
+    if not ctx.render(coupon)["valid"]:
+        raise invalid(f"Coupon expired: {coupon_id}", param=name)
+    months = coupon.get("duration_in_months") or 0
+    end = cycle.period_end(now, "month", months) if coupon["duration"] == "repeating" else None
+    discount = discounts.new_discount(ctx, coupon, promotion_code=promo_id, customer=customer["id"],
+                                      subscription=None, start=now, end=end)
+    customer["_discount"] = {"id": discount["id"], "coupon": coupon_id, "promotion_code": promo_id, "start": now,
+                             "duration": coupon["duration"], "end": end}
+    ctx.save({**coupon, "times_redeemed": coupon["times_redeemed"] + 1})
+    return removed, [discount]
+
+
+@resource.route("DELETE", "/v1/customers/{id}/discount")
+def delete_discount(ctx: RequestContext, params: dict[str, Any], id: str) -> dict[str, Any]:
+    """Remove the customer's discount (``customer.discount.deleted``, then ``customer.updated``); answers the
+    deleted discount."""
+    customer = ctx.get("customer", id)
+    entry = customer.get("_discount")
+    if not entry:
+        raise StripeError(f"No active discount for customer: {id}", status=404, code="resource_missing")
+    before = ctx.get("customer", id)
+    removed = ctx.get("discount", entry["id"])
+    customer["_discount"] = None
+    ctx.save(customer)
+    discounts.announce(ctx, [removed], [])
+    ctx.emit("customer.updated", customer, previous=before)
+    return discounts.deleted(removed)
