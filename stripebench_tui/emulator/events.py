@@ -2,12 +2,6 @@
 
 ``emit_event`` is the one place events are made. Listeners registered with ``Emulator.on_event`` (webhook
 delivery, the episode watcher) are called after the request's transaction commits, never for rolled-back work.
-
-An event's ``data.object`` is the object as it was when the event was made, rendered at the event's API version.
-When that object was just saved and its kind renders from the object alone at that version (``Resource.pure_render``),
-the event keeps the stored object itself (stored objects never change in place) and renders the snapshot when it
-is read (``snapshot``, the event's renderer): most events are never read, and rendering each at once was a fifth
-of a request's work. Anything that reads a stored event other than through ``render`` calls ``snapshot`` first.
 """
 
 from __future__ import annotations
@@ -16,14 +10,14 @@ from typing import TYPE_CHECKING, Any
 
 from stripebench_tui.emulator.context import LIST_PARAMS, RequestContext
 from stripebench_tui.emulator.params import Array, Str
-from stripebench_tui.emulator.registry import RESOURCES, Resource
+from stripebench_tui.emulator.registry import Resource
 from stripebench_tui.emulator.render import render
 from stripebench_tui.emulator.store import clone
 
 if TYPE_CHECKING:
     from stripebench_tui.emulator.engine import Emulator
 
-resource = Resource("event", prefix="evt", noun="event", shallow_render=True)
+resource = Resource("event", prefix="evt", noun="event")
 
 
 def emit_event(emulator: "Emulator", event_type: str, obj: dict[str, Any], *, previous: dict[str, Any] | None = None,
@@ -34,21 +28,22 @@ def emit_event(emulator: "Emulator", event_type: str, obj: dict[str, Any], *, pr
     values of what changed, and no event is made when nothing changed.
     """
     version = emulator.api_version
+    snapshot_ctx = emulator.snapshot_ctx
+    if snapshot_ctx is None or snapshot_ctx.api_version != version or snapshot_ctx.base_url != emulator.base_url:
+        # a plain context at the account's version (no expand, secret key); renderers only read it, so one serves
+        # every event until the version or address changes
+        snapshot_ctx = emulator.snapshot_ctx = RequestContext(emulator, version)
     # The handler may go on changing ``obj`` after emitting, and the event is stored as is: snapshot the stored
     # copy when ``obj`` was just saved (stored objects never change in place, so sharing their nested values is
     # safe and saves a deep copy), else a deep copy of ``obj``.
-    kind = obj.get("object", "")
-    stored = emulator.store.peek(kind, obj.get("id", ""))
-    just_saved = stored is not None and stored == obj
-    kept = just_saved and previous is None and _pure(kind, stored, version)
-    if kept:
-        data: dict[str, Any] = {"object": stored}  # rendered when read (see the module's doc)
+    stored = emulator.store.peek(obj.get("object", ""), obj.get("id", ""))
+    if stored is not None and stored == obj:
+        snapshot = render(stored, snapshot_ctx)
     else:
-        snapshot_ctx = _snapshot_ctx(emulator, version, emulator.base_url)
-        rendered = render(stored, snapshot_ctx) if just_saved else render(clone(obj), snapshot_ctx, private=True)
-        data = {"object": rendered}
+        snapshot = render(clone(obj), snapshot_ctx, private=True)
+    data: dict[str, Any] = {"object": snapshot}
     if previous is not None:
-        changes = previous_attributes(render(clone(previous), snapshot_ctx, private=True), rendered)
+        changes = previous_attributes(render(clone(previous), snapshot_ctx, private=True), snapshot)
         if not changes:
             return None
         data["previous_attributes"] = changes
@@ -63,8 +58,6 @@ def emit_event(emulator: "Emulator", event_type: str, obj: dict[str, Any], *, pr
         "request": {"id": request_id, "idempotency_key": idempotency_key},
         "type": event_type,
     }
-    if kept:
-        event[RENDER_AT] = emulator.base_url
     event["pending_webhooks"] = emulator.pending_webhooks_for(event)
     webhooks = getattr(emulator, "webhooks", None)
     if webhooks is not None and webhooks.wants_raw(event):  # an endpoint pinned to another API version
@@ -72,42 +65,6 @@ def emit_event(emulator: "Emulator", event_type: str, obj: dict[str, Any], *, pr
     emulator.store.put(event, copy=False)  # built here from copies; listeners only read it
     emulator.queue_event(event)
     return event
-
-
-# On an event whose ``data.object`` is the stored object itself, not yet rendered: the address to render it for.
-RENDER_AT = "_render_at"
-
-
-def _pure(kind: str, obj: dict[str, Any], version: str) -> bool:
-    resource = RESOURCES.get(kind)
-    if resource is None or resource.render_fn is None:
-        return resource is not None
-    return resource.pure_render is not None and resource.pure_render(obj, version)
-
-
-def _snapshot_ctx(emulator: "Emulator", version: str, base_url: str) -> RequestContext:
-    """A plain context at ``version`` (no expand, secret key); renderers only read it, so one serves every event
-    until the version or address changes."""
-    ctx = emulator.snapshot_ctx
-    if ctx is None or ctx.api_version != version or ctx.base_url != base_url:
-        ctx = emulator.snapshot_ctx = RequestContext(emulator, version, base_url=base_url)
-    return ctx
-
-
-def snapshot(emulator: "Emulator", event: dict[str, Any]) -> dict[str, Any]:
-    """``event`` with its ``data.object`` rendered: the event itself when it already is, else a new dict."""
-    if RENDER_AT not in event:
-        return event
-    ctx = _snapshot_ctx(emulator, event["api_version"], event[RENDER_AT])
-    out = {k: v for k, v in event.items() if k != RENDER_AT}
-    out["data"] = {**event["data"], "object": render(event["data"]["object"], ctx)}
-    return out
-
-
-@resource.renderer
-def render_event(obj: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
-    """An event renders the same at every version (its own ``api_version``); only a kept object is rendered."""
-    return snapshot(ctx.emulator, obj)
 
 
 def previous_attributes(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:

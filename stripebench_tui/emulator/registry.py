@@ -60,11 +60,6 @@ class Resource:
     # An internal key that, set on an object, makes the renderer run at every version all the same (a customer's
     # ``_discount``, rendered into its ``discount``).
     render_if: str | None = None
-    # Whether rendering an object at an API version (no ``expand[]``, secret key) reads nothing but the object
-    # itself: ``pure_render(obj, version)``. An event about such an object keeps the stored object and renders its
-    # snapshot when the event is read (events.py), since stored objects never change. None: not known to be pure
-    # (its events are rendered at once). A kind without a renderer is always pure.
-    pure_render: Callable[[dict[str, Any], str], bool] | None = None
     # True when the renderer only sets, replaces or removes top-level keys and never changes a nested value in
     # place: it may then work on a shallow copy of a stored object instead of a deep one.
     shallow_render: bool = False

@@ -82,9 +82,7 @@ class WebhookDispatcher:
 
     def _payload(self, event: dict[str, Any], endpoint: dict[str, Any]) -> str:
         """The event as JSON, rendered at the endpoint's pinned API version when it has one."""
-        from stripebench_tui.emulator.events import snapshot
-
-        body = {k: v for k, v in snapshot(self.emulator, event).items() if not k.startswith("_")}
+        body = {k: v for k, v in event.items() if not k.startswith("_")}
         version = endpoint.get("api_version")
         if version and version != event["api_version"] and event.get("_raw") is not None:
             from stripebench_tui.emulator.context import RequestContext

@@ -21,10 +21,7 @@ resource = Resource("charge", prefix="ch", noun="charge", includable={"refunds"}
                     expandable={"customer": "customer", "payment_intent": "payment_intent",
                                 "balance_transaction": "balance_transaction",
                                 "payment_method": "payment_method"},
-                    shallow_render=True,
-                    # before 2022-11-15, its refunds are read from storage and embedded
-                    pure_render=lambda _obj, version: versions.at_least(version,
-                                                                        versions.PAYMENT_INTENT_LATEST_CHARGE))
+                    shallow_render=True)
 
 
 def new_charge(ctx: RequestContext, pi: dict[str, Any], pm: dict[str, Any], card: cards.TestCard, succeeded: bool,

@@ -10,15 +10,12 @@ from stripebench_tui.emulator.registry import Resource
 from stripebench_tui.emulator.search import SEARCH_PARAMS, search_page
 from stripebench_tui.emulator.resources.common import (ADDRESS, SHIPPING, apply_fields, apply_metadata, deleted_stub,
                                                        full_address)
-from stripebench_tui.emulator.versions import CUSTOMER_SOURCES_NOT_INCLUDED, at_least
+from stripebench_tui.emulator.versions import CUSTOMER_SOURCES_NOT_INCLUDED
 
 resource = Resource("customer", prefix="cus", noun="customer",
                     expandable={"invoice_settings.default_payment_method": "payment_method"},
                     includable={"sources"}, render_before=CUSTOMER_SOURCES_NOT_INCLUDED, shallow_render=True,
-                    render_if="_discount",
-                    # the cards (before 2020-08-27) and the discount are read from storage
-                    pure_render=lambda obj, version: (at_least(version, CUSTOMER_SOURCES_NOT_INCLUDED)
-                                                      and not obj.get("_discount")))
+                    render_if="_discount")
 
 FIELDS = {
     "address": ADDRESS,

@@ -36,10 +36,7 @@ from stripebench_tui.emulator.search import SEARCH_PARAMS, search_page
 resource = Resource("payment_intent", prefix="pi", noun="payment_intent",
                     expandable={"customer": "customer", "latest_charge": "charge", "payment_method": "payment_method",
                                 "last_payment_error.payment_method": "payment_method"},
-                    shallow_render=True,
-                    # before latest_charge, its charges are read from storage and embedded
-                    pure_render=lambda _obj, version: versions.at_least(version,
-                                                                        versions.PAYMENT_INTENT_LATEST_CHARGE))
+                    shallow_render=True)
 AUTHENTICATE_PATH = "/3ds/authenticate/{id}"
 # Called as hook(ctx, pi) after a PI succeeds (billing pays the invoice a subscription's PI belongs to).
 ON_SUCCEEDED: list[Callable[[RequestContext, dict[str, Any]], None]] = []
