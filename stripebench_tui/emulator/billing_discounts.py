@@ -7,7 +7,8 @@ applies, as on Stripe, where a subscription's discount takes precedence over its
 ``once`` discount that has been taken off an invoice.
 
 A discount runs out when its ``end`` (a ``repeating`` coupon's months) has passed or, for ``once``, after the first
-invoice it was taken off. ``expire`` removes such discounts from the subscription and its customer when Billing
+invoice it was taken off (a one-off invoice that inherits the customer's discount spends it too:
+``customer_used``). ``expire`` removes such discounts from the subscription and its customer when Billing
 next makes an invoice for them (a renewal on a test clock, an update billed at once), announcing each with
 ``customer.discount.deleted`` before that invoice is made.
 """
@@ -51,7 +52,13 @@ def used(ctx: RequestContext, sub: dict[str, Any], discount_id: str | None) -> N
     if not discount_id:
         return
     spent(sub, discount_id)
-    customer = ctx.find("customer", sub.get("customer") or "")
+    customer_used(ctx, sub.get("customer"), discount_id)
+
+
+def customer_used(ctx: RequestContext, customer_id: str | None, discount_id: str | None) -> None:
+    """``discount_id`` was taken off an invoice of the customer (a subscription's or a one-off invoice that took
+    the customer's discount): if it is the customer's ``once`` discount, it is spent (saved here)."""
+    customer = ctx.find("customer", customer_id or "") if customer_id and discount_id else None
     entry = (customer or {}).get("_discount")
     if customer is not None and entry is not None and entry["id"] == discount_id and entry.get("duration") == "once":
         ctx.save({**customer, "_discount": {**entry, "once_used": True}})
@@ -68,7 +75,14 @@ def expire(ctx: RequestContext, sub: dict[str, Any], now: int) -> None:
         sub["_discounts"] = [entry for entry in sub["_discounts"] if entry["id"] not in gone]
         sub["discounts"] = [di for di in sub.get("discounts") or [] if di not in gone]
         discounts.announce(ctx, [ctx.get("discount", entry["id"]) for entry in ended], [])
-    customer = ctx.find("customer", sub.get("customer") or "")
+    expire_customer(ctx, sub.get("customer"), now)
+
+
+def expire_customer(ctx: RequestContext, customer_id: str | None, now: int) -> None:
+    """Remove the customer's discount if it has run out by ``now`` (``customer.discount.deleted``)."""
+    from stripebench_tui.emulator.resources import discounts
+
+    customer = ctx.find("customer", customer_id or "") if customer_id else None
     entry = (customer or {}).get("_discount")
     if customer is not None and entry is not None and not in_force(entry, now):
         ctx.save({**customer, "_discount": None})

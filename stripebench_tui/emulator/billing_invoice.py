@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from stripebench_tui.emulator import billing_tax
+from stripebench_tui.emulator import billing_tax, discount_amounts
 from stripebench_tui.emulator.context import RequestContext
 from stripebench_tui.emulator.errors import StripeError
 from stripebench_tui.emulator.resources import tax_ids
@@ -37,18 +37,15 @@ def _line(ctx: RequestContext, invoice_id: str, sub_id: str | None, line: dict[s
 
 def build_invoice(ctx: RequestContext, sub: dict[str, Any], lines: list[dict[str, Any]], *, reason: str, now: int,
                   discount: tuple[int, str | None] = (0, None), save: bool = True) -> dict[str, Any]:
-    """A draft invoice for ``sub`` (not saved); ``discount`` is (amount off the subtotal, discount id)."""
+    """A draft invoice for ``sub`` (not saved); ``discount`` is (amount off, discount id) as ``billing_cycle.discount_off``
+    gives it: the discount's share of each line is worked out again here (``discount_amounts``), and recomputed
+    with the invoice's totals whenever a line is added to the draft."""
     invoice_id = ctx.new_id("in") if save else "upcoming_in_" + ctx.emulator.ids.token("preview", 24)
     customer = ctx.find("customer", sub["customer"]) or {}
     settings = sub.get("payment_settings") or {}
-    subtotal = sum(line["amount"] for line in lines)
-    off = min(discount[0], max(subtotal, 0))
-    total = subtotal - off
+    subtotal = total = sum(line["amount"] for line in lines)  # billing_tax.apply sets them with the discount
     periods = [line["period"] for line in lines if not line["proration"]] or [(now, now)]
-    # each discountable line (not a proration) carries its share of the discount, with the discount's id
-    shares = billing_tax.split(off, [max(line["amount"], 0) if not line["proration"] else 0 for line in lines])
-    lines = [{**line, "discount": share, "discount_id": discount[1]} if share else line
-             for line, share in zip(lines, shares)]
+    stored = ctx.find("discount", discount[1]) if discount[1] else None
     invoice = {
         "id": invoice_id, "object": "invoice", "account_country": "US", "account_name": "Stripe emulator",
         "account_tax_ids": None, "amount_due": max(total, 0), "amount_overpaid": 0, "amount_paid": 0,
@@ -64,7 +61,7 @@ def build_invoice(ctx: RequestContext, sub: dict[str, Any], lines: list[dict[str
         "customer_shipping": customer.get("shipping"), "customer_tax_exempt": customer.get("tax_exempt") or "none",
         "customer_tax_ids": tax_ids.invoice_entries(ctx, sub["customer"]),
         "default_payment_method": None, "default_source": None, "default_tax_rates": [], "description": None,
-        "discounts": [discount[1]] if discount[1] and off else [],
+        "discounts": [],  # set below when the discount takes something off
         # a sent invoice is due the subscription's days_until_due after it is made (first or renewal alike)
         "due_date": (now + (sub.get("days_until_due") or 0) * DAY if sub["collection_method"] == "send_invoice"
                      else None),
@@ -86,12 +83,20 @@ def build_invoice(ctx: RequestContext, sub: dict[str, Any], lines: list[dict[str
         "status_transitions": {"finalized_at": None, "marked_uncollectible_at": None, "paid_at": None,
                                "voided_at": None},
         "subtotal": subtotal, "subtotal_excluding_tax": subtotal, "test_clock": sub.get("test_clock"),
-        "total": total, "total_discount_amounts": [{"amount": off, "discount": discount[1]}] if off else [],
+        "total": total, "total_discount_amounts": [],
         "total_excluding_tax": total, "total_pretax_credit_amounts": [], "total_taxes": [],
         "webhooks_delivered_at": now if save else None,
         "_lines": [_line(ctx, invoice_id, sub["id"], line, save) for line in lines],
         "_subscription": sub["id"], "_payment_intent": None, "_payments": [],
+        # the discount in force, split over the lines it may discount (discount_amounts, applies_to.products)
+        "_discount_rules": [discount_amounts.rule(stored, sub["currency"])] if stored else [],
     }
+    discount_amounts.allocate(invoice)
+    if stored and discount_amounts.total_of(invoice, stored["id"]):
+        invoice["discounts"] = [stored["id"]]
+    elif stored:  # it takes nothing off this invoice: not listed on it
+        invoice["_discount_rules"] = []
+        discount_amounts.allocate(invoice)
     # tax rates: each line's own (its subscription item's or invoice item's), else the subscription's defaults
     invoice["default_tax_rates"] = list(sub.get("default_tax_rates") or [])
     for built, spec in zip(invoice["_lines"], lines):

@@ -1,5 +1,5 @@
-"""Discounts: the ``di_`` objects a coupon or promotion code becomes when applied to a subscription or a customer
-(``customer_discounts``).
+"""Discounts: the ``di_`` objects a coupon or promotion code becomes when applied to a subscription, a customer
+(``customer_discounts``), an invoice or an invoice item (``invoice_discounts``).
 
 Stripe has no endpoint that reads a discount by itself: they are seen where they apply, by id in a subscription's
 or invoice's ``discounts`` and in ``discount_amounts[].discount``, and in full with ``expand[]``. So this resource
@@ -27,10 +27,12 @@ resource = Resource("discount", prefix="di", noun="discount",
 
 
 def new_discount(ctx: RequestContext, coupon: dict[str, Any], *, promotion_code: str | None, customer: str | None,
-                 subscription: str | None, start: int, end: int | None) -> dict[str, Any]:
-    """Save the discount ``coupon`` (a stored coupon) makes on a subscription or customer; returns it."""
+                 subscription: str | None, start: int, end: int | None, invoice: str | None = None,
+                 invoice_item: str | None = None) -> dict[str, Any]:
+    """Save the discount ``coupon`` (a stored coupon) makes on a subscription, customer, invoice or invoice item
+    (``invoice_discounts``); returns it."""
     obj = {"id": ctx.new_id("di"), "object": "discount", "checkout_session": None, "customer": customer,
-           "customer_account": None, "end": end, "invoice": None, "invoice_item": None,
+           "customer_account": None, "end": end, "invoice": invoice, "invoice_item": invoice_item,
            "promotion_code": promotion_code, "start": start, "subscription": subscription,
            "subscription_item": None,
            # the coupon as applied: a coupon deleted later still shows on its discounts, as on Stripe

@@ -1,7 +1,8 @@
 """Invoice items (``/v1/invoiceitems``): one-off charges waiting for the customer's next invoice, or on a draft.
 
 An item with ``invoice`` set is a line of that draft invoice (the line and the item are kept in step); without,
-it is pending until an invoice includes it. From 2025-03-31 an item names its price under ``pricing`` (create
+it is pending until an invoice includes it. Its own ``discounts`` (``invoice_discounts``) apply to its line before
+the invoice's; ``discountable=false`` keeps the invoice's off it. From 2025-03-31 an item names its price under ``pricing`` (create
 with ``pricing[price]``); before, it carries ``price`` (create with ``price``) and ``unit_amount``.
 """
 
@@ -14,19 +15,21 @@ from stripebench_tui.emulator.context import LIST_PARAMS, RequestContext
 from stripebench_tui.emulator.errors import invalid, missing_param, unknown_param
 from stripebench_tui.emulator.params import Array, Bool, Currency, Hash, Int, Metadata, Num, Param, Str
 from stripebench_tui.emulator.registry import Resource
+from stripebench_tui.emulator.resources import invoice_discounts
 from stripebench_tui.emulator.resources.common import apply_metadata, deleted_stub
 from stripebench_tui.emulator.resources.invoice_lines import describe, new_line
 from stripebench_tui.emulator.resources.invoices import editable_draft, recompute
 from stripebench_tui.emulator.versions import SUBSCRIPTION_PERIOD_ON_ITEMS
 
 resource = Resource("invoiceitem", prefix="ii", noun="invoice item",
-                    expandable={"customer": "customer", "invoice": "invoice"})
+                    expandable={"customer": "customer", "invoice": "invoice", "discounts": "discount"})
 
 PERIOD = Hash({"start": Int(min=0, required=True), "end": Int(min=0, required=True)})
 FIELDS: dict[str, Param] = {
     "amount": Int(), "description": Str(emptyable=True), "discountable": Bool(), "metadata": Metadata(),
     "period": PERIOD, "quantity": Int(min=0), "unit_amount_decimal": Num(as_string=True),
     "price": Str(), "pricing": Hash({"price": Str()}), "tax_rates": Array(Str(), emptyable=True),
+    "discounts": invoice_discounts.DISCOUNTS,
 }
 
 
@@ -78,8 +81,10 @@ def _sync_line(ctx: RequestContext, item: dict[str, Any], invoice: dict[str, Any
     price = ctx.find("price", item.get("_price") or "")
     line = new_line(ctx, invoice["id"], amount=item["amount"], currency=item["currency"], quantity=item["quantity"],
                     price=price, period=(item["period"]["start"], item["period"]["end"]),
-                    description=item["description"], invoice_item=item["id"], metadata=item["metadata"])
+                    description=item["description"], invoice_item=item["id"], metadata=item["metadata"],
+                    discountable=item.get("discountable", True))
     line["_tax_rates"] = item.get("tax_rates") or []  # else the invoice's default_tax_rates apply
+    line["_discount_rules"] = invoice_discounts.item_rules(ctx, item)  # its own discounts, before the invoice's
     invoice["_lines"] = list(invoice["_lines"])  # the saved invoice's list stays as it was saved
     old = [i for i, ln in enumerate(invoice["_lines"])
            if (ln["parent"].get("invoice_item_details") or {}).get("invoice_item") == item["id"]]
@@ -130,6 +135,8 @@ def create(ctx: RequestContext, params: dict[str, Any]) -> dict[str, Any]:
     _set_amounts(ctx, item, params, price)
     if params.get("tax_rates"):
         item["tax_rates"] = billing_tax.rates_from(ctx, params["tax_rates"], "tax_rates")
+    if params.get("discounts"):
+        invoice_discounts.set_on_item(ctx, item, params["discounts"])
     if price is not None and params.get("currency") and params["currency"] != price["currency"]:
         raise invalid(f"The currency {params['currency']} does not match the price's currency {price['currency']}.",
                       param="currency")
@@ -168,6 +175,8 @@ def update(ctx: RequestContext, params: dict[str, Any], id: str) -> dict[str, An
         item["metadata"] = apply_metadata(item.get("metadata"), params["metadata"])
     if "tax_rates" in params:
         item["tax_rates"] = billing_tax.rates_from(ctx, params["tax_rates"], "tax_rates")
+    if "discounts" in params:
+        invoice_discounts.set_on_item(ctx, item, params["discounts"])
     _set_amounts(ctx, item, params, price)
     ctx.save(item)
     ctx.emit("invoiceitem.updated", item, previous=before)

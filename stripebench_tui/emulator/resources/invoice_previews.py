@@ -73,7 +73,7 @@ def preview(ctx: RequestContext, sub: dict[str, Any], change: dict[str, Any]) ->
         lines = pending + cycle.usage_lines(ctx, draft, draft["_period_start"], start) + \
             cycle.cycle_lines(ctx, draft, start, finish)
         moment, reason = start, "subscription_cycle"
-    discount = cycle.discount_off(ctx, draft, sum(li["amount"] for li in lines if not li["proration"]), moment)
+    discount = cycle.discount_off(ctx, draft, lines, moment)
     invoice = bills.build_invoice(ctx, draft, lines, reason=reason, now=moment, discount=discount, save=False)
     invoice["automatically_finalizes_at"] = None
     invoice["_preview"] = True

@@ -3,24 +3,25 @@
 Lines are stored inside the invoice (``_lines``, see ``invoice_lines``), payments under ``_payments`` (see
 ``invoice_payments``); the lifecycle actions (finalize, pay, void, …) live in ``invoice_actions``. From 2025-03-31
 an invoice has no ``payment_intent``/``subscription`` fields (payments moved under ``payments``, the subscription
-under ``parent``); before, they sit at the top level.
+under ``parent``); before, they sit at the top level. Discounts (the ``discounts`` param, inheriting the customer's)
+are ``invoice_discounts``'s.
 
 Internal API: ``new_invoice(ctx, customer_id, currency, …) -> draft`` (saved, ``invoice.created`` emitted),
-``recompute(invoice)`` (totals from lines and payments), ``create_paid_invoice(...)`` (finalized and paid at once).
+``recompute(invoice)`` (discount amounts, totals from lines and payments), ``create_paid_invoice(...)`` (finalized and paid at once).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from stripebench_tui.emulator import billing_tax
+from stripebench_tui.emulator import billing_tax, discount_amounts
 from stripebench_tui.emulator.context import LIST_PARAMS, RequestContext
 from stripebench_tui.emulator.errors import StripeError, invalid, missing_param
 from stripebench_tui.emulator.params import Array, Bool, Currency, Enum, Hash, Int, Metadata, Param, Str
 from stripebench_tui.emulator.registry import Resource
 from stripebench_tui.emulator.resources.common import apply_metadata, deleted_stub
 from stripebench_tui.emulator.resources.invoice_lines import lines_page, new_line, render_line
-from stripebench_tui.emulator.resources import tax_ids
+from stripebench_tui.emulator.resources import invoice_discounts, tax_ids
 from stripebench_tui.emulator.resources.invoice_payments import payments_page
 from stripebench_tui.emulator.search import SEARCH_PARAMS, search_page
 from stripebench_tui.emulator.versions import SUBSCRIPTION_PERIOD_ON_ITEMS, at_least
@@ -134,7 +135,9 @@ def _confirmation_secret(invoice: dict[str, Any], ctx: RequestContext) -> dict[s
 
 
 def recompute(invoice: dict[str, Any]) -> None:
-    """Taxes and totals from the lines, discounts and tax rates, ``amount_remaining`` from what has been paid."""
+    """Discount amounts (``discount_amounts``: for invoices with discount rules), then taxes and totals from the
+    lines, discounts and tax rates, ``amount_remaining`` from what has been paid."""
+    discount_amounts.allocate(invoice)
     billing_tax.apply(invoice)
 
 
@@ -296,7 +299,7 @@ def apply_payment_settings(current: dict[str, Any], given: dict[str, Any]) -> di
 
 
 @resource.route("POST", "/v1/invoices", params={
-    **FIELDS, "customer": Str(), "currency": Currency(), "subscription": Str(),
+    **FIELDS, "customer": Str(), "currency": Currency(), "subscription": Str(), "discounts": invoice_discounts.DISCOUNTS,
     "pending_invoice_items_behavior": Enum("exclude", "include")})
 def create(ctx: RequestContext, params: dict[str, Any]) -> dict[str, Any]:
     """Create a draft invoice; pending invoice items join it with ``pending_invoice_items_behavior=include``."""
@@ -311,7 +314,8 @@ def create(ctx: RequestContext, params: dict[str, Any]) -> dict[str, Any]:
                and not i.get("deleted") and (params.get("currency") is None or i["currency"] == params["currency"])]
     currency = params.get("currency") or customer.get("currency") or (pending[0]["currency"] if pending else "usd")
     obj = new_invoice(ctx, customer["id"], currency, subscription=subscription,
-                      billing_reason="subscription" if subscription else "manual")
+                      billing_reason="subscription" if subscription else "manual", emit=False)
+    invoice_discounts.for_new_invoice(ctx, obj, params)  # the ones passed, else the customer's
     _apply(ctx, obj, params)
     if behavior == "include":
         from stripebench_tui.emulator.resources import invoice_items
@@ -320,6 +324,7 @@ def create(ctx: RequestContext, params: dict[str, Any]) -> dict[str, Any]:
             invoice_items.add_to_invoice(ctx, dict(item), obj)
     recompute(obj)
     ctx.save(obj)
+    ctx.emit("invoice.created", obj)  # with its discounts, settings and lines
     return obj
 
 
@@ -336,7 +341,7 @@ def retrieve(ctx: RequestContext, params: dict[str, Any], id: str) -> dict[str, 
     return ctx.get("invoice", id, param="invoice")
 
 
-@resource.route("POST", "/v1/invoices/{id}", params=FIELDS)
+@resource.route("POST", "/v1/invoices/{id}", params={**FIELDS, "discounts": invoice_discounts.DISCOUNTS})
 def update(ctx: RequestContext, params: dict[str, Any], id: str) -> dict[str, Any]:
     """Update a draft invoice (a finalized one: only metadata, description, footer, auto_advance, due date)."""
     obj = ctx.get("invoice", id, param="invoice")
@@ -349,6 +354,9 @@ def update(ctx: RequestContext, params: dict[str, Any], id: str) -> dict[str, An
             raise StripeError(f"You can't update `{fixed[0]}` on an invoice that is {obj['status']}.",
                               param=fixed[0], code="invoice_not_editable")
     _apply(ctx, obj, params)
+    if "discounts" in params:  # a draft's (finalized invoices refuse the param above)
+        invoice_discounts.set_on_invoice(ctx, obj, params["discounts"])
+        recompute(obj)
     if obj["status"] == "open" and "payment_settings" in params:
         from stripebench_tui.emulator.resources import invoice_actions
 
