@@ -225,3 +225,11 @@ def test_subscription_discounts_announce_customer_discount_events_in_stripes_ord
     with pytest.raises(stripe.InvalidRequestError) as unknown:
         stripe_client.v1.subscriptions.update(sub.id, params={"discounts": [{"discount": "di_missing"}]})
     assert unknown.value.param == "discounts[0][discount]"
+
+
+def test_coupon_update_adds_currency_options_and_keeps_the_earlier_ones(stripe_client: stripe.StripeClient) -> None:
+    coupon = stripe_client.v1.coupons.create(params={"amount_off": 500, "currency": "usd",
+                                                     "currency_options": {"eur": {"amount_off": 450}}})
+    stripe_client.v1.coupons.update(coupon.id, params={"currency_options": {"gbp": {"amount_off": 400}}})
+    got = stripe_client.v1.coupons.retrieve(coupon.id, params={"expand": ["currency_options"]})
+    assert {c: o["amount_off"] for c, o in got.currency_options.to_dict().items()} == {"eur": 450, "gbp": 400}
