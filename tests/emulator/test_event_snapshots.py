@@ -67,10 +67,12 @@ def test_an_event_renders_at_its_own_version_whatever_the_reader_asks(stripe_cli
         assert "charges" not in succeeded["data"]["object"]
 
 
-def test_at_an_old_version_an_event_holds_the_charges_and_refunds_of_its_moment(stripe_client, emulator):
+def test_at_an_old_version_an_event_holds_the_charges_and_refunds_of_its_moment(stripe_client, emulator,
+                                                                                monkeypatch):
     """Before latest_charge the snapshot embeds other objects (charges, refunds): it must be taken at once, since
     a payment intent confirmed later would otherwise show its charge in its own ``payment_intent.created``."""
-    emulator.emulator.api_version = OLD
+    # the session's emulator outlives this test and its reset keeps the account's version: put it back after
+    monkeypatch.setattr(emulator.emulator, "api_version", OLD)
     pi = stripe_client.v1.payment_intents.create(params={"amount": 1200, "currency": "usd",
                                                          "payment_method": "pm_card_visa",
                                                          "payment_method_types": ["card"]})
