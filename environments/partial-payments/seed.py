@@ -53,6 +53,21 @@ def member_subscription(client, customer_id: str):
     return desks[-1] if desks else None  # the oldest one
 
 
+def open_invoice(client, invoice_id: str) -> None:
+    """Finalise the subscription's first invoice if it is still a draft: Stripe finalises a send_invoice
+    subscription's first invoice only an hour after making it, and the member pays an open one."""
+    import stripe
+
+    if client.v1.invoices.retrieve(invoice_id).status != "draft":
+        return
+    try:
+        client.v1.invoices.finalize_invoice(invoice_id)
+    except stripe.InvalidRequestError:
+        if client.v1.invoices.retrieve(invoice_id).status == "draft":
+            raise
+        # finalised by Stripe meanwhile: it is open all the same
+
+
 def main() -> None:
     import stripe
 
@@ -72,6 +87,7 @@ def main() -> None:
     sub = member_subscription(client, customer.id) or client.v1.subscriptions.create({
         "customer": customer.id, "items": [{"price": price.id}], "collection_method": "send_invoice",
         "days_until_due": DAYS_UNTIL_DUE})
+    open_invoice(client, sub.latest_invoice)
 
     workspace = Path.cwd()
     with sqlite3.connect(workspace / "desk.db") as conn:

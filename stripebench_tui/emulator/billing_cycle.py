@@ -148,15 +148,17 @@ def payment_method_for(ctx: RequestContext, sub: dict[str, Any]) -> str | None:
     return (customer.get("invoice_settings") or {}).get("default_payment_method")
 
 
-def draft(ctx: RequestContext, sub: dict[str, Any], lines: list[dict[str, Any]], reason: str, now: int
-          ) -> dict[str, Any]:
-    """Save a draft invoice for ``sub`` with its pending prorations and discount; ``sub.latest_invoice`` set."""
+def draft(ctx: RequestContext, sub: dict[str, Any], lines: list[dict[str, Any]], reason: str, now: int,
+          finalizes_at: int | None = None) -> dict[str, Any]:
+    """Save a draft invoice for ``sub`` with its pending prorations and discount; ``sub.latest_invoice`` set
+    (``finalizes_at``: see ``billing_invoice.create_draft``)."""
     lines = list(sub.pop("_pending_lines", None) or []) + lines
     sub["_pending_lines"] = []
     billing_discounts.expire(ctx, sub, now)  # what ran out goes first (customer.discount.deleted)
     discount = discount_off(ctx, sub, lines, now)
     billing_discounts.used(ctx, sub, discount[1])
-    invoice = bills.create_draft(ctx, sub, lines, reason=reason, now=now, discount=discount)
+    invoice = bills.create_draft(ctx, sub, lines, reason=reason, now=now, discount=discount,
+                                 finalizes_at=finalizes_at)
     sub["latest_invoice"] = invoice["id"]
     return invoice
 
@@ -295,15 +297,15 @@ def run_action(ctx: RequestContext, sub: dict[str, Any], action: str, now: int) 
     ended = (sub["_period_start"], start)
     sub["_period_start"], sub["_period_end"] = start, finish
     lines = usage_lines(ctx, {**sub}, *ended) + cycle_lines(ctx, sub, start, finish)
-    invoice = draft(moved, sub, lines, "subscription_cycle", now)
-    invoice["automatically_finalizes_at"] = now + bills.FINALIZE_DELAY
-    ctx.save(invoice)
+    draft(moved, sub, lines, "subscription_cycle", now, finalizes_at=now + bills.FINALIZE_DELAY)
     ctx.save(sub)
     ctx.emit("customer.subscription.updated", sub, previous=before)
 
 
 def finalize_due(ctx: RequestContext, invoice: dict[str, Any], now: int) -> None:
-    """A renewal's draft reached ``automatically_finalizes_at``: finalise, charge; a decline makes the sub past_due."""
+    """A subscription's draft (a renewal's, or a sent first invoice's) reached ``automatically_finalizes_at``:
+    finalise, and charge one charged automatically (a decline makes the sub past_due); a sent one waits for the
+    customer."""
     sub = ctx.get("subscription", invoice["_subscription"])
     error = collect(ctx, sub, invoice, now, "allow_incomplete")
     sub = ctx.get("subscription", sub["id"])

@@ -106,9 +106,14 @@ def build_invoice(ctx: RequestContext, sub: dict[str, Any], lines: list[dict[str
 
 
 def create_draft(ctx: RequestContext, sub: dict[str, Any], lines: list[dict[str, Any]], *, reason: str, now: int,
-                 discount: tuple[int, str | None] = (0, None)) -> dict[str, Any]:
-    """Save a draft invoice and emit ``invoice.created``."""
+                 discount: tuple[int, str | None] = (0, None), finalizes_at: int | None = None) -> dict[str, Any]:
+    """Save a draft invoice and emit ``invoice.created``.
+
+    ``finalizes_at``: when Billing is to finalise it (``automatically_finalizes_at``, in the created event too);
+    a first invoice with nothing due gets none, its caller finalises it at once."""
     invoice = build_invoice(ctx, sub, lines, reason=reason, now=now, discount=discount)
+    if finalizes_at is not None and (invoice["amount_due"] > 0 or reason != "subscription_create"):
+        invoice["automatically_finalizes_at"] = finalizes_at
     ctx.save(invoice)
     ctx.emit("invoice.created", invoice)
     return invoice

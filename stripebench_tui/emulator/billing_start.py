@@ -2,9 +2,11 @@
 
 ``first_invoice`` bills what the subscription owes at its start: nothing during a trial (a $0 invoice, paid), the
 prorated part up to a ``billing_cycle_anchor`` (or nothing with ``proration_behavior=none``), else the full first
-period, plus ``add_invoice_items``. ``payment_behavior``: ``allow_incomplete`` (default) leaves a declined
-subscription ``incomplete``; ``error_if_incomplete`` answers the card error and creates nothing;
-``default_incomplete`` leaves the invoice open with an unconfirmed PaymentIntent (paying it activates the sub).
+period, plus ``add_invoice_items``. With ``collection_method=send_invoice`` it stays a draft for an hour
+(``automatically_finalizes_at``), as on Stripe, and the subscription is active at once. ``payment_behavior``:
+``allow_incomplete`` (default) leaves a declined subscription ``incomplete``; ``error_if_incomplete`` answers the
+card error and creates nothing; ``default_incomplete`` leaves the invoice open with an unconfirmed PaymentIntent
+(paying it activates the sub).
 """
 
 from __future__ import annotations
@@ -111,11 +113,17 @@ def first_invoice(ctx: RequestContext, sub: dict[str, Any], params: dict[str, An
             and not cycle.payment_method_for(ctx, sub)):
         raise invalid(NO_PAYMENT_METHOD)
     moved = cycle.at(ctx, now)
-    invoice = cycle.draft(moved, sub, lines, "subscription_create", now)
     if sub["collection_method"] == "send_invoice":
-        cycle.bills.finalize(moved, invoice, now)
+        # Stripe finalises a sent subscription's first invoice an hour after making it (a test clock's advance,
+        # ``POST /v1/invoices/{id}/finalize`` or ``/send`` may do it first); one with nothing due is finalised, and
+        # so paid, at once as before (Stripe's docs say nothing of a $0 one)
+        invoice = cycle.draft(moved, sub, lines, "subscription_create", now,
+                              finalizes_at=now + cycle.bills.FINALIZE_DELAY)
+        if not invoice["automatically_finalizes_at"]:
+            cycle.bills.finalize(moved, invoice, now)
         sub["status"] = sub["status"] if sub["status"] == "trialing" else "active"
         return None
+    invoice = cycle.draft(moved, sub, lines, "subscription_create", now)
     error = cycle.collect(moved, sub, invoice, now, behavior)
     invoice = ctx.get("invoice", invoice["id"])
     if invoice["status"] == "paid":

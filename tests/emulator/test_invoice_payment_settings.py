@@ -3,7 +3,8 @@
 Stripe's reference: ``payment_settings.payment_method_types`` is the list of payment method types to provide to
 the invoice's PaymentIntent (unset: Stripe picks them); ``default_mandate`` and ``payment_method_options`` are
 stored with the invoice. A subscription's ``send_invoice`` invoice gets its PaymentIntent when Billing finalises
-it, as an invoice finalised through the API does, so its hosted page or stripe.js can pay it.
+it (an hour after making it: here on a test clock), as an invoice finalised through the API does, so its hosted
+page or stripe.js can pay it.
 """
 
 from __future__ import annotations
@@ -147,14 +148,17 @@ def test_an_open_invoice_can_change_its_types_and_its_unconfirmed_intent_follows
     assert stripe_client.v1.invoices.retrieve(draft.id).payment_settings.payment_method_types is None
 
 
-def test_a_send_invoice_subscription_invoice_is_finalised_with_an_intent_stripe_js_can_pay(
-        stripe_client, browser, customer):
+def test_a_send_invoice_subscription_invoice_is_finalised_with_an_intent_stripe_js_can_pay(stripe_client, browser):
+    clock = stripe_client.v1.test_helpers.test_clocks.create(params={"frozen_time": T0})
+    customer = stripe_client.v1.customers.create(params={"email": "ada@example.com", "test_clock": clock.id})
     price = stripe_client.v1.prices.create(params={"currency": "usd", "unit_amount": 3300,
                                                   "recurring": {"interval": "month"}, "product_data": {"name": "Desk"}})
-    marker = _marker(stripe_client)
     sub = stripe_client.v1.subscriptions.create(params={
         "customer": customer.id, "items": [{"price": price.id}], "collection_method": "send_invoice",
         "days_until_due": 30})
+    marker = _marker(stripe_client)
+    # Billing finalises the first invoice an hour after making it
+    stripe_client.v1.test_helpers.test_clocks.advance(clock.id, params={"frozen_time": T0 + 7200})
     types = _types(stripe_client, marker)
     assert types.index("payment_intent.created") == types.index("invoice.finalized") - 1
     invoice = stripe_client.v1.invoices.retrieve(sub.latest_invoice, params={"expand": ["confirmation_secret",
@@ -182,6 +186,7 @@ def test_the_hosted_page_pays_a_send_invoice_subscription_invoice_through_the_in
     sub = stripe_client.v1.subscriptions.create(params={
         "customer": customer.id, "items": [{"price": price.id}], "collection_method": "send_invoice",
         "days_until_due": 14})
+    stripe_client.v1.invoices.finalize_invoice(sub.latest_invoice)  # a draft for an hour otherwise
     invoice = stripe_client.v1.invoices.retrieve(sub.latest_invoice, params={"expand": ["payments"]})
     made = invoice.payments.data[0].payment.payment_intent
     page = httpx.post(f"{emulator.url}/i/{invoice.id}/pay", data={
@@ -204,6 +209,9 @@ def test_a_send_invoice_renewal_is_finalised_with_an_intent_and_not_charged(stri
         "customer": customer.id, "items": [{"price": price.id}], "collection_method": "send_invoice",
         "days_until_due": 7})
     first = sub.latest_invoice
+    # past the first invoice's finalisation, an hour after it was made: what follows is the renewal's alone
+    stripe_client.v1.test_helpers.test_clocks.advance(clock.id, params={"frozen_time": T0 + 7200})
+    assert stripe_client.v1.invoices.retrieve(first).status == "open"
     marker = _marker(stripe_client)
     stripe_client.v1.test_helpers.test_clocks.advance(clock.id, params={"frozen_time": T0 + DAY + 7200})
     renewed = stripe_client.v1.subscriptions.retrieve(sub.id)

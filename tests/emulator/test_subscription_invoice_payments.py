@@ -26,6 +26,8 @@ def member(stripe_client: stripe.StripeClient):
     sub = stripe_client.v1.subscriptions.create(params={
         "customer": customer.id, "items": [{"price": price.id}], "collection_method": "send_invoice",
         "days_until_due": 30})
+    # the first invoice of a sent subscription stays a draft for an hour: finalised now, as an integration would
+    stripe_client.v1.invoices.finalize_invoice(sub.latest_invoice)
     return customer, sub
 
 

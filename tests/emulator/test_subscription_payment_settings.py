@@ -50,7 +50,8 @@ def test_payment_method_types_and_options_go_onto_every_invoice_the_subscription
     first = stripe_client.v1.invoices.retrieve(sub.latest_invoice)
     assert first.payment_settings.payment_method_types == ["card", "us_bank_account"]
     assert first.payment_settings.payment_method_options.us_bank_account.verification_method == "instant"
-    # the PaymentIntent the sent invoice is paid through offers those types
+    # the PaymentIntent the sent invoice is paid through, made when Billing finalises it an hour later, offers them
+    _advance(stripe_client, clock, T0 + 7200)
     payment = stripe_client.v1.invoice_payments.list(params={"invoice": first.id}).data[0]
     pi = stripe_client.v1.payment_intents.retrieve(payment.payment.payment_intent)
     assert sorted(pi.payment_method_types) == ["card", "us_bank_account"]

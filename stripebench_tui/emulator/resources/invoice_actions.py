@@ -44,6 +44,7 @@ def finalize_invoice(ctx: RequestContext, invoice: dict[str, Any], caller_pays: 
     now = ctx.now()
     count = len([i for i in ctx.store.scan("invoice") if i.get("number")])
     invoice.update({"status": "open", "number": f"EMU-{count + 1:04d}", "effective_at": now,
+                    "automatically_finalizes_at": None,  # null once the invoice is no longer a draft
                     "hosted_invoice_url": f"{ctx.base_url}/i/{invoice['id']}",
                     "customer_tax_ids": tax_ids.invoice_entries(ctx, invoice["customer"]),
                     "status_transitions": {**invoice["status_transitions"], "finalized_at": now}})
@@ -278,7 +279,17 @@ def finalize(ctx: RequestContext, params: dict[str, Any], id: str) -> dict[str, 
                           param="invoice")
     if "auto_advance" in params:
         invoice["auto_advance"] = params["auto_advance"]
-    return finalize_invoice(ctx, invoice)
+    return finalize_invoice(_on_its_clock(ctx, invoice), invoice)
+
+
+def _on_its_clock(ctx: RequestContext, invoice: dict[str, Any]) -> RequestContext:
+    """``ctx`` at the invoice's test clock's frozen time when its customer is on one (Billing's drafts of such a
+    customer's subscription are finalised at that time, by the API as by the clock), else ``ctx`` itself."""
+    from stripebench_tui.emulator import billing_cycle
+
+    if not invoice.get("test_clock"):
+        return ctx
+    return billing_cycle.at(ctx, billing_cycle.clock_now(ctx, invoice["test_clock"]))
 
 
 @resource.route("POST", "/v1/invoices/{id}/pay", params={
@@ -347,9 +358,12 @@ def mark_uncollectible(ctx: RequestContext, params: dict[str, Any], id: str) -> 
 
 @resource.route("POST", "/v1/invoices/{id}/send")
 def send(ctx: RequestContext, params: dict[str, Any], id: str) -> dict[str, Any]:
-    """'Email' an open send_invoice invoice (no mail leaves the emulator; ``invoice.sent`` is emitted)."""
+    """'Email' a send_invoice invoice (no mail leaves the emulator; ``invoice.sent`` is emitted). A draft is
+    finalised first, as Stripe finalises drafts before sending them (``invoice.finalized``, then ``invoice.sent``)."""
     invoice = ctx.get("invoice", id, param="invoice")
-    if invoice["status"] != "open":
+    if invoice["status"] == "draft":
+        finalize_invoice(_on_its_clock(ctx, invoice), invoice)
+    elif invoice["status"] != "open":
         raise StripeError("You can only send open invoices.", param="invoice")
     ctx.emit("invoice.sent", invoice)
     return invoice
