@@ -191,3 +191,30 @@ def test_renewals_are_unchanged_a_draft_finalised_an_hour_later_and_never_charge
         "test_helpers.test_clock.ready"]
     assert stripe_client.v1.invoices.retrieve(first).status == "open"
     _never_charged(stripe_client, customer, sub.id)
+
+
+def test_paying_the_draft_through_the_api_happens_at_the_test_clocks_time(stripe_client, clocked):
+    clock, customer, price = clocked
+    _advance(stripe_client, clock.id, T0 + 10 * 60)
+    sub = _subscribe(stripe_client, customer, price)
+    paid = stripe_client.v1.invoices.pay(sub.latest_invoice, params={"payment_method": "pm_card_visa"})
+    assert paid.status == "paid"
+    # finalised and paid at the clock's time, not the emulator's own (wall) time
+    assert paid.status_transitions.finalized_at == paid.status_transitions.paid_at == T0 + 10 * 60
+
+
+def test_a_paid_invoice_can_be_sent_again_a_void_one_cannot(stripe_client, clocked):
+    _, customer, price = clocked
+    sub = _subscribe(stripe_client, customer, price)
+    stripe_client.v1.invoices.pay(sub.latest_invoice, params={"paid_out_of_band": True})
+    marker = _marker(stripe_client)
+    assert stripe_client.v1.invoices.send_invoice(sub.latest_invoice).status == "paid"
+    assert [e.type for e in _events(stripe_client, marker)] == ["invoice.sent"]
+    other = _subscribe(stripe_client, customer, price)
+    stripe_client.v1.invoices.finalize_invoice(other.latest_invoice)
+    stripe_client.v1.invoices.void_invoice(other.latest_invoice)
+    marker = _marker(stripe_client)
+    with pytest.raises(stripe.InvalidRequestError) as err:
+        stripe_client.v1.invoices.send_invoice(other.latest_invoice)
+    assert "void" in err.value.user_message
+    assert _events(stripe_client, marker) == []

@@ -227,8 +227,9 @@ def _default_payment_method(ctx: RequestContext, invoice: dict[str, Any]) -> str
 def pay_invoice(ctx: RequestContext, invoice: dict[str, Any], *, payment_method: str | None = None,
                 paid_out_of_band: bool = False, off_session: bool = True) -> dict[str, Any] | StripeError:
     """Pay what remains (a draft is finalized first) by confirming the invoice's PaymentIntent with the card; a
-    decline is returned, with the failed attempt kept."""
+    decline is returned, with the failed attempt kept. On a test clock's customer, at that clock's time."""
     _payable(invoice)
+    ctx = _on_its_clock(ctx, invoice)
     if invoice["status"] == "draft":
         finalize_invoice(ctx, invoice)
         if invoice["status"] == "paid":
@@ -359,12 +360,14 @@ def mark_uncollectible(ctx: RequestContext, params: dict[str, Any], id: str) -> 
 @resource.route("POST", "/v1/invoices/{id}/send")
 def send(ctx: RequestContext, params: dict[str, Any], id: str) -> dict[str, Any]:
     """'Email' a send_invoice invoice (no mail leaves the emulator; ``invoice.sent`` is emitted). A draft is
-    finalised first, as Stripe finalises drafts before sending them (``invoice.finalized``, then ``invoice.sent``)."""
+    finalised first, as Stripe finalises drafts before sending them (``invoice.finalized``, then ``invoice.sent``).
+    A paid invoice may be sent too (Stripe: its email then makes no reference to the payment)."""
     invoice = ctx.get("invoice", id, param="invoice")
     if invoice["status"] == "draft":
         finalize_invoice(_on_its_clock(ctx, invoice), invoice)
-    elif invoice["status"] != "open":
-        raise StripeError("You can only send open invoices.", param="invoice")
+    elif invoice["status"] not in ("open", "paid"):  # a paid one is sent as a receipt-like copy, as on Stripe
+        raise StripeError(f"You can only send open or paid invoices; this one is {invoice['status']}.",
+                          param="invoice")
     ctx.emit("invoice.sent", invoice)
     return invoice
 
