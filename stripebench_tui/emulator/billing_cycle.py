@@ -188,8 +188,9 @@ def collect(ctx: RequestContext, sub: dict[str, Any], invoice: dict[str, Any], n
 
 def on_paid(ctx: RequestContext, pi: dict[str, Any]) -> None:
     """``payment_intents`` hook: a subscription invoice's PI succeeded, so the invoice is paid (``on_invoice_paid``
-    then activates the subscription)."""
-    bills.pay_from_intent(ctx, pi)
+    then activates the subscription). Most PaymentIntents belong to no invoice: nothing to look up for those."""
+    if pi.get("_invoice"):
+        bills.pay_from_intent(ctx, pi)
 
 
 def on_invoice_paid(ctx: RequestContext, invoice: dict[str, Any]) -> None:
