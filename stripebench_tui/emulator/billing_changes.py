@@ -108,16 +108,23 @@ def check_items(ctx: RequestContext, items: list[dict[str, Any]], param: str = "
 
 
 def discounts_from(ctx: RequestContext, sub: dict[str, Any], specs: list[dict[str, Any]] | None, now: int,
-                   param: str = "discounts") -> None:
+                   param: str = "discounts", checked: bool = True) -> None:
     """Set the subscription's discounts (``[{coupon}|{promotion_code}|{discount}]``); each new coupon or promotion
-    code becomes a ``di_`` discount, ``{discount}`` keeps one the subscription has. The ``customer.discount.*``
-    events of the change are emitted (see ``discounts.announce``)."""
+    code becomes a ``di_`` discount, ``{discount}`` keeps one the subscription has. Each new one is checked and
+    counted by ``redemption`` (the amount discounted: the items' charge for a period); ``checked=False`` only
+    counts, for a Checkout Session completing with the code it checked when the code was applied (its payment has
+    succeeded by then, so a first-time-transaction code would no longer pass). The ``customer.discount.*`` events
+    of the change are emitted (see ``discounts.announce``)."""
+    from stripebench_tui.emulator import redemption
     from stripebench_tui.emulator.resources import discounts
     from stripebench_tui.emulator.resources.discounts import new_discount
 
     old = {entry["id"]: entry for entry in sub.get("_discounts") or []}
     added: list[dict[str, Any]] = []
     sub["_discounts"], sub["discounts"] = [], []
+    licensed = [i for i in sub.get("_items") or [] if not cycle.is_metered(ctx, i)]
+    amount = sum(cycle.item_amount(ctx, i) for i in licensed)
+    currency = ctx.get("price", sub["_items"][0]["price"])["currency"] if sub.get("_items") else None
     for i, spec in enumerate(specs or []):
         if spec.get("discount"):
             if spec["discount"] not in old:
@@ -126,18 +133,13 @@ def discounts_from(ctx: RequestContext, sub: dict[str, Any], specs: list[dict[st
             sub["_discounts"].append(old[spec["discount"]])
             sub["discounts"].append(spec["discount"])
             continue
-        promo_id = spec.get("promotion_code")
-        if promo_id:
-            promo = ctx.get("promotion_code", promo_id, param=f"{param}[{i}][promotion_code]")
-            coupon_id = promo["promotion"]["coupon"]
-        elif spec.get("coupon"):
-            coupon_id = spec["coupon"]
+        if checked:
+            coupon, promo, _ = redemption.check(ctx, spec, f"{param}[{i}]", customer_id=sub["customer"],
+                                                amount=amount, currency=currency, now=now)
         else:
-            raise invalid(f"Missing required param: {param}[{i}][coupon].", param=f"{param}[{i}][coupon]",
-                          code="parameter_missing")
-        coupon = ctx.get("coupon", coupon_id, param=f"{param}[{i}][coupon]")
-        if not ctx.render(coupon)["valid"]:
-            raise invalid(f"Coupon expired: {coupon_id}", param=f"{param}[{i}][coupon]")
+            promo = ctx.get("promotion_code", spec["promotion_code"]) if spec.get("promotion_code") else None
+            coupon = ctx.get("coupon", promo["promotion"]["coupon"] if promo else spec["coupon"])
+        promo_id, coupon_id = (promo or {}).get("id"), coupon["id"]
         duration = coupon["duration"]
         months = coupon.get("duration_in_months") or 0
         end = cycle.period_end(now, "month", months) if duration == "repeating" else None
@@ -148,8 +150,7 @@ def discounts_from(ctx: RequestContext, sub: dict[str, Any], specs: list[dict[st
         sub["_discounts"].append(entry)
         sub["discounts"].append(entry["id"])
         added.append(discount)
-        coupon["times_redeemed"] += 1
-        ctx.save(coupon)
+        redemption.record(ctx, coupon_id, promo_id)
     removed = [ctx.get("discount", di) for di in old if di not in sub["discounts"]]
     discounts.announce(ctx, removed, added)
 

@@ -12,7 +12,7 @@ import re
 from typing import Any
 
 from stripebench_tui.emulator import billing_changes as changes
-from stripebench_tui.emulator import billing_cycle
+from stripebench_tui.emulator import billing_cycle, redemption
 from stripebench_tui.emulator.context import RequestContext
 from stripebench_tui.emulator.errors import StripeError
 from stripebench_tui.emulator.resources import customers, payment_intents, payment_methods, setup_intents
@@ -231,7 +231,7 @@ def _finish(ctx: RequestContext, session: dict[str, Any], pm: dict[str, Any], pi
         # the session's coupon or promotion code becomes the subscription's discount, as the API's `discounts`
         # makes it (renewals then take it off while it lasts); its customer.discount.created comes first
         changes.discounts_from(billed, sub, [{"promotion_code": promo_id} if promo_id else {"coupon": coupon["id"]}]
-                               if coupon else None, billed.now())
+                               if coupon else None, billed.now(), checked=False)
         ctx.save(sub)
         ctx.emit("customer.subscription.created", sub)
         discount_id = sub["discounts"][0] if sub["discounts"] else None
@@ -257,13 +257,10 @@ def _finish(ctx: RequestContext, session: dict[str, Any], pm: dict[str, Any], pi
         session["invoice"] = invoice["id"]
     elif session["mode"] == "payment" and session.get("customer_creation") == "always":
         _customer(ctx, session)
-    # a subscription's discount has counted its coupon's redemption already (billing_changes.discounts_from)
-    redeemed_coupon = coupon["id"] if coupon and session["mode"] != "subscription" else None
-    for kind, obj_id in (("coupon", redeemed_coupon), ("promotion_code", promo_id)):
-        if obj_id:
-            redeemed = ctx.get(kind, obj_id)
-            redeemed["times_redeemed"] += 1
-            ctx.save(redeemed)
+    # the redemption is counted now (checked when the code was applied); a subscription's discount has counted it
+    # already (billing_changes.discounts_from)
+    if coupon and session["mode"] != "subscription":
+        redemption.record(ctx, coupon["id"], promo_id)
     details = session.pop("_details", None) or {}
     session["customer_details"] = {"address": details.get("address"), "business_name": details.get("business_name"),
                                    "email": details.get("email"), "individual_name": None,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from stripebench_tui.emulator import redemption
 from stripebench_tui.emulator.context import RequestContext
 from stripebench_tui.emulator.errors import StripeError, invalid
 from stripebench_tui.emulator.versions import PROMOTION_CODE_POLYMORPHIC
@@ -21,11 +22,7 @@ def find_promotion_code(ctx: RequestContext, code: str) -> dict[str, Any] | None
     return None
 
 
-def _coupon_usable(ctx: RequestContext, coupon: dict[str, Any], currency: str | None) -> str | None:
-    if coupon.get("redeem_by") is not None and ctx.now() >= coupon["redeem_by"]:
-        return "This coupon has expired."
-    if coupon.get("max_redemptions") is not None and coupon["times_redeemed"] >= coupon["max_redemptions"]:
-        return "This coupon has reached its maximum number of redemptions."
+def _currency_problem(coupon: dict[str, Any], currency: str | None) -> str | None:
     if coupon.get("amount_off") is not None and currency and coupon["currency"] != currency \
             and currency not in (coupon.get("_currency_options") or {}):
         return f"This coupon's currency ({coupon['currency']}) does not match the session's currency ({currency})."
@@ -33,43 +30,28 @@ def _coupon_usable(ctx: RequestContext, coupon: dict[str, Any], currency: str | 
 
 
 def promotion_problem(ctx: RequestContext, session: dict[str, Any], promo: dict[str, Any]) -> str | None:
-    """Why ``promo`` cannot apply to ``session`` (None when it can)."""
-    if not promo["active"]:
-        return "This promotion code is not active."
-    if promo.get("expires_at") is not None and ctx.now() >= promo["expires_at"]:
-        return "This promotion code has expired."
-    if promo.get("max_redemptions") is not None and promo["times_redeemed"] >= promo["max_redemptions"]:
-        return "This promotion code has reached its maximum number of redemptions."
-    if promo.get("customer") and promo["customer"] != session.get("customer"):
-        return "This promotion code cannot be used by this customer."
-    minimum = (promo.get("restrictions") or {}).get("minimum_amount")
-    if minimum and subtotal(session) < minimum:
-        return "This promotion code requires a larger order."
-    coupon = ctx.find("coupon", promo["promotion"]["coupon"])
-    if coupon is None:
-        return "This promotion code is invalid."
-    return _coupon_usable(ctx, coupon, session.get("currency"))
+    """Why ``promo`` cannot apply to ``session`` (None when it can): ``redemption``'s checks, then the currency."""
+    problem = redemption.page_problem(ctx, promo, customer_id=session.get("customer"), amount=subtotal(session),
+                                      currency=session.get("currency"))
+    if problem:
+        return problem
+    return _currency_problem(ctx.get("coupon", promo["promotion"]["coupon"]), session.get("currency"))
 
 
 def attach_discount(ctx: RequestContext, session: dict[str, Any], discount: dict[str, Any], param: str) -> None:
-    """Attach ``{coupon}`` or ``{promotion_code}`` (validated like Stripe) to the session's ``discounts``."""
+    """Attach ``{coupon}`` or ``{promotion_code}`` (checked by ``redemption``, counted when the session completes)
+    to the session's ``discounts``."""
     if discount.get("coupon") and discount.get("promotion_code"):
         raise invalid(f"You may only specify one of these parameters: {param}[coupon], {param}[promotion_code].",
                       param=f"{param}[coupon]")
-    if discount.get("coupon"):
-        coupon = ctx.get("coupon", discount["coupon"], param=f"{param}[coupon]")
-        problem = _coupon_usable(ctx, coupon, session.get("currency"))
-        if problem:
-            raise invalid(problem, param=f"{param}[coupon]")
-        session["discounts"] = [{"coupon": coupon["id"], "promotion_code": None}]
-    elif discount.get("promotion_code"):
-        promo = ctx.get("promotion_code", discount["promotion_code"], param=f"{param}[promotion_code]")
-        problem = promotion_problem(ctx, session, promo)
-        if problem:
-            raise invalid(problem, param=f"{param}[promotion_code]")
-        session["discounts"] = [{"coupon": None, "promotion_code": promo["id"]}]
-    else:
+    if not discount.get("coupon") and not discount.get("promotion_code"):
         raise invalid(f"You must specify either `coupon` or `promotion_code` in {param}.", param=param)
+    coupon, promo, name = redemption.check(ctx, discount, param, customer_id=session.get("customer"),
+                                           amount=subtotal(session), currency=session.get("currency"))
+    problem = _currency_problem(coupon, session.get("currency"))
+    if problem:
+        raise invalid(problem, param=name)
+    session["discounts"] = [{"coupon": None if promo else coupon["id"], "promotion_code": (promo or {}).get("id")}]
 
 
 def session_coupon(ctx: RequestContext, session: dict[str, Any]) -> tuple[dict[str, Any] | None, str | None]:

@@ -69,9 +69,9 @@ def create(ctx: RequestContext, params: dict[str, Any]) -> dict[str, Any]:
 @resource.renderer
 def render(obj: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
     """``applies_to`` and ``currency_options`` are included only when expanded."""
-    expired = obj["redeem_by"] is not None and ctx.now() >= obj["redeem_by"]
-    used_up = obj["max_redemptions"] is not None and obj["times_redeemed"] >= obj["max_redemptions"]
-    obj["valid"] = not (expired or used_up)
+    from stripebench_tui.emulator import redemption
+
+    obj["valid"] = redemption.coupon_valid(obj, ctx.now())  # past redeem_by or at max_redemptions: false
     wanted = {path.split(".")[-1] for path in ctx.expand_paths}
     if "applies_to" in wanted:
         obj["applies_to"] = obj.get("_applies_to") or {"products": []}

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from stripebench_tui.emulator import billing_cycle as cycle
+from stripebench_tui.emulator import redemption
 from stripebench_tui.emulator.context import RequestContext
 from stripebench_tui.emulator.errors import StripeError, invalid, unknown_param
 from stripebench_tui.emulator.resources import discounts
@@ -47,24 +48,17 @@ def apply(ctx: RequestContext, customer: dict[str, Any], params: dict[str, Any],
     if not params[name]:
         customer["_discount"] = None
         return removed, []
-    promo_id = None
-    if name == "promotion_code":
-        promo = ctx.get("promotion_code", params[name], param="promotion_code")
-        if not promo["active"]:
-            raise invalid(f"This promotion code is not active: {promo['code']}", param="promotion_code")
-        promo_id, coupon_id = promo["id"], promo["promotion"]["coupon"]
-    else:
-        coupon_id = params[name]
-    coupon = ctx.get("coupon", coupon_id, param=name)
-    if not ctx.render(coupon)["valid"]:
-        raise invalid(f"Coupon expired: {coupon_id}", param=name)
+    # checked and counted as everywhere else (``redemption``); no amount is known until an invoice takes it
+    coupon, promo, _ = redemption.check(ctx, {name: params[name]}, "", customer_id=customer["id"],
+                                        now=now)  # the customer's test clock's time when it has one
+    promo_id, coupon_id = (promo or {}).get("id"), coupon["id"]
     months = coupon.get("duration_in_months") or 0
     end = cycle.period_end(now, "month", months) if coupon["duration"] == "repeating" else None
     discount = discounts.new_discount(ctx, coupon, promotion_code=promo_id, customer=customer["id"],
                                       subscription=None, start=now, end=end)
     customer["_discount"] = {"id": discount["id"], "coupon": coupon_id, "promotion_code": promo_id, "start": now,
                              "duration": coupon["duration"], "end": end}
-    ctx.save({**coupon, "times_redeemed": coupon["times_redeemed"] + 1})
+    redemption.record(ctx, coupon_id, promo_id)
     return removed, [discount]
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from stripebench_tui.emulator import billing_discounts, discount_amounts
+from stripebench_tui.emulator import billing_discounts, discount_amounts, redemption
 from stripebench_tui.emulator.billing_changes import DISCOUNTS
 from stripebench_tui.emulator.context import RequestContext
 from stripebench_tui.emulator.errors import invalid
@@ -29,9 +29,11 @@ __all__ = ["DISCOUNTS", "for_new_invoice", "set_on_invoice", "set_on_item", "ite
 
 
 def _resolve(ctx: RequestContext, specs: list[dict[str, Any]] | None, param: str, *, kept: set[str],
-             customer_id: str | None, invoice_id: str | None, item_id: str | None) -> list[dict[str, Any]]:
+             customer_id: str | None, invoice_id: str | None, item_id: str | None, amount: int | None = None,
+             currency: str | None = None) -> list[dict[str, Any]]:
     """The stored discounts ``specs`` name, new ones saved for coupons and promotion codes (``kept``: the ``di_``
-    ids ``{discount}`` may name)."""
+    ids ``{discount}`` may name), each checked and counted by ``redemption`` (``amount`` in ``currency``: what
+    they discount, for a promotion code's minimum; an item's amount, none for an invoice still being built)."""
     found: list[dict[str, Any]] = []
     now = ctx.now()
     for i, spec in enumerate(specs or []):
@@ -41,25 +43,13 @@ def _resolve(ctx: RequestContext, specs: list[dict[str, Any]] | None, param: str
                               code="resource_missing")
             found.append(ctx.get("discount", spec["discount"]))
             continue
-        promo_id = spec.get("promotion_code")
-        if promo_id:
-            promo = ctx.get("promotion_code", promo_id, param=f"{param}[{i}][promotion_code]")
-            if not promo["active"]:
-                raise invalid(f"This promotion code is not active: {promo['code']}",
-                              param=f"{param}[{i}][promotion_code]")
-            coupon_id, coupon_param = promo["promotion"]["coupon"], f"{param}[{i}][promotion_code]"
-        elif spec.get("coupon"):
-            coupon_id, coupon_param = spec["coupon"], f"{param}[{i}][coupon]"
-        else:
-            raise invalid(f"Missing required param: {param}[{i}][coupon].", param=f"{param}[{i}][coupon]",
-                          code="parameter_missing")
-        coupon = ctx.get("coupon", coupon_id, param=coupon_param)
-        if not ctx.render(coupon)["valid"]:
-            raise invalid(f"Coupon expired: {coupon_id}", param=coupon_param)
+        coupon, promo, _ = redemption.check(ctx, spec, f"{param}[{i}]", customer_id=customer_id, amount=amount,
+                                            currency=currency)
+        promo_id = (promo or {}).get("id")
         found.append(discounts.new_discount(ctx, coupon, promotion_code=promo_id, customer=customer_id,
                                             subscription=None, start=now, end=None, invoice=invoice_id,
                                             invoice_item=item_id))
-        ctx.save({**coupon, "times_redeemed": coupon["times_redeemed"] + 1})
+        redemption.record(ctx, coupon["id"], promo_id)
     return found
 
 
@@ -95,7 +85,7 @@ def set_on_invoice(ctx: RequestContext, invoice: dict[str, Any], specs: list[dic
 def set_on_item(ctx: RequestContext, item: dict[str, Any], specs: list[dict[str, Any]] | None) -> None:
     """Replace an invoice item's own discounts (not saved); ``{discount}`` may keep one it has."""
     found = _resolve(ctx, specs, "discounts", kept=set(item.get("discounts") or []), customer_id=item["customer"],
-                     invoice_id=None, item_id=item["id"])
+                     invoice_id=None, item_id=item["id"], amount=item.get("amount"), currency=item.get("currency"))
     item["discounts"] = [d["id"] for d in found]
 
 

@@ -175,9 +175,9 @@ def update(ctx: RequestContext, params: dict[str, Any], id: str) -> dict[str, An
         item["metadata"] = apply_metadata(item.get("metadata"), params["metadata"])
     if "tax_rates" in params:
         item["tax_rates"] = billing_tax.rates_from(ctx, params["tax_rates"], "tax_rates")
-    if "discounts" in params:
-        invoice_discounts.set_on_item(ctx, item, params["discounts"])
     _set_amounts(ctx, item, params, price)
+    if "discounts" in params:  # after the amounts: a promotion code's minimum is checked against the new one
+        invoice_discounts.set_on_item(ctx, item, params["discounts"])
     ctx.save(item)
     ctx.emit("invoiceitem.updated", item, previous=before)
     if invoice is not None:

@@ -42,7 +42,12 @@ def _polymorphic(ctx: RequestContext) -> bool:
 
 @resource.renderer
 def render(obj: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
-    """Older versions carry the whole coupon under ``coupon``; newer ones a ``promotion`` hash with its id."""
+    """Older versions carry the whole coupon under ``coupon``; newer ones a ``promotion`` hash with its id.
+    ``active`` is Stripe's: false once the code expires, reaches ``max_redemptions`` or its coupon is no longer
+    valid (``redemption.render_active``), whatever was stored."""
+    from stripebench_tui.emulator import redemption
+
+    obj["active"] = redemption.render_active(ctx, obj, ctx.now())
     if _polymorphic(ctx):
         return obj
     promotion = obj.pop("promotion")
@@ -119,7 +124,10 @@ def update(ctx: RequestContext, params: dict[str, Any], id: str) -> dict[str, An
     if "metadata" in params:
         obj["metadata"] = apply_metadata(obj["metadata"], params["metadata"])
     if "restrictions" in params:
-        obj["restrictions"]["currency_options"].update((params["restrictions"] or {}).get("currency_options") or {})
+        restrictions = obj["restrictions"]  # replaced, never changed in place
+        obj["restrictions"] = {**restrictions, "currency_options": {
+            **(restrictions.get("currency_options") or {}),
+            **((params["restrictions"] or {}).get("currency_options") or {})}}
     ctx.save(obj)
     ctx.emit("promotion_code.updated", obj, previous=before)
     return obj
