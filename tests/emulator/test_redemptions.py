@@ -227,3 +227,23 @@ def test_one_request_cannot_redeem_a_code_past_its_limit(stripe_client):
         "customer": customer.id, "discounts": [{"promotion_code": promo.id}, {"promotion_code": promo.id}]}))
     assert err.error.param == "discounts[1][promotion_code]"
     assert _counts(stripe_client, coupon, promo) == (0, 0)
+
+
+def test_the_active_filter_and_the_unique_code_rule_see_a_used_up_code_as_inactive(stripe_client):
+    coupon = stripe_client.v1.coupons.create(params={"percent_off": 10})
+    used = stripe_client.v1.promotion_codes.create(params={"promotion": {"type": "coupon", "coupon": coupon.id},
+                                                           "code": "ONCEONLY", "max_redemptions": 1})
+    customer = stripe_client.v1.customers.create(params={"payment_method": "pm_card_visa",
+                                                         "invoice_settings": {"default_payment_method": "pm_card_visa"}})
+    price = stripe_client.v1.prices.create(params={"currency": "usd", "unit_amount": 1000,
+                                                   "product_data": {"name": "P"}, "recurring": {"interval": "month"}})
+    stripe_client.v1.subscriptions.create(params={"customer": customer.id, "items": [{"price": price.id}],
+                                                  "discounts": [{"promotion_code": used.id}]})
+    assert stripe_client.v1.promotion_codes.retrieve(used.id).active is False
+    active = [p.id for p in stripe_client.v1.promotion_codes.list(params={"active": True}).data]
+    inactive = [p.id for p in stripe_client.v1.promotion_codes.list(params={"active": False}).data]
+    assert used.id not in active and used.id in inactive
+    # its code is free again for a new, active promotion code
+    again = stripe_client.v1.promotion_codes.create(params={"promotion": {"type": "coupon", "coupon": coupon.id},
+                                                            "code": "ONCEONLY"})
+    assert again.active is True

@@ -40,6 +40,13 @@ def _polymorphic(ctx: RequestContext) -> bool:
     return ctx.version_at_least(PROMOTION_CODE_POLYMORPHIC)
 
 
+def _active(ctx: RequestContext, promo: dict[str, Any]) -> bool:
+    """``active`` as it renders (and so as the list's ``active`` filter and the unique-code rule see it)."""
+    from stripebench_tui.emulator import redemption
+
+    return redemption.render_active(ctx, promo, ctx.now())
+
+
 @resource.renderer
 def render(obj: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
     """Older versions carry the whole coupon under ``coupon``; newer ones a ``promotion`` hash with its id.
@@ -83,7 +90,8 @@ def create(ctx: RequestContext, params: dict[str, Any]) -> dict[str, Any]:
         ctx.get("customer", params["customer"], param="customer")
     code = params.get("code") or ctx.emulator.ids.token("promotion_code", 8).upper()
     active = params.get("active", True)
-    if active and any(p["code"].lower() == code.lower() and p["active"] for p in ctx.store.scan("promotion_code")):
+    if active and any(p["code"].lower() == code.lower() and _active(ctx, p)
+                      for p in ctx.store.scan("promotion_code")):
         raise invalid(f"An active promotion code with `code: {code}` already exists.", param="code")
     restrictions = params.get("restrictions") or {}
     obj: dict[str, Any] = {
@@ -117,7 +125,8 @@ def update(ctx: RequestContext, params: dict[str, Any], id: str) -> dict[str, An
     obj = ctx.get("promotion_code", id)
     before = ctx.get("promotion_code", id)
     if params.get("active") and not obj["active"]:
-        if any(p["code"].lower() == obj["code"].lower() and p["active"] for p in ctx.store.scan("promotion_code")):
+        if any(p["code"].lower() == obj["code"].lower() and _active(ctx, p)
+               for p in ctx.store.scan("promotion_code")):
             raise invalid(f"An active promotion code with `code: {obj['code']}` already exists.", param="active")
     if "active" in params:
         obj["active"] = params["active"]
@@ -139,7 +148,7 @@ def list_promotion_codes(ctx: RequestContext, params: dict[str, Any]) -> dict[st
     """List promotion codes with ``active``, ``code`` (case-insensitive), ``coupon``, ``customer`` filters."""
     def keep(p: dict[str, Any]) -> bool:
         return all((
-            "active" not in params or p["active"] == params["active"],
+            "active" not in params or _active(ctx, p) == params["active"],
             "code" not in params or p["code"].lower() == params["code"].lower(),
             "coupon" not in params or p["promotion"]["coupon"] == params["coupon"],
             "customer" not in params or p["customer"] == params["customer"],
