@@ -85,7 +85,9 @@ def _owner_alive(owner: str) -> bool:
 def remove_stale_containers(client: Any) -> list[str]:
     """Remove episode containers whose stripebench process on this machine is gone; returns their names."""
     removed = []
-    for container in client.containers.list(all=True, filters={"label": LABEL_EPISODE}):
+    # ignore_removed: another episode's container may go between the engine's list and docker-py's look at each
+    # one (its episode ending meanwhile); without it that look's 404 failed this episode's start
+    for container in client.containers.list(all=True, filters={"label": LABEL_EPISODE}, ignore_removed=True):
         owner = container.labels.get(LABEL_OWNER, "")
         if owner and _owner_alive(owner):
             continue

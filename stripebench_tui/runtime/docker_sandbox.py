@@ -337,7 +337,8 @@ class DockerSandbox(SandboxBase):
         from stripebench_tui.runtime.docker_engine import connect
 
         client = self.client or connect()
-        return not client.containers.list(all=True, filters={"label": f"{LABEL_EPISODE}={self.tag}"})
+        return not client.containers.list(all=True, filters={"label": f"{LABEL_EPISODE}={self.tag}"},
+                                          ignore_removed=True)  # one being removed right now counts as gone
 
 
 class _DockerToolExecutor(McpToolExecutor):

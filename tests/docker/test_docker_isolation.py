@@ -79,7 +79,7 @@ def test_stale_container_of_a_dead_owner_is_removed_on_next_start(docker_client,
                                          labels={LABEL_EPISODE: tag + "x", LABEL_OWNER: f"{os.uname().nodename}:{os.getpid()}"})
     try:
         start_and_stop_sandbox(tmp_path / "ep")
-        names = {c.name for c in docker_client.containers.list(all=True)}
+        names = {c.name for c in docker_client.containers.list(all=True, ignore_removed=True)}
         assert stale.name not in names  # its owner (pid 999999999) is gone
         assert alive.name in names  # its owner (this test) is alive: not touched
     finally:
