@@ -115,9 +115,8 @@ def discounts_from(ctx: RequestContext, sub: dict[str, Any], specs: list[dict[st
     counts, for a Checkout Session completing with the code it checked when the code was applied (its payment has
     succeeded by then, so a first-time-transaction code would no longer pass). The ``customer.discount.*`` events
     of the change are emitted (see ``discounts.announce``)."""
-    from stripebench_tui.emulator import redemption
+    from stripebench_tui.emulator import billing_discounts, redemption
     from stripebench_tui.emulator.resources import discounts
-    from stripebench_tui.emulator.resources.discounts import new_discount
 
     old = {entry["id"]: entry for entry in sub.get("_discounts") or []}
     added: list[dict[str, Any]] = []
@@ -139,18 +138,11 @@ def discounts_from(ctx: RequestContext, sub: dict[str, Any], specs: list[dict[st
         else:
             promo = ctx.get("promotion_code", spec["promotion_code"]) if spec.get("promotion_code") else None
             coupon = ctx.get("coupon", promo["promotion"]["coupon"] if promo else spec["coupon"])
-        promo_id, coupon_id = (promo or {}).get("id"), coupon["id"]
-        duration = coupon["duration"]
-        months = coupon.get("duration_in_months") or 0
-        end = cycle.period_end(now, "month", months) if duration == "repeating" else None
-        discount = new_discount(ctx, coupon, promotion_code=promo_id, customer=sub["customer"],
-                                subscription=sub["id"], start=now, end=end)  # what expand[]=discounts shows
-        entry = {"id": discount["id"], "coupon": coupon_id, "promotion_code": promo_id, "start": now,
-                 "duration": duration, "end": end}
+        entry, discount = billing_discounts.redeem(ctx, coupon, (promo or {}).get("id"), customer=sub["customer"],
+                                                   subscription=sub["id"], now=now)
         sub["_discounts"].append(entry)
         sub["discounts"].append(entry["id"])
         added.append(discount)
-        redemption.record(ctx, coupon_id, promo_id)
     removed = [ctx.get("discount", di) for di in old if di not in sub["discounts"]]
     discounts.announce(ctx, removed, added)
 

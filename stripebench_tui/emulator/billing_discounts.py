@@ -20,6 +20,25 @@ from typing import Any
 from stripebench_tui.emulator.context import RequestContext
 
 
+def redeem(ctx: RequestContext, coupon: dict[str, Any], promo_id: str | None, *, customer: str | None,
+           subscription: str | None, now: int) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Apply ``coupon`` (checked by the caller) from ``now``: the stored ``di_`` discount (what ``expand[]`` shows)
+    and the entry a subscription's ``_discounts`` or a customer's ``_discount`` keeps of it (a ``repeating``
+    coupon ends after its months); the redemption is counted."""
+    from stripebench_tui.emulator import billing_cycle as cycle
+    from stripebench_tui.emulator import redemption
+    from stripebench_tui.emulator.resources.discounts import new_discount
+
+    months = coupon.get("duration_in_months") or 0
+    end = cycle.period_end(now, "month", months) if coupon["duration"] == "repeating" else None
+    discount = new_discount(ctx, coupon, promotion_code=promo_id, customer=customer, subscription=subscription,
+                            start=now, end=end)
+    entry = {"id": discount["id"], "coupon": coupon["id"], "promotion_code": promo_id, "start": now,
+             "duration": coupon["duration"], "end": end}
+    redemption.record(ctx, coupon["id"], promo_id)
+    return entry, discount
+
+
 def in_force(entry: dict[str, Any], now: int) -> bool:
     """Whether the discount ``entry`` still applies at ``now``."""
     return not entry.get("once_used") and (entry.get("end") is None or now < entry["end"])

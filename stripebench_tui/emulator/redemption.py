@@ -50,11 +50,7 @@ def coupon_valid(coupon: dict[str, Any], now: int) -> bool:
 
 def render_active(ctx: RequestContext, promo: dict[str, Any], now: int) -> bool:
     """A promotion code's ``active`` as Stripe shows it: on, not expired, redemptions left and its coupon valid."""
-    if not promo["active"]:
-        return False
-    if promo.get("expires_at") is not None and now >= promo["expires_at"]:
-        return False
-    if promo.get("max_redemptions") is not None and promo["times_redeemed"] >= promo["max_redemptions"]:
+    if not promo["active"] or _own_limit(promo, now):
         return False
     coupon = ctx.find("coupon", promo["promotion"]["coupon"])
     return coupon is not None and coupon_valid(coupon, now)
@@ -112,6 +108,7 @@ def check_promotion_code(ctx: RequestContext, promo_id: str, param: str, *, cust
 
 
 def _own_limit(promo: dict[str, Any], now: int) -> bool:
+    """Whether the promotion code itself (not its coupon) has expired or is used up at ``now``."""
     expired = promo.get("expires_at") is not None and now >= promo["expires_at"]
     used_up = promo.get("max_redemptions") is not None and promo["times_redeemed"] >= promo["max_redemptions"]
     return expired or used_up

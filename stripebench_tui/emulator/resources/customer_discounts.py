@@ -13,8 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from stripebench_tui.emulator import billing_cycle as cycle
-from stripebench_tui.emulator import redemption
+from stripebench_tui.emulator import billing_discounts, redemption
 from stripebench_tui.emulator.context import RequestContext
 from stripebench_tui.emulator.errors import StripeError, invalid, unknown_param
 from stripebench_tui.emulator.resources import discounts
@@ -51,14 +50,8 @@ def apply(ctx: RequestContext, customer: dict[str, Any], params: dict[str, Any],
     # checked and counted as everywhere else (``redemption``); no amount is known until an invoice takes it
     coupon, promo, _ = redemption.check(ctx, {name: params[name]}, "", customer_id=customer["id"],
                                         now=now)  # the customer's test clock's time when it has one
-    promo_id, coupon_id = (promo or {}).get("id"), coupon["id"]
-    months = coupon.get("duration_in_months") or 0
-    end = cycle.period_end(now, "month", months) if coupon["duration"] == "repeating" else None
-    discount = discounts.new_discount(ctx, coupon, promotion_code=promo_id, customer=customer["id"],
-                                      subscription=None, start=now, end=end)
-    customer["_discount"] = {"id": discount["id"], "coupon": coupon_id, "promotion_code": promo_id, "start": now,
-                             "duration": coupon["duration"], "end": end}
-    redemption.record(ctx, coupon_id, promo_id)
+    customer["_discount"], discount = billing_discounts.redeem(ctx, coupon, (promo or {}).get("id"),
+                                                              customer=customer["id"], subscription=None, now=now)
     return removed, [discount]
 
 
