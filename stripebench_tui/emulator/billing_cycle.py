@@ -19,7 +19,7 @@ import copy
 from datetime import datetime, timezone
 from typing import Any
 
-from stripebench_tui.emulator import billing_discounts, discount_amounts
+from stripebench_tui.emulator import billing_discounts
 from stripebench_tui.emulator import billing_invoice as bills
 from stripebench_tui.emulator.context import RequestContext
 from stripebench_tui.emulator.errors import StripeError
@@ -120,19 +120,12 @@ def usage_lines(ctx: RequestContext, sub: dict[str, Any], start: int, end: int) 
     return lines
 
 
-def discount_off(ctx: RequestContext, sub: dict[str, Any], lines: list[dict[str, Any]], now: int
-                 ) -> tuple[int, str | None]:
-    """(amount off ``lines``, discount id) of the discount in force at ``now``: the subscription's own, else its
-    customer's (``billing_discounts.applicable``). Only lines it may discount count: not prorations, and with
-    ``applies_to.products`` only lines of those products (see ``discount_amounts``)."""
+def discount_in_force(ctx: RequestContext, sub: dict[str, Any], now: int) -> str | None:
+    """The id of the discount an invoice of ``sub`` made at ``now`` takes off: the subscription's own, else its
+    customer's (``billing_discounts.applicable``). How much it takes off which line is ``billing_invoice``'s
+    (``discount_amounts``: not prorations, and with ``applies_to.products`` only lines of those products)."""
     entry = billing_discounts.applicable(ctx, sub, now)
-    stored = ctx.find("discount", entry["id"]) if entry is not None else None
-    if stored is None:
-        return 0, None
-    rule = discount_amounts.rule(stored, sub.get("currency"))
-    bases = [max(line["amount"], 0) if not line["proration"] and discount_amounts.eligible(
-        rule, (ctx.find("price", line.get("price") or "") or {}).get("product")) else 0 for line in lines]
-    return sum(discount_amounts.amount(rule, bases)), entry["id"]
+    return entry["id"] if entry is not None and ctx.find("discount", entry["id"]) is not None else None
 
 
 def discount_used(sub: dict[str, Any], discount_id: str | None) -> None:
@@ -155,9 +148,9 @@ def draft(ctx: RequestContext, sub: dict[str, Any], lines: list[dict[str, Any]],
     lines = list(sub.pop("_pending_lines", None) or []) + lines
     sub["_pending_lines"] = []
     billing_discounts.expire(ctx, sub, now)  # what ran out goes first (customer.discount.deleted)
-    discount = discount_off(ctx, sub, lines, now)
-    billing_discounts.used(ctx, sub, discount[1])
-    invoice = bills.create_draft(ctx, sub, lines, reason=reason, now=now, discount=discount,
+    discount_id = discount_in_force(ctx, sub, now)
+    billing_discounts.used(ctx, sub, discount_id)
+    invoice = bills.create_draft(ctx, sub, lines, reason=reason, now=now, discount_id=discount_id,
                                  finalizes_at=finalizes_at)
     sub["latest_invoice"] = invoice["id"]
     return invoice

@@ -30,22 +30,21 @@ def _line(ctx: RequestContext, invoice_id: str, sub_id: str | None, line: dict[s
     ii = ctx.new_id("ii") if save and (line["proration"] or not item) else None
     return new_line(ctx, invoice_id, amount=line["amount"], currency=(price or {}).get("currency"),
                     quantity=line["quantity"], price=price, period=line["period"], description=line["description"],
-                    subscription=sub_id, subscription_item=item, invoice_item=ii, discount=line.get("discount", 0),
-                    discount_id=line.get("discount_id"), proration=line["proration"],
+                    subscription=sub_id, subscription_item=item, invoice_item=ii, proration=line["proration"],
                     discountable=not line["proration"], preview=not save)
 
 
 def build_invoice(ctx: RequestContext, sub: dict[str, Any], lines: list[dict[str, Any]], *, reason: str, now: int,
-                  discount: tuple[int, str | None] = (0, None), save: bool = True) -> dict[str, Any]:
-    """A draft invoice for ``sub`` (not saved); ``discount`` is (amount off, discount id) as ``billing_cycle.discount_off``
-    gives it: the discount's share of each line is worked out again here (``discount_amounts``), and recomputed
-    with the invoice's totals whenever a line is added to the draft."""
+                  discount_id: str | None = None, save: bool = True) -> dict[str, Any]:
+    """A draft invoice for ``sub`` (not saved); ``discount_id``: the discount in force
+    (``billing_cycle.discount_in_force``), whose share of each line is worked out here (``discount_amounts``) and
+    recomputed with the invoice's totals whenever a line is added to the draft."""
     invoice_id = ctx.new_id("in") if save else "upcoming_in_" + ctx.emulator.ids.token("preview", 24)
     customer = ctx.find("customer", sub["customer"]) or {}
     settings = sub.get("payment_settings") or {}
     subtotal = total = sum(line["amount"] for line in lines)  # billing_tax.apply sets them with the discount
     periods = [line["period"] for line in lines if not line["proration"]] or [(now, now)]
-    stored = ctx.find("discount", discount[1]) if discount[1] else None
+    stored = ctx.find("discount", discount_id) if discount_id else None
     invoice = {
         "id": invoice_id, "object": "invoice", "account_country": "US", "account_name": "Stripe emulator",
         "account_tax_ids": None, "amount_due": max(total, 0), "amount_overpaid": 0, "amount_paid": 0,
@@ -106,12 +105,12 @@ def build_invoice(ctx: RequestContext, sub: dict[str, Any], lines: list[dict[str
 
 
 def create_draft(ctx: RequestContext, sub: dict[str, Any], lines: list[dict[str, Any]], *, reason: str, now: int,
-                 discount: tuple[int, str | None] = (0, None), finalizes_at: int | None = None) -> dict[str, Any]:
+                 discount_id: str | None = None, finalizes_at: int | None = None) -> dict[str, Any]:
     """Save a draft invoice and emit ``invoice.created``.
 
     ``finalizes_at``: when Billing is to finalise it (``automatically_finalizes_at``, in the created event too);
     a first invoice with nothing due gets none, its caller finalises it at once."""
-    invoice = build_invoice(ctx, sub, lines, reason=reason, now=now, discount=discount)
+    invoice = build_invoice(ctx, sub, lines, reason=reason, now=now, discount_id=discount_id)
     if finalizes_at is not None and (invoice["amount_due"] > 0 or reason != "subscription_create"):
         invoice["automatically_finalizes_at"] = finalizes_at
     ctx.save(invoice)

@@ -97,8 +97,8 @@ def update(ctx: RequestContext, params: dict[str, Any], id: str) -> dict[str, An
     if "metadata" in params:
         obj["metadata"] = apply_metadata(obj["metadata"], params["metadata"])
     if "currency_options" in params:
-        obj["_currency_options"] = {**(obj.get("_currency_options") or {}),  # replaced, never changed in place
-                                    **{c: {"amount_off": o["amount_off"]} for c, o in params["currency_options"].items()}}
+        added = {c: {"amount_off": o["amount_off"]} for c, o in params["currency_options"].items()}
+        obj["_currency_options"] = {**(obj.get("_currency_options") or {}), **added}  # replaced, not changed
     ctx.save(obj)
     ctx.emit("coupon.updated", obj, previous=before)
     return obj

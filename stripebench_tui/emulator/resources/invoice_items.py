@@ -2,8 +2,8 @@
 
 An item with ``invoice`` set is a line of that draft invoice (the line and the item are kept in step); without,
 it is pending until an invoice includes it. Its own ``discounts`` (``invoice_discounts``) apply to its line before
-the invoice's; ``discountable=false`` keeps the invoice's off it. From 2025-03-31 an item names its price under ``pricing`` (create
-with ``pricing[price]``); before, it carries ``price`` (create with ``price``) and ``unit_amount``.
+the invoice's; ``discountable=false`` keeps the invoice's off it. From 2025-03-31 an item names its price under
+``pricing`` (create with ``pricing[price]``); before, it carries ``price`` (create with ``price``) and ``unit_amount``.
 """
 
 from __future__ import annotations

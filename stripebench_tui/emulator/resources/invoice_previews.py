@@ -73,8 +73,8 @@ def preview(ctx: RequestContext, sub: dict[str, Any], change: dict[str, Any]) ->
         lines = pending + cycle.usage_lines(ctx, draft, draft["_period_start"], start) + \
             cycle.cycle_lines(ctx, draft, start, finish)
         moment, reason = start, "subscription_cycle"
-    discount = cycle.discount_off(ctx, draft, lines, moment)
-    invoice = bills.build_invoice(ctx, draft, lines, reason=reason, now=moment, discount=discount, save=False)
+    invoice = bills.build_invoice(ctx, draft, lines, reason=reason, now=moment,
+                                  discount_id=cycle.discount_in_force(ctx, draft, moment), save=False)
     invoice["automatically_finalizes_at"] = None
     invoice["_preview"] = True
     return invoice

@@ -7,7 +7,8 @@ under ``parent``); before, they sit at the top level. Discounts (the ``discounts
 are ``invoice_discounts``'s.
 
 Internal API: ``new_invoice(ctx, customer_id, currency, …) -> draft`` (saved, ``invoice.created`` emitted),
-``recompute(invoice)`` (discount amounts, totals from lines and payments), ``create_paid_invoice(...)`` (finalized and paid at once).
+``recompute(invoice)`` (discount amounts, totals from lines and payments), ``create_paid_invoice(...)`` (finalized
+and paid at once).
 """
 
 from __future__ import annotations
@@ -281,7 +282,8 @@ def _apply(ctx: RequestContext, obj: dict[str, Any], params: dict[str, Any]) -> 
 
 def apply_payment_settings(current: dict[str, Any], given: dict[str, Any]) -> dict[str, Any]:
     """``payment_settings`` (an invoice's or a subscription's) with ``given`` (cleaned params) applied: each key
-    passed replaces the stored one (``""`` unsets it); passed payment method options render in Stripe's shape, the other types null."""
+    passed replaces the stored one (``""`` unsets it); passed payment method options render in Stripe's shape, the
+    other types null."""
     settings = dict(current)
     for key in ("default_mandate", "payment_method_types"):
         if key in given:
@@ -299,7 +301,8 @@ def apply_payment_settings(current: dict[str, Any], given: dict[str, Any]) -> di
 
 
 @resource.route("POST", "/v1/invoices", params={
-    **FIELDS, "customer": Str(), "currency": Currency(), "subscription": Str(), "discounts": invoice_discounts.DISCOUNTS,
+    **FIELDS, "customer": Str(), "currency": Currency(), "subscription": Str(),
+    "discounts": invoice_discounts.DISCOUNTS,
     "pending_invoice_items_behavior": Enum("exclude", "include")})
 def create(ctx: RequestContext, params: dict[str, Any]) -> dict[str, Any]:
     """Create a draft invoice; pending invoice items join it with ``pending_invoice_items_behavior=include``."""

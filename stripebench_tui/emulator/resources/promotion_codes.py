@@ -52,9 +52,7 @@ def render(obj: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
     """Older versions carry the whole coupon under ``coupon``; newer ones a ``promotion`` hash with its id.
     ``active`` is Stripe's: false once the code expires, reaches ``max_redemptions`` or its coupon is no longer
     valid (``redemption.render_active``), whatever was stored."""
-    from stripebench_tui.emulator import redemption
-
-    obj["active"] = redemption.render_active(ctx, obj, ctx.now())
+    obj["active"] = _active(ctx, obj)
     if _polymorphic(ctx):
         return obj
     promotion = obj.pop("promotion")
