@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from stripebench_tui.emulator.errors import no_such
 from stripebench_tui.emulator.params import Int, Param, Range, Str, matches_range
 from stripebench_tui.emulator.registry import RESOURCES
+from stripebench_tui.emulator.render import render
 from stripebench_tui.emulator.versions import at_least
 
 if TYPE_CHECKING:
@@ -19,6 +20,9 @@ LIST_PARAMS: dict[str, Param] = {
     "ending_before": Str(),
     "created": Range(),
 }
+
+
+_emit_event: Callable[..., dict[str, Any] | None] | None = None
 
 
 class RequestContext:
@@ -85,15 +89,14 @@ class RequestContext:
 
     def emit(self, event_type: str, obj: dict[str, Any], previous: dict[str, Any] | None = None) -> dict[str, Any] | None:
         """Record an event for a state change; for ``*.updated`` pass the object as it was before (``previous``)."""
-        from stripebench_tui.emulator.events import emit_event
-
-        return emit_event(self.emulator, event_type, obj, previous=previous,
-                          request_id=self.request_id, idempotency_key=self.idempotency_key)
+        global _emit_event
+        if _emit_event is None:  # events imports this module; bound once here, not looked up on every event
+            from stripebench_tui.emulator.events import emit_event as _emit_event
+        return _emit_event(self.emulator, event_type, obj, previous=previous,
+                           request_id=self.request_id, idempotency_key=self.idempotency_key)
 
     def render(self, obj: Any) -> Any:
         """Render an object for this request's version (for embedding a full object inside another)."""
-        from stripebench_tui.emulator.render import render
-
         return render(obj, self)
 
     # -- lists ------------------------------------------------------------------------------------------------------
@@ -140,8 +143,9 @@ class RequestContext:
             page, has_more = before[-limit:], len(before) > limit
         else:
             page = []
+            check = wanted if bounds or where is not None else None  # else only deleted ones are left out
             for o in rows:
-                if wanted(o):
+                if not o.get("deleted") if check is None else check(o):
                     page.append(o)
                     if len(page) > limit:
                         break

@@ -58,9 +58,10 @@ def emit_event(emulator: "Emulator", event_type: str, obj: dict[str, Any], *, pr
         "request": {"id": request_id, "idempotency_key": idempotency_key},
         "type": event_type,
     }
-    event["pending_webhooks"] = emulator.pending_webhooks_for(event)
+    event["pending_webhooks"] = pending = emulator.pending_webhooks_for(event)
     webhooks = getattr(emulator, "webhooks", None)
-    if webhooks is not None and webhooks.wants_raw(event):  # an endpoint pinned to another API version
+    # an endpoint pinned to another API version (only an endpoint the event goes to counts: none when none pends)
+    if pending and webhooks is not None and webhooks.wants_raw(event):
         event["_raw"] = clone(obj)
     emulator.store.put(event, copy=False)  # built here from copies; listeners only read it
     emulator.queue_event(event)

@@ -44,8 +44,9 @@ def _pairs(text: str) -> list[tuple[str, str]]:
         if not piece:
             continue
         name, _, value = piece.partition("=")
-        if "%" in piece or "+" in piece:
+        if "%" in name or "+" in name:  # each half decoded only when it needs it (most names never do)
             name = unquote(name.replace("+", " "), errors="strict")
+        if "%" in value or "+" in value:
             value = unquote(value.replace("+", " "), errors="strict")
         pairs.append((name, value))
     return pairs

@@ -13,6 +13,9 @@ from typing import Any
 
 from stripebench_tui.emulator.errors import invalid, missing_param, unknown_param
 
+_INTEGER = re.compile(r"-?\d{1,18}")
+_CURRENCY = re.compile(r"[a-z]{3}")
+
 
 class Param:
     """Base of all parameter kinds; ``emptyable`` lets ``""`` unset the field (cleaned to ``None``)."""
@@ -44,7 +47,8 @@ class Str(Param):
         self.max_length = max_length
 
     def convert(self, value: Any, name: str) -> str:
-        value = self.scalar(value, name, "string")
+        if not isinstance(value, str):  # the usual case skips the call
+            value = self.scalar(value, name, "string")
         if self.max_length and len(value) > self.max_length:
             raise invalid(f"Invalid string: {value[:20]}...; must be at most {self.max_length} characters", param=name)
         return value
@@ -58,8 +62,9 @@ class Int(Param):
         self.min, self.max = min, max
 
     def convert(self, value: Any, name: str) -> int:
-        value = self.scalar(value, name, "integer")
-        if not re.fullmatch(r"-?\d{1,18}", value):
+        if not isinstance(value, str):
+            value = self.scalar(value, name, "integer")
+        if not _INTEGER.fullmatch(value):
             raise invalid(f"Invalid integer: {value}", param=name)
         number = int(value)
         if self.min is not None and number < self.min:
@@ -122,7 +127,7 @@ class Currency(Str):
 
     def convert(self, value: Any, name: str) -> str:
         value = super().convert(value, name).lower()
-        if not re.fullmatch(r"[a-z]{3}", value):
+        if not _CURRENCY.fullmatch(value):
             raise invalid(f"Invalid currency: {value}. Stripe currently supports these currencies: usd, eur, gbp, ...", param=name)
         return value
 
@@ -203,18 +208,35 @@ class Range(Param):
         return {"eq": Int().convert(value, name)}
 
 
+# The required names of each spec, in the spec's order (a spec is made once, with its endpoint, and never changed):
+# a request checks those few instead of walking every declared param. Keyed by the spec's id, holding the spec so
+# that the id cannot be reused while the entry lives.
+_REQUIRED: dict[int, tuple[dict[str, Param], int, tuple[str, ...]]] = {}
+_REQUIRED_MAX = 4096
+
+
+def _required(spec: dict[str, Param]) -> tuple[str, ...]:
+    hit = _REQUIRED.get(id(spec))
+    if hit is not None and hit[0] is spec and hit[1] == len(spec):
+        return hit[2]
+    names = tuple(key for key, param in spec.items() if param.required)
+    if len(_REQUIRED) >= _REQUIRED_MAX:
+        _REQUIRED.clear()
+    _REQUIRED[id(spec)] = (spec, len(spec), names)
+    return names
+
+
 def validate(spec: dict[str, Param], raw: dict[str, Any], prefix: str = "") -> dict[str, Any]:
     """Check ``raw`` against ``spec``: unknown params first (as Stripe does), then missing, then each value."""
-    def full(key: str) -> str:
-        return f"{prefix}[{key}]" if prefix else key
-
     for key in raw:
         if key not in spec:
-            raise unknown_param(full(key))
-    for key, param in spec.items():
-        if param.required and key not in raw:
-            raise missing_param(full(key))
-    return {key: spec[key].clean(value, full(key)) for key, value in raw.items()}
+            raise unknown_param(f"{prefix}[{key}]" if prefix else key)
+    for key in _required(spec):
+        if key not in raw:
+            raise missing_param(f"{prefix}[{key}]" if prefix else key)
+    if prefix:
+        return {key: spec[key].clean(value, f"{prefix}[{key}]") for key, value in raw.items()}
+    return {key: spec[key].clean(value, key) for key, value in raw.items()}
 
 
 def matches_range(value: int, bounds: dict[str, int] | None) -> bool:

@@ -104,17 +104,17 @@ def page_route(path: str, methods: list[str] | None = None) -> Callable[[Callabl
     return decorate
 
 
-# Routes by their collection (``customers`` in ``/v1/customers/{id}``), rebuilt when ROUTES changes (its length
-# or last entry: routes are appended at import, tests add and remove some): a request tries the few routes of its
-# collection instead of every route's regex.
-_INDEX: dict[str, list[Route]] = {}
+# Routes by the shape of their path: (collection, number of segments, last segment or None when it is a
+# parameter), ``customers`` being the collection of ``/v1/customers/{id}``. Rebuilt when ROUTES changes (its length
+# or last entry: routes are appended at import, tests add and remove some). A request tries the one or two routes
+# of its shape instead of every route's regex.
+_INDEX: dict[tuple[str, int, str | None], list[Route]] = {}
 _ANYWHERE: list[Route] = []  # routes whose collection segment is a parameter (none today)
 _INDEXED: tuple[int, Route | None] = (-1, None)
 
 
-def _collection(path: str) -> str:
-    parts = path.split("/", 3)
-    return parts[2] if len(parts) > 2 else ""
+def _shape(parts: list[str], last: str | None) -> tuple[str, int, str | None]:
+    return parts[2] if len(parts) > 2 else "", len(parts), last
 
 
 def _reindex() -> None:
@@ -122,11 +122,11 @@ def _reindex() -> None:
     _INDEX.clear()
     _ANYWHERE.clear()
     for route in ROUTES:
-        name = _collection(route.path)
-        if "{" in name or not route.path.startswith("/v1/"):
+        parts = route.path.split("/")
+        if len(parts) < 3 or "{" in parts[2] or not route.path.startswith("/v1/"):
             _ANYWHERE.append(route)
         else:
-            _INDEX.setdefault(name, []).append(route)
+            _INDEX.setdefault(_shape(parts, None if "{" in parts[-1] else parts[-1]), []).append(route)
     _INDEXED = _signature()
 
 
@@ -134,11 +134,20 @@ def _signature() -> tuple[int, Route | None]:
     return len(ROUTES), ROUTES[-1] if ROUTES else None
 
 
+_NONE: list[Route] = []
+
+
 def match(method: str, path: str) -> tuple[Route | None, dict[str, str], bool]:
     """Find the route for a request: (route, path params, whether the path exists under another method)."""
     if _INDEXED[0] != len(ROUTES) or (ROUTES and _INDEXED[1] is not ROUTES[-1]):
         _reindex()
-    candidates = _INDEX.get(_collection(path), []) if path.startswith("/v1/") else []
+    if path.startswith("/v1/"):
+        parts = path.split("/")
+        # a literal last segment (``/v1/customers/search``) before a parameter (``/v1/customers/{id}``): the
+        # registration order too, as ``Resource.route`` puts a literal path before a route that would swallow it
+        candidates = _INDEX.get(_shape(parts, parts[-1]), _NONE) + _INDEX.get(_shape(parts, None), _NONE)
+    else:
+        candidates = _NONE
     if _ANYWHERE:  # keep registration order across both lists
         candidates = sorted(candidates + _ANYWHERE, key=ROUTES.index)
     path_exists = False

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from stripebench_tui.emulator.errors import invalid
-from stripebench_tui.emulator.registry import RESOURCES
+from stripebench_tui.emulator.registry import RESOURCES, Resource
 from stripebench_tui.emulator.store import clone
 from stripebench_tui.emulator.versions import at_least
 
@@ -75,7 +75,7 @@ def render(value: Any, ctx: "RequestContext", private: bool = False) -> Any:
     if kind in ("list", "search_result"):
         out = dict(value)
         # never in place: a list page holds the stored objects themselves (see ``RequestContext.list_page``)
-        out["data"] = [render(item, ctx) for item in value.get("data", [])]
+        out["data"] = _render_items(value.get("data", []), ctx)
         return out
     resource = RESOURCES.get(kind or "")
     if resource is None or value.get("deleted"):
@@ -96,6 +96,29 @@ def render(value: Any, ctx: "RequestContext", private: bool = False) -> Any:
     if render_fn is not None:
         obj = render_fn(obj, ctx)
     return _public(obj, True)
+
+
+def _render_items(items: list[Any], ctx: "RequestContext") -> list[Any]:
+    """``[render(item, ctx) for item in items]``, deciding once per kind (not once per item) that a kind's objects
+    need no renderer at this version (the usual list page: one kind, shared public views)."""
+    plain: dict[Any, Resource] = {}  # kinds whose objects render as ``_public_of_shared`` here
+    out = []
+    for item in items:
+        kind = item.get("object") if type(item) is dict else None
+        resource = plain.get(kind)
+        if resource is None:
+            resource = RESOURCES.get(kind) if isinstance(kind, str) else None
+            if resource is None or ctx.expand_paths or not (
+                    resource.render_fn is None
+                    or (resource.render_before is not None and at_least(ctx.api_version, resource.render_before))):
+                out.append(render(item, ctx))
+                continue
+            plain[kind] = resource
+        if item.get("deleted") or (resource.render_if and item.get(resource.render_if)):
+            out.append(render(item, ctx))
+        else:
+            out.append(_public_of_shared(item, kind, ctx))
+    return out
 
 
 def expand(rendered: Any, paths: list[str], ctx: "RequestContext") -> Any:

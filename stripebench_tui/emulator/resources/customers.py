@@ -204,6 +204,8 @@ def delete(ctx: RequestContext, params: dict[str, Any], id: str) -> dict[str, An
 def list_customers(ctx: RequestContext, params: dict[str, Any]) -> dict[str, Any]:
     """List customers, newest first; ``email`` filters exactly (case-sensitive, like Stripe)."""
     email = params.get("email")
+    if email is None and "test_clock" not in params:
+        return ctx.list_page("customer", params, "/v1/customers")
     return ctx.list_page("customer", params, "/v1/customers",
                          where=lambda c: (email is None or c.get("email") == email)
                          and ("test_clock" not in params or c.get("test_clock") == params["test_clock"]))
