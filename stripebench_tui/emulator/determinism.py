@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import hashlib
+import os
+import random
 import secrets
 import string
 import threading
@@ -13,6 +15,10 @@ _ALPHABET = string.digits + string.ascii_letters
 # which is harmless for ids.
 _TABLE = bytes((_ALPHABET[b % len(_ALPHABET)]).encode()[0] for b in range(256))
 ID_LENGTH = 24
+# Seeded from os.urandom; a forked child draws its own sequence (as the random module's own generator does).
+_RNG = random.Random()
+os.register_at_fork(after_in_child=_RNG.seed)
+_getrandbits = _RNG.getrandbits
 
 
 class IdFactory:
@@ -22,7 +28,6 @@ class IdFactory:
         self.seed = seed
         self.counters: dict[str, int] = dict(counters or {})
         self._lock = threading.Lock()
-        self._pool, self._used = "", 0
 
     def new(self, prefix: str, length: int = ID_LENGTH) -> str:
         """A fresh id such as ``cus_…``."""
@@ -45,14 +50,18 @@ class IdFactory:
             chars.append(_ALPHABET[rem])
         return "".join(chars)
 
-    def _random(self, length: int) -> str:
-        # One urandom call, one translate and one decode per few hundred ids instead of one each per id.
-        with self._lock:
-            start = self._used
-            if start + length > len(self._pool):
-                self._pool, start = secrets.token_bytes(max(4096, length)).translate(_TABLE).decode(), 0
-            self._used = start + length
-            return self._pool[start:start + length]
+    def secret(self, namespace: str, length: int = ID_LENGTH) -> str:
+        """Like ``token``, but unseeded ones come from the OS's cryptographic source: for signing secrets, which
+        must not be predictable from ids seen before."""
+        if self.seed is None:
+            return secrets.token_bytes(length).translate(_TABLE).decode()
+        return self.token(namespace, length)
+
+    @staticmethod
+    def _random(length: int) -> str:
+        # Ids need to be unique, not secret: one Mersenne Twister draw (a single C call, so threads never share one
+        # and no lock is needed; a lock and a shared pool of urandom bytes cost twice as much), one translate.
+        return _getrandbits(length * 8).to_bytes(length, "little").translate(_TABLE).decode()
 
     def reset(self) -> None:
         """Start every counter again (used by ``/_emulator/reset``)."""

@@ -40,7 +40,7 @@ def create(ctx: RequestContext, params: dict[str, Any]) -> dict[str, Any]:
            "application": None, "created": ctx.now(), "description": params.get("description"),
            "enabled_events": params["enabled_events"], "livemode": False,
            "metadata": apply_metadata({}, params.get("metadata") or {}), "status": "enabled", "url": params["url"],
-           "_secret": "whsec_" + ctx.emulator.ids.token("whsec", 32)}
+           "_secret": "whsec_" + ctx.emulator.ids.secret("whsec", 32)}
     ctx.save(obj)
     return {**obj, "secret": obj["_secret"]}
 
