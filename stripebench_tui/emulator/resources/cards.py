@@ -18,6 +18,7 @@ Internal API (no routes):
 from __future__ import annotations
 
 import functools
+import hashlib
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -212,7 +213,6 @@ def incorrect_number_error() -> StripeError:
 
 
 @functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=1024)  # a card's fingerprint never changes, and a few test cards make most of them
 def _fingerprint(number: str) -> str:
-    import hashlib
-
     return hashlib.sha256(number.encode()).hexdigest()[:16]
