@@ -15,6 +15,7 @@ import orjson
 from stripebench_tui.emulator.context import RequestContext
 from stripebench_tui.emulator.engine import Emulator
 from stripebench_tui.emulator.errors import ParamError, StripeError, invalid
+from stripebench_tui.emulator.events import reusable_snapshot
 from stripebench_tui.emulator.forms import parse_form
 from stripebench_tui.emulator.params import Array, Str, validate
 from stripebench_tui.emulator.registry import match
@@ -164,7 +165,9 @@ def _serve(emulator: Emulator, method: str, path: str, query: str, body: bytes, 
                 committed_error = None
                 # a handler's result shares nested values with stored objects (ctx.get/find borrow shallow copies,
                 # saves keep shallow copies, ctx.peek and lists give stored objects): render copies what it changes
-                rendered = expand(render(result, ctx), expand_paths, ctx)
+                rendered = reusable_snapshot(emulator, result, ctx)
+                if rendered is None:
+                    rendered = expand(render(result, ctx), expand_paths, ctx)
         reply = Reply(committed_error.status, committed_error.body(request_id)) if committed_error else Reply(200, rendered)
     except ParamError:
         raise  # failed validation inside a handler: like Stripe, not saved under the idempotency key

@@ -100,6 +100,7 @@ class Store:
         self.idempotency: dict[str, dict[str, Any]] = {}
         self.meta: dict[str, Any] = {}
         self.seq = 0
+        self.writes = 0  # puts and deletes so far: equal counts mean nothing was written in between
         self.lock = threading.RLock()
         self._journal: list[tuple[str, str, Any]] | None = None
         self._idem_journal: list[str] = []
@@ -239,6 +240,7 @@ class Store:
                 self._db.executemany("DELETE FROM idempotency WHERE key=?", [(k,) for k in stale])
 
     def _record(self, kind: str, object_id: str, previous: Any) -> None:
+        self.writes += 1
         if self._journal is not None:
             self._journal.append((kind, object_id, previous))
 
