@@ -93,6 +93,8 @@ def widgets() -> Iterator[Resource]:
         elif params.get("then") == "rename":  # the object itself changes after its event
             widget["name"] = "renamed"
             ctx.save(widget)
+        elif params.get("then") == "annotate":  # the answer differs from what was stored, nothing is written
+            return {**widget, "name": "annotated"}
         return widget
 
     yield resource
@@ -111,3 +113,5 @@ def test_a_write_after_the_event_or_a_changed_object_renders_afresh(emulator: Em
 
     renamed = call(emulator, "POST", "/v1/test_reuse_widgets", "then=rename")
     assert renamed["name"] == "renamed" and latest_event(emulator)["data"]["object"]["name"] == "first"
+    annotated = call(emulator, "POST", "/v1/test_reuse_widgets", "then=annotate")
+    assert annotated["name"] == "annotated" and latest_event(emulator)["data"]["object"]["name"] == "first"
