@@ -31,8 +31,8 @@ class IdFactory:
 
     def new(self, prefix: str, length: int = ID_LENGTH) -> str:
         """A fresh id such as ``cus_…``."""
-        if self.seed is None:  # the usual case, one call fewer
-            return f"{prefix}_{self._random(length)}"
+        if self.seed is None:  # the usual case, inlined (_random)
+            return f"{prefix}_{_getrandbits(length * 8).to_bytes(length, 'little').translate(_TABLE).decode()}"
         return f"{prefix}_{self.token(prefix, length)}"
 
     def token(self, namespace: str, length: int = ID_LENGTH) -> str:

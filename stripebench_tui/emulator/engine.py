@@ -97,8 +97,11 @@ class Emulator:
         return _Transaction(self)
 
     def _deliver(self, events: list[dict[str, Any]]) -> None:
+        if not events:
+            return
+        listeners = list(self._listeners)  # the listeners when the batch commits: one copy per batch
         for event in events:
-            for listener in list(self._listeners):
+            for listener in listeners:
                 try:
                     listener(event)
                 except Exception:  # a broken listener must not fail the request that already committed

@@ -66,19 +66,22 @@ def emit_event(emulator: "Emulator", event_type: str, obj: dict[str, Any], *, pr
     emulator.store.put(event, copy=False)  # built here from copies; listeners only read it
     emulator.queue_event(event)
     # what ``reusable_snapshot`` may give as the response, if the request ends with no other write
-    emulator.last_snapshot = (stored, snapshot, snapshot_ctx, emulator.store.writes) if stored is not None else None
+    emulator.last_snapshot = (stored, snapshot, snapshot_ctx, emulator.store.writes, request_id) \
+        if stored is not None and request_id is not None else None
     return event
 
 
 def reusable_snapshot(emulator: "Emulator", result: Any, ctx: RequestContext) -> dict[str, Any] | None:
-    """The last event's ``data.object`` when it is what rendering ``result`` for ``ctx`` would give: ``result`` is
-    the stored object that snapshot was rendered from, unchanged, nothing was written since, and ``ctx`` renders
-    as events do (their API version and address, no ``expand[]``, a secret key). Saves rendering a just-saved
-    object twice (the event's copy and the response); the response shares the event's values, read only."""
+    """The last event's ``data.object`` when it is what rendering ``result`` for ``ctx`` would give: the event is
+    this request's own (a renderer may read the clock), ``result`` is the stored object that snapshot was rendered
+    from, unchanged, nothing was written since, and ``ctx`` renders as events do (their API version and address,
+    no ``expand[]``, a secret key). Saves rendering a just-saved object twice (the event's copy and the response);
+    the response shares the event's values, read only."""
     last = emulator.last_snapshot
-    if last is None or last[3] != emulator.store.writes or ctx.expand_paths or ctx.publishable:
+    if last is None or last[4] != ctx.request_id or last[3] != emulator.store.writes or ctx.expand_paths \
+            or ctx.publishable:
         return None
-    stored, snapshot, snapshot_ctx, _ = last
+    stored, snapshot, snapshot_ctx, _, _ = last
     if ctx.api_version != snapshot_ctx.api_version or ctx.base_url != snapshot_ctx.base_url:
         return None
     if type(result) is not dict or result.get("id") != stored.get("id") or result != stored:

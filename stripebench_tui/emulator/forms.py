@@ -32,8 +32,8 @@ def parse_form(text: str) -> dict[str, Any]:
         parts = [match.group(1), *_PART.findall(match.group(2))]
         _insert(root, parts, value, key)
         nested = True
-    if not nested and not (root and all(k.isdigit() for k in root)):
-        return root  # nothing for _listify to turn into a list
+    if not nested and (not root or not next(iter(root)).isdigit() or not all(k.isdigit() for k in root)):
+        return root  # nothing for _listify to turn into a list (a first name that is not a number says so)
     return _listify(root)
 
 

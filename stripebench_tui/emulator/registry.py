@@ -143,9 +143,10 @@ def match(method: str, path: str) -> tuple[Route | None, dict[str, str], bool]:
         _reindex()
     if path.startswith("/v1/"):
         parts = path.split("/")
+        collection, count = parts[2] if len(parts) > 2 else "", len(parts)  # as _shape, without its calls
         # a literal last segment (``/v1/customers/search``) before a parameter (``/v1/customers/{id}``): the
         # registration order too, as ``Resource.route`` puts a literal path before a route that would swallow it
-        candidates = _INDEX.get(_shape(parts, parts[-1]), _NONE) + _INDEX.get(_shape(parts, None), _NONE)
+        candidates = _INDEX.get((collection, count, parts[-1]), _NONE) + _INDEX.get((collection, count, None), _NONE)
     else:
         candidates = _NONE
     if _ANYWHERE:  # keep registration order across both lists

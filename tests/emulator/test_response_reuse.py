@@ -115,3 +115,15 @@ def test_a_write_after_the_event_or_a_changed_object_renders_afresh(emulator: Em
     assert renamed["name"] == "renamed" and latest_event(emulator)["data"]["object"]["name"] == "first"
     annotated = call(emulator, "POST", "/v1/test_reuse_widgets", "then=annotate")
     assert annotated["name"] == "annotated" and latest_event(emulator)["data"]["object"]["name"] == "first"
+
+
+def test_a_later_request_renders_afresh_even_when_nothing_changed(emulator: Emulator) -> None:
+    customer = call(emulator, "POST", "/v1/customers", "email=a%40b.c")
+    event = latest_event(emulator)
+    assert customer is event["data"]["object"]
+    again = call(emulator, "GET", f"/v1/customers/{customer['id']}")  # another request: its own render and clock
+    assert again == customer and again is not event["data"]["object"]
+    coupon = call(emulator, "POST", "/v1/coupons", f"percent_off=10&redeem_by={emulator.clock.now() + 60}")
+    assert coupon["valid"] is True
+    emulator.clock.advance(120)
+    assert call(emulator, "GET", f"/v1/coupons/{coupon['id']}")["valid"] is False
