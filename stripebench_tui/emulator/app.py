@@ -39,7 +39,8 @@ class _EmulatorApp(Starlette):
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         path = scope.get("path", "") if scope["type"] == "http" else ""
-        if is_control_path(path) and not self._authorized(scope):
+        # an API path is never a control path (checked first: it is nearly every request)
+        if not path.startswith("/v1/") and is_control_path(path) and not self._authorized(scope):
             body = forbidden_body()
             headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
             await send({"type": "http.response.start", "status": 403, "headers": headers})

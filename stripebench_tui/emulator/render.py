@@ -106,7 +106,12 @@ def _render_items(items: list[Any], ctx: "RequestContext") -> list[Any]:
     for item in items:
         kind = item.get("object") if type(item) is dict else None
         resource = plain.get(kind)
-        if resource is None:
+        if resource is not None:
+            hit = _PUBLIC_VIEWS.get(id(item))
+            if hit is not None and hit[0] is item:  # rendered as a shared view before: neither deleted nor marked
+                out.append(hit[1])
+                continue
+        else:
             resource = RESOURCES.get(kind) if isinstance(kind, str) else None
             if resource is None or ctx.expand_paths or not (
                     resource.render_fn is None
