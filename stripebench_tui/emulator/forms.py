@@ -14,6 +14,11 @@ _PART = re.compile(r"\[([^\[\]]*)\]")
 
 def parse_form(text: str) -> dict[str, Any]:
     """Parse a query string or form body into nested params; malformed input raises a 400."""
+    if not text:
+        return {}
+    flat = _flat(text)
+    if flat is not None:
+        return flat
     try:
         pairs = _pairs(text)
     except (UnicodeDecodeError, ValueError) as exc:
@@ -35,6 +40,29 @@ def parse_form(text: str) -> dict[str, Any]:
     if not nested and (not root or not next(iter(root)).isdigit() or not all(k.isdigit() for k in root)):
         return root  # nothing for _listify to turn into a list (a first name that is not a number says so)
     return _listify(root)
+
+
+def _flat(text: str) -> dict[str, str] | None:
+    """The usual form, plain names only, in one pass; None for anything else (brackets, a name that is a number,
+    an empty name, bad escapes), which the general parser below then takes from the start."""
+    root: dict[str, str] = {}
+    try:
+        for piece in text.split("&"):
+            if not piece:
+                continue
+            name, _, value = piece.partition("=")
+            if "%" in name or "+" in name:
+                name = unquote(name.replace("+", " "), errors="strict")
+            if not name or "[" in name or "]" in name:
+                return None
+            if "%" in value or "+" in value:
+                value = unquote(value.replace("+", " "), errors="strict")
+            root[name] = value
+    except (UnicodeDecodeError, ValueError):
+        return None
+    if root and next(iter(root)).isdigit():  # maybe a list at the top: the general parser decides
+        return None
+    return root
 
 
 def _pairs(text: str) -> list[tuple[str, str]]:

@@ -34,3 +34,28 @@ def test_validate_cleans_and_names_nested_params() -> None:
     with pytest.raises(StripeError) as err:
         validate(spec, {"n": {"a": "1"}})
     assert err.value.param == "n"
+
+
+def test_the_one_pass_reading_of_plain_forms_agrees_with_the_general_parser(monkeypatch) -> None:
+    """Plain forms take a shortcut (forms._flat); on 5,000 random forms, brackets, list-like names, escapes and bad
+    input included, the answer (or the 400) is the general parser's."""
+    import random
+
+    from stripebench_tui.emulator import forms
+    from stripebench_tui.emulator.errors import StripeError
+
+    def outcome(text: str) -> tuple[str, object]:
+        try:
+            return "ok", forms.parse_form(text)
+        except StripeError as exc:
+            return "error", exc.message
+
+    rng = random.Random(12)
+    names = ["a", "email", "0", "1", "a[b]", "a[]", "a[0]", "a%5Bb%5D", "", "x+y", "caf%C3%A9", "%FF", "m[k][j]", "%"]
+    values = ["1", "", "x%40y", "a+b", "%E2%82%AC", "%ZZ", "[", "=="]
+    texts = ["&".join(rng.choice(names) + ("=" + rng.choice(values) if rng.random() < 0.9 else "")
+                      for _ in range(rng.randint(1, 4))) for _ in range(5000)]
+    shortcut = [outcome(text) for text in texts]
+    assert sum(1 for kind, value in shortcut if kind == "ok" and isinstance(value, dict) and value) > 1000
+    monkeypatch.setattr(forms, "_flat", lambda text: None)
+    assert [outcome(text) for text in texts] == shortcut
