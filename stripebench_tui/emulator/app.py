@@ -68,8 +68,7 @@ class _EmulatorApp(Starlette):
         body = reply.encoded()
         raw_headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
         for name, value in reply.headers.items():
-            encoded = _HEADER_NAMES.get(name)
-            raw_headers.append((_header_name(name) if encoded is None else encoded, str(value).encode("latin-1")))
+            raw_headers.append((_header_name(name), str(value).encode("latin-1")))
         await send({"type": "http.response.start", "status": reply.status, "headers": raw_headers})
         await send({"type": "http.response.body", "body": body})
 

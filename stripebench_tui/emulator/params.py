@@ -199,12 +199,15 @@ class Array(Param):
         return [self.item.clean(v, f"{name}[{i}]") for i, v in enumerate(value)]
 
 
+_RANGE_OPERATORS: dict[str, Param] = {op: Int() for op in ("gt", "gte", "lt", "lte")}
+
+
 class Range(Param):
     """A list filter such as ``created``: an integer, or a hash of ``gt``/``gte``/``lt``/``lte``."""
 
     def convert(self, value: Any, name: str) -> dict[str, int]:
         if isinstance(value, dict):
-            return validate({op: Int() for op in ("gt", "gte", "lt", "lte")}, value, prefix=name)
+            return validate(_RANGE_OPERATORS, value, prefix=name)
         return {"eq": Int().convert(value, name)}
 
 
