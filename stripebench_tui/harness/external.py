@@ -21,6 +21,7 @@ the command line (``harnesses`` has the built-in ones).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import secrets
 import shutil
@@ -45,7 +46,7 @@ from stripebench_tui.runtime.reaper import TAG_VAR, kill_tagged
 
 # Variables that carry a provider key: never passed on to a harness.
 PROVIDER_KEYS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN")
-STOP_GRACE = 3.0  # seconds between SIGTERM and SIGKILL of the harness's process group
+STOP_GRACE = 3.0  # seconds between SIGTERM and SIGKILL of the harness, its group and its tagged processes
 EXIT_GRACE = 10.0  # seconds the gateway has to end an exchange once the harness that sent it has exited
 LAST_LINES = 8  # harness log lines quoted when it exits early
 
@@ -422,26 +423,21 @@ class ExternalAgent:
         self._poke()
 
     async def _terminate(self) -> None:
-        """SIGTERM the harness's process group, SIGKILL after a grace; then every process carrying its tag."""
+        """SIGTERM the harness's process group and every process carrying its tag (its shells run in sessions of
+        their own), SIGKILL what is left after one grace; then the group's untagged rest. One grace for all of
+        them keeps the whole stop within the driver's wait for ``close`` (CANCEL_GRACE): a stop cut short there
+        would leave the shells running."""
         process = self.process
         if process is None:
             return
         if process.returncode is None:
-            for sig in (signal.SIGTERM, signal.SIGKILL):
-                try:
-                    os.killpg(process.pid, sig)
-                except ProcessLookupError:
-                    break
-                try:
-                    await asyncio.wait_for(process.wait(), STOP_GRACE)
-                    break
-                except asyncio.TimeoutError:
-                    continue
-        try:  # whatever the harness left behind in its group
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGTERM)
+        await asyncio.to_thread(kill_tagged, self.tag, STOP_GRACE)
+        with contextlib.suppress(ProcessLookupError):  # whatever the harness left in its group without its tag
             os.killpg(process.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        await asyncio.to_thread(kill_tagged, self.tag, STOP_GRACE)  # and in sessions of their own (Claude Code's shells)
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(process.wait(), 1.0)
 
     def _log(self, text: str, stream: str) -> None:
         if self._task is not None and self._task.log is not None:

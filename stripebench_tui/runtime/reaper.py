@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -45,18 +46,52 @@ def tagged_pids(tag: str, exclude: set[int] | None = None) -> list[int]:
 
 
 def kill_tagged(tag: str, grace: float = 2.0, exclude: set[int] | None = None) -> int:
-    """SIGTERM every tagged process, SIGKILL what is left after ``grace`` seconds; returns how many there were."""
-    pids = tagged_pids(tag, exclude)
-    for pid in pids:
-        with contextlib.suppress(OSError):
-            os.kill(pid, signal.SIGTERM)
+    """SIGTERM every tagged process, SIGKILL what is left after ``grace`` seconds, and return once none is left
+    (or after a last second); returns how many there were.
+
+    A process a tagged one starts meanwhile (a shell's child) is signalled too, and SIGKILL is waited for: it is
+    not done when ``kill`` returns, and a caller that looks right after must find nothing.
+    """
+    signalled: set[int] = set()
     deadline = time.monotonic() + grace
-    while time.monotonic() < deadline and tagged_pids(tag, exclude):
-        time.sleep(0.05)
-    for pid in tagged_pids(tag, exclude):
-        with contextlib.suppress(OSError):
-            os.kill(pid, signal.SIGKILL)
-    return len(pids)
+    killing = False
+    while True:
+        alive = tagged_pids(tag, exclude)
+        if not alive:
+            break
+        now = time.monotonic()
+        if now >= deadline + 1.0:  # SIGKILLed a second ago and still there: give up
+            break
+        killing = killing or now >= deadline
+        for pid in alive:
+            if killing or pid not in signalled:
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signal.SIGKILL if killing else signal.SIGTERM)
+                signalled.add(pid)
+        # until they exit, or a short while, then look again for processes they started meanwhile
+        _wait_exits(alive, min(0.2, max(deadline + (1.0 if killing else 0.0) - time.monotonic(), 0.01)))
+    return len(signalled)
+
+
+def _wait_exits(pids: list[int], timeout: float) -> None:
+    """Return when every one of ``pids`` has exited (a zombie counts), or after ``timeout`` seconds: each pid's
+    pidfd becomes readable when it exits, so this waits on the kernel rather than polling."""
+    fds = []
+    for pid in pids:
+        with contextlib.suppress(OSError):  # already gone
+            fds.append(os.pidfd_open(pid))
+    try:
+        end = time.monotonic() + timeout
+        pending = fds
+        while pending:
+            left = end - time.monotonic()
+            if left <= 0:
+                break
+            ready, _, _ = select.select(pending, [], [], left)
+            pending = [fd for fd in pending if fd not in ready]
+    finally:
+        for fd in fds:
+            os.close(fd)
 
 
 def die_with_parent() -> None:
