@@ -127,3 +127,14 @@ def test_a_later_request_renders_afresh_even_when_nothing_changed(emulator: Emul
     assert coupon["valid"] is True
     emulator.clock.advance(120)
     assert call(emulator, "GET", f"/v1/coupons/{coupon['id']}")["valid"] is False
+
+
+def test_a_publishable_key_gets_its_own_smaller_answer(emulator: Emulator) -> None:
+    customer = call(emulator, "POST", "/v1/customers", "email=a%40b.c")
+    pi = call(emulator, "POST", "/v1/payment_intents",
+              f"amount=2000&currency=usd&customer={customer['id']}&payment_method=pm_card_visa")
+    confirmed = call(emulator, "POST", f"/v1/payment_intents/{pi['id']}/confirm", f"client_secret={pi['client_secret']}",
+                     authorization="Bearer pk_test_reuse")
+    event = latest_event(emulator)
+    assert event["type"] == "payment_intent.succeeded" and event["data"]["object"]["customer"] == customer["id"]
+    assert confirmed["status"] == "succeeded" and "customer" not in confirmed and "metadata" not in confirmed
