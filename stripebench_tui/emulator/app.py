@@ -67,8 +67,7 @@ class _EmulatorApp(Starlette):
             reply = handle(emulator, scope["method"], path, query, payload, headers, lowered=True)
         body = reply.encoded()
         raw_headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
-        for name, value in reply.headers.items():
-            raw_headers.append((_header_name(name), str(value).encode("latin-1")))
+        raw_headers += [(_header_name(k), str(v).encode("latin-1")) for k, v in reply.headers.items()]
         await send({"type": "http.response.start", "status": reply.status, "headers": raw_headers})
         await send({"type": "http.response.body", "body": body})
 

@@ -21,6 +21,13 @@ os.register_at_fork(after_in_child=_RNG.seed)
 _getrandbits = _RNG.getrandbits
 
 
+def _random(length: int) -> str:
+    """``length`` random letters and digits. Ids need to be unique, not secret: one Mersenne Twister draw (a single
+    C call, so threads never share one and no lock is needed; a lock and a shared pool of urandom bytes cost twice
+    as much), one translate."""
+    return _getrandbits(length * 8).to_bytes(length, "little").translate(_TABLE).decode()
+
+
 class IdFactory:
     """Makes ``prefix_`` + 24 characters; seeded ids come from per-prefix counters so reads never shift writes' ids."""
 
@@ -31,14 +38,14 @@ class IdFactory:
 
     def new(self, prefix: str, length: int = ID_LENGTH) -> str:
         """A fresh id such as ``cus_…``."""
-        if self.seed is None:  # the usual case, inlined (_random)
-            return f"{prefix}_{_getrandbits(length * 8).to_bytes(length, 'little').translate(_TABLE).decode()}"
+        if self.seed is None:  # the usual case: no namespace counter to keep
+            return f"{prefix}_{_random(length)}"
         return f"{prefix}_{self.token(prefix, length)}"
 
     def token(self, namespace: str, length: int = ID_LENGTH) -> str:
         """A random (or seeded) string of letters and digits, independent per namespace."""
         if self.seed is None:
-            return self._random(length)
+            return _random(length)
         with self._lock:
             n = self.counters.get(namespace, 0)
             self.counters[namespace] = n + 1
@@ -56,12 +63,6 @@ class IdFactory:
         if self.seed is None:
             return secrets.token_bytes(length).translate(_TABLE).decode()
         return self.token(namespace, length)
-
-    @staticmethod
-    def _random(length: int) -> str:
-        # Ids need to be unique, not secret: one Mersenne Twister draw (a single C call, so threads never share one
-        # and no lock is needed; a lock and a shared pool of urandom bytes cost twice as much), one translate.
-        return _getrandbits(length * 8).to_bytes(length, "little").translate(_TABLE).decode()
 
     def reset(self) -> None:
         """Start every counter again (used by ``/_emulator/reset``)."""

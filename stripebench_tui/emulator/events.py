@@ -77,11 +77,11 @@ def reusable_snapshot(emulator: "Emulator", result: Any, ctx: RequestContext) ->
     from, unchanged, nothing was written since, and ``ctx`` renders as events do (their API version and address,
     no ``expand[]``, a secret key). Saves rendering a just-saved object twice (the event's copy and the response);
     the response shares the event's values, read only."""
-    last = emulator.last_snapshot
-    if last is None or last[4] != ctx.request_id or last[3] != emulator.store.writes or ctx.expand_paths \
-            or ctx.publishable:
+    if emulator.last_snapshot is None or ctx.expand_paths or ctx.publishable:
         return None
-    stored, snapshot, snapshot_ctx, _, _ = last
+    stored, snapshot, snapshot_ctx, writes, request_id = emulator.last_snapshot
+    if request_id != ctx.request_id or writes != emulator.store.writes:
+        return None
     if ctx.api_version != snapshot_ctx.api_version or ctx.base_url != snapshot_ctx.base_url:
         return None
     if type(result) is not dict or result.get("id") != stored.get("id") or result != stored:

@@ -51,13 +51,10 @@ def _flat(text: str) -> dict[str, str] | None:
             if not piece:
                 continue
             name, _, value = piece.partition("=")
-            if "%" in name or "+" in name:
-                name = unquote(name.replace("+", " "), errors="strict")
+            name = _decode(name)
             if not name or "[" in name or "]" in name:
                 return None
-            if "%" in value or "+" in value:
-                value = unquote(value.replace("+", " "), errors="strict")
-            root[name] = value
+            root[name] = _decode(value)
     except (UnicodeDecodeError, ValueError):
         return None
     if root and next(iter(root)).isdigit():  # maybe a list at the top: the general parser decides
@@ -72,12 +69,15 @@ def _pairs(text: str) -> list[tuple[str, str]]:
         if not piece:
             continue
         name, _, value = piece.partition("=")
-        if "%" in name or "+" in name:  # each half decoded only when it needs it (most names never do)
-            name = unquote(name.replace("+", " "), errors="strict")
-        if "%" in value or "+" in value:
-            value = unquote(value.replace("+", " "), errors="strict")
-        pairs.append((name, value))
+        pairs.append((_decode(name), _decode(value)))
     return pairs
+
+
+def _decode(part: str) -> str:
+    """One name or value as form encoding means it (``+`` a space, ``%XX`` a UTF-8 byte); most need nothing."""
+    if "%" in part or "+" in part:
+        return unquote(part.replace("+", " "), errors="strict")
+    return part
 
 
 class _Appendable(dict):

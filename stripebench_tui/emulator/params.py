@@ -237,9 +237,7 @@ def validate(spec: dict[str, Param], raw: dict[str, Any], prefix: str = "") -> d
     for key in _required(spec):
         if key not in raw:
             raise missing_param(f"{prefix}[{key}]" if prefix else key)
-    if prefix:
-        return {key: spec[key].clean(value, f"{prefix}[{key}]") for key, value in raw.items()}
-    return {key: spec[key].clean(value, key) for key, value in raw.items()}
+    return {key: spec[key].clean(value, f"{prefix}[{key}]" if prefix else key) for key, value in raw.items()}
 
 
 def matches_range(value: int, bounds: dict[str, int] | None) -> bool:

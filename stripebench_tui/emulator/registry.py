@@ -113,8 +113,9 @@ _ANYWHERE: list[Route] = []  # routes whose collection segment is a parameter (n
 _INDEXED: tuple[int, Route | None] = (-1, None)
 
 
-def _shape(parts: list[str], last: str | None) -> tuple[str, int, str | None]:
-    return parts[2] if len(parts) > 2 else "", len(parts), last
+def _shape(parts: list[str]) -> tuple[str, int]:
+    """A path's collection (``customers`` in ``/v1/customers/{id}``) and its number of segments."""
+    return parts[2] if len(parts) > 2 else "", len(parts)
 
 
 def _reindex() -> None:
@@ -126,7 +127,7 @@ def _reindex() -> None:
         if len(parts) < 3 or "{" in parts[2] or not route.path.startswith("/v1/"):
             _ANYWHERE.append(route)
         else:
-            _INDEX.setdefault(_shape(parts, None if "{" in parts[-1] else parts[-1]), []).append(route)
+            _INDEX.setdefault((*_shape(parts), None if "{" in parts[-1] else parts[-1]), []).append(route)
     _INDEXED = _signature()
 
 
@@ -143,7 +144,7 @@ def match(method: str, path: str) -> tuple[Route | None, dict[str, str], bool]:
         _reindex()
     if path.startswith("/v1/"):
         parts = path.split("/")
-        collection, count = parts[2] if len(parts) > 2 else "", len(parts)  # as _shape, without its calls
+        collection, count = _shape(parts)
         # a literal last segment (``/v1/customers/search``) before a parameter (``/v1/customers/{id}``): the
         # registration order too, as ``Resource.route`` puts a literal path before a route that would swallow it
         candidates = _INDEX.get((collection, count, parts[-1]), _NONE) + _INDEX.get((collection, count, None), _NONE)
@@ -151,8 +152,14 @@ def match(method: str, path: str) -> tuple[Route | None, dict[str, str], bool]:
         candidates = _NONE
     if _ANYWHERE:  # keep registration order across both lists
         candidates = sorted(candidates + _ANYWHERE, key=ROUTES.index)
+    return first_match(candidates, method, path)
+
+
+def first_match(routes: list[Route], method: str, path: str) -> tuple[Route | None, dict[str, str], bool]:
+    """The first of ``routes`` whose pattern and method fit: (route, path params, whether the path exists under
+    another method). ``match`` gives it the few routes of the path's shape; over all ``ROUTES`` it is a full scan."""
     path_exists = False
-    for route in candidates:
+    for route in routes:
         found = route.regex.match(path)
         if found:
             if route.method == method:

@@ -80,13 +80,9 @@ def render(value: Any, ctx: "RequestContext", private: bool = False) -> Any:
     resource = RESOURCES.get(kind or "")
     if resource is None or value.get("deleted"):
         return _public(value, private)
-    render_fn = resource.render_fn
-    if render_fn is not None and resource.render_before is not None and not ctx.expand_paths \
-            and at_least(ctx.api_version, resource.render_before) \
-            and not (resource.render_if and value.get(resource.render_if)):
-        render_fn = None  # the renderer changes nothing at this version (see ``Resource.render_before``)
-    if render_fn is None and not ctx.expand_paths:
+    if _needs_no_renderer(resource, ctx) and not _marked(resource, value):
         return _public(value, True) if private else _public_of_shared(value, kind, ctx)
+    render_fn = resource.render_fn
     if private:
         obj = value
     elif resource.shallow_render and not ctx.expand_paths:
@@ -96,6 +92,19 @@ def render(value: Any, ctx: "RequestContext", private: bool = False) -> Any:
     if render_fn is not None:
         obj = render_fn(obj, ctx)
     return _public(obj, True)
+
+
+def _needs_no_renderer(resource: Resource, ctx: "RequestContext") -> bool:
+    """True when this kind's objects render as they are stored for ``ctx``: the kind has no renderer, or one that
+    changes nothing at this version (see ``Resource.render_before``), and no ``expand[]`` is asked for. An object
+    marked with ``Resource.render_if`` still goes through the renderer (``_marked``)."""
+    return not ctx.expand_paths and (resource.render_fn is None or (
+        resource.render_before is not None and at_least(ctx.api_version, resource.render_before)))
+
+
+def _marked(resource: Resource, value: dict[str, Any]) -> bool:
+    """True when ``value`` carries the key that makes its kind's renderer run at every version."""
+    return resource.render_fn is not None and bool(resource.render_if) and bool(value.get(resource.render_if))
 
 
 def _render_items(items: list[Any], ctx: "RequestContext") -> list[Any]:
@@ -113,13 +122,11 @@ def _render_items(items: list[Any], ctx: "RequestContext") -> list[Any]:
                 continue
         else:
             resource = RESOURCES.get(kind) if isinstance(kind, str) else None
-            if resource is None or ctx.expand_paths or not (
-                    resource.render_fn is None
-                    or (resource.render_before is not None and at_least(ctx.api_version, resource.render_before))):
+            if resource is None or not _needs_no_renderer(resource, ctx):
                 out.append(render(item, ctx))
                 continue
             plain[kind] = resource
-        if item.get("deleted") or (resource.render_if and item.get(resource.render_if)):
+        if item.get("deleted") or _marked(resource, item):
             out.append(render(item, ctx))
         else:
             out.append(_public_of_shared(item, kind, ctx))

@@ -209,9 +209,7 @@ class Store:
             self.seq += 1
             obj["_seq"] = self.seq
         old = bucket.get(object_id, _MISSING)
-        self.writes += 1  # _record, inlined on the busiest write path
-        if self._journal is not None:
-            self._journal.append((kind, object_id, old))
+        self._record(kind, object_id, old)
         # shallow: ``obj``'s nested values are shared with the stored copy from here on (see the module's doc)
         stored = bucket[object_id] = dict(obj) if copy else obj
         if self.checks and self._journal is not None:

@@ -25,6 +25,7 @@ from stripebench_tui.child_env import base_env
 
 TAG_VAR = "STRIPEBENCH_EPISODE"
 PR_SET_PDEATHSIG = 1
+KILL_WAIT = 1.0  # seconds kill_tagged waits for SIGKILLed processes to be gone
 
 
 def tagged_pids(tag: str, exclude: set[int] | None = None) -> list[int]:
@@ -53,23 +54,22 @@ def kill_tagged(tag: str, grace: float = 2.0, exclude: set[int] | None = None) -
     not done when ``kill`` returns, and a caller that looks right after must find nothing.
     """
     signalled: set[int] = set()
-    deadline = time.monotonic() + grace
-    killing = False
+    term_until = time.monotonic() + grace  # SIGTERM until then, SIGKILL after
+    give_up = term_until + KILL_WAIT
     while True:
         alive = tagged_pids(tag, exclude)
-        if not alive:
-            break
         now = time.monotonic()
-        if now >= deadline + 1.0:  # SIGKILLed a second ago and still there: give up
+        if not alive or now >= give_up:
             break
-        killing = killing or now >= deadline
+        killing = now >= term_until
         for pid in alive:
             if killing or pid not in signalled:
                 with contextlib.suppress(OSError):
                     os.kill(pid, signal.SIGKILL if killing else signal.SIGTERM)
                 signalled.add(pid)
-        # until they exit, or a short while, then look again for processes they started meanwhile
-        _wait_exits(alive, min(0.2, max(deadline + (1.0 if killing else 0.0) - time.monotonic(), 0.01)))
+        # until they exit or the phase ends (at most a moment), then look again for processes started meanwhile
+        phase_end = give_up if killing else term_until
+        _wait_exits(alive, min(0.2, max(phase_end - time.monotonic(), 0.01)))
     return len(signalled)
 
 

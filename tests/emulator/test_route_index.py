@@ -13,15 +13,8 @@ from stripebench_tui.emulator.params import Str
 
 
 def _scan(method: str, path: str) -> tuple[Any, dict[str, str], bool]:
-    """The reference: the first route, in registration order, whose pattern and method match."""
-    exists = False
-    for route in registry.ROUTES:
-        found = route.regex.match(path)
-        if found:
-            if route.method == method:
-                return route, found.groupdict(), True
-            exists = True
-    return None, {}, exists
+    """The reference: the first route, in registration order, whose pattern and method match (a full scan)."""
+    return registry.first_match(registry.ROUTES, method, path)
 
 
 def _paths() -> set[str]:

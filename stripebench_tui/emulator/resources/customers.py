@@ -84,7 +84,9 @@ def _apply(ctx: RequestContext, obj: dict[str, Any], params: dict[str, Any]) -> 
 def create(ctx: RequestContext, params: dict[str, Any]) -> dict[str, Any]:
     """Create a customer; ``payment_method`` (a pm_ or magic test id) is attached, and may be the default;
     ``source`` (a card token) becomes a card and the ``default_source``."""
-    pm = _payment_methods().resolve(ctx, params["payment_method"]) if params.get("payment_method") else None
+    from stripebench_tui.emulator.resources import payment_methods
+
+    pm = payment_methods.resolve(ctx, params["payment_method"]) if params.get("payment_method") else None
     settings = params.get("invoice_settings") or {}
     if pm is not None and settings.get("default_payment_method") == params["payment_method"]:
         settings["default_payment_method"] = pm["id"]  # pm_card_visa there means the card just attached
@@ -115,19 +117,8 @@ def create(ctx: RequestContext, params: dict[str, Any]) -> dict[str, Any]:
     if card is not None:
         ctx.emit("customer.source.created", card)
     if pm is not None:  # a declining card fails here and the whole create rolls back
-        _payment_methods().attach(ctx, pm, obj["id"], param="payment_method")
+        payment_methods.attach(ctx, pm, obj["id"], param="payment_method")
     return obj
-
-
-def _payment_methods() -> Any:
-    """The payment_methods module, imported on first use (importing it here would register its routes first)."""
-    global _PAYMENT_METHODS
-    if _PAYMENT_METHODS is None:
-        from stripebench_tui.emulator.resources import payment_methods as _PAYMENT_METHODS
-    return _PAYMENT_METHODS
-
-
-_PAYMENT_METHODS: Any = None
 
 
 def _card_from(ctx: RequestContext, obj: dict[str, Any], params: dict[str, Any]) -> dict[str, Any] | None:
@@ -213,8 +204,8 @@ def delete(ctx: RequestContext, params: dict[str, Any], id: str) -> dict[str, An
 def list_customers(ctx: RequestContext, params: dict[str, Any]) -> dict[str, Any]:
     """List customers, newest first; ``email`` filters exactly (case-sensitive, like Stripe)."""
     email = params.get("email")
-    if email is None and "test_clock" not in params:
-        return ctx.list_page("customer", params, "/v1/customers")
+    filtered = email is not None or "test_clock" in params  # else no filter: list_page then checks only deletion
     return ctx.list_page("customer", params, "/v1/customers",
-                         where=lambda c: (email is None or c.get("email") == email)
-                         and ("test_clock" not in params or c.get("test_clock") == params["test_clock"]))
+                         where=(lambda c: (email is None or c.get("email") == email)
+                                and ("test_clock" not in params or c.get("test_clock") == params["test_clock"]))
+                         if filtered else None)
