@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import json
 import logging
@@ -80,6 +81,7 @@ def finish(reply: Reply, request_id: str, version: str) -> Reply:
     return reply
 
 
+@functools.lru_cache(maxsize=256)  # a client sends the same header every time; refusals raise, so are not kept
 def _authenticate(authorization: str | None) -> str:
     if not authorization:
         raise StripeError(_NO_KEY, status=401)

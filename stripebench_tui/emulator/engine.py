@@ -127,20 +127,19 @@ class _Transaction:
     """``with emulator.transaction():`` as a plain object (every API request opens one; a generator-based context
     manager costs twice as much)."""
 
-    __slots__ = ("emulator", "outer", "inner")
+    __slots__ = ("emulator", "outer", "seq_before")
 
     def __init__(self, emulator: Emulator) -> None:
         self.emulator = emulator
         self.outer: list[dict[str, Any]] | None = None
-        self.inner: Any = None
+        self.seq_before = 0
 
     def __enter__(self) -> None:
         emulator = self.emulator
-        emulator.store.lock.__enter__()
+        emulator.store.lock.__enter__()  # held until the events are delivered (the store's own hold ends at commit)
         self.outer, emulator._queued = emulator._queued, []
-        self.inner = emulator.store.transaction()
         try:
-            self.inner.__enter__()
+            self.seq_before = emulator.store.begin()
         except BaseException:
             emulator._queued = self.outer
             emulator.store.lock.__exit__(None, None, None)
@@ -150,7 +149,7 @@ class _Transaction:
         emulator = self.emulator
         try:
             try:
-                self.inner.__exit__(exc_type, exc, tb)
+                emulator.store.end(self.seq_before, failed=exc_type is not None)
                 events = emulator._queued
             finally:
                 emulator._queued = self.outer

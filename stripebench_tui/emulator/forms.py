@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import re
 from typing import Any
-from urllib.parse import unquote
 
 from stripebench_tui.emulator.errors import invalid
 
 _KEY = re.compile(r"^([^\[\]]+)((?:\[[^\[\]]*\])*)$")
 _PART = re.compile(r"\[([^\[\]]*)\]")
+_ESCAPES = re.compile(r"(?:%[0-9A-Fa-f]{2})+")  # a run of %XX escapes: the bytes of one or more characters
 
 
 def parse_form(text: str) -> dict[str, Any]:
@@ -74,10 +74,20 @@ def _pairs(text: str) -> list[tuple[str, str]]:
 
 
 def _decode(part: str) -> str:
-    """One name or value as form encoding means it (``+`` a space, ``%XX`` a UTF-8 byte); most need nothing."""
-    if "%" in part or "+" in part:
-        return unquote(part.replace("+", " "), errors="strict")
+    """One name or value as form encoding means it (``+`` a space, ``%XX`` a UTF-8 byte); most need nothing.
+
+    What ``urllib.parse.unquote(part.replace("+", " "), errors="strict")`` gives, in one regex pass: each run of
+    escapes is one UTF-8 byte string (so a character is never split), a ``%`` not followed by two hex digits stays
+    as it is, and bytes that are not UTF-8 raise ``UnicodeDecodeError``."""
+    if "+" in part:
+        part = part.replace("+", " ")
+    if "%" in part:
+        return _ESCAPES.sub(_unescape, part)
     return part
+
+
+def _unescape(run: re.Match[str]) -> str:
+    return bytes.fromhex(run.group().replace("%", "")).decode()
 
 
 class _Appendable(dict):

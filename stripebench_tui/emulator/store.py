@@ -76,19 +76,10 @@ class _Transaction:
         self.seq_before = 0
 
     def __enter__(self) -> None:
-        self.seq_before = self.store._begin()
+        self.seq_before = self.store.begin()
 
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> bool:
-        if exc_type is None and self.store.checks:
-            try:
-                self.store.verify()
-            except OwnershipError:
-                self.store._rollback(self.seq_before)
-                raise
-        if exc_type is None:
-            self.store._commit()
-        else:
-            self.store._rollback(self.seq_before)
+        self.store.end(self.seq_before, failed=exc_type is not None)
         return False
 
 
@@ -252,11 +243,27 @@ class Store:
         """Apply everything inside, or nothing if it raises; persisted on success."""
         return _Transaction(self)
 
-    def _begin(self) -> int:
+    def begin(self) -> int:
+        """Open a transaction by hand (``transaction()`` does it on entry): takes the lock, which ``end`` releases;
+        returns what ``end`` needs to roll back to."""
         self.lock.__enter__()
         self._journal = []
         self._saved = []
         return self.seq
+
+    def end(self, seq_before: int, failed: bool) -> None:
+        """Close the transaction ``begin`` opened: roll back if ``failed`` (or if ``verify`` finds an object changed
+        in place, which then raises), else commit; releases the lock."""
+        if not failed and self.checks:
+            try:
+                self.verify()
+            except OwnershipError:
+                self._rollback(seq_before)
+                raise
+        if failed:
+            self._rollback(seq_before)
+        else:
+            self._commit()
 
     def verify(self) -> None:
         """Raise ``OwnershipError`` if an object saved in this transaction (with ``checks``) changed in place since

@@ -59,3 +59,27 @@ def test_the_one_pass_reading_of_plain_forms_agrees_with_the_general_parser(monk
     assert sum(1 for kind, value in shortcut if kind == "ok" and isinstance(value, dict) and value) > 1000
     monkeypatch.setattr(forms, "_flat", lambda text: None)
     assert [outcome(text) for text in texts] == shortcut
+
+
+def test_names_and_values_are_decoded_as_the_standard_library_decodes_them() -> None:
+    """forms._decode is urllib's unquote (strict UTF-8) with + as a space, in one pass: on 20,000 random strings of
+    escapes (valid, cut short, not hex, upper and lower case), multi-byte characters whole or split, bytes that are
+    not UTF-8, pluses and plain text, it gives the same string or raises the same error."""
+    import random
+    from urllib.parse import unquote
+
+    from stripebench_tui.emulator.forms import _decode
+
+    def outcome(decode, text: str) -> tuple[str, str]:
+        try:
+            return "ok", decode(text)
+        except UnicodeDecodeError:
+            return "error", ""
+
+    rng = random.Random(7)
+    pieces = ["%40", "%5B", "%5d", "%C3%A9", "%C3", "%A9", "%E2%82%AC", "%E2%82", "%FF", "%ZZ", "%4", "%", "%%41",
+              "+", "a", "x y", "é", "€", "=", "&", "0", "%20"]
+    texts = ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 6))) for _ in range(20_000)]
+    ours = [outcome(_decode, text) for text in texts]
+    assert sum(kind == "error" for kind, _ in ours) > 1000 and sum(kind == "ok" for kind, _ in ours) > 5000
+    assert ours == [outcome(lambda t: unquote(t.replace("+", " "), errors="strict"), text) for text in texts]
