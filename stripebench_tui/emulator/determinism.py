@@ -17,38 +17,15 @@ _TABLE = bytes((_ALPHABET[b % len(_ALPHABET)]).encode()[0] for b in range(256))
 ID_LENGTH = 24
 # Seeded from os.urandom; a forked child draws its own sequence (as the random module's own generator does).
 _RNG = random.Random()
+os.register_at_fork(after_in_child=_RNG.seed)
 _getrandbits = _RNG.getrandbits
-# Ready-made random strings by length, drawn _POOL_SIZE at a time: one draw, one translate and one slice each per
-# batch instead of a draw, a translate and a decode per id.
-_POOLS: dict[int, list[str]] = {}
-_POOL_SIZE = 64
-
-
-def _reseed(seed: int | None = None) -> None:
-    """Seed the generator again (from os.urandom when ``seed`` is None) and drop the strings drawn before."""
-    _RNG.seed(seed)
-    _POOLS.clear()
-
-
-os.register_at_fork(after_in_child=_reseed)  # else a child would hand out its parent's pooled strings again
 
 
 def _random(length: int) -> str:
-    """``length`` random letters and digits. Ids need to be unique, not secret: the Mersenne Twister, drawn for
-    a batch at a time. No lock: ``list.pop`` is atomic, so threads never get the same string; two threads refilling
-    at once each keep their own batch, and the one replaced is dropped, not handed out twice."""
-    pool = _POOLS.get(length)
-    if pool:
-        try:
-            return pool.pop()
-        except IndexError:  # another thread took the last one
-            pass
-    size = length * _POOL_SIZE
-    batch = _getrandbits(size * 8).to_bytes(size, "little").translate(_TABLE).decode()
-    fresh = [batch[i:i + length] for i in range(0, size, length)]
-    value = fresh.pop()
-    _POOLS[length] = fresh
-    return value
+    """``length`` random letters and digits. Ids need to be unique, not secret: one Mersenne Twister draw (a single
+    C call, so threads never share one and no lock is needed; a lock and a shared pool of urandom bytes cost twice
+    as much), one translate."""
+    return _getrandbits(length * 8).to_bytes(length, "little").translate(_TABLE).decode()
 
 
 class IdFactory:
