@@ -34,7 +34,7 @@ _PK_REFUSED = ("This API call cannot be made with a publishable API key. Please 
                "list of your API keys at https://dashboard.stripe.com/account/apikeys.")
 
 
-@dataclass
+@dataclass(slots=True)
 class Reply:
     """An HTTP response as plain data."""
 
