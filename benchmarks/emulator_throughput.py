@@ -14,11 +14,16 @@ The servers run as subprocesses, one after another:
   the emulator does any work. Ours' CPU per request minus the frame's is the emulator's own work per request,
   and the script prints what that work may cost for ours to reach 0.5 of the floor.
 
-Prints req/s, p50, p99 and server CPU per request for each, then the fractions and the verdict. On a loaded
-machine use ``--rounds 3`` or more: floor and ours then run in pairs (order alternating) and the verdict takes the
-medians, with the spread printed.
+Prints req/s, p50, p99, server CPU and minor page faults per request for each, then the fractions and the
+verdict. Floor and ours run in pairs (order alternating), five rounds by default, and the verdict takes the
+medians, with the spread printed: one pair alone swings with the machine's load.
 
-    python benchmarks/emulator_throughput.py --clients 8 --seconds 10 --rounds 3
+Page faults: ours keeps every object and event it makes (Stripe's API can list them later), so it touches new
+memory, about one page per request; the floor keeps nothing. Each round also prints what touching a fresh page
+costs at that moment: on a VM whose host takes idle guest memory back, that ranges from about 2 us to over 20 us,
+so rounds where it is high cost ours more than the floor.
+
+    python benchmarks/emulator_throughput.py --clients 8 --seconds 5 --rounds 5
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import mmap
 import os
 import shutil
 import socket
@@ -244,13 +250,24 @@ async def drive(url: str, clients: int, seconds: float, max_iterations: int) -> 
     }
 
 
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU time a process has used (Linux /proc): a load-independent cost measure."""
+def counters(pid: int) -> tuple[float, int]:
+    """User + system CPU seconds and minor page faults of a process so far (Linux /proc): load-independent costs."""
     try:
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK"), int(fields[7])
     except (OSError, ValueError, IndexError):
-        return float("nan")
+        return float("nan"), 0
+
+
+def first_touch_us(megabytes: int = 32) -> float:
+    """What touching a fresh page of memory costs on this machine now, in microseconds (a page fault). On a VM whose
+    host takes idle guest memory back, it ranges from about 2 us to over 20 us from one minute to the next."""
+    size = megabytes * 1024 * 1024
+    with mmap.mmap(-1, size) as region:
+        started = time.perf_counter()
+        for offset in range(0, size, mmap.PAGESIZE):
+            region[offset] = 1
+        return (time.perf_counter() - started) * 1e6 / (size // mmap.PAGESIZE)
 
 
 def run_server(name: str, cmd: list[str], url: str, clients: int, seconds: float, max_iterations: int,
@@ -259,9 +276,11 @@ def run_server(name: str, cmd: list[str], url: str, clients: int, seconds: float
     try:
         wait_until_up(url, proc)
         asyncio.run(drive(url, min(clients, 2), 1.0, 5))  # warm-up
-        cpu_before = cpu_seconds(proc.pid)
+        cpu_before, faults_before = counters(proc.pid)
         result = asyncio.run(drive(url, clients, seconds, max_iterations))
-        result["cpu_ms"] = (cpu_seconds(proc.pid) - cpu_before) * 1000 / max(result["requests"], 1)
+        cpu_after, faults_after = counters(proc.pid)
+        result["cpu_ms"] = (cpu_after - cpu_before) * 1000 / max(result["requests"], 1)
+        result["faults"] = (faults_after - faults_before) / max(result["requests"], 1)
     finally:
         proc.terminate()
         try:
@@ -271,17 +290,18 @@ def run_server(name: str, cmd: list[str], url: str, clients: int, seconds: float
             proc.wait()
     errs = result["errors"]
     print(f"{name:12s} {result['requests']:7d} requests  {result['rps']:8.1f} req/s  p50 {result['p50']:6.2f} ms  "
-          f"p99 {result['p99']:6.2f} ms  server CPU {result['cpu_ms']:5.2f} ms/req  errors {len(errs)}" + (f" (first: {errs[0]})" if errs else ""))
+          f"p99 {result['p99']:6.2f} ms  server CPU {result['cpu_ms']:5.2f} ms/req  page faults "
+          f"{result['faults']:4.2f}/req  errors {len(errs)}" + (f" (first: {errs[0]})" if errs else ""))
     return result
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--clients", type=int, default=8, help="concurrent clients (default 8)")
-    parser.add_argument("--seconds", type=float, default=10.0, help="time per server (default 10)")
+    parser.add_argument("--seconds", type=float, default=5.0, help="time per server and round (default 5)")
     parser.add_argument("--max-iterations", type=int, default=100_000, help="per client cap on workload loops")
-    parser.add_argument("--rounds", type=int, default=1,
-                        help="floor/ours pairs to run, order alternating; the verdict uses the medians (default 1)")
+    parser.add_argument("--rounds", type=int, default=5,
+                        help="floor/ours pairs to run, order alternating; the verdict uses the medians (default 5)")
     parser.add_argument("--venv", type=Path, help="reuse this venv for localstripe instead of a temporary one")
     parser.add_argument("--no-localstripe", action="store_true", help="compare with the framework floor only")
     parser.add_argument("--frame", action="store_true",
@@ -305,7 +325,7 @@ def main() -> None:
         print(f"workload: create customer, create + confirm payment intent (pm_card_visa), retrieve, list; "
               f"{args.clients} clients, {args.seconds:g} s each" + (f", {args.rounds} rounds" if args.rounds > 1 else ""))
         fractions, cpu_ratios, p99s, ours_rps = [], [], [], []
-        frame_cpu, ours_cpu, floor_cpu = [], [], []
+        frame_cpu, ours_cpu, floor_cpu, ours_faults = [], [], [], []
         for round_no in range(args.rounds):
             # floor and ours back to back, the order swapped every round, so a change in machine load between
             # the two runs of a round shows as spread across rounds instead of skewing every ratio one way
@@ -328,15 +348,16 @@ def main() -> None:
             cpu_ratios.append(floor["cpu_ms"] / ours["cpu_ms"] if ours["cpu_ms"] else float("nan"))
             p99s.append(ours["p99"])
             ours_rps.append(ours["rps"])
+            ours_faults.append(ours["faults"])
             print(f"ours / floor: {fractions[-1]:.2f} of the framework's req/s; server CPU per request "
                   f"{ours['cpu_ms']:.2f} ms vs {floor['cpu_ms']:.2f} ms (load average now {os.getloadavg()[0]:.1f} on "
-                  f"{os.cpu_count()} CPUs)")
+                  f"{os.cpu_count()} CPUs; a fresh page costs {first_touch_us():.1f} us now)")
         fraction, p99 = statistics.median(fractions), statistics.median(p99s)
         if args.rounds > 1:
             print(f"over {args.rounds} rounds: ours / floor req/s median {fraction:.2f} (spread "
                   f"{min(fractions):.2f}..{max(fractions):.2f}); floor CPU / ours CPU per request median "
                   f"{statistics.median(cpu_ratios):.2f} ({min(cpu_ratios):.2f}..{max(cpu_ratios):.2f}); our p99 median "
-                  f"{p99:.2f} ms")
+                  f"{p99:.2f} ms; our page faults median {statistics.median(ours_faults):.2f}/req")
         if args.frame:
             serving, total, base = (statistics.median(v) * 1000 for v in (frame_cpu, ours_cpu, floor_cpu))
             print(f"where ours' server CPU goes (medians): serving {serving:.0f} us/req (frame), the emulator's own "
