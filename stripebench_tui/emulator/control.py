@@ -18,6 +18,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from stripebench_tui.emulator import account_clock
 from stripebench_tui.emulator.engine import Emulator
 from stripebench_tui.emulator.forms import parse_form
 
@@ -82,10 +83,13 @@ def control_routes(emulator: Emulator) -> list[Route]:
             try:
                 body = await _body(request)
                 with emulator.store.lock:
+                    # forward, what falls due on the way runs for the objects on no test clock (account_clock)
                     if "advance" in body:
-                        emulator.clock.advance(int(body["advance"]))
+                        account_clock.move_to(emulator, emulator.clock.now() + int(body["advance"]),
+                                              freeze=emulator.clock.frozen_at is not None)
                     elif "set" in body:
-                        emulator.clock.set(int(body["set"]), freeze=str(body.get("freeze", "false")).lower() == "true")
+                        account_clock.move_to(emulator, int(body["set"]),
+                                              freeze=str(body.get("freeze", "false")).lower() == "true")
                     elif "freeze" in body:
                         frozen = str(body["freeze"]).lower() == "true"
                         emulator.clock.set(emulator.clock.now(), freeze=frozen)

@@ -11,7 +11,7 @@ passes: a year of monthly renewals costs what its objects cost to make.
 from __future__ import annotations
 
 import heapq
-from typing import Any
+from typing import Any, Callable
 
 from stripebench_tui.emulator import billing_cycle as cycle
 from stripebench_tui.emulator.context import LIST_PARAMS, RequestContext
@@ -85,8 +85,9 @@ def _limit(ctx: RequestContext, clock: dict[str, Any], subs: list[dict[str, Any]
                for interval, count in (cycle.interval_of(ctx, s) for s in subs))
 
 
-def _due(ctx: RequestContext, clock_id: str) -> tuple[list[tuple[int, int, str, str, str]], list[dict[str, Any]]]:
-    """A heap of (time, order, kind, id, action) for the clock's subscriptions, drafts and schedules."""
+def _due(ctx: RequestContext, clock_id: str | None) -> tuple[list[tuple[int, int, str, str, str]], list[dict[str, Any]]]:
+    """A heap of (time, order, kind, id, action) for the clock's subscriptions, drafts and schedules (with
+    ``clock_id`` None, those on no test clock)."""
     from stripebench_tui.emulator.resources import subscription_schedules as schedules
 
     heap: list[tuple[int, int, str, str, str]] = []
@@ -108,15 +109,21 @@ def _due(ctx: RequestContext, clock_id: str) -> tuple[list[tuple[int, int, str, 
     return heap, [s for s in subs if s["status"] not in ("canceled", "incomplete_expired")]
 
 
-def run_until(ctx: RequestContext, clock: dict[str, Any], target: int) -> None:
-    """Run what falls due on ``clock`` up to ``target``, in time order, moving its frozen time along."""
+def run_until(ctx: RequestContext, clock: dict[str, Any] | None, target: int,
+              move: Callable[[int], None] | None = None) -> None:
+    """Run what falls due on ``clock`` up to ``target``, in time order, moving its frozen time along. With
+    ``clock`` None: what falls due for the objects on no test clock, ``move(moment)`` setting the account's time."""
     from stripebench_tui.emulator.resources import subscription_schedules as schedules
 
-    heap, _ = _due(ctx, clock["id"])
+    clock_id = clock["id"] if clock is not None else None
+    heap, _ = _due(ctx, clock_id)
     while heap and heap[0][0] <= target:
         moment, order, kind, obj_id, action = heapq.heappop(heap)
-        clock["frozen_time"] = moment  # objects made now (intents, charges) read the clock through clock_now
-        ctx.save(clock)
+        if clock is not None:
+            clock["frozen_time"] = moment  # objects made now (intents, charges) read the clock through clock_now
+            ctx.save(clock)
+        elif move is not None:
+            move(moment)
         moved = cycle.at(ctx, moment)
         if kind == "invoice":
             invoice = ctx.get("invoice", obj_id)
@@ -131,7 +138,7 @@ def run_until(ctx: RequestContext, clock: dict[str, Any], target: int) -> None:
             if cycle.next_action(sub) != (moment, action):
                 continue  # changed by something that ran first; its current next step was queued then
             cycle.run_action(moved, sub, action, moment)
-        for entry in _due(ctx, clock["id"])[0] if kind == "subscription_schedule" else _requeue(ctx, obj_id):
+        for entry in _due(ctx, clock_id)[0] if kind == "subscription_schedule" else _requeue(ctx, obj_id):
             if entry not in heap:
                 heapq.heappush(heap, entry)
 
