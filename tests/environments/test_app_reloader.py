@@ -29,7 +29,13 @@ def _free_port() -> int:
 
 
 def _environ(pid: int) -> dict[str, str]:
-    raw = Path(f"/proc/{pid}/environ").read_bytes()
+    """The process's environment; empty while it cannot be read: the reloader calls execv from its watcher thread,
+    and while the kernel makes that thread the process's leader, /proc/PID answers ESRCH (the caller's poll()
+    tells an exit apart)."""
+    try:
+        raw = Path(f"/proc/{pid}/environ").read_bytes()
+    except ProcessLookupError:
+        return {}
     return dict(item.split("=", 1) for item in raw.decode("utf-8", "replace").split("\0") if "=" in item)
 
 
