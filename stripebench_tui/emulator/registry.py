@@ -109,6 +109,9 @@ def page_route(path: str, methods: list[str] | None = None) -> Callable[[Callabl
 # or last entry: routes are appended at import, tests add and remove some). A request tries the one or two routes
 # of its shape instead of every route's regex.
 _INDEX: dict[tuple[str, int, str | None], list[Route]] = {}
+# The same lists by method too: a request tries only routes of its own method; the others matter only when none of
+# those matches (then the path may exist under another method).
+_BY_METHOD: dict[tuple[str, str, int, str | None], list[Route]] = {}
 _ANYWHERE: list[Route] = []  # routes whose collection segment is a parameter (none today)
 _INDEXED: tuple[int, Route | None] = (-1, None)
 
@@ -121,13 +124,16 @@ def _shape(parts: list[str]) -> tuple[str, int]:
 def _reindex() -> None:
     global _INDEXED
     _INDEX.clear()
+    _BY_METHOD.clear()
     _ANYWHERE.clear()
     for route in ROUTES:
         parts = route.path.split("/")
         if len(parts) < 3 or "{" in parts[2] or not route.path.startswith("/v1/"):
             _ANYWHERE.append(route)
         else:
-            _INDEX.setdefault((*_shape(parts), None if "{" in parts[-1] else parts[-1]), []).append(route)
+            key = (*_shape(parts), None if "{" in parts[-1] else parts[-1])
+            _INDEX.setdefault(key, []).append(route)
+            _BY_METHOD.setdefault((route.method, *key), []).append(route)
     _INDEXED = _signature()
 
 
@@ -147,6 +153,13 @@ def match(method: str, path: str) -> tuple[Route | None, dict[str, str], bool]:
         collection, count = _shape(parts)
         # a literal last segment (``/v1/customers/search``) before a parameter (``/v1/customers/{id}``): the
         # registration order too, as ``Resource.route`` puts a literal path before a route that would swallow it
+        if not _ANYWHERE:
+            for last in (parts[-1], None):
+                own = _BY_METHOD.get((method, collection, count, last))
+                if own:
+                    route, params, _ = first_match(own, method, path)
+                    if route is not None:
+                        return route, params, True
         candidates = _INDEX.get((collection, count, parts[-1]), _NONE) + _INDEX.get((collection, count, None), _NONE)
     else:
         candidates = _NONE
