@@ -354,7 +354,7 @@ def main() -> None:
                   f"{os.cpu_count()} CPUs; a fresh page costs {first_touch_us():.1f} us now)")
         fraction, p99 = statistics.median(fractions), statistics.median(p99s)
         if args.rounds > 1:
-            print(f"over {args.rounds} rounds: ours / floor req/s median {fraction:.2f} (spread "
+            print(f"over {args.rounds} rounds: ours / floor req/s median {fraction:.3f} (spread "
                   f"{min(fractions):.2f}..{max(fractions):.2f}); floor CPU / ours CPU per request median "
                   f"{statistics.median(cpu_ratios):.2f} ({min(cpu_ratios):.2f}..{max(cpu_ratios):.2f}); our p99 median "
                   f"{p99:.2f} ms; our page faults median {statistics.median(ours_faults):.2f}/req")
