@@ -15,19 +15,15 @@ from stripebench_tui.emulator.context import RequestContext
 from stripebench_tui.emulator.engine import Emulator
 
 
-def move_to(emulator: Emulator, target: int, freeze: bool) -> int:
+def move_to(emulator: Emulator, target: int, freeze: bool) -> None:
     """Set the account's time to ``target`` (frozen there when ``freeze``), first running what falls due before it
-    for the objects on no test clock; all in one transaction. Returns how many due steps ran."""
+    for the objects on no test clock; all in one transaction."""
     from stripebench_tui.emulator.resources.test_clocks import run_until
 
-    steps: list[int] = []
-
     def move(moment: int) -> None:
-        steps.append(moment)
         emulator.clock.set(moment, freeze=freeze)
 
     with emulator.transaction():
         if target > emulator.clock.now():
-            run_until(RequestContext(emulator, emulator.api_version), None, target, move=move)
-        emulator.clock.set(target, freeze=freeze)
-    return len(steps)
+            run_until(RequestContext(emulator, emulator.api_version), None, target, move)
+        move(target)

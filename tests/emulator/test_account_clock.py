@@ -8,7 +8,7 @@ from datetime import datetime, timezone
 
 import httpx
 
-from tests.emulator.test_billing import DAY, _customer, _month_after, _price, _types_since
+from tests.emulator.test_billing import DAY, _customer, _month_after, _price, _renewed_after_trial, _types_since
 
 T0 = int(datetime(2026, 3, 2, 9, tzinfo=timezone.utc).timestamp())
 
@@ -39,13 +39,7 @@ def test_advancing_the_account_clock_ends_a_trial_and_renews_at_their_own_times(
     assert events["customer.subscription.trial_will_end"].created == T0 + 11 * DAY
     assert events["invoice.created"].created == T0 + 14 * DAY
     assert events["invoice.paid"].created == T0 + 14 * DAY + 3600  # the draft waited an hour
-    sub = stripe_client.v1.subscriptions.retrieve(sub.id, params={"expand": ["latest_invoice"]})
-    item = sub["items"].data[0]
-    assert sub.status == "active" and item.current_period_start == T0 + 14 * DAY
-    assert item.current_period_end == _month_after(T0 + 14 * DAY)
-    invoice = sub.latest_invoice
-    assert (invoice.status, invoice.amount_paid, invoice.billing_reason, invoice.test_clock) == (
-        "paid", 2000, "subscription_cycle", None)
+    item, _ = _renewed_after_trial(stripe_client, sub.id, T0 + 14 * DAY, 2000, None)
 
     # set to a later time: exactly one more renewal on the way
     _clock(emulator, set=item.current_period_end + 7200, freeze="true")

@@ -61,6 +61,19 @@ def _month_after(moment):
     return int(when.replace(year=year, month=month, day=min(when.day, calendar.monthrange(year, month)[1])).timestamp())
 
 
+def _renewed_after_trial(client, sub_id, trial_end, amount, clock_id):
+    """Asserts the subscription is active on its first monthly period since ``trial_end``, its latest invoice that
+    period's, paid; returns the item and that invoice."""
+    sub = client.v1.subscriptions.retrieve(sub_id, params={"expand": ["latest_invoice"]})
+    item = sub["items"].data[0]
+    assert sub.status == "active" and item.current_period_start == trial_end
+    assert item.current_period_end == _month_after(trial_end)
+    invoice = sub.latest_invoice
+    assert (invoice.status, invoice.amount_paid, invoice.billing_reason, invoice.test_clock) == (
+        "paid", amount, "subscription_cycle", clock_id)
+    return item, invoice
+
+
 def test_trial_then_monthly_on_a_test_clock_emits_stripes_sequence(stripe_client):
     clock = stripe_client.v1.test_helpers.test_clocks.create(params={"frozen_time": T0, "name": "trial"})
     assert set(clock.to_dict()) == CLOCK_FIELDS and clock.status == "ready"
@@ -83,13 +96,7 @@ def test_trial_then_monthly_on_a_test_clock_emits_stripes_sequence(stripe_client
         "invoice.created",
         "customer.subscription.updated", "invoice.finalized", "payment_intent.created", "charge.succeeded",
         "payment_intent.succeeded", "invoice_payment.paid", "invoice.paid", "invoice.payment_succeeded", "test_helpers.test_clock.ready"]
-    sub = stripe_client.v1.subscriptions.retrieve(sub.id, params={"expand": ["latest_invoice"]})
-    item = sub["items"].data[0]
-    assert sub.status == "active" and item.current_period_start == T0 + 14 * DAY
-    assert item.current_period_end == _month_after(T0 + 14 * DAY)
-    invoice = sub.latest_invoice
-    assert (invoice.status, invoice.amount_paid, invoice.billing_reason, invoice.test_clock) == (
-        "paid", 2000, "subscription_cycle", clock.id)
+    item, invoice = _renewed_after_trial(stripe_client, sub.id, T0 + 14 * DAY, 2000, clock.id)
     assert invoice.status_transitions.finalized_at == T0 + 14 * DAY + 3600  # the draft waited an hour
     # one more month: exactly one more paid renewal
     stripe_client.v1.test_helpers.test_clocks.advance(clock.id, params={"frozen_time": item.current_period_end + 7200})

@@ -109,21 +109,15 @@ def _due(ctx: RequestContext, clock_id: str | None) -> tuple[list[tuple[int, int
     return heap, [s for s in subs if s["status"] not in ("canceled", "incomplete_expired")]
 
 
-def run_until(ctx: RequestContext, clock: dict[str, Any] | None, target: int,
-              move: Callable[[int], None] | None = None) -> None:
-    """Run what falls due on ``clock`` up to ``target``, in time order, moving its frozen time along. With
-    ``clock`` None: what falls due for the objects on no test clock, ``move(moment)`` setting the account's time."""
+def run_until(ctx: RequestContext, clock_id: str | None, target: int, move: Callable[[int], None]) -> None:
+    """Run what falls due on the clock ``clock_id`` up to ``target``, in time order; ``move(moment)`` first sets the
+    time to each step's. ``clock_id`` None: the objects on no test clock, on the account's own clock."""
     from stripebench_tui.emulator.resources import subscription_schedules as schedules
 
-    clock_id = clock["id"] if clock is not None else None
     heap, _ = _due(ctx, clock_id)
     while heap and heap[0][0] <= target:
         moment, order, kind, obj_id, action = heapq.heappop(heap)
-        if clock is not None:
-            clock["frozen_time"] = moment  # objects made now (intents, charges) read the clock through clock_now
-            ctx.save(clock)
-        elif move is not None:
-            move(moment)
+        move(moment)  # objects made now (intents, charges) read that time, through clock_now or ctx.now
         moved = cycle.at(ctx, moment)
         if kind == "invoice":
             invoice = ctx.get("invoice", obj_id)
@@ -175,7 +169,12 @@ def advance(ctx: RequestContext, params: dict[str, Any], id: str) -> dict[str, A
     ctx.save(clock)
     ctx.emit("test_helpers.test_clock.advancing", clock)
     answer = dict(clock)
-    run_until(ctx, clock, target)
+
+    def move(moment: int) -> None:
+        clock["frozen_time"] = moment
+        ctx.save(clock)
+
+    run_until(ctx, id, target, move)
     clock = ctx.get(cycle.CLOCK_KIND, id)
     clock.update(frozen_time=target, status="ready", status_details={})
     ctx.save(clock)
