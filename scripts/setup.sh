@@ -37,6 +37,9 @@ PY=$("$PY" -c 'import sys; print(sys.executable)')
 # the developer's tree), and pip only checks what is already satisfied, so this is quick when nothing changed.
 echo "setup: pip install -e '.[dev]' (this checkout)"
 "$PY" -m pip install -q --disable-pip-version-check --root-user-action=ignore -e '.[dev]'
+# The emulator's API modules compiled with Cython (stripebench_tui/emulator/compiled.py): only what changed since the
+# last build; without a C compiler the emulator runs as plain Python, and says so.
+"$PY" -m stripebench_tui.emulator.cython_build || echo "setup: the emulator stays plain Python (the reason is above)"
 if ! command -v stripebench >/dev/null && command -v pyenv >/dev/null; then
   pyenv rehash  # a fresh pyenv install: make the `stripebench` shim
 fi
