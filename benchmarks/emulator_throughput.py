@@ -9,6 +9,9 @@ The servers run as subprocesses, one after another:
 * ``localstripe`` — pip-installed from PyPI into a temporary venv (or ``--venv``; skip with ``--no-localstripe``);
   target: ours ≥ 30× its req/s.
 
+* ``ours-python`` (with ``--also-python``) — ours again with ``STRIPEBENCH_PURE_PYTHON=1``: the same emulator not
+  compiled (``scripts/setup.sh`` compiles its API modules with Cython, see ``stripebench_tui/emulator/compiled.py``),
+  to show what compiling gives, side by side.
 * ``frame`` (with ``--frame``) — the emulator's own serving path (its ASGI app on the same uvicorn) with the API
   work replaced by constant replies of the sizes and headers ours sends on each route: what serving costs before
   the emulator does any work. Ours' CPU per request minus the frame's is the emulator's own work per request,
@@ -270,9 +273,27 @@ def first_touch_us(megabytes: int = 32) -> float:
         return (time.perf_counter() - started) * 1e6 / (size // mmap.PAGESIZE)
 
 
+PURE_VARIABLE = "STRIPEBENCH_PURE_PYTHON"
+
+
+def how_ours_runs() -> str:
+    """Whether ours' server will load the compiled emulator (what ``make setup`` builds) or run it as Python."""
+    if os.environ.get(PURE_VARIABLE, "") not in ("", "0"):
+        return f"the emulator as plain Python ({PURE_VARIABLE} is set)"
+    from stripebench_tui.emulator.compiled import OUT, api_modules, read_manifest, stale_modules
+
+    sources = api_modules()
+    stale = stale_modules(sources, read_manifest(), OUT)
+    if len(stale) == len(sources):
+        return "the emulator as plain Python (no compiled build: `make setup` makes one)"
+    return (f"the emulator compiled ({len(sources) - len(stale)} of {len(sources)} API modules"
+            + (f"; {len(stale)} changed since the build run as Python: `make setup` rebuilds them)" if stale else ")"))
+
+
 def run_server(name: str, cmd: list[str], url: str, clients: int, seconds: float, max_iterations: int,
-               cwd: str | None = None) -> dict:
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=cwd)
+               cwd: str | None = None, env: dict[str, str] | None = None) -> dict:
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=cwd,
+                            env=None if env is None else {**os.environ, **env})
     try:
         wait_until_up(url, proc)
         asyncio.run(drive(url, min(clients, 2), 1.0, 5))  # warm-up
@@ -307,6 +328,9 @@ def main() -> None:
     parser.add_argument("--frame", action="store_true",
                         help="also run the emulator's serving path with constant replies, to split ours' CPU per "
                              "request into serving and the emulator's own work")
+    parser.add_argument("--also-python", action="store_true",
+                        help="also run ours as plain Python (STRIPEBENCH_PURE_PYTHON=1) each round and print what "
+                             "compiling its API modules gives")
     parser.add_argument("--floor-server", type=int, metavar="PORT", help=argparse.SUPPRESS)  # the floor's subprocess
     parser.add_argument("--frame-server", type=int, metavar="PORT", help=argparse.SUPPRESS)  # the frame's
     args = parser.parse_args()
@@ -324,26 +348,33 @@ def main() -> None:
     try:
         print(f"workload: create customer, create + confirm payment intent (pm_card_visa), retrieve, list; "
               f"{args.clients} clients, {args.seconds:g} s each" + (f", {args.rounds} rounds" if args.rounds > 1 else ""))
-        fractions, cpu_ratios, p99s, ours_rps = [], [], [], []
+        print(f"ours: {how_ours_runs()}")
+        fractions, cpu_ratios, p99s, ours_rps, compiled_gains = [], [], [], [], []
         frame_cpu, ours_cpu, floor_cpu, ours_faults = [], [], [], []
         for round_no in range(args.rounds):
             # floor and ours back to back, the order swapped every round, so a change in machine load between
             # the two runs of a round shows as spread across rounds instead of skewing every ratio one way
             runs = {}
             order = ("floor", "ours") if round_no % 2 == 0 else ("ours", "floor")
-            for name in order + (("frame",) if args.frame else ()):
+            extra = (("ours-python",) if args.also_python else ()) + (("frame",) if args.frame else ())
+            for name in order + extra:
                 port = free_port()
                 cmd = ([sys.executable, str(Path(__file__).resolve()), f"--{name}-server", str(port)]
                        if name in ("floor", "frame")
                        else [sys.executable, "-c", "from stripebench_tui.cli import main; main()", "emulator",
                              "--port", str(port)])
+                env = {PURE_VARIABLE: "1"} if name == "ours-python" else None
                 runs[name] = run_server(name, cmd, f"http://127.0.0.1:{port}", args.clients, args.seconds,
-                                        args.max_iterations)
+                                        args.max_iterations, env=env)
             floor, ours = runs["floor"], runs["ours"]
             floor_cpu.append(floor["cpu_ms"])
             ours_cpu.append(ours["cpu_ms"])
             if args.frame:
                 frame_cpu.append(runs["frame"]["cpu_ms"])
+            if args.also_python:
+                compiled_gains.append(ours["rps"] / runs["ours-python"]["rps"])
+                print(f"compiled / Python: {compiled_gains[-1]:.2f}x ours' req/s; as Python ours is "
+                      f"{runs['ours-python']['rps'] / floor['rps']:.2f} of the floor")
             fractions.append(ours["rps"] / floor["rps"])
             cpu_ratios.append(floor["cpu_ms"] / ours["cpu_ms"] if ours["cpu_ms"] else float("nan"))
             p99s.append(ours["p99"])
@@ -358,6 +389,9 @@ def main() -> None:
                   f"{min(fractions):.2f}..{max(fractions):.2f}); floor CPU / ours CPU per request median "
                   f"{statistics.median(cpu_ratios):.2f} ({min(cpu_ratios):.2f}..{max(cpu_ratios):.2f}); our p99 median "
                   f"{p99:.2f} ms; our page faults median {statistics.median(ours_faults):.2f}/req")
+        if args.also_python:
+            print(f"compiled / Python: median {statistics.median(compiled_gains):.2f}x ours' req/s "
+                  f"({min(compiled_gains):.2f}..{max(compiled_gains):.2f})")
         if args.frame:
             serving, total, base = (statistics.median(v) * 1000 for v in (frame_cpu, ours_cpu, floor_cpu))
             print(f"where ours' server CPU goes (medians): serving {serving:.0f} us/req (frame), the emulator's own "
