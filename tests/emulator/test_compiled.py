@@ -53,7 +53,12 @@ def test_a_module_loads_compiled_until_its_source_changes(tmp_path: Path, monkey
             def card(last4: dict) -> dict:  # an annotation that must not become a C type check
                 return {"object": "card", "last4": last4}
         ''',
-        "other": "VALUE = 1\n",
+        "other": """
+            def display():  # a dict display of more than 8 string keys, as every Stripe object is
+                return {"id": "cus_1", "object": "customer", "address": None, "balance": 0, "created": 1,
+                        "currency": None, "email": "a@example.com", "livemode": False, "metadata": {},
+                        "name": None, "phone": None, "shipping": None}
+        """,
     })
     messages: list[str] = []
     hashes = build(sources, out, jobs=2, announce=messages.append)
@@ -68,13 +73,20 @@ def test_a_module_loads_compiled_until_its_source_changes(tmp_path: Path, monkey
     assert shapes.__file__.endswith(SUFFIX) and shapes.__file__.startswith(str(out))
     assert shapes.card("4242") == {"object": "card", "last4": "4242"}  # a str where the annotation says dict
     assert finder.loaded == {"sbpkg.shapes"}
+    # its dicts are the compact kind Python makes (not Cython's presized general kind, a fifth bigger), copies too
+    other = _fresh_import("sbpkg.other")
+    assert other.__file__.endswith(SUFFIX)
+    as_python: dict = {}
+    exec(compile((src / "sbpkg" / "other.py").read_text(), "other.py", "exec"), as_python)
+    assert sys.getsizeof(other.display()) == sys.getsizeof(as_python["display"]())
+    assert sys.getsizeof(dict(other.display())) == sys.getsizeof(dict(as_python["display"]()))
 
     # edited: the Python runs at once, the old build is not used
     (src / "sbpkg" / "shapes.py").write_text("def card(last4):\n    return {'object': 'card', 'last4': last4 * 2}\n")
     shapes = _fresh_import("sbpkg.shapes")
     assert shapes.__file__ == str(src / "sbpkg" / "shapes.py")
     assert shapes.card("42") == {"object": "card", "last4": "4242"}
-    assert finder.stale == {"sbpkg.shapes"}
+    assert finder.stale == {"sbpkg.shapes"} and finder.loaded == {"sbpkg.shapes", "sbpkg.other"}
 
     # the next build compiles only what changed, and the new build is used
     messages.clear()
