@@ -131,3 +131,15 @@ def stale_modules(sources: dict[str, Path], hashes: dict[str, str], out: Path = 
     """The modules whose build is missing or was made from another source."""
     return {name: path for name, path in sources.items()
             if hashes.get(name) != source_hash(path) or not binary_path(name, out).is_file()}
+
+
+def describe() -> str:
+    """How this process runs the emulator's API, in a few words (for the ``stripebench emulator`` banner)."""
+    state = status()
+    if not state["compiled"]:
+        why = f"{PURE_VARIABLE} is set" if _finder is None and os.environ.get(PURE_VARIABLE, "") not in ("", "0") \
+            else "no compiled build: make setup makes one"
+        return f"as Python: {why}"
+    if state["python"]:
+        return f"compiled, but {len(state['python'])} module(s) changed since the build run as Python (make setup)"
+    return "compiled"

@@ -31,7 +31,7 @@ from stripebench_tui.emulator.compiled import (
 # Plain Python semantics: annotations are not C types (``x: dict`` must still accept what Python accepts), and
 # functions keep Python's introspection (signatures, ``__name__``, ``__doc__``).
 DIRECTIVES = {"language_level": 3, "binding": True, "annotation_typing": False}
-SECONDS_PER_MODULE = 3.5  # one core, Cython then gcc -O2 (this machine's measure), for the announced estimate
+SECONDS_PER_MODULE = 3.5  # on one core, Cython then the C compiler (measured here): for the announced estimate
 
 
 class BuildError(Exception):

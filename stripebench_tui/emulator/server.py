@@ -11,7 +11,7 @@ from typing import Iterator
 
 import uvicorn
 
-from stripebench_tui.emulator import gc_policy
+from stripebench_tui.emulator import compiled, gc_policy
 from stripebench_tui.emulator.app import create_app
 from stripebench_tui.emulator.control import CONTROL_HEADER
 from stripebench_tui.emulator.engine import Emulator
@@ -118,7 +118,8 @@ def serve_forever(host: str, port: int, seed: int | None, state: str | None, api
     actual = sock.getsockname()[1]
     emulator.base_url = f"http://{host}:{actual}"
     announce(f"Stripe emulator listening on http://{host}:{actual} (API version {emulator.api_version}"
-             + (f", seed {seed}" if seed is not None else "") + (f", state {state}" if state else ", in memory") + ")")
+             + (f", seed {seed}" if seed is not None else "") + (f", state {state}" if state else ", in memory")
+             + f", {compiled.describe()})")
     announce(f"Controls under /_emulator/ (reset, clock, faults, webhooks) need the header "
              f"{CONTROL_HEADER}: {emulator.control_token}")
     config = uvicorn.Config(create_app(emulator), log_level="warning", lifespan="off", access_log=False)

@@ -117,14 +117,17 @@ def test_a_module_loads_compiled_until_its_source_changes(tmp_path: Path, monkey
 
 
 def test_pure_python_variable_turns_compiled_modules_off() -> None:
-    probe = "import stripebench_tui.emulator.store as s; print(s.__file__)"
+    probe = ("import stripebench_tui.emulator.store as s\nfrom stripebench_tui.emulator import compiled\n"
+             "print(s.__file__)\nprint(compiled.describe())")
     env = {k: v for k, v in os.environ.items() if k != compiled.PURE_VARIABLE}
     pure = subprocess.run([sys.executable, "-c", probe], env={**env, compiled.PURE_VARIABLE: "1"},
                           capture_output=True, text=True, check=True, cwd="/")
-    assert pure.stdout.strip().endswith("store.py")
+    assert pure.stdout.splitlines()[0].endswith("store.py")
+    assert pure.stdout.splitlines()[1] == f"as Python: {compiled.PURE_VARIABLE} is set"  # the emulator's banner says
     default = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True,
                              cwd="/")
-    assert default.stdout.strip().endswith(SUFFIX)
+    assert default.stdout.splitlines()[0].endswith(SUFFIX)
+    assert default.stdout.splitlines()[1] == "compiled"
 
 
 def test_check_counts_what_is_built_and_current(capsys: pytest.CaptureFixture[str]) -> None:
