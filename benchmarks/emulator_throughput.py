@@ -277,17 +277,11 @@ PURE_VARIABLE = "STRIPEBENCH_PURE_PYTHON"
 
 
 def how_ours_runs() -> str:
-    """Whether ours' server will load the compiled emulator (what ``make setup`` builds) or run it as Python."""
-    if os.environ.get(PURE_VARIABLE, "") not in ("", "0"):
-        return f"the emulator as plain Python ({PURE_VARIABLE} is set)"
-    from stripebench_tui.emulator.compiled import OUT, api_modules, read_manifest, stale_modules
+    """Whether ours' server loads the compiled emulator (what ``make setup`` builds): what its banner says."""
+    import stripebench_tui.emulator.resources  # noqa: F401 - every API module, as the server imports them
+    from stripebench_tui.emulator.compiled import describe
 
-    sources = api_modules()
-    stale = stale_modules(sources, read_manifest(), OUT)
-    if len(stale) == len(sources):
-        return "the emulator as plain Python (no compiled build: `make setup` makes one)"
-    return (f"the emulator compiled ({len(sources) - len(stale)} of {len(sources)} API modules"
-            + (f"; {len(stale)} changed since the build run as Python: `make setup` rebuilds them)" if stale else ")"))
+    return describe()
 
 
 def run_server(name: str, cmd: list[str], url: str, clients: int, seconds: float, max_iterations: int,

@@ -62,14 +62,22 @@ def binary_path(fullname: str, out: Path = OUT) -> Path:
         fullname.rsplit(".", 1)[-1] + importlib.machinery.EXTENSION_SUFFIXES[0])
 
 
-def read_manifest(manifest: Path = MANIFEST) -> dict[str, str]:
-    """Full name -> hash of the source each build was made from ({} when there is none or it is unreadable)."""
+def read_manifest(manifest: Path = MANIFEST, builder: str | None = None) -> dict[str, str]:
+    """Full name -> hash of the source each build was made from ({} when there is none or it is unreadable, or
+    when ``builder`` is given and the builds were made by another)."""
     try:
         data = json.loads(manifest.read_text())
     except (OSError, ValueError):
         return {}
-    modules = data.get("modules") if isinstance(data, dict) else None
+    if not isinstance(data, dict) or (builder is not None and data.get("builder") != builder):
+        return {}
+    modules = data.get("modules")
     return {k: v for k, v in modules.items() if isinstance(v, str)} if isinstance(modules, dict) else {}
+
+
+def turned_off() -> bool:
+    """True when ``STRIPEBENCH_PURE_PYTHON`` asks for no compiled module."""
+    return os.environ.get(PURE_VARIABLE, "") not in ("", "0")
 
 
 class CompiledFinder(importlib.abc.MetaPathFinder):
@@ -107,7 +115,7 @@ _finder: CompiledFinder | None = None
 def install() -> CompiledFinder | None:
     """Load fresh compiled builds from now on (once per process); None when turned off or nothing is built."""
     global _finder
-    if _finder is not None or os.environ.get(PURE_VARIABLE, "") not in ("", "0"):
+    if _finder is not None or turned_off():
         return _finder
     hashes = read_manifest()
     if not hashes:
@@ -118,13 +126,11 @@ def install() -> CompiledFinder | None:
 
 
 def status() -> dict[str, list[str]]:
-    """Which API modules this process imported compiled, which as Python (stale or never built), and which not yet."""
-    modules = api_modules()
+    """Which API modules this process imported compiled, and which as Python (stale or never built)."""
     loaded = _finder.loaded if _finder is not None else set()
-    imported = [name for name in modules if name in sys.modules]
+    imported = [name for name in api_modules() if name in sys.modules]
     return {"compiled": sorted(n for n in imported if n in loaded),
-            "python": sorted(n for n in imported if n not in loaded),
-            "not_imported": sorted(n for n in modules if n not in sys.modules)}
+            "python": sorted(n for n in imported if n not in loaded)}
 
 
 def stale_modules(sources: dict[str, Path], hashes: dict[str, str], out: Path = OUT) -> dict[str, Path]:
@@ -137,9 +143,8 @@ def describe() -> str:
     """How this process runs the emulator's API, in a few words (for the ``stripebench emulator`` banner)."""
     state = status()
     if not state["compiled"]:
-        why = f"{PURE_VARIABLE} is set" if _finder is None and os.environ.get(PURE_VARIABLE, "") not in ("", "0") \
-            else "no compiled build: make setup makes one"
-        return f"as Python: {why}"
+        return f"as Python: {PURE_VARIABLE} is set" if turned_off() else \
+            "as Python: no compiled build: make setup makes one"
     if state["python"]:
         return f"compiled, but {len(state['python'])} module(s) changed since the build run as Python (make setup)"
     return "compiled"

@@ -47,7 +47,7 @@ def build(sources: dict[str, Path], out: Path = OUT, jobs: int = 0,
     """
     manifest_path = out / "manifest.json"
     builder = builder_id()
-    hashes = read_manifest(manifest_path) if _manifest_builder(manifest_path) == builder else {}  # else: all again
+    hashes = read_manifest(manifest_path, builder)  # {} when another build made them: all again
     todo = stale_modules(sources, hashes, out)
     gone = [name for name in hashes if name not in sources]
     if not todo and not gone:
@@ -122,14 +122,6 @@ def builder_id() -> str:
     return f"{source_hash(Path(__file__))[:16]}-cython-{cython_version}"
 
 
-def _manifest_builder(manifest: Path) -> str | None:
-    try:
-        data = json.loads(manifest.read_text())
-    except (OSError, ValueError):
-        return None
-    return data.get("builder") if isinstance(data, dict) else None
-
-
 def _python_sized_dicts(c_file: Path) -> None:
     """Make the dicts of ``c_file``'s displays the kind Python makes (see ``_PRESIZED``); tests check the result."""
     code = c_file.read_bytes()
@@ -151,8 +143,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--jobs must be 0 (one per CPU) or more")
     sources = api_modules()
     if args.check:
-        current = read_manifest() if _manifest_builder(OUT / "manifest.json") == builder_id() else {}
-        todo = stale_modules(sources, current, OUT)
+        todo = stale_modules(sources, read_manifest(builder=builder_id()), OUT)
         names = ", ".join(sorted(name.rsplit(".", 1)[-1] for name in todo)) if len(todo) <= 8 else "run the build"
         print(f"{len(sources) - len(todo)} of {len(sources)} emulator modules compiled and current"
               + (f"; stale or not built: {names}" if todo else ""))
