@@ -24,7 +24,8 @@ _LAST_KEYS: dict[Any, tuple[frozenset[str], tuple[str, ...]]] = {}
 
 
 def _public(obj: dict[str, Any], private: bool) -> dict[str, Any]:
-    """``obj`` without its ``_`` fields: in place when ``private``, else a shallow copy."""
+    """``obj`` without its ``_`` fields: in place when ``private``, else a shallow copy, or ``obj`` itself when it
+    has none (then shared like a stored object: read it, never change it)."""
     last = _LAST_KEYS.get(obj.get("object"))
     if last is not None and obj.keys() == last[0]:  # the usual case: the key set this kind had last time
         internal = last[1]
@@ -37,6 +38,8 @@ def _public(obj: dict[str, Any], private: bool) -> dict[str, Any]:
                 _INTERNAL_KEYS[keys] = internal
         if len(_LAST_KEYS) < _INTERNAL_CACHE_MAX:
             _LAST_KEYS[obj.get("object")] = (keys, internal)
+    if not internal:
+        return obj
     out = obj if private else dict(obj)
     for key in internal:
         del out[key]

@@ -61,8 +61,8 @@ def _json_exact(obj: Any) -> bool:
     return type(obj) is dict or type(obj) is list
 
 
-def _key(obj: dict[str, Any]) -> tuple[int, int]:
-    return (obj.get("created", 0), obj.get("_seq", 0))
+def _key(obj: dict[str, Any], seqs: dict[str, int]) -> tuple[int, int]:
+    return (obj.get("created", 0), seqs.get(obj["id"], 0))
 
 
 class _Transaction:
@@ -91,6 +91,9 @@ class Store:
         self.idempotency: dict[str, dict[str, Any]] = {}
         self.meta: dict[str, Any] = {}
         self.seq = 0
+        # Creation order, by type then id: what orders objects created in the same second. Kept here, not in the
+        # objects, so an object with no internal fields is served and snapshotted as it is stored, without a copy.
+        self.seqs: dict[str, dict[str, int]] = {}
         self.writes = 0  # puts and deletes so far: equal counts mean nothing was written in between
         self.lock = threading.RLock()
         self._journal: list[tuple[str, str, Any]] | None = None
@@ -151,10 +154,14 @@ class Store:
         # O(log n) instead of a full re-sort before the next list.
         rows = self._asc.get(kind)
         if rows is None:
-            rows = sorted(self.objects.get(kind, {}).values(), key=_key)
-            self._asc[kind] = rows
-            self._asc_keys[kind] = [_key(o) for o in rows]
+            seqs = self.seqs.get(kind, {})
+            rows = self._asc[kind] = sorted(self.objects.get(kind, {}).values(), key=lambda o: _key(o, seqs))
+            self._asc_keys[kind] = [_key(o, seqs) for o in rows]
         return rows
+
+    def seq_of(self, kind: str, object_id: str) -> int:
+        """The object's place in creation order (1 for the store's first object); 0 if it was never stored."""
+        return self.seqs.get(kind, {}).get(object_id, 0)
 
     def _index_put(self, kind: str, old: Any, new: dict[str, Any] | None) -> None:
         self._order.pop(kind, None)
@@ -162,17 +169,18 @@ class Store:
         if rows is None:
             return
         keys = self._asc_keys[kind]
+        seqs = self.seqs.get(kind, {})
         if old is not _MISSING and old is not None:
-            i = bisect.bisect_left(keys, _key(old))
+            i = bisect.bisect_left(keys, _key(old, seqs))
             while i < len(rows) and rows[i] is not old:
                 i += 1
             if i < len(rows):
-                if new is not None and _key(new) == keys[i]:
+                if new is not None and _key(new, seqs) == keys[i]:
                     rows[i] = new
                     return
                 del rows[i], keys[i]
         if new is not None:
-            k = _key(new)
+            k = _key(new, seqs)
             if not keys or k >= keys[-1]:
                 rows.append(new)
                 keys.append(k)
@@ -196,9 +204,12 @@ class Store:
         bucket = self.objects.get(kind)
         if bucket is None:
             bucket = self.objects[kind] = {}
-        if "_seq" not in obj:
+        seqs = self.seqs.get(kind)
+        if seqs is None:
+            seqs = self.seqs[kind] = {}
+        if object_id not in seqs:  # kept through deletes: a deleted object's stub keeps its place
             self.seq += 1
-            obj["_seq"] = self.seq
+            seqs[object_id] = self.seq
         old = bucket.get(object_id, _MISSING)
         self._record(kind, object_id, old)
         # shallow: ``obj``'s nested values are shared with the stored copy from here on (see the module's doc)
@@ -291,6 +302,8 @@ class Store:
             for kind, object_id, previous in reversed(self._journal or []):
                 if previous is _MISSING:
                     self.objects.get(kind, {}).pop(object_id, None)
+                    if self.seqs.get(kind, {}).get(object_id, 0) > seq_before:  # numbered by this transaction
+                        del self.seqs[kind][object_id]
                 else:
                     self.objects.setdefault(kind, {})[object_id] = previous
             self.seq = seq_before
@@ -306,6 +319,7 @@ class Store:
         """Forget every object and idempotency record (``/_emulator/reset``)."""
         with self.lock:
             self.objects.clear()
+            self.seqs.clear()
             self._forget_order()
             self.idempotency.clear()
             self.seq = 0
@@ -325,8 +339,10 @@ class Store:
         self._db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, body TEXT)")
         for kind, object_id, body in self._db.execute("SELECT kind, id, body FROM objects"):
             obj = json.loads(body)
+            seq = obj.pop("_seq", 0)  # the file keeps each object's place in creation order with it
             self.objects.setdefault(kind, {})[object_id] = obj
-            self.seq = max(self.seq, obj.get("_seq", 0))
+            self.seqs.setdefault(kind, {})[object_id] = seq
+            self.seq = max(self.seq, seq)
         for key, body in self._db.execute("SELECT key, body FROM idempotency"):
             self.idempotency[key] = json.loads(body)
         for key, body in self._db.execute("SELECT key, body FROM meta"):
@@ -345,7 +361,8 @@ class Store:
                 if obj is None:
                     self._db.execute("DELETE FROM objects WHERE kind=? AND id=?", (kind, object_id))
                 else:
-                    self._db.execute("INSERT OR REPLACE INTO objects VALUES (?, ?, ?)", (kind, object_id, json.dumps(obj)))
+                    body = json.dumps({**obj, "_seq": self.seq_of(kind, object_id)})
+                    self._db.execute("INSERT OR REPLACE INTO objects VALUES (?, ?, ?)", (kind, object_id, body))
             for key in self._idem_journal:
                 self._db.execute("INSERT OR REPLACE INTO idempotency VALUES (?, ?)", (key, json.dumps(self.idempotency[key])))
             for key, value in self.meta.items():

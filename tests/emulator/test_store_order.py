@@ -10,7 +10,8 @@ from stripebench_tui.emulator.store import Store, clone
 
 
 def _expected(store: Store, kind: str) -> list[str]:
-    rows = sorted(store.objects.get(kind, {}).values(), key=lambda o: (o.get("created", 0), o["_seq"]), reverse=True)
+    rows = sorted(store.objects.get(kind, {}).values(), key=lambda o: (o.get("created", 0), store.seq_of(kind, o["id"])),
+                  reverse=True)
     return [o["id"] for o in rows]
 
 
@@ -40,6 +41,31 @@ def test_order_survives_random_writes_and_rollbacks():
                     raise RuntimeError("boom")
         assert [o["id"] for o in store.scan("customer")] == _expected(store, "customer")
     assert store.get("customer", "cus_rolled_back") is None
+    assert store.seq_of("customer", "cus_rolled_back") == 0  # its place in creation order went with it
+
+
+def test_creation_order_of_one_second_survives_deletes_updates_and_the_state_file(tmp_path):
+    """Objects created in the same second list newest first by creation order, which the store keeps beside the
+    objects (they carry no internal counter): a deleted object's stub keeps its place, and so does an object the
+    state file rewrote last."""
+    path = tmp_path / "state.db"
+    store = Store(path)
+    for n in range(4):
+        with store.transaction():
+            store.put({"object": "customer", "id": f"cus_{n}", "created": 100})
+    with store.transaction():
+        store.put({"object": "customer", "id": "cus_1", "deleted": True, "created": 100})
+        store.put({**store.get("customer", "cus_0"), "name": "updated last"})
+    expected = ["cus_3", "cus_2", "cus_1", "cus_0"]
+    assert [o["id"] for o in store.scan("customer")] == expected
+    assert all("_seq" not in o for o in store.scan("customer"))
+    store.close()
+    reopened = Store(path)
+    assert [o["id"] for o in reopened.scan("customer")] == expected
+    assert all("_seq" not in o for o in reopened.scan("customer"))
+    with reopened.transaction():
+        reopened.put({"object": "customer", "id": "cus_4", "created": 100})
+    assert reopened.scan("customer")[0]["id"] == "cus_4"  # numbering goes on after the file's last object
 
 
 def test_scan_sees_updated_objects_not_stale_copies():

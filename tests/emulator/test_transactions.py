@@ -167,7 +167,7 @@ def test_responses_and_events_never_change_the_stored_objects_they_share_values_
     stripe_client.v1.charges.list(options={"stripe_version": "2020-08-27"})
     assert {kind: emu.store.get(kind, oid) for kind, oid in
             (("payment_intent", pi.id), ("charge", pi.latest_charge), ("customer", customer.id))} == stored
-    assert "_seq" in stored["payment_intent"] and "latest_charge" in stored["payment_intent"]
+    assert "_apm_default" in stored["payment_intent"] and "latest_charge" in stored["payment_intent"]
 
     # a handler that replaces values after saving and emitting (the rule for saved objects): the event and the
     # store keep what was saved
@@ -222,3 +222,20 @@ def test_an_event_made_outside_any_transaction_reaches_listeners_at_once() -> No
         emit_event(emu, "customer.updated", emu.store.put(_customer(4)))
     assert seen == ["customer.created", "customer.updated"]
     emu.close()
+
+
+def test_an_event_snapshots_a_stored_object_with_no_internal_fields_by_sharing_it(stripe_client, emulator) -> None:
+    """An object whose stored form is its public form at the account's version (a customer; a charge on current
+    versions) is the event's ``data.object`` itself: an event costs no copy of it. The store never changes it in
+    place, so the event still shows the object as it was when a later update replaces it."""
+    emu = emulator.emulator
+    customer = stripe_client.v1.customers.create(params={"email": "a@example.com"})
+    pi = stripe_client.v1.payment_intents.create(params={"amount": 2000, "currency": "usd", "customer": customer.id,
+                                                         "payment_method": "pm_card_visa", "confirm": True})
+    events = {e["type"]: e for e in emu.store.scan("event")}
+    created = events["customer.created"]["data"]["object"]
+    assert created is emu.store.peek("customer", customer.id)
+    assert events["charge.succeeded"]["data"]["object"] is emu.store.peek("charge", pi.latest_charge)
+    stripe_client.v1.customers.update(customer.id, params={"name": "Later"})
+    assert created["name"] is None and emu.store.peek("customer", customer.id)["name"] == "Later"
+    assert stripe_client.v1.events.retrieve(events["customer.created"]["id"]).data.object.name is None

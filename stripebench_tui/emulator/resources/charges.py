@@ -21,7 +21,7 @@ resource = Resource("charge", prefix="ch", noun="charge", includable={"refunds"}
                     expandable={"customer": "customer", "payment_intent": "payment_intent",
                                 "balance_transaction": "balance_transaction",
                                 "payment_method": "payment_method"},
-                    shallow_render=True)
+                    render_before=versions.PAYMENT_INTENT_LATEST_CHARGE, shallow_render=True)
 
 
 def new_charge(ctx: RequestContext, pi: dict[str, Any], pm: dict[str, Any], card: cards.TestCard, succeeded: bool,

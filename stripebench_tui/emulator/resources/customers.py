@@ -195,7 +195,7 @@ def _announce(ctx: RequestContext, removed: list[dict[str, Any]], added: list[di
 def delete(ctx: RequestContext, params: dict[str, Any], id: str) -> dict[str, Any]:
     """Delete a customer; it stays retrievable as a deleted stub."""
     obj = ctx.get("customer", id)
-    ctx.save({**deleted_stub(obj), "created": obj["created"], "_seq": obj["_seq"]})
+    ctx.save({**deleted_stub(obj), "created": obj["created"]})
     ctx.emit("customer.deleted", obj)
     return deleted_stub(obj)
 

@@ -377,7 +377,7 @@ def delete(ctx: RequestContext, params: dict[str, Any], id: str) -> dict[str, An
         raise StripeError("You can only delete draft invoices.", code="invoice_not_editable")
     for item in [i for i in ctx.store.scan("invoiceitem") if i.get("invoice") == id]:
         ctx.save({**item, "deleted": True})
-    ctx.save({**deleted_stub(obj), "created": obj["created"], "_seq": obj["_seq"]})
+    ctx.save({**deleted_stub(obj), "created": obj["created"]})
     ctx.emit("invoice.deleted", obj)
     return deleted_stub(obj)
 

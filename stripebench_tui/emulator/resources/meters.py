@@ -155,7 +155,7 @@ def usage(ctx: RequestContext, meter_id: str, customer_id: str, start: int, end:
     key = meter["value_settings"]["event_payload_key"]
     events = sorted((e for e in ctx.store.scan("billing.meter_event")
                      if e["_meter"] == meter_id and e["_customer"] == customer_id and start <= e["timestamp"] < end),
-                    key=lambda e: (e["timestamp"], e["_seq"]))
+                    key=lambda e: (e["timestamp"], ctx.store.seq_of("billing.meter_event", e["id"])))
     formula = meter["default_aggregation"]["formula"]
     if formula == "count":
         return len(events)

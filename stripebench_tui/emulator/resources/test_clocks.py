@@ -67,11 +67,11 @@ def delete(ctx: RequestContext, params: dict[str, Any], id: str) -> dict[str, An
         for sub in subs:
             if sub["customer"] == customer["id"] and sub["status"] not in ("canceled", "incomplete_expired"):
                 cycle.end(cycle.at(ctx, moment), sub, moment, "cancellation_requested")
-        ctx.save({**deleted_stub(customer), "created": customer["created"], "_seq": customer["_seq"]})
+        ctx.save({**deleted_stub(customer), "created": customer["created"]})
         ctx.emit("customer.deleted", customer)
     for sub in subs:
         ctx.remove("subscription", sub["id"])
-    ctx.save({**deleted_stub(clock), "created": clock["created"], "_seq": clock["_seq"]})
+    ctx.save({**deleted_stub(clock), "created": clock["created"]})
     ctx.emit("test_helpers.test_clock.deleted", clock)
     return deleted_stub(clock)
 
