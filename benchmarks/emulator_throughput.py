@@ -22,7 +22,7 @@ verdict. Floor and ours run in pairs (order alternating), five rounds by default
 medians, with the spread printed: one pair alone swings with the machine's load.
 
 Page faults: ours keeps every object and event it makes (Stripe's API can list them later), so it touches new
-memory, about one page per request; the floor keeps nothing. Each round also prints what touching a fresh page
+memory, about three quarters of a 4 KB page per request; the floor keeps nothing. Each round also prints what touching a fresh page
 costs at that moment: on a VM whose host takes idle guest memory back, that ranges from about 2 us to over 20 us,
 so rounds where it is high cost ours more than the floor.
 
