@@ -44,6 +44,7 @@ class Emulator:
         self._listener_lock = threading.Lock()
         self.snapshot_ctx: Any = None  # the RequestContext events.emit_event renders snapshots with (kept by it)
         self.last_snapshot: Any = None  # the last event's snapshot, for events.reusable_snapshot (kept by emit_event)
+        self.last_request_hash: Any = None  # the last event's ``request`` hash, shared by the next of its request
         # Hooks later phases fill in. pending_webhooks_for: how many endpoints an event will be delivered to.
         # request_hooks (fault injection): called as hook(method, path, headers) before every /v1 request, may be
         # async (to add latency without blocking); returning a dispatch.Reply answers the request instead.

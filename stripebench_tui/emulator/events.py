@@ -55,7 +55,7 @@ def emit_event(emulator: "Emulator", event_type: str, obj: dict[str, Any], *, pr
         "data": data,
         "livemode": False,
         "pending_webhooks": 0,
-        "request": {"id": request_id, "idempotency_key": idempotency_key},
+        "request": _request_hash(emulator, request_id, idempotency_key),
         "type": event_type,
     }
     event["pending_webhooks"] = pending = emulator.pending_webhooks_for(event)
@@ -69,6 +69,15 @@ def emit_event(emulator: "Emulator", event_type: str, obj: dict[str, Any], *, pr
     emulator.last_snapshot = (stored, snapshot, snapshot_ctx, emulator.store.writes, request_id) \
         if stored is not None and request_id is not None else None
     return event
+
+
+def _request_hash(emulator: "Emulator", request_id: str | None, idempotency_key: str | None) -> dict[str, Any]:
+    """An event's ``request``: the previous event's own hash when it came from the same request (confirming a
+    PaymentIntent emits two events, and so on; events are read only once stored)."""
+    last = emulator.last_request_hash
+    if last is None or last["id"] != request_id or last["idempotency_key"] != idempotency_key:
+        last = emulator.last_request_hash = {"id": request_id, "idempotency_key": idempotency_key}
+    return last
 
 
 def reusable_snapshot(emulator: "Emulator", result: Any, ctx: RequestContext) -> dict[str, Any] | None:

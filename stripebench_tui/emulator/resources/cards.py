@@ -70,15 +70,27 @@ class TestCard:
                            extra=extra)
 
     def card_hash(self) -> dict[str, Any]:
-        """The ``card`` hash of a PaymentMethod made from this card."""
+        """The ``card`` hash of a PaymentMethod made from this card. Its nested hashes are the same for every
+        PaymentMethod of this card, so all of them share one copy (read only, like every stored value)."""
         return {
-            "brand": self.brand, "checks": {"address_line1_check": None, "address_postal_code_check": None,
-                                            "cvc_check": "pass"},
-            "country": self.country, "display_brand": self.networks[0] if self.networks else self.brand, "exp_month": self.exp_month,
+            "brand": self.brand, "checks": _CHECKS, "country": self.country,
+            "display_brand": self.networks[0] if self.networks else self.brand, "exp_month": self.exp_month,
             "exp_year": self.exp_year, "fingerprint": _fingerprint(self.number), "funding": self.funding,
-            "generated_from": None, "last4": self.last4, "networks": {"available": list(self.networks or (self.brand,)), "preferred": None},
-            "regulated_status": "unregulated", "three_d_secure_usage": {"supported": True}, "wallet": None,
+            "generated_from": None, "last4": self.last4, "networks": _networks(self.networks or (self.brand,)),
+            "regulated_status": "unregulated", "three_d_secure_usage": _THREE_D_SECURE_USAGE, "wallet": None,
         }
+
+
+_CHECKS = {"address_line1_check": None, "address_postal_code_check": None, "cvc_check": "pass"}
+_THREE_D_SECURE_USAGE = {"supported": True}
+_NETWORKS: dict[tuple[str, ...], dict[str, Any]] = {}
+
+
+def _networks(available: tuple[str, ...]) -> dict[str, Any]:
+    hashed = _NETWORKS.get(available)
+    if hashed is None:
+        hashed = _NETWORKS[available] = {"available": list(available), "preferred": None}
+    return hashed
 
 
 def _card(number: str, brand: str = "visa", **kw: Any) -> TestCard:

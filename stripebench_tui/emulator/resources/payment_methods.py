@@ -33,8 +33,11 @@ CREATE = {"type": Str(), "card": CARD, "billing_details": BILLING, "metadata": M
 
 def _billing(value: dict[str, Any] | None) -> dict[str, Any]:
     value = value or {}
-    return {"address": full_address(value.get("address")) or full_address({}), "email": value.get("email"),
+    return {"address": full_address(value.get("address")) or _NO_ADDRESS, "email": value.get("email"),
             "name": value.get("name"), "phone": value.get("phone"), "tax_id": None}
+
+
+_NO_ADDRESS = full_address({})  # shared by every PaymentMethod made without one (read only, as stored values are)
 
 
 def _new(ctx: RequestContext, card: cards.TestCard, billing: dict[str, Any] | None = None,
@@ -156,9 +159,9 @@ def update(ctx: RequestContext, params: dict[str, Any], id: str) -> dict[str, An
         pm["billing_details"] = merged
     if "metadata" in params:
         pm["metadata"] = apply_metadata(pm.get("metadata"), params["metadata"])
-    for key in ("exp_month", "exp_year"):
-        if key in (params.get("card") or {}):
-            pm["card"][key] = params["card"][key]
+    card = {key: params["card"][key] for key in ("exp_month", "exp_year") if key in (params.get("card") or {})}
+    if card:  # a new hash: the stored one is shared with the events that snapshot this PaymentMethod
+        pm["card"] = {**pm["card"], **card}
     if params.get("allow_redisplay"):
         pm["allow_redisplay"] = params["allow_redisplay"]
     ctx.save(pm)
