@@ -22,9 +22,9 @@ verdict. Floor and ours run in pairs (order alternating), five rounds by default
 medians, with the spread printed: one pair alone swings with the machine's load.
 
 Page faults: ours keeps every object and event it makes (Stripe's API can list them later), so it touches new
-memory, about three quarters of a 4 KB page per request; the floor keeps nothing. Each round also prints what touching a fresh page
-costs at that moment: on a VM whose host takes idle guest memory back, that ranges from about 2 us to over 20 us,
-so rounds where it is high cost ours more than the floor.
+memory, about three quarters of a 4 KB page per request; the floor keeps nothing. Each round also prints what
+touching a fresh page costs at that moment: on a VM whose host takes idle guest memory back, that ranges from about
+2 us to over 20 us, so rounds where it is high cost ours more than the floor.
 
     python benchmarks/emulator_throughput.py --clients 8 --seconds 5 --rounds 5
 """
@@ -273,9 +273,6 @@ def first_touch_us(megabytes: int = 32) -> float:
         return (time.perf_counter() - started) * 1e6 / (size // mmap.PAGESIZE)
 
 
-PURE_VARIABLE = "STRIPEBENCH_PURE_PYTHON"
-
-
 def how_ours_runs() -> str:
     """Whether ours' server loads the compiled emulator (what ``make setup`` builds): what its banner says."""
     import stripebench_tui.emulator.resources  # noqa: F401 - every API module, as the server imports them
@@ -343,6 +340,7 @@ def main() -> None:
         print(f"workload: create customer, create + confirm payment intent (pm_card_visa), retrieve, list; "
               f"{args.clients} clients, {args.seconds:g} s each" + (f", {args.rounds} rounds" if args.rounds > 1 else ""))
         print(f"ours: {how_ours_runs()}")
+        from stripebench_tui.emulator.compiled import PURE_VARIABLE  # imported by how_ours_runs: ours-python sets it
         fractions, cpu_ratios, p99s, ours_rps, compiled_gains = [], [], [], [], []
         frame_cpu, ours_cpu, floor_cpu, ours_faults = [], [], [], []
         for round_no in range(args.rounds):

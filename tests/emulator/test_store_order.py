@@ -10,8 +10,10 @@ from stripebench_tui.emulator.store import Store, clone
 
 
 def _expected(store: Store, kind: str) -> list[str]:
-    rows = sorted(store.objects.get(kind, {}).values(), key=lambda o: (o.get("created", 0), store.seq_of(kind, o["id"])),
-                  reverse=True)
+    def key(obj: dict) -> tuple[int, int]:
+        return obj.get("created", 0), store.seq_of(kind, obj["id"])
+
+    rows = sorted(store.objects.get(kind, {}).values(), key=key, reverse=True)
     return [o["id"] for o in rows]
 
 

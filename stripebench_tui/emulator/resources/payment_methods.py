@@ -155,7 +155,7 @@ def update(ctx: RequestContext, params: dict[str, Any], id: str) -> dict[str, An
     if "billing_details" in params:
         merged = {**pm["billing_details"], **{k: v for k, v in params["billing_details"].items() if k != "address"}}
         if "address" in params["billing_details"]:
-            merged["address"] = full_address(params["billing_details"]["address"]) or full_address({})
+            merged["address"] = full_address(params["billing_details"]["address"]) or _NO_ADDRESS
         pm["billing_details"] = merged
     if "metadata" in params:
         pm["metadata"] = apply_metadata(pm.get("metadata"), params["metadata"])
