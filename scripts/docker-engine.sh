@@ -3,7 +3,7 @@
 #
 # When an engine answers already (DOCKER_HOST or the default socket) it is used as it is. Otherwise this starts
 # `dockerd --iptables=false --bridge=none` (containers use the host network, so it needs no firewall or bridge
-# privileges), waits for it, runs CMD and stops it again afterwards. Then `stripebench images bootstrap` makes
+# privileges), waits for it, runs CMD and stops it again afterwards. Then `python -m stripebench_tui images bootstrap` makes
 # the base image (cached: nothing to do when it exists). A machine where no engine can run (dockerd exits, e.g.
 # without privileges) gets one line saying so and exit status 4; set STRIPEBENCH_NO_DOCKER=1 to leave the
 # Docker tests out on purpose instead. The exit status is otherwise CMD's.
@@ -51,7 +51,7 @@ if ! engine_up; then
   done
 fi
 
-stripebench images bootstrap
+"$PY" -m stripebench_tui images bootstrap
 set +e
 "$@"
 status=$?

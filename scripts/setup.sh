@@ -37,11 +37,17 @@ PY=$("$PY" -c 'import sys; print(sys.executable)')
 # the developer's tree), and pip only checks what is already satisfied, so this is quick when nothing changed.
 echo "setup: pip install -e '.[dev]' (this checkout)"
 "$PY" -m pip install -q --disable-pip-version-check --root-user-action=ignore -e '.[dev]'
+# `stripebench batch --ray` (and the suite's Ray tests): the ray extra, only when asked (`make test` asks).
+if [ "${STRIPEBENCH_RAY:-0}" = "1" ]; then
+  echo "setup: pip install -e '.[ray]'"
+  "$PY" -m pip install -q --disable-pip-version-check --root-user-action=ignore -e '.[ray]'
+fi
 # The emulator's API modules compiled with Cython (stripebench_tui/emulator/compiled.py): only what changed since the
 # last build; without a C compiler the emulator runs as plain Python, and says so.
 "$PY" -m stripebench_tui.emulator.cython_build || echo "setup: the emulator stays plain Python (the reason is above)"
+# Nothing here or in the tests runs `stripebench` by name (always `python -m stripebench_tui`); the shim is for you.
 if ! command -v stripebench >/dev/null && command -v pyenv >/dev/null; then
-  pyenv rehash  # a fresh pyenv install: make the `stripebench` shim
+  pyenv rehash || true  # a fresh pyenv install: make the `stripebench` shim for the README's examples
 fi
 # Environments' own dependencies are not installed here: each episode gets its environment's cached venv
 # (stripebench_tui/runtime/envdeps.py).

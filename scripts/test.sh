@@ -9,17 +9,16 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
 PY=$("$PY" -c 'import sys; print(sys.executable)')  # not a version manager's shim (see scripts/setup.sh)
+export PYTHON="$PY"  # the same interpreter for setup.sh and docker-engine.sh
 # loadgroup: tests marked xdist_group(NAME) share one worker (the batch tests share one session-scoped batch).
 pytest=("$PY" -m pytest -n 2 --dist loadgroup --durations=15 "$@")
 # The suite runs `stripebench batch --ray` on a local cluster (tests/batch/test_batch_ray.py): the ray extra.
-ray_extra() { "$PY" -m pip install -q --disable-pip-version-check --root-user-action=ignore -e '.[ray]'; }
+export STRIPEBENCH_RAY=1
 
 if [ "${STRIPEBENCH_NO_DOCKER:-0}" = "1" ]; then
   echo "test: STRIPEBENCH_NO_DOCKER=1: no Docker engine; the Docker sandbox tests are left out on purpose"
   bash scripts/setup.sh
-  ray_extra
   exec "${pytest[@]}"
 fi
 STRIPEBENCH_DOCKER=1 bash scripts/setup.sh
-ray_extra
 exec bash scripts/docker-engine.sh "${pytest[@]}"

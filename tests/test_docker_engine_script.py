@@ -1,7 +1,8 @@
 """scripts/docker-engine.sh, which `make test` runs the suite through: an engine for the Docker tests, or one clear line.
 
 A stand-in `dockerd` (an HTTP server on a unix socket answering what docker-py's ping asks) and a stand-in
-`stripebench` on PATH let these run anywhere without touching the machine's real engine.
+interpreter as $PYTHON (it logs `-m stripebench_tui …` and runs anything else with the real one) let these run
+anywhere without touching the machine's real engine.
 """
 
 from __future__ import annotations
@@ -60,13 +61,18 @@ def machine(tmp_path: Path) -> dict[str, str]:
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     (bin_dir / "dockerd").write_text(f"#!{sys.executable}\n" + FAKE_ENGINE)
-    (bin_dir / "stripebench").write_text(textwrap.dedent(f"""\
+    (bin_dir / "python").write_text(textwrap.dedent(f"""\
         #!/bin/sh
-        echo "stripebench $*" >> {tmp_path / 'calls.log'}
+        if [ "$1" = "-m" ] && [ "$2" = "stripebench_tui" ]; then
+          shift 2
+          echo "stripebench $*" >> {tmp_path / 'calls.log'}
+          exit 0
+        fi
+        exec {sys.executable} "$@"
         """))
     for f in bin_dir.iterdir():
         f.chmod(0o755)
-    env = dict(os.environ, PATH=f"{bin_dir}:{os.environ['PATH']}", PYTHON=sys.executable,
+    env = dict(os.environ, PATH=f"{bin_dir}:{os.environ['PATH']}", PYTHON=str(bin_dir / "python"),
                DOCKER_HOST=f"unix://{tmp_path / 'engine.sock'}", FAKE_DOCKERD_LOG=str(tmp_path / "dockerd.log"),
                STRIPEBENCH_DOCKERD_LOG=str(tmp_path / "dockerd.out"))
     return env

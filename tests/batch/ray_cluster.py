@@ -11,6 +11,8 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
+import sysconfig
 import tempfile
 import time
 from pathlib import Path
@@ -22,9 +24,18 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def ray_command() -> str:
+    """Ray's console script beside this interpreter: never looked up on PATH, where a version manager (pyenv) has
+    no shim for a freshly pip-installed command until it rehashes."""
+    for folder in (sysconfig.get_path("scripts"), os.path.dirname(sys.executable)):
+        candidate = os.path.join(folder, "ray")
+        if os.access(candidate, os.X_OK):
+            return candidate
+    raise RuntimeError(f"Ray's `ray` command is not installed beside {sys.executable}: pip install -e '.[ray]'")
+
+
 def _ray(args: list[str], env: dict[str, str]) -> None:
-    ray = shutil.which("ray", path=env.get("PATH")) or "ray"
-    done = subprocess.run([ray, "start", *args, "--disable-usage-stats"], env=env, text=True, capture_output=True, timeout=180)
+    done = subprocess.run([ray_command(), "start", *args, "--disable-usage-stats"], env=env, text=True, capture_output=True, timeout=180)
     if done.returncode != 0:
         raise RuntimeError(f"ray start {' '.join(args)} failed: {done.stderr[-2000:]}")
 
