@@ -22,7 +22,7 @@ from stripebench_tui.emulator.control import (
     is_control_path,
     token_matches,
 )
-from stripebench_tui.emulator.dispatch import Reply, finish, handle
+from stripebench_tui.emulator.dispatch import MAX_BODY_BYTES, Reply, finish, handle, too_large
 from stripebench_tui.emulator.engine import Emulator
 from stripebench_tui.emulator.registry import PAGE_ROUTES
 
@@ -51,11 +51,17 @@ class _EmulatorApp(Starlette):
             return
         headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
         chunks = []
+        size = 0
         while True:
             message = await receive()
             if message["type"] == "http.disconnect":
                 return
-            chunks.append(message.get("body", b""))
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > MAX_BODY_BYTES:  # stop reading: refused whole, the connection closed after the answer
+                await _refuse_too_large(self.emulator, send)
+                return
+            chunks.append(chunk)
             if not message.get("more_body"):
                 break
         emulator = self.emulator
@@ -75,6 +81,15 @@ class _EmulatorApp(Starlette):
         wanted = CONTROL_HEADER.lower().encode("latin-1")
         given = next((v.decode("latin-1") for k, v in scope.get("headers", []) if k.lower() == wanted), None)
         return token_matches(self.emulator.control_token, given)
+
+
+async def _refuse_too_large(emulator: Emulator, send: Any) -> None:
+    request_id = "req_" + emulator.ids.token("req", 14)
+    body = Reply(413, too_large().body(request_id)).encoded()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+               (b"request-id", request_id.encode()), (b"connection", b"close")]
+    await send({"type": "http.response.start", "status": 413, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
 
 
 _HEADER_NAMES: dict[str, bytes] = {}

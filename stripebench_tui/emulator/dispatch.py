@@ -30,6 +30,9 @@ _NO_KEY = ("You did not provide an API key. You need to provide your API key in 
            "for details, or we can help at https://support.stripe.com/.")
 _EXPAND = Array(Str(), max_items=100)
 IDEMPOTENCY_TTL = 24 * 3600
+# The largest request body served (form or query): far above any real request (a Checkout Session with 100 line
+# items and full metadata is a few tens of KB), small enough that one request cannot take the emulator's memory.
+MAX_BODY_BYTES = 1024 * 1024
 _PK_REFUSED = ("This API call cannot be made with a publishable API key. Please use a secret API key. You can find a "
                "list of your API keys at https://dashboard.stripe.com/account/apikeys.")
 
@@ -62,6 +65,8 @@ def handle(emulator: Emulator, method: str, path: str, query: str, body: bytes, 
     request_id = "req_" + emulator.ids.token("req", 14)
     version = emulator.api_version
     try:
+        if len(body) > MAX_BODY_BYTES:
+            raise too_large(len(body))
         key = _authenticate(headers.get("authorization"))
         if headers.get("stripe-version"):
             version = check_version(headers["stripe-version"].strip())
@@ -72,6 +77,12 @@ def handle(emulator: Emulator, method: str, path: str, query: str, body: bytes, 
         log.error("emulator bug on %s %s\n%s", method, path, traceback.format_exc())
         reply = Reply(500, StripeError("An unknown error occurred", status=500, type="api_error").body(request_id))
     return finish(reply, request_id, version)
+
+
+def too_large(size: int | None = None) -> StripeError:
+    """The 413 for a request body over ``MAX_BODY_BYTES`` (``size`` when it is known)."""
+    told = f"is {size:,} bytes" if size is not None else "is longer"
+    return StripeError(f"The request body {told}; at most {MAX_BODY_BYTES:,} bytes (1 MiB) are accepted.", status=413)
 
 
 def finish(reply: Reply, request_id: str, version: str) -> Reply:

@@ -10,6 +10,10 @@ from stripebench_tui.emulator.errors import invalid
 _KEY = re.compile(r"^([^\[\]]+)((?:\[[^\[\]]*\])*)$")
 _PART = re.compile(r"\[([^\[\]]*)\]")
 _ESCAPES = re.compile(r"(?:%[0-9A-Fa-f]{2})+")  # a run of %XX escapes: the bytes of one or more characters
+# Brackets one name may nest. The deepest parameter stripe-python declares for any endpoint takes 7
+# (``line_items[0][price_data][product_data][metadata][k]`` is 5); deeper is refused before anything is built, which
+# also bounds the recursion below, in the compiled build (the C stack) as in plain Python.
+MAX_DEPTH = 16
 
 
 def parse_form(text: str) -> dict[str, Any]:
@@ -31,6 +35,10 @@ def parse_form(text: str) -> dict[str, Any]:
                 raise invalid(f"Invalid hash: {key} is sent both as a value and as a hash", param=key)
             root[key] = value
             continue
+        if key.count("[") > MAX_DEPTH:
+            top = key.partition("[")[0][:100]
+            raise invalid(f"Invalid parameter: {top} is nested more than {MAX_DEPTH} levels deep "
+                          f"({key.count('[')} brackets); no Stripe parameter goes deeper than {MAX_DEPTH}", param=top)
         match = _KEY.match(key)
         if not match:
             raise invalid(f"Invalid parameter name: {key!r}")

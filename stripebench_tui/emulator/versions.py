@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import re
+import typing
 
 from stripebench_tui.emulator.errors import invalid
 
@@ -27,10 +29,23 @@ def default_api_version() -> str:
     return str(stripe.api_version)
 
 
-def check_version(version: str) -> str:
-    """Return ``version`` if it looks like a Stripe API version, else raise Stripe's 400."""
-    if not _VERSION.match(version):
-        raise invalid(f"Invalid Stripe API version: {version}", param="Stripe-Version", code="invalid_api_version")
+@functools.cache
+def known_versions() -> frozenset[str]:
+    """Every API version Stripe has released, as the installed stripe-python declares them (a webhook endpoint's
+    ``api_version`` may be any of them), plus the SDK's own pinned version."""
+    import stripe
+    from stripe.params import WebhookEndpointCreateParams
+
+    declared = WebhookEndpointCreateParams.__annotations__["api_version"]  # NotRequired[Literal[...]]
+    while typing.get_origin(declared) is not typing.Literal and typing.get_args(declared):
+        declared = typing.get_args(declared)[0]
+    return frozenset(typing.get_args(declared)) | {str(stripe.api_version)}
+
+
+def check_version(version: str, param: str = "Stripe-Version") -> str:
+    """Return ``version`` if it is a released Stripe API version, else raise Stripe's 400 naming ``param``."""
+    if not _VERSION.match(version) or version not in known_versions():
+        raise invalid(f"Invalid Stripe API version: {version}", param=param, code="invalid_api_version")
     return version
 
 

@@ -35,7 +35,7 @@ def create(ctx: RequestContext, params: dict[str, Any]) -> dict[str, Any]:
     """Create an endpoint; the response is the only place its ``whsec_`` secret appears."""
     _check(params)
     if params.get("api_version"):
-        check_version(params["api_version"])
+        check_version(params["api_version"], param="api_version")
     obj = {"id": ctx.new_id("we"), "object": "webhook_endpoint", "api_version": params.get("api_version"),
            "application": None, "created": ctx.now(), "description": params.get("description"),
            "enabled_events": params["enabled_events"], "livemode": False,
