@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import socket
 import sys
 import threading
@@ -364,10 +365,19 @@ class FakeModelServer:
         self.stop()
 
     def serve_forever(self) -> None:
-        """Serve in this thread until interrupted (the command-line mode)."""
+        """Serve in this thread until SIGINT or SIGTERM, then stop quietly (the command-line mode)."""
+        server = uvicorn.Server(self._config())
+
+        def stop(signum: int, frame: object) -> None:
+            server.should_exit = True
+
+        # Ours from the start, so a signal before uvicorn takes over (or the one it re-raises when done) ends the
+        # server without a KeyboardInterrupt traceback or a death by signal.
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, stop)
         sock = self._bind()
         print(f"fake model server on {self.url} (OpenAI base URL {self.openai_base_url})", flush=True)
-        uvicorn.Server(self._config()).run(sockets=[sock])
+        server.run(sockets=[sock])
 
 
 def load_script(path: Path) -> tuple[list[ScriptedTurn], list[Fault], str | None]:

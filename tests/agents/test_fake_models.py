@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
 
@@ -89,6 +90,22 @@ def test_command_line_serves_a_script_file(tmp_path):
         proc.terminate()
         proc.wait(timeout=10)
         proc.stdout.close()
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+@pytest.mark.parametrize("when", ["at once", "after serving"])
+def test_command_line_stops_quietly_on_a_signal(tmp_path, sig, when):
+    """Ctrl+C or a kill ends it with exit 0 and nothing on stderr, also when the signal comes before uvicorn is up."""
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"turns": [{"text": "hi"}]}))
+    proc = subprocess.Popen([sys.executable, "-m", "stripebench_tui.testing.fake_models", "--script", str(script)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    line = proc.stdout.readline()
+    if when == "after serving":
+        assert httpx.get(line.split(" on ")[1].split()[0] + "/health", timeout=10).status_code < 500
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=30)
+    assert (proc.returncode, err) == (0, "")
 
 
 def test_command_line_rejects_a_bad_script(tmp_path):
