@@ -6,6 +6,10 @@ page and websocket checks a token and picks the app's command line itself:
 
 - bound to a loopback address, anyone on this machine may view; on any other
   address the page and its websocket need ``?token=`` (printed at start);
+- every route refuses other web sites (``refusal``): a request whose ``Origin``
+  is not this server's own, a cross-site fetch that is not a top-level
+  navigation, and, on loopback, a ``Host`` that does not name this machine
+  (DNS rebinding); pages may not be framed;
 - a live episode runs once, here (``LiveHost``); each viewer's app follows its
   trace, and only the page opened with ``?operator=`` gets an app that can
   steer it, through ``POST /control/<operator token>`` (the browser never sees
@@ -21,6 +25,7 @@ import errno
 import hmac
 import ipaddress
 import os
+import re
 import secrets
 import shlex
 import shutil
@@ -36,6 +41,8 @@ APP_MODULE = "stripebench_tui.tui.serve_app"
 VIEW = "view"  # the websocket key of a viewer when no access token is needed
 CONTROL_METHODS = {"pause", "resume", "step", "inject", "approve", "edit", "reject", "stop"}
 CONTROL_KWARGS = {"kind", "call_id"}
+# A Host header: a name, IPv4 address or bracketed IPv6 address, and an optional port; anything else is refused.
+HOST_HEADER = re.compile(r"(\[[0-9a-f:.]+\]|[a-z0-9.-]+)(?::[0-9]{1,5})?", re.IGNORECASE)
 
 
 def is_loopback(host: str) -> bool:
@@ -115,7 +122,16 @@ class EpisodeServer:
         import jinja2
         from aiohttp import web
 
-        app = web.Application()
+        @web.middleware
+        async def same_site_only(request: Any, handler: Any) -> Any:
+            # Ahead of every route, static files and 404s included; a refused websocket starts no app.
+            reason = self.refusal(request)
+            if reason is not None:
+                return web.Response(status=403, text=f"stripebench serve: refused: {reason}\n")
+            return await handler(request)
+
+        app = web.Application(middlewares=[same_site_only])
+        app.on_response_prepare.append(_forbid_framing)
         # Our own page (no web fonts, says what to do when the view closes); textual-serve's scripts and styles.
         aiohttp_jinja2.setup(app, loader=jinja2.FileSystemLoader(Path(__file__).parent))
         app.add_routes([
@@ -127,6 +143,27 @@ class EpisodeServer:
             web.get("/status", self.handle_status),
         ])
         return app
+
+    def refusal(self, request: Any) -> str | None:
+        """Why ``request`` may come from another web site (it is refused), or None.
+
+        A page on any site can make the browser open ``ws://127.0.0.1:PORT/``, and a name
+        of the attacker's that resolves to 127.0.0.1 (DNS rebinding) even makes it
+        same-origin; only these headers, which pages cannot forge, tell them apart.
+        """
+        host = request.headers.get("Host", "")
+        if is_loopback(self.host):
+            name = HOST_HEADER.fullmatch(host)
+            if name is None or not is_loopback(name[1].strip("[]").lower()):
+                return f"Host {host!r} is not this machine; open {self.urls()[0]}"
+        origin = request.headers.get("Origin")
+        # Browsers send the Origin on websockets and POSTs; curl and the apps' own calls to /control send none.
+        if origin is not None and origin.lower() not in (f"http://{host}".lower(), f"https://{host}".lower()):
+            return f"a page from {origin!r} may not use this server"
+        site, mode, dest = (request.headers.get(f"Sec-Fetch-{part}") for part in ("Site", "Mode", "Dest"))
+        if site == "cross-site" and (mode, dest) != ("navigate", "document"):  # only a followed link may come in
+            return "another site's page may not use this server (only a link to it may be followed)"
+        return None
 
     async def handle_index(self, request: Any) -> Any:
         import aiohttp_jinja2
@@ -310,6 +347,12 @@ class LiveHost:
         if self.task is not None and not self.task.done():
             self.episode.stop("stopped: the server was stopped")
             await self.task
+
+
+async def _forbid_framing(request: Any, response: Any) -> None:
+    # Another site's page must not show ours in a frame (and trick the operator into clicking in it).
+    response.headers["X-Frame-Options"] = "DENY"
+    response.headers["Content-Security-Policy"] = "frame-ancestors 'none'"
 
 
 def _int(value: str, default: int) -> int:
