@@ -4,7 +4,9 @@ One coroutine (``Driver.run``) plays the whole episode; nothing blocks a thread.
 Per agent turn: observations in → ``agent.next_turn`` → a ``model_message`` →
 for each call: ``tool_call``, approval if the policy asks for it, the tool via the
 ``ToolExecutor``, ``tool_result`` → turn-end hooks (live grading) → the bus is
-drained and the recorder fsyncs → limits are checked → next turn.
+drained and the recorder fsyncs → a ``harness_time`` event says how long those took
+(by the part each hook is marked with, ``core.profile.harness_part``) → limits are
+checked → next turn. The final hooks are timed the same way before ``episode_end``.
 
 Operator commands (``stripebench_tui.core.operator``) arrive on a queue at any
 time. While the agent thinks or a tool runs, ``stop`` cancels the work at once,
@@ -34,6 +36,7 @@ from stripebench_tui.core.bus import EventBus
 from stripebench_tui.core.events import OPERATOR, EpisodeEnd, ModelMessage, Operator, Service, ToolCall, ToolResult
 from stripebench_tui.core.executor import ToolExecutor, ToolOutcome
 from stripebench_tui.core.limits import ActiveTime, Limits, Usage, exceeded
+from stripebench_tui.core.profile import PUBLISH, Stopwatch, part_of
 
 log = logging.getLogger(__name__)
 
@@ -133,10 +136,14 @@ class Driver(op.Controls):
                 reason, error = op.ERROR, f"{type(exc).__name__}: {exc}"
             self._finishing = True  # limits no longer apply: final grading runs to completion
             self.end_reason = reason
-            final = await self._final_hooks()
+            watch = Stopwatch(self.bus.clock)
+            final = await self._final_hooks(watch)
             # The last turn's hits and those of the final grading and findings: no model call is left to pause
             # before, but each hit is still recorded.
             await self._breakpoint_hits(can_pause=False)
+            watch.lap(PUBLISH)
+            if self._times_harness(self.final_hooks):
+                self.bus.publish_nowait(watch.record("final"))
             self._publish_end(reason, error, final)
             await self.bus.drain(timeout=CANCEL_GRACE)
             return self.end  # type: ignore[return-value]
@@ -231,7 +238,8 @@ class Driver(op.Controls):
             outcome: ToolOutcome = await self._interruptible(observer.observed_result(call.call_id))
             await self.bus.publish(ToolResult(call_id=call.call_id, tool=call.tool, output=outcome.text,
                                               is_error=outcome.is_error, exit_code=outcome.exit_code,
-                                              duration=outcome.duration or 0.0, images=list(outcome.images)))
+                                              duration=outcome.duration or 0.0, startup=outcome.startup,
+                                              images=list(outcome.images)))
 
     def _agent_log(self, text: str, stream: str = "stdout") -> None:
         self.bus.publish_nowait(Service(service=getattr(self.agent, "name", "") or "agent", status="log", stream=stream, text=text))
@@ -283,6 +291,7 @@ class Driver(op.Controls):
             is_error=outcome.is_error,
             exit_code=outcome.exit_code,
             duration=duration,
+            startup=min(outcome.startup, duration),
             images=list(outcome.images),
         )
         await self.bus.publish(result)
@@ -467,11 +476,16 @@ class Driver(op.Controls):
         self._turn_actor = actor
 
     async def _end_turn(self) -> None:
+        watch = Stopwatch(self.bus.clock)
         for hook in self.turn_end_hooks:
             await self._run_hook(hook, "turn-end")
+            watch.lap(part_of(hook))
         await self.bus.drain()
         if self.recorder is not None:
             self.recorder.end_turn()
+        watch.lap(PUBLISH)
+        if self._times_harness(self.turn_end_hooks):
+            await self.bus.publish(watch.record("turn_end"))
         self._check_failure()
         if self._pause_after_turn:
             self._paused, self._pause_after_turn = True, False
@@ -489,13 +503,19 @@ class Driver(op.Controls):
             )
             return None
 
-    async def _final_hooks(self) -> FinalScore:
+    def _times_harness(self, hooks: list[Any]) -> bool:
+        # A driver with no hook and no trace to fsync (a bare one, in tests) has no harness work of its own to time.
+        return bool(hooks) or self.recorder is not None
+
+    async def _final_hooks(self, watch: Stopwatch) -> FinalScore:
         final = FinalScore()
         for hook in self.final_hooks:
             try:
                 got = await self._run_hook(hook, "final")
             except _End:  # a stop during final grading ends the grading, not the recording
                 break
+            finally:
+                watch.lap(part_of(hook))
             if isinstance(got, FinalScore):
                 final = got
         return final

@@ -113,6 +113,7 @@ class ToolResult(Event):
     is_error: bool = False
     exit_code: int | None = None
     duration: float = 0.0
+    startup: float = 0.0  # seconds of ``duration`` the tool spent starting (the browser launching Chromium), not acting
     output_bytes: int | None = None  # size of the whole output when it was capped
     sidecar: str | None = None  # path, relative to the trace's directory, of the whole output
     images: list[str] = field(default_factory=list)  # screenshots etc., relative paths
@@ -207,6 +208,20 @@ class Finding(Event):
 
 
 @dataclass
+class HarnessTime(Event):
+    """Seconds the harness spent on its own work in the stretch that ends at ``t``, by part.
+
+    ``stretch`` says which (``setup`` before turn 1, ``turn_end``, ``final``); ``parts`` maps ``setup``,
+    ``tool_start``, ``grading``, ``publish`` to seconds (``core.profile`` names them). Only time the episode waited on
+    is counted, never work done beside a model or tool call, so the parts add to the turns' own time without overlap.
+    """
+
+    type: ClassVar[str] = "harness_time"
+    stretch: str = ""
+    parts: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass
 class EpisodeEnd(Event):
     """The last event of an episode: why it ended and how it scored."""
 
@@ -220,7 +235,7 @@ class EpisodeEnd(Event):
 EVENT_TYPES: dict[str, type[Event]] = {
     cls.type: cls
     for cls in (ModelMessage, ToolCall, ToolResult, StripeObject, GraderVerdict, Service, Operator, StripeRequest,
-                Finding, EpisodeEnd)
+                Finding, HarnessTime, EpisodeEnd)
 }
 
 _COMMON = ("seq", "t", "turn", "type")

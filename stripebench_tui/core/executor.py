@@ -21,6 +21,7 @@ class ToolOutcome:
     is_error: bool = False
     exit_code: int | None = None
     duration: float | None = None
+    startup: float = 0.0  # seconds of the call the tool spent starting (the browser launching Chromium)
     images: list[str] = field(default_factory=list)  # paths relative to the trace's directory
 
 

@@ -12,6 +12,7 @@ from typing import Any, Iterable
 
 from stripebench_tui.core.bus import EventBus
 from stripebench_tui.core.events import EpisodeEnd, Event, Finding, Header
+from stripebench_tui.core.profile import GRADING, harness_part
 from stripebench_tui.errors import UserError
 from stripebench_tui.findings.base import Detector
 
@@ -93,6 +94,7 @@ class FindingsRunner:
             for f in found:
                 self.bus.publish_nowait(f, turn=f.turn)
 
+    @harness_part(GRADING)  # judging the episode, as the graders do
     async def final_hook(self, driver: Any) -> None:
         """Driver final hook: catch up with the bus, then publish the end-of-episode findings."""
         if self.bus is not None:

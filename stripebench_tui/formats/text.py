@@ -11,7 +11,7 @@ import json
 from collections import Counter
 from typing import Any, TextIO
 
-from rich.console import Console
+from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
@@ -30,6 +30,7 @@ from stripebench_tui.core.events import (
     ToolCall,
     ToolResult,
 )
+from stripebench_tui.core.profile import PART_MEANINGS, TimeProfile, label
 from stripebench_tui.core.sanitize import sanitize
 from stripebench_tui.core.state import EpisodeState, Reducer
 from stripebench_tui.core.trace import Trace
@@ -215,16 +216,30 @@ TIME_KINDS = ("wall", "model", "ttft", "tool", "stripe", "wait", "other")
 SLOWEST_TURNS = 5
 
 
-def time_table(prof: Any) -> Table:
-    """Where the time went (a ``core.profile.TimeProfile``): the episode's totals and its slowest turns."""
+def time_table(prof: TimeProfile) -> Table | Group:
+    """Where the time went: the episode's totals and its slowest turns, then, when the trace recorded the harness's
+    own time, a table of its parts (one column each would not fit the width)."""
+    parts = prof.parts()
+    kinds = (*TIME_KINDS[:-1], "harness", "other") if parts else TIME_KINDS
     table = Table(title="Where the time went", caption=f"all: the episode's totals; then its {SLOWEST_TURNS} slowest turns")
-    for name in ("turn", *TIME_KINDS):
+    for name in ("turn", *kinds):
         table.add_column(name, justify="right")
     s = prof.summary()
-    table.add_row("all", *(f"{s[k]:.2f}s" for k in TIME_KINDS))
+    s["harness"] = sum(s[p] for p in parts)
+    table.add_row("all", *(f"{s[k]:.2f}s" for k in kinds))
     for tt in sorted(prof.turns, key=lambda x: -x.wall)[:SLOWEST_TURNS]:
-        table.add_row(str(tt.turn), *(f"{getattr(tt, k):.2f}s" for k in TIME_KINDS))
-    return table
+        table.add_row(str(tt.turn), *(f"{tt.get(k):.2f}s" for k in kinds))
+    if not parts:
+        return table  # a trace from before the harness timed itself: its harness time is in "other"
+    harness = Table(title="The harness's own time")
+    for name in ("part", "time", "of the wall", "most in turn", "what it is"):
+        harness.add_column(name, justify="left" if name in ("part", "what it is") else "right")
+    for part in parts:
+        slow = prof.slowest(part)
+        most = f"{slow.turn} ({slow.get(part):.2f}s)" if slow is not None else ""
+        harness.add_row(label(part), f"{s[part]:.2f}s", f"{100 * s[part] / (s['wall'] or 1.0):.0f}%", most,
+                        PART_MEANINGS.get(part, ""))
+    return Group(table, harness)
 
 
 def hits_table(hits: list[Any]) -> Table:

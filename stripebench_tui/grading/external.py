@@ -24,6 +24,7 @@ from stripebench_tui.child_env import base_env
 from stripebench_tui.core.bus import EventBus, Subscription
 from stripebench_tui.core.driver import FinalScore
 from stripebench_tui.core.events import ERROR, FAIL, PASS, Event, GraderVerdict, StripeObject, ToolResult
+from stripebench_tui.core.profile import GRADING, harness_part
 from stripebench_tui.grading.context import GradingContext
 from stripebench_tui.grading.criteria import Criterion, Outcome
 from stripebench_tui.grading.evaluate import Reported
@@ -150,6 +151,7 @@ class ExternalLiveGrading:
             self._poke("start", delay=0)
         return self
 
+    @harness_part(GRADING)
     async def turn_end_hook(self, driver: Any) -> None:
         """A turn ended: re-run if the submission changed (without waiting for the run)."""
         self._check_submission()
@@ -222,6 +224,7 @@ class ExternalLiveGrading:
             await asyncio.gather(self._task, return_exceptions=True)
         self._idle.set()
 
+    @harness_part(GRADING)
     async def final_hook(self, driver: Any = None) -> FinalScore:
         """Stop any live run, run once more for the final verdicts, publish them all and return the score."""
         await self._stop_runs()

@@ -24,6 +24,7 @@ from typing import Any
 from stripebench_tui.core.bus import EventBus, Subscription
 from stripebench_tui.core.driver import FinalScore
 from stripebench_tui.core.events import Event, GraderVerdict, StripeObject
+from stripebench_tui.core.profile import GRADING, harness_part
 from stripebench_tui.grading.context import GradingContext
 from stripebench_tui.grading.criteria import Criterion, Grader
 from stripebench_tui.grading.evaluate import Evaluator, Reported
@@ -80,6 +81,7 @@ class LiveGrading:
             bus.publish_nowait(self._verdict(r.criterion, r.status, evidence, trigger="start"))
         return self
 
+    @harness_part(GRADING)
     async def turn_end_hook(self, driver: Any) -> None:
         """Driver turn-end hook: re-check every live criterion for every candidate and wait (bounded) for it."""
         live = [c for c in self.grader.criteria if not c.final_only]
@@ -90,6 +92,7 @@ class LiveGrading:
         except asyncio.TimeoutError:
             log.warning("turn-end grading still running after %ss; moving on", TURN_END_WAIT)
 
+    @harness_part(GRADING)
     async def final_hook(self, driver: Any = None) -> FinalScore:
         """Driver final hook: check everything (final), publish every criterion's final verdict, return the score."""
         self._finishing = True

@@ -31,9 +31,10 @@ from stripebench_tui.core.agent import Task
 from stripebench_tui.core.breakpoints import BreakpointSet
 from stripebench_tui.core.bus import EventBus, Handler
 from stripebench_tui.core.driver import Driver
-from stripebench_tui.core.events import EpisodeEnd, Header, Service
+from stripebench_tui.core.events import EpisodeEnd, HarnessTime, Header, Service
 from stripebench_tui.core.limits import Limits
 from stripebench_tui.core.operator import ERROR, STOPPED, ApprovalPolicy
+from stripebench_tui.core.profile import SETUP, TOOL_START, Stopwatch
 from stripebench_tui.core.recorder import Recorder
 from stripebench_tui.envs.manifest import Environment, find_environment
 from stripebench_tui.errors import EXIT_EPISODE_FAILED, EXIT_OK, EXIT_RUNTIME, UserError
@@ -129,6 +130,7 @@ class Episode:
         self.result: EpisodeResult | None = None
         self._stop_requested = ""
         self._setup_task: asyncio.Future[Any] | None = None
+        self._setup_watch: Stopwatch | None = None  # the setup's parts, from the trace's t=0 to the driver's start
 
     # ---- control ----
 
@@ -215,6 +217,7 @@ class Episode:
         if hasattr(self.sandbox, "header_extra"):  # e.g. the docker sandbox's container
             header.extra.update(self.sandbox.header_extra())
         self.bus = EventBus()
+        self._setup_watch = Stopwatch(self.bus.clock, since=self.bus.started_at)
         secrets = self.secrets()
         self.sandbox.add_secrets(secrets)
         if hasattr(self.agent, "add_secrets"):  # e.g. an external harness's model recording
@@ -273,6 +276,7 @@ class Episode:
                              pause_at_hits=cfg.pause_at_breakpoints)
         if self._stop_requested:
             self.driver.stop(self._stop_requested)
+        await bus.publish(self._setup_time())
         self.ready.set()
         end = await self.driver.run()
         self.result = EpisodeResult(trace_path, sandbox.episode_dir, end.reason, end.score, end.passed, end.error,
@@ -317,8 +321,18 @@ class Episode:
             tools.cancel()
             await asyncio.gather(tools, return_exceptions=True)
             raise
-        await tools
+        watch = self._setup_watch
+        assert watch is not None
+        watch.lap(SETUP)
+        await tools  # what is left of the tool servers' start once the services are up
+        watch.lap(TOOL_START)
         return self._grading(bus)
+
+    def _setup_time(self) -> HarnessTime:
+        """The ``harness_time`` event of the setup: everything since t=0 that was not waiting for the tool servers."""
+        assert self._setup_watch is not None
+        self._setup_watch.lap(SETUP)
+        return self._setup_watch.record("setup")
 
     def _grading(self, bus: EventBus) -> tuple[list[Any], list[Any]]:
         """Wire the environment's grader (if any) to the bus; returns (turn-end hooks, final hooks)."""
@@ -355,6 +369,7 @@ class Episode:
         if self.request_log is not None:  # the seed's requests, up to the failure
             self.request_log.flush()
             self.request_log.detach()
+        self.bus.publish_nowait(self._setup_time())  # how long it took to fail
         self.bus.publish_nowait(EpisodeEnd(reason=reason, error=error))
         await self.bus.drain(timeout=5)
         if self.recorder is not None:

@@ -145,9 +145,10 @@ class McpToolExecutor:
         data = result.data or {}
         exit_code = data.get("exit_code") if isinstance(data.get("exit_code"), int) else None
         duration = data.get("duration_s") if isinstance(data.get("duration_s"), (int, float)) else None
+        startup = data.get("startup_s") if isinstance(data.get("startup_s"), (int, float)) else 0.0
         return ToolOutcome(text=result.text, is_error=result.is_error, exit_code=exit_code,
                            duration=float(duration) if duration is not None and tool == "shell" else None,
-                           images=self._images(data))
+                           startup=max(0.0, float(startup)), images=self._images(data))
 
     def _images(self, data: dict[str, Any]) -> list[str]:
         path = data.get("path")

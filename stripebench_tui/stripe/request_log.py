@@ -28,6 +28,7 @@ import orjson
 
 from stripebench_tui.core.bus import EventBus
 from stripebench_tui.core.events import SOURCE_HEADER, StripeRequest
+from stripebench_tui.core.profile import PUBLISH, harness_part
 from stripebench_tui.core.redact import Redactor
 from stripebench_tui.findings.base import path_parts
 
@@ -184,10 +185,12 @@ class RequestLog:
         self.logged += len(events)
         return len(events)
 
+    @harness_part(PUBLISH)
     async def turn_end_hook(self, driver: Any) -> None:
         """Driver turn-end hook: this turn's requests are published before the turn closes."""
         self.flush()
 
+    @harness_part(PUBLISH)
     async def final_hook(self, driver: Any) -> None:
         """Driver final hook: publish the last requests and stop logging (nothing may follow episode_end)."""
         self.flush()

@@ -23,6 +23,7 @@ from typing import Any
 
 from stripebench_tui.core.bus import EventBus
 from stripebench_tui.core.events import SOURCE_HEADER, Service, StripeObject
+from stripebench_tui.core.profile import PUBLISH, harness_part
 from stripebench_tui.errors import RuntimeProblem
 
 log = logging.getLogger(__name__)
@@ -154,10 +155,12 @@ class StripeWatcher:
         await self.bus.publish(StripeObject(object_id=object_id, object_type=str(obj.get("object", "")), change=change,
                                             data=obj, event_id=event.id, event_type=event.type, request_id=request_id))
 
+    @harness_part(PUBLISH)
     async def turn_end_hook(self, driver: Any) -> None:
         """Driver turn-end hook: publish this turn's objects before the turn closes."""
         await self.sync()
 
+    @harness_part(PUBLISH)
     async def final_hook(self, driver: Any) -> None:
         """Driver final hook: publish the last objects, then stop polling (nothing may follow episode_end)."""
         await self.sync()

@@ -11,6 +11,7 @@ import asyncio
 import os
 import re
 import sys
+import time
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -44,11 +45,13 @@ class Browser:
         self._page: Page | None = None
         self._lock = asyncio.Lock()
         self._shots = 0
+        self.startup_s = 0.0  # seconds the current call spent starting Chromium and its page (reported, then reset)
 
     async def page(self) -> Page:
         """The page, launching Chromium on first use."""
         async with self._lock:
             if self._page is None or self._page.is_closed():
+                started = time.monotonic()
                 if self._playwright is None:
                     self._playwright = await async_playwright().start()
                 if self._browser is None:
@@ -57,6 +60,7 @@ class Browser:
                 context.set_default_timeout(self.timeout_ms)
                 await route_stripe_js(context, os.environ.get("STRIPE_JS_URL"))  # the emulator's, offline
                 self._page = await context.new_page()
+                self.startup_s += time.monotonic() - started
             return self._page
 
     async def close(self) -> None:
@@ -69,6 +73,13 @@ class Browser:
 
     async def act(self, what: str, action) -> CallToolResult:
         """Run ``action(page)`` and turn any failure into an error that quotes the page."""
+        self.startup_s = 0.0
+        result = await self._act(what, action)
+        if self.startup_s:  # the harness's time, not the agent's: the driver counts it apart from the tool's
+            result.structured_content = {**(result.structured_content or {}), "startup_s": round(self.startup_s, 6)}
+        return result
+
+    async def _act(self, what: str, action) -> CallToolResult:
         try:
             page = await self.page()
         except (UserError, PlaywrightError) as exc:

@@ -116,6 +116,13 @@ async def test_fill_form_by_labels_click_and_wait(browser, site):
     assert "Thanks, Ada Lovelace (pro)" in text.text
 
 
+async def test_the_call_that_starts_chromium_says_how_long_that_took(browser, site):
+    first = await browser.call("browser_navigate", {"url": f"{site}/index.html"})
+    second = await browser.call("browser_navigate", {"url": f"{site}/card.html"})
+    assert not first.is_error and not second.is_error
+    assert first.data["startup_s"] > 0 and "startup_s" not in second.data  # the harness's time, told apart once
+
+
 async def test_focus_type_and_press(browser, site):
     await browser.call("browser_navigate", {"url": f"{site}/index.html"})
     await browser.call("browser_click", {"target": "Full name"})
