@@ -29,7 +29,9 @@ def report(
 
     The HTML report is one file with everything inline (CSS, the chart as SVG, screenshots), so it can be
     mailed or attached and opened offline. Each turn has an anchor (`report.html#turn-12`). Secrets are
-    redacted; long tool outputs keep their first and last lines.
+    redacted; long tool outputs keep their first and last lines, and any other text is cut at 64 KiB with a
+    line saying how much more the trace holds. A screenshot that leads outside the episode directory (`..`,
+    a link) or is not a regular file is named as refused, never read.
 
     Example: `stripebench report replays/checkout-migration-400 -o report.html`;
     for an issue: `stripebench report episodes/X --format md -o -`
@@ -48,7 +50,7 @@ def report(
     trace = open_episode(episode)
     if out is not None and out.resolve() in (Path(trace.path).resolve(), Path(episode).resolve()):
         raise UserError(f"{out}: that is the episode itself; choose another output path")
-    built = build_report(trace)
+    built = build_report(trace, embed_images=fmt is ReportFormat.html)  # Markdown names screenshots, reads none
     text = render_report(built, fmt.value)
     if out is None:
         sys.stdout.write(text)

@@ -17,6 +17,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
 
+from stripebench_tui.core.episode_files import Refused, read_episode_file
 from stripebench_tui.errors import BadFileError
 
 NOTES_SCHEMA = "stripebench.notes/1"
@@ -58,12 +59,14 @@ class Annotations:
 
     # ----- reading ------------------------------------------------------------------------
     def reload(self) -> None:
-        """Read the file again (missing: no notes); a malformed file is a one-line ``BadFileError``."""
+        """Read the file again (missing: no notes); a malformed or refused file is a one-line ``BadFileError``."""
         try:
-            raw = self.path.read_bytes()
+            raw = read_episode_file(self.path.parent, self.path.name)
         except FileNotFoundError:
             self._by_turn = {}
             return
+        except Refused as exc:
+            raise BadFileError(f"{self.path}: refused, {exc.reason}") from None
         except OSError as exc:
             raise BadFileError(f"{self.path}: cannot read ({exc.strerror})") from None
         self._by_turn = {n.turn: n for n in _parse(raw, self.path)}

@@ -24,6 +24,7 @@ from stripebench_tui.core.state import EpisodeState, Reducer
 from stripebench_tui.core.trace_check import LineError, parse_event, parse_header
 from stripebench_tui.core.trace_index import IndexBuilder, TraceIndex
 from stripebench_tui.core import turns_sidecar
+from stripebench_tui.core.episode_files import Refused, read_episode_file
 from stripebench_tui.core.trace_writer import TraceError, TraceWriter, sidecar_dir
 from stripebench_tui.core.turns_sidecar import QuickTurns
 
@@ -218,8 +219,8 @@ class Trace:
             return self._quick  # type: ignore[return-value]
         self._quick = None
         try:
-            data = (sidecar_dir(self.path) / "turns.idx").read_bytes()
-        except OSError:
+            data = read_episode_file(self.path.parent, f"{sidecar_dir(self.path).name}/turns.idx")
+        except (OSError, Refused):  # only a hint: without it the reader scans
             return None
         quick = turns_sidecar.parse(data)
         if quick is None or max(quick.starts) >= self.size:
@@ -292,11 +293,10 @@ class Trace:
     def full_output(self, result: ToolResult) -> str:
         """A tool result's whole output: the sidecar's content if any, else the inline output."""
         if result.sidecar:
-            target = self._sidecar_path(result.sidecar)
-            if target is None:
-                return result.output + f"\n[full output not shown: sidecar path {result.sidecar!r} is outside the trace]"
             try:
-                return target.read_bytes().decode("utf-8", "replace")
+                return read_episode_file(self.path.parent, result.sidecar).decode("utf-8", "replace")
+            except Refused as exc:
+                return result.output + f"\n[full output not shown: sidecar {exc}]"
             except OSError:
                 return result.output + f"\n[full output unavailable: sidecar {result.sidecar} is missing]"
         if not result.output and result.output_bytes:
@@ -305,14 +305,6 @@ class Trace:
                 if isinstance(ev, ToolResult) and ev.seq == result.seq:
                     return self.full_output(ev) if (ev.output or ev.sidecar) else ev.output
         return result.output
-
-    def _sidecar_path(self, rel: str) -> Path | None:
-        base = self.path.parent.resolve()
-        candidate = Path(rel)
-        if candidate.is_absolute() or ".." in candidate.parts:
-            return None
-        target = (base / candidate).resolve()
-        return target if target.is_relative_to(base) else None
 
 
 __all__ = ["NotATraceError", "Trace", "TraceError", "TraceIndex", "TraceWriter", "open_trace", "sidecar_dir"]

@@ -4,19 +4,28 @@ The renderers (``formats.report_html``: HTML and Markdown) only lay this model o
 Every string that came from the episode goes through the redactor once more here
 (the trace's writer already redacted it; an imported trace or a note may not
 have been) and through ``core.sanitize`` (no control characters or escape
-sequences). Long tool outputs keep only their head and tail, so a report's size
-grows with the number of turns, not with the size of their outputs.
+sequences). Long tool outputs keep only their head and tail, and any other text
+(a model message, its reasoning, a tool's arguments, a finding) is cut at
+``TEXT_CHARS`` with a line saying how much was left out and where the whole of it
+is, so a report's size (and the memory to build it) grows with the number of
+turns, not with the size of what the agent wrote. Each text is cut before it is
+cleaned: a 200 MB message costs one copy in the trace reader, not several here.
+Screenshots are read only through ``core.episode_files``: a name that leads out of
+the episode directory (``..``, a link) or to something other than a regular file
+is shown as refused, never read.
 """
 
 from __future__ import annotations
 
 import base64
 import json
-from dataclasses import dataclass, field
+import os
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from stripebench_tui.core.annotations import Note, load_notes
+from stripebench_tui.core.episode_files import Refused, open_episode_file
 from stripebench_tui.core.events import (
     EpisodeEnd,
     Finding,
@@ -29,9 +38,10 @@ from stripebench_tui.core.events import (
     ToolResult,
 )
 from stripebench_tui.core.redact import Redactor
-from stripebench_tui.core.sanitize import sanitize
+from stripebench_tui.core.sanitize import CUT_MARK, sanitize
 from stripebench_tui.core.state import Reducer
 from stripebench_tui.core.trace import Trace
+from stripebench_tui.errors import UserError
 from stripebench_tui.findings.runner import detect
 from stripebench_tui.formats.report_chart import Chart, verdict_chart
 from stripebench_tui.formats.text import episode_passed
@@ -40,6 +50,8 @@ PREVIEW_LINES = 6  # lines of an output shown before it is expanded
 HEAD_LINES, TAIL_LINES = 16, 4  # of a long output, what the report keeps (the whole output is in the trace)
 LINE_CHARS = 300  # characters of one line kept
 ARGUMENT_CHARS = 4000
+TEXT_CHARS = 64 * 1024  # of any one text (message, reasoning, finding…); the rest is named, not shown
+MARGIN = 1024  # cleaned past a cut, so a secret straddling it is still seen whole, and redacted
 OBJECT_CHARS = 6000
 COMPACT_JSON = 120  # JSON this short stays on one line
 IMAGE_BYTES = 4 * 1024 * 1024  # a bigger screenshot is named, not embedded
@@ -136,27 +148,65 @@ class Report:
     images: int
     findings_derived: bool  # the trace recorded no findings: these are the detectors' over it, now
     source: str  # the trace's file name
+    problems: list[str] = field(default_factory=list)  # files of the episode that could not be used, and why
 
 
 class _Text:
-    """Redact then sanitise every string that came from the episode."""
+    """Redact then sanitise every string that came from the episode, cut at ``TEXT_CHARS`` (or ``limit``)."""
 
-    def __init__(self) -> None:
+    def __init__(self, where: str = "the trace") -> None:
         self.redactor = Redactor()
+        self.where = where  # where a cut text is whole, unless the caller says more precisely
 
-    def __call__(self, text: Any, max_line: int | None = LINE_CHARS) -> str:
-        return sanitize(self.redactor.text(str(text or "")), max_line=max_line)
+    def __call__(self, text: Any, max_line: int | None = LINE_CHARS, where: str = "", limit: int = TEXT_CHARS) -> str:
+        text = str(text or "")
+        if len(text) <= limit:
+            return sanitize(self.redactor.text(text), max_line=max_line)
+        kept = sanitize(self.redactor.text(text[: limit + MARGIN]), max_line=max_line)[:limit]
+        more = len(text) - limit
+        return kept + f"\n… {more:,} more characters not shown; the whole text is in {where or self.where}"
 
-    def json(self, value: Any, limit: int) -> str:
+    def json(self, value: Any, limit: int, where: str = "") -> str:
         try:
             value = self.redactor.value(value)
             text = json.dumps(value, ensure_ascii=False, default=str)
-            if len(text) > COMPACT_JSON:
+            if COMPACT_JSON < len(text) <= TEXT_CHARS:  # indenting a huge value only to cut it would copy it again
                 text = json.dumps(value, ensure_ascii=False, indent=2, default=str)
         except (TypeError, ValueError):
             text = str(value)
-        text = self(text)
-        return text if len(text) <= limit else text[:limit] + f"\n… ({len(text) - limit} more characters in the trace)"
+        return self(text, where=where, limit=limit)
+
+
+def _head_spans(text: str, end: int, n: int) -> list[tuple[int, int]]:
+    """(start, stop) of the first ``n`` lines of ``text[:end]``."""
+    spans: list[tuple[int, int]] = []
+    start = 0
+    while len(spans) < n and start <= end:
+        stop = text.find("\n", start, end)
+        stop = end if stop == -1 else stop
+        spans.append((start, stop))
+        start = stop + 1
+    return spans
+
+
+def _tail_spans(text: str, end: int, n: int) -> list[tuple[int, int]]:
+    """(start, stop) of the last ``n`` lines of ``text[:end]``."""
+    spans: list[tuple[int, int]] = []
+    stop = end
+    while len(spans) < n and stop >= 0:
+        start = text.rfind("\n", 0, stop) + 1
+        spans.append((start, stop))
+        stop = start - 1
+    return spans[::-1]
+
+
+def _line(text: str, span: tuple[int, int], clean: _Text) -> str:
+    """One line of an output, cleaned; a long one is cut before it is cleaned (a 200 MB line is not copied whole)."""
+    start, stop = span
+    if stop - start <= LINE_CHARS:
+        return clean(text[start:stop])
+    kept = clean(text[start : start + LINE_CHARS + MARGIN], None)[:LINE_CHARS]
+    return kept + CUT_MARK.format(n=stop - start - LINE_CHARS)
 
 
 def cut_output(text: str, clean: _Text) -> Output:
@@ -164,36 +214,39 @@ def cut_output(text: str, clean: _Text) -> Output:
 
     Cut first, then redact and sanitise what is kept: cleaning a megabyte to show a few lines of it
     would be most of a big report's build time (secrets and escape sequences do not span lines).
+    Lines are found by position, not by splitting, so a huge output is never copied.
     """
-    size = len(text.encode("utf-8", "replace"))
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
+    size = len(text) if text.isascii() else len(text.encode("utf-8", "replace"))
+    end = len(text) - 1 if text.endswith("\n") else len(text)  # a final line break ends the last line
+    lines = text.count("\n", 0, end) + 1 if text else 0
     omitted = 0
-    if len(lines) > HEAD_LINES + TAIL_LINES:
-        omitted = len(lines) - HEAD_LINES - TAIL_LINES
+    if lines > HEAD_LINES + TAIL_LINES:
+        omitted = lines - HEAD_LINES - TAIL_LINES
         marker = f"… {omitted} lines not included here (the whole output is in the trace) …"
-        kept = clean("\n".join(lines[:HEAD_LINES])).split("\n") + [marker] + clean("\n".join(lines[-TAIL_LINES:])).split("\n")
+        kept = ([_line(text, span, clean) for span in _head_spans(text, end, HEAD_LINES)] + [marker]
+                + [_line(text, span, clean) for span in _tail_spans(text, end, TAIL_LINES)])
     else:
-        kept = clean("\n".join(lines)).split("\n") if lines else []
+        kept = [_line(text, span, clean) for span in _head_spans(text, end, lines)]
     preview, rest = kept[:PREVIEW_LINES], kept[PREVIEW_LINES:]
-    return Output("\n".join(preview), "\n".join(rest), len(lines), size, omitted)
+    return Output("\n".join(preview), "\n".join(rest), lines, size, omitted)
 
 
-def _image(trace_dir: Path, rel: str, clean: _Text) -> Image:
+def _image(trace_dir: Path, rel: str, clean: _Text, embed: bool) -> Image:
+    """A screenshot the episode names: embedded (HTML), or only checked (Markdown names it), or why not."""
     name = clean(rel)
-    candidate = Path(rel)
-    if candidate.is_absolute() or ".." in candidate.parts:
-        return Image(name, problem="path outside the episode directory")
-    path = trace_dir / candidate
-    kind = IMAGE_TYPES.get(path.suffix.lower())
-    if kind is None:
-        return Image(name, problem="not an image type a browser shows")
     try:
-        size = path.stat().st_size
-        if size > IMAGE_BYTES:
-            return Image(name, problem=f"{size} bytes, too big to embed")
-        data = path.read_bytes()
+        with open_episode_file(trace_dir, rel) as f:  # refuses what leads out of the episode or is no regular file
+            kind = IMAGE_TYPES.get(Path(rel).suffix.lower())
+            if kind is None:
+                return Image(name, problem="not an image type a browser shows")
+            if not embed:
+                return Image(name)
+            size = os.fstat(f.fileno()).st_size
+            if size > IMAGE_BYTES:
+                return Image(name, problem=f"{size:,} bytes, too big to embed")
+            data = f.read()
+    except Refused as exc:
+        return Image(name, problem=clean(f"refused, {exc.reason}"))
     except OSError as exc:
         return Image(name, problem=f"missing ({exc.strerror})")
     return Image(name, data_uri=f"data:{kind};base64," + base64.b64encode(data).decode("ascii"))
@@ -205,10 +258,19 @@ def _clock(seconds: float) -> str:
 
 
 def build_report(trace: Trace, *, embed_images: bool = True) -> Report:
-    """The report of one trace (read once, start to end), with its notes from beside it."""
-    clean = _Text()
+    """The report of one trace (read once, start to end), with its notes from beside it.
+
+    ``embed_images=False`` (the Markdown report) checks each screenshot but reads none.
+    """
+    source = Path(trace.path).name
+    clean = _Text(source)
     trace_dir = Path(trace.path).parent
-    notes = [Note(n.turn, clean(n.text, None), n.created, n.updated) for n in load_notes(trace.path)]
+    problems: list[str] = []
+    try:
+        notes = [Note(n.turn, clean(n.text, None), n.created, n.updated) for n in load_notes(trace.path)]
+    except UserError as exc:  # a notes file that is malformed or refused: the episode is still worth a report
+        notes = []
+        problems.append(clean(f"notes not shown: {exc}"))
     notes_by_turn: dict[int, list[Note]] = {}
     for n in notes:
         notes_by_turn.setdefault(n.turn, []).append(n)
@@ -220,16 +282,26 @@ def build_report(trace: Trace, *, embed_images: bool = True) -> Report:
     raw_findings: list[Finding] = []
     images = 0
     for ev in trace.iter_events():
-        reducer.apply(ev)
+        where = source if trace.in_memory else f"{source}, event seq {ev.seq}"
+        # The reducer is kept for objects, verdicts and totals; this report keeps its own cut copies of the
+        # texts, so the reducer's state does not hold on to each whole message and argument.
+        if isinstance(ev, ModelMessage):
+            reducer.apply(replace(ev, text="", reasoning=""))
+        elif isinstance(ev, ToolCall):
+            reducer.apply(replace(ev, arguments={}))
+        else:
+            reducer.apply(ev)
         turn = turns.get(ev.turn)
         if turn is None:
             turn = turns[ev.turn] = ReportTurn(ev.turn, ev.t, notes=notes_by_turn.get(ev.turn, []))
         turn.end = max(turn.end, ev.t)
         turn_of[("seq", str(ev.seq))] = ev.turn
         if isinstance(ev, ModelMessage):
-            turn.messages.append((clean(ev.role), clean(ev.text, None).strip(), clean(ev.reasoning, None).strip()))
+            turn.messages.append((clean(ev.role), clean(ev.text, None, where).strip(),
+                                  clean(ev.reasoning, None, where).strip()))
         elif isinstance(ev, ToolCall):
-            call = Call(clean(ev.call_id), clean(ev.tool), clean(ev.actor), clean.json(ev.arguments, ARGUMENT_CHARS))
+            call = Call(clean(ev.call_id), clean(ev.tool), clean(ev.actor),
+                        clean.json(ev.arguments, ARGUMENT_CHARS, where))
             calls[ev.call_id] = call
             turn.calls.append(call)
             turn_of[("call_id", ev.call_id)] = ev.turn
@@ -241,10 +313,7 @@ def build_report(trace: Trace, *, embed_images: bool = True) -> Report:
             failed = ev.is_error or ev.exit_code not in (None, 0)
             call.status, call.exit_code, call.duration = ("failed" if failed else "ok"), ev.exit_code, ev.duration
             call.output = cut_output(trace.full_output(ev) if ev.sidecar else ev.output, clean)
-            if embed_images:
-                call.images = [_image(trace_dir, rel, clean) for rel in ev.images]
-            else:
-                call.images = [Image(clean(rel), problem="not embedded") for rel in ev.images]
+            call.images = [_image(trace_dir, rel, clean, embed_images) for rel in ev.images]
             images += len(ev.images)
         elif isinstance(ev, StripeRequest):
             err = " ".join(x for x in (ev.error_type, ev.error_code) if x)
@@ -253,7 +322,7 @@ def build_report(trace: Trace, *, embed_images: bool = True) -> Report:
             if ev.request_id:
                 turn_of[("request_id", ev.request_id)] = ev.turn
         elif isinstance(ev, Operator):
-            turn.operator.append(clean(f"{ev.action} {ev.text}".strip()))
+            turn.operator.append(clean(f"{ev.action} {ev.text}".strip(), where=where))
         elif isinstance(ev, GraderVerdict):
             turn.verdicts.append((clean(ev.criterion), clean(ev.status)))
         elif isinstance(ev, StripeObject):
@@ -317,8 +386,9 @@ def build_report(trace: Trace, *, embed_images: bool = True) -> Report:
         findings=findings,
         images=images,
         findings_derived=findings_derived,
-        source=clean(Path(trace.path).name),
+        source=clean(source),
+        problems=problems,
     )
 
 
-__all__ = ["Report", "ReportTurn", "build_report", "cut_output"]
+__all__ = ["MARGIN", "Report", "ReportTurn", "TEXT_CHARS", "build_report", "cut_output"]

@@ -27,6 +27,7 @@ from typing import Any, Callable
 
 import httpx
 
+from stripebench_tui.core.episode_files import Refused, read_episode_file
 from stripebench_tui.core.redact import Redactor
 from stripebench_tui.gateway.remap import events_of, remap_body, remap_stream
 from stripebench_tui.gateway.traffic import Exchange
@@ -85,16 +86,24 @@ class RecordedExchange:
 
 
 def load_recording(directory: Path) -> list[RecordedExchange]:
-    """The exchanges recorded in ``directory``, in order, with their responses' bytes; ValueError/OSError if unreadable."""
+    """The exchanges recorded in ``directory``, in order, with their responses' bytes; ValueError/OSError if unreadable.
+
+    The recording comes with the episode, so every file it names is read through ``core.episode_files``: a body
+    named ``../../etc/passwd`` (or a link out of ``directory``) is a ValueError, never served to the harness.
+    """
     out: list[RecordedExchange] = []
-    for number, line in enumerate((directory / EXCHANGES).read_text(encoding="utf-8").splitlines(), 1):
+    try:
+        text = read_episode_file(directory, EXCHANGES).decode("utf-8")
+    except Refused as exc:
+        raise ValueError(str(exc)) from None
+    for number, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
         try:
             item = RecordedExchange.from_dict(json.loads(line))
-        except (ValueError, TypeError) as exc:
+            item.raw = read_episode_file(directory, item.body) if item.body else b""
+        except (ValueError, TypeError, Refused) as exc:
             raise ValueError(f"{directory / EXCHANGES}, line {number}: {exc}") from None
-        item.raw = (directory / item.body).read_bytes() if item.body else b""
         out.append(item)
     return out
 

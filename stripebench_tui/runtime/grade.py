@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from stripebench_tui.core.bus import EventBus
+from stripebench_tui.core.episode_files import Refused, episode_file
 from stripebench_tui.core.events import StripeObject
 from stripebench_tui.envs.manifest import Environment
 from stripebench_tui.errors import BadFileError, RuntimeProblem, UserError
@@ -68,7 +69,14 @@ def _stripe_backend(stack: AsyncExitStack, episode_dir: Path, backend_label: str
         if not key:
             raise UserError("this episode used Stripe test mode: set STRIPE_SECRET_KEY or pass --stripe-key")
         return None, check_test_key(key), "Stripe test mode"
-    state = state or episode_dir / EMULATOR_STATE
+    if state is None:
+        # The episode's own file, not where a link in a crafted folder points: the emulator writes to it.
+        try:
+            state = episode_file(episode_dir, EMULATOR_STATE)
+        except FileNotFoundError:
+            state = episode_dir / EMULATOR_STATE
+        except Refused as exc:
+            raise BadFileError(f"{episode_dir / EMULATOR_STATE}: refused, {exc.reason}") from None
     if not state.is_file():
         raise RuntimeProblem(
             f"{episode_dir} ran on the in-memory Stripe emulator and kept no state file ({state.name}), so its Stripe "

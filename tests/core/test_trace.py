@@ -216,7 +216,7 @@ def test_missing_or_escaping_sidecar_is_reported_in_the_text(tmp_path: Path) -> 
     trace = open_trace(path)
     assert "missing" in trace.full_output(res)  # type: ignore[arg-type]
     evil = ToolResult(turn=1, output="inline", sidecar="../../etc/passwd")
-    assert trace.full_output(evil).startswith("inline\n") and "outside the trace" in trace.full_output(evil)
+    assert trace.full_output(evil).startswith("inline\n") and "outside the episode directory" in trace.full_output(evil)
 
 
 def test_reading_never_modifies_the_trace_or_its_sidecars(tmp_path: Path) -> None:

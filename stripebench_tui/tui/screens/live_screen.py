@@ -161,13 +161,12 @@ class LiveEpisodeScreen(EpisodeScreen, inherit_bindings=False):
                 tuple(c.status for c in t.calls), len(t.operator_actions), len(t.object_ids), len(t.verdict_changes))
 
     def _show_screenshot(self) -> None:
-        path = self.live_source.image_path()
-        if path is None:
+        shot = self.live_source.screenshot()
+        if shot is None:
             return
-        shot = self.query_one(Screenshot)
-        shot.add_class("shown")
-        turn = self.live_source.last_image[0] if self.live_source.last_image else "?"
-        shot.show(path, f"turn {turn}: {path.name}")
+        pane = self.query_one(Screenshot)
+        pane.add_class("shown")
+        pane.show(shot)
 
     def _announce_divergence(self) -> None:
         found = [op for op in self.live_state.operator_actions if op.action == "divergence"]
@@ -364,12 +363,11 @@ class LiveEpisodeScreen(EpisodeScreen, inherit_bindings=False):
     def action_show_screenshot(self) -> None:
         from stripebench_tui.tui.screens.screenshot_view import ScreenshotScreen
 
-        path = self.live_source.image_path()
-        if path is None or not path.is_file():
-            self.notify("No screenshot yet.", title="Screenshot")
+        shot = self.live_source.screenshot()
+        if shot is None or not shot.data:
+            self.notify(shot.caption if shot is not None else "No screenshot yet.", title="Screenshot")
             return
-        turn = self.live_source.last_image[0] if self.live_source.last_image else "?"
-        self.app.push_screen(ScreenshotScreen(path, f"turn {turn}: {path.name}"))
+        self.app.push_screen(ScreenshotScreen(shot))
 
     def action_fork(self) -> None:
         from stripebench_tui.tui.fork_action import fork_from_screen

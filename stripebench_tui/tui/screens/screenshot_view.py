@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+import io
 
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -10,6 +10,7 @@ from textual.containers import Vertical
 from textual.widgets import Static
 from textual_image.widget import Image
 
+from stripebench_tui.tui.live_source import Shot
 from stripebench_tui.tui.screens.dialog import DialogScreen
 
 
@@ -22,17 +23,16 @@ class ScreenshotScreen(DialogScreen[None]):
     ScreenshotScreen #big-shot { width: 1fr; height: 1fr; }
     """
 
-    def __init__(self, path: Path, caption: str) -> None:
+    def __init__(self, shot: Shot) -> None:
         super().__init__()
-        self.path = path
-        self.caption = caption
+        self.shot = shot  # read already (``LiveSource.screenshot``): only its bytes are drawn
 
     def compose(self) -> ComposeResult:
         with Vertical() as box:
-            box.border_title = self.caption
+            box.border_title = self.shot.caption
             box.border_subtitle = "Esc closes"
-            yield Static(str(self.path), markup=False, classes="help")
-            yield Image(self.path, id="big-shot")
+            yield Static(self.shot.caption, markup=False, classes="help")
+            yield Image(io.BytesIO(self.shot.data) if self.shot.data else None, id="big-shot")
 
     def action_close(self) -> None:
         self.dismiss(None)

@@ -6,16 +6,18 @@ Sixel, else Unicode half blocks), so this works over plain SSH too.
 
 from __future__ import annotations
 
-from pathlib import Path
+import io
 
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Static
 from textual_image.widget import Image
 
+from stripebench_tui.tui.live_source import Shot
+
 
 class Screenshot(Vertical):
-    """A caption and the image; ``show(path)`` swaps the picture (only when the path changed)."""
+    """A caption and the image; ``show(shot)`` swaps the picture (only when the shot changed)."""
 
     DEFAULT_CSS = """
     Screenshot { height: 1fr; }
@@ -25,27 +27,21 @@ class Screenshot(Vertical):
 
     def __init__(self, *, id: str | None = None, image_class: type[Image] = Image) -> None:
         super().__init__(id=id)
-        self.path: Path | None = None
+        self.shot: Shot | None = None
         self.image_class = image_class  # Image picks the renderer; tests may ask for half blocks explicitly
 
     def compose(self) -> ComposeResult:
         yield Static("No screenshot yet.", id="shot-caption", markup=False)
         yield self.image_class(None, id="shot-image")
 
-    def show(self, path: Path | None, caption: str = "") -> None:
-        """Draw ``path`` (a PNG) with ``caption``; a missing file is said, not raised."""
-        if path == self.path:
+    def show(self, shot: Shot | None) -> None:
+        """Draw ``shot`` (``LiveSource.screenshot``); one that could not be read is captioned with why, not raised."""
+        if shot is self.shot:
             return
-        self.path = path
+        self.shot = shot
         label = self.query_one("#shot-caption", Static)
         image = self.query_one("#shot-image")
-        if path is None:
-            label.update("No screenshot yet.")
-            image.image = None
-            return
-        if not path.is_file():
-            label.update(f"{caption} (file missing: {path.name})")
-            image.image = None
-            return
-        label.update(caption or path.name)
-        image.image = path
+        label.update(shot.caption if shot is not None else "No screenshot yet.")
+        # The bytes were read through core.episode_files; handing textual-image a path would let it open
+        # whatever the name leads to.
+        image.image = io.BytesIO(shot.data) if shot is not None and shot.data else None
