@@ -22,6 +22,7 @@ import threading
 from pathlib import Path
 from typing import Any, Callable
 
+from stripebench_tui.archives import extract_within
 from stripebench_tui.batch.local import LOG, run_episode_process
 from stripebench_tui.batch.manifest import RUNNING, read_json
 from stripebench_tui.batch.matrix import Cell
@@ -250,7 +251,7 @@ class RayRunner:
                 with open(cell_dir / LOG, "ab") as out:
                     out.write(log.read())
             members = [m for m in tar.getmembers() if m.name == "episode" or m.name.startswith("episode/")]
-            tar.extractall(cell_dir, members=members, filter="tar")
+            extract_within(tar, cell_dir, members)
 
     def close(self) -> None:
         import ray

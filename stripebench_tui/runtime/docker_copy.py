@@ -22,6 +22,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from stripebench_tui.archives import extract_within
 from stripebench_tui.errors import UserError
 
 COPY_VAR = "STRIPEBENCH_DOCKER_COPY"
@@ -96,7 +97,7 @@ def pull(container: Any, at: str, target: Path) -> None:
             raw.seek(0)
             with tarfile.open(fileobj=raw, mode="r|") as tar:
                 # "tar", not "data": a workspace's venv may link to the container's absolute interpreter path.
-                tar.extractall(staging, filter="tar")
+                extract_within(tar, staging)
         copied = staging / Path(at.rstrip("/")).name
         if not copied.is_dir():
             raise OSError(f"the container's {at} came back as no folder")
