@@ -12,18 +12,15 @@ from stripebench_tui.errors import EXIT_EPISODE_FAILED, EXIT_OK
 
 
 def load_state(path: Path) -> Any:
-    """The whole episode at ``path`` (a trace, its directory or an ATIF file); one that cannot be read is a
-    ``BadFileError`` (exit 3), as for every command."""
+    """What the diff compares of the episode at ``path`` (a trace, its directory or an ATIF file): its
+    ``core.diff.EpisodeDigest``. One that cannot be read is a ``BadFileError`` (exit 3), as for every command."""
     from stripebench_tui.commands.replay import sample_or_path
+    from stripebench_tui.core.diff import digest
     from stripebench_tui.formats.open import open_episode
 
-    from stripebench_tui.core.state import Reducer
-
     trace = open_episode(sample_or_path(path))
-    # One plain fold: the diff needs the final state only, not the index's per-turn snapshots.
-    reducer = Reducer(clock=lambda: 0.0, keep_output=False)
-    reducer.apply(trace.header)
-    return reducer.apply_all(trace.iter_events())
+    # One pass keeping per call its tool, arguments and outcome, not the reducer's whole state: any length fits.
+    return digest(trace.iter_events(), trace.header)
 
 
 def diff(

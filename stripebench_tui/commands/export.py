@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from enum import Enum
 from pathlib import Path
@@ -10,7 +9,7 @@ from pathlib import Path
 import typer
 
 from stripebench_tui.errors import UserError
-from stripebench_tui.commands.output import write_new
+from stripebench_tui.commands.output import write_new_with
 
 
 class ExportFormat(str, Enum):
@@ -31,24 +30,24 @@ def export(
     Example: `stripebench export replays/checkout-migration-oracle -o oracle.atif.json`
     """
     from stripebench_tui.formats.open import open_episode
-    from stripebench_tui.formats.atif import atif_from_trace
+    from stripebench_tui.formats.atif import AtifExport
 
     from stripebench_tui.commands.replay import sample_or_path
 
     trace_path = sample_or_path(trace_path)
     trace = open_episode(trace_path)
-    doc = atif_from_trace(trace)
-    text = json.dumps(doc, ensure_ascii=False, indent=2) + "\n"
-    if output == "-":
-        sys.stdout.write(text)
-        return
     # An episode directory is named after its episode; its trace file is always trace.jsonl.
     stem = trace_path.name if trace_path.is_dir() else trace_path.name.removesuffix(".jsonl")
-    out = Path(output) if output else Path(stem + ".atif.json")
-    if out.resolve() == trace_path.resolve():
+    out = None if output == "-" else Path(output) if output else Path(stem + ".atif.json")
+    if out is not None and out.resolve() == trace_path.resolve():
         raise UserError(f"{out}: that is the trace itself; choose another output path")
-    write_new(out, text, force)
-    typer.echo(f"wrote {out} ({len(doc['steps'])} ATIF steps)", err=True)
+    export = AtifExport(trace)  # the first pass: a trace that cannot be read fails before anything is written
+    if out is None:
+        export.write(sys.stdout)
+        return
+    # Written as it is built (a document of a million events is never held whole).
+    write_new_with(out, export.write, force)
+    typer.echo(f"wrote {out} ({export.steps} ATIF steps)", err=True)
 
 
 def register(app: typer.Typer) -> None:

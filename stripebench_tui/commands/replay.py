@@ -87,32 +87,26 @@ def replay(
 
         run_replay(trace, speed=speed, autoplay=play, breakpoints=breaks, present=present is True)
         return
-    from stripebench_tui.formats.text import episode_passed, write_headless, write_summary
+    from stripebench_tui.formats.text import episode_passed, summary_pass, write_headless, write_summary
 
+    # Each reads the trace as a stream, one event at a time: a trace of millions of events is never held whole.
     if headless:
-        state = write_headless(trace, sys.stdout)
-        if breaks and not summary:
-            from stripebench_tui.core.breakpoints import BreakpointSet, hits_in
-            from stripebench_tui.findings import with_derived_findings
+        from stripebench_tui.core.breakpoints import BreakpointSet
 
-            hits = hits_in(with_derived_findings(trace.iter_events()), BreakpointSet.from_exprs(breaks))
+        # Without --summary the hits are listed after the log, matched as it is printed (derived findings included).
+        matcher = BreakpointSet.from_exprs(breaks) if breaks and not summary else None
+        state = write_headless(trace, sys.stdout, matcher)
+        if matcher is not None:
+            hits = matcher.take_hits()
             sys.stdout.write("\nBreakpoint hits:" + "".join(f"\n  turn {h.turn}: {h.reason}" for h in hits)
                              + ("" if hits else " none") + "\n")
-    else:
-        state = trace.state_at(None)
     if summary:
-        from stripebench_tui.core.breakpoints import BreakpointSet, hits_in
-        from stripebench_tui.core.profile import profile
-
         if headless:
             sys.stdout.write("\n")
-        from stripebench_tui.findings import detect, with_derived_findings
-
-        # (`finding` breakpoints also stop at the findings derived for a trace that recorded none.)
-        hits = hits_in(with_derived_findings(trace.iter_events()), BreakpointSet.from_exprs(breaks)) if breaks else None
-        # A trace recorded before the detectors existed gets them run over it now.
-        write_summary(state, sys.stdout, None if state.findings else detect(trace.iter_events()),
-                      profile(trace.iter_events()), hits)
+        # A trace recorded before the detectors gets them run over it now (`finding` breakpoints stop at theirs too).
+        gathered = summary_pass(trace, breaks or ())
+        state = gathered.summary
+        write_summary(state, sys.stdout, gathered.derived, gathered.profile, gathered.hits)
     sys.stdout.flush()
     raise typer.Exit(EXIT_OK if episode_passed(state) else EXIT_EPISODE_FAILED)
 

@@ -7,6 +7,11 @@ normalised first: the episode's own paths, URLs and ports (its header's variable
 A turn pair with the same calls whose outcomes differ (one failed) counts as changed too.
 Final objects are matched by type and order of appearance and compared field by field, leaving out
 ids and timestamps. Nothing here reads files or draws anything; ``formats.diff`` prints the result.
+
+What the diff reads of an episode is its ``EpisodeDigest``: the sides of its turns, its criteria's timelines, its
+final objects and its score. ``Digester`` folds a trace into one event at a time (``stripebench diff`` on traces of
+any length), keeping per call its tool, normalised arguments and outcome instead of the reducer's whole state;
+``EpisodeDigest.of_state`` reads the same off a reducer's state, the definition the fold is tested against.
 """
 
 from __future__ import annotations
@@ -15,9 +20,21 @@ import difflib
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterable
 
-from stripebench_tui.core.state import EpisodeState, Turn
+from stripebench_tui.core.events import (
+    OPERATOR,
+    EpisodeEnd,
+    Event,
+    GraderVerdict,
+    Header,
+    ModelMessage,
+    Operator,
+    StripeObject,
+    ToolCall,
+    ToolResult,
+)
+from stripebench_tui.core.state import FAILED, OK, REJECTED, RUNNING, EpisodeState, Turn, score_of
 
 SAME, CHANGED, ONLY_A, ONLY_B = "same", "changed", "only_a", "only_b"
 
@@ -37,8 +54,7 @@ def _is_ignored(key: str) -> bool:
 class Normaliser:
     """Rewrites one episode's run-specific text (paths, ports, ids) to placeholders."""
 
-    def __init__(self, state: EpisodeState) -> None:
-        header = state.header
+    def __init__(self, header: Header | None) -> None:
         extra = header.extra if header is not None and isinstance(header.extra, dict) else {}
         values = dict(extra.get("variables") or {}) if isinstance(extra.get("variables"), dict) else {}
         if extra.get("episode_dir"):
@@ -160,8 +176,12 @@ def _same_score(a: float | None, b: float | None) -> bool:
 
 def _side(turn: Turn, norm: Normaliser) -> TurnSide:
     calls = tuple((c.call.tool, norm.arguments(c.call.arguments), c.status) for c in turn.calls)
-    text = turn.messages[-1].text.strip() if turn.messages else ""
-    return TurnSide(turn.index, turn.actor, calls, norm.text(" ".join(text.split())[:200]))
+    text = turn.messages[-1].text if turn.messages else ""
+    return TurnSide(turn.index, turn.actor, calls, _side_text(text, norm))
+
+
+def _side_text(text: str, norm: Normaliser) -> str:
+    return norm.text(" ".join(text.split())[:200])
 
 
 def align(a: list[TurnSide], b: list[TurnSide]) -> list[TurnPair]:
@@ -182,13 +202,11 @@ def align(a: list[TurnSide], b: list[TurnSide]) -> list[TurnPair]:
     return pairs
 
 
-def _timeline(state: EpisodeState, criterion: str) -> tuple[tuple[str, ...], tuple[int, ...]]:
-    crit = state.verdicts.get(criterion)
-    if crit is None:
-        return (), ()
+def _timeline(history: list[Any]) -> tuple[tuple[str, ...], tuple[int, ...]]:
+    """A criterion's statuses with repeats folded, and the turns they changed in (``history``: ``VerdictChange``s)."""
     out: list[str] = []
     turns: list[int] = []
-    for change in crit.history:
+    for change in history:
         if not out or out[-1] != change.status:
             out.append(change.status)
             turns.append(change.turn)
@@ -213,10 +231,10 @@ def flatten(data: Any, prefix: str = "") -> dict[str, Any]:
     return out
 
 
-def _objects(a: EpisodeState, b: EpisodeState) -> list[ObjectDiff]:
-    def by_type(state: EpisodeState) -> dict[str, list[Any]]:
+def _objects(a: EpisodeDigest, b: EpisodeDigest) -> list[ObjectDiff]:
+    def by_type(digest: EpisodeDigest) -> dict[str, list[Any]]:
         groups: dict[str, list[Any]] = {}
-        for obj in sorted(state.objects.values(), key=lambda o: o.first_seq):
+        for obj in sorted(digest.objects, key=lambda o: o.first_seq):
             groups.setdefault(obj.object_type, []).append(obj)
         return groups
 
@@ -239,18 +257,154 @@ def _objects(a: EpisodeState, b: EpisodeState) -> list[ObjectDiff]:
     return out
 
 
-def diff_states(a: EpisodeState, b: EpisodeState) -> EpisodeDiff:
-    """The diff of two whole episodes (each the reducer's final state; tool outputs are not needed)."""
-    na, nb = Normaliser(a), Normaliser(b)
-    sides_a = [_side(t, na) for t in a.turns if t.index > 0]
-    sides_b = [_side(t, nb) for t in b.turns if t.index > 0]
-    names = list(dict.fromkeys([*a.verdicts, *b.verdicts]))
+@dataclass
+class FinalObject:
+    """A Stripe object as the episode left it."""
+
+    id: str
+    object_type: str
+    data: dict[str, Any]
+    first_seq: int
+    deleted: bool = False
+
+
+@dataclass
+class EpisodeDigest:
+    """What the diff compares of one episode."""
+
+    sides: list[TurnSide]  # the agent's turns (turn 0, the setup, left out), in turn order
+    timelines: dict[str, tuple[tuple[str, ...], tuple[int, ...]]]  # criterion -> (statuses, turns), repeats folded
+    objects: list[FinalObject]
+    score: float | None
+
+    @classmethod
+    def of_state(cls, state: EpisodeState) -> EpisodeDigest:
+        """The digest of a reducer's state (the definition ``Digester`` is held to)."""
+        norm = Normaliser(state.header)
+        return cls([_side(t, norm) for t in state.turns if t.index > 0],
+                   {name: _timeline(c.history) for name, c in state.verdicts.items()},
+                   [FinalObject(o.id, o.object_type, o.data, o.first_seq, o.deleted) for o in state.objects.values()],
+                   state.score())
+
+
+@dataclass
+class _TurnSoFar:
+    calls: list[list[str]] = field(default_factory=list)  # [tool, normalised arguments, status] per call
+    text: str = ""  # its last model message
+    operator: bool = False  # the operator called a tool or said something in it
+
+
+@dataclass
+class _Criterion:
+    status: str
+    weight: float
+    statuses: list[str] = field(default_factory=list)
+    turns: list[int] = field(default_factory=list)
+
+
+class Digester:
+    """Folds events into an ``EpisodeDigest`` as ``Reducer`` would fold them into the state the diff reads.
+
+    Calls end as the reducer ends them: by their result, a rejection, or failed when the episode ends while they
+    run; an edit changes the arguments shown; a result for a call not open is a call of its own, except one for a
+    call rejected in the result's own turn, which stays rejected.
+    """
+
+    def __init__(self, header: Header | None) -> None:
+        self.norm = Normaliser(header)
+        self._turns: dict[int, _TurnSoFar] = {}
+        self._open: dict[str, tuple[list[str], int]] = {}  # call_id -> (its record, its turn) while it runs
+        self._rejected: set[tuple[int, str]] = set()  # (turn of the call, call_id)
+        self._objects: dict[str, FinalObject] = {}
+        self._verdicts: dict[str, _Criterion] = {}
+        self._ended: EpisodeEnd | None = None
+
+    def apply(self, ev: Event) -> None:
+        if isinstance(ev, Header):
+            return
+        turn = self._turns.get(ev.turn)
+        if turn is None:
+            turn = self._turns[ev.turn] = _TurnSoFar()
+        if isinstance(ev, ModelMessage):
+            turn.text = ev.text
+            turn.operator = turn.operator or ev.role == OPERATOR
+        elif isinstance(ev, ToolCall):
+            record = [ev.tool, self.norm.arguments(ev.arguments), RUNNING]
+            turn.calls.append(record)
+            turn.operator = turn.operator or ev.actor == OPERATOR
+            self._open[ev.call_id] = (record, ev.turn)
+        elif isinstance(ev, ToolResult):
+            opened = self._open.pop(ev.call_id, None)
+            if opened is not None:
+                record = opened[0]
+            elif (ev.turn, ev.call_id) in self._rejected:
+                return  # the reducer files it under the call rejected in this turn, which stays rejected
+            else:
+                record = [ev.tool, self.norm.arguments({}), RUNNING]
+                turn.calls.append(record)
+            record[2] = FAILED if ev.is_error or ev.exit_code not in (None, 0) else OK
+        elif isinstance(ev, Operator):
+            opened = self._open.get(ev.call_id) if ev.action != "status" else None
+            if opened is None or ev.details.get("ignored"):
+                return
+            if ev.action == "reject":
+                del self._open[ev.call_id]
+                opened[0][2] = REJECTED
+                self._rejected.add((opened[1], ev.call_id))
+            elif ev.action == "edit" and isinstance(ev.details.get("arguments"), dict):
+                opened[0][1] = self.norm.arguments(ev.details["arguments"])  # what actually ran
+        elif isinstance(ev, StripeObject):
+            obj = self._objects.get(ev.object_id)
+            if obj is None:
+                obj = self._objects[ev.object_id] = FinalObject(
+                    ev.object_id, ev.object_type or str(ev.data.get("object", "")), ev.data, ev.seq)
+            elif ev.data:
+                obj.data = ev.data
+            obj.deleted = ev.change == "deleted"
+        elif isinstance(ev, GraderVerdict):
+            crit = self._verdicts.get(ev.criterion)
+            if crit is None:
+                crit = self._verdicts[ev.criterion] = _Criterion(ev.status, ev.weight)
+            crit.status, crit.weight = ev.status, ev.weight
+            if not crit.statuses or crit.statuses[-1] != ev.status:
+                crit.statuses.append(ev.status)
+                crit.turns.append(ev.turn)
+        elif isinstance(ev, EpisodeEnd):
+            self._ended = ev
+            for record, _ in self._open.values():
+                record[2] = FAILED
+            self._open.clear()
+
+    def digest(self) -> EpisodeDigest:
+        sides = []
+        for index in sorted(self._turns):
+            t = self._turns[index]
+            if index > 0:
+                sides.append(TurnSide(index, OPERATOR if t.operator else "agent",
+                                      tuple((tool, args, status) for tool, args, status in t.calls),
+                                      _side_text(t.text, self.norm)))
+        return EpisodeDigest(sides, {name: (tuple(c.statuses), tuple(c.turns)) for name, c in self._verdicts.items()},
+                             list(self._objects.values()), score_of(self._ended, self._verdicts))
+
+
+def digest(events: Iterable[Event], header: Header | None = None) -> EpisodeDigest:
+    """The digest of ``events`` (consumed once, one at a time)."""
+    fold = Digester(header)
+    for ev in events:
+        fold.apply(ev)
+    return fold.digest()
+
+
+def diff_states(a: EpisodeState | EpisodeDigest, b: EpisodeState | EpisodeDigest) -> EpisodeDiff:
+    """The diff of two whole episodes (each a reducer's final state, or its digest; tool outputs are not needed)."""
+    da, db = (x if isinstance(x, EpisodeDigest) else EpisodeDigest.of_state(x) for x in (a, b))
+    names = list(dict.fromkeys([*da.timelines, *db.timelines]))
     verdicts = []
     for n in names:
-        (sa, ta), (sb, tb) = _timeline(a, n), _timeline(b, n)
+        (sa, ta), (sb, tb) = da.timelines.get(n, ((), ())), db.timelines.get(n, ((), ()))
         verdicts.append(VerdictDiff(n, sa, sb, ta, tb))
-    return EpisodeDiff(align(sides_a, sides_b), verdicts, _objects(a, b), (a.score(), b.score()))
+    return EpisodeDiff(align(da.sides, db.sides), verdicts, _objects(da, db), (da.score, db.score))
 
 
-__all__ = ["CHANGED", "EpisodeDiff", "FieldDiff", "IGNORED_KEYS", "Normaliser", "ONLY_A", "ONLY_B", "ObjectDiff", "SAME",
-           "TurnPair", "TurnSide", "VerdictDiff", "align", "diff_states", "flatten"]
+__all__ = ["CHANGED", "Digester", "EpisodeDiff", "EpisodeDigest", "FinalObject", "FieldDiff", "IGNORED_KEYS", "Normaliser", "ONLY_A", "ONLY_B", "ObjectDiff", "SAME",
+           "TurnPair", "TurnSide", "VerdictDiff", "align", "diff_states", "digest", "flatten"]

@@ -204,20 +204,30 @@ class EpisodeState:
 
     def score(self) -> float | None:
         """Weighted share of criteria passing; the episode's final score once it has ended."""
-        if self.ended is not None and self.ended.score is not None:
-            return self.ended.score
-        if not self.verdicts:
-            return None
-        total = sum(c.weight for c in self.verdicts.values())
-        if total <= 0:
-            return None
-        return sum(c.weight for c in self.verdicts.values() if c.status == PASS) / total
+        return score_of(self.ended, self.verdicts)
 
     def verdict_counts(self) -> dict[str, int]:
-        counts = {PASS: 0, FAIL: 0, PENDING: 0, ERROR: 0}
-        for c in self.verdicts.values():
-            counts[c.status] = counts.get(c.status, 0) + 1
-        return counts
+        return verdict_counts_of(self.verdicts)
+
+
+def score_of(ended: EpisodeEnd | None, verdicts: dict[str, Any]) -> float | None:
+    """The score of an episode: its end's, else the weighted share of criteria (``.weight``, ``.status``) passing."""
+    if ended is not None and ended.score is not None:
+        return ended.score
+    if not verdicts:
+        return None
+    total = sum(c.weight for c in verdicts.values())
+    if total <= 0:
+        return None
+    return sum(c.weight for c in verdicts.values() if c.status == PASS) / total
+
+
+def verdict_counts_of(verdicts: dict[str, Any]) -> dict[str, int]:
+    """How many criteria are at each status."""
+    counts = {PASS: 0, FAIL: 0, PENDING: 0, ERROR: 0}
+    for c in verdicts.values():
+        counts[c.status] = counts.get(c.status, 0) + 1
+    return counts
 
 
 class Reducer:
@@ -427,4 +437,6 @@ __all__ = [
     "Turn",
     "VerdictChange",
     "reduce",
+    "score_of",
+    "verdict_counts_of",
 ]

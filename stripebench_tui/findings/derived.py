@@ -28,15 +28,33 @@ def with_derived_findings(events: Iterable[Event]) -> list[Event]:
 def interleave_derived(events: Iterable[Event]) -> Iterator[Event]:
     """``events`` with what the detectors find placed where a live run would have published it, one event at a time
     (for a trace known to have recorded no findings: the caller checks)."""
-    runner = FindingsRunner()
+    deriver = Deriver()
     for ev in events:
-        if isinstance(ev, EpisodeEnd) and not runner.finished:
-            yield from (replace(f, t=ev.t) for f in runner.finish(ev.reason))
-        elif not isinstance(ev, Header) and not runner.finished:
-            yield ev
-            yield from (replace(f, t=ev.t) for f in runner.feed(ev))  # when the event that fired it happened
-            continue
-        yield ev
+        yield from deriver.feed(ev)
 
 
-__all__ = ["interleave_derived", "with_derived_findings"]
+class Deriver:
+    """``interleave_derived`` one event at a time, for a pass that feeds other folds too (``replay --summary``).
+
+    ``findings`` is then what ``runner.detect`` would give over the same events.
+    """
+
+    def __init__(self) -> None:
+        self.runner = FindingsRunner()
+
+    @property
+    def findings(self) -> list[Finding]:
+        return self.runner.findings
+
+    def feed(self, ev: Event) -> list[Event]:
+        """The events the derived stream has for ``ev``: it, and after it (before an end) what it made fire."""
+        runner = self.runner
+        if runner.finished or isinstance(ev, Header):
+            return [ev]
+        if isinstance(ev, EpisodeEnd):
+            return [*(replace(f, t=ev.t) for f in runner.finish(ev.reason)), ev]
+        found = runner.feed(ev)  # usually nothing: the hot path of a big trace
+        return [ev, *(replace(f, t=ev.t) for f in found)] if found else [ev]  # stamped when what fired them happened
+
+
+__all__ = ["Deriver", "interleave_derived", "with_derived_findings"]

@@ -8,6 +8,8 @@ same key twice is a safe retry: Stripe replays the first answer. Graders' reques
 
 from __future__ import annotations
 
+from collections import OrderedDict
+
 from stripebench_tui.core.events import Event, Finding, StripeRequest
 from stripebench_tui.findings.base import finding, is_create
 
@@ -22,7 +24,8 @@ class RetryWithoutIdempotency:
     wants = (StripeRequest.type,)
 
     def __init__(self) -> None:
-        self.last: dict[tuple[str, str], StripeRequest] = {}
+        # OrderedDict: dropping the oldest is O(1) (a dict would skip its deleted slots on each look)
+        self.last: OrderedDict[tuple[str, str], StripeRequest] = OrderedDict()
         self.fired: set[tuple[str, str]] = set()
 
     def feed(self, event: Event) -> list[Finding] | None:
@@ -30,8 +33,9 @@ class RetryWithoutIdempotency:
         if event.source == "grader" or not is_create(event.method, event.path):
             return None
         key = (event.path, "&".join(sorted(event.request_body.split("&"))))
-        first = self.last.get(key)
-        self.last[key] = event
+        first = self.last.pop(key, None)
+        self.last[key] = event  # at the end: ``last`` stays in the order creates were last sent
+        self._forget_before(event.turn)
         if first is None or key in self.fired or event.turn - first.turn > RETRY_TURNS:
             return None
         if not first.idempotency_key and not event.idempotency_key:
@@ -46,6 +50,19 @@ class RetryWithoutIdempotency:
         self.fired.add(key)
         return [finding(NAME, message, [{"request_id": first.request_id}, {"request_id": event.request_id}],
                         turn=event.turn, seq=event.seq)]
+
+    def _forget_before(self, turn: int) -> None:
+        """Drop the creates no later one can retry: sent more than ``RETRY_TURNS`` before ``turn``.
+
+        Turns only go forward in a trace (the writer's order), so this keeps memory to the last turns' creates
+        over an episode of any length without changing what fires.
+        """
+        last = self.last
+        while last:
+            oldest = next(iter(last))
+            if turn - last[oldest].turn <= RETRY_TURNS:
+                return
+            last.popitem(last=False)
 
     def finish(self, reason: str) -> None:
         return None

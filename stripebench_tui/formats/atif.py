@@ -17,19 +17,24 @@ exported trace imports back whole; a foreign trajectory simply lacks them.
 from __future__ import annotations
 
 import json
+import secrets
+import shutil
+import tempfile
+from array import array
 from dataclasses import asdict
 from datetime import datetime, timedelta, timezone
+from itertools import islice
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, TextIO
 
 from stripebench_tui import __version__
 from stripebench_tui.core.annotations import load_notes
 from stripebench_tui.core.events import Event, EventError, Header, ModelMessage, ToolCall, ToolResult, event_from_dict
-from stripebench_tui.core.state import Reducer
 from stripebench_tui.core.profile import Profiler
+from stripebench_tui.core.summary import Summariser
 from stripebench_tui.core.trace import Trace, TraceError
 from stripebench_tui.core.trace_check import LineError, check_payload
-from stripebench_tui.findings.runner import detect
+from stripebench_tui.findings.derived import Deriver
 
 ATIF_VERSION = "ATIF-v1.4"  # what we write: the widely implemented revision
 READABLE_VERSIONS = frozenset(f"ATIF-v1.{i}" for i in range(8))
@@ -281,118 +286,241 @@ def events_from_atif(doc: Any, source: str = "ATIF") -> tuple[Header, list[Event
     return header, events
 
 
-def atif_from_trace(trace: Trace) -> dict[str, Any]:
-    """The ATIF document for a trace (full tool outputs, including sidecars)."""
-    header = trace.header
-    started = _parse_time(header.started)
-    steps: list[dict[str, Any]] = []
-    others: list[dict[str, Any]] = []
-    step_of_call: dict[str, dict[str, Any]] = {}
-    current: dict[str, Any] | None = None
-    reducer = Reducer(clock=lambda: 0.0, keep_output=False)
+_AS_MESSAGE, _AS_CALL, _AS_RESULT, _AS_EVENT = "message", "call", "result", "other"
 
-    def stamp(step: dict[str, Any], t: float) -> None:
-        if started is not None:
-            step["timestamp"] = (started + timedelta(seconds=t)).isoformat().replace("+00:00", "Z")
 
-    profiler = Profiler()
-    for ev in trace.iter_events():
-        reducer.apply(ev)
-        profiler.feed(ev)
+class _Grouping:
+    """Which step each event joins: a model message starts a step; a tool call joins the step before it when that is
+    the agent's in the same turn, else starts one of its own; a result joins its call's step (a result with no call
+    cannot be placed in ATIF: it stays an event, like everything else)."""
+
+    def __init__(self) -> None:
+        self.count = 0  # steps so far
+        self.current: tuple[int, str, int] | None = None  # (step, source, turn) of the step tool calls may join
+        self.step_of_call: dict[str, int] = {}
+
+    def place(self, ev: Event) -> tuple[str, int | None, bool]:
+        """(what the event is to the export, the step it goes to, whether it starts that step)."""
         if isinstance(ev, ModelMessage):
-            source = _ROLE_TO_SOURCE.get(ev.role, "user")
-            current = {"step_id": 0, "source": source, "message": ev.text}
-            stamp(current, ev.t)
-            if source == "agent":
-                if ev.model:
-                    current["model_name"] = ev.model
-                if ev.reasoning:
-                    current["reasoning_content"] = ev.reasoning
-                metrics = {k: v for k, v in (("prompt_tokens", ev.tokens_in), ("completion_tokens", ev.tokens_out), ("cost_usd", ev.cost_usd)) if v is not None}
-                timing = {k: v for k, v in (("ttft_seconds", ev.ttft), ("latency_seconds", ev.latency)) if v is not None}
-                if timing:  # where the time went: model time per step (read back on import)
-                    metrics["extra"] = timing
-                if metrics:
-                    current["metrics"] = metrics
-            current["extra"] = {"stripebench": {"seq": ev.seq, "t": ev.t, "turn": ev.turn, "role": ev.role}}
-            steps.append(current)
-        elif isinstance(ev, ToolCall):
-            if current is None or current["source"] != "agent" or current["extra"]["stripebench"]["turn"] != ev.turn:
-                current = {"step_id": 0, "source": "agent", "message": "", "extra": {"stripebench": {"seq": None, "t": ev.t, "turn": ev.turn}}}
-                stamp(current, ev.t)
-                steps.append(current)
-            current.setdefault("tool_calls", []).append({"tool_call_id": ev.call_id, "function_name": ev.tool, "arguments": ev.arguments})
-            current["extra"]["stripebench"].setdefault("calls", {})[ev.call_id] = {"seq": ev.seq, "t": ev.t, "actor": ev.actor, "server": ev.server}
-            step_of_call[ev.call_id] = current
-        elif isinstance(ev, ToolResult):
-            step = step_of_call.get(ev.call_id)
-            if step is None:
-                others.append(ev.to_dict())  # a result without its call cannot be placed in ATIF
-                continue
-            step.setdefault("observation", {"results": []})["results"].append({"source_call_id": ev.call_id, "content": trace.full_output(ev)})
-            step["extra"]["stripebench"].setdefault("results", {})[ev.call_id] = {
-                "seq": ev.seq, "t": ev.t, "turn": ev.turn, "is_error": ev.is_error, "exit_code": ev.exit_code, "duration": ev.duration,
-            }
-        else:
-            others.append(ev.to_dict())
-    for i, step in enumerate(steps, start=1):
-        step["step_id"] = i
-    found, derived = reducer.state.findings, False
-    if not found:  # a trace from before the detectors: what they find over it now, labelled derived (as in a report)
-        found = detect(trace.iter_events())
-        derived = bool(found)
-    findings = [{"detector": f.detector, "message": f.message, "severity": f.severity, "turn": f.turn,
-                 "seq": None if derived else f.seq, "evidence": f.evidence, **({"derived": True} if derived else {})}
-                for f in found]
-    _mark_steps(steps, findings, "derived_findings" if derived else "findings")
-    totals = reducer.state.totals
-    header_dict = header.to_dict()
-    ours: dict[str, Any] = {"header": header_dict, "events": others}
-    notes = load_notes(trace.path)
-    if notes:  # the operator's notes from beside the trace; each step carries those of its turn too
-        ours["notes"] = [asdict(n) for n in notes]
-        by_turn = {n.turn: n.text for n in notes}
-        for step in steps:
-            turn = step["extra"]["stripebench"].get("turn")
-            if turn in by_turn:
-                step["extra"]["stripebench"]["note"] = by_turn[turn]
-    return {
-        "schema_version": ATIF_VERSION,
-        "session_id": str(header.extra.get("session_id") or f"stripebench-{trace.path.stem}"),
-        "agent": {"name": header.agent or "stripebench", "version": str(header.versions.get("agent", __version__)),
-                  **({"model_name": header.model} if header.model else {})},
-        "notes": (
-            f"Exported by stripebench {__version__} from {trace.path.name}. Stripe objects, Stripe API requests, grader "
-            "verdicts, findings, services, operator actions and the episode end are in extra.stripebench.events; the "
-            "findings also in extra.stripebench.findings and named on the steps of their turns."
-            + (" The trace recorded no findings: those in extra.stripebench.findings are derived, what the detectors "
-               "find over it now (each with derived: true; on the steps as derived_findings)." if derived else "")
-        ),
-        "final_metrics": {
-            "total_prompt_tokens": totals.tokens_in,
-            "total_completion_tokens": totals.tokens_out,
-            "total_cost_usd": round(totals.cost_usd, 6),
-            "total_steps": len(steps),
-            # Where the time went (seconds): model, ttft, tool, Stripe inside tool calls, operator wait, other.
-            "extra": {"stripebench_time": profiler.profile.summary(),
-                      "stripebench_time_by_turn": [t.as_dict() for t in profiler.profile.turns]},
-        },
-        "extra": {"stripebench": {**ours, "findings": findings, **({"findings_derived": True} if derived else {})}},
-        "steps": steps,
-    }
+            self.current = (self.count, _ROLE_TO_SOURCE.get(ev.role, "user"), ev.turn)
+            self.count += 1
+            return _AS_MESSAGE, self.current[0], True
+        if isinstance(ev, ToolCall):
+            new = self.current is None or self.current[1] != "agent" or self.current[2] != ev.turn
+            if new:
+                self.current = (self.count, "agent", ev.turn)
+                self.count += 1
+            assert self.current is not None
+            self.step_of_call[ev.call_id] = self.current[0]
+            return _AS_CALL, self.current[0], new
+        step = self.step_of_call.get(ev.call_id) if isinstance(ev, ToolResult) else None
+        return (_AS_RESULT, step, False) if step is not None else (_AS_EVENT, None, False)
 
 
-def _mark_steps(steps: list[dict[str, Any]], findings: list[dict[str, Any]], key: str = "findings") -> None:
-    """Name each finding under ``key`` on the first agent step of the turn it marks (the findings stay whole in the root)."""
-    first_of_turn: dict[int, dict[str, Any]] = {}
-    for step in steps:
-        turn = step["extra"]["stripebench"].get("turn")
-        if step["source"] == "agent" and turn is not None:
-            first_of_turn.setdefault(turn, step)
-    for f in findings:
-        step = first_of_turn.get(f["turn"])
-        if step is not None:
-            step["extra"]["stripebench"].setdefault(key, []).append(f["detector"])
+class AtifExport:
+    """The ATIF document of a trace, written in two passes over it that never hold the whole document.
+
+    The first pass (here) gathers what comes before the steps in the document or is spread over them: the totals,
+    the time profile, the findings (derived if the trace recorded none), the notes, and for each step the last
+    event that adds to it (which needs each tool call's step, an entry per call, for this pass only). The second
+    (``write``, or ``document``) builds each step and lets it go, in order, as soon as nothing more can join it:
+    what it holds is the steps still waiting for a result and those after them, usually part of one turn.
+    ``write`` gives exactly ``json.dumps(document(), ensure_ascii=False, indent=2)``, the steps spooled to a
+    temporary file meanwhile (they come last in the document, after the events).
+    """
+
+    def __init__(self, trace: Trace) -> None:
+        self.trace = trace
+        fold, profiler, deriver, grouping = Summariser(trace.header), Profiler(), Deriver(), _Grouping()
+        self._last_change = array("q")  # per step: position of the last event that adds to it
+        self._events = 0
+        for pos, ev in enumerate(trace.iter_events()):
+            fold.apply(ev)
+            profiler.feed(ev)
+            if not fold.summary.findings:  # none recorded (yet): what the detectors find over it now
+                deriver.feed(ev)
+            _, step, new = grouping.place(ev)
+            if new:
+                self._last_change.append(pos)
+            elif step is not None:
+                self._last_change[step] = pos
+            self._events = pos + 1
+        self.steps = grouping.count
+        self.totals = fold.summary.totals
+        self.profile = profiler.profile
+        found, self.derived = fold.summary.findings, False
+        if not found:  # a trace from before the detectors: what they find over it now, labelled derived (as in a report)
+            found, self.derived = deriver.findings, bool(deriver.findings)
+        self.findings = [{"detector": f.detector, "message": f.message, "severity": f.severity, "turn": f.turn,
+                          "seq": None if self.derived else f.seq, "evidence": f.evidence,
+                          **({"derived": True} if self.derived else {})} for f in found]
+        self.notes = load_notes(trace.path)
+
+    def document(self) -> dict[str, Any]:
+        """The whole document in memory."""
+        events: list[dict[str, Any]] = []
+        steps: list[dict[str, Any]] = []
+        self._second_pass(events.append, steps.append)
+        return self._skeleton([t.as_dict() for t in self.profile.turns], events, steps)
+
+    def write(self, out: TextIO) -> None:
+        """Write the document to ``out``, one turn, step and event at a time (the steps come last: spooled meanwhile)."""
+        slots = ["\x00" + secrets.token_hex(16) + "\x00" for _ in range(3)]  # placeholders no trace can contain
+        text = json.dumps(self._skeleton(*slots), ensure_ascii=False, indent=2) + "\n"
+        (turns_at, turns_end), (events_at, events_end), (steps_at, steps_end) = (_slot(text, slot) for slot in slots)
+        out.write(text[:turns_at])
+        turns = _JsonArray(out, text, turns_at)
+        for t in self.profile.turns:
+            turns.add(t.as_dict())
+        turns.close()
+        out.write(text[turns_end:events_at])
+        with tempfile.TemporaryFile("w+", encoding="utf-8") as spool:
+            events, steps = _JsonArray(out, text, events_at), _JsonArray(spool, text, steps_at)
+            self._second_pass(events.add, steps.add)
+            events.close()
+            steps.close()
+            out.write(text[events_end:steps_at])
+            spool.seek(0)
+            shutil.copyfileobj(spool, out)
+        out.write(text[steps_end:])
+
+    def _skeleton(self, by_turn: Any, events: Any, steps: Any) -> dict[str, Any]:
+        """The document, with ``by_turn`` (the time profile's turns), ``events`` and ``steps`` as given."""
+        trace, header = self.trace, self.trace.header
+        ours: dict[str, Any] = {"header": header.to_dict(), "events": events}
+        if self.notes:  # the operator's notes from beside the trace; each step carries those of its turn too
+            ours["notes"] = [asdict(n) for n in self.notes]
+        totals = self.totals
+        return {
+            "schema_version": ATIF_VERSION,
+            "session_id": str(header.extra.get("session_id") or f"stripebench-{trace.path.stem}"),
+            "agent": {"name": header.agent or "stripebench", "version": str(header.versions.get("agent", __version__)),
+                      **({"model_name": header.model} if header.model else {})},
+            "notes": (
+                f"Exported by stripebench {__version__} from {trace.path.name}. Stripe objects, Stripe API requests, grader "
+                "verdicts, findings, services, operator actions and the episode end are in extra.stripebench.events; the "
+                "findings also in extra.stripebench.findings and named on the steps of their turns."
+                + (" The trace recorded no findings: those in extra.stripebench.findings are derived, what the detectors "
+                   "find over it now (each with derived: true; on the steps as derived_findings)." if self.derived else "")
+            ),
+            "final_metrics": {
+                "total_prompt_tokens": totals.tokens_in,
+                "total_completion_tokens": totals.tokens_out,
+                "total_cost_usd": round(totals.cost_usd, 6),
+                "total_steps": self.steps,
+                # Where the time went (seconds): model, ttft, tool, Stripe inside tool calls, operator wait, other.
+                "extra": {"stripebench_time": self.profile.summary(),
+                          "stripebench_time_by_turn": by_turn},
+            },
+            "extra": {"stripebench": {**ours, "findings": self.findings,
+                                      **({"findings_derived": True} if self.derived else {})}},
+            "steps": steps,
+        }
+
+    def _second_pass(self, on_event: Callable[[dict[str, Any]], None], on_step: Callable[[dict[str, Any]], None]) -> None:
+        """Each event ATIF has no place for to ``on_event`` and each finished step to ``on_step``, in order."""
+        trace = self.trace
+        started = _parse_time(trace.header.started)
+        mark = "derived_findings" if self.derived else "findings"
+        marks: dict[int, list[str]] = {}  # turn -> its findings, named on the turn's first agent step
+        for f in self.findings:
+            marks.setdefault(f["turn"], []).append(f["detector"])
+        notes = {n.turn: n.text for n in self.notes}
+        grouping = _Grouping()
+        held: dict[int, dict[str, Any]] = {}  # steps something may still join, and those after them
+        done = 0
+
+        def stamp(step: dict[str, Any], t: float) -> None:
+            if started is not None:
+                step["timestamp"] = (started + timedelta(seconds=t)).isoformat().replace("+00:00", "Z")
+
+        def finish(i: int) -> None:
+            step = held.pop(i)
+            step["step_id"] = i + 1
+            ours = step["extra"]["stripebench"]
+            turn = ours.get("turn")
+            if step["source"] == "agent" and turn in marks:
+                ours[mark] = marks.pop(turn)
+            if turn in notes:
+                ours["note"] = notes[turn]
+            for call in step.get("tool_calls", ()):  # no result joins this step any more
+                if grouping.step_of_call.get(call["tool_call_id"]) == i:
+                    del grouping.step_of_call[call["tool_call_id"]]
+            on_step(step)
+
+        # The events the first pass saw, no more: a trace still being written has grown since.
+        for pos, ev in enumerate(islice(trace.iter_events(), self._events)):
+            kind, i, new = grouping.place(ev)
+            if kind == _AS_MESSAGE:
+                assert isinstance(ev, ModelMessage) and i is not None
+                source = _ROLE_TO_SOURCE.get(ev.role, "user")
+                step = {"step_id": 0, "source": source, "message": ev.text}
+                stamp(step, ev.t)
+                if source == "agent":
+                    if ev.model:
+                        step["model_name"] = ev.model
+                    if ev.reasoning:
+                        step["reasoning_content"] = ev.reasoning
+                    metrics: dict[str, Any] = {k: v for k, v in (("prompt_tokens", ev.tokens_in), ("completion_tokens", ev.tokens_out),
+                                                                 ("cost_usd", ev.cost_usd)) if v is not None}
+                    timing = {k: v for k, v in (("ttft_seconds", ev.ttft), ("latency_seconds", ev.latency)) if v is not None}
+                    if timing:  # where the time went: model time per step (read back on import)
+                        metrics["extra"] = timing
+                    if metrics:
+                        step["metrics"] = metrics
+                step["extra"] = {"stripebench": {"seq": ev.seq, "t": ev.t, "turn": ev.turn, "role": ev.role}}
+                held[i] = step
+            elif kind == _AS_CALL:
+                assert isinstance(ev, ToolCall) and i is not None
+                if new:
+                    held[i] = {"step_id": 0, "source": "agent", "message": "", "extra": {"stripebench": {"seq": None, "t": ev.t, "turn": ev.turn}}}
+                    stamp(held[i], ev.t)
+                step = held[i]
+                step.setdefault("tool_calls", []).append({"tool_call_id": ev.call_id, "function_name": ev.tool, "arguments": ev.arguments})
+                step["extra"]["stripebench"].setdefault("calls", {})[ev.call_id] = {"seq": ev.seq, "t": ev.t, "actor": ev.actor, "server": ev.server}
+            elif kind == _AS_RESULT:
+                assert isinstance(ev, ToolResult) and i is not None
+                step = held[i]
+                step.setdefault("observation", {"results": []})["results"].append({"source_call_id": ev.call_id, "content": trace.full_output(ev)})
+                step["extra"]["stripebench"].setdefault("results", {})[ev.call_id] = {
+                    "seq": ev.seq, "t": ev.t, "turn": ev.turn, "is_error": ev.is_error, "exit_code": ev.exit_code, "duration": ev.duration,
+                }
+            else:
+                on_event(ev.to_dict())
+            while done < self.steps and self._last_change[done] <= pos:  # nothing more joins the oldest step: out
+                finish(done)
+                done += 1
+        while done < grouping.count:  # (only if the trace shrank between the passes)
+            finish(done)
+            done += 1
 
 
-__all__ = ["ATIF_VERSION", "AtifError", "atif_from_trace", "events_from_atif", "load", "sniff"]
+class _JsonArray:
+    """A JSON array written item by item as ``json.dumps(..., indent=2)`` lays it out where ``text[at:]`` starts."""
+
+    def __init__(self, out: TextIO, text: str, at: int) -> None:
+        line = text[text.rfind("\n", 0, at) + 1 : at]
+        self.out, self.pad, self.empty = out, " " * (len(line) - len(line.lstrip(" ")) + 2), True
+
+    def add(self, item: Any) -> None:
+        self.out.write(("[\n" if self.empty else ",\n") + self.pad
+                       + json.dumps(item, ensure_ascii=False, indent=2).replace("\n", "\n" + self.pad))
+        self.empty = False
+
+    def close(self) -> None:
+        self.out.write("[]" if self.empty else "\n" + self.pad[:-2] + "]")
+
+
+def _slot(text: str, slot: str) -> tuple[int, int]:
+    """Where the JSON string ``slot`` is in ``text`` (start, end)."""
+    encoded = json.dumps(slot)
+    at = text.index(encoded)
+    return at, at + len(encoded)
+
+
+def atif_from_trace(trace: Trace) -> dict[str, Any]:
+    """The ATIF document for a trace (full tool outputs, including sidecars); ``AtifExport.write`` streams it."""
+    return AtifExport(trace).document()
+
+
+__all__ = ["ATIF_VERSION", "AtifError", "AtifExport", "atif_from_trace", "events_from_atif", "load", "sniff"]

@@ -8,14 +8,15 @@ sanitiser the TUI uses too.
 from __future__ import annotations
 
 import json
-from collections import Counter
-from typing import Any, TextIO
+from dataclasses import dataclass
+from typing import Any, Iterable, TextIO
 
 from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
 from stripebench_tui.core.annotations import load_notes
+from stripebench_tui.core.breakpoints import BreakpointSet, Hit
 from stripebench_tui.core.events import (
     PASS,
     EpisodeEnd,
@@ -30,11 +31,12 @@ from stripebench_tui.core.events import (
     ToolCall,
     ToolResult,
 )
-from stripebench_tui.core.profile import PART_MEANINGS, TimeProfile, label
+from stripebench_tui.core.profile import PART_MEANINGS, Profiler, TimeProfile, label
 from stripebench_tui.core.sanitize import sanitize
-from stripebench_tui.core.state import EpisodeState, Reducer
+from stripebench_tui.core.state import EpisodeState
+from stripebench_tui.core.summary import EpisodeSummary, Summariser
 from stripebench_tui.core.trace import Trace
-from stripebench_tui.findings.derived import interleave_derived
+from stripebench_tui.findings.derived import Deriver, interleave_derived
 
 OUTPUT_LINES = 30  # lines of each tool output shown in the headless log
 OUTPUT_LINE_CHARS = 240
@@ -44,7 +46,7 @@ _STATUS_GLYPH = {"pass": "✓", "fail": "✗", "pending": "…", "error": "!"}
 _OBJECT_FIELDS = ("status", "payment_status", "mode", "ui_mode", "amount_total", "amount", "currency", "code", "percent_off")
 
 
-def episode_passed(state: EpisodeState) -> bool:
+def episode_passed(state: EpisodeState | EpisodeSummary) -> bool:
     """True when the episode finished and passed (its explicit flag, else every criterion passing)."""
     if state.ended is None:
         return False  # an unfinished episode (crash, cut-off trace) is never a pass
@@ -159,21 +161,25 @@ def evidence_text(evidence: list[dict[str, Any]]) -> str:
     return " ".join(parts)
 
 
-def write_headless(trace: Trace, out: TextIO) -> EpisodeState:
-    """Print the episode turn by turn; returns the final state (for the exit code)."""
+def write_headless(trace: Trace, out: TextIO, breakpoints: BreakpointSet | None = None) -> EpisodeSummary:
+    """Print the episode turn by turn; returns its summary (for the exit code).
+
+    ``breakpoints`` are given every event printed, derived findings included (their hits: ``take_hits()``).
+    """
     h = trace.header
     title = h.title or h.env or trace.path.name
     out.write(sanitize(f"Episode {title} · env {h.env or '?'} · agent {h.agent or '?'} · model {h.model or '?'}") + "\n")
     if h.extra.get("hand_made"):
         out.write("(a hand-made sample trace)\n")
-    reducer = Reducer(clock=lambda: 0.0, keep_output=False)
-    reducer.apply(h)
+    fold = Summariser(h)  # the last line needs the score and the counts, not the events: nothing kept per event
     notes = {n.turn: n for n in load_notes(trace.path)}  # the operator's, from beside the trace
     # A trace from before the detectors: their findings now, marked ⚐ where a live run would have printed them.
     # Both passes stream the trace (the first stops at a recorded finding): a huge one is never held in memory.
     recorded = any(isinstance(ev, Finding) for ev in trace.iter_events())
     current: int | None = None
     for ev in trace.iter_events() if recorded else interleave_derived(trace.iter_events()):
+        if breakpoints is not None:
+            breakpoints.feed(ev)
         if isinstance(ev, Finding) and not recorded:
             out.write(derived_finding_line(ev, current) + "\n")
             continue
@@ -187,8 +193,8 @@ def write_headless(trace: Trace, out: TextIO) -> EpisodeState:
         text = format_event(trace, ev)
         if text is not None:
             out.write(text + "\n")
-        reducer.apply(ev)
-    state = reducer.state
+        fold.apply(ev)
+    state = fold.summary
     if trace.truncated:
         out.write("\n(the trace ends with a cut-off line: the recording stopped mid-write)\n")
     if state.ended is None:
@@ -204,7 +210,7 @@ def derived_finding_line(ev: Finding, turn: int | None = None) -> str:
     return sanitize(line + " · derived now, not recorded")
 
 
-def _final_line(state: EpisodeState) -> str:
+def _final_line(state: EpisodeState | EpisodeSummary) -> str:
     score = state.score()
     passed = "PASSED" if episode_passed(state) else "FAILED"
     counts = state.verdict_counts()
@@ -254,26 +260,27 @@ def hits_table(hits: list[Any]) -> Table:
     return table
 
 
-def summary_tables(state: EpisodeState, findings: list[Finding] | None = None, profile: Any = None,
+def summary_tables(state: EpisodeSummary | EpisodeState, findings: list[Finding] | None = None, profile: Any = None,
                    hits: list[Any] | None = None) -> list[Any]:
     """Rich renderables for ``--summary``: totals, tools, verdict timeline, Stripe requests, findings, time, hits.
 
     ``findings`` replaces the recorded ones (a trace from before the detectors, checked now).
     """
-    t = state.totals
-    h = state.header
+    s = state if isinstance(state, EpisodeSummary) else EpisodeSummary.of_state(state)
+    t = s.totals
+    h = s.header
     overview = Table(title="Episode", show_header=False)
     overview.add_column("what")
     overview.add_column("value")
     rows = [
         ("environment", h.env if h else ""),
         ("agent / model", f"{h.agent if h else ''} / {h.model if h else ''}"),
-        ("turns", str(len([x for x in state.turns if x.index > 0]))),
-        ("elapsed", _clock(state.last_t)),
+        ("turns", str(s.turns)),
+        ("elapsed", _clock(s.last_t)),
         ("tokens", f"{t.tokens_in} in / {t.tokens_out} out"),
         ("cost", f"${t.cost_usd:.4f}"),
         ("tool calls", f"{t.tool_calls} ({t.tool_time:.1f}s)"),
-        ("ended", (state.ended.reason if state.ended else "did not finish")),
+        ("ended", (s.ended.reason if s.ended else "did not finish")),
     ]
     for k, v in rows:
         overview.add_row(k, Text(sanitize(str(v))))
@@ -281,32 +288,24 @@ def summary_tables(state: EpisodeState, findings: list[Finding] | None = None, p
     tools.add_column("tool")
     tools.add_column("calls", justify="right")
     tools.add_column("failed", justify="right")
-    used: Counter[str] = Counter()
-    failed: Counter[str] = Counter()
-    for turn in state.turns:
-        for c in turn.calls:
-            used[c.call.tool] += 1
-            failed[c.call.tool] += c.status == "failed"
-    for name, n in used.most_common():
-        tools.add_row(Text(sanitize(name)), str(n), str(failed[name]))
+    for name, n, failed in s.tools_used():
+        tools.add_row(Text(sanitize(name)), str(n), str(failed))
     verdicts = Table(title="Verdict timeline")
     verdicts.add_column("criterion")
     verdicts.add_column("weight", justify="right")
     verdicts.add_column("timeline (turn: status)")
     verdicts.add_column("final")
-    for crit in state.verdicts.values():
-        steps = " → ".join(f"{v.turn}: {v.status}" for v in crit.history)
+    for crit in s.verdicts.values():
+        steps = " → ".join(f"{turn}: {status}" for turn, status in crit.steps)
         verdicts.add_row(Text(sanitize(crit.criterion)), f"{crit.weight:g}", Text(steps), Text(crit.status))
     extra: list[Any] = []
-    if state.requests:
-        classes = Counter(f"{r.status // 100}xx" for r in state.requests)
-        sources = Counter(r.source or "?" for r in state.requests)
-        extra.append(Text(sanitize(f"Stripe requests: {len(state.requests)} ("
-                                   + ", ".join(f"{n} {c}" for c, n in sorted(classes.items())) + "; "
-                                   + ", ".join(f"{n} {s}" for s, n in sources.most_common()) + ")")))
-    found = state.findings if findings is None else findings
+    if s.requests:
+        extra.append(Text(sanitize(f"Stripe requests: {s.requests} ("
+                                   + ", ".join(f"{n} {c}" for c, n in sorted(s.request_classes.items())) + "; "
+                                   + ", ".join(f"{n} {src}" for src, n in s.request_sources.most_common()) + ")")))
+    found = s.findings if findings is None else findings
     if found:
-        derived = findings is not None and not state.findings
+        derived = findings is not None and not s.findings
         table = Table(title="Findings ⚐ derived now: the trace recorded none" if derived else "Findings")
         for name in ("turn", "finding", "message", "evidence"):
             table.add_column(name, justify="right" if name == "turn" else "left")
@@ -316,19 +315,55 @@ def summary_tables(state: EpisodeState, findings: list[Finding] | None = None, p
         extra.append(table)
     else:
         extra.append(Text("Findings: none"))
-    score = state.score()
+    score = s.score()
     extra += ([time_table(profile)] if profile is not None else []) + ([hits_table(hits)] if hits is not None else [])
     return [overview, tools, verdicts, *extra,
-            Text(_final_line(state)) if score is not None or state.verdicts else Text("Final score: unscored")]
+            Text(_final_line(s)) if score is not None or s.verdicts else Text("Final score: unscored")]
 
 
-def write_summary(state: EpisodeState, out: TextIO, findings: list[Finding] | None = None, profile: Any = None,
-                  hits: list[Any] | None = None) -> None:
+def write_summary(state: EpisodeSummary | EpisodeState, out: TextIO, findings: list[Finding] | None = None,
+                  profile: Any = None, hits: list[Any] | None = None) -> None:
     """Print the summary tables (plain when ``out`` is not a terminal)."""
     console = Console(file=out, markup=False, highlight=False, emoji=False, width=None if out.isatty() else 110)
     for renderable in summary_tables(state, findings, profile, hits):
         console.print(renderable)
 
 
-__all__ = ["derived_finding_line", "episode_passed", "evidence_text", "format_event", "request_line", "sanitize", "summary_tables", "write_headless",
-           "write_summary"]
+@dataclass
+class SummaryPass:
+    """What ``replay --summary`` prints (``write_summary``'s arguments), gathered by ``summary_pass``."""
+
+    summary: EpisodeSummary
+    derived: list[Finding] | None  # the detectors' findings over a trace that recorded none; None if it recorded some
+    profile: TimeProfile
+    hits: list[Hit] | None  # None without breakpoints
+
+
+def summary_pass(trace: Trace, breaks: Iterable[str] = ()) -> SummaryPass:
+    """Everything the summary tables show, in one pass over the trace holding one event at a time.
+
+    Whether the trace recorded findings is known only at its end, so until one comes the detectors run along
+    (``findings.derived``) and the breakpoints are matched twice: over the events as recorded and over the
+    stream with derived findings, which is what a ``finding`` breakpoint stops at in a trace that has none.
+    """
+    fold, profiler, deriver = Summariser(trace.header), Profiler(), Deriver()
+    exprs = list(breaks)
+    as_recorded = BreakpointSet.from_exprs(exprs) if exprs else None
+    with_derived = BreakpointSet.from_exprs(exprs) if exprs else None
+    for ev in trace.iter_events():
+        fold.apply(ev)
+        profiler.feed(ev)
+        if as_recorded is not None:
+            as_recorded.feed(ev)
+        if not fold.summary.findings:
+            for out in deriver.feed(ev):
+                if with_derived is not None:
+                    with_derived.feed(out)
+    recorded = bool(fold.summary.findings)
+    matched = as_recorded if recorded else with_derived
+    return SummaryPass(fold.summary, None if recorded else deriver.findings, profiler.profile,
+                       matched.take_hits() if matched is not None else None)
+
+
+__all__ = ["SummaryPass", "derived_finding_line", "episode_passed", "evidence_text", "format_event", "request_line",
+           "sanitize", "summary_pass", "summary_tables", "write_headless", "write_summary"]
