@@ -7,7 +7,19 @@ cd "$(dirname "$0")/.."
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 
+PY=${PYTHON:-python3}
+# The interpreter itself rather than a version manager's shim: pyenv's shim re-hashes after every `pip install`,
+# and a rehash killed half-way (a test stopping a login shell that was starting does it) leaves a lock that fails
+# the next one after a minute. The command's shim is made below, once, when it is missing.
+PY=$("$PY" -c 'import sys; print(sys.executable)')
+
 apt_pkgs=(chromium tmux sqlite3 nodejs npm ruby)  # ruby: the Ruby preload test (tests/runtime/test_preload.py)
+# The emulator's compile (below) needs a C compiler and this interpreter's headers: a version manager's Python has
+# its own; Debian's needs its -dev package.
+command -v "${CC:-cc}" >/dev/null || apt_pkgs+=(gcc)
+if ! "$PY" -c 'import os, sys, sysconfig; sys.exit(not os.path.isfile(os.path.join(sysconfig.get_paths()["include"], "Python.h")))'; then
+  [ "$("$PY" -c 'import sys; print(sys.base_prefix)')" != /usr ] || apt_pkgs+=("python$("$PY" -c 'import sys; print("%d.%d" % sys.version_info[:2])')-dev")
+fi
 # The docker sandbox (`stripebench run --sandbox docker`, tests/docker): a Docker engine and debootstrap for the
 # offline base image. Only when asked (`make test` sets it: scripts/test.sh): many machines already have their own Docker.
 if [ "${STRIPEBENCH_DOCKER:-0}" = "1" ]; then
@@ -28,11 +40,6 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
-PY=${PYTHON:-python3}
-# The interpreter itself rather than a version manager's shim: pyenv's shim re-hashes after every `pip install`,
-# and a rehash killed half-way (a test stopping a login shell that was starting does it) leaves a lock that fails
-# the next one after a minute. The command's shim is made below, once, when it is missing.
-PY=$("$PY" -c 'import sys; print(sys.executable)')
 # Always (re)install this checkout: another clone may be installed editable on the same machine (CI clones beside
 # the developer's tree), and pip only checks what is already satisfied, so this is quick when nothing changed.
 echo "setup: pip install -e '.[dev]' (this checkout)"
