@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import functools
 import re
 import typing
@@ -42,9 +43,34 @@ def known_versions() -> frozenset[str]:
     return frozenset(typing.get_args(declared)) | {str(stripe.api_version)}
 
 
+@functools.cache
+def _latest() -> tuple[str, str]:
+    """(date, release train) of the newest version the installed SDK knows, e.g. ("2026-10-28", "endive")."""
+    date, _, train = max(known_versions()).partition(".")
+    return date, train
+
+
+def _released(version: str) -> bool:
+    if version in known_versions():
+        return True
+    # A newer SDK (stripe-node pins a later month than our stripe-python) sends a version released after the list
+    # we have: a later date on this train or a later one (trains go in alphabetical order: acacia, basil, clover…).
+    date, _, train = version.partition(".")
+    latest_date, latest_train = _latest()
+    return date > latest_date and bool(train) and train >= latest_train and _real_date(date)
+
+
+def _real_date(date: str) -> bool:
+    try:
+        datetime.date.fromisoformat(date)
+    except ValueError:
+        return False
+    return True
+
+
 def check_version(version: str, param: str = "Stripe-Version") -> str:
     """Return ``version`` if it is a released Stripe API version, else raise Stripe's 400 naming ``param``."""
-    if not _VERSION.match(version) or version not in known_versions():
+    if not _VERSION.match(version) or not _released(version):
         raise invalid(f"Invalid Stripe API version: {version}", param=param, code="invalid_api_version")
     return version
 
