@@ -4,7 +4,7 @@
 PYTHON ?= python3
 export PYTHON
 
-.PHONY: run test setup fresh-check
+.PHONY: run test drills setup fresh-check
 
 setup:
 	@bash scripts/setup.sh
@@ -13,9 +13,14 @@ setup:
 run: setup
 	$(PYTHON) -m stripebench_tui run checkout-migration $(ARGS)
 
-# Also brings up a Docker engine for the Docker sandbox tests (stopped afterwards if it started one): scripts/test.sh.
+# The suite without its long tier: no Docker engine or Ray needed (scripts/test.sh).
 test:
 	@bash scripts/test.sh
+
+# The long tier (pytest marker `drill`): every environment validated end to end, real harnesses, Docker (an engine is
+# brought up and stopped again), Ray, kill drills. CI runs it after `make test`.
+drills:
+	@STRIPEBENCH_TIER=drills bash scripts/test.sh
 
 # The README's set-up on a machine that shares nothing prepared with this one (a container from the offline Debian
 # base image, a new virtualenv that is not on PATH), then a smoke set: scripts/fresh-check.sh.

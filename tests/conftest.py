@@ -6,3 +6,12 @@ import os
 from stripebench_tui.emulator.store import CHECKS_VARIABLE
 
 os.environ.setdefault(CHECKS_VARIABLE, "1")
+
+
+def pytest_collection_modifyitems(items: list) -> None:
+    """A test that needs a Docker engine belongs to the long tier (``drill``): `make test` needs no engine."""
+    import pytest
+
+    for item in items:
+        if item.get_closest_marker("docker") is not None or "docker_client" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.drill)

@@ -22,6 +22,7 @@ def _run(argv: list[str], cwd: Path, env: dict[str, str], timeout: float) -> sub
     return subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
 
 
+@pytest.mark.drill
 @pytest.mark.slow
 @pytest.mark.timeout(1200)
 def test_the_installed_wheel_runs_the_bundled_environments_graders_and_replays(tmp_path: Path) -> None:

@@ -14,7 +14,7 @@ from tests.batch.helpers import ENVS, ended_lines, stripebench, trace_facts
 
 # 12 real episodes, two at a time (about 35 s on an idle 2-core machine; minutes when it is shared)
 # One xdist group with test_batch_ray.py, which compares its traces with this batch (the fixture runs once).
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(600), pytest.mark.xdist_group("batch")]
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(600), pytest.mark.xdist_group("batch"), pytest.mark.drill]
 
 
 def test_kill_and_resume_runs_only_unfinished_episodes(local_batch: dict[str, Any]) -> None:

@@ -19,7 +19,7 @@ from tests.batch.ray_cluster import LocalCluster, descendants_of
 import ray  # noqa: E402,F401  scripts/test.sh installs the ray extra: without it this must fail, not skip
 # two Ray nodes start (~10-25 s here) and 6 episodes run on them; the shared machine can make that minutes
 # In the same xdist group as test_batch_local.py: both use its session-scoped local batch, run once.
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(900), pytest.mark.xdist_group("batch")]
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900), pytest.mark.xdist_group("batch"), pytest.mark.drill]
 # The Ray batch is run 1 of the local batch: every environment × agent with the same seed (--runs 1 --seed 7 gives
 # the same cells, ids and command lines as the local batch's r1 cells), so each cell is compared with its local twin.
 # Run 2 would only repeat the seed+1 episodes the local batch already proves; on a 2-core machine each is seconds.

@@ -20,6 +20,9 @@ from stripebench_tui.runtime.grade import grade_episode
 from tests.benchfolders.conftest import FOLDERS, tree_hash
 
 
+pytestmark = pytest.mark.drill
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["pi-script", "config-gym", pytest.param("order-api-node", marks=pytest.mark.node),
                                   pytest.param("tea-checkout", marks=pytest.mark.browser)])

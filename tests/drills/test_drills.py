@@ -19,7 +19,7 @@ import pytest
 from stripebench_tui.formats.open import open_episode
 from stripebench_tui.runtime.reaper import tagged_pids
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(300), pytest.mark.drill]
 
 ENV = "tiny-shop"
 KILLS = 5

@@ -61,6 +61,7 @@ def test_a_scenario_that_raises_is_an_error_and_the_others_still_run(tmp_path, m
     assert G._results(ctx) is results  # one run per grading context
 
 
+@pytest.mark.drill
 @pytest.mark.slow
 @pytest.mark.timeout(900)
 def test_validate_oracle_passes_noop_scores_zero_and_each_mutant_fails_for_its_own_reason():

@@ -144,6 +144,7 @@ def test_the_page_moves_focus_at_the_same_keystroke_every_time(app_url):
     assert seen[0] == (("jen", "body"), ("510 ", "Townsend St", "address_search"), ("", "Jenny Rosen", "banner_email"))
 
 
+@pytest.mark.drill
 @pytest.mark.slow
 @pytest.mark.browser
 @pytest.mark.timeout(600)

@@ -133,6 +133,7 @@ def test_no_attempt_or_the_challenges_own_session_scores_nothing(seeded):
     assert outcome.status == FAIL and "own session" in outcome.summary
 
 
+@pytest.mark.drill
 @pytest.mark.slow
 @pytest.mark.browser
 @pytest.mark.timeout(600)

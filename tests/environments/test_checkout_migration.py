@@ -297,6 +297,7 @@ def test_devserver_restarts_the_app_when_its_code_changes(tmp_path):
 # ---------------------------------------------------------------- the whole environment
 
 
+@pytest.mark.drill
 @pytest.mark.slow
 @pytest.mark.browser
 @pytest.mark.timeout(1200)

@@ -98,6 +98,7 @@ def test_without_an_app_service_every_criterion_fails(tmp_path, emulator):  # no
     assert "did not become healthy" in results["pays an order"].summary
 
 
+@pytest.mark.drill
 @pytest.mark.slow
 @pytest.mark.timeout(900)
 def test_validate_oracle_passes_noop_scores_zero_and_each_mutant_fails_for_its_own_reason():

@@ -72,6 +72,7 @@ def test_the_grader_tells_a_card_payment_from_one_out_of_band(tmp_path, emulator
     assert "× 2" in G._line_problem(run, found[0], "private-session", 2, 14000, "usd")
 
 
+@pytest.mark.drill
 @pytest.mark.slow
 @pytest.mark.timeout(900)
 def test_validate_oracle_passes_noop_scores_zero_and_each_mutant_fails_its_own_rule():

@@ -165,6 +165,7 @@ def test_a_payment_made_outside_checkout_fails_the_checkout_criterion(seeded):
 # ---------------------------------------------------------------- the whole environment
 
 
+@pytest.mark.drill
 @pytest.mark.slow
 @pytest.mark.browser
 @pytest.mark.timeout(1200)

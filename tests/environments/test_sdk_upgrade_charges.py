@@ -105,6 +105,7 @@ def test_a_service_that_cannot_start_fails_every_criterion_rather_than_erroring(
     assert G._results(ctx) is results  # one run per grading context
 
 
+@pytest.mark.drill
 @pytest.mark.slow
 @pytest.mark.timeout(900)
 def test_validate_oracle_passes_noop_scores_zero_and_each_mutant_fails_for_its_own_reason():

@@ -179,6 +179,7 @@ def test_an_app_that_records_the_wrong_status_fails_only_the_model_where_it_diff
     assert seeded.client.v1.test_helpers.test_clocks.list().data == []
 
 
+@pytest.mark.drill
 @pytest.mark.slow
 @pytest.mark.timeout(900)
 def test_validate_oracle_passes_noop_scores_zero_and_each_mutant_fails_its_own_model():

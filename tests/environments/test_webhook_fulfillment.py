@@ -85,6 +85,7 @@ def test_seed_is_idempotent_and_keeps_one_endpoint_whose_secret_is_in_env(tmp_pa
     assert [slug for slug, _ in rows] == ["desk-lamp", "lantern"] and all(p.startswith("price_") for _, p in rows)
 
 
+@pytest.mark.drill
 @pytest.mark.slow
 @pytest.mark.timeout(900)
 def test_validate_oracle_passes_noop_scores_zero_and_each_mutant_fails_for_its_own_reason():

@@ -28,7 +28,7 @@ from tests.gateway.conftest import REAL_KEY
 from tests.gateway.test_external_agent import NoTools
 from tests.gateway.test_external_episode import SIGN_UP
 
-pytestmark = [pytest.mark.slow, pytest.mark.node]
+pytestmark = [pytest.mark.slow, pytest.mark.node, pytest.mark.drill]
 REPO = Path(__file__).resolve().parents[2]
 
 

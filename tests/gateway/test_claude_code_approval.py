@@ -26,7 +26,7 @@ from tests.gateway.conftest import REAL_KEY
 from tests.gateway.test_claude_code import _processes_with, claude_code  # noqa: F401  (fixture)
 from tests.gateway.test_external_agent import NoTools
 
-pytestmark = [pytest.mark.slow, pytest.mark.node]
+pytestmark = [pytest.mark.slow, pytest.mark.node, pytest.mark.drill]
 
 MARKER = "31338"
 

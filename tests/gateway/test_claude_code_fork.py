@@ -18,7 +18,7 @@ from tests.gateway.conftest import REAL_KEY
 from tests.gateway.test_claude_code import claude_code  # noqa: F401  (the pinned install, a fixture)
 from tests.gateway.test_external_episode import SIGN_UP
 
-pytestmark = [pytest.mark.slow, pytest.mark.node]
+pytestmark = [pytest.mark.slow, pytest.mark.node, pytest.mark.drill]
 REPO = Path(__file__).resolve().parents[2]
 
 

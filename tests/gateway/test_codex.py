@@ -25,7 +25,7 @@ from tests.gateway.conftest import REAL_KEY
 from tests.gateway.harness_runs import pinned_harness, run_headless, tiny_shop_commands
 from tests.gateway.test_external_agent import NoTools
 
-pytestmark = [pytest.mark.slow, pytest.mark.node]
+pytestmark = [pytest.mark.slow, pytest.mark.node, pytest.mark.drill]
 
 
 @pytest.fixture(scope="module")

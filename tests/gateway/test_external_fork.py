@@ -17,7 +17,7 @@ from tests.fixture_envs import FIXTURES
 from tests.gateway.conftest import REAL_KEY
 from tests.gateway.test_external_episode import SIGN_UP, solving_script
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.drill]
 REPO = Path(__file__).resolve().parents[2]
 HARNESS = f"{sys.executable} -m stripebench_tui.testing.mini_harness {{problem}}"
 

@@ -26,7 +26,7 @@ from tests.gateway.harness_runs import pinned_harness, run_headless, tiny_shop_c
 from tests.gateway.test_claude_code import _processes_with
 from tests.gateway.test_external_agent import NoTools
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.drill]
 SUBMIT = "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"  # mini-swe-agent's way of saying it is done
 
 

@@ -88,6 +88,7 @@ def operator_actions(trace: Path) -> list[str]:
     return out
 
 
+@pytest.mark.drill
 async def test_viewers_of_a_live_episode_see_the_same_turn_and_only_the_operator_steers_it(tmp_path: Path) -> None:
     import httpx
     from playwright.async_api import async_playwright
@@ -139,6 +140,7 @@ async def test_viewers_of_a_live_episode_see_the_same_turn_and_only_the_operator
 
 
 
+@pytest.mark.drill
 async def test_viewers_see_why_a_live_episode_failed_during_setup(tmp_path: Path) -> None:
     """broken-health's service never answers its health check: each viewer, and one who comes later, reads why."""
     from playwright.async_api import async_playwright
@@ -157,6 +159,7 @@ async def test_viewers_see_why_a_live_episode_failed_during_setup(tmp_path: Path
                 await browser.close()
 
 
+@pytest.mark.drill
 async def test_serve_env_present_opens_the_live_presenter_for_viewers_and_the_operator(tmp_path: Path) -> None:
     """`serve ENV --present`: every page starts in the live presenter; P leaves it (and the operator steers)."""
     from playwright.async_api import async_playwright
