@@ -20,6 +20,7 @@ import hashlib
 import json
 import os
 import platform
+import shlex
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -135,5 +136,30 @@ def with_bin_first(bin_dir: Path, path: str | None) -> str:
     return os.pathsep.join([str(bin_dir), *([path] if path else [])])
 
 
-__all__ = ["CACHE_VAR", "EnvDeps", "MARKER", "cache_root", "dependencies", "dependency_key", "requirements_file",
-           "with_bin_first"]
+def python_fallback_dir(root: Path | None = None) -> Path:
+    """A folder holding ``python`` and ``python3`` commands that run this interpreter (made on first use).
+
+    Environments' commands say ``python app.py``; a machine whose Python is Debian's has no ``python`` (only
+    ``python3``, unless python-is-python3 is installed), and one with a version manager has it only as a shim. Put
+    last on PATH (``with_python_last``), it answers only where nothing else does. Scripts, not symbolic links: a
+    virtualenv's interpreter reached through a link elsewhere would not find its ``pyvenv.cfg`` (nor its packages)."""
+    exe = sys.executable
+    folder = (root or cache_root()) / "python" / hashlib.sha256(exe.encode()).hexdigest()[:16]
+    script = f"#!/bin/sh\nexec {shlex.quote(exe)} \"$@\"\n"
+    if not all((folder / name).is_file() for name in ("python", "python3")):
+        folder.mkdir(parents=True, exist_ok=True)
+        for name in ("python", "python3"):
+            staged = folder / f".{name}.{os.getpid()}"
+            staged.write_text(script, encoding="utf-8")
+            staged.chmod(0o755)
+            os.replace(staged, folder / name)  # atomic: another episode may be making the same command
+    return folder
+
+
+def with_python_last(path: str | None, root: Path | None = None) -> str:
+    """``PATH`` with ``python_fallback_dir()`` at its end."""
+    return os.pathsep.join([*([path] if path else []), str(python_fallback_dir(root))])
+
+
+__all__ = ["CACHE_VAR", "EnvDeps", "MARKER", "cache_root", "dependencies", "dependency_key", "python_fallback_dir",
+           "requirements_file", "with_bin_first", "with_python_last"]

@@ -19,7 +19,7 @@ import httpx
 
 from stripebench_tui.child_env import base_env
 from stripebench_tui.core.events import SOURCE_HEADER
-from stripebench_tui.envs.deps import dependencies, with_bin_first
+from stripebench_tui.envs.deps import dependencies, with_bin_first, with_python_last
 from stripebench_tui.envs.manifest import Environment
 from stripebench_tui.preload import preload_env
 from stripebench_tui.stripejs import route_stripe_js
@@ -62,6 +62,7 @@ class ThisMachine:
         deps = dependencies(self.env) if self.env is not None else None
         if deps is not None and deps.ready():  # the app's packages, as in the episode (see envs.deps)
             full["PATH"] = with_bin_first(deps.bin_dir, full.get("PATH"))
+        full["PATH"] = with_python_last(full.get("PATH"))  # as the sandboxes do
         if self.env is not None and self.env.manifest.stripe_preload:  # as the sandboxes do (stripebench_tui.preload)
             full.update(preload_env(full))
         return subprocess.Popen(["bash", "-c", command], cwd=str(cwd), env=full, stdin=subprocess.DEVNULL,

@@ -22,7 +22,7 @@ from stripebench_tui.child_env import base_env
 from stripebench_tui.core.bus import EventBus
 from stripebench_tui.core.redact import Redactor
 from stripebench_tui.core.trace import EPISODE_TRACE
-from stripebench_tui.envs.deps import EnvDeps, with_bin_first
+from stripebench_tui.envs.deps import EnvDeps, with_bin_first, with_python_last
 from stripebench_tui.envs.manifest import Environment
 from stripebench_tui.errors import UserError
 from stripebench_tui.preload import preload_env
@@ -115,6 +115,7 @@ class SandboxBase:
         env.update({TAG_VAR: self.tag, "PYTHONUNBUFFERED": "1"})
         if self.deps is not None:
             env["PATH"] = with_bin_first(self.deps.bin_dir, env.get("PATH"))
+        env["PATH"] = with_python_last(env.get("PATH"))  # `python app.py` where the machine has only python3
         if self.env.manifest.stripe_preload:  # the app's SDK finds the emulator without reading a base URL
             env.update(preload_env(env))
         return env
