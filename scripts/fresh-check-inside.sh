@@ -6,7 +6,7 @@ set -uo pipefail
 VENV=/opt/stripebench-venv
 PY=$VENV/bin/python
 SRC=/root/stripebench-tui
-LOGS=/root/fresh-check-logs
+LOGS=/fresh/out  # the host keeps it when a step fails
 mkdir -p "$LOGS"
 steps=0
 started=$SECONDS
@@ -70,9 +70,9 @@ ray_batch() {
   "$VENV/bin/ray" start --head --node-ip-address 127.0.0.1 --port "$port" --num-cpus 2 --include-dashboard false \
     --disable-usage-stats >"$LOGS/ray-start.log" 2>&1 || { tail -20 "$LOGS/ray-start.log"; return 1; }
   echo "ray: a local cluster at 127.0.0.1:$port"
-  "$PY" -m stripebench_tui batch bookings-payments --agents oracle --runs 2 --ray "127.0.0.1:$port" --out /root/sweep
+  "$PY" -m stripebench_tui batch bookings-payments --agents oracle --runs 2 --ray "127.0.0.1:$port" --out "$LOGS/sweep"
   status=$?
-  [ "$status" -ne 0 ] || "$PY" -m stripebench_tui batch report /root/sweep || status=$?
+  [ "$status" -ne 0 ] || "$PY" -m stripebench_tui batch report "$LOGS/sweep" || status=$?
   "$VENV/bin/ray" stop --force >/dev/null 2>&1
   return "$status"
 }
@@ -94,10 +94,11 @@ step "stripebench validate bookings-payments" "$PY" -m stripebench_tui validate 
 step "the main job, headless (make run ARGS=--headless)" env PYTHON="$PY" make run ARGS=--headless
 step "a two-episode batch on a local Ray cluster" ray_batch
 step "the suite's Ray tests (they start clusters of their own)" \
-  "$PY" -m pytest -p no:cacheprovider -q tests/batch/test_batch_ray.py
+  "$PY" -m pytest -p no:cacheprovider -q --basetemp="$LOGS/pytest-ray" tests/batch/test_batch_ray.py
 # Debian's Python is older than the one the suite usually runs on (3.11.2: no tarfile filters, for one): the quick
 # tiers of the suite on it.
 step "the suite's quick tiers on Debian's $(python3 --version)" \
-  "$PY" -m pytest -p no:cacheprovider -q -n 2 -m "not slow and not browser and not node and not docker" \
-  tests/core tests/formats tests/findings tests/emulator tests/test_archives.py
+  "$PY" -m pytest -p no:cacheprovider -q -n 2 --basetemp="$LOGS/pytest-quick" \
+  -m "not slow and not browser and not node and not docker" \
+  tests/core tests/formats tests/findings tests/emulator tests/test_archives.py tests/runtime/test_python_on_path.py
 echo "fresh-check: all $steps steps passed in $((SECONDS - started)) s"

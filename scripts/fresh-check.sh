@@ -31,8 +31,14 @@ image=${STRIPEBENCH_BASE_IMAGE:-stripebench/base:bookworm}
 work=$(mktemp -d "${TMPDIR:-/tmp}/stripebench-fresh-XXXXXX")
 name="stripebench-fresh-$$"
 cleanup() {
+  local status=$?
   docker rm -f "$name" >/dev/null 2>&1 || true
-  rm -rf "$work"
+  if [ "$status" -ne 0 ] && [ -d "$work/out" ]; then  # what the failing step left (logs, episodes, pytest's tmp)
+    rm -rf "$work/origin" "$work/conf"
+    echo "fresh-check: failed; its logs and episodes are kept in $work/out"
+  else
+    rm -rf "$work"
+  fi
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -61,9 +67,10 @@ for var in SSL_CERT_FILE SSL_CERT_DIR REQUESTS_CA_BUNDLE CURL_CA_BUNDLE NODE_EXT
   [ -z "${!var:-}" ] || tls+=(-e "$var=${!var}")
 done
 
+mkdir -p "$work/out"
 echo "fresh-check: starting a container from $image (host network, empty HOME, PATH without shims or virtualenvs)"
 docker run --rm --name "$name" --init --network host --shm-size 2g \
-  -v "$work/origin:/fresh/origin:ro" -v "$conf:/fresh/conf:ro" \
+  -v "$work/origin:/fresh/origin:ro" -v "$conf:/fresh/conf:ro" -v "$work/out:/fresh/out" \
   -e HOME=/root -e PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin -e LANG=C.UTF-8 \
   -e DEBIAN_FRONTEND=noninteractive "${tls[@]}" \
   "$image" bash /fresh/origin/scripts/fresh-check-inside.sh
