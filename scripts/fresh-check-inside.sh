@@ -42,7 +42,7 @@ package_sources() {
 
 # What the README assumes a newcomer has: git to clone, make to run the two commands.
 newcomer_tools() {
-  apt-get update -qq && apt-get install -y -qq --no-install-recommends git make >/dev/null && git --version && make --version | head -1
+  apt-get update -qq && apt-get install -y -qq --no-install-recommends git make >/dev/null && git --version && make --version | sed -n 1p  # sed reads to the end: head would stop make with SIGPIPE (exit 141 under pipefail)
 }
 
 nothing_by_name() {
