@@ -8,6 +8,7 @@ from stripebench_emulator.context import LIST_PARAMS, RequestContext
 from stripebench_emulator.params import Array, Enum, Hash, Int, Metadata, Str
 from stripebench_emulator.registry import Resource
 from stripebench_emulator.search import SEARCH_PARAMS, search_page
+from stripebench_emulator.resources import tax_ids
 from stripebench_emulator.resources.common import (ADDRESS, SHIPPING, apply_fields, apply_metadata, deleted_stub,
                                                        full_address)
 from stripebench_emulator.versions import CUSTOMER_SOURCES_NOT_INCLUDED
@@ -80,10 +81,12 @@ def _apply(ctx: RequestContext, obj: dict[str, Any], params: dict[str, Any]) -> 
 
 
 @resource.route("POST", "/v1/customers", params={**FIELDS, **DISCOUNT_PARAMS, "payment_method": Str(),
-                                                "source": Str(), "test_clock": Str()})
+                                                "source": Str(), "test_clock": Str(),
+                                                "tax_id_data": Array(Hash(tax_ids.TAX_ID))})
 def create(ctx: RequestContext, params: dict[str, Any]) -> dict[str, Any]:
     """Create a customer; ``payment_method`` (a pm_ or magic test id) is attached, and may be the default;
-    ``source`` (a card token) becomes a card and the ``default_source``."""
+    ``source`` (a card token) becomes a card and the ``default_source``; each ``tax_id_data`` entry becomes one of
+    its tax IDs (``customer.tax_id.created`` after ``customer.created``)."""
     from stripebench_emulator.resources import payment_methods
 
     pm = payment_methods.resolve(ctx, params["payment_method"]) if params.get("payment_method") else None
@@ -114,6 +117,8 @@ def create(ctx: RequestContext, params: dict[str, Any]) -> dict[str, Any]:
     ctx.save(obj)
     _announce(ctx, removed, added)
     ctx.emit("customer.created", obj)
+    for i, data in enumerate(params.get("tax_id_data") or ()):  # listed under the customer, each announced
+        tax_ids.add(ctx, obj["id"], data["type"], data["value"], param=f"tax_id_data[{i}][value]")
     if card is not None:
         ctx.emit("customer.source.created", card)
     if pm is not None:  # a declining card fails here and the whole create rolls back

@@ -31,21 +31,28 @@ FORMATS: dict[str, tuple[str | None, str]] = {
 _VERIFIED_TYPES = {"eu_vat", "gb_vat", "au_abn"}
 
 
-@resource.route("POST", "/v1/customers/{customer}/tax_ids", params={
-    "type": Enum(*sorted(FORMATS), required=True), "value": Str(required=True)})
+TAX_ID = {"type": Enum(*sorted(FORMATS), required=True), "value": Str(required=True)}
+
+
+@resource.route("POST", "/v1/customers/{customer}/tax_ids", params=TAX_ID)
 def create(ctx: RequestContext, params: dict[str, Any], customer: str) -> dict[str, Any]:
     """Add a tax ID to a customer."""
     owner = ctx.get("customer", customer, param="customer")
-    kind, value = params["type"], params["value"].strip().upper().replace(" ", "") \
-        if params["type"] != "ch_vat" else params["value"].strip()
+    return add(ctx, owner["id"], params["type"], params["value"])
+
+
+def add(ctx: RequestContext, customer: str, kind: str, value: str, param: str = "value") -> dict[str, Any]:
+    """Store a tax ID of ``kind`` for ``customer`` (its id) and announce it; ``tax_id_invalid`` on ``param`` when the
+    value does not look like that type's number. Also what ``POST /v1/customers`` does with each ``tax_id_data``."""
+    value = value.strip().upper().replace(" ", "") if kind != "ch_vat" else value.strip()
     country, pattern = FORMATS[kind]
     if not re.fullmatch(pattern, value):
-        raise StripeError(f"Invalid value for {kind}.", param="value", code="tax_id_invalid")
+        raise StripeError(f"Invalid value for {kind}.", param=param, code="tax_id_invalid")
     country = country or ("GR" if value[:2] == "EL" else "GB" if value[:2] == "XI" else value[:2])
     obj = {
         "id": ctx.new_id("txi"), "object": "tax_id", "country": country, "created": ctx.now(),
-        "customer": owner["id"], "customer_account": None, "livemode": False,
-        "owner": {"customer": owner["id"], "customer_account": None, "type": "customer"}, "type": kind,
+        "customer": customer, "customer_account": None, "livemode": False,
+        "owner": {"customer": customer, "customer_account": None, "type": "customer"}, "type": kind,
         "value": value,
         "verification": {"status": "pending" if kind in _VERIFIED_TYPES else "unavailable", "verified_address": None,
                          "verified_name": None},
