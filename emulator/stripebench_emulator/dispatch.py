@@ -18,6 +18,7 @@ from stripebench_emulator.engine import Emulator
 from stripebench_emulator.errors import ParamError, StripeError, invalid
 from stripebench_emulator.events import reusable_snapshot
 from stripebench_emulator.forms import parse_form
+from stripebench_emulator import sdk_params
 from stripebench_emulator.params import Array, Str, validate
 from stripebench_emulator.registry import match
 from stripebench_emulator.render import expand, render
@@ -163,7 +164,10 @@ def _serve(emulator: Emulator, method: str, path: str, query: str, body: bytes, 
                          {"Idempotent-Replayed": "true", "Original-Request": stored["request_id"],
                           "Idempotency-Key": idem_key})
 
-    params = validate(route.params, raw)
+    try:
+        params = validate(route.params, raw)
+    except ParamError as exc:  # a parameter Stripe declares but we do not model is not "unknown" (sdk_params)
+        raise sdk_params.refine(route, exc) from None
     host = headers.get("host")
     ctx = RequestContext(emulator, version, request_id, idem_key, method, path,
                          base_url=f"http://{host}" if host else None)
