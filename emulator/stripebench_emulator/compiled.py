@@ -33,6 +33,7 @@ PACKAGE_DIR = Path(__file__).resolve().parent
 OUT = PACKAGE_DIR / ".compiled"
 MANIFEST = OUT / "manifest.json"
 PURE_VARIABLE = "STRIPEBENCH_PURE_PYTHON"
+BUILD_COMMAND = "python -m stripebench_emulator.cython_build"
 # Not compiled: package initialisers, this loader and its build, the HTTP edge and process plumbing (thin code
 # around uvicorn and Starlette), modules that give Starlette endpoints (faults, webhooks: Starlette tells a request
 # handler from an ASGI app by ``inspect.isfunction``, which a compiled function is not), the pages (they also
@@ -145,7 +146,8 @@ def describe() -> str:
     state = status()
     if not state["compiled"]:
         return f"as Python: {PURE_VARIABLE} is set" if turned_off() else \
-            "as Python: no compiled build: make setup makes one"
+            f"as Python: no compiled build: {BUILD_COMMAND} (make setup in a checkout) makes one"
     if state["python"]:
-        return f"compiled, but {len(state['python'])} module(s) changed since the build run as Python (make setup)"
+        return (f"compiled, but {len(state['python'])} module(s) changed since the build run as Python "
+                f"({BUILD_COMMAND} or make setup)")
     return "compiled"
