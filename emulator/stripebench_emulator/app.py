@@ -22,6 +22,7 @@ from stripebench_emulator.control import (
     is_control_path,
     token_matches,
 )
+from stripebench_emulator import faults, pages, resources, webhooks  # noqa: F401 - register routes, pages, services
 from stripebench_emulator.dispatch import MAX_BODY_BYTES, Reply, finish, handle, too_large
 from stripebench_emulator.engine import Emulator
 from stripebench_emulator.registry import PAGE_ROUTES

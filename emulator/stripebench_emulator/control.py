@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hmac
 import json
-import secrets
 from typing import Any
 
 from starlette.requests import Request
@@ -19,7 +18,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from stripebench_emulator import account_clock
-from stripebench_emulator.engine import Emulator
+from stripebench_emulator.engine import TOKEN_PREFIX, Emulator, new_control_token  # noqa: F401 - control's names
 from stripebench_emulator.forms import parse_form
 
 
@@ -38,14 +37,10 @@ async def _body(request: Request) -> dict[str, Any]:
 
 CONTROL_HEADER = "Stripebench-Control-Token"
 CONTROL_PREFIX = "/_emulator"
-TOKEN_PREFIX = "sbctl_"
 _FORBIDDEN_MESSAGE = (f"The emulator's control endpoints need a control token: send the {CONTROL_HEADER} header "
                       "with the token `stripebench emulator` printed at start (or the one it was given).")
 
 
-def new_control_token() -> str:
-    """A fresh, unguessable control token."""
-    return TOKEN_PREFIX + secrets.token_urlsafe(24)
 
 
 def is_control_path(path: str) -> bool:

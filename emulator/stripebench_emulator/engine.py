@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import secrets
 import threading
 from pathlib import Path
 from typing import Any, Callable
@@ -15,6 +16,16 @@ from stripebench_emulator.versions import check_version, default_api_version
 
 log = logging.getLogger(__name__)
 EventListener = Callable[[dict[str, Any]], None]
+TOKEN_PREFIX = "sbctl_"  # the control token's (control.CONTROL_HEADER carries it)
+# Parts of an account that belong to the web layer (webhook deliveries, fault rules) register a maker here when
+# their module is imported (the package's front imports them through the app), and every Emulator makes one of each
+# under that name: the engine keeps them without importing upward. Each has reset(); close() when it has one.
+SERVICES: dict[str, Callable[["Emulator"], Any]] = {}
+
+
+def new_control_token() -> str:
+    """A fresh, unguessable control token."""
+    return TOKEN_PREFIX + secrets.token_urlsafe(24)
 
 
 class Emulator:
@@ -22,9 +33,6 @@ class Emulator:
 
     def __init__(self, seed: int | None = None, state: str | Path | None = None, api_version: str | None = None,
                  control_token: str | None = None) -> None:
-        from stripebench_emulator import resources  # noqa: F401  (imports register every resource)
-        from stripebench_emulator.control import new_control_token
-
         self.seed = seed
         # what every /_emulator/ request must carry (control.CONTROL_HEADER); made here unless given
         self.control_token = control_token or new_control_token()
@@ -53,11 +61,12 @@ class Emulator:
         # response_hooks (the request log): hook(method, path, query, body, headers, reply, seconds) after every
         # answered request, on the serving thread; must be quick and must not raise.
         self.response_hooks: list[Callable[..., None]] = []
-        from stripebench_emulator.faults import Faults
-        from stripebench_emulator.webhooks import WebhookDispatcher
-
-        self.webhooks = WebhookDispatcher(self)  # signed deliveries of every committed event
-        self.faults = Faults(self)  # /_emulator/faults rules, applied through request_hooks
+        # webhooks (signed deliveries of every committed event), faults (/_emulator/faults rules, applied through
+        # request_hooks): see SERVICES
+        self.webhooks: Any = None
+        self.faults: Any = None
+        for name, make in SERVICES.items():
+            setattr(self, name, make(self))
 
     def _meta(self) -> dict[str, Any]:
         return {
@@ -115,12 +124,15 @@ class Emulator:
             self.store.clear()
             self.ids.reset()
             self.clock.offset, self.clock.frozen_at = 0.0, None
-        self.webhooks.reset()
-        self.faults.reset()
+        for name in SERVICES:
+            getattr(self, name).reset()
 
     def close(self) -> None:
         """Stop webhook deliveries and release the state file."""
-        self.webhooks.close()
+        for name in SERVICES:
+            close = getattr(getattr(self, name), "close", None)
+            if close is not None:
+                close()
         self.store.close()
 
 

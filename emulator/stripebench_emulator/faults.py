@@ -26,6 +26,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 
 from stripebench_emulator.dispatch import Reply
+from stripebench_emulator.engine import SERVICES
 from stripebench_emulator.errors import StripeError
 from stripebench_emulator.registry import page_route
 
@@ -151,3 +152,6 @@ def _faults_page(emulator: "Emulator"):
         return JSONResponse({"rules": list(faults.rules), "webhook_duplicate": hooks.duplicate_next,
                              "webhook_out_of_order": hooks.reorder_next})
     return endpoint
+
+
+SERVICES["faults"] = Faults

@@ -24,6 +24,7 @@ import httpx
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
+from stripebench_emulator.engine import SERVICES
 from stripebench_emulator.registry import page_route
 
 if TYPE_CHECKING:
@@ -267,3 +268,6 @@ def _settings_page(emulator: "Emulator"):
                                                "message": f"Send a JSON object of settings: {exc}"}}, status_code=400)
         return JSONResponse(hooks.settings)
     return endpoint
+
+
+SERVICES["webhooks"] = WebhookDispatcher

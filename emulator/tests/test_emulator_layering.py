@@ -1,11 +1,11 @@
 """The emulator's layers, read from its source: every import, function-level ones included.
 
 Layers, lowest first: model (store, context, params, rendering, search, versions, ids, errors, events, the route
-registry), rules (Billing over time, discounts and redemptions), api (one module per Stripe resource), web (the app,
-server, controls, pages, stripe.js, faults, webhooks, the engine that composes them, the command line). Imports may
+registry, the engine: the account's state and transactions), rules (Billing over time, discounts and redemptions), api (one module per Stripe resource), web (the app,
+server, controls, pages, stripe.js, faults, webhooks, the app that composes them, the command line). Imports may
 point down or sideways, never up, and no two files may import each other through any path.
 
-The package does not meet that yet (issue #31: it grew as one import loop). ``KNOWN_UPWARD`` and ``KNOWN_CYCLES``
+The package does not meet that yet (issue #31: it grew as one import loop of 62 files). ``KNOWN_UPWARD`` and ``KNOWN_CYCLES``
 list, exactly, what is left; the test fails on anything new and on a listed item that is gone (take it off the list),
 so the lists only shrink. (The file is not called test_layering.py: pytest imports the suite's tests by file name, and
 tests/test_layering.py has that one.)
@@ -22,39 +22,33 @@ PACKAGE = "stripebench_emulator"
 PACKAGE_DIR = Path(__file__).resolve().parents[1] / PACKAGE
 LAYERS = ("model", "rules", "api", "web")
 MODEL = {"store", "context", "params", "render", "search", "versions", "determinism", "errors", "events", "forms",
-         "registry", "problems", "compiled", "gc_policy"}
+         "registry", "problems", "compiled", "gc_policy", "engine"}
 RULES_PREFIXES = ("billing_", "redemption", "discount_amounts")
-WEB = {"", "__main__", "app", "server", "control", "dispatch", "engine", "faults", "webhooks", "testing",
+WEB = {"", "__main__", "app", "server", "control", "dispatch", "faults", "webhooks", "testing",
        "cython_build", "fidelity", "fidelity_gaps", "sdk_params", "pages"}
 
 # (importing module, imported module): what still points up. Take an item off when it is fixed.
 KNOWN_UPWARD = {
-    ("account_clock", "engine"), ("context", "engine"), ("events", "engine"),
     ("billing_changes", "resources.common"), ("billing_changes", "resources.discounts"),
     ("billing_changes", "resources.prices"), ("billing_cycle", "resources.invoice_actions"),
     ("billing_cycle", "resources.invoice_previews"), ("billing_cycle", "resources.meters"),
     ("billing_cycle", "resources.subscriptions"), ("billing_discounts", "resources.discounts"),
     ("billing_invoice", "resources.invoice_actions"), ("billing_invoice", "resources.payment_intents"),
     ("billing_invoice", "resources.invoice_lines"), ("billing_invoice", "resources.tax_ids"),
-    ("resources", "pages"),
 }
 # Every group of files that import each other (the strongly connected groups of the file graph), sorted.
-# Today one: the loop of 62 files issue #31 found.
-KNOWN_CYCLES: list[list[str]] = [[
-    'account_clock', 'billing_changes', 'billing_cycle', 'billing_discounts', 'billing_invoice', 'billing_start',
-    'billing_tax', 'billing_update', 'context', 'control', 'discount_amounts', 'dispatch', 'engine', 'events',
-    'faults', 'pages', 'pages.checkout', 'pages.common', 'pages.invoice', 'pages.stripejs', 'redemption', 'render',
-    'resources', 'resources.balance_transactions', 'resources.charges', 'resources.checkout_completion',
-    'resources.checkout_options', 'resources.checkout_sessions', 'resources.checkout_totals', 'resources.coupons',
-    'resources.customer_discounts', 'resources.customers', 'resources.discounts', 'resources.invoice_actions',
-    'resources.invoice_discounts', 'resources.invoice_items', 'resources.invoice_lines',
-    'resources.invoice_payments', 'resources.invoice_previews', 'resources.invoices', 'resources.meters',
-    'resources.payment_intents', 'resources.payment_methods', 'resources.payouts', 'resources.plans',
-    'resources.prices', 'resources.products', 'resources.promotion_codes', 'resources.refunds',
-    'resources.setup_intents', 'resources.shipping_rates', 'resources.sources', 'resources.subscription_items',
-    'resources.subscription_schedules', 'resources.subscriptions', 'resources.tax_ids', 'resources.tax_rates',
-    'resources.test_clocks', 'resources.tokens', 'resources.webhook_endpoints', 'search', 'webhooks',
-]]
+# Issue #31 found one loop of 62 files; with the engine in the model layer (the app composes the API, pages and
+# services) what is left is these.
+KNOWN_CYCLES: list[list[str]] = [
+    ['billing_changes', 'billing_cycle', 'billing_discounts', 'billing_invoice', 'billing_start', 'billing_update',
+     'redemption', 'resources.invoice_actions', 'resources.invoice_discounts', 'resources.invoice_items',
+     'resources.invoice_previews', 'resources.invoices', 'resources.meters', 'resources.subscription_items',
+     'resources.subscriptions'],
+    ['context', 'events', 'render'],
+    ['resources.charges', 'resources.payment_intents'],
+    ['resources.customer_discounts', 'resources.customers'],
+    ['resources.prices', 'resources.products'],
+]
 
 
 def short(module: str) -> str:

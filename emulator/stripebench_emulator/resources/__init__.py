@@ -37,4 +37,3 @@ from stripebench_emulator.resources import (invoice_previews, meters, subscripti
 from stripebench_emulator.resources import invoice_actions, invoice_items  # noqa: F401
 from stripebench_emulator.resources import customer_discounts  # noqa: F401
 from stripebench_emulator.resources import payouts, plans, sources, tax_ids, tax_rates  # noqa: F401
-from stripebench_emulator import pages  # noqa: F401,E402  (browser pages use the resources above)
