@@ -10,7 +10,7 @@ The servers run as subprocesses, one after another:
   target: ours ≥ 30× its req/s.
 
 * ``ours-python`` (with ``--also-python``) — ours again with ``STRIPEBENCH_PURE_PYTHON=1``: the same emulator not
-  compiled (``scripts/setup.sh`` compiles its API modules with Cython, see ``stripebench_tui/emulator/compiled.py``),
+  compiled (``scripts/setup.sh`` compiles its API modules with Cython, see ``emulator/stripebench_emulator/compiled.py``),
   to show what compiling gives, side by side.
 * ``frame`` (with ``--frame``) — the emulator's own serving path (its ASGI app on the same uvicorn) with the API
   work replaced by constant replies of the sizes and headers ours sends on each route: what serving costs before
@@ -77,10 +77,10 @@ def serve_frame(port: int) -> None:
     """The emulator's app and uvicorn settings, its API work replaced by constant replies of ours' real sizes."""
     import uvicorn
 
-    from stripebench_tui.emulator import app as app_module
-    from stripebench_tui.emulator.dispatch import handle
-    from stripebench_tui.emulator.engine import Emulator
-    from stripebench_tui.emulator.server import bind
+    from stripebench_emulator import app as app_module
+    from stripebench_emulator.dispatch import handle
+    from stripebench_emulator.engine import Emulator
+    from stripebench_emulator.server import bind
 
     emulator = Emulator()
     headers = {"authorization": f"Bearer {KEY}", "content-type": "application/x-www-form-urlencoded"}
@@ -275,8 +275,8 @@ def first_touch_us(megabytes: int = 32) -> float:
 
 def how_ours_runs() -> str:
     """Whether ours' server loads the compiled emulator (what ``make setup`` builds): what its banner says."""
-    import stripebench_tui.emulator.resources  # noqa: F401 - every API module, as the server imports them
-    from stripebench_tui.emulator.compiled import describe
+    import stripebench_emulator.resources  # noqa: F401 - every API module, as the server imports them
+    from stripebench_emulator.compiled import describe
 
     return describe()
 
@@ -340,7 +340,7 @@ def main() -> None:
         print(f"workload: create customer, create + confirm payment intent (pm_card_visa), retrieve, list; "
               f"{args.clients} clients, {args.seconds:g} s each" + (f", {args.rounds} rounds" if args.rounds > 1 else ""))
         print(f"ours: {how_ours_runs()}")
-        from stripebench_tui.emulator.compiled import PURE_VARIABLE  # imported by how_ours_runs: ours-python sets it
+        from stripebench_emulator.compiled import PURE_VARIABLE  # imported by how_ours_runs: ours-python sets it
         fractions, cpu_ratios, p99s, ours_rps, compiled_gains = [], [], [], [], []
         frame_cpu, ours_cpu, floor_cpu, ours_faults = [], [], [], []
         for round_no in range(args.rounds):
@@ -353,8 +353,7 @@ def main() -> None:
                 port = free_port()
                 cmd = ([sys.executable, str(Path(__file__).resolve()), f"--{name}-server", str(port)]
                        if name in ("floor", "frame")
-                       else [sys.executable, "-c", "from stripebench_tui.cli import main; main()", "emulator",
-                             "--port", str(port)])
+                       else [sys.executable, "-m", "stripebench_emulator", "--port", str(port)])
                 env = {PURE_VARIABLE: "1"} if name == "ours-python" else None
                 runs[name] = run_server(name, cmd, f"http://127.0.0.1:{port}", args.clients, args.seconds,
                                         args.max_iterations, env=env)

@@ -26,7 +26,7 @@ import stripe
 from stripebench_tui.core.bus import EventBus
 from stripebench_tui.core.events import GraderVerdict, Header, ToolResult
 from stripebench_tui.core.recorder import Recorder
-from stripebench_tui.emulator import running_emulator
+from stripebench_emulator import running_emulator
 from stripebench_tui.envs.benchfolder import load_bench_environment
 from stripebench_tui.grading.context import GradingContext
 from stripebench_tui.grading.external import ExternalGrader, ExternalLiveGrading

@@ -22,7 +22,7 @@ import stripe
 
 from stripebench_tui.core.bus import EventBus
 from stripebench_tui.core.events import Event, GraderVerdict, StripeObject
-from stripebench_tui.emulator import running_emulator
+from stripebench_emulator import running_emulator
 from stripebench_tui.envs.manifest import Environment, Manifest
 from stripebench_tui.grading import Criterion, Grader, GradingContext, LiveGrading, passed
 from stripebench_tui.stripe.watcher import StripeWatcher

@@ -18,7 +18,7 @@ from datetime import datetime, timezone
 
 import httpx
 
-from stripebench_tui.emulator import running_emulator
+from stripebench_emulator import running_emulator
 
 KEY = "sk_test_bench_clock"
 START = int(datetime(2026, 1, 1, tzinfo=timezone.utc).timestamp())

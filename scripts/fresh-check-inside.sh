@@ -58,8 +58,8 @@ nothing_by_name() {
 installed() {
   "$PY" -m pip list --format=freeze --disable-pip-version-check > "$LOGS/pip-freeze.txt"
   echo "$(wc -l < "$LOGS/pip-freeze.txt") Python packages in $VENV, among them:"
-  grep -iE '^(stripebench-tui|textual|stripe|playwright|ray|pytest|cython|starlette|uvicorn)==' "$LOGS/pip-freeze.txt"
-  "$PY" -c 'from stripebench_tui.emulator.compiled import describe; print("emulator:", describe())'
+  grep -iE '^(stripebench-tui|stripebench-emulator|textual|stripe|playwright|ray|pytest|cython|starlette|uvicorn)==' "$LOGS/pip-freeze.txt"
+  "$PY" -c 'from stripebench_emulator.compiled import describe; print("emulator:", describe())'
   dpkg-query -W -f '${Package} ${Version}\n' chromium nodejs npm ruby tmux sqlite3 2>/dev/null
 }
 
@@ -104,5 +104,5 @@ step "the suite's Ray tests (they start clusters of their own)" \
 step "the suite's quick tiers on Debian's $(python3 --version)" \
   "$PY" -m pytest -p no:cacheprovider -q -n 2 --basetemp="$LOGS/pytest-quick" \
   -m "not slow and not browser and not node and not docker" \
-  tests/core tests/formats tests/findings tests/emulator tests/test_archives.py tests/runtime/test_python_on_path.py
+  tests/core tests/formats tests/findings emulator/tests tests/emulator tests/test_archives.py tests/runtime/test_python_on_path.py
 echo "fresh-check: all $steps steps passed in $((SECONDS - started)) s"

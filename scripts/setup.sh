@@ -42,16 +42,19 @@ fi
 
 # Always (re)install this checkout: another clone may be installed editable on the same machine (CI clones beside
 # the developer's tree), and pip only checks what is already satisfied, so this is quick when nothing changed.
-echo "setup: pip install -e '.[dev]' (this checkout)"
+# The emulator is its own distribution (emulator/): installed first, so stripebench-tui's dependency on it is met by
+# this checkout's copy rather than looked up in a registry.
+echo "setup: pip install -e ./emulator, then -e '.[dev]' (this checkout)"
+"$PY" -m pip install -q --disable-pip-version-check --root-user-action=ignore -e ./emulator
 "$PY" -m pip install -q --disable-pip-version-check --root-user-action=ignore -e '.[dev]'
 # `stripebench batch --ray` (and the suite's Ray tests): the ray extra, only when asked (`make test` asks).
 if [ "${STRIPEBENCH_RAY:-0}" = "1" ]; then
   echo "setup: pip install -e '.[ray]'"
   "$PY" -m pip install -q --disable-pip-version-check --root-user-action=ignore -e '.[ray]'
 fi
-# The emulator's API modules compiled with Cython (stripebench_tui/emulator/compiled.py): only what changed since the
-# last build; without a C compiler the emulator runs as plain Python, and says so.
-"$PY" -m stripebench_tui.emulator.cython_build || echo "setup: the emulator stays plain Python (the reason is above)"
+# The emulator's API modules compiled with Cython (emulator/stripebench_emulator/compiled.py): only what changed since
+# the last build; without a C compiler the emulator runs as plain Python, and says so.
+"$PY" -m stripebench_emulator.cython_build || echo "setup: the emulator stays plain Python (the reason is above)"
 # Nothing here or in the tests runs `stripebench` by name (always `python -m stripebench_tui`); the shim is for you.
 if ! command -v stripebench >/dev/null && command -v pyenv >/dev/null; then
   pyenv rehash || true  # a fresh pyenv install: make the `stripebench` shim for the README's examples

@@ -25,3 +25,10 @@ class RuntimeProblem(UserError):
     """Something the run depends on is unavailable or failed."""
 
     exit_code = EXIT_RUNTIME
+
+
+def with_exit_code(code: int, message: str) -> UserError:
+    """The error of ours that exits with ``code`` (a library's own user-facing error re-raised as ours, e.g. the
+    emulator's ``EmulatorProblem``, whose exit codes are the same numbers)."""
+    kind = {EXIT_BAD_FILE: BadFileError, EXIT_RUNTIME: RuntimeProblem}.get(code, UserError)
+    return kind(message)

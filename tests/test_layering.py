@@ -6,7 +6,10 @@ or a top-level module (cli, errors, chromium). The rules:
 - no two packages import each other, directly or through others (no package-level cycle);
 - ``core`` imports nothing of ours but ``errors`` (edges meet it through its protocols);
 - ``runtime`` does not import ``tui`` and ``grading`` does not import ``runtime``;
-- only ``commands`` (the CLI glue) imports ``tui``.
+- only ``commands`` (the CLI glue) imports ``tui``;
+- the emulator is a distribution of its own (``emulator/``, import package ``stripebench_emulator``): it imports
+  nothing of ``stripebench_tui``, and ``stripebench_tui`` imports only its front (the package itself), never one of
+  its modules. Its inner layers are held by ``emulator/tests/test_layering.py``.
 """
 
 from __future__ import annotations
@@ -20,6 +23,8 @@ import pytest
 
 ROOT = "stripebench_tui"
 PACKAGE_DIR = Path(__file__).resolve().parent.parent / ROOT
+EMULATOR = "stripebench_emulator"
+EMULATOR_DIR = Path(__file__).resolve().parent.parent / "emulator" / EMULATOR
 
 CORE_MAY_IMPORT = {"errors"}
 FORBIDDEN = {("runtime", "tui"), ("grading", "runtime")}
@@ -166,6 +171,51 @@ def violations(root_dir: Path) -> list[str]:
         if src not in TUI_IMPORTED_ONLY_BY:
             out += [f"only {', '.join(sorted(TUI_IMPORTED_ONLY_BY))} may import tui: {imp}" for imp in targets.get("tui", [])]
     return out
+
+
+def imported_names(path: Path) -> list[tuple[int, str]]:
+    """(line, dotted name) of every absolute import in ``path``, function-level ones and importlib calls included."""
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            found.append((node.lineno, node.module))
+        elif (isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant)
+              and isinstance(node.args[0].value, str) and _is_import_call(node.func)):
+            found.append((node.lineno, node.args[0].value))
+    return found
+
+
+def emulator_boundary_violations(tui_dir: Path, emulator_dir: Path) -> list[str]:
+    """stripebench_tui reaching past the emulator's front, and the emulator importing stripebench_tui."""
+    out: list[str] = []
+    for path in sorted(tui_dir.rglob("*.py")):
+        for line, name in imported_names(path):
+            if name.startswith(EMULATOR + "."):
+                out.append(f"{path.relative_to(tui_dir.parent)}:{line} imports {name}: use the {EMULATOR} front")
+    for path in sorted(emulator_dir.rglob("*.py")):
+        for line, name in imported_names(path):
+            if name == ROOT or name.startswith(ROOT + "."):
+                out.append(f"{path.relative_to(emulator_dir.parent)}:{line} imports {name}: the emulator stands alone")
+    return out
+
+
+def test_the_emulator_and_stripebench_tui_meet_only_at_its_front() -> None:
+    assert len(list(EMULATOR_DIR.rglob("*.py"))) > 50  # it did find the emulator
+    assert emulator_boundary_violations(PACKAGE_DIR, EMULATOR_DIR) == []
+
+
+def test_the_boundary_check_sees_both_directions(tmp_path: Path) -> None:
+    tui, emu = tmp_path / ROOT, tmp_path / EMULATOR
+    (tui / "stripe").mkdir(parents=True)
+    emu.mkdir()
+    (tui / "stripe" / "backend.py").write_text(
+        "from stripebench_emulator import EmulatorServer\ndef f():\n    from stripebench_emulator.store import Store\n")
+    (emu / "engine.py").write_text("import importlib\nimportlib.import_module('stripebench_tui.errors')\n")
+    assert emulator_boundary_violations(tui, emu) == [
+        "stripebench_tui/stripe/backend.py:3 imports stripebench_emulator.store: use the stripebench_emulator front",
+        "stripebench_emulator/engine.py:2 imports stripebench_tui.errors: the emulator stands alone"]
 
 
 def test_the_packages_follow_the_import_rules() -> None:

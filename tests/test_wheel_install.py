@@ -1,6 +1,7 @@
-"""The wheel carries the built-in environments, graders and sample replays: a plain install runs them.
+"""The wheels: stripebench-tui's carries the built-in environments, graders and sample replays, and a plain install
+of it with the emulator's own wheel (stripebench-emulator, built from emulator/) runs them.
 
-Builds the wheel, installs it (no dependencies: they come from this interpreter's site-packages) into a fresh venv,
+Builds both wheels, installs them (no dependencies: they come from this interpreter's site-packages) into a fresh venv,
 and from a directory far from this checkout runs `stripebench envs`, `validate bookings-payments` and a bundled
 sample replay. The environments' app dependencies come from their own cached venvs (nothing from scripts/setup.sh).
 """
@@ -31,7 +32,15 @@ def test_the_installed_wheel_runs_the_bundled_environments_graders_and_replays(t
     built = _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--disable-pip-version-check", "-q",
                   "-w", str(tmp_path / "dist"), str(REPO)], cwd=tmp_path, env=env, timeout=600)
     assert built.returncode == 0, built.stderr
+    built_emulator = _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--disable-pip-version-check", "-q",
+                           "-w", str(tmp_path / "dist"), str(REPO / "emulator")], cwd=tmp_path, env=env, timeout=600)
+    assert built_emulator.returncode == 0, built_emulator.stderr
     [wheel] = list((tmp_path / "dist").glob("stripebench_tui-*.whl"))
+    [emulator_wheel] = list((tmp_path / "dist").glob("stripebench_emulator-*.whl"))
+    with zipfile.ZipFile(emulator_wheel) as zf:
+        emulator_names = zf.namelist()
+    assert "stripebench_emulator/static/stripe.js" in emulator_names
+    assert not [n for n in emulator_names if "/.compiled/" in n or "__pycache__" in n or n.startswith("tests/")]
     with zipfile.ZipFile(wheel) as zf:
         names = zf.namelist()
     assert "stripebench_tui/bundled/graders/bookings_payments.py" in names
@@ -41,7 +50,7 @@ def test_the_installed_wheel_runs_the_bundled_environments_graders_and_replays(t
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(venv)], check=True)
     installed = _run([sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"), "install", "-q",
-                      "--disable-pip-version-check", "--no-deps", "--ignore-installed", str(wheel)],
+                      "--disable-pip-version-check", "--no-deps", "--ignore-installed", str(emulator_wheel), str(wheel)],
                      cwd=tmp_path, env=env, timeout=300)
     assert installed.returncode == 0, installed.stderr
 
@@ -52,6 +61,9 @@ def test_the_installed_wheel_runs_the_bundled_environments_graders_and_replays(t
     package = Path(where.stdout.strip()).parent
     assert package.is_relative_to(venv), where.stdout + where.stderr  # not the editable checkout
     assert (package / "bundled" / "environments" / "bookings-payments" / "environment.toml").is_file()
+
+    emulator_help = _run([str(venv / "bin" / "stripebench-emulator"), "--help"], cwd=elsewhere, env=env, timeout=60)
+    assert emulator_help.returncode == 0 and "--control-token" in emulator_help.stdout, emulator_help.stderr
 
     cli = [str(venv / "bin" / "stripebench")]
     envs = _run([*cli, "envs"], cwd=elsewhere, env=env, timeout=120)

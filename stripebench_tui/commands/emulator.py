@@ -30,7 +30,8 @@ def register(app: typer.Typer) -> None:
         The emulator's own controls (reset, clock, faults, webhook settings and deliveries under /_emulator/)
         answer only requests with the header `Stripebench-Control-Token: TOKEN`; the token is printed at start.
         """
-        from stripebench_tui.emulator.server import serve_forever
+        from stripebench_emulator import serve_forever
+
         from stripebench_tui.errors import UserError
 
         if control_token is not None and len(control_token.strip()) < 16:

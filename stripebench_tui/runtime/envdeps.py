@@ -20,7 +20,6 @@ import asyncio
 import contextlib
 import datetime as dt
 import fcntl
-import importlib.util
 import json
 import os
 import shutil
@@ -162,8 +161,9 @@ async def _build(deps: EnvDeps, progress: Callable[[str], None], log_copy: Path 
 
 def _pip_can_target() -> bool:
     """Whether this interpreter's pip can install into another environment (``--python``, pip 22.3 and later)."""
-    if importlib.util.find_spec("pip") is None:
-        return False
+    # Its installed metadata, not importlib.util.find_spec("pip"): looking pip up through the import system makes
+    # setuptools' distutils shim stand down for the rest of the process, after which importing setuptools (the
+    # emulator's Cython build does) fails.
     try:
         major, minor = (int(part) for part in metadata.version("pip").split(".")[:2])
     except (metadata.PackageNotFoundError, ValueError):

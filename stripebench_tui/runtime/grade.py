@@ -31,7 +31,7 @@ from stripebench_tui.core.bus import EventBus
 from stripebench_tui.core.episode_files import Refused, episode_file
 from stripebench_tui.core.events import StripeObject
 from stripebench_tui.envs.manifest import Environment
-from stripebench_tui.errors import BadFileError, RuntimeProblem, UserError
+from stripebench_tui.errors import BadFileError, RuntimeProblem, UserError, with_exit_code
 from stripebench_tui.grading.context import GradingContext
 from stripebench_tui.grading.evaluate import Reported
 from stripebench_tui.grading.external import evaluator_for
@@ -82,9 +82,12 @@ def _stripe_backend(stack: AsyncExitStack, episode_dir: Path, backend_label: str
             f"{episode_dir} ran on the in-memory Stripe emulator and kept no state file ({state.name}), so its Stripe "
             "objects are gone; pass --emulator-state FILE or --stripe-api-base URL of a backend that still has them"
         )
-    from stripebench_tui.emulator import EmulatorServer
+    from stripebench_emulator import EmulatorProblem, EmulatorServer
 
-    server = stack.enter_context(EmulatorServer(state=state))
+    try:
+        server = stack.enter_context(EmulatorServer(state=state))
+    except EmulatorProblem as exc:  # e.g. a file that is not the emulator's state: one line, not a traceback
+        raise with_exit_code(exc.exit_code, str(exc)) from None
     return server.url, EMULATOR_KEY, f"emulator restarted from {state}"
 
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from stripebench_tui.errors import UserError
+from stripebench_tui.errors import UserError, with_exit_code
 
 EMULATOR, REAL = "emulator", "stripe"
 BACKENDS = (EMULATOR, REAL)
@@ -85,9 +85,12 @@ def start_backend(kind: str = EMULATOR, *, seed: int | None = 0, api_version: st
                   stripe_key: str | None = None, state: Path | None = None) -> StripeBackend:
     """Start the emulator (seeded, on a free port, kept in ``state`` if given) or select real test mode."""
     if kind == EMULATOR:
-        from stripebench_tui.emulator import EmulatorServer
+        from stripebench_emulator import EmulatorProblem, EmulatorServer
 
-        server = EmulatorServer(seed=seed, api_version=api_version, state=state).start()
+        try:
+            server = EmulatorServer(seed=seed, api_version=api_version, state=state).start()
+        except EmulatorProblem as exc:  # a bad state file or version, no port: the user's to fix, in one line
+            raise with_exit_code(exc.exit_code, str(exc)) from None
         # Any sk_test_ key works on the emulator; a random one still exercises redaction like a real key.
         # The control token (the /_emulator/ controls) stays with the runtime: a secret, never in env_vars().
         return StripeBackend(

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import stripebench_tui.core.trace as core_trace
 
-EDGES = ("textual", "stripebench_tui.tui", "stripebench_tui.emulator", "stripebench_tui.runtime", "stripebench_tui.agents",
+EDGES = ("textual", "stripebench_tui.tui", "stripebench_emulator", "stripebench_tui.runtime", "stripebench_tui.agents",
          "stripebench_tui.tools", "stripebench_tui.stripe", "stripebench_tui.formats", "stripebench_tui.grading")
 
 

@@ -9,7 +9,7 @@ import pytest
 from stripebench_tui.core.bus import EventBus
 from stripebench_tui.envs.manifest import Environment, find_environment
 from stripebench_tui.runtime.docker_sandbox import DockerSandbox
-from tests.emulator.fixtures import TEST_KEY, emulator, emulator_server, stripe_client  # noqa: F401
+from stripebench_emulator.testing import TEST_KEY, emulator, emulator_server, stripe_client  # noqa: F401
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 

@@ -1,3 +1,4 @@
-"""Fixtures for the emulator's own tests (defined in fixtures.py so other test packages can import them)."""
+"""Fixtures for the emulator tests that need stripebench-tui's own pieces (its Chromium helper) or Node.js; the
+emulator's own tests are in emulator/tests."""
 
-from tests.emulator.fixtures import api, emulator, emulator_server, stripe_client, stripe_sdk  # noqa: F401
+from stripebench_emulator.testing import api, emulator, emulator_server, stripe_client, stripe_sdk  # noqa: F401

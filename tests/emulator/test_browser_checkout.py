@@ -16,7 +16,7 @@ import pytest
 import stripe
 
 from stripebench_tui.chromium import launch_options
-from tests.emulator.fixtures import TEST_KEY
+from stripebench_emulator.testing import TEST_KEY
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(120)]
 NEW = "2026-03-25.dahlia"

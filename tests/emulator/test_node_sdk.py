@@ -70,3 +70,28 @@ def test_stripe_node_pays_an_invoice_in_two_parts(emulator):
     assert checks["refused"] == ["StripeInvalidRequestError", "paid_out_of_band"]
     assert checks["after_second"] == ["paid", 5000, 0]
     assert checks["payments"] == [2000, 3000]
+
+
+@pytest.mark.node
+@pytest.mark.slow
+def test_checkout_sessions_with_stripe_node(emulator):
+    import json
+    import os
+    import shutil
+    import subprocess
+    from pathlib import Path
+
+    assert shutil.which("node") and shutil.which("npm"), "Node.js 20 and npm are part of this machine's setup"
+    script = Path(__file__).parent / "node" / "checkout_check.js"
+    run = subprocess.run(["node", str(script)], capture_output=True, text=True, timeout=60,
+                         env={**os.environ, "STRIPE_NODE_PREFIX": str(_stripe_node()), "EMULATOR_URL": emulator.url})
+    lines = [line for line in run.stdout.splitlines() if line.startswith("{")]
+    assert lines, f"no result from the node script:\n{run.stdout}\n{run.stderr}"
+    result = json.loads(lines[-1])
+    assert result["ok"], result.get("error")
+    checks = result["checks"]
+    assert checks["embedded"] == ["embedded_page", 3600]
+    assert checks["hosted"] == ["hosted", True]
+    assert checks["old_name"] == ["StripeInvalidRequestError", "ui_mode"]
+    assert checks["line_items"] == [2, 3600, "Node mug"]
+    assert checks["open"] == [True]

@@ -17,7 +17,7 @@ import pytest
 from stripebench_tui.core.events import FAIL, PASS
 from stripebench_tui.envs.manifest import find_environment
 from stripebench_tui.grading import GradingContext, GradingView, load_grader
-from tests.emulator.fixtures import TEST_KEY, emulator, emulator_server, stripe_client  # noqa: F401
+from stripebench_emulator.testing import TEST_KEY, emulator, emulator_server, stripe_client  # noqa: F401
 from tests.environments.concurrent_validate import validate_failing_concurrently
 from tests.environments.helpers import load_grader_module
 

@@ -12,7 +12,7 @@ from stripebench_tui.envs.manifest import find_environment
 from stripebench_tui.grading import GradingContext, load_grader
 
 from .helpers import load_grader_module, validate_failing
-from tests.emulator.fixtures import TEST_KEY, emulator, emulator_server  # noqa: F401
+from stripebench_emulator.testing import TEST_KEY, emulator, emulator_server  # noqa: F401
 
 ENV = find_environment("idempotent-payments")
 GRADER = load_grader(ENV)

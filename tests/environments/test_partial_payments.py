@@ -14,7 +14,7 @@ import stripe
 from stripebench_tui.core.events import FAIL, PASS, PENDING
 from stripebench_tui.envs.manifest import find_environment
 from stripebench_tui.grading import GradingContext, GradingView
-from tests.emulator.fixtures import TEST_KEY, emulator, emulator_server, stripe_client  # noqa: F401
+from stripebench_emulator.testing import TEST_KEY, emulator, emulator_server, stripe_client  # noqa: F401
 from tests.environments.helpers import load_grader_module, played_files, run_seed, validate_failing
 
 ENV = find_environment("partial-payments")

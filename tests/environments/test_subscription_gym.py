@@ -22,7 +22,7 @@ from stripebench_tui.envs.manifest import find_environment
 from stripebench_tui.grading import GradingContext, load_grader
 
 from .helpers import load_grader_module, played_files, validate_failing
-from tests.emulator.fixtures import TEST_KEY, emulator, emulator_server, stripe_client  # noqa: F401
+from stripebench_emulator.testing import TEST_KEY, emulator, emulator_server, stripe_client  # noqa: F401
 
 ENV = find_environment("subscription-gym")
 GRADER = load_grader(ENV)

@@ -12,7 +12,7 @@ import pytest
 import stripe
 
 from stripebench_tui.core.events import FAIL
-from stripebench_tui.emulator import EmulatorServer
+from stripebench_emulator import EmulatorServer
 from stripebench_tui.envs.manifest import find_environment
 from stripebench_tui.grading import GradingContext, load_grader
 

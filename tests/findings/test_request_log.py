@@ -19,7 +19,7 @@ from stripebench_tui.stripe.request_log import (
     object_ids,
     request_source,
 )
-from tests.emulator.fixtures import TEST_KEY, emulator, emulator_server  # noqa: F401 - pytest fixtures
+from stripebench_emulator.testing import TEST_KEY, emulator, emulator_server  # noqa: F401 - pytest fixtures
 
 
 @pytest.mark.parametrize("headers, source", [

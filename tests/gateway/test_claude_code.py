@@ -58,7 +58,7 @@ def test_claude_code_solves_tiny_shop_through_the_gateway_and_the_trace_replays(
         ScriptedTurn(text="Done: Alice's customer id is in submission.txt."),
     ]
     with FakeModelServer(turns, api_key=REAL_KEY, variables={"workspace": str(episode / "workspace")}) as fake:
-        env = {**os.environ, "PYTHONPATH": str(REPO), "ANTHROPIC_API_KEY": REAL_KEY}
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(REPO / "emulator")]), "ANTHROPIC_API_KEY": REAL_KEY}
         done = subprocess.run([sys.executable, "-m", "stripebench_tui", "run", "tiny-shop", "--headless", "--agent", "claude-code",
                                "--base-url", fake.url, "--model", "claude-sonnet-4-5", "--episode-dir", str(episode)],
                               capture_output=True, text=True, timeout=300, env=env, cwd=REPO)
@@ -80,7 +80,7 @@ def test_claude_code_solves_tiny_shop_through_the_gateway_and_the_trace_replays(
     assert any(e["type"] == "service" and e["service"] == "claude-code" and '"type":"system"' in e["text"] for e in events)
     assert REAL_KEY not in trace.read_text()
     summary = subprocess.run([sys.executable, "-m", "stripebench_tui", "replay", str(trace), "--summary"],
-                             capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(REPO)})
+                             capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(REPO / "emulator")])})
     assert summary.returncode == 0, summary.stderr
     assert "Bash" in summary.stdout and "Write" in summary.stdout
 

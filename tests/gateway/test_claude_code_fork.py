@@ -24,7 +24,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 def _env(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_", "CLAUDE_", "STRIPE_SECRET"))}
-    return {**env, "PYTHONPATH": str(REPO), "STRIPEBENCH_ENVIRONMENTS": str(FIXTURES),
+    return {**env, "PYTHONPATH": os.pathsep.join([str(REPO), str(REPO / "emulator")]), "STRIPEBENCH_ENVIRONMENTS": str(FIXTURES),
             "STRIPEBENCH_GRADERS": str(FIXTURES / "graders"), **extra}
 
 

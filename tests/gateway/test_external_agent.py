@@ -42,7 +42,7 @@ class NoTools:
 
 def harness_env() -> dict[str, str]:
     env = dict(os.environ)
-    env["PYTHONPATH"] = REPO
+    env["PYTHONPATH"] = os.pathsep.join([REPO, os.path.join(REPO, "emulator")])
     env["ANTHROPIC_API_KEY"] = REAL_KEY  # present in the runner's environment; must not reach the harness
     env["OPENAI_API_KEY"] = REAL_KEY
     return env

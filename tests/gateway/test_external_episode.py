@@ -40,7 +40,7 @@ def _cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
 def test_an_external_harness_solves_tiny_shop_and_the_trace_replays(tmp_path: Path) -> None:
     episode = tmp_path / "episode"
     with FakeModelServer(solving_script(), api_key=REAL_KEY, variables={"workspace": str(episode / "workspace")}) as fake:
-        env = {**os.environ, "PYTHONPATH": str(REPO), "ANTHROPIC_API_KEY": REAL_KEY}
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(REPO / "emulator")]), "ANTHROPIC_API_KEY": REAL_KEY}
         cmd = f"{sys.executable} -m stripebench_tui.testing.mini_harness {{problem}}"
         done = _cli("run", "tiny-shop", "--headless", "--agent-cmd", cmd, "--base-url", fake.url,
                     "--episode-dir", str(episode), env=env)
@@ -55,13 +55,13 @@ def test_an_external_harness_solves_tiny_shop_and_the_trace_replays(tmp_path: Pa
     assert end["type"] == "episode_end" and end["reason"] == "agent_done" and end["passed"] is True and end["score"] == 1.0
     assert any(e["type"] == "service" and e["service"] == "command" and e["text"] == "done" for e in events)
     assert REAL_KEY not in trace.read_text()
-    summary = _cli("replay", str(trace), "--summary", env={**os.environ, "PYTHONPATH": str(REPO)})
+    summary = _cli("replay", str(trace), "--summary", env={**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(REPO / "emulator")])})
     assert summary.returncode == 0, summary.stderr
     assert "write_file" in summary.stdout and "shell" in summary.stdout
 
 
 def test_agent_cmd_with_another_agent_is_one_line(tmp_path: Path) -> None:
     done = _cli("run", "tiny-shop", "--headless", "--agent", "noop", "--agent-cmd", "x {problem}",
-                env={**os.environ, "PYTHONPATH": str(REPO)})
+                env={**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(REPO / "emulator")])})
     assert done.returncode == 2
     assert done.stderr.strip() == "stripebench: --agent-cmd runs its own harness; it cannot be combined with --agent noop"

@@ -3,6 +3,7 @@ which is held at the gateway (it has not run), and the approve key releases it."
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -22,7 +23,7 @@ pytestmark = pytest.mark.slow
 
 
 async def test_the_approval_prompt_holds_an_external_call_until_approved(tmp_path: Path, monkeypatch) -> None:
-    monkeypatch.setenv("PYTHONPATH", str(REPO))
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(REPO), str(REPO / "emulator")]))
     monkeypatch.setenv("ANTHROPIC_API_KEY", REAL_KEY)
     episode_dir = tmp_path / "ep"
     submission = episode_dir / "workspace" / "submission.txt"

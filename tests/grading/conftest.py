@@ -8,7 +8,7 @@ import pytest
 
 from stripebench_tui.envs.manifest import Environment, load_environment
 from stripebench_tui.grading import GradingContext
-from tests.emulator.fixtures import TEST_KEY, api, emulator, emulator_server, stripe_client, stripe_sdk  # noqa: F401
+from stripebench_emulator.testing import TEST_KEY, api, emulator, emulator_server, stripe_client, stripe_sdk  # noqa: F401
 
 MANIFEST = """\
 id = "{id}"

@@ -13,7 +13,7 @@ import stripe
 
 from stripebench_tui.core.events import Header, StripeObject
 from stripebench_tui.core.recorder import Recorder
-from stripebench_tui.emulator import EmulatorServer
+from stripebench_emulator import EmulatorServer
 from stripebench_tui.errors import EXIT_EPISODE_FAILED, EXIT_OK, EXIT_RUNTIME, EXIT_USAGE
 from stripebench_tui.runtime.grade import EMULATOR_STATE
 

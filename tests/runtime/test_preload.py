@@ -19,7 +19,7 @@ import pytest
 
 from stripebench_tui.envs.manifest import find_environment
 from stripebench_tui.preload import PRELOAD_DIR, preload_env
-from tests.emulator.fixtures import TEST_KEY, emulator, emulator_server, stripe_client  # noqa: F401
+from stripebench_emulator.testing import TEST_KEY, emulator, emulator_server, stripe_client  # noqa: F401
 
 PY_APP = """
 import importlib.util, json
