@@ -176,12 +176,49 @@ def render(report: dict[str, Any], fmt: str) -> str:
               f"{d['seconds']['median']:.1f} / {d['seconds']['p90']:.1f} | {d['tokens']['median']:,.0f} / "
               f"{d['tokens']['p90']:,.0f} | ${d['cost_usd']['median']:.2f} / ${d['cost_usd']['p90']:.2f} |"
               for d in report["distributions"]]
+    if "compare" in report:
+        lines += _compare_lines(report, clean)
     return "\n".join(lines) + "\n"
 
 
-def write_report(batch: Batch, fmt: str) -> tuple[str, Path]:
-    """Render the report and write it as ``DIR/report.<fmt>``; returns the text and the file."""
-    text = render(build_report(batch), fmt)
+def _compare_lines(report: dict[str, Any], clean: Any) -> list[str]:
+    """The sweep's agents and the published models in the same tables (``--compare``)."""
+    cmp = report["compare"]
+    lines = ["", f"## Beside the published results ({clean(cmp['results'])}: {cmp['runs']} runs)", "",
+             "| task | model | source | runs | best of k | mean | turns (best) |", "|---|---|---|---:|---:|---:|---:|"]
+    published = [t for t in cmp["tasks"] if t["in_sweep"]]
+    for env in sorted({t["env"] for t in report["tasks"]}):
+        rows = [(t, "this sweep") for t in report["tasks"] if t["env"] == env]
+        rows += [(t, f"published ({clean(t['eval_name'])})") for t in published if t["env"] == env]
+        lines += [f"| {clean(env)} | {clean(t['model'])} | {source} | {t['runs']} | {_pct(t['best'])} | "
+                  f"{_pct(t['mean'])} | {_range(t['best_turns'])} |" for t, source in rows]
+    lines += ["", "| category | model | source | tasks | best of k |", "|---|---|---|---:|---:|"]
+    rows = [(c, "this sweep") for c in report["categories"]] + [(c, "published") for c in cmp["categories"]]
+    lines += [f"| {c['category']} | {clean(c['model'])} | {source} | {c['tasks']} | {_pct(c['best_of_k'])} |"
+              for c, source in sorted(rows, key=lambda cs: (cs[0]["category"], cs[1], cs[0]["model"]))]
+    notes = []
+    if cmp["unmatched"]:
+        notes.append("No environment matches these published eval names (no overlay names them): "
+                     + ", ".join(f"{clean(u['eval_name'])} ({u['runs']} runs)" for u in cmp["unmatched"]) + ".")
+    if cmp["not_in_sweep"]:
+        notes.append("Published, but not in this sweep: " + ", ".join(clean(n) for n in cmp["not_in_sweep"]) + ".")
+    if cmp["skipped"]:
+        notes.append(f"{len(cmp['skipped'])} rows of the results file left out: "
+                     + "; ".join(clean(x) for x in cmp["skipped"][:5]) + ("…" if len(cmp["skipped"]) > 5 else "") + ".")
+    if cmp["ignored_columns"]:
+        notes.append("Columns not used: " + ", ".join(clean(c) for c in cmp["ignored_columns"]) + ".")
+    return lines + ([""] + notes if notes else [])
+
+
+def write_report(batch: Batch, fmt: str, compare_with: Path | None = None) -> tuple[str, Path]:
+    """Render the report (beside the published results in ``compare_with``, if given) and write it as
+    ``DIR/report.<fmt>``; returns the text and the file."""
+    report = build_report(batch)
+    if compare_with is not None:
+        from stripebench_tui.batch.published import compare, read_results
+
+        report["compare"] = compare(report, read_results(compare_with))
+    text = render(report, fmt)
     path = batch.root / f"report.{fmt}"
     path.write_text(text, encoding="utf-8")
     return text, path

@@ -6,7 +6,7 @@ import signal
 import socket
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 import typer
 from typer.core import TyperGroup
@@ -136,20 +136,28 @@ def check_address(address: str, timeout: float = 3.0) -> None:
 def batch_report(
     directory: Path = typer.Argument(..., metavar="DIR", help="A batch directory (`stripebench batch … --out DIR`)."),
     fmt: str = typer.Option("md", "--format", "-f", help="md (tables), csv (one row per run: eval_name, model, run_id, "
-                            "score, turn_count) or json (everything)."),
+                            "score, turn_count, then ours) or json (everything)."),
+    compare_with: Optional[Path] = typer.Option(
+        None, "--compare", metavar="RESULTS.CSV",
+        help="Put the models of a results file in the published benchmark's format (eval name,model,run ID,score,"
+             "turn count) beside this sweep's agents, matched by the published eval names."),
 ) -> None:
     """Print the results table of a batch and write it as DIR/report.FORMAT.
 
     Per task: the best of k runs, the mean, the turn range of the best runs, tokens and cost; per
-    category the average of best-of-k; the criteria that fail most across runs. Computed from the
-    episodes' traces; episodes that did not finish are left out (and counted).
+    category the average of best-of-k; the criteria that fail most across runs; the failure modes the
+    findings show by agent and task, the findings beside failed runs, and turns, time, tokens and cost
+    per agent (median / p90). Computed from the episodes' traces; episodes that did not finish are left
+    out (and counted). Schemas: docs/batch.md.
+
+    Example: `stripebench batch report sweep --compare benchmarks-results.csv`.
     """
     from stripebench_tui.batch.manifest import Batch
     from stripebench_tui.batch.report import FORMATS, write_report
 
     if fmt not in FORMATS:
         raise UserError(f"unknown --format {fmt!r}; choose {', '.join(FORMATS)}")
-    text, path = write_report(Batch.open(directory), fmt)
+    text, path = write_report(Batch.open(directory), fmt, compare_with)
     typer.echo(text, nl=False)
     typer.echo(f"written: {path}", err=True)
 

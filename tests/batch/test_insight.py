@@ -111,3 +111,74 @@ def test_a_broken_episode_is_left_out_and_counted(tmp_path: Path, damage: str) -
     report = build_report(batch)
     assert report["finished"] == 5 and report["cells"] == 6
     assert not [m for m in report["failure_modes"] if m["finding"] == "400-as-success"]
+
+
+# A results file in the published format, written for these tests (models and numbers of our own).
+RESULTS = """eval name,model,run ID,score,turn count
+checkout-migration,model-x,r1,0.5,20
+checkout-migration,model-x,r2,1,31
+checkout-migration,model-x,r3,0.25,12
+subscription gym,model-x,r1,1,40
+ruby-charges-on-payment-intent,model-x,r1,0.8,25
+imaginary-eval,model-x,r1,1,3
+checkout-migration,model-y,r1,not-a-score,9
+"""
+
+
+def test_compare_puts_published_models_beside_the_sweeps_agents(tmp_path: Path) -> None:
+    from stripebench_tui.batch.published import compare, read_results
+
+    batch = make_sweep(tmp_path / "sweep")
+    results = tmp_path / "results.csv"
+    results.write_text(RESULTS)
+    report = build_report(batch)
+    cmp = compare(report, read_results(results))
+    by_eval = {t["eval_name"]: t for t in cmp["tasks"]}
+    mine = by_eval["checkout-migration"]
+    assert (mine["env"], mine["in_sweep"], mine["runs"], mine["best"], mine["mean"], mine["best_turns"]) == (
+        "checkout-migration", True, 3, 1.0, pytest.approx(1.75 / 3), [31, 31])
+    assert by_eval["subscription gym"]["env"] == "subscription-gym"  # the overlay's eval_name
+    assert by_eval["ruby-charges-on-payment-intent"]["env"] == "sdk-upgrades-ruby-charges-on-payment-intent"
+    assert cmp["unmatched"] == [{"eval_name": "imaginary-eval", "runs": 1}]
+    assert cmp["not_in_sweep"] == ["ruby-charges-on-payment-intent", "subscription gym"]
+    assert len(cmp["skipped"]) == 1 and "line 8" in cmp["skipped"][0]
+    assert cmp["categories"] == [{"category": "backend", "model": "model-x", "tasks": 1, "best_of_k": 1.0}]
+
+    report["compare"] = cmp
+    md = render(report, "md")
+    assert "| checkout-migration | model-x | published (checkout-migration) | 3 | 100 % | 58 % | 31 |" in md
+    assert "| checkout-migration | oracle | this sweep | 2 | 100 % | 100 % |" in md
+    assert "imaginary-eval (1 runs)" in md and "1 rows of the results file left out" in md
+
+
+@pytest.mark.parametrize("text, message", [
+    ("", "empty"), ("name,score\nx,1\n", "no column for eval, model, run, turns"),
+])
+def test_a_results_file_it_cannot_use_is_a_one_line_error(tmp_path: Path, text: str, message: str) -> None:
+    from stripebench_tui.batch.published import read_results
+    from stripebench_tui.errors import BadFileError
+
+    path = tmp_path / "r.csv"
+    path.write_text(text)
+    with pytest.raises(BadFileError, match=message):
+        read_results(path)
+    with pytest.raises(BadFileError, match="cannot read"):
+        read_results(tmp_path / "missing.csv")
+
+
+def test_the_command_prints_both_and_refuses_bad_input_in_one_line(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    batch = make_sweep(tmp_path / "sweep")
+    results = tmp_path / "results.csv"
+    results.write_text(RESULTS)
+    ok = subprocess.run([sys.executable, "-m", "stripebench_tui", "batch", "report", str(batch.root), "--compare",
+                         str(results)], capture_output=True, text=True, timeout=120)
+    assert ok.returncode == 0, ok.stderr
+    assert "## Beside the published results" in ok.stdout and "model-x" in ok.stdout
+    bad = tmp_path / "bad.csv"
+    bad.write_text("just,two\n1,2\n")
+    refused = subprocess.run([sys.executable, "-m", "stripebench_tui", "batch", "report", str(batch.root),
+                              "--compare", str(bad)], capture_output=True, text=True, timeout=120)
+    assert refused.returncode == 3 and refused.stderr.count("\n") == 1 and "Traceback" not in refused.stderr
