@@ -210,16 +210,17 @@ def _compare_lines(report: dict[str, Any], clean: Any) -> list[str]:
     return lines + ([""] + notes if notes else [])
 
 
-def write_report(batch: Batch, fmt: str, compare_with: Path | None = None) -> tuple[str, Path]:
-    """Render the report (beside the published results in ``compare_with``, if given) and write it as
-    ``DIR/report.<fmt>``; returns the text and the file."""
+def write_report(batch: Batch, fmt: str, compare_with: Path | None = None,
+                 output: Path | None = None) -> tuple[str, Path]:
+    """Render the report (beside the published results in ``compare_with``, if given) and write it to ``output``
+    (default ``DIR/report.<fmt>``); returns the text and the file."""
     report = build_report(batch)
     if compare_with is not None:
         from stripebench_tui.batch.published import compare, read_results
 
         report["compare"] = compare(report, read_results(compare_with))
     text = render(report, fmt)
-    path = batch.root / f"report.{fmt}"
+    path = output or batch.root / f"report.{fmt}"
     path.write_text(text, encoding="utf-8")
     return text, path
 

@@ -136,7 +136,10 @@ def check_address(address: str, timeout: float = 3.0) -> None:
 def batch_report(
     directory: Path = typer.Argument(..., metavar="DIR", help="A batch directory (`stripebench batch … --out DIR`)."),
     fmt: str = typer.Option("md", "--format", "-f", help="md (tables), csv (one row per run: eval_name, model, run_id, "
-                            "score, turn_count, then ours) or json (everything)."),
+                            "score, turn_count, then ours), json (everything) or html (one offline file, with each "
+                            "run's episode report beside it)."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Where to write (default: DIR/report.FORMAT)."),
+    force: bool = typer.Option(False, "--force", help="Overwrite --output (and its episode reports) if they exist."),
     compare_with: Optional[Path] = typer.Option(
         None, "--compare", metavar="RESULTS.CSV",
         help="Put the models of a results file in the published benchmark's format (eval name,model,run ID,score,"
@@ -150,16 +153,44 @@ def batch_report(
     per agent (median / p90). Computed from the episodes' traces; episodes that did not finish are left
     out (and counted). Schemas: docs/batch.md.
 
+    The HTML file (`--format html -o sweep.html`) opens offline: the score by category × agent, a heat map of
+    failure modes × agents, the criteria that fail most; every number links to the runs behind it, and each run
+    to its episode report, written beside it in sweep-episodes/.
+
     Example: `stripebench batch report sweep --compare benchmarks-results.csv`.
     """
     from stripebench_tui.batch.manifest import Batch
     from stripebench_tui.batch.report import FORMATS, write_report
 
-    if fmt not in FORMATS:
-        raise UserError(f"unknown --format {fmt!r}; choose {', '.join(FORMATS)}")
-    text, path = write_report(Batch.open(directory), fmt, compare_with)
+    if fmt not in (*FORMATS, "html"):
+        raise UserError(f"unknown --format {fmt!r}; choose {', '.join(FORMATS)} or html")
+    batch = Batch.open(directory)
+    if fmt == "html":
+        _write_html(batch, output or batch.root / "report.html", force)
+        return
+    text, path = write_report(batch, fmt, compare_with, output=output)
     typer.echo(text, nl=False)
     typer.echo(f"written: {path}", err=True)
+
+
+def _write_html(batch: Any, out: Path, force: bool) -> None:
+    from stripebench_tui.batch.html import write_sweep
+    from stripebench_tui.batch.report import build_report
+
+    episodes = out.with_name(out.stem + "-episodes")
+    if not force and (out.exists() or episodes.exists()):
+        raise UserError(f"{out if out.exists() else episodes}: already exists (use --force to overwrite)")
+    report = build_report(batch)
+
+    def progress(n: int, total: int) -> None:
+        if n == total or n % 20 == 0:
+            typer.echo(f"episode reports: {n}/{total}", err=True)
+
+    try:
+        path, pages = write_sweep(batch, report, out, progress)
+    except OSError as exc:
+        raise UserError(f"{out}: cannot write ({exc.strerror or exc})") from None
+    typer.echo(f"wrote {path} ({path.stat().st_size:,} bytes) and {len(pages)} episode reports in {episodes}", err=True)
 
 
 def register(app: typer.Typer) -> None:
