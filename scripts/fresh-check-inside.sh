@@ -42,7 +42,7 @@ package_sources() {
 
 # What the README assumes a newcomer has: git to clone, make to run the two commands.
 newcomer_tools() {
-  apt-get update -qq && apt-get install -y -qq --no-install-recommends git make >/dev/null && git --version && make --version | head -1
+  apt-get update -qq && apt-get install -y -qq --no-install-recommends git make >/dev/null && git --version && make --version | sed -n 1p  # sed reads to the end: head would stop make with SIGPIPE (exit 141 under pipefail)
 }
 
 nothing_by_name() {
@@ -83,8 +83,12 @@ step "git and make (what the README assumes)" newcomer_tools
 step "clone the tree" git clone -q /fresh/origin "$SRC"
 cd "$SRC" || exit 1
 step "a new virtualenv, not on PATH" python3 -m venv "$VENV"
-step "the README's set-up (make setup; the ray extra as make test installs it)" \
-  env PYTHON="$PY" STRIPEBENCH_RAY=1 make setup
+step "the README's set-up (make setup, as make run and make test run it)" env PYTHON="$PY" make setup
+# Every module of the README's test command is imported the way `make test` collects it, on what make setup
+# installed and nothing more (a module that imported Ray at its top broke a fresh machine's `make test` this way).
+step "make test's selection collects on the set-up alone" \
+  "$PY" -m pytest -p no:cacheprovider -q --collect-only -m "not drill" --basetemp="$LOGS/pytest-collect"
+step "the ray extra (as make drills installs it)" env PYTHON="$PY" STRIPEBENCH_RAY=1 make setup
 step "what was installed" installed
 step "no pip-installed command on PATH" nothing_by_name
 step "stripebench doctor" "$PY" -m stripebench_tui doctor --no-docker

@@ -16,7 +16,6 @@ import pytest
 from tests.batch.helpers import AGENTS, ENVS, batch_env, stripebench, trace_facts
 from tests.batch.ray_cluster import LocalCluster, descendants_of
 
-import ray  # noqa: E402,F401  scripts/test.sh installs the ray extra: without it this must fail, not skip
 # two Ray nodes start (~10-25 s here) and 6 episodes run on them; the shared machine can make that minutes
 # In the same xdist group as test_batch_local.py: both use its session-scoped local batch, run once.
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900), pytest.mark.xdist_group("batch"), pytest.mark.drill]
@@ -30,6 +29,10 @@ LOSE_AFTER = 4  # episodes ended (of 6) before the second node is lost: one roun
 @pytest.fixture(scope="module")
 def ray_cluster(batch_envs: Path) -> Iterator[LocalCluster]:
     """One two-node cluster for every Ray test of this module (starting one takes ~10-25 s)."""
+    # Imported here, not at the top: `make test` collects this module without running it and installs no Ray, so a
+    # top-level import broke a fresh machine's `make test`. `make drills` installs the ray extra: without it the
+    # tests here must fail, not skip.
+    import ray  # noqa: F401
     cluster = LocalCluster(batch_env(batch_envs))
     try:
         yield cluster.start()
