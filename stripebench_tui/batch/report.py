@@ -1,8 +1,9 @@
 """``stripebench batch report``: the published benchmark's table, computed from the episodes' traces.
 
 Per task (environment × agent) the best of k runs and their mean, the turn range of the best runs, tokens
-and cost; per category the average of the best-of-k; which criteria fail most across runs; and one CSV row
-per run with the published columns (eval name, model, run id, score, turn count).
+and cost; per category the average of the best-of-k; which criteria fail most across runs; the failure modes the
+findings show (``batch.insight``); and one CSV row per run that starts with the published columns (eval name,
+model, run id, score, turn count). The schemas are in docs/batch.md.
 """
 
 from __future__ import annotations
@@ -15,11 +16,14 @@ from pathlib import Path
 from statistics import mean
 from typing import Any
 
+from stripebench_tui.batch.insight import insight
 from stripebench_tui.batch.manifest import Batch
 from stripebench_tui.core.sanitize import sanitize
 from stripebench_tui.errors import UserError
 
-CSV_COLUMNS = ("eval_name", "model", "run_id", "score", "turn_count")
+# The published benchmark's five columns first, then ours.
+CSV_COLUMNS = ("eval_name", "model", "run_id", "score", "turn_count", "passed", "seconds", "tokens", "cost_usd",
+               "findings", "failed_criteria")
 FORMATS = ("md", "csv", "json")
 
 
@@ -34,6 +38,8 @@ class EpisodeSummary:
     tokens: int
     cost_usd: float
     failed_criteria: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+    findings: list[tuple[str, int]] = field(default_factory=list)  # (detector, turn), recorded or derived on open
 
 
 def read_episode(episode_dir: Path) -> EpisodeSummary | None:
@@ -44,16 +50,30 @@ def read_episode(episode_dir: Path) -> EpisodeSummary | None:
     if not path.is_file():
         return None
     try:
-        state = open_episode(path).state_at(None)
+        trace = open_episode(path)
+        state = trace.state_at(None)
+        findings = [(f.detector, f.turn) for f in state.findings] or _derived_findings(trace)
     except (UserError, OSError, ValueError):  # a trace cut short by a kill is still read; garbage is not
         return None
     end = state.ended
     return EpisodeSummary(
+        seconds=end.t if end is not None else 0.0, findings=findings,
         score=end.score if end is not None else None, passed=end.passed if end is not None else None,
         reason=end.reason if end is not None else "unfinished",
         turns=sum(1 for t in state.turns if t.index >= 1),
         tokens=state.totals.tokens_in + state.totals.tokens_out, cost_usd=state.totals.cost_usd,
         failed_criteria=sorted(c for c, v in state.verdicts.items() if v.status not in ("pass", "pending")))
+
+
+def _derived_findings(trace: Any) -> list[tuple[str, int]]:
+    """What the detectors find in a trace that recorded no findings (one more pass over it)."""
+    from stripebench_tui.findings.derived import Deriver
+
+    deriver = Deriver()
+    deriver.feed(trace.header)
+    for ev in trace.iter_events():
+        deriver.feed(ev)
+    return [(f.detector, f.turn) for f in deriver.findings]
 
 
 def build_report(batch: Batch) -> dict[str, Any]:
@@ -68,7 +88,9 @@ def build_report(batch: Batch) -> dict[str, Any]:
                      "run": cell.run, "seed": cell.seed, "score": summary.score if summary.score is not None else 0.0,
                      "scored": summary.score is not None, "turns": summary.turns, "tokens": summary.tokens,
                      "cost_usd": summary.cost_usd, "reason": summary.reason, "failed": summary.failed_criteria,
-                     "attempts": (result or {}).get("attempts", 1)})
+                     "attempts": (result or {}).get("attempts", 1), "passed": summary.passed is True,
+                     "seconds": round(summary.seconds, 3),
+                     "findings": [{"kind": k, "turn": t} for k, t in summary.findings]})
     tasks: list[dict[str, Any]] = []
     keys = sorted({(r["env"], r["model"]) for r in runs}, key=lambda k: (k[1], k[0]))
     for env, model in keys:
@@ -93,7 +115,7 @@ def build_report(batch: Batch) -> dict[str, Any]:
                 for (env, c), cells in sorted(failures.items(), key=lambda kv: (-len(kv[1]), kv[0]))]
     return {"batch": str(batch.root), "cells": len(batch.cells), "finished": len(runs),
             "retried": sum(1 for r in runs if r["attempts"] > 1), "runs": runs, "tasks": tasks,
-            "categories": categories, "criteria": criteria}
+            "categories": categories, "criteria": criteria, **insight(runs)}
 
 
 def _pct(x: float) -> str:
@@ -113,7 +135,10 @@ def render(report: dict[str, Any], fmt: str) -> str:
         writer = csv.writer(out, lineterminator="\n")
         writer.writerow(CSV_COLUMNS)
         for r in report["runs"]:
-            writer.writerow([r["env"], r["model"], r["run"], f"{r['score']:.4f}", r["turns"]])
+            writer.writerow([r["env"], r["model"], r["run"], f"{r['score']:.4f}", r["turns"],
+                             "true" if r["passed"] else "false", f"{r['seconds']:.1f}", r["tokens"],
+                             f"{r['cost_usd']:.4f}", ";".join(f"{f['kind']}@{f['turn']}" for f in r["findings"]),
+                             ";".join(r["failed"])])
         return out.getvalue()
     clean = lambda text: sanitize(str(text)).replace("|", "\\|")  # noqa: E731 - names come from manifests and flags
     lines = [f"# Batch {clean(report['batch'])}", "",
@@ -133,13 +158,69 @@ def render(report: dict[str, Any], fmt: str) -> str:
         lines += [f"| {clean(c['env'])} | {clean(c['criterion'])} | {c['failed']} | {c['runs']} |" for c in report["criteria"]]
     else:
         lines.append("No criterion failed.")
+    lines += ["", "## Failure modes (findings: runs where each fired, median turn it first fired)", ""]
+    if report["failure_modes"]:
+        lines += ["| finding | model | task | fired | of runs | share | median turn |", "|---|---|---|---:|---:|---:|---:|"]
+        lines += [f"| {clean(m['finding'])} | {clean(m['model'])} | {clean(m['env'])} | {m['fired']} | {m['runs']} | "
+                  f"{_pct(m['share'])} | {m['median_turn']:g} |" for m in report["failure_modes"]]
+        lines += ["", "## Findings beside failures", "", "| finding | runs | failed | passed | criteria failing beside it |",
+                  "|---|---:|---:|---:|---|"]
+        lines += [f"| {clean(w['finding'])} | {w['runs']} | {w['failed_runs']} | {w['passed_runs']} | "
+                  + (", ".join(f"{clean(c['criterion'])} ({c['runs']})" for c in w["criteria"][:5]) or "—") + " |"
+                  for w in report["with_failures"]]
+    else:
+        lines.append("No finding fired.")
+    lines += ["", "## Per agent (median / p90 over runs)", "", "| model | runs | turns | seconds | tokens | cost |",
+              "|---|---:|---:|---:|---:|---:|"]
+    lines += [f"| {clean(d['model'])} | {d['runs']} | {d['turns']['median']:g} / {d['turns']['p90']:g} | "
+              f"{d['seconds']['median']:.1f} / {d['seconds']['p90']:.1f} | {d['tokens']['median']:,.0f} / "
+              f"{d['tokens']['p90']:,.0f} | ${d['cost_usd']['median']:.2f} / ${d['cost_usd']['p90']:.2f} |"
+              for d in report["distributions"]]
+    if "compare" in report:
+        lines += _compare_lines(report, clean)
     return "\n".join(lines) + "\n"
 
 
-def write_report(batch: Batch, fmt: str) -> tuple[str, Path]:
-    """Render the report and write it as ``DIR/report.<fmt>``; returns the text and the file."""
-    text = render(build_report(batch), fmt)
-    path = batch.root / f"report.{fmt}"
+def _compare_lines(report: dict[str, Any], clean: Any) -> list[str]:
+    """The sweep's agents and the published models in the same tables (``--compare``)."""
+    cmp = report["compare"]
+    lines = ["", f"## Beside the published results ({clean(cmp['results'])}: {cmp['runs']} runs)", "",
+             "| task | model | source | runs | best of k | mean | turns (best) |", "|---|---|---|---:|---:|---:|---:|"]
+    published = [t for t in cmp["tasks"] if t["in_sweep"]]
+    for env in sorted({t["env"] for t in report["tasks"]}):
+        rows = [(t, "this sweep") for t in report["tasks"] if t["env"] == env]
+        rows += [(t, f"published ({clean(t['eval_name'])})") for t in published if t["env"] == env]
+        lines += [f"| {clean(env)} | {clean(t['model'])} | {source} | {t['runs']} | {_pct(t['best'])} | "
+                  f"{_pct(t['mean'])} | {_range(t['best_turns'])} |" for t, source in rows]
+    lines += ["", "| category | model | source | tasks | best of k |", "|---|---|---|---:|---:|"]
+    rows = [(c, "this sweep") for c in report["categories"]] + [(c, "published") for c in cmp["categories"]]
+    lines += [f"| {c['category']} | {clean(c['model'])} | {source} | {c['tasks']} | {_pct(c['best_of_k'])} |"
+              for c, source in sorted(rows, key=lambda cs: (cs[0]["category"], cs[1], cs[0]["model"]))]
+    notes = []
+    if cmp["unmatched"]:
+        notes.append("No environment matches these published eval names (no overlay names them): "
+                     + ", ".join(f"{clean(u['eval_name'])} ({u['runs']} runs)" for u in cmp["unmatched"]) + ".")
+    if cmp["not_in_sweep"]:
+        notes.append("Published, but not in this sweep: " + ", ".join(clean(n) for n in cmp["not_in_sweep"]) + ".")
+    if cmp["skipped"]:
+        notes.append(f"{len(cmp['skipped'])} rows of the results file left out: "
+                     + "; ".join(clean(x) for x in cmp["skipped"][:5]) + ("…" if len(cmp["skipped"]) > 5 else "") + ".")
+    if cmp["ignored_columns"]:
+        notes.append("Columns not used: " + ", ".join(clean(c) for c in cmp["ignored_columns"]) + ".")
+    return lines + ([""] + notes if notes else [])
+
+
+def write_report(batch: Batch, fmt: str, compare_with: Path | None = None,
+                 output: Path | None = None) -> tuple[str, Path]:
+    """Render the report (beside the published results in ``compare_with``, if given) and write it to ``output``
+    (default ``DIR/report.<fmt>``); returns the text and the file."""
+    report = build_report(batch)
+    if compare_with is not None:
+        from stripebench_tui.batch.published import compare, read_results
+
+        report["compare"] = compare(report, read_results(compare_with))
+    text = render(report, fmt)
+    path = output or batch.root / f"report.{fmt}"
     path.write_text(text, encoding="utf-8")
     return text, path
 

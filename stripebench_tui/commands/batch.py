@@ -6,7 +6,7 @@ import signal
 import socket
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 import typer
 from typer.core import TyperGroup
@@ -136,22 +136,61 @@ def check_address(address: str, timeout: float = 3.0) -> None:
 def batch_report(
     directory: Path = typer.Argument(..., metavar="DIR", help="A batch directory (`stripebench batch … --out DIR`)."),
     fmt: str = typer.Option("md", "--format", "-f", help="md (tables), csv (one row per run: eval_name, model, run_id, "
-                            "score, turn_count) or json (everything)."),
+                            "score, turn_count, then ours), json (everything) or html (one offline file, with each "
+                            "run's episode report beside it)."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Where to write (default: DIR/report.FORMAT)."),
+    force: bool = typer.Option(False, "--force", help="Overwrite --output (and its episode reports) if they exist."),
+    compare_with: Optional[Path] = typer.Option(
+        None, "--compare", metavar="RESULTS.CSV",
+        help="Put the models of a results file in the published benchmark's format (eval name,model,run ID,score,"
+             "turn count) beside this sweep's agents, matched by the published eval names."),
 ) -> None:
     """Print the results table of a batch and write it as DIR/report.FORMAT.
 
     Per task: the best of k runs, the mean, the turn range of the best runs, tokens and cost; per
-    category the average of best-of-k; the criteria that fail most across runs. Computed from the
-    episodes' traces; episodes that did not finish are left out (and counted).
+    category the average of best-of-k; the criteria that fail most across runs; the failure modes the
+    findings show by agent and task, the findings beside failed runs, and turns, time, tokens and cost
+    per agent (median / p90). Computed from the episodes' traces; episodes that did not finish are left
+    out (and counted). Schemas: docs/batch.md.
+
+    The HTML file (`--format html -o sweep.html`) opens offline: the score by category × agent, a heat map of
+    failure modes × agents, the criteria that fail most; every number links to the runs behind it, and each run
+    to its episode report, written beside it in sweep-episodes/.
+
+    Example: `stripebench batch report sweep --compare benchmarks-results.csv`.
     """
     from stripebench_tui.batch.manifest import Batch
     from stripebench_tui.batch.report import FORMATS, write_report
 
-    if fmt not in FORMATS:
-        raise UserError(f"unknown --format {fmt!r}; choose {', '.join(FORMATS)}")
-    text, path = write_report(Batch.open(directory), fmt)
+    if fmt not in (*FORMATS, "html"):
+        raise UserError(f"unknown --format {fmt!r}; choose {', '.join(FORMATS)} or html")
+    batch = Batch.open(directory)
+    if fmt == "html":
+        _write_html(batch, output or batch.root / "report.html", force)
+        return
+    text, path = write_report(batch, fmt, compare_with, output=output)
     typer.echo(text, nl=False)
     typer.echo(f"written: {path}", err=True)
+
+
+def _write_html(batch: Any, out: Path, force: bool) -> None:
+    from stripebench_tui.batch.html import write_sweep
+    from stripebench_tui.batch.report import build_report
+
+    episodes = out.with_name(out.stem + "-episodes")
+    if not force and (out.exists() or episodes.exists()):
+        raise UserError(f"{out if out.exists() else episodes}: already exists (use --force to overwrite)")
+    report = build_report(batch)
+
+    def progress(n: int, total: int) -> None:
+        if n == total or n % 20 == 0:
+            typer.echo(f"episode reports: {n}/{total}", err=True)
+
+    try:
+        path, pages = write_sweep(batch, report, out, progress)
+    except OSError as exc:
+        raise UserError(f"{out}: cannot write ({exc.strerror or exc})") from None
+    typer.echo(f"wrote {path} ({path.stat().st_size:,} bytes) and {len(pages)} episode reports in {episodes}", err=True)
 
 
 def register(app: typer.Typer) -> None:

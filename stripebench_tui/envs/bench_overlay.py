@@ -112,6 +112,9 @@ class ProblemOverride(_Strict):
 
 class Overlay(_Strict):
     title: str | None = None
+    # The name the published results give it (their CSV's `eval name`), when it is not the folder's name; in a
+    # folder with problems, `{problem}` stands for the problem's sub-folder name (e.g. "ruby-{problem}").
+    eval_name: str | None = None
     category: Literal["backend", "full-stack", "gym"] | None = None
     summary: str = ""
     submission: str | None = None

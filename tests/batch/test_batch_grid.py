@@ -7,7 +7,7 @@ from pathlib import Path
 
 from stripebench_tui.batch.manifest import Batch
 from stripebench_tui.batch.matrix import Cell
-from stripebench_tui.tui.batch_grid import BatchApp, BatchEpisodeScreen, BatchGridScreen
+from stripebench_tui.tui.batch_grid import BatchApp, BatchEpisodeScreen, BatchGridScreen, SearchScreen
 
 REPLAYS = Path(__file__).resolve().parents[2] / "replays"
 
@@ -42,7 +42,7 @@ async def test_grid_opens_an_episode_and_comes_back(tmp_path: Path) -> None:
         grid_screen = app.screen
         assert isinstance(grid_screen, BatchGridScreen)
         grid = grid_screen.grid
-        assert [str(grid.get_cell_at((0, c))) for c in range(2)] == ["1.00", "0.00"]
+        assert [str(grid.get_cell_at((0, c))) for c in range(2)] == ["1.00", "0.00 ⚑"]  # ⚑: it has findings
         assert "green" in grid.get_cell_at((0, 0)).style and "red" in grid.get_cell_at((0, 1)).style
         assert str(grid.get_cell_at((1, 1))) == "run #1"  # still running
         await pilot.press("right", "enter")  # checkout-migration, run 2: the failing episode
@@ -72,3 +72,44 @@ async def test_a_live_batch_fills_in_as_episodes_end(tmp_path: Path) -> None:
         await pilot.pause()
         assert str(screen.grid.get_cell_at((1, 1))) == "1.00"
         assert "4/4 episodes finished" in str(screen.query_one("#summary").render())
+
+
+async def test_the_findings_column_the_filter_and_search_to_a_turn(tmp_path: Path) -> None:
+    batch = make_batch(tmp_path / "b")
+    app = BatchApp(batch.root)
+    async with app.run_test(size=(160, 30)) as pilot:
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, BatchGridScreen)
+        grid = screen.grid
+        assert str(grid.get_cell_at((0, 2))) == "400-as-success ×1  unverified-finish ×1"  # checkout-migration's row
+        assert str(grid.get_cell_at((1, 2))) == "—"  # bookings-payments: none
+        await pilot.press("f")  # the first kind: 400-as-success; episodes without it are dimmed
+        assert screen.only == "400-as-success"
+        assert "dim" in str(grid.get_cell_at((0, 0)).style) and "dim" not in str(grid.get_cell_at((0, 1)).style)
+        await pilot.press("f", "f")  # unverified-finish, then every episode again
+        assert screen.only is None and "dim" not in str(grid.get_cell_at((0, 0)).style)
+
+        await pilot.press("slash")
+        await pilot.pause()
+        search = app.screen
+        assert isinstance(search, SearchScreen)
+        await pilot.press(*"finding:400-as-success", "enter")
+        await pilot.pause()
+        assert search.places == [(batch.episode_dir(batch.cells[1]), 11)]
+        await pilot.press("enter")  # the hit: that episode, at that turn
+        await pilot.pause()
+        opened = app.screen
+        assert isinstance(opened, BatchEpisodeScreen)
+        assert Path(opened.source.trace.path).parent == batch.episode_dir(batch.cells[1])
+        assert opened.turn is not None and opened.turn.index == 11
+
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen is screen
+        await pilot.press("slash")
+        await pilot.pause()
+        await pilot.press(*"status:4xx", "enter")  # a query that does not parse: said in the box, nothing opens
+        await pilot.pause()
+        assert isinstance(app.screen, SearchScreen) and app.screen.places == []
+        assert "qualifies a request" in str(app.screen.query_one("#search-status").render())
