@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import csv
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import mean
@@ -117,18 +118,10 @@ def compare(report: dict[str, Any], results: Results, overlays: Path | None = No
     """The published models' numbers in the sweep's terms, task by task and category by category."""
     sweep_envs = {t["env"]: t["category"] for t in report["tasks"]}
     targets = eval_targets(overlays)
-    matched: dict[str, EvalTarget] = {}
-    unmatched: dict[str, int] = {}
-    for run in results.runs:
-        if run.eval_name in matched or run.eval_name in unmatched:
-            if run.eval_name in unmatched:
-                unmatched[run.eval_name] += 1
-            continue
-        target = match_eval(run.eval_name, targets, set(sweep_envs))
-        if target is None:
-            unmatched[run.eval_name] = 1
-        else:
-            matched[run.eval_name] = target
+    names = Counter(r.eval_name for r in results.runs)
+    found = {name: match_eval(name, targets, set(sweep_envs)) for name in names}
+    matched = {name: target for name, target in found.items() if target is not None}
+    unmatched = {name: names[name] for name, target in found.items() if target is None}
     tasks = []
     for (eval_name, model) in sorted({(r.eval_name, r.model) for r in results.runs if r.eval_name in matched}):
         mine = [r for r in results.runs if r.eval_name == eval_name and r.model == model]

@@ -67,13 +67,9 @@ def read_episode(episode_dir: Path) -> EpisodeSummary | None:
 
 def _derived_findings(trace: Any) -> list[tuple[str, int]]:
     """What the detectors find in a trace that recorded no findings (one more pass over it)."""
-    from stripebench_tui.findings.derived import Deriver
+    from stripebench_tui.findings.runner import detect
 
-    deriver = Deriver()
-    deriver.feed(trace.header)
-    for ev in trace.iter_events():
-        deriver.feed(ev)
-    return [(f.detector, f.turn) for f in deriver.findings]
+    return [(f.detector, f.turn) for f in detect(trace.iter_events())]
 
 
 def build_report(batch: Batch) -> dict[str, Any]:

@@ -6,9 +6,12 @@ import signal
 import socket
 import threading
 from pathlib import Path
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import typer
+
+if TYPE_CHECKING:
+    from stripebench_tui.batch.manifest import Batch
 from typer.core import TyperGroup
 
 from stripebench_tui.errors import RuntimeProblem, UserError
@@ -173,7 +176,7 @@ def batch_report(
     typer.echo(f"written: {path}", err=True)
 
 
-def _write_html(batch: Any, out: Path, force: bool) -> None:
+def _write_html(batch: "Batch", out: Path, force: bool) -> None:
     from stripebench_tui.batch.html import write_sweep
     from stripebench_tui.batch.report import build_report
 

@@ -14,6 +14,7 @@ import json
 import os
 import sqlite3
 import tempfile
+from contextlib import closing
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from pathlib import Path
@@ -141,7 +142,7 @@ class EpisodeIndex:
         if not self.path.is_file():
             return False
         try:
-            with sqlite3.connect(f"file:{self.path}?mode=ro", uri=True) as db:
+            with closing(sqlite3.connect(f"file:{self.path}?mode=ro", uri=True)) as db:  # `with` alone only commits
                 meta = dict(db.execute("SELECT key, value FROM meta"))
         except sqlite3.Error:
             return False
@@ -156,7 +157,7 @@ class EpisodeIndex:
         fd, tmp = tempfile.mkstemp(prefix=".search-", suffix=".tmp", dir=self.path.parent)
         os.close(fd)
         try:
-            with sqlite3.connect(tmp) as db:
+            with closing(sqlite3.connect(tmp)) as db, db:  # closed, and committed on leaving
                 db.executescript(
                     "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);"
                     "CREATE TABLE docs (kind TEXT, key TEXT, path TEXT, method TEXT, status TEXT, turn INTEGER, context TEXT);"
@@ -170,14 +171,13 @@ class EpisodeIndex:
                         db.execute("INSERT INTO docs VALUES (?, ?, ?, ?, ?, ?, ?)",
                                    (doc.kind, doc.key, path, method, doc.status, doc.turn, doc.context))
                 db.executemany("INSERT INTO meta VALUES (?, ?)", stamp.items())
-            db.close()
             os.replace(tmp, self.path)
         finally:
             if os.path.exists(tmp):
                 os.unlink(tmp)
 
     def search(self, clauses: list[Clause]) -> list[Hit]:
-        with sqlite3.connect(f"file:{self.path}?mode=ro", uri=True) as db:
+        with closing(sqlite3.connect(f"file:{self.path}?mode=ro", uri=True)) as db:
             per_clause = [self._clause_hits(db, c) for c in clauses]
         return _combine(per_clause)
 
