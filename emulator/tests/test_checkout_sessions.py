@@ -46,7 +46,14 @@ def test_hosted_payment_session_has_url_totals_and_no_secret(stripe_client, pric
     assert s.total_details.amount_discount == 0
     assert s.metadata.to_dict() == {"order": "42"} and s.customer_email == "ada@example.com"
     assert s.payment_intent is None
-    assert httpx.get(s.url).status_code == 200
+    page = httpx.get(s.url)
+    assert page.status_code == 200
+    # the fixed email is in the HTML itself, read-only, before any script runs
+    assert '<input id="email" name="email" type="email" autocomplete="email" value="ada@example.com" readonly>' \
+        in page.text
+    other = _create(stripe_client, mode="payment", success_url="https://shop.test/ok",
+                    line_items=[{"price": price.id, "quantity": 1}])
+    assert 'autocomplete="email">' in httpx.get(other.url).text
 
 
 @pytest.mark.parametrize("version,hosted,embedded", [(OLD, "hosted", "embedded"), (NEW, "hosted_page", "embedded_page")])

@@ -75,8 +75,7 @@ def page_state(ctx: Any, session: dict[str, Any]) -> dict[str, Any]:
                         "unit_amount": price.get("unit_amount") or 0})
     coupon, promo_id = totals.session_coupon(ctx, session)
     promo = ctx.find("promotion_code", promo_id) if promo_id else None
-    customer = ctx.find("customer", session["customer"]) if session.get("customer") else None
-    email = session.get("customer_email") or (customer or {}).get("email")
+    email = _known_email(ctx, session)
     details = session.get("customer_details") or {}
     return {
         "id": session["id"], "mode": session["mode"], "status": session["status"],
@@ -168,6 +167,18 @@ def _money(amount: int, currency: str) -> str:
     return f"{symbols[currency]}{value}" if currency in symbols else f"{value} {currency.upper()}"
 
 
+def _known_email(ctx: Any, session: dict[str, Any]) -> str | None:
+    """The email the session fixes (``customer_email`` or its customer's), which the page shows read-only."""
+    customer = ctx.find("customer", session["customer"]) if session.get("customer") else None
+    return session.get("customer_email") or (customer or {}).get("email")
+
+
+def _email_attrs(ctx: Any, session: dict[str, Any]) -> str:
+    """A known email is in the HTML itself, read-only: the field never shows empty and editable, then locks."""
+    email = _known_email(ctx, session)
+    return f' value="{escape(email)}" readonly' if email else ""
+
+
 def page_parts(ctx: Any, session: dict[str, Any]) -> dict[str, str]:
     """The template's pieces for this session: only the fields and blocks its configuration asks for."""
     text = session.get("custom_text") or {}
@@ -183,6 +194,7 @@ def page_parts(ctx: Any, session: dict[str, Any]) -> dict[str, str]:
         "after_submit_text": _text(message("after_submit"), "custom-text-after-submit"),
         "submit_label": escape(options.submit_label(session)),
         "lang": escape((session.get("locale") or "auto").replace("auto", "en")),
+        "email_attrs": _email_attrs(ctx, session),
     }
     if session.get("allow_promotion_codes"):
         parts["promo_block"] = """<div class="promo" id="promo-block">
