@@ -77,10 +77,10 @@ def serve_frame(port: int) -> None:
     """The emulator's app and uvicorn settings, its API work replaced by constant replies of ours' real sizes."""
     import uvicorn
 
-    from stripebench_emulator import app as app_module
-    from stripebench_emulator.dispatch import handle
-    from stripebench_emulator.engine import Emulator
-    from stripebench_emulator.server import bind
+    from stripebench_emulator.web import app as app_module
+    from stripebench_emulator.web.dispatch import handle
+    from stripebench_emulator.model.engine import Emulator
+    from stripebench_emulator.web.server import bind
 
     emulator = Emulator()
     headers = {"authorization": f"Bearer {KEY}", "content-type": "application/x-www-form-urlencoded"}
@@ -275,8 +275,8 @@ def first_touch_us(megabytes: int = 32) -> float:
 
 def how_ours_runs() -> str:
     """Whether ours' server loads the compiled emulator (what ``make setup`` builds): what its banner says."""
-    import stripebench_emulator.resources  # noqa: F401 - every API module, as the server imports them
-    from stripebench_emulator.compiled import describe
+    import stripebench_emulator.api  # noqa: F401 - every API module, as the server imports them
+    from stripebench_emulator.model.compiled import describe
 
     return describe()
 
@@ -340,7 +340,7 @@ def main() -> None:
         print(f"workload: create customer, create + confirm payment intent (pm_card_visa), retrieve, list; "
               f"{args.clients} clients, {args.seconds:g} s each" + (f", {args.rounds} rounds" if args.rounds > 1 else ""))
         print(f"ours: {how_ours_runs()}")
-        from stripebench_emulator.compiled import PURE_VARIABLE  # imported by how_ours_runs: ours-python sets it
+        from stripebench_emulator.model.compiled import PURE_VARIABLE  # imported by how_ours_runs: ours-python sets it
         fractions, cpu_ratios, p99s, ours_rps, compiled_gains = [], [], [], [], []
         frame_cpu, ours_cpu, floor_cpu, ours_faults = [], [], [], []
         for round_no in range(args.rounds):

@@ -59,7 +59,7 @@ installed() {
   "$PY" -m pip list --format=freeze --disable-pip-version-check > "$LOGS/pip-freeze.txt"
   echo "$(wc -l < "$LOGS/pip-freeze.txt") Python packages in $VENV, among them:"
   grep -iE '^(stripebench-tui|stripebench-emulator|textual|stripe|playwright|ray|pytest|cython|starlette|uvicorn)==' "$LOGS/pip-freeze.txt"
-  "$PY" -c 'from stripebench_emulator.compiled import describe; print("emulator:", describe())'
+  "$PY" -c 'from stripebench_emulator.model.compiled import describe; print("emulator:", describe())'
   dpkg-query -W -f '${Package} ${Version}\n' chromium nodejs npm ruby tmux sqlite3 2>/dev/null
 }
 

@@ -64,7 +64,7 @@ def main(argv: list[str] | None = None) -> None:
     except Exception as exc:
         # The emulator (its own distribution) reports what the user can fix as its own EmulatorProblem; that module
         # is loaded only if the emulator was, so a command that never started one has nothing to look up here.
-        problems = sys.modules.get("stripebench_emulator.problems")
+        problems = sys.modules.get("stripebench_emulator.model.problems")
         if problems is None or not isinstance(exc, problems.EmulatorProblem):
             raise
         typer.echo(f"stripebench: {exc}", err=True)

@@ -3,7 +3,7 @@ place after it was saved fails the request), in this process and in the emulator
 
 import os
 
-from stripebench_emulator.store import CHECKS_VARIABLE
+from stripebench_emulator.model.store import CHECKS_VARIABLE
 
 os.environ.setdefault(CHECKS_VARIABLE, "1")
 

@@ -5,13 +5,13 @@ on a background thread), ``serve_forever`` (the foreground command), ``EmulatorP
 can fix) and ``__version__``. Everything else is the package's own and may change.
 """
 
-from stripebench_emulator import compiled
+from stripebench_emulator.model import compiled
 
 compiled.install()  # before any API module is imported: their compiled builds load while current (see compiled)
 
-from stripebench_emulator.engine import Emulator  # noqa: E402
-from stripebench_emulator.problems import EmulatorProblem  # noqa: E402
-from stripebench_emulator.server import EmulatorServer, running_emulator, serve_forever  # noqa: E402
+from stripebench_emulator.model.engine import Emulator  # noqa: E402
+from stripebench_emulator.model.problems import EmulatorProblem  # noqa: E402
+from stripebench_emulator.web.server import EmulatorServer, running_emulator, serve_forever  # noqa: E402
 
 __version__ = "0.1.0"
 __all__ = ["Emulator", "EmulatorProblem", "EmulatorServer", "__version__", "running_emulator", "serve_forever"]

@@ -10,7 +10,7 @@ import argparse
 import sys
 
 from stripebench_emulator import EmulatorProblem, serve_forever
-from stripebench_emulator.problems import BadOption
+from stripebench_emulator.model.problems import BadOption
 
 MIN_TOKEN = 16
 

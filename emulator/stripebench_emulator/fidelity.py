@@ -21,7 +21,7 @@ from typing import Any
 import stripe
 
 from stripebench_emulator.fidelity_gaps import GAPS
-from stripebench_emulator.server import running_emulator
+from stripebench_emulator.web.server import running_emulator
 
 KEY = "sk_test_fidelity_gauge"
 

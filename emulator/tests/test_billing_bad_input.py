@@ -14,7 +14,7 @@ from typing import Any, Callable
 import pytest
 import stripe
 
-from stripebench_emulator.store import clone
+from stripebench_emulator.model.store import clone
 
 T0 = int(datetime(2026, 1, 10, 12, tzinfo=timezone.utc).timestamp())
 Setup = Callable[[stripe.StripeClient], Callable[[], Any]]

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from stripebench_emulator import compiled
+from stripebench_emulator.model import compiled
 from stripebench_emulator.cython_build import build, main
 
 SUFFIX = importlib.machinery.EXTENSION_SUFFIXES[0]
@@ -22,11 +22,11 @@ def test_this_process_runs_the_api_compiled() -> None:
     """After ``make setup`` every API module the tests import is the compiled build (none silently Python)."""
     if os.environ.get(compiled.PURE_VARIABLE, "") not in ("", "0"):
         pytest.skip(f"{compiled.PURE_VARIABLE} is set: this run tests the emulator as plain Python")
-    importlib.import_module("stripebench_emulator.resources")  # every resource module
+    importlib.import_module("stripebench_emulator.api")  # every resource module
     state = compiled.status()
     assert state["compiled"], "no compiled build loaded: run `make setup` (it compiles the emulator)"
     assert state["python"] == [], f"imported as Python (stale or not built; `make setup` rebuilds): {state['python']}"
-    store = sys.modules["stripebench_emulator.store"]
+    store = sys.modules["stripebench_emulator.model.store"]
     assert store.__file__ is not None and store.__file__.endswith(SUFFIX)
 
 
@@ -97,7 +97,7 @@ def test_a_module_loads_compiled_until_its_source_changes(tmp_path: Path, monkey
     probe = textwrap.dedent(f"""
         import sys
         from pathlib import Path
-        from stripebench_emulator import compiled
+        from stripebench_emulator.model import compiled
         out = Path({str(out)!r})
         sources = compiled.api_modules(Path({str(src / "sbpkg")!r}), "sbpkg")
         sys.meta_path.insert(0, compiled.CompiledFinder(sources, compiled.read_manifest(out / "manifest.json"), out))
@@ -118,7 +118,7 @@ def test_a_module_loads_compiled_until_its_source_changes(tmp_path: Path, monkey
 
 
 def test_pure_python_variable_turns_compiled_modules_off() -> None:
-    probe = ("import stripebench_emulator.store as s\nfrom stripebench_emulator import compiled\n"
+    probe = ("import stripebench_emulator.model.store as s\nfrom stripebench_emulator.model import compiled\n"
              "print(s.__file__)\nprint(compiled.describe())")
     env = {k: v for k, v in os.environ.items() if k != compiled.PURE_VARIABLE}
     pure = subprocess.run([sys.executable, "-c", probe], env={**env, compiled.PURE_VARIABLE: "1"},
@@ -139,7 +139,7 @@ def test_check_counts_what_is_built_and_current(capsys: pytest.CaptureFixture[st
 
 def test_the_http_edge_and_pages_stay_python() -> None:
     names = set(compiled.api_modules())
-    assert "stripebench_emulator.store" in names and "stripebench_emulator.resources.charges" in names
-    for kept in ("app", "server", "control", "faults", "webhooks", "compiled", "cython_build", "pages.checkout",
-                 "resources"):
+    assert "stripebench_emulator.model.store" in names and "stripebench_emulator.api.charges" in names
+    for kept in ("web.app", "web.server", "web.control", "web.faults", "web.webhooks", "model.compiled",
+                 "cython_build", "web.pages.checkout", "api", "web"):
         assert f"stripebench_emulator.{kept}" not in names

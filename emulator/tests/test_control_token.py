@@ -8,8 +8,8 @@ import httpx
 import pytest
 
 from stripebench_emulator import running_emulator
-from stripebench_emulator.control import CONTROL_HEADER
-from stripebench_emulator.registry import PAGE_ROUTES
+from stripebench_emulator.web.control import CONTROL_HEADER
+from stripebench_emulator.model.registry import PAGE_ROUTES
 
 # Every control route and a method it answers (GET where it has one; the others change state).
 CONTROLS = [("GET", "/_emulator/health"), ("POST", "/_emulator/reset"), ("GET", "/_emulator/clock"),
@@ -23,7 +23,7 @@ DISGUISES = ["/_emulator/no-such-control", "//_emulator/reset", "/_EMULATOR/rese
 def test_the_list_above_covers_every_control_route(emulator) -> None:
     from starlette.routing import Route
 
-    from stripebench_emulator.app import create_app
+    from stripebench_emulator.web.app import create_app
 
     app = create_app(emulator.emulator)
     routes = {(m, r.path) for r in app.routes if isinstance(r, Route) and r.path.startswith("/_emulator")

@@ -12,7 +12,7 @@ from pathlib import Path
 import httpx
 import stripe
 
-from stripebench_emulator.server import running_emulator
+from stripebench_emulator.web.server import running_emulator
 from test_webhooks import receiver  # noqa: F401  (the fixture)
 
 KEY = "sk_test_emulator_123"

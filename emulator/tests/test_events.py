@@ -78,7 +78,7 @@ def test_a_failing_listener_does_not_fail_the_request(stripe_client: stripe.Stri
 
 
 async def test_async_request_hooks_can_answer_instead(stripe_client: stripe.StripeClient, emulator) -> None:
-    from stripebench_emulator.dispatch import Reply
+    from stripebench_emulator.web.dispatch import Reply
 
     calls: list[str] = []
 

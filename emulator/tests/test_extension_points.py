@@ -7,8 +7,8 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse
 
 from stripebench_emulator import running_emulator
-from stripebench_emulator.context import RequestContext
-from stripebench_emulator.registry import PAGE_ROUTES, Resource, page_route
+from stripebench_emulator.model.context import RequestContext
+from stripebench_emulator.model.registry import PAGE_ROUTES, Resource, page_route
 
 
 def test_page_route_and_resource_registration() -> None:
@@ -34,7 +34,7 @@ def test_page_route_and_resource_registration() -> None:
         # Remove this test's page by name: pop() would drop whatever registered last (a page imported lazily
         # while the emulator started, e.g. /_emulator/webhook_settings), breaking later tests.
         PAGE_ROUTES[:] = [r for r in PAGE_ROUTES if r[0] != "/_test_pages/{name}"]
-        from stripebench_emulator import registry
+        from stripebench_emulator.model import registry
         registry.ROUTES.remove(widgets.routes[0])
         del registry.RESOURCES["test_widget"]
 
@@ -58,6 +58,6 @@ def test_a_handler_bug_is_a_stripe_api_error_and_rolls_back() -> None:
                 other = httpx.request(method, f"{emu.url}{path}", headers=auth)
                 assert other.status_code == 404 and "Unrecognized request URL" in other.json()["error"]["message"]
     finally:
-        from stripebench_emulator import registry
+        from stripebench_emulator.model import registry
         registry.ROUTES.remove(gadgets.routes[0])
         del registry.RESOURCES["test_gadget"]

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from stripebench_emulator.errors import StripeError
-from stripebench_emulator.forms import parse_form
-from stripebench_emulator.params import Array, Bool, Enum, Hash, Int, Metadata, Num, Range, Str, validate
+from stripebench_emulator.model.errors import StripeError
+from stripebench_emulator.model.forms import parse_form
+from stripebench_emulator.model.params import Array, Bool, Enum, Hash, Int, Metadata, Num, Range, Str, validate
 
 
 def test_parse_nested_and_arrays() -> None:
@@ -41,8 +41,8 @@ def test_the_one_pass_reading_of_plain_forms_agrees_with_the_general_parser(monk
     input included, the answer (or the 400) is the general parser's."""
     import random
 
-    from stripebench_emulator import forms
-    from stripebench_emulator.errors import StripeError
+    from stripebench_emulator.model import forms
+    from stripebench_emulator.model.errors import StripeError
 
     def outcome(text: str) -> tuple[str, object]:
         try:
@@ -68,7 +68,7 @@ def test_names_and_values_are_decoded_as_the_standard_library_decodes_them() -> 
     import random
     from urllib.parse import unquote
 
-    from stripebench_emulator.forms import _decode
+    from stripebench_emulator.model.forms import _decode
 
     def outcome(decode, text: str) -> tuple[str, str]:
         try:

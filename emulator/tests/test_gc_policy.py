@@ -11,7 +11,7 @@ import sys
 
 _PROBE = r'''
 import gc, json, weakref
-from stripebench_emulator.gc_policy import GcPolicy
+from stripebench_emulator.model.gc_policy import GcPolicy
 
 policy = GcPolicy(sweep_seconds=0).start()
 before = gc.get_freeze_count()

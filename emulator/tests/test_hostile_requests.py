@@ -19,10 +19,10 @@ import httpx
 import pytest
 import typing_extensions
 
-from stripebench_emulator import compiled
-from stripebench_emulator.dispatch import MAX_BODY_BYTES
-from stripebench_emulator.forms import MAX_DEPTH, parse_form
-from stripebench_emulator.errors import StripeError
+from stripebench_emulator.model import compiled
+from stripebench_emulator.web.dispatch import MAX_BODY_BYTES
+from stripebench_emulator.model.forms import MAX_DEPTH, parse_form
+from stripebench_emulator.model.errors import StripeError
 
 KEY = {"Authorization": "Bearer sk_test_hostile"}
 FORM = {**KEY, "Content-Type": "application/x-www-form-urlencoded"}

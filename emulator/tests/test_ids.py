@@ -7,8 +7,8 @@ import os
 import re
 import threading
 
-from stripebench_emulator import determinism
-from stripebench_emulator.determinism import IdFactory
+from stripebench_emulator.model import determinism
+from stripebench_emulator.model.determinism import IdFactory
 
 ID = re.compile(r"cus_[0-9A-Za-z]{24}")
 

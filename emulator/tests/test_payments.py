@@ -6,8 +6,8 @@ import httpx
 import pytest
 import stripe
 
-from stripebench_emulator.context import RequestContext
-from stripebench_emulator.resources import cards, payment_intents, setup_intents
+from stripebench_emulator.model.context import RequestContext
+from stripebench_emulator.api import cards, payment_intents, setup_intents
 
 CARD_ONLY = {"payment_method_types": ["card"]}
 

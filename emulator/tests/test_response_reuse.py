@@ -6,13 +6,13 @@ from typing import Any, Iterator
 
 import pytest
 
-from stripebench_emulator import registry
-from stripebench_emulator.context import RequestContext
-from stripebench_emulator.dispatch import handle
-from stripebench_emulator.engine import Emulator
-from stripebench_emulator.params import Str
-from stripebench_emulator.registry import Resource
-from stripebench_emulator.render import render
+from stripebench_emulator.model import registry
+from stripebench_emulator.model.context import RequestContext
+from stripebench_emulator.web.dispatch import handle
+from stripebench_emulator.model.engine import Emulator
+from stripebench_emulator.model.params import Str
+from stripebench_emulator.model.registry import Resource
+from stripebench_emulator.model.render import render
 
 HOST = "127.0.0.1:9"
 HEADERS = {"authorization": "Bearer sk_test_reuse", "content-type": "application/x-www-form-urlencoded",

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from stripebench_emulator import registry
-from stripebench_emulator.engine import Emulator
-from stripebench_emulator.params import Str
+from stripebench_emulator.model import registry
+from stripebench_emulator.model.engine import Emulator
+from stripebench_emulator.model.params import Str
 
 
 def _scan(method: str, path: str) -> tuple[Any, dict[str, str], bool]:

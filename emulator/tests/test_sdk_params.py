@@ -8,8 +8,9 @@ import re
 import httpx
 import pytest
 
-import stripebench_emulator.resources  # noqa: F401 - every route registered
-from stripebench_emulator import registry, sdk_params
+import stripebench_emulator.api  # noqa: F401 - every route registered
+from stripebench_emulator.model import registry
+from stripebench_emulator.web import sdk_params
 
 # Routes the SDK has no params class for: previews and deletes that take no body, the balance.
 WITHOUT_SDK_PARAMS = {("GET", "/v1/invoices/upcoming"), ("POST", "/v1/invoices/create_preview"),

@@ -29,7 +29,7 @@ def test_importing_and_serving_the_emulator_loads_nothing_of_stripebench_tui() -
     assert result["status"] == 200
     loaded = [m for m in result["modules"] if m.split(".")[0] in FOREIGN]
     assert loaded == [], loaded
-    assert "stripebench_emulator.resources.customers" in result["modules"]  # the probe did load the API
+    assert "stripebench_emulator.api.customers" in result["modules"]  # the probe did load the API
 
 
 def test_the_module_runs_as_a_command_and_says_what_it_takes() -> None:

@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from stripebench_emulator.store import Store, clone
+from stripebench_emulator.model.store import Store, clone
 
 
 def _expected(store: Store, kind: str) -> list[str]:

@@ -12,10 +12,10 @@ from typing import Any, Callable
 
 import pytest
 
-from stripebench_emulator.context import RequestContext
-from stripebench_emulator.engine import Emulator
-from stripebench_emulator.events import emit_event
-from stripebench_emulator.store import OwnershipError
+from stripebench_emulator.model.context import RequestContext
+from stripebench_emulator.model.engine import Emulator
+from stripebench_emulator.model.context import emit_event
+from stripebench_emulator.model.store import OwnershipError
 
 WAIT = 10  # seconds; only reached if a thread is stuck, which fails the test
 
@@ -130,7 +130,7 @@ def test_a_failed_request_leaves_no_partial_state(stripe_client, emulator) -> No
     with pytest.raises(RuntimeError):
         with emu.transaction():
             ctx = RequestContext(emu, emu.api_version)
-            from stripebench_emulator.resources import payment_intents
+            from stripebench_emulator.api import payment_intents
 
             done, error = payment_intents.confirm_intent(ctx, ctx.get("payment_intent", pi.id))
             assert error is None and done["status"] == "succeeded"

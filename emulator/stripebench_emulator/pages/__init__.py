@@ -1,6 +1,0 @@
-"""Browser pages the emulator serves: hosted/embedded Checkout, the stripe.js stand-in, card element, 3-D Secure.
-
-Importing this package registers their routes (``registry.page_route``); ``resources/__init__`` imports it.
-"""
-
-from stripebench_emulator.pages import checkout, common, invoice, stripejs  # noqa: F401

@@ -1,0 +1,350 @@
+"""Billing over time: a subscription's lines, discounts, first invoice, renewals, trial ends and cancellations.
+
+Everything takes the moment it happens at (``now``): a subscription of a customer on a test clock lives on the
+clock's frozen time, and ``api/test_clocks.py`` replays what falls due between two frozen times by calling
+``due_actions`` / ``run_action`` in time order. Invoices are built by ``billing_invoice``.
+
+Stripe's order, reproduced here: a renewal makes the draft invoice (``invoice.created``), moves the period
+(``customer.subscription.updated``) and about an hour later finalises it (``invoice.finalized``), charges the
+default payment method (``payment_intent.created``, ``charge.succeeded``, ``payment_intent.succeeded``) and marks it
+paid (``invoice.paid``, ``invoice.payment_succeeded``); a decline gives ``invoice.payment_failed`` and ``past_due``.
+A week ahead of a renewal (or trial end) charged automatically comes ``invoice.upcoming``; before a trial's end,
+``customer.subscription.trial_will_end`` three days ahead. An ``incomplete`` subscription whose first invoice stays
+unpaid for 23 hours becomes ``incomplete_expired`` and that invoice is voided.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Any
+
+from stripebench_emulator.rules import billing_discounts
+from stripebench_emulator.rules import billing_invoice as bills
+from stripebench_emulator.rules.billing_time import DAY, at, period_end
+from stripebench_emulator.model.context import RequestContext
+from stripebench_emulator.model.errors import StripeError
+
+TRIAL_WILL_END_NOTICE = 3 * DAY  # customer.subscription.trial_will_end comes three days before the trial ends
+# "If the first invoice is not paid within 23 hours, the subscription transitions to incomplete_expired" (the
+# subscription status reference), counted from the subscription's creation
+INCOMPLETE_EXPIRES_AFTER = 23 * 3600
+# invoice.upcoming "occurs X number of days before a subscription is scheduled to create an invoice that is
+# automatically charged—where X is determined by your subscriptions settings" (the Dashboard's "Upcoming renewal
+# events"). The default X is not in Stripe's API reference; 7 days is what integrations report seeing.
+UPCOMING_NOTICE = 7 * DAY
+
+
+def interval_of(ctx: RequestContext, sub: dict[str, Any]) -> tuple[str, int]:
+    """The billing interval of the subscription's (first recurring) price."""
+    for item in sub["_items"]:
+        recurring = (ctx.find("price", item["price"]) or {}).get("recurring")
+        if recurring:
+            return recurring["interval"], recurring.get("interval_count", 1)
+    return "month", 1
+
+
+def _unit(price: dict[str, Any]) -> float:
+    if price.get("unit_amount") is not None:
+        return price["unit_amount"]
+    return float(price.get("unit_amount_decimal") or 0)
+
+
+def describe(ctx: RequestContext, price: dict[str, Any], quantity: int) -> str:
+    """Stripe's line description: ``1 × Pro (at $20.00 / month)``."""
+    product = ctx.find("product", price.get("product", "")) or {}
+    recurring = price.get("recurring") or {}
+    return (f"{quantity} × {product.get('name', 'Item')} (at ${_unit(price) / 100:.2f} / "
+            f"{recurring.get('interval', 'one time')})")
+
+
+def item_amount(ctx: RequestContext, item: dict[str, Any]) -> int:
+    """A licensed item's charge for one full period."""
+    price = ctx.get("price", item["price"])
+    return round(_unit(price) * (item.get("quantity") or 0))
+
+
+def is_metered(ctx: RequestContext, item: dict[str, Any]) -> bool:
+    return ((ctx.find("price", item["price"]) or {}).get("recurring") or {}).get("usage_type") == "metered"
+
+
+def cycle_lines(ctx: RequestContext, sub: dict[str, Any], start: int, end: int) -> list[dict[str, Any]]:
+    """Lines for licensed items over ``[start, end)``, billed in advance."""
+    lines = []
+    for item in sub["_items"]:
+        if is_metered(ctx, item):
+            continue
+        price = ctx.get("price", item["price"])
+        lines.append({"amount": item_amount(ctx, item), "price": price["id"], "quantity": item["quantity"],
+                      "period": [start, end], "item": item["id"], "proration": False,
+                      "description": describe(ctx, price, item["quantity"]), "tax_rates": item.get("tax_rates")})
+    return lines
+
+
+def usage_lines(ctx: RequestContext, sub: dict[str, Any], start: int, end: int) -> list[dict[str, Any]]:
+    """Lines for metered items: the meter's usage by this customer over ``[start, end)``, billed in arrears."""
+    from stripebench_emulator.api.meters import usage
+
+    lines = []
+    for item in sub["_items"]:
+        if not is_metered(ctx, item):
+            continue
+        price = ctx.get("price", item["price"])
+        meter = price["recurring"].get("meter")
+        used = usage(ctx, meter, sub["customer"], start, end) if meter else 0
+        quantity = int(used) if float(used).is_integer() else used
+        lines.append({"amount": round(_unit(price) * used), "price": price["id"], "quantity": quantity,
+                      "period": [start, end], "item": item["id"], "proration": False,
+                      "description": describe(ctx, price, quantity), "tax_rates": item.get("tax_rates")})
+    return lines
+
+
+def discount_in_force(ctx: RequestContext, sub: dict[str, Any], now: int) -> str | None:
+    """The id of the discount an invoice of ``sub`` made at ``now`` takes off: the subscription's own, else its
+    customer's (``billing_discounts.applicable``). How much it takes off which line is ``billing_invoice``'s
+    (``discount_amounts``: not prorations, and with ``applies_to.products`` only lines of those products)."""
+    entry = billing_discounts.applicable(ctx, sub, now)
+    return entry["id"] if entry is not None and ctx.find("discount", entry["id"]) is not None else None
+
+
+def discount_used(sub: dict[str, Any], discount_id: str | None) -> None:
+    """The subscription's discount ``discount_id`` has been taken off an invoice (a ``once`` one is then spent)."""
+    billing_discounts.spent(sub, discount_id)
+
+
+def payment_method_for(ctx: RequestContext, sub: dict[str, Any]) -> str | None:
+    """The subscription's ``default_payment_method``, else the customer's invoice default."""
+    if sub.get("default_payment_method"):
+        return sub["default_payment_method"]
+    customer = ctx.find("customer", sub["customer"]) or {}
+    return (customer.get("invoice_settings") or {}).get("default_payment_method")
+
+
+def draft(ctx: RequestContext, sub: dict[str, Any], lines: list[dict[str, Any]], reason: str, now: int,
+          finalizes_at: int | None = None) -> dict[str, Any]:
+    """Save a draft invoice for ``sub`` with its pending prorations and discount; ``sub.latest_invoice`` set
+    (``finalizes_at``: see ``billing_invoice.create_draft``)."""
+    lines = list(sub.pop("_pending_lines", None) or []) + lines
+    sub["_pending_lines"] = []
+    billing_discounts.expire(ctx, sub, now)  # what ran out goes first (customer.discount.deleted)
+    discount_id = discount_in_force(ctx, sub, now)
+    billing_discounts.used(ctx, sub, discount_id)
+    invoice = bills.create_draft(ctx, sub, lines, reason=reason, now=now, discount_id=discount_id,
+                                 finalizes_at=finalizes_at)
+    sub["latest_invoice"] = invoice["id"]
+    return invoice
+
+
+def collect(ctx: RequestContext, sub: dict[str, Any], invoice: dict[str, Any], now: int, behavior: str
+            ) -> StripeError | None:
+    """Finalise ``invoice`` and pay it per ``payment_behavior``; the subscription's status follows the outcome."""
+    moved = at(ctx, now)
+    bills.finalize(moved, invoice, now)
+    if invoice["status"] == "paid" or invoice["collection_method"] == "send_invoice":
+        return None  # a sent invoice is paid by the customer (finalising made its PaymentIntent), never charged
+    description = "Subscription creation" if invoice["billing_reason"] == "subscription_create" else \
+        "Subscription update" if invoice["billing_reason"] == "subscription_update" else "Subscription cycle"
+    if behavior == "default_incomplete":
+        bills.open_intent(moved, invoice, description)
+        return None
+    if ctx.find("subscription", sub["id"]) is not None:
+        # a charge here that succeeds calls on_paid; this request then reports the subscription's new status itself
+        ctx.save({**ctx.get("subscription", sub["id"]), "_settling": True})
+    error = bills.attempt(moved, invoice, payment_method_for(ctx, sub), now, description)
+    invoice.update(ctx.get("invoice", invoice["id"]))
+    settled = ctx.get("subscription", sub["id"])
+    settled.pop("_settling", None)
+    ctx.save(settled)
+    return error
+
+
+def on_paid(ctx: RequestContext, pi: dict[str, Any]) -> None:
+    """``payment_intents`` hook: a subscription invoice's PI succeeded, so the invoice is paid (``on_invoice_paid``
+    then activates the subscription). Most PaymentIntents belong to no invoice: nothing to look up for those."""
+    if pi.get("_invoice"):
+        bills.pay_from_intent(ctx, pi)
+
+
+def on_invoice_paid(ctx: RequestContext, invoice: dict[str, Any]) -> None:
+    """``invoice_actions`` hook: a subscription's invoice is paid — by its own PaymentIntent, by attached payments or
+    out of band — so an incomplete, past-due or unpaid subscription becomes active."""
+    if not invoice.get("_subscription"):
+        return
+    sub = ctx.get("subscription", invoice["_subscription"])
+    before = ctx.get("subscription", sub["id"])
+    saved_pm = _save_default_payment_method(ctx, sub, invoice)
+    if sub.get("_settling"):  # paid within the request that made the invoice: that request sets the status
+        if saved_pm:
+            ctx.save(sub)  # and reports the saved payment method with it
+        return
+    if sub["status"] in ("incomplete", "past_due", "unpaid"):
+        sub["status"] = "active"
+    if sub["status"] != before["status"] or saved_pm:
+        ctx.save(sub)
+        ctx.emit("customer.subscription.updated", sub, previous=before)
+
+
+def _save_default_payment_method(ctx: RequestContext, sub: dict[str, Any], invoice: dict[str, Any]) -> bool:
+    """``payment_settings.save_default_payment_method=on_subscription``: the payment method that paid the invoice
+    (through a PaymentIntent, not out of band) becomes the subscription's ``default_payment_method``, so renewals
+    charge it. Whether it changed."""
+    if (sub.get("payment_settings") or {}).get("save_default_payment_method") != "on_subscription":
+        return False
+    paid = [p for p in invoice.get("_payments") or [] if p["status"] == "paid" and p.get("payment_intent")]
+    pi = ctx.find("payment_intent", paid[-1]["payment_intent"]) if paid else None
+    pm = (pi or {}).get("payment_method")
+    if not pm or pm == sub.get("default_payment_method"):
+        return False
+    sub["default_payment_method"] = pm
+    return True
+
+
+# -- what happens over time ---------------------------------------------------------------------------------------
+def next_action(sub: dict[str, Any]) -> tuple[int, str] | None:
+    """The next moment something happens to ``sub`` on its own, and what (None when nothing ever will)."""
+    status = sub["status"]
+    if status in ("canceled", "incomplete_expired", "paused"):
+        return None
+    if status == "incomplete":  # nothing else happens until the first invoice is paid
+        return sub["created"] + INCOMPLETE_EXPIRES_AFTER, "expire"
+    candidates: list[tuple[int, str]] = []
+    if status == "trialing" and sub["trial_end"]:
+        if not sub.get("_trial_notice_sent") and sub["trial_end"] - TRIAL_WILL_END_NOTICE > sub["_period_start"]:
+            candidates.append((sub["trial_end"] - TRIAL_WILL_END_NOTICE, "trial_will_end"))
+        candidates.append((sub["trial_end"], "trial_end"))
+    if sub.get("cancel_at") and status != "incomplete":
+        candidates.append((sub["cancel_at"], "cancel"))
+    renewal = _renewal(sub)
+    if renewal is not None and sub.get("_upcoming_for") != renewal and renewal - UPCOMING_NOTICE > sub["_period_start"]:
+        candidates.append((renewal - UPCOMING_NOTICE, "upcoming"))
+    if status in ("active", "past_due", "unpaid"):
+        candidates.append((sub["_period_end"], "renew"))
+    return min(candidates) if candidates else None
+
+
+def _renewal(sub: dict[str, Any]) -> int | None:
+    """When ``sub`` next makes an invoice charged automatically (its trial's end or its period's), if it will."""
+    status = sub["status"]
+    if status not in ("active", "past_due", "trialing") or sub["collection_method"] != "charge_automatically":
+        return None
+    renewal = sub["trial_end"] if status == "trialing" else sub["_period_end"]
+    if not renewal or (sub.get("cancel_at") and sub["cancel_at"] <= renewal):
+        return None  # it ends first
+    return renewal
+
+
+def run_action(ctx: RequestContext, sub: dict[str, Any], action: str, now: int) -> None:
+    """Do ``action`` (from ``next_action``) to ``sub`` at ``now``."""
+    moved = at(ctx, now)
+    before = ctx.get("subscription", sub["id"])
+    if action == "trial_will_end":
+        sub["_trial_notice_sent"] = True
+        ctx.save(sub)
+        ctx.emit("customer.subscription.trial_will_end", sub)
+        return
+    if action == "cancel":
+        end(moved, sub, now, "cancellation_requested")
+        return
+    if action == "expire":
+        expire(moved, sub, now)
+        return
+    if action == "upcoming":
+        upcoming(moved, sub)
+        return
+    if action == "trial_end":
+        if not payment_method_for(ctx, sub):
+            behavior = (sub["trial_settings"] or {}).get("end_behavior", {}).get("missing_payment_method")
+            if behavior == "cancel":
+                end(moved, sub, now, "cancellation_requested")
+                return
+            if behavior == "pause":
+                sub.update(status="paused", _period_start=now, _period_end=now)
+                ctx.save(sub)
+                ctx.emit("customer.subscription.paused", sub)
+                ctx.emit("customer.subscription.updated", sub, previous=before)
+                return
+        sub["status"] = "active"
+    start = now
+    interval, count = interval_of(ctx, sub)
+    finish = period_end(start, interval, count)
+    ended = (sub["_period_start"], start)
+    sub["_period_start"], sub["_period_end"] = start, finish
+    lines = usage_lines(ctx, {**sub}, *ended) + cycle_lines(ctx, sub, start, finish)
+    draft(moved, sub, lines, "subscription_cycle", now, finalizes_at=now + bills.FINALIZE_DELAY)
+    ctx.save(sub)
+    ctx.emit("customer.subscription.updated", sub, previous=before)
+
+
+def finalize_due(ctx: RequestContext, invoice: dict[str, Any], now: int) -> None:
+    """A subscription's draft (a renewal's, or a sent first invoice's) reached ``automatically_finalizes_at``:
+    finalise, and charge one charged automatically (a decline makes the sub past_due); a sent one waits for the
+    customer."""
+    sub = ctx.get("subscription", invoice["_subscription"])
+    error = collect(ctx, sub, invoice, now, "allow_incomplete")
+    sub = ctx.get("subscription", sub["id"])
+    before = ctx.get("subscription", sub["id"])
+    if error is not None and sub["status"] in ("active", "trialing"):
+        sub["status"] = "past_due"
+    elif error is None and sub["status"] in ("incomplete", "past_due", "unpaid"):
+        sub["status"] = "active"
+    ctx.save(sub)
+    ctx.emit("customer.subscription.updated", sub, previous=before)
+
+
+def upcoming(ctx: RequestContext, sub: dict[str, Any]) -> None:
+    """``invoice.upcoming`` for the renewal ``UPCOMING_NOTICE`` ahead: the invoice it will make (as
+    ``create_preview`` shows it), without an id, as Stripe sends it."""
+    from stripebench_emulator.api.invoice_previews import preview
+
+    sub["_upcoming_for"] = _renewal(sub)
+    ctx.save(sub)
+    invoice = preview(ctx, sub, {})
+    invoice["_upcoming_event"] = True  # rendered without ``id`` (see ``invoices.render``)
+    ctx.emit("invoice.upcoming", invoice)
+
+
+def expire(ctx: RequestContext, sub: dict[str, Any], now: int) -> None:
+    """The first invoice went unpaid for 23 hours: ``incomplete_expired`` (terminal, no more invoices) and the open
+    invoice voided.
+
+    Stripe documents the transition and the void, not the order of their events nor whether ``canceled_at`` is
+    set: here the subscription's ``customer.subscription.updated`` (``ended_at`` set) comes first, then
+    ``invoice.voided``, the order the status reference tells them in."""
+    from stripebench_emulator.api import invoice_actions
+
+    before = ctx.get("subscription", sub["id"])
+    sub.update(status="incomplete_expired", ended_at=now)
+    ctx.save(sub)
+    ctx.emit("customer.subscription.updated", sub, previous=before)
+    invoice = ctx.find("invoice", sub.get("latest_invoice") or "")
+    if invoice is not None and invoice["status"] == "open":
+        invoice_actions.void_invoice(ctx, invoice)
+
+
+def end(ctx: RequestContext, sub: dict[str, Any], now: int, reason: str) -> None:
+    """Cancel now: ``status=canceled``, ``customer.subscription.deleted``; open drafts are left to the caller."""
+    sub.update({"status": "canceled", "canceled_at": sub.get("canceled_at") or now, "ended_at": now,
+                "cancel_at": sub.get("cancel_at")})
+    sub["cancellation_details"] = {**sub["cancellation_details"], "reason": sub["cancellation_details"].get("reason")
+                                   or reason}
+    ctx.save(sub)
+    ctx.emit("customer.subscription.deleted", sub)
+
+
+def anchor_from_config(start: int, config: dict[str, Any]) -> int:
+    """The first ``billing_cycle_anchor`` after ``start`` matching ``billing_cycle_anchor_config``."""
+    import calendar
+
+    moment = datetime.fromtimestamp(start, timezone.utc)
+    year, month = moment.year, config.get("month") or moment.month
+    for _ in range(26):
+        day = min(config["day_of_month"], calendar.monthrange(year, month)[1])
+        candidate = moment.replace(year=year, month=month, day=day, hour=config.get("hour", moment.hour),
+                                   minute=config.get("minute", moment.minute),
+                                   second=config.get("second", moment.second))
+        if int(candidate.timestamp()) > start:
+            return int(candidate.timestamp())
+        if config.get("month"):
+            year += 1
+        else:
+            year, month = (year + 1, 1) if month == 12 else (year, month + 1)
+    return start
