@@ -28,12 +28,10 @@ LAYERS = ("model", "rules", "api", "web", "front")
 KNOWN_UPWARD = {
     ("rules.billing_cycle", "api.invoice_actions"), ("rules.billing_cycle", "api.invoice_previews"),
     ("rules.billing_cycle", "api.meters"), ("rules.billing_invoice", "api.invoice_actions"),
-    ("rules.billing_invoice", "api.invoice_lines"), ("rules.billing_invoice", "api.payment_intents"),
-    ("rules.billing_invoice", "api.tax_ids"),
+    ("rules.billing_invoice", "api.invoice_lines"), ("rules.billing_invoice", "api.tax_ids"),
 }
 # Every group of files that import each other (the strongly connected groups of the file graph), sorted.
 KNOWN_CYCLES: list[list[str]] = [
-    ["api.charges", "api.payment_intents"],
     ["api.invoice_actions", "api.invoice_discounts", "api.invoice_items", "api.invoice_previews", "api.invoices",
      "rules.billing_changes", "rules.billing_cycle", "rules.billing_invoice", "rules.billing_update"],
 ]

@@ -6,8 +6,9 @@ import httpx
 import pytest
 import stripe
 
+from stripebench_emulator.api import setup_intents
 from stripebench_emulator.model.context import RequestContext
-from stripebench_emulator.api import cards, payment_intents, setup_intents
+from stripebench_emulator.rules import cards, intents
 
 CARD_ONLY = {"payment_method_types": ["card"]}
 
@@ -103,7 +104,7 @@ def test_3ds_card_requires_action_then_completes(stripe_client, emulator):
     emu = emulator.emulator
     with emu.transaction():
         ctx = RequestContext(emu, emu.api_version)
-        done = payment_intents.complete_authentication(ctx, ctx.get("payment_intent", pi.id), success=True)
+        done = intents.complete_authentication(ctx, ctx.get("payment_intent", pi.id), success=True)
     assert done["status"] == "succeeded"
     assert stripe_client.v1.payment_intents.retrieve(pi.id).status == "succeeded"
 
@@ -114,7 +115,7 @@ def test_3ds_failure_and_sdk_style_next_action(stripe_client, emulator):
     emu = emulator.emulator
     with emu.transaction():
         ctx = RequestContext(emu, emu.api_version)
-        payment_intents.complete_authentication(ctx, ctx.get("payment_intent", pi.id), success=False)
+        intents.complete_authentication(ctx, ctx.get("payment_intent", pi.id), success=False)
     failed = stripe_client.v1.payment_intents.retrieve(pi.id)
     assert failed.status == "requires_payment_method"
     assert failed.last_payment_error.code == "payment_intent_authentication_failure"
@@ -315,7 +316,7 @@ def test_manual_confirmation_returns_to_requires_confirmation_after_3ds(stripe_c
     emu = emulator.emulator
     with emu.transaction():
         ctx = RequestContext(emu, emu.api_version)
-        after = payment_intents.complete_authentication(ctx, ctx.get("payment_intent", pi.id), success=True)
+        after = intents.complete_authentication(ctx, ctx.get("payment_intent", pi.id), success=True)
     assert after["status"] == "requires_confirmation"
     assert stripe_client.v1.payment_intents.confirm(pi.id).status == "succeeded"
 

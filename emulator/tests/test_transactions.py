@@ -130,9 +130,9 @@ def test_a_failed_request_leaves_no_partial_state(stripe_client, emulator) -> No
     with pytest.raises(RuntimeError):
         with emu.transaction():
             ctx = RequestContext(emu, emu.api_version)
-            from stripebench_emulator.api import payment_intents
+            from stripebench_emulator.rules import intents
 
-            done, error = payment_intents.confirm_intent(ctx, ctx.get("payment_intent", pi.id))
+            done, error = intents.confirm_intent(ctx, ctx.get("payment_intent", pi.id))
             assert error is None and done["status"] == "succeeded"
             assert len(emu.store.scan("charge")) == counts["charge"] + 1  # written inside the transaction...
             raise RuntimeError("fail after the writes")

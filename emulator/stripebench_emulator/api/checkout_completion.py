@@ -16,7 +16,9 @@ from stripebench_emulator.rules import billing_cycle, redemption
 from stripebench_emulator.rules import billing_time
 from stripebench_emulator.model.context import RequestContext
 from stripebench_emulator.model.errors import StripeError
-from stripebench_emulator.api import customers, payment_intents, payment_methods, setup_intents
+from stripebench_emulator.rules import methods
+from stripebench_emulator.rules import intents
+from stripebench_emulator.api import customers, setup_intents
 from stripebench_emulator.api import checkout_options as options
 from stripebench_emulator.api import checkout_totals as totals
 from stripebench_emulator.api.checkout_sessions import new_item
@@ -97,7 +99,7 @@ def submit(ctx: RequestContext, session: dict[str, Any], form: dict[str, Any]) -
     details = _details(ctx, session, form) | options.record_answers(session, form)
     month, year = (int(part) for part in _EXPIRY.match(form["expiry"]).groups() if part is not None)
     try:
-        pm = payment_methods.create_card(ctx, form["card_number"], month, year, form["cvc"].strip(),
+        pm = methods.create_card(ctx, form["card_number"], month, year, form["cvc"].strip(),
                                          billing_details={k: details[k] for k in ("email", "name", "phone")}
                                          | ({"address": details["address"]} if details["address"] else {}))
     except StripeError as err:
@@ -127,9 +129,9 @@ def submit(ctx: RequestContext, session: dict[str, Any], form: dict[str, Any]) -
     if session["mode"] == "payment" and session.get("payment_intent"):
         pi = ctx.get("payment_intent", session["payment_intent"])
         if pi["status"] == "requires_payment_method":  # retry after a decline: same PI, new card
-            pi, err = payment_intents.confirm_intent(ctx, pi, {"payment_method": pm["id"]})
+            pi, err = intents.confirm_intent(ctx, pi, {"payment_method": pm["id"]})
             return _after_payment(ctx, session, pm, pi, err)
-    pi, err = payment_intents.create_confirmed(
+    pi, err = intents.create_confirmed(
         ctx, amount, session["currency"], customer=customer_id, payment_method=pm["id"],
         metadata=data.get("metadata") if session["mode"] == "payment" else None, **fields)
     if session["mode"] == "payment":
@@ -166,7 +168,7 @@ def authenticate(ctx: RequestContext, session: dict[str, Any], success: bool) ->
         return _error("There is no payment waiting for authentication.")
     pi = ctx.get("payment_intent", session["_pending_pi"])
     if pi["status"] == "requires_action":
-        pi = payment_intents.complete_authentication(ctx, pi, success)
+        pi = intents.complete_authentication(ctx, pi, success)
     if pi["status"] in ("succeeded", "requires_capture"):
         return _finish(ctx, session, ctx.get("payment_method", session["_pending_pm"]), pi)
     last = pi.get("last_payment_error") or {}
@@ -216,7 +218,7 @@ def _finish(ctx: RequestContext, session: dict[str, Any], pm: dict[str, Any], pi
     if session["mode"] == "subscription":
         customer_id = _customer(ctx, session)
         if pm.get("customer") != customer_id:
-            payment_methods.attach(ctx, pm, customer_id)
+            methods.attach(ctx, pm, customer_id)
         # a customer on a test clock gets a subscription that lives on the clock's time, as the API's does
         clock = (ctx.find("customer", customer_id) or {}).get("test_clock")
         billed = billing_time.at(ctx, billing_time.clock_now(ctx, clock))

@@ -10,6 +10,7 @@ from stripebench_emulator.model.errors import StripeError
 from stripebench_emulator.model.params import Array, Enum, Hash, Int, Metadata, Str
 from stripebench_emulator.model.registry import Resource
 from stripebench_emulator.model.search import SEARCH_PARAMS, search_page
+from stripebench_emulator.rules import methods
 from stripebench_emulator.api import tax_ids
 from stripebench_emulator.model.fields import (ADDRESS, SHIPPING, apply_fields, apply_metadata, deleted_stub,
                                                full_address)
@@ -89,9 +90,8 @@ def create(ctx: RequestContext, params: dict[str, Any]) -> dict[str, Any]:
     """Create a customer; ``payment_method`` (a pm_ or magic test id) is attached, and may be the default;
     ``source`` (a card token) becomes a card and the ``default_source``; each ``tax_id_data`` entry becomes one of
     its tax IDs (``customer.tax_id.created`` after ``customer.created``)."""
-    from stripebench_emulator.api import payment_methods
 
-    pm = payment_methods.resolve(ctx, params["payment_method"]) if params.get("payment_method") else None
+    pm = methods.resolve(ctx, params["payment_method"]) if params.get("payment_method") else None
     settings = params.get("invoice_settings") or {}
     if pm is not None and settings.get("default_payment_method") == params["payment_method"]:
         settings["default_payment_method"] = pm["id"]  # pm_card_visa there means the card just attached
@@ -124,7 +124,7 @@ def create(ctx: RequestContext, params: dict[str, Any]) -> dict[str, Any]:
     if card is not None:
         ctx.emit("customer.source.created", card)
     if pm is not None:  # a declining card fails here and the whole create rolls back
-        payment_methods.attach(ctx, pm, obj["id"], param="payment_method")
+        methods.attach(ctx, pm, obj["id"], param="payment_method")
     return obj
 
 

@@ -18,8 +18,9 @@ from typing import Any, Callable
 from stripebench_emulator.model.context import RequestContext
 from stripebench_emulator.model.errors import StripeError, invalid, missing_param
 from stripebench_emulator.model.params import Bool, Str
+from stripebench_emulator.rules import intents
 from stripebench_emulator.rules import billing_time
-from stripebench_emulator.api import payment_intents, tax_ids
+from stripebench_emulator.api import tax_ids
 from stripebench_emulator.api.invoices import recompute, resource
 
 _NO_PAYMENT_METHOD = ("This customer has no attached payment source or default payment method. Please consider "
@@ -114,7 +115,7 @@ def open_intent(ctx: RequestContext, invoice: dict[str, Any], description: str, 
     False. The caller emits the invoice's event; confirming the PI (server-side or with its client_secret) pays the
     invoice through ``credit_intent``. It offers the invoice's ``payment_settings.payment_method_types`` when set,
     else the PaymentIntent's own default."""
-    pi = payment_intents.new_intent(ctx, {"amount": invoice["amount_remaining"], "currency": invoice["currency"],
+    pi = intents.new_intent(ctx, {"amount": invoice["amount_remaining"], "currency": invoice["currency"],
                                           "customer": invoice["customer"], "description": description,
                                           **_offered_types(invoice), **fields})
     pi["_invoice"] = invoice["id"]
@@ -246,7 +247,7 @@ def pay_invoice(ctx: RequestContext, invoice: dict[str, Any], *, payment_method:
     before = ctx.find("invoice", invoice["id"])
     invoice.update(attempt_count=invoice["attempt_count"] + 1, attempted=True)
     ctx.save(invoice)
-    pi, error = payment_intents.confirm_intent(ctx, pi, {"payment_method": pm_id,
+    pi, error = intents.confirm_intent(ctx, pi, {"payment_method": pm_id,
                                                          **({"off_session": "true"} if off_session else {})})
     invoice.update(ctx.get("invoice", invoice["id"]))  # its success hook (credit_intent) has paid the invoice
     if error is not None or pi["status"] != "succeeded":
@@ -339,7 +340,7 @@ def _cancel_intents(ctx: RequestContext, payments: list[dict[str, Any]], reason:
     for payment in payments:
         pi = ctx.find("payment_intent", payment["payment_intent"])
         if pi is not None and pi["status"] not in ("succeeded", "canceled"):
-            payment_intents.cancel_intent(ctx, pi, reason)
+            intents.cancel_intent(ctx, pi, reason)
 
 
 @resource.route("POST", "/v1/invoices/{id}/mark_uncollectible")
@@ -416,4 +417,4 @@ def _on_intent_succeeded(ctx: RequestContext, pi: dict[str, Any]) -> None:
         credit_intent(ctx, pi)
 
 
-payment_intents.ON_SUCCEEDED.append(_on_intent_succeeded)
+intents.ON_SUCCEEDED.append(_on_intent_succeeded)

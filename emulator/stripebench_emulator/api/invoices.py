@@ -21,6 +21,7 @@ from stripebench_emulator.model.errors import StripeError, invalid, missing_para
 from stripebench_emulator.model.params import Array, Bool, Currency, Enum, Hash, Int, Metadata, Param, Str
 from stripebench_emulator.model.registry import Resource
 from stripebench_emulator.model.fields import apply_metadata, deleted_stub
+from stripebench_emulator.rules import methods
 from stripebench_emulator.api.invoice_lines import lines_page, new_line, render_line
 from stripebench_emulator.api import invoice_discounts, tax_ids
 from stripebench_emulator.api.invoice_payments import payments_page
@@ -255,9 +256,9 @@ def editable_draft(invoice: dict[str, Any]) -> None:
 
 def _apply(ctx: RequestContext, obj: dict[str, Any], params: dict[str, Any]) -> None:
     if "default_payment_method" in params and params["default_payment_method"]:
-        from stripebench_emulator.api import payment_methods
+        pass
 
-        params = {**params, "default_payment_method": payment_methods.resolve(
+        params = {**params, "default_payment_method": methods.resolve(
             ctx, params["default_payment_method"], param="default_payment_method")["id"]}
     for key in ("auto_advance", "collection_method", "description", "due_date", "footer", "statement_descriptor",
                 "default_payment_method"):

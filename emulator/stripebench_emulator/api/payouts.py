@@ -1,6 +1,6 @@
 """Payouts: create (from the available balance), retrieve, update, list, cancel; and ``GET /v1/balance``.
 
-Funds become available two days after a capture (``balance_transactions.PAYOUT_DELAY``, on the emulator clock);
+Funds become available two days after a capture (``charging.PAYOUT_DELAY``, on the emulator clock);
 a payout larger than what is available is Stripe's ``balance_insufficient``. A payout is ``pending`` until its
 ``arrival_date`` (the next day) and ``paid`` from then on; only a pending payout can be canceled.
 """

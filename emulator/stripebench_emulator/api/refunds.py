@@ -12,7 +12,7 @@ from stripebench_emulator.model.context import LIST_PARAMS, RequestContext
 from stripebench_emulator.model.errors import StripeError, invalid
 from stripebench_emulator.model.params import Bool, Enum, Int, Metadata, Str
 from stripebench_emulator.model.registry import Resource
-from stripebench_emulator.api import balance_transactions
+from stripebench_emulator.rules import charging
 from stripebench_emulator.model.fields import apply_metadata
 
 resource = Resource("refund", prefix="re", noun="refund",
@@ -36,7 +36,7 @@ def refund_charge(ctx: RequestContext, charge: dict[str, Any], amount: int | Non
     refund_id = ctx.new_id("re")
     refund = {
         "id": refund_id, "object": "refund", "amount": amount,
-        "balance_transaction": balance_transactions.record(ctx, refund_id, -amount, charge["currency"], "refund"),
+        "balance_transaction": charging.record(ctx, refund_id, -amount, charge["currency"], "refund"),
         "charge": charge["id"], "created": ctx.now(), "currency": charge["currency"],
         "destination_details": {"card": {"reference_status": "pending", "reference_type": "acquirer_reference_number",
                                          "type": "refund"}, "type": "card"},

@@ -4,7 +4,7 @@ Internal API for Checkout (setup mode) and the pages:
 
 * ``create_confirmed(ctx, customer, payment_method, usage="off_session", metadata=None, **fields) -> (si, error)``.
 * ``confirm_setup(ctx, si, params) -> (si, error)``; ``complete_authentication(ctx, si, success) -> si``
-  (3-D Secure cards put the SI in requires_action; ``next_action`` points at ``payment_intents.AUTHENTICATE_PATH``).
+  (3-D Secure cards put the SI in requires_action; ``next_action`` points at ``intents.AUTHENTICATE_PATH``).
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from stripebench_emulator.model.context import LIST_PARAMS, RequestContext
 from stripebench_emulator.model.errors import StripeError, invalid
 from stripebench_emulator.model.params import Array, Bool, Enum, Hash, Metadata, Param, Str
 from stripebench_emulator.model.registry import Resource
-from stripebench_emulator.api import payment_methods
+from stripebench_emulator.rules import intents, methods
 from stripebench_emulator.model.fields import apply_metadata
-from stripebench_emulator.api.payment_intents import AUTHENTICATE_PATH, PM_DATA, Loose, check_client_secret
+from stripebench_emulator.api.payment_intents import PM_DATA, Loose, check_client_secret
 
 resource = Resource("setup_intent", prefix="seti", noun="setup_intent",
                     expandable={"customer": "customer", "payment_method": "payment_method"})
@@ -48,12 +48,12 @@ def _apply(ctx: RequestContext, si: dict[str, Any], params: dict[str, Any]) -> N
         si["payment_method_types"] = params["payment_method_types"]
     if params.get("payment_method_data"):
         c = params["payment_method_data"].get("card") or {}
-        pm = (payment_methods.resolve(ctx, c["token"]) if c.get("token") else
-              payment_methods.create_card(ctx, c.get("number", ""), c.get("exp_month", 12), c.get("exp_year", 34),
+        pm = (methods.resolve(ctx, c["token"]) if c.get("token") else
+              methods.create_card(ctx, c.get("number", ""), c.get("exp_month", 12), c.get("exp_year", 34),
                                           c.get("cvc"), params["payment_method_data"].get("billing_details")))
         si["payment_method"] = pm["id"]
     elif params.get("payment_method"):
-        si["payment_method"] = payment_methods.resolve(ctx, params["payment_method"])["id"]
+        si["payment_method"] = methods.resolve(ctx, params["payment_method"])["id"]
 
 
 def new_setup_intent(ctx: RequestContext, params: dict[str, Any]) -> dict[str, Any]:
@@ -118,13 +118,13 @@ def confirm_setup(ctx: RequestContext, si: dict[str, Any], params: dict[str, Any
     if not si["payment_method"]:
         raise StripeError("You cannot confirm this SetupIntent because it's missing a payment method.",
                           code="setup_intent_unexpected_state")
-    pm = payment_methods.resolve(ctx, si["payment_method"])
-    card = payment_methods.test_card(pm)
+    pm = methods.resolve(ctx, si["payment_method"])
+    card = methods.test_card(pm)
     if card.attach_fails:
         return _fail(ctx, si, pm, card.decline_error())
     if card.three_d_secure:
         si["status"] = "requires_action"
-        url = ctx.base_url + AUTHENTICATE_PATH.format(id=si["id"]) + f"?client_secret={si['client_secret']}"
+        url = ctx.base_url + intents.AUTHENTICATE_PATH.format(id=si["id"]) + f"?client_secret={si['client_secret']}"
         si["next_action"] = ({"type": "redirect_to_url", "redirect_to_url": {"return_url": params["return_url"],
                                                                             "url": url}}
                              if params.get("return_url") else
@@ -141,7 +141,7 @@ def complete_authentication(ctx: RequestContext, si: dict[str, Any], success: bo
     if si["status"] != "requires_action":
         raise StripeError(f"This SetupIntent has a status of {si['status']}, not requires_action.",
                           code="setup_intent_unexpected_state")
-    pm = payment_methods.resolve(ctx, si["payment_method"])
+    pm = methods.resolve(ctx, si["payment_method"])
     if not success:
         return _fail(ctx, si, pm, StripeError(
             "The latest attempt to set up the payment method has failed because authentication failed.",

@@ -1,8 +1,8 @@
 """Customer sources (the legacy Cards API): ``/v1/customers/{id}/sources`` add, list, retrieve, update, delete.
 
 ``source=tok_visa`` (or a ``tok_`` from ``POST /v1/tokens``) becomes a ``card_…`` on the customer; the first one
-becomes ``default_source``. Charges accept the card id as ``source`` (``payment_methods.resolve`` sees it as a
-card PaymentMethod). Internal API: ``card_as_payment_method(card) -> pm-shaped dict`` (not stored).
+becomes ``default_source``. Charges accept the card id as ``source`` (``methods.resolve`` sees it as a
+card PaymentMethod, through ``methods.card_as_payment_method``).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from stripebench_emulator.model.context import LIST_PARAMS, RequestContext
 from stripebench_emulator.model.errors import StripeError, missing_param, no_such
 from stripebench_emulator.model.params import Enum, Int, Metadata, Str
 from stripebench_emulator.model.registry import Resource
-from stripebench_emulator.api import cards
+from stripebench_emulator.rules import cards
 from stripebench_emulator.model.fields import apply_metadata, deleted_stub
 
 resource = Resource("card", prefix="card", noun="source", expandable={"customer": "customer"})
@@ -40,18 +40,6 @@ def _test_card_for(ctx: RequestContext, source: str) -> tuple[cards.TestCard, di
         if card is not None:
             return card, None
     raise no_such("source", source, param="source")
-
-
-def card_as_payment_method(card: dict[str, Any]) -> dict[str, Any]:
-    """A stored card seen as a card PaymentMethod (what charges and payment intents work with)."""
-    test = cards.card_for_number(card["_number"]) or cards.BY_NUMBER["4242424242424242"]
-    return {"id": card["id"], "object": "payment_method", "type": "card", "customer": card.get("customer"),
-            "billing_details": {"address": {"city": card["address_city"], "country": card["address_country"],
-                                            "line1": card["address_line1"], "line2": card["address_line2"],
-                                            "postal_code": card["address_zip"], "state": card["address_state"]},
-                                "email": None, "name": card["name"], "phone": None, "tax_id": None},
-            "card": test.card_hash(), "metadata": card.get("metadata", {}), "_number": card["_number"],
-            "_is_card": True}
 
 
 def add_card(ctx: RequestContext, owner: dict[str, Any], source: str, metadata: dict[str, Any] | None = None,

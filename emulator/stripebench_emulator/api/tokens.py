@@ -1,7 +1,7 @@
 """Card tokens: ``POST /v1/tokens`` (also with a publishable key, as stripe.js's createToken does) and retrieve.
 
 A created ``tok_…`` works wherever the magic test tokens do (``card[token]``, a charge's ``source``): see
-``payment_methods.resolve``.
+``methods.resolve``.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from stripebench_emulator.model.context import RequestContext
 from stripebench_emulator.model.errors import invalid
 from stripebench_emulator.model.params import Hash, Int, Str
 from stripebench_emulator.model.registry import Resource
-from stripebench_emulator.api import cards
+from stripebench_emulator.rules import cards
 
 resource = Resource("token", prefix="tok", noun="token")
 

@@ -15,6 +15,7 @@ from typing import Any
 from stripebench_emulator.rules import billing_tax, discount_amounts
 from stripebench_emulator.model.context import RequestContext
 from stripebench_emulator.model.errors import StripeError
+from stripebench_emulator.rules import intents
 from stripebench_emulator.api import tax_ids
 from stripebench_emulator.api.invoice_lines import new_line
 
@@ -151,7 +152,6 @@ def open_intent(ctx: RequestContext, invoice: dict[str, Any], description: str) 
 def attempt(ctx: RequestContext, invoice: dict[str, Any], pm_id: str | None, now: int, description: str
             ) -> StripeError | None:
     """Charge an open invoice off-session with ``pm_id``; the card error when it fails (kept, not raised)."""
-    from stripebench_emulator.api import payment_intents
 
     if invoice["status"] != "open" or invoice["amount_due"] == 0:
         return None
@@ -164,7 +164,7 @@ def attempt(ctx: RequestContext, invoice: dict[str, Any], pm_id: str | None, now
         return error
     pi = ctx.find("payment_intent", invoice["_payment_intent"] or "") or open_intent(ctx, invoice, description)
     ctx.save(invoice)
-    pi, error = payment_intents.confirm_intent(ctx, pi, {"payment_method": pm_id, "off_session": "true"})
+    pi, error = intents.confirm_intent(ctx, pi, {"payment_method": pm_id, "off_session": "true"})
     invoice.update(ctx.get("invoice", invoice["id"]))  # the success hook may have paid it already
     if error is not None or pi["status"] != "succeeded":
         ctx.emit("invoice.payment_failed", invoice)

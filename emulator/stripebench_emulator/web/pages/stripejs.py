@@ -18,7 +18,8 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 
 from stripebench_emulator.web.pages.common import CORS, STATIC, transaction_result
 from stripebench_emulator.model.registry import page_route
-from stripebench_emulator.api import payment_intents, setup_intents
+from stripebench_emulator.rules import intents
+from stripebench_emulator.api import setup_intents
 
 
 def _origin(request: Request) -> str:
@@ -74,7 +75,7 @@ document.getElementById("fail").onclick = () => finish(false);
 </script></body></html>"""
 
 
-@page_route(payment_intents.AUTHENTICATE_PATH, methods=["GET", "POST"])
+@page_route(intents.AUTHENTICATE_PATH, methods=["GET", "POST"])
 def challenge(emulator: Any) -> Callable[[Request], Any]:
     """GET: the Complete / Fail page; POST (client_secret, success): finish the PaymentIntent's authentication."""
     async def endpoint(request: Request) -> Response:
@@ -86,13 +87,14 @@ def challenge(emulator: Any) -> Callable[[Request], Any]:
         return_url: list[str | None] = [None]
 
         def load(ctx: Any) -> Any:
-            module = setup_intents if pi_id.startswith("seti_") else payment_intents
-            pi = ctx.find(module.resource.object, pi_id)
+            kind, complete = (("setup_intent", setup_intents.complete_authentication) if pi_id.startswith("seti_")
+                              else ("payment_intent", intents.complete_authentication))
+            pi = ctx.find(kind, pi_id)
             if pi is None or pi.get("client_secret") != secret:
                 return None
             return_url[0] = ((pi.get("next_action") or {}).get("redirect_to_url") or {}).get("return_url")
             if request.method == "POST" and pi["status"] == "requires_action":
-                pi = module.complete_authentication(ctx, pi, str(form.get("success")) == "true")
+                pi = complete(ctx, pi, str(form.get("success")) == "true")
             return pi
 
         pi = transaction_result(emulator, request, load)
