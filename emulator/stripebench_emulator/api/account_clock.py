@@ -13,13 +13,12 @@ from __future__ import annotations
 
 from stripebench_emulator.model.context import RequestContext
 from stripebench_emulator.model.engine import Emulator
+from stripebench_emulator.api.test_clocks import run_until
 
 
 def move_to(emulator: Emulator, target: int, freeze: bool) -> None:
     """Set the account's time to ``target`` (frozen there when ``freeze``), first running what falls due before it
     for the objects on no test clock; all in one transaction."""
-    from stripebench_emulator.api.test_clocks import run_until
-
     def move(moment: int) -> None:
         emulator.clock.set(moment, freeze=freeze)
 

@@ -22,7 +22,7 @@ from stripebench_emulator.api import customers, setup_intents
 from stripebench_emulator.api import checkout_options as options
 from stripebench_emulator.api import checkout_totals as totals
 from stripebench_emulator.api.checkout_sessions import new_item
-from stripebench_emulator.api.invoices import create_paid_invoice
+from stripebench_emulator.rules.invoice_lifecycle import create_paid_invoice
 from stripebench_emulator.api.subscriptions import create_subscription
 
 _EXPIRY = re.compile(r"^\s*(\d{1,2})\s*/\s*(\d{2}|\d{4})\s*$|^\s*(\d{2})(\d{2})\s*$")  # "12 / 34" or "1234"

@@ -9,6 +9,7 @@ from stripebench_emulator.model.errors import invalid, missing_param
 from stripebench_emulator.model.params import AnyHash, Array, Currency, Enum, Hash, Int, Metadata, Num, Str
 from stripebench_emulator.model.registry import Resource
 from stripebench_emulator.model.fields import apply_metadata, deleted_stub
+from stripebench_emulator.rules import redemption
 
 resource = Resource("coupon", noun="coupon", includable={"applies_to", "currency_options"}, shallow_render=True)
 
@@ -69,8 +70,6 @@ def create(ctx: RequestContext, params: dict[str, Any]) -> dict[str, Any]:
 @resource.renderer
 def render(obj: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
     """``applies_to`` and ``currency_options`` are included only when expanded."""
-    from stripebench_emulator.rules import redemption
-
     obj["valid"] = redemption.coupon_valid(obj, ctx.now())  # past redeem_by or at max_redemptions: false
     wanted = {path.split(".")[-1] for path in ctx.expand_paths}
     if "applies_to" in wanted:

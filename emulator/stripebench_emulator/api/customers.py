@@ -16,6 +16,7 @@ from stripebench_emulator.model.fields import (ADDRESS, SHIPPING, apply_fields, 
                                                full_address)
 from stripebench_emulator.model.versions import CUSTOMER_SOURCES_NOT_INCLUDED
 from stripebench_emulator.rules import billing_discounts, billing_time
+from stripebench_emulator.api import sources
 
 resource = Resource("customer", prefix="cus", noun="customer",
                     expandable={"invoice_settings.default_payment_method": "payment_method"},
@@ -133,7 +134,6 @@ def _card_from(ctx: RequestContext, obj: dict[str, Any], params: dict[str, Any])
     and declining cards fail as on ``POST /v1/customers/{id}/sources`` (and the whole request rolls back)."""
     if not params.get("source"):
         return None
-    from stripebench_emulator.api import sources
 
     card = sources.add_card(ctx, obj, params["source"])
     obj["default_source"] = card["id"]
@@ -171,8 +171,6 @@ def update(ctx: RequestContext, params: dict[str, Any], id: str) -> dict[str, An
     if card is not None:
         ctx.emit("customer.source.created", card)
         if old is not None and not old.get("deleted") and old.get("customer") == obj["id"]:
-            from stripebench_emulator.api import sources
-
             sources.remove_card(ctx, old)
     ctx.save(obj)
     _announce(ctx, removed, added)

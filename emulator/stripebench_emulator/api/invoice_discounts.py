@@ -12,7 +12,7 @@ object, not a copy), as Stripe documents for the param; a ``once`` one is then s
 it is by the first subscription invoice that takes it.
 
 What each discount takes off which line is ``discount_amounts``'s (rules stored on the invoice, ``_discount_rules``,
-and on item lines); ``invoices.recompute`` applies them whenever a draft changes.
+and on item lines); ``invoicing.recompute`` applies them whenever a draft changes.
 """
 
 from __future__ import annotations

@@ -17,8 +17,7 @@ from stripebench_emulator.model.params import Array, Bool, Currency, Hash, Int, 
 from stripebench_emulator.model.registry import Resource
 from stripebench_emulator.api import invoice_discounts
 from stripebench_emulator.model.fields import apply_metadata, deleted_stub
-from stripebench_emulator.api.invoice_lines import describe, new_line
-from stripebench_emulator.api.invoices import editable_draft, recompute
+from stripebench_emulator.rules.invoicing import describe, editable_draft, new_line, recompute
 from stripebench_emulator.model.versions import SUBSCRIPTION_PERIOD_ON_ITEMS
 
 resource = Resource("invoiceitem", prefix="ii", noun="invoice item",

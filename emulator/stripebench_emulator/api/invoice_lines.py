@@ -16,49 +16,6 @@ from stripebench_emulator.api.plans import plan_of
 from stripebench_emulator.model.versions import SUBSCRIPTION_PERIOD_ON_ITEMS
 
 
-def describe(ctx: RequestContext, price: dict[str, Any] | None, quantity: int, fallback: str | None) -> str | None:
-    """Stripe's generated description, ``2 × Widget (at $5.00 / month)``, or the caller's one."""
-    if fallback is not None or price is None:
-        return fallback
-    product = ctx.find("product", price.get("product", "")) or {}
-    interval = (price.get("recurring") or {}).get("interval", "one time")
-    return f"{quantity} × {product.get('name', 'Item')} (at {(price.get('unit_amount') or 0) / 100:.2f} / {interval})"
-
-
-def new_line(ctx: RequestContext, invoice_id: str, *, amount: int, currency: str, quantity: int,
-             price: dict[str, Any] | None, period: tuple[int, int], description: str | None = None,
-             subscription: str | None = None, subscription_item: str | None = None,
-             invoice_item: str | None = None, discount: int = 0, discount_id: str | None = None,
-             metadata: dict[str, str] | None = None, proration: bool = False, discountable: bool = True,
-             preview: bool = False) -> dict[str, Any]:
-    """A line in the canonical shape (``invoice_item`` lines come from invoice items, the others from subscriptions).
-
-    ``preview``: a line of an invoice that is only shown (``create_preview``, ``invoice.upcoming``): a temporary id,
-    and no invoice item is made up for it."""
-    details = {"invoice_item": invoice_item, "proration": proration, "proration_details": {"credited_items": None},
-               "subscription": subscription}
-    if subscription_item:
-        parent = {"invoice_item_details": None, "type": "subscription_item_details",
-                  "subscription_item_details": {**details, "subscription_item": subscription_item}}
-    else:
-        if invoice_item is None and not preview:
-            details["invoice_item"] = ctx.new_id("ii")
-        parent = {"invoice_item_details": details, "subscription_item_details": None, "type": "invoice_item_details"}
-    return {
-        "id": "il_tmp_" + ctx.emulator.ids.token("preview_line", 14) if preview else ctx.new_id("il"),
-        "object": "line_item", "amount": amount, "currency": currency,
-        "description": describe(ctx, price, quantity, description),
-        "discount_amounts": [{"amount": discount, "discount": discount_id}] if discount else [],
-        "discountable": discountable, "discounts": [], "invoice": invoice_id, "livemode": False,
-        "metadata": dict(metadata or {}),
-        "parent": parent, "period": {"end": period[1], "start": period[0]}, "pretax_credit_amounts": [],
-        "pricing": {"price_details": {"price": price["id"], "product": price.get("product")}, "type": "price_details",
-                    "unit_amount_decimal": price.get("unit_amount_decimal")} if price else None,
-        "quantity": quantity, "quantity_decimal": str(quantity), "subscription": subscription, "subtotal": amount,
-        "taxes": [],
-    }
-
-
 def render_line(line: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
     """A stored line as this request's API version shows it."""
     out = {k: v for k, v in line.items() if not k.startswith("_")}  # its tax rates (``_tax_rates``) among others

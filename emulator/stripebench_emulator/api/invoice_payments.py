@@ -13,21 +13,10 @@ from stripebench_emulator.model.context import LIST_PARAMS, RequestContext
 from stripebench_emulator.model.errors import no_such
 from stripebench_emulator.model.params import Enum, Hash, Str
 from stripebench_emulator.model.registry import Resource
+from stripebench_emulator.rules.invoice_lifecycle import as_object
 
 resource = Resource("invoice_payment", prefix="inpay", noun="invoice payment",
                     expandable={"invoice": "invoice", "payment.payment_intent": "payment_intent"})
-
-
-def as_object(invoice: dict[str, Any], payment: dict[str, Any]) -> dict[str, Any]:
-    """One stored payment of ``invoice`` as an ``invoice_payment`` object."""
-    return {
-        "id": payment["id"], "object": "invoice_payment", "amount_paid": payment["amount_paid"],
-        "amount_requested": payment["amount_requested"], "created": payment["created"],
-        "currency": invoice["currency"], "invoice": invoice["id"], "is_default": payment["is_default"],
-        "livemode": False, "payment": {"payment_intent": payment["payment_intent"], "type": "payment_intent"},
-        "status": payment["status"],
-        "status_transitions": {"canceled_at": payment.get("canceled_at"), "paid_at": payment["paid_at"]},
-    }
 
 
 def payments_of(invoice: dict[str, Any]) -> list[dict[str, Any]]:

@@ -15,18 +15,21 @@ from __future__ import annotations
 
 from typing import Any
 
-from stripebench_emulator.rules import billing_tax, discount_amounts
+from stripebench_emulator.rules import billing_tax
 from stripebench_emulator.model.context import LIST_PARAMS, RequestContext
 from stripebench_emulator.model.errors import StripeError, invalid, missing_param
 from stripebench_emulator.model.params import Array, Bool, Currency, Enum, Hash, Int, Metadata, Param, Str
 from stripebench_emulator.model.registry import Resource
 from stripebench_emulator.model.fields import apply_metadata, deleted_stub
+from stripebench_emulator.rules.invoicing import new_invoice, recompute
+from stripebench_emulator.rules import invoice_lifecycle
 from stripebench_emulator.rules import methods
-from stripebench_emulator.api.invoice_lines import lines_page, new_line, render_line
-from stripebench_emulator.api import invoice_discounts, tax_ids
+from stripebench_emulator.api.invoice_lines import lines_page, render_line
+from stripebench_emulator.api import invoice_discounts
 from stripebench_emulator.api.invoice_payments import payments_page
 from stripebench_emulator.model.search import SEARCH_PARAMS, search_page
 from stripebench_emulator.model.versions import SUBSCRIPTION_PERIOD_ON_ITEMS, at_least
+from stripebench_emulator.api import invoice_items
 
 resource = Resource("invoice", prefix="in", noun="invoice",
                     expandable={"customer": "customer", "subscription": "subscription",
@@ -136,128 +139,8 @@ def _confirmation_secret(invoice: dict[str, Any], ctx: RequestContext) -> dict[s
     return {"client_secret": pi["client_secret"], "type": "payment_intent"} if pi else None
 
 
-def recompute(invoice: dict[str, Any]) -> None:
-    """Discount amounts (``discount_amounts``: for invoices with discount rules), then taxes and totals from the
-    lines, discounts and tax rates, ``amount_remaining`` from what has been paid."""
-    discount_amounts.allocate(invoice)
-    billing_tax.apply(invoice)
-
-
-def new_invoice(ctx: RequestContext, customer_id: str | None, currency: str | None, *,
-                subscription: dict[str, Any] | None = None, billing_reason: str = "manual",
-                metadata: dict[str, str] | None = None, collection_method: str = "charge_automatically",
-                auto_advance: bool = False, description: str | None = None, due_date: int | None = None,
-                default_payment_method: str | None = None, footer: str | None = None,
-                statement_descriptor: str | None = None, emit: bool = True) -> dict[str, Any]:
-    """Save a draft invoice without lines and emit ``invoice.created`` (``emit=False``: the caller does, once
-    the lines are in)."""
-    now = ctx.now()
-    invoice_id = ctx.new_id("in")
-    customer = ctx.find("customer", customer_id or "") or {}
-    sub_id = subscription["id"] if subscription else None
-    obj: dict[str, Any] = {
-        "id": invoice_id, "object": "invoice", "account_country": "US", "account_name": "Stripe emulator",
-        "account_tax_ids": None, "amount_due": 0, "amount_overpaid": 0, "amount_paid": 0,
-        "amount_remaining": 0, "amount_shipping": 0, "application": None, "attempt_count": 0, "attempted": False,
-        "auto_advance": auto_advance, "automatic_tax": {"disabled_reason": None, "enabled": False, "liability": None,
-                                                        "provider": None, "status": None},
-        "automatically_finalizes_at": None, "billing_reason": billing_reason,
-        "collection_method": collection_method, "created": now, "currency": currency,
-        "custom_fields": None, "customer": customer_id, "customer_account": None,
-        "customer_address": customer.get("address"), "customer_email": customer.get("email"),
-        "customer_name": customer.get("name"), "customer_phone": customer.get("phone"),
-        "customer_shipping": customer.get("shipping"), "customer_tax_exempt": customer.get("tax_exempt", "none"),
-        "customer_tax_ids": tax_ids.invoice_entries(ctx, customer["id"]),
-        "default_payment_method": default_payment_method, "default_source": None,
-        "default_tax_rates": [], "description": description, "discounts": [], "due_date": due_date,
-        "effective_at": None, "ending_balance": None, "footer": footer, "from_invoice": None,
-        "hosted_invoice_url": None, "invoice_pdf": None, "issuer": {"type": "self"},
-        "last_finalization_error": None, "latest_revision": None, "livemode": False,
-        "metadata": dict(metadata or {}), "next_payment_attempt": None, "number": None, "on_behalf_of": None,
-        "parent": {"quote_details": None, "subscription_details": {"metadata": subscription["metadata"],
-                                                                   "subscription": sub_id},
-                   "type": "subscription_details"} if subscription else None,
-        "payment_settings": {"default_mandate": None, "payment_method_options": None, "payment_method_types": None},
-        "period_end": now, "period_start": now, "post_payment_credit_notes_amount": 0,
-        "pre_payment_credit_notes_amount": 0, "receipt_number": None, "rendering": None, "shipping_cost": None,
-        "shipping_details": None, "starting_balance": 0, "statement_descriptor": statement_descriptor,
-        "status": "draft",
-        "status_transitions": {"finalized_at": None, "marked_uncollectible_at": None, "paid_at": None,
-                               "voided_at": None},
-        "subtotal": 0, "subtotal_excluding_tax": 0, "test_clock": customer.get("test_clock"), "total": 0,
-        "total_discount_amounts": [], "total_excluding_tax": 0, "total_pretax_credit_amounts": [], "total_taxes": [],
-        "webhooks_delivered_at": None,
-        "_lines": [], "_payments": [], "_subscription": sub_id, "_payment_intent": None,
-    }
-    ctx.save(obj)
-    if emit:
-        ctx.emit("invoice.created", obj)
-    return obj
-
-
-def create_paid_invoice(ctx: RequestContext, subscription: dict[str, Any] | None, lines: list[dict[str, Any]], *,
-                        payment_intent: str | None, discount_amount: int = 0, customer_id: str | None = None,
-                        currency: str | None = None, metadata: dict[str, str] | None = None,
-                        billing_reason: str = "subscription_create", discount_id: str | None = None
-                        ) -> dict[str, Any]:
-    """Create an invoice already paid (``lines``: ``[{price, quantity, amount, discount}]``).
-
-    ``discount_id``: the ``di_`` discount the lines' ``discount`` amounts come from (a subscription's), named in
-    the lines' ``discount_amounts``, ``total_discount_amounts`` and ``discounts`` as on a Billing invoice.
-
-    For a subscription's first invoice pass the subscription (``subscription.latest_invoice`` then points at it);
-    for a one-time Checkout payment with ``invoice_creation`` pass None with ``customer_id`` and ``currency``.
-    Emits ``invoice.created``, ``invoice.finalized``, ``invoice.paid`` and ``invoice.payment_succeeded`` in
-    Stripe's order.
-    """
-    from stripebench_emulator.api import invoice_actions
-
-    now = ctx.now()
-    customer_id = subscription["customer"] if subscription else customer_id
-    currency = subscription["currency"] if subscription else currency
-    obj = new_invoice(ctx, customer_id, currency, subscription=subscription, billing_reason=billing_reason,
-                      metadata=metadata, emit=False)
-    period = (subscription["_period_start"], subscription["_period_end"]) if subscription else (now, now)
-    sub_id = subscription["id"] if subscription else None
-    items = {item["price"]: item for item in subscription["_items"]} if subscription else {}
-    obj["_lines"] = list(obj["_lines"])  # new_invoice saved the invoice: its list is the stored one's
-    for line in lines:
-        item = items.get(line["price"])  # one-time prices are billed once, as plain invoice items
-        price = ctx.find("price", line["price"]) or {}
-        obj["_lines"].append(new_line(
-            ctx, obj["id"], amount=line["amount"], currency=price.get("currency") or currency,
-            quantity=line["quantity"], price=price or None, period=period, subscription=sub_id,
-            subscription_item=item["id"] if item else None, discount=line.get("discount", 0),
-            discount_id=discount_id))
-    if discount_amount:
-        obj["total_discount_amounts"] = [{"amount": discount_amount, "discount": discount_id}]
-        obj["discounts"] = [discount_id] if discount_id else []
-    recompute(obj)
-    obj["webhooks_delivered_at"] = now
-    ctx.save(obj)
-    ctx.emit("invoice.created", obj)
-    invoice_actions.finalize_invoice(ctx, obj, caller_pays=True)
-    invoice_actions.record_payment(ctx, obj, payment_intent, obj["amount_remaining"], default=True)
-    if subscription is None:
-        return obj
-    before = dict(subscription)
-    subscription["latest_invoice"] = obj["id"]
-    ctx.save(subscription)
-    ctx.emit("customer.subscription.updated", subscription, previous=before)
-    return obj
-
-
-def editable_draft(invoice: dict[str, Any]) -> None:
-    """Raise Stripe's error unless the invoice is still a draft (lines and amounts only change then)."""
-    if invoice["status"] != "draft":
-        raise StripeError("The specified invoice can no longer be edited. Instead, consider creating one or more "
-                          "invoice items that will be applied to the next invoice.", code="invoice_not_editable")
-
-
 def _apply(ctx: RequestContext, obj: dict[str, Any], params: dict[str, Any]) -> None:
     if "default_payment_method" in params and params["default_payment_method"]:
-        pass
-
         params = {**params, "default_payment_method": methods.resolve(
             ctx, params["default_payment_method"], param="default_payment_method")["id"]}
     for key in ("auto_advance", "collection_method", "description", "due_date", "footer", "statement_descriptor",
@@ -322,8 +205,6 @@ def create(ctx: RequestContext, params: dict[str, Any]) -> dict[str, Any]:
     invoice_discounts.for_new_invoice(ctx, obj, params)  # the ones passed, else the customer's
     _apply(ctx, obj, params)
     if behavior == "include":
-        from stripebench_emulator.api import invoice_items
-
         for item in reversed(pending):  # oldest first, as Stripe orders the lines
             invoice_items.add_to_invoice(ctx, dict(item), obj)
     recompute(obj)
@@ -362,9 +243,7 @@ def update(ctx: RequestContext, params: dict[str, Any], id: str) -> dict[str, An
         invoice_discounts.set_on_invoice(ctx, obj, params["discounts"])
         recompute(obj)
     if obj["status"] == "open" and "payment_settings" in params:
-        from stripebench_emulator.api import invoice_actions
-
-        invoice_actions.offer_payment_methods(ctx, obj)
+        invoice_lifecycle.offer_payment_methods(ctx, obj)
     ctx.save(obj)
     ctx.emit("invoice.updated", obj, previous=before)
     return obj

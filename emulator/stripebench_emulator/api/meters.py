@@ -8,10 +8,9 @@ or a non-numeric value is answered 400 and nothing is stored). ``usage`` is what
 
 from __future__ import annotations
 
-from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from stripebench_emulator.rules import billing_time
+from stripebench_emulator.rules import billing_time, metering
 from stripebench_emulator.model.context import LIST_PARAMS, RequestContext
 from stripebench_emulator.model.errors import StripeError, invalid
 from stripebench_emulator.model.params import AnyHash, Enum, Hash, Int, Str
@@ -94,14 +93,6 @@ def reactivate(ctx: RequestContext, params: dict[str, Any], id: str) -> dict[str
     return _set_status(ctx, id, "active")
 
 
-def _value(raw: Any) -> Decimal | None:
-    try:
-        value = Decimal(str(raw))
-    except InvalidOperation:
-        return None
-    return value if value.is_finite() else None
-
-
 @event_resource.renderer
 def render_event(obj: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
     """Meter events have no ``id`` on Stripe; ``identifier`` names them."""
@@ -126,7 +117,7 @@ def create_event(ctx: RequestContext, params: dict[str, Any]) -> dict[str, Any]:
         raise invalid(f"The meter event payload is missing the customer mapping key `{customer_key}`.",
                       param=f"payload[{customer_key}]", code="meter_event_no_customer_defined")
     customer = ctx.get("customer", payload[customer_key], param=f"payload[{customer_key}]")
-    if meter["default_aggregation"]["formula"] != "count" and _value(payload.get(value_key)) is None:
+    if meter["default_aggregation"]["formula"] != "count" and metering.meter_value(payload.get(value_key)) is None:
         raise invalid(f"The meter event payload value `{value_key}` must be a number, got "
                       f"{payload.get(value_key)!r}.", param=f"payload[{value_key}]",
                       code="meter_event_invalid_value")
@@ -147,24 +138,6 @@ def create_event(ctx: RequestContext, params: dict[str, Any]) -> dict[str, Any]:
     return obj
 
 
-def usage(ctx: RequestContext, meter_id: str, customer_id: str, start: int, end: int) -> float:
-    """The meter's aggregate for ``customer_id`` over ``[start, end)`` (sum, count or last value)."""
-    meter = ctx.find("billing.meter", meter_id)
-    if meter is None:
-        return 0
-    key = meter["value_settings"]["event_payload_key"]
-    events = sorted((e for e in ctx.store.scan("billing.meter_event")
-                     if e["_meter"] == meter_id and e["_customer"] == customer_id and start <= e["timestamp"] < end),
-                    key=lambda e: (e["timestamp"], ctx.store.seq_of("billing.meter_event", e["id"])))
-    formula = meter["default_aggregation"]["formula"]
-    if formula == "count":
-        return len(events)
-    values = [_value(e["payload"].get(key)) or Decimal(0) for e in events]
-    if formula == "last":
-        return float(values[-1]) if values else 0
-    return float(sum(values, Decimal(0)))
-
-
 @summary_resource.route("GET", "/v1/billing/meters/{id}/event_summaries", params={
     **LIST_PARAMS, "customer": Str(required=True), "start_time": Int(required=True), "end_time": Int(required=True),
     "value_grouping_window": Enum("day", "hour")})
@@ -172,7 +145,7 @@ def event_summaries(ctx: RequestContext, params: dict[str, Any], id: str) -> dic
     """The customer's usage over ``[start_time, end_time)`` as one summary."""
     meter = ctx.get("billing.meter", id)
     ctx.get("customer", params["customer"], param="customer")
-    total = usage(ctx, meter["id"], params["customer"], params["start_time"], params["end_time"])
+    total = metering.usage(ctx, meter["id"], params["customer"], params["start_time"], params["end_time"])
     row = {"id": "mtrusg_" + ctx.emulator.ids.token("summary", 20), "object": "billing.meter_event_summary",
            "aggregated_value": total, "end_time": params["end_time"], "livemode": False, "meter": meter["id"],
            "start_time": params["start_time"]}

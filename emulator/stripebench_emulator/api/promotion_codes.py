@@ -14,6 +14,7 @@ from stripebench_emulator.model.params import AnyHash, Bool, Currency, Enum, Has
 from stripebench_emulator.model.registry import Resource
 from stripebench_emulator.model.fields import apply_metadata
 from stripebench_emulator.model.versions import PROMOTION_CODE_POLYMORPHIC
+from stripebench_emulator.rules import redemption
 
 resource = Resource("promotion_code", prefix="promo", noun="promotion code",
                     expandable={"customer": "customer", "promotion.coupon": "coupon"},
@@ -42,8 +43,6 @@ def _polymorphic(ctx: RequestContext) -> bool:
 
 def _active(ctx: RequestContext, promo: dict[str, Any]) -> bool:
     """``active`` as it renders (and so as the list's ``active`` filter and the unique-code rule see it)."""
-    from stripebench_emulator.rules import redemption
-
     return redemption.render_active(ctx, promo, ctx.now())
 
 

@@ -8,6 +8,7 @@ from stripebench_emulator.model.context import LIST_PARAMS, RequestContext
 from stripebench_emulator.model.params import AnyHash, Bool, Currency, Enum, Hash, Int, Metadata, Str
 from stripebench_emulator.model.registry import Resource
 from stripebench_emulator.model.fields import apply_metadata
+from stripebench_emulator.model.errors import missing_param
 
 resource = Resource("shipping_rate", prefix="shr", noun="shipping rate")
 
@@ -29,8 +30,6 @@ CREATE = {
 
 def new_shipping_rate(ctx: RequestContext, params: dict[str, Any], param: str = "") -> dict[str, Any]:
     """Create and save a fixed-amount shipping rate (also used for Checkout's ``shipping_rate_data``)."""
-    from stripebench_emulator.model.errors import missing_param
-
     if "fixed_amount" not in params:
         raise missing_param(f"{param}[fixed_amount]" if param else "fixed_amount")
     fixed = params["fixed_amount"]

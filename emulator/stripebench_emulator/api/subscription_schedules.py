@@ -19,6 +19,7 @@ from stripebench_emulator.model.errors import invalid
 from stripebench_emulator.model.params import Array, Enum, Hash, Int, Metadata, Str
 from stripebench_emulator.model.registry import Resource
 from stripebench_emulator.model.fields import apply_metadata
+from stripebench_emulator.api import subscriptions
 
 resource = Resource("subscription_schedule", prefix="sub_sched", noun="subscription schedule",
                     expandable={"customer": "customer", "subscription": "subscription"})
@@ -101,8 +102,6 @@ def _shape(ctx: RequestContext, customer: dict[str, Any], phases: list[dict[str,
 
 def _start(ctx: RequestContext, sched: dict[str, Any], now: int) -> None:
     """Phase 0 begins: create the subscription (billed like ``POST /v1/subscriptions``)."""
-    from stripebench_emulator.api import subscriptions
-
     phase = sched["phases"][0]
     params: dict[str, Any] = {"customer": sched["customer"],
                               "items": [{"price": i["price"], "quantity": i["quantity"]} for i in phase["items"]]}

@@ -18,8 +18,7 @@ from stripebench_emulator.rules import billing_discounts, billing_start, billing
 from stripebench_emulator.model.context import LIST_PARAMS, RequestContext
 from stripebench_emulator.model.errors import StripeError, invalid
 from stripebench_emulator.model.params import Array, Bool, Currency, Enum, Hash, Int, Metadata, Str
-from stripebench_emulator.rules import intents
-from stripebench_emulator.api import invoice_actions, invoices
+from stripebench_emulator.api import invoices
 from stripebench_emulator.model.search import SEARCH_PARAMS, search_page
 from stripebench_emulator.model.registry import Resource
 from stripebench_emulator.model.fields import apply_metadata
@@ -101,8 +100,6 @@ def create_subscription(ctx: RequestContext, customer_id: str, items: list[dict[
     return obj
 
 
-intents.ON_SUCCEEDED.append(cycle.on_paid)  # paying an open subscription invoice's PI pays the invoice
-invoice_actions.ON_PAID.append(cycle.on_invoice_paid)  # a paid invoice (however paid) activates its subscription
 PAYMENT_BEHAVIOR = Enum("allow_incomplete", "default_incomplete", "error_if_incomplete", "pending_if_incomplete")
 CANCELLATION = Hash({"comment": Str(emptyable=True), "feedback": Enum(
     "customer_service", "low_quality", "missing_features", "other", "switched_service", "too_complex", "too_expensive",

@@ -62,13 +62,6 @@ def add(ctx: RequestContext, customer: str, kind: str, value: str, param: str = 
     return obj
 
 
-def invoice_entries(ctx: RequestContext, customer: str) -> list[dict[str, Any]]:
-    """The customer's tax IDs as an invoice shows them (``customer_tax_ids``: type and value, oldest first): an
-    invoice carries them from its creation and takes them again when finalised, then keeps them."""
-    owned = [t for t in ctx.store.scan("tax_id") if t["customer"] == customer and not t.get("deleted")]
-    return [{"type": t["type"], "value": t["value"]} for t in reversed(owned)]
-
-
 def _owned(ctx: RequestContext, customer: str, tax_id: str) -> dict[str, Any]:
     ctx.get("customer", customer, param="customer")
     obj = ctx.find("tax_id", tax_id)

@@ -14,12 +14,13 @@ import heapq
 from typing import Any, Callable
 
 from stripebench_emulator.rules import billing_cycle as cycle
-from stripebench_emulator.rules import billing_time
+from stripebench_emulator.rules import billing_clock, billing_time
 from stripebench_emulator.model.context import LIST_PARAMS, RequestContext
 from stripebench_emulator.model.errors import invalid
 from stripebench_emulator.model.params import Int, Str
 from stripebench_emulator.model.registry import Resource
 from stripebench_emulator.model.fields import deleted_stub
+from stripebench_emulator.api import subscription_schedules as schedules
 
 resource = Resource(billing_time.CLOCK_KIND, prefix="clock", noun="test clock")
 DELETES_AFTER = 30 * billing_time.DAY
@@ -89,12 +90,10 @@ def _limit(ctx: RequestContext, clock: dict[str, Any], subs: list[dict[str, Any]
 def _due(ctx: RequestContext, clock_id: str | None) -> tuple[list[tuple[int, int, str, str, str]], list[dict[str, Any]]]:
     """A heap of (time, order, kind, id, action) for the clock's subscriptions, drafts and schedules (with
     ``clock_id`` None, those on no test clock)."""
-    from stripebench_emulator.api import subscription_schedules as schedules
-
     heap: list[tuple[int, int, str, str, str]] = []
     subs = [s for s in ctx.store.scan("subscription") if s.get("test_clock") == clock_id]
     for sub in subs:
-        nxt = cycle.next_action(sub)
+        nxt = billing_clock.next_action(sub)
         if nxt:
             heap.append((nxt[0], 2, "subscription", sub["id"], nxt[1]))
     for invoice in ctx.store.scan("invoice"):
@@ -113,8 +112,6 @@ def _due(ctx: RequestContext, clock_id: str | None) -> tuple[list[tuple[int, int
 def run_until(ctx: RequestContext, clock_id: str | None, target: int, move: Callable[[int], None]) -> None:
     """Run what falls due on the clock ``clock_id`` up to ``target``, in time order; ``move(moment)`` first sets the
     time to each step's. ``clock_id`` None: the objects on no test clock, on the account's own clock."""
-    from stripebench_emulator.api import subscription_schedules as schedules
-
     heap, _ = _due(ctx, clock_id)
     while heap and heap[0][0] <= target:
         moment, order, kind, obj_id, action = heapq.heappop(heap)
@@ -130,9 +127,9 @@ def run_until(ctx: RequestContext, clock_id: str | None, target: int, move: Call
             schedules.run_phase(moved, sched, moment)
         else:
             sub = ctx.get("subscription", obj_id)
-            if cycle.next_action(sub) != (moment, action):
+            if billing_clock.next_action(sub) != (moment, action):
                 continue  # changed by something that ran first; its current next step was queued then
-            cycle.run_action(moved, sub, action, moment)
+            billing_clock.run_action(moved, sub, action, moment)
         for entry in _due(ctx, clock_id)[0] if kind == "subscription_schedule" else _requeue(ctx, obj_id):
             if entry not in heap:
                 heapq.heappush(heap, entry)
@@ -142,7 +139,7 @@ def _requeue(ctx: RequestContext, sub_id: str) -> list[tuple[int, int, str, str,
     """The subscription's next step, and the draft its renewal may just have made."""
     sub = ctx.get("subscription", sub_id)
     entries = []
-    nxt = cycle.next_action(sub)
+    nxt = billing_clock.next_action(sub)
     if nxt:
         entries.append((nxt[0], 2, "subscription", sub_id, nxt[1]))
     invoice = ctx.find("invoice", sub.get("latest_invoice") or "")

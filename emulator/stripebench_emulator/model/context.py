@@ -7,7 +7,7 @@ request's transaction commits, never for rolled-back work. ``api/events.py`` lis
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable
 
 from stripebench_emulator.model.errors import no_such
 from stripebench_emulator.model.params import Int, Param, Range, Str, matches_range
@@ -15,9 +15,7 @@ from stripebench_emulator.model.registry import RESOURCES
 from stripebench_emulator.model.render import render
 from stripebench_emulator.model.store import clone
 from stripebench_emulator.model.versions import at_least
-
-if TYPE_CHECKING:
-    from stripebench_emulator.model.engine import Emulator
+from stripebench_emulator.model.engine import Emulator
 
 # Every list endpoint accepts these; add resource filters next to them: ``params={**LIST_PARAMS, "customer": Str()}``.
 LIST_PARAMS: dict[str, Param] = {
@@ -31,7 +29,7 @@ LIST_PARAMS: dict[str, Param] = {
 class RequestContext:
     """What a handler may use; all writes go through ``save``/``remove``/``emit`` so a failed request rolls back."""
 
-    def __init__(self, emulator: "Emulator", api_version: str, request_id: str | None = None,
+    def __init__(self, emulator: Emulator, api_version: str, request_id: str | None = None,
                  idempotency_key: str | None = None, method: str = "GET", path: str = "",
                  base_url: str | None = None) -> None:
         self.emulator = emulator
@@ -156,7 +154,7 @@ class RequestContext:
 
 # -- events ------------------------------------------------------------------------------------------------------
 
-def emit_event(emulator: "Emulator", event_type: str, obj: dict[str, Any], *, previous: dict[str, Any] | None = None,
+def emit_event(emulator: Emulator, event_type: str, obj: dict[str, Any], *, previous: dict[str, Any] | None = None,
                request_id: str | None = None, idempotency_key: str | None = None) -> dict[str, Any] | None:
     """Append an event whose ``data.object`` is ``obj`` rendered at the account's API version.
 
@@ -207,7 +205,7 @@ def emit_event(emulator: "Emulator", event_type: str, obj: dict[str, Any], *, pr
     return event
 
 
-def _request_hash(emulator: "Emulator", request_id: str | None, idempotency_key: str | None) -> dict[str, Any]:
+def _request_hash(emulator: Emulator, request_id: str | None, idempotency_key: str | None) -> dict[str, Any]:
     """An event's ``request``: the previous event's own hash when it came from the same request (confirming a
     PaymentIntent emits two events, and so on; events are read only once stored)."""
     last = emulator.last_request_hash

@@ -17,6 +17,7 @@ from stripebench_emulator.model.context import RequestContext
 from stripebench_emulator.model.errors import invalid, no_such
 from stripebench_emulator.model.params import Bool, Currency, Enum, Hash, Int, Metadata, Num, Str, Array
 from stripebench_emulator.rules.catalog import new_price
+from stripebench_emulator.model.fields import apply_metadata
 
 PRICE_DATA = Hash({"currency": Currency(required=True), "product": Str(required=True),
                    "recurring": Hash({"interval": Enum("day", "week", "month", "year", required=True),
@@ -217,8 +218,6 @@ def apply_items(ctx: RequestContext, sub: dict[str, Any], specs: list[dict[str, 
             if "tax_rates" in spec:
                 item["tax_rates"] = billing_tax.rates_from(ctx, spec["tax_rates"], f"{param}[tax_rates]")
             if "metadata" in spec:
-                from stripebench_emulator.model.fields import apply_metadata
-
                 item["metadata"] = apply_metadata(item["metadata"], spec["metadata"])
         else:
             item = new_item(ctx, sub["id"], spec, now, param)

@@ -1,8 +1,8 @@
 """Billing over time: a subscription's lines, discounts, first invoice, renewals, trial ends and cancellations.
 
 Everything takes the moment it happens at (``now``): a subscription of a customer on a test clock lives on the
-clock's frozen time, and ``api/test_clocks.py`` replays what falls due between two frozen times by calling
-``due_actions`` / ``run_action`` in time order. Invoices are built by ``billing_invoice``.
+clock's frozen time; what falls due as time passes is dispatched by ``billing_clock``. Invoices are built by
+``billing_invoice``.
 
 Stripe's order, reproduced here: a renewal makes the draft invoice (``invoice.created``), moves the period
 (``customer.subscription.updated``) and about an hour later finalises it (``invoice.finalized``), charges the
@@ -18,20 +18,12 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Any
 
-from stripebench_emulator.rules import billing_discounts
+from stripebench_emulator.rules import billing_discounts, metering
 from stripebench_emulator.rules import billing_invoice as bills
-from stripebench_emulator.rules.billing_time import DAY, at, period_end
+from stripebench_emulator.rules.billing_time import at, period_end
 from stripebench_emulator.model.context import RequestContext
 from stripebench_emulator.model.errors import StripeError
-
-TRIAL_WILL_END_NOTICE = 3 * DAY  # customer.subscription.trial_will_end comes three days before the trial ends
-# "If the first invoice is not paid within 23 hours, the subscription transitions to incomplete_expired" (the
-# subscription status reference), counted from the subscription's creation
-INCOMPLETE_EXPIRES_AFTER = 23 * 3600
-# invoice.upcoming "occurs X number of days before a subscription is scheduled to create an invoice that is
-# automatically charged—where X is determined by your subscriptions settings" (the Dashboard's "Upcoming renewal
-# events"). The default X is not in Stripe's API reference; 7 days is what integrations report seeing.
-UPCOMING_NOTICE = 7 * DAY
+from stripebench_emulator.rules import invoice_lifecycle
 
 
 def interval_of(ctx: RequestContext, sub: dict[str, Any]) -> tuple[str, int]:
@@ -82,15 +74,13 @@ def cycle_lines(ctx: RequestContext, sub: dict[str, Any], start: int, end: int) 
 
 def usage_lines(ctx: RequestContext, sub: dict[str, Any], start: int, end: int) -> list[dict[str, Any]]:
     """Lines for metered items: the meter's usage by this customer over ``[start, end)``, billed in arrears."""
-    from stripebench_emulator.api.meters import usage
-
     lines = []
     for item in sub["_items"]:
         if not is_metered(ctx, item):
             continue
         price = ctx.get("price", item["price"])
         meter = price["recurring"].get("meter")
-        used = usage(ctx, meter, sub["customer"], start, end) if meter else 0
+        used = metering.usage(ctx, meter, sub["customer"], start, end) if meter else 0
         quantity = int(used) if float(used).is_integer() else used
         lines.append({"amount": round(_unit(price) * used), "price": price["id"], "quantity": quantity,
                       "period": [start, end], "item": item["id"], "proration": False,
@@ -147,7 +137,8 @@ def collect(ctx: RequestContext, sub: dict[str, Any], invoice: dict[str, Any], n
         bills.open_intent(moved, invoice, description)
         return None
     if ctx.find("subscription", sub["id"]) is not None:
-        # a charge here that succeeds calls on_paid; this request then reports the subscription's new status itself
+        # a charge here that succeeds pays the invoice (``invoice_lifecycle``'s hooks); this request then reports the
+        # subscription's new status itself
         ctx.save({**ctx.get("subscription", sub["id"]), "_settling": True})
     error = bills.attempt(moved, invoice, payment_method_for(ctx, sub), now, description)
     invoice.update(ctx.get("invoice", invoice["id"]))
@@ -157,16 +148,9 @@ def collect(ctx: RequestContext, sub: dict[str, Any], invoice: dict[str, Any], n
     return error
 
 
-def on_paid(ctx: RequestContext, pi: dict[str, Any]) -> None:
-    """``payment_intents`` hook: a subscription invoice's PI succeeded, so the invoice is paid (``on_invoice_paid``
-    then activates the subscription). Most PaymentIntents belong to no invoice: nothing to look up for those."""
-    if pi.get("_invoice"):
-        bills.pay_from_intent(ctx, pi)
-
-
 def on_invoice_paid(ctx: RequestContext, invoice: dict[str, Any]) -> None:
-    """``invoice_actions`` hook: a subscription's invoice is paid — by its own PaymentIntent, by attached payments or
-    out of band — so an incomplete, past-due or unpaid subscription becomes active."""
+    """``invoice_lifecycle.ON_PAID`` hook: a subscription's invoice is paid — by its own PaymentIntent, by attached
+    payments or out of band — so an incomplete, past-due or unpaid subscription becomes active."""
     if not invoice.get("_subscription"):
         return
     sub = ctx.get("subscription", invoice["_subscription"])
@@ -198,71 +182,31 @@ def _save_default_payment_method(ctx: RequestContext, sub: dict[str, Any], invoi
     return True
 
 
-# -- what happens over time ---------------------------------------------------------------------------------------
-def next_action(sub: dict[str, Any]) -> tuple[int, str] | None:
-    """The next moment something happens to ``sub`` on its own, and what (None when nothing ever will)."""
-    status = sub["status"]
-    if status in ("canceled", "incomplete_expired", "paused"):
-        return None
-    if status == "incomplete":  # nothing else happens until the first invoice is paid
-        return sub["created"] + INCOMPLETE_EXPIRES_AFTER, "expire"
-    candidates: list[tuple[int, str]] = []
-    if status == "trialing" and sub["trial_end"]:
-        if not sub.get("_trial_notice_sent") and sub["trial_end"] - TRIAL_WILL_END_NOTICE > sub["_period_start"]:
-            candidates.append((sub["trial_end"] - TRIAL_WILL_END_NOTICE, "trial_will_end"))
-        candidates.append((sub["trial_end"], "trial_end"))
-    if sub.get("cancel_at") and status != "incomplete":
-        candidates.append((sub["cancel_at"], "cancel"))
-    renewal = _renewal(sub)
-    if renewal is not None and sub.get("_upcoming_for") != renewal and renewal - UPCOMING_NOTICE > sub["_period_start"]:
-        candidates.append((renewal - UPCOMING_NOTICE, "upcoming"))
-    if status in ("active", "past_due", "unpaid"):
-        candidates.append((sub["_period_end"], "renew"))
-    return min(candidates) if candidates else None
+def end_trial(ctx: RequestContext, sub: dict[str, Any], now: int) -> None:
+    """The trial ends at ``now``. Without a payment method, ``trial_settings.end_behavior.missing_payment_method``
+    cancels or pauses the subscription; otherwise it becomes active and its first paid period begins (``renew``)."""
+    moved = at(ctx, now)
+    if not payment_method_for(ctx, sub):
+        behavior = (sub["trial_settings"] or {}).get("end_behavior", {}).get("missing_payment_method")
+        if behavior == "cancel":
+            end(moved, sub, now, "cancellation_requested")
+            return
+        if behavior == "pause":
+            before = ctx.get("subscription", sub["id"])
+            sub.update(status="paused", _period_start=now, _period_end=now)
+            ctx.save(sub)
+            ctx.emit("customer.subscription.paused", sub)
+            ctx.emit("customer.subscription.updated", sub, previous=before)
+            return
+    sub["status"] = "active"
+    renew(ctx, sub, now)
 
 
-def _renewal(sub: dict[str, Any]) -> int | None:
-    """When ``sub`` next makes an invoice charged automatically (its trial's end or its period's), if it will."""
-    status = sub["status"]
-    if status not in ("active", "past_due", "trialing") or sub["collection_method"] != "charge_automatically":
-        return None
-    renewal = sub["trial_end"] if status == "trialing" else sub["_period_end"]
-    if not renewal or (sub.get("cancel_at") and sub["cancel_at"] <= renewal):
-        return None  # it ends first
-    return renewal
-
-
-def run_action(ctx: RequestContext, sub: dict[str, Any], action: str, now: int) -> None:
-    """Do ``action`` (from ``next_action``) to ``sub`` at ``now``."""
+def renew(ctx: RequestContext, sub: dict[str, Any], now: int) -> None:
+    """A new period begins at ``now``: the ended one's usage and the new one's lines go on a draft invoice that is
+    finalised ``FINALIZE_DELAY`` later (``finalize_due``)."""
     moved = at(ctx, now)
     before = ctx.get("subscription", sub["id"])
-    if action == "trial_will_end":
-        sub["_trial_notice_sent"] = True
-        ctx.save(sub)
-        ctx.emit("customer.subscription.trial_will_end", sub)
-        return
-    if action == "cancel":
-        end(moved, sub, now, "cancellation_requested")
-        return
-    if action == "expire":
-        expire(moved, sub, now)
-        return
-    if action == "upcoming":
-        upcoming(moved, sub)
-        return
-    if action == "trial_end":
-        if not payment_method_for(ctx, sub):
-            behavior = (sub["trial_settings"] or {}).get("end_behavior", {}).get("missing_payment_method")
-            if behavior == "cancel":
-                end(moved, sub, now, "cancellation_requested")
-                return
-            if behavior == "pause":
-                sub.update(status="paused", _period_start=now, _period_end=now)
-                ctx.save(sub)
-                ctx.emit("customer.subscription.paused", sub)
-                ctx.emit("customer.subscription.updated", sub, previous=before)
-                return
-        sub["status"] = "active"
     start = now
     interval, count = interval_of(ctx, sub)
     finish = period_end(start, interval, count)
@@ -290,18 +234,6 @@ def finalize_due(ctx: RequestContext, invoice: dict[str, Any], now: int) -> None
     ctx.emit("customer.subscription.updated", sub, previous=before)
 
 
-def upcoming(ctx: RequestContext, sub: dict[str, Any]) -> None:
-    """``invoice.upcoming`` for the renewal ``UPCOMING_NOTICE`` ahead: the invoice it will make (as
-    ``create_preview`` shows it), without an id, as Stripe sends it."""
-    from stripebench_emulator.api.invoice_previews import preview
-
-    sub["_upcoming_for"] = _renewal(sub)
-    ctx.save(sub)
-    invoice = preview(ctx, sub, {})
-    invoice["_upcoming_event"] = True  # rendered without ``id`` (see ``invoices.render``)
-    ctx.emit("invoice.upcoming", invoice)
-
-
 def expire(ctx: RequestContext, sub: dict[str, Any], now: int) -> None:
     """The first invoice went unpaid for 23 hours: ``incomplete_expired`` (terminal, no more invoices) and the open
     invoice voided.
@@ -309,15 +241,13 @@ def expire(ctx: RequestContext, sub: dict[str, Any], now: int) -> None:
     Stripe documents the transition and the void, not the order of their events nor whether ``canceled_at`` is
     set: here the subscription's ``customer.subscription.updated`` (``ended_at`` set) comes first, then
     ``invoice.voided``, the order the status reference tells them in."""
-    from stripebench_emulator.api import invoice_actions
-
     before = ctx.get("subscription", sub["id"])
     sub.update(status="incomplete_expired", ended_at=now)
     ctx.save(sub)
     ctx.emit("customer.subscription.updated", sub, previous=before)
     invoice = ctx.find("invoice", sub.get("latest_invoice") or "")
     if invoice is not None and invoice["status"] == "open":
-        invoice_actions.void_invoice(ctx, invoice)
+        invoice_lifecycle.void_invoice(ctx, invoice)
 
 
 def end(ctx: RequestContext, sub: dict[str, Any], now: int, reason: str) -> None:
@@ -348,3 +278,6 @@ def anchor_from_config(start: int, config: dict[str, Any]) -> int:
         else:
             year, month = (year + 1, 1) if month == 12 else (year, month + 1)
     return start
+
+
+invoice_lifecycle.ON_PAID.append(on_invoice_paid)  # a paid invoice (however paid) activates its subscription

@@ -2,7 +2,7 @@
 
 Stored in the same form as ``api/invoices.py``'s (``_lines``, ``_subscription``, ``_payment_intent``,
 ``_payments``), so the invoice resource renders and lists them and payments can be attached to them; this module only
-builds and finalises them. Paying goes through ``invoice_actions.record_payment`` like every other invoice's, so
+builds and finalises them. Paying goes through ``invoice_lifecycle.record_payment`` like every other invoice's, so
 amounts, status, invoice payments and events are produced one way. A line is given as
 ``{amount, price, quantity, period: (start, end), item (subscription item id or None), proration, description}``
 and optionally ``tax_rates`` (the line's own tax rates, see ``billing_tax``).
@@ -15,9 +15,9 @@ from typing import Any
 from stripebench_emulator.rules import billing_tax, discount_amounts
 from stripebench_emulator.model.context import RequestContext
 from stripebench_emulator.model.errors import StripeError
+from stripebench_emulator.rules.invoicing import invoice_entries, new_line
+from stripebench_emulator.rules import invoice_lifecycle
 from stripebench_emulator.rules import intents
-from stripebench_emulator.api import tax_ids
-from stripebench_emulator.api.invoice_lines import new_line
 
 DAY = 86400
 FINALIZE_DELAY = 3600  # Stripe finalises a renewal's draft invoice about an hour after creating it
@@ -59,7 +59,7 @@ def build_invoice(ctx: RequestContext, sub: dict[str, Any], lines: list[dict[str
         "customer_address": customer.get("address"), "customer_email": customer.get("email"),
         "customer_name": customer.get("name"), "customer_phone": customer.get("phone"),
         "customer_shipping": customer.get("shipping"), "customer_tax_exempt": customer.get("tax_exempt") or "none",
-        "customer_tax_ids": tax_ids.invoice_entries(ctx, sub["customer"]),
+        "customer_tax_ids": invoice_entries(ctx, sub["customer"]),
         "default_payment_method": None, "default_source": None, "default_tax_rates": [], "description": None,
         "discounts": [],  # set below when the discount takes something off
         # a sent invoice is due the subscription's days_until_due after it is made (first or renewal alike)
@@ -125,28 +125,24 @@ def finalize(ctx: RequestContext, invoice: dict[str, Any], now: int) -> dict[str
     A ``send_invoice`` invoice gets the PaymentIntent it is paid through here, as an invoice finalised through the
     API does (``payment_intent.created`` first, so ``invoice.finalized`` names it): its hosted page and a
     client-side confirm pay it. One charged automatically gets its PaymentIntent from the caller (``collect``)."""
-    from stripebench_emulator.api import invoice_actions
-
     count = sum(1 for i in ctx.store.scan("invoice") if i.get("number"))
     invoice.update({"status": "open", "number": f"EMU-{count + 1:04d}", "effective_at": now,
                     "automatically_finalizes_at": None,
-                    "customer_tax_ids": tax_ids.invoice_entries(ctx, invoice["customer"]),
+                    "customer_tax_ids": invoice_entries(ctx, invoice["customer"]),
                     "status_transitions": {**invoice["status_transitions"], "finalized_at": now}})
     if invoice["collection_method"] == "send_invoice" and invoice["amount_due"] > 0:
-        invoice_actions.open_intent(ctx, invoice, f"Payment for Invoice {invoice['number']}")
+        invoice_lifecycle.open_intent(ctx, invoice, f"Payment for Invoice {invoice['number']}")
     ctx.save(invoice)
     ctx.emit("invoice.finalized", invoice)
     if invoice["amount_due"] == 0:
-        invoice_actions.record_payment(ctx, invoice, None, 0)
+        invoice_lifecycle.record_payment(ctx, invoice, None, 0)
     return invoice
 
 
 def open_intent(ctx: RequestContext, invoice: dict[str, Any], description: str) -> dict[str, Any]:
     """The PaymentIntent an open invoice is paid through (created unconfirmed, as ``default_incomplete`` leaves it),
     recorded as the invoice's open default payment; it saves the card for the renewals (``off_session``)."""
-    from stripebench_emulator.api import invoice_actions
-
-    return invoice_actions.open_intent(ctx, invoice, description, setup_future_usage="off_session")
+    return invoice_lifecycle.open_intent(ctx, invoice, description, setup_future_usage="off_session")
 
 
 def attempt(ctx: RequestContext, invoice: dict[str, Any], pm_id: str | None, now: int, description: str
@@ -171,13 +167,3 @@ def attempt(ctx: RequestContext, invoice: dict[str, Any], pm_id: str | None, now
         return error or StripeError("This payment requires authentication.", status=402, type="card_error",
                                     code="authentication_required")
     return None
-
-
-def pay_from_intent(ctx: RequestContext, pi: dict[str, Any]) -> dict[str, Any] | None:
-    """After its PaymentIntent succeeded: the invoice it paid in full (None if it paid none, or only a part)."""
-    from stripebench_emulator.api import invoice_actions
-
-    invoice = invoice_actions.credit_intent(ctx, pi)
-    if invoice is None or invoice["status"] != "paid":
-        return None
-    return invoice

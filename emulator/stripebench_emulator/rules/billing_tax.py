@@ -25,10 +25,9 @@ level rounding, Stripe Tax (``automatic_tax``) and Checkout's ``tax_rates``.
 from __future__ import annotations
 
 from decimal import ROUND_HALF_UP, Decimal
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from stripebench_emulator.model.context import RequestContext
+from stripebench_emulator.model.context import RequestContext
 
 # The reason basil's ``taxes`` give for a manual tax rate (Stripe's published invoice and credit note examples use
 # this value for ``tax_rate_details`` entries); before basil the field is null for tax rates (it came with Stripe
@@ -36,7 +35,7 @@ if TYPE_CHECKING:
 TAXABILITY_REASON = "not_available"
 
 
-def rates_from(ctx: "RequestContext", ids: list[str] | None, param: str) -> list[dict[str, Any]]:
+def rates_from(ctx: RequestContext, ids: list[str] | None, param: str) -> list[dict[str, Any]]:
     """The tax rates ``ids`` name (``param[i]`` in the 404 for an unknown one), as stored copies."""
     rates = []
     for i, rate_id in enumerate(ids or []):
@@ -45,7 +44,7 @@ def rates_from(ctx: "RequestContext", ids: list[str] | None, param: str) -> list
     return rates
 
 
-def current(ctx: "RequestContext", rates: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
+def current(ctx: RequestContext, rates: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
     """Stored rate copies as the tax rates are now (their labels, ``active`` and metadata may have changed)."""
     return [ctx.render(ctx.store.peek("tax_rate", rate["id"]) or rate) for rate in rates or []]
 
@@ -140,7 +139,7 @@ def legacy_invoice_fields(invoice: dict[str, Any]) -> dict[str, Any]:
             "total_tax_amounts": [_legacy_amount(e) for e in entries]}
 
 
-def legacy_line_fields(line: dict[str, Any], ctx: "RequestContext") -> dict[str, Any]:
+def legacy_line_fields(line: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
     """A line's ``tax_amounts``, ``tax_rates`` (its own rates, not the invoice's defaults) and amounts excluding
     tax as lines had them before 2025-03-31."""
     excluding = line.get("_excluding_tax", line["amount"])

@@ -93,7 +93,7 @@ def _trial(ctx: RequestContext, sub: dict[str, Any], value: str, now: int) -> No
     if value == "now":
         if sub["status"] == "trialing":
             sub["trial_end"] = now
-            cycle.run_action(ctx, sub, "trial_end", now)
+            cycle.end_trial(ctx, sub, now)
             invoice = ctx.get("invoice", sub["latest_invoice"])
             ctx.save(sub)
             cycle.finalize_due(ctx, invoice, now)

@@ -20,7 +20,7 @@ import asyncio
 import fnmatch
 import json
 import threading
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse
@@ -29,9 +29,7 @@ from stripebench_emulator.web.dispatch import Reply
 from stripebench_emulator.model.engine import SERVICES
 from stripebench_emulator.model.errors import StripeError
 from stripebench_emulator.model.registry import page_route
-
-if TYPE_CHECKING:
-    from stripebench_emulator.model.engine import Emulator
+from stripebench_emulator.model.engine import Emulator
 
 _RATE = ("Request rate limit exceeded. Learn more about rate limits here https://stripe.com/docs/rate-limits.")
 
@@ -48,7 +46,7 @@ def error_for(status: int) -> StripeError:
 class Faults:
     """The active rules and the request hook that applies them."""
 
-    def __init__(self, emulator: "Emulator") -> None:
+    def __init__(self, emulator: Emulator) -> None:
         self.emulator = emulator
         self.rules: list[dict[str, Any]] = []
         self._lock = threading.Lock()
@@ -131,7 +129,7 @@ class Faults:
 
 
 @page_route("/_emulator/faults", methods=["GET", "POST", "DELETE"])
-def _faults_page(emulator: "Emulator"):
+def _faults_page(emulator: Emulator):
     async def endpoint(request: Request) -> JSONResponse:
         faults = emulator.faults
         if request.method == "POST":

@@ -18,7 +18,7 @@ import json
 import logging
 import threading
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import httpx
 from starlette.requests import Request
@@ -26,9 +26,9 @@ from starlette.responses import JSONResponse
 
 from stripebench_emulator.model.engine import SERVICES
 from stripebench_emulator.model.registry import page_route
-
-if TYPE_CHECKING:
-    from stripebench_emulator.model.engine import Emulator
+from stripebench_emulator.model.context import RequestContext
+from stripebench_emulator.model.render import render
+from stripebench_emulator.model.engine import Emulator
 
 log = logging.getLogger(__name__)
 MAX_LOG = 5000  # delivery records kept (oldest dropped first)
@@ -52,7 +52,7 @@ def event_matches(endpoint: dict[str, Any], event_type: str) -> bool:
 class WebhookDispatcher:
     """Queues deliveries for committed events and sends them from one daemon thread."""
 
-    def __init__(self, emulator: "Emulator") -> None:
+    def __init__(self, emulator: Emulator) -> None:
         self.emulator = emulator
         self.settings = {"retry_base_seconds": 60.0, "max_attempts": 8, "timeout_seconds": 10.0,
                          "hold_seconds": 2.0}
@@ -86,9 +86,6 @@ class WebhookDispatcher:
         body = {k: v for k, v in event.items() if not k.startswith("_")}
         version = endpoint.get("api_version")
         if version and version != event["api_version"] and event.get("_raw") is not None:
-            from stripebench_emulator.model.context import RequestContext
-            from stripebench_emulator.model.render import render
-
             body["api_version"] = version
             body["data"] = {**body["data"], "object": render(event["_raw"], RequestContext(self.emulator, version))}
         return json.dumps(body, indent=2)
@@ -242,7 +239,7 @@ class WebhookDispatcher:
 
 
 @page_route("/_emulator/webhook_deliveries", methods=["GET"])
-def _deliveries_page(emulator: "Emulator"):
+def _deliveries_page(emulator: Emulator):
     async def endpoint(request: Request) -> JSONResponse:
         q = request.query_params
         rows = emulator.webhooks.public_log(q.get("event"), q.get("endpoint"))
@@ -251,7 +248,7 @@ def _deliveries_page(emulator: "Emulator"):
 
 
 @page_route("/_emulator/webhook_settings", methods=["GET", "POST"])
-def _settings_page(emulator: "Emulator"):
+def _settings_page(emulator: Emulator):
     async def endpoint(request: Request) -> JSONResponse:
         hooks = emulator.webhooks
         if request.method == "POST":

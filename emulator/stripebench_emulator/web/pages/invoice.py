@@ -15,6 +15,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from stripebench_emulator.model.errors import StripeError
+from stripebench_emulator.rules import invoice_lifecycle
 from stripebench_emulator.rules import methods
 from stripebench_emulator.web.pages.common import transaction_result
 from stripebench_emulator.model.registry import page_route
@@ -86,8 +87,6 @@ def _expiry(text: str) -> tuple[int, int]:
 @page_route("/i/{invoice_id}/pay", methods=["POST"])
 def pay_hosted_invoice(emulator: Any) -> Callable[[Request], Any]:
     """Pay the invoice with the typed card, then show the page again (with the error, if any)."""
-    from stripebench_emulator.api import invoice_actions
-
     async def endpoint(request: Request) -> Response:
         invoice_id = request.path_params["invoice_id"]
         form = await request.form()
@@ -97,7 +96,7 @@ def pay_hosted_invoice(emulator: Any) -> Callable[[Request], Any]:
             month, year = _expiry(str(form.get("card_expiry", "")))
             pm = methods.create_card(ctx, str(form.get("card_number", "")).replace(" ", ""), month, year,
                                              str(form.get("card_cvc", "")) or None)
-            outcome = invoice_actions.pay_invoice(ctx, invoice, payment_method=pm["id"], off_session=False)
+            outcome = invoice_lifecycle.pay_invoice(ctx, invoice, payment_method=pm["id"], off_session=False)
             return outcome.message if isinstance(outcome, StripeError) else None
 
         result = transaction_result(emulator, request, work)
