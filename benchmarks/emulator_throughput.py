@@ -10,7 +10,7 @@ The servers run as subprocesses, one after another:
   target: ours ≥ 30× its req/s.
 
 * ``ours-python`` (with ``--also-python``) — ours again with ``STRIPEBENCH_PURE_PYTHON=1``: the same emulator not
-  compiled (``scripts/setup.sh`` compiles its API modules with Cython, see ``emulator/stripebench_emulator/compiled.py``),
+  compiled (``scripts/setup.sh`` compiles its API modules with Cython, see ``emulator/stripebench_emulator/model/compiled.py``),
   to show what compiling gives, side by side.
 * ``frame`` (with ``--frame``) — the emulator's own serving path (its ASGI app on the same uvicorn) with the API
   work replaced by constant replies of the sizes and headers ours sends on each route: what serving costs before

@@ -52,7 +52,7 @@ if [ "${STRIPEBENCH_RAY:-0}" = "1" ]; then
   echo "setup: pip install -e '.[ray]'"
   "$PY" -m pip install -q --disable-pip-version-check --root-user-action=ignore -e '.[ray]'
 fi
-# The emulator's API modules compiled with Cython (emulator/stripebench_emulator/compiled.py): only what changed since
+# The emulator's API modules compiled with Cython (emulator/stripebench_emulator/model/compiled.py): only what changed since
 # the last build; without a C compiler the emulator runs as plain Python, and says so.
 "$PY" -m stripebench_emulator.cython_build || echo "setup: the emulator stays plain Python (the reason is above)"
 # Nothing here or in the tests runs `stripebench` by name (always `python -m stripebench_tui`); the shim is for you.

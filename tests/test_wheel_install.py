@@ -39,7 +39,7 @@ def test_the_installed_wheel_runs_the_bundled_environments_graders_and_replays(t
     [emulator_wheel] = list((tmp_path / "dist").glob("stripebench_emulator-*.whl"))
     with zipfile.ZipFile(emulator_wheel) as zf:
         emulator_names = zf.namelist()
-    assert "stripebench_emulator/static/stripe.js" in emulator_names
+    assert "stripebench_emulator/web/static/stripe.js" in emulator_names
     assert not [n for n in emulator_names if "/.compiled/" in n or "__pycache__" in n or n.startswith("tests/")]
     with zipfile.ZipFile(wheel) as zf:
         names = zf.namelist()

@@ -104,7 +104,7 @@ def test_a_module_loads_compiled_until_its_source_changes(tmp_path: Path, monkey
         import sbpkg.shapes as shapes
         print(shapes.__file__, shapes.card("42")["last4"])
     """)
-    dist = Path(compiled.__file__).resolve().parents[1]  # the distribution under test, whatever else is installed
+    dist = Path(compiled.__file__).resolve().parents[2]  # the distribution under test, whatever else is installed
     ran = subprocess.run([sys.executable, "-c", probe], env={**os.environ, "PYTHONPATH": f"{src}{os.pathsep}{dist}"},
                          capture_output=True, text=True, check=True, cwd=tmp_path)
     assert ran.stdout.split() == [str(compiled.binary_path("sbpkg.shapes", out)), "4242"]

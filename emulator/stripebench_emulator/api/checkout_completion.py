@@ -3,7 +3,10 @@
 Used by the browser pages (``emulator/web/pages/checkout.py``); no API routes. Every function returns a plain dict for
 the page — ``{"status": "complete", "redirect": url|None}``, ``{"requires_action": True, "url": …}`` or
 ``{"error": {"message", "code", "decline_code", "field"}}`` — and never raises a card error, so a declined attempt
-(its failed charge and payment intent) is kept, as on Stripe. Payments go through ``payment_intents`` internals.
+(its failed charge and payment intent) is kept, as on Stripe. Payments go through ``rules/intents.py``; totals and
+discounts through ``rules/checkout_totals.py``. It sits with the API modules because completing a session does what
+their endpoints do (a customer made as ``POST /v1/customers`` makes it, a subscription as ``/v1/subscriptions``, a
+SetupIntent confirmed as its endpoint confirms it) and calls them for it.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from stripebench_emulator.rules import methods
 from stripebench_emulator.rules import intents
 from stripebench_emulator.api import customers, setup_intents
 from stripebench_emulator.api import checkout_options as options
-from stripebench_emulator.api import checkout_totals as totals
+from stripebench_emulator.rules import checkout_totals as totals
 from stripebench_emulator.api.checkout_sessions import new_item
 from stripebench_emulator.rules.invoice_lifecycle import create_paid_invoice
 from stripebench_emulator.api.subscriptions import create_subscription

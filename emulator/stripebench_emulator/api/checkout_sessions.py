@@ -15,7 +15,7 @@ from stripebench_emulator.model.errors import StripeError, invalid, missing_para
 from stripebench_emulator.model.params import Array, Bool, Currency, Enum, Hash, Int, Metadata, Num, Str
 from stripebench_emulator.model.registry import Resource
 from stripebench_emulator.api import checkout_options as options
-from stripebench_emulator.api import checkout_totals as totals
+from stripebench_emulator.rules import checkout_totals as totals
 from stripebench_emulator.model.fields import apply_metadata
 from stripebench_emulator.api.payment_intents import Loose
 from stripebench_emulator.rules.catalog import new_price

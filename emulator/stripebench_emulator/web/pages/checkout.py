@@ -19,7 +19,7 @@ from stripebench_emulator.web.pages.common import STATIC, transaction_result
 from stripebench_emulator.model.registry import page_route
 from stripebench_emulator.api import checkout_completion as completion
 from stripebench_emulator.api import checkout_options as options
-from stripebench_emulator.api import checkout_totals as totals
+from stripebench_emulator.rules import checkout_totals as totals
 from stripebench_emulator.api.checkout_sessions import expire_if_due
 
 COUNTRIES = [("US", "United States"), ("GB", "United Kingdom"), ("CA", "Canada"), ("AU", "Australia"),
