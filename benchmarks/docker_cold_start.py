@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 from stripebench_tui.core.bus import EventBus
-from stripebench_tui.envs.manifest import find_environment
+from stripebench_tui.envs.catalog import find_environment
 from stripebench_tui.runtime.docker_engine import connect
 from stripebench_tui.runtime.docker_images import ensure_image
 from stripebench_tui.runtime.docker_sandbox import DockerSandbox

@@ -3,13 +3,14 @@
 A "package" here is a first-level name under stripebench_tui: a subpackage (core, runtime, tui…)
 or a top-level module (cli, errors, chromium). The rules:
 
-- no two packages import each other, directly or through others (no package-level cycle);
+- no two packages import each other, directly or through others (no package-level cycle), and no two files
+  either (no file-level cycle, inside a package as between packages);
 - ``core`` imports nothing of ours but ``errors`` (edges meet it through its protocols);
 - ``runtime`` does not import ``tui`` and ``grading`` does not import ``runtime``;
 - only ``commands`` (the CLI glue) imports ``tui``;
 - the emulator is a distribution of its own (``emulator/``, import package ``stripebench_emulator``): it imports
   nothing of ``stripebench_tui``, and ``stripebench_tui`` imports only its front (the package itself), never one of
-  its modules. Its inner layers are held by ``emulator/tests/test_layering.py``.
+  its modules. Its inner layers are held by ``emulator/tests/test_emulator_layering.py``.
 """
 
 from __future__ import annotations
@@ -155,6 +156,31 @@ def cycles(graph: dict[str, dict[str, list[Import]]]) -> list[list[str]]:
     return sorted(groups)
 
 
+def file_graph(imports: list[Import], modules: set[str]) -> dict[str, dict[str, list[Import]]]:
+    """module -> imported module -> the imports that make that edge. ``from pkg.mod import Name`` is an edge to
+    ``pkg.mod``; ``from pkg import mod`` (resolved by ``imports_in``) to ``pkg.mod``; a name that is no module of
+    ours stands for the nearest module that holds it."""
+    graph: dict[str, dict[str, list[Import]]] = defaultdict(lambda: defaultdict(list))
+    for imp in imports:
+        target = imp.target
+        while target not in modules and "." in target:
+            target = target.rpartition(".")[0]
+        if target in modules and target != imp.module:
+            graph[imp.module][target].append(imp)
+    return graph
+
+
+def file_cycles(root_dir: Path) -> list[str]:
+    """Every group of files that import each other, with the imports that tie it, one readable line each."""
+    modules = {module_name(path, root_dir) for path in root_dir.rglob("*.py")}
+    graph = file_graph(all_imports(root_dir), modules)
+    out = []
+    for group in cycles(graph):
+        edges = [str(graph[a][b][0]) for a in group for b in group if b in graph.get(a, {})]
+        out.append(f"import cycle between files {', '.join(group)}: " + "; ".join(edges))
+    return out
+
+
 def violations(root_dir: Path) -> list[str]:
     """Every broken rule, one readable line each (with the import lines that break it)."""
     graph = package_graph(all_imports(root_dir))
@@ -224,6 +250,10 @@ def test_the_packages_follow_the_import_rules() -> None:
     assert violations(PACKAGE_DIR) == []
 
 
+def test_no_two_files_import_each_other() -> None:
+    assert file_cycles(PACKAGE_DIR) == []
+
+
 # The checker itself, on a made-up package: it must see what it claims to forbid.
 
 def _write(root: Path, files: dict[str, str]) -> Path:
@@ -271,3 +301,15 @@ def test_the_checker_finds_runtime_to_tui_and_core_to_an_edge(tmp_path: Path) ->
 def test_relative_and_aliased_imports_resolve(tmp_path: Path, source: str, expected: str) -> None:
     pkg = _write(tmp_path, {"pkg/a.py": f"def f():\n    {source}\n"})
     assert [imp.target for imp in imports_in(pkg / "pkg" / "a.py", pkg)] == [expected]
+
+
+def test_the_file_check_sees_a_loop_inside_one_package_through_a_name_and_a_type_only_import(tmp_path: Path) -> None:
+    pkg = _write(tmp_path, {
+        "core/agent.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .executor import Outcome\n",
+        "core/executor.py": "from stripebench_tui.core.agent import ToolSpec\n",
+        "core/state.py": "from stripebench_tui.core import agent\n",
+    })
+    assert violations(pkg) == []  # one package: no rule between packages is broken
+    assert file_cycles(pkg) == ["import cycle between files stripebench_tui.core.agent, stripebench_tui.core.executor: "
+                                "stripebench_tui.core.agent:3 imports stripebench_tui.core.executor; "
+                                "stripebench_tui.core.executor:1 imports stripebench_tui.core.agent"]

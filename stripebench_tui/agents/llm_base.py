@@ -7,7 +7,8 @@ from typing import Any, Awaitable, Callable
 from stripebench_tui.agents.options import read_options
 from stripebench_tui.agents.prompting import wire_tool_names
 from stripebench_tui.agents.retry import SdkErrors, call_with_retries
-from stripebench_tui.core.agent import AgentError, Task, ToolSpec
+from stripebench_tui.core.agent import AgentError, Task
+from stripebench_tui.core.tool_types import ToolSpec
 from stripebench_tui.errors import UserError
 
 

@@ -44,7 +44,7 @@ class OracleAgent:
 
     async def start(self, task: Task) -> None:
         """Load the plan of the task's environment."""
-        from stripebench_tui.envs.manifest import find_environment, load_environment
+        from stripebench_tui.envs.catalog import find_environment, load_environment
 
         root = task.context.get(ENV_DIR)
         try:

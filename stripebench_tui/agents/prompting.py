@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import re
 
-from stripebench_tui.core.agent import Observation, Task, ToolSpec
+from stripebench_tui.core.agent import Observation, Task
+from stripebench_tui.core.tool_types import ToolSpec
 
 FIRST_USER_MESSAGE = "Start working on the task now."
 CONTINUE_MESSAGE = "Continue. When the task is complete, reply without tool calls."

@@ -8,7 +8,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from stripebench_tui.envs.manifest import Environment, find_environment, list_environments
+from stripebench_tui.envs.manifest import Environment
+from stripebench_tui.envs.catalog import find_environment, list_environments
 from stripebench_tui.errors import UserError
 
 # Agents a batch can run unattended: the built-in non-interactive ones and the external harnesses (":MODEL").

@@ -20,7 +20,8 @@ def envs(as_json: bool = typer.Option(False, "--json", help="Print a JSON list i
 
     Examples: `stripebench envs --json`, `stripebench envs --path ~/ai/benchmarks`
     """
-    from stripebench_tui.envs.manifest import environments_dir, list_environments
+    from stripebench_tui.envs.manifest import environments_dir
+    from stripebench_tui.envs.catalog import list_environments
     from stripebench_tui.envs.size import workspace_size
 
     if path is not None:

@@ -42,7 +42,7 @@ def grade(
     """
     from rich.console import Console
 
-    from stripebench_tui.envs.manifest import find_environment
+    from stripebench_tui.envs.catalog import find_environment
     from stripebench_tui.runtime.grade import grade_episode
     from stripebench_tui.grading.report import criteria_table
 

@@ -46,7 +46,7 @@ def build(
 
     Example: `stripebench images build checkout-migration`
     """
-    from stripebench_tui.envs.manifest import find_environment, list_environments
+    from stripebench_tui.envs.catalog import find_environment, list_environments
     from stripebench_tui.runtime.docker_engine import connect
     from stripebench_tui.runtime.docker_images import ensure_image, remove_old_images
 

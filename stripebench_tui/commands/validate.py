@@ -28,7 +28,7 @@ def validate(
     """
     from rich.console import Console
 
-    from stripebench_tui.envs.manifest import find_environment, list_environments
+    from stripebench_tui.envs.catalog import find_environment, list_environments
     from stripebench_tui.grading import validation
     from stripebench_tui.runtime.validate import episode_runner
 

@@ -9,20 +9,10 @@ each turn with text and/or tool calls. Concrete agents live in
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Protocol, runtime_checkable
+from typing import Any, Callable, Protocol, runtime_checkable
 
-if TYPE_CHECKING:
-    from stripebench_tui.core.executor import ToolOutcome
+from stripebench_tui.core.tool_types import ToolOutcome, ToolSpec
 
-
-@dataclass(frozen=True)
-class ToolSpec:
-    """A tool the agent may call, as its MCP server describes it."""
-
-    name: str
-    description: str
-    input_schema: dict[str, Any]
-    server: str = ""
 
 
 @dataclass
@@ -108,5 +98,5 @@ class Agent(Protocol):
 class ObservingAgent(Protocol):
     """An agent whose tool calls are run by its own harness; the driver only observes them."""
 
-    async def observed_result(self, call_id: str) -> "ToolOutcome":
+    async def observed_result(self, call_id: str) -> ToolOutcome:
         """The result the harness sent back for ``call_id`` (waits for it); an error outcome if none ever comes."""

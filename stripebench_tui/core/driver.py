@@ -34,7 +34,8 @@ from stripebench_tui.core.agent import Agent, AgentError, AgentTurn, Observation
 from stripebench_tui.core.breakpoints import BREAK_HIT, BreakpointError, BreakpointSet
 from stripebench_tui.core.bus import EventBus
 from stripebench_tui.core.events import OPERATOR, EpisodeEnd, ModelMessage, Operator, Service, ToolCall, ToolResult
-from stripebench_tui.core.executor import ToolExecutor, ToolOutcome
+from stripebench_tui.core.executor import ToolExecutor
+from stripebench_tui.core.tool_types import ToolOutcome
 from stripebench_tui.core.limits import ActiveTime, Limits, Usage, exceeded
 from stripebench_tui.core.profile import PUBLISH, Stopwatch, part_of
 

@@ -7,22 +7,9 @@ A tool that ran and failed (non-zero exit, bad arguments, page error) returns a
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from stripebench_tui.core.agent import ToolSpec
-
-
-@dataclass
-class ToolOutcome:
-    """What one tool call returned. ``duration`` None lets the driver time the call itself."""
-
-    text: str = ""
-    is_error: bool = False
-    exit_code: int | None = None
-    duration: float | None = None
-    startup: float = 0.0  # seconds of the call the tool spent starting (the browser launching Chromium)
-    images: list[str] = field(default_factory=list)  # paths relative to the trace's directory
+from stripebench_tui.core.tool_types import ToolOutcome, ToolSpec
 
 
 @runtime_checkable

@@ -15,6 +15,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from stripebench_tui.envs.deps import cache_root
 from stripebench_tui.envs.bench_overlay import OVERLAY_SUFFIX, ExternalGraderSpec, Overlay, find_overlay
 from stripebench_tui.envs.manifest import ID_PATTERN, MANIFEST, DockerSpec, Environment, Manifest, PlanRef, StripeSetup
 from stripebench_tui.errors import BadFileError, UserError
@@ -287,8 +288,6 @@ def _toml(value: Any) -> str:
 
 def _write_plan(ident: str, name: str, steps: list[dict[str, Any]]) -> Path:
     """The plan as TOML in the cache (content-addressed, so loading twice writes nothing new)."""
-    from stripebench_tui.envs.deps import cache_root
-
     if not steps:
         steps = [{"say": "Nothing to apply.", "done": True}]
     text = "".join("[[step]]\n" + "".join(f"{k} = {_toml(v)}\n" for k, v in step.items()) + "\n" for step in steps)

@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from stripebench_tui.errors import BadFileError, UserError
+from stripebench_tui.errors import BadFileError
 
 MANIFEST = "environment.toml"
 ID_PATTERN = re.compile(r"^[a-z][a-z0-9-]{1,48}$")
@@ -173,17 +173,9 @@ def read_toml(path: Path) -> dict[str, Any]:
         raise BadFileError(f"{path}: not valid TOML: {exc}") from None
 
 
-def load_environment(root: Path) -> Environment:
-    """Load and check ``root/environment.toml``; BadFileError with file and field on any problem.
-
-    A benchmark folder in the published layout (no manifest; see ``envs.benchfolder``) is read as it is.
-    """
+def load_manifest_environment(root: Path) -> Environment:
+    """Load and check ``root/environment.toml``; BadFileError with file and field on any problem."""
     path = root / MANIFEST
-    if not path.is_file():
-        from stripebench_tui.envs.benchfolder import is_bench_folder, load_bench_environment
-
-        if is_bench_folder(root):
-            return load_bench_environment(root)
     data = read_toml(path)
     try:
         manifest = Manifest.model_validate(data)
@@ -222,30 +214,3 @@ def environments_dir() -> Path:
     return bundled_dir("environments")
 
 
-def list_environments(root: Path | None = None) -> list[Environment]:
-    """Every environment under ``root`` (default: environments_dir()), sorted by id."""
-    base = (root or environments_dir()).resolve()
-    if not base.is_dir():
-        return []
-    return [load_environment(d) for d in sorted(base.iterdir()) if (d / MANIFEST).is_file()]
-
-
-def find_environment(env_id: str, root: Path | None = None) -> Environment:
-    """The environment named ``env_id``, or a path to an environment directory; UserError listing known ids."""
-    as_path = Path(env_id).expanduser()
-    if (as_path / MANIFEST).is_file():
-        return load_environment(as_path.resolve())
-    if as_path.is_dir() and (os.sep in env_id or env_id.startswith(".")):  # a path: a benchmark folder as it is
-        from stripebench_tui.envs.benchfolder import load_bench_environment
-
-        return load_bench_environment(as_path)
-    base = (root or environments_dir()).resolve()
-    candidate = base / env_id
-    if (candidate / MANIFEST).is_file():
-        return load_environment(candidate)
-    if as_path.is_dir():  # not one of ours: a benchmark folder (BadFileError says which part is missing)
-        from stripebench_tui.envs.benchfolder import load_bench_environment
-
-        return load_bench_environment(as_path)
-    known = ", ".join(e.name for e in sorted(base.iterdir()) if (e / MANIFEST).is_file()) if base.is_dir() else ""
-    raise UserError(f"unknown environment {env_id!r}" + (f"; known: {known}" if known else f" (looked in {base})"))

@@ -34,7 +34,7 @@ from typing import Any, Callable
 
 from stripebench_tui.child_env import base_env, runner_secrets
 from stripebench_tui.core.agent import AgentError, AgentTurn, Observation, Task, ToolRequest
-from stripebench_tui.core.executor import ToolOutcome
+from stripebench_tui.core.tool_types import ToolOutcome
 from stripebench_tui.core.redact import Redactor
 from stripebench_tui.errors import UserError
 from stripebench_tui.gateway.app import Gateway, GatewayError, Upstream

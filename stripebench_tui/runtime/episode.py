@@ -36,7 +36,8 @@ from stripebench_tui.core.limits import Limits
 from stripebench_tui.core.operator import ERROR, STOPPED, ApprovalPolicy
 from stripebench_tui.core.profile import SETUP, TOOL_START, Stopwatch
 from stripebench_tui.core.recorder import Recorder
-from stripebench_tui.envs.manifest import Environment, find_environment
+from stripebench_tui.envs.manifest import Environment
+from stripebench_tui.envs.catalog import find_environment
 from stripebench_tui.errors import EXIT_EPISODE_FAILED, EXIT_OK, EXIT_RUNTIME, UserError
 from stripebench_tui.runtime.grade import EMULATOR_STATE
 from stripebench_tui.runtime.local import LocalSandbox

@@ -22,7 +22,7 @@ from mcp.shared.exceptions import MCPError
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp_types import TextContent
 
-from stripebench_tui.core.agent import ToolSpec
+from stripebench_tui.core.tool_types import ToolSpec
 from stripebench_tui.errors import RuntimeProblem
 from stripebench_tui.tools import BUILTIN_SERVERS, SERVER_META
 

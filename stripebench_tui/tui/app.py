@@ -11,6 +11,7 @@ from textual.screen import Screen
 from stripebench_tui.tui.keymap import COMMANDS
 from stripebench_tui.tui.screens.episode_screen import EpisodeScreen
 from stripebench_tui.tui.source import EpisodeSource
+from stripebench_tui.tui.fork_action import open_fork
 
 
 class EpisodeApp(App[None]):
@@ -18,6 +19,9 @@ class EpisodeApp(App[None]):
 
     TITLE = "stripebench"
     ENABLE_COMMAND_PALETTE = True
+
+    def on_episode_screen_fork_requested(self, request: EpisodeScreen.ForkRequested) -> None:
+        open_fork(self, request)
 
     def __init__(
         self,

@@ -23,6 +23,7 @@ from stripebench_tui.batch.manifest import Batch
 from stripebench_tui.batch.matrix import Cell
 from stripebench_tui.tui.screens.episode_screen import EpisodeScreen
 from stripebench_tui.tui.source import TraceSource
+from stripebench_tui.tui.fork_action import open_fork
 
 REFRESH = 1.0  # seconds between looks at the batch directory
 
@@ -275,6 +276,9 @@ class BatchApp(App[None]):
     """The batch grid, with episodes opened on top of it."""
 
     TITLE = "stripebench batch"
+
+    def on_episode_screen_fork_requested(self, request: EpisodeScreen.ForkRequested) -> None:
+        open_fork(self, request)
 
     def __init__(self, root: Path) -> None:
         super().__init__()

@@ -17,6 +17,8 @@ from textual.screen import Screen
 from stripebench_tui.tui.live_keymap import live_commands
 from stripebench_tui.tui.live_source import LiveSource
 from stripebench_tui.tui.screens.live_screen import LiveEpisodeScreen
+from stripebench_tui.tui.fork_action import open_fork
+from stripebench_tui.tui.screens.episode_screen import EpisodeScreen
 
 
 class LiveApp(App[Any]):
@@ -24,6 +26,9 @@ class LiveApp(App[Any]):
 
     TITLE = "stripebench"
     ENABLE_COMMAND_PALETTE = True
+
+    def on_episode_screen_fork_requested(self, request: EpisodeScreen.ForkRequested) -> None:
+        open_fork(self, request)
 
     def __init__(self, config: Any, fork: tuple[Path, int] | None = None, *, present: bool = False,
                  clock: Callable[[], float] | None = None) -> None:

@@ -24,6 +24,7 @@ from stripebench_tui.tui.live_keymap import live_commands
 from stripebench_tui.tui.screens.episode_screen import EpisodeScreen
 from stripebench_tui.tui.screens.live_screen import LiveEpisodeScreen
 from stripebench_tui.tui.screens.picker import EpisodeEntry, PickerScreen
+from stripebench_tui.tui.fork_action import open_fork
 
 MODES = ("replay", "attach", "pick")
 
@@ -34,6 +35,9 @@ class ServeApp(App[None]):
     TITLE = "stripebench"
     ENABLE_COMMAND_PALETTE = True
     BINDINGS = [Binding("escape", "back", "Back", show=False)]
+
+    def on_episode_screen_fork_requested(self, request: EpisodeScreen.ForkRequested) -> None:
+        open_fork(self, request)
 
     def __init__(self, mode: str, path: Path, *, control_url: str | None = None, present: bool = False,
                  speed: float = 1.0) -> None:

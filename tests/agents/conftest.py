@@ -7,7 +7,8 @@ from typing import Any, Callable
 import pytest
 
 from stripebench_tui.agents import create_agent
-from stripebench_tui.core.agent import Task, ToolSpec
+from stripebench_tui.core.agent import Task
+from stripebench_tui.core.tool_types import ToolSpec
 from stripebench_tui.testing.fake_models import Fault, FakeModelServer
 from stripebench_tui.testing.fake_wire import ScriptedTurn
 

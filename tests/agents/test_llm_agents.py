@@ -255,7 +255,7 @@ async def test_rejected_call_operator_message_and_missing_result(protocol, fake_
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
 async def test_reasoning_unknown_model_and_odd_tool_names(protocol, fake_server, task, agent_for):
-    from stripebench_tui.core.agent import ToolSpec
+    from stripebench_tui.core.tool_types import ToolSpec
 
     task.tools.append(ToolSpec("browser.navigate", "Open a URL.", {"type": "object", "properties": {"url": {"type": "string"}}}))
     fake = fake_server(

@@ -13,7 +13,7 @@ import pytest
 
 from stripebench_tui.core.events import PASS, GraderVerdict
 from stripebench_tui.core.operator import Resume, Step
-from stripebench_tui.envs.manifest import find_environment
+from stripebench_tui.envs.catalog import find_environment
 from stripebench_tui.runtime.episode import EpisodeConfig, run_episode
 from stripebench_tui.runtime.fork import fork_config
 from stripebench_tui.runtime.grade import grade_episode

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from stripebench_tui.envs.benchfolder import bench_folders_under, load_bench_environment, load_bench_folder
-from stripebench_tui.envs.manifest import find_environment, load_environment
+from stripebench_tui.envs.catalog import find_environment, load_environment
 from stripebench_tui.envs.plans import expand, load_plan
 from stripebench_tui.errors import BadFileError, UserError
 from tests.benchfolders.conftest import FOLDERS, tree_hash

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from stripebench_tui.core.bus import EventBus
-from stripebench_tui.envs.manifest import find_environment
+from stripebench_tui.envs.catalog import find_environment
 from stripebench_tui.runtime.docker_sandbox import DockerSandbox
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "envs"

@@ -6,7 +6,7 @@ import asyncio
 from pathlib import Path
 
 from stripebench_tui.core.bus import EventBus
-from stripebench_tui.envs.manifest import find_environment
+from stripebench_tui.envs.catalog import find_environment
 from stripebench_tui.runtime.docker_sandbox import DockerSandbox
 
 

@@ -118,7 +118,7 @@ async def test_the_container_has_no_capabilities_no_new_privileges_and_a_pids_li
 
 async def test_the_pids_limit_comes_from_the_manifest(docker_client, tmp_path: Path) -> None:
     from stripebench_tui.core.bus import EventBus
-    from stripebench_tui.envs.manifest import find_environment
+    from stripebench_tui.envs.catalog import find_environment
 
     env = find_environment("tiny-shop")  # same files, so the same image; only the manifest object differs
     docker = env.manifest.docker.model_copy(update={"pids": 100})
@@ -201,7 +201,7 @@ GRADER = Grader(
 
 async def test_an_episodes_grader_starts_its_app_copy_in_the_container_and_so_does_regrading(
         docker_client, tmp_path: Path) -> None:
-    from stripebench_tui.envs.manifest import find_environment
+    from stripebench_tui.envs.catalog import find_environment
     from stripebench_tui.runtime.grade import grade_episode
     from stripebench_tui.runtime.episode import Episode, EpisodeConfig
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from stripebench_tui.envs.manifest import load_environment
+from stripebench_tui.envs.catalog import load_environment
 from stripebench_tui.runtime.docker_images import content_hash, generated_dockerfile
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "envs" / "tiny-shop"

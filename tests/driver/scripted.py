@@ -7,11 +7,12 @@ import inspect
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from stripebench_tui.core.agent import AgentTurn, Observation, Task, ToolRequest, ToolSpec
+from stripebench_tui.core.agent import AgentTurn, Observation, Task, ToolRequest
+from stripebench_tui.core.tool_types import ToolSpec
 from stripebench_tui.core.bus import EventBus
 from stripebench_tui.core.driver import Driver
 from stripebench_tui.core.events import Event
-from stripebench_tui.core.executor import ToolOutcome
+from stripebench_tui.core.tool_types import ToolOutcome
 
 
 class FakeClock:

@@ -10,11 +10,12 @@ import asyncio
 import sys
 from typing import Any
 
-from stripebench_tui.core.agent import AgentTurn, Task, ToolRequest, ToolSpec
+from stripebench_tui.core.agent import AgentTurn, Task, ToolRequest
+from stripebench_tui.core.tool_types import ToolSpec
 from stripebench_tui.core.bus import EventBus
 from stripebench_tui.core.driver import Driver
 from stripebench_tui.core.events import Header
-from stripebench_tui.core.executor import ToolOutcome
+from stripebench_tui.core.tool_types import ToolOutcome
 from stripebench_tui.core.recorder import Recorder
 
 

@@ -72,7 +72,7 @@ async def test_a_normal_episode_publishes_every_step_in_order():
 
 async def test_a_tool_error_is_an_observation_not_the_end():
     tools = echo_tools()
-    from stripebench_tui.core.executor import ToolOutcome
+    from stripebench_tui.core.tool_types import ToolOutcome
 
     tools.handlers["shell"] = lambda a: ToolOutcome(text="boom", is_error=True, exit_code=2)
     agent = ScriptedAgent([turn(call("c1", cmd="false")), turn(done=True)])

@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from stripebench_tui.core.events import FAIL
-from stripebench_tui.envs.manifest import find_environment
+from stripebench_tui.envs.catalog import find_environment
 from stripebench_tui.grading import GradingContext, load_grader
 
 from .helpers import load_grader_module, validate_failing

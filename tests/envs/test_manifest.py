@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from stripebench_tui.envs.manifest import find_environment, list_environments, load_environment
+from stripebench_tui.envs.catalog import find_environment, list_environments, load_environment
 from stripebench_tui.envs.plans import PlanError, expand, load_plan
 from stripebench_tui.errors import BadFileError, UserError
 

@@ -126,7 +126,7 @@ async def test_stop_while_claude_code_runs_a_command_leaves_no_process(claude_co
 
 
 async def test_claude_code_is_offered_our_mcp_servers_and_its_calls_are_turns(claude_code: str, tmp_path: Path) -> None:
-    from stripebench_tui.core.agent import ToolSpec
+    from stripebench_tui.core.tool_types import ToolSpec
 
     workspace = tmp_path / "workspace"
     workspace.mkdir()

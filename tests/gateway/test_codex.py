@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from stripebench_tui.agents import create_agent
-from stripebench_tui.core.agent import Task, ToolSpec
+from stripebench_tui.core.agent import Task
+from stripebench_tui.core.tool_types import ToolSpec
 from stripebench_tui.core.bus import EventBus
 from stripebench_tui.core.driver import Driver
 from stripebench_tui.core.limits import Limits

@@ -19,7 +19,7 @@ from stripebench_tui.core.agent import Task
 from stripebench_tui.core.bus import EventBus
 from stripebench_tui.core.driver import Driver
 from stripebench_tui.core.events import Event
-from stripebench_tui.core.executor import ToolOutcome
+from stripebench_tui.core.tool_types import ToolOutcome
 from stripebench_tui.core.limits import Limits
 from stripebench_tui.errors import UserError
 from stripebench_tui.testing.fake_models import FakeModelServer

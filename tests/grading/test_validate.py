@@ -195,7 +195,7 @@ def test_findings_report_gives_each_runs_findings_and_precision_and_recall():
 
 
 def test_a_mutants_declared_finding_reaches_its_run(shop):
-    from stripebench_tui.envs.manifest import find_environment
+    from stripebench_tui.envs.catalog import find_environment
     from stripebench_tui.grading.validation import runs_for
 
     env_dir = shop.root

@@ -136,7 +136,7 @@ async def test_the_local_sandbox_starts_graders_processes_tagged_with_the_episod
     import os
     import signal
 
-    from stripebench_tui.envs.manifest import find_environment
+    from stripebench_tui.envs.catalog import find_environment
     from stripebench_tui.runtime.local import LocalSandbox
     from stripebench_tui.runtime.reaper import TAG_VAR
 

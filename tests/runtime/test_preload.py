@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from stripebench_tui.envs.manifest import find_environment
+from stripebench_tui.envs.catalog import find_environment
 from stripebench_tui.preload import PRELOAD_DIR, preload_env
 from stripebench_emulator.testing import TEST_KEY, emulator, emulator_server, stripe_client  # noqa: F401
 

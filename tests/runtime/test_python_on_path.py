@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from stripebench_tui.envs.manifest import find_environment
+from stripebench_tui.envs.catalog import find_environment
 from stripebench_tui.runtime.local import LocalSandbox
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from stripebench_tui.core.bus import EventBus
 from stripebench_tui.core.events import Service
-from stripebench_tui.envs.manifest import load_environment
+from stripebench_tui.envs.catalog import load_environment
 from stripebench_tui.runtime.local import LocalSandbox
 from stripebench_tui.runtime.services import ServiceFailed
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from stripebench_tui.core.agent import ToolSpec
+from stripebench_tui.core.tool_types import ToolSpec
 from stripebench_tui.errors import RuntimeProblem
 from stripebench_tui.tools.client import ToolServerError, ToolServerHandle
 

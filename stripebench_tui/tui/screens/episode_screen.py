@@ -21,6 +21,7 @@ from textual.worker import get_current_worker
 from textual.app import ComposeResult
 from textual.app import SuspendNotSupported
 from textual.containers import Horizontal, Vertical
+from textual.message import Message
 from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Footer
@@ -512,10 +513,17 @@ class EpisodeScreen(DebugControls, NotesActions, DerivedFindings, Screen[None]):
         self.app.push_screen(PresenterScreen(self.source, list(self.turns), start=self.position or 0,
                                              speed=self.playback.speed, clock=self.playback.clock), back)
 
-    def action_fork(self) -> None:
-        from stripebench_tui.tui.fork_action import fork_from_screen
+    class ForkRequested(Message):
+        """The operator asked to fork the episode shown, at ``turn`` of the trace at ``trace_path`` (either None when
+        there is nothing to fork); the app opens the fork (``fork_action.open_fork``)."""
 
-        fork_from_screen(self, self.trace_path(), self.turn.index if self.turn is not None else None)
+        def __init__(self, trace_path: Path | None, turn: int | None) -> None:
+            super().__init__()
+            self.trace_path = trace_path
+            self.turn = turn
+
+    def action_fork(self) -> None:
+        self.post_message(self.ForkRequested(self.trace_path(), self.turn.index if self.turn is not None else None))
 
     def trace_path(self) -> Path | None:
         """The trace file shown (notes and forks start from it); None for a source without one."""

@@ -369,12 +369,6 @@ class LiveEpisodeScreen(EpisodeScreen, inherit_bindings=False):
             return
         self.app.push_screen(ScreenshotScreen(shot))
 
-    def action_fork(self) -> None:
-        from stripebench_tui.tui.fork_action import fork_from_screen
-
-        path = self.trace_path()
-        fork_from_screen(self, path, self.turn.index if self.turn is not None else None)
-
     def trace_path(self) -> Path | None:
         from stripebench_tui.runtime.sandbox import TRACE_NAME
 

@@ -11,7 +11,7 @@ from textual.containers import Vertical
 from textual.suggester import SuggestFromList
 from textual.widgets import Input, Label, TextArea
 
-from stripebench_tui.core.agent import ToolSpec
+from stripebench_tui.core.tool_types import ToolSpec
 from stripebench_tui.tui.screens.approve import parse_arguments
 from stripebench_tui.tui.screens.dialog import DialogScreen
 from stripebench_tui.tui.text import clean
