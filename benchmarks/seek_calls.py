@@ -27,8 +27,8 @@ async def measure(path: str, seeks: int, step: bool) -> str:
     from textual import events
 
     from stripebench_tui.formats.open import open_episode
-    from stripebench_tui.tui.app import create_app
-    from stripebench_tui.tui.source import TraceSource
+    from stripebench_tui.tui.apps.replay_app import create_app
+    from stripebench_tui.tui.sources.episode_source import TraceSource
 
     app = create_app(TraceSource(open_episode(path)))
     prof = cProfile.Profile()

@@ -109,8 +109,8 @@ async def _until(seen: dict, timeout: float = 60.0) -> None:
 
 async def _first_paint(path: str) -> dict:
     from stripebench_tui.formats.open import open_episode
-    from stripebench_tui.tui.app import create_app
-    from stripebench_tui.tui.source import TraceSource
+    from stripebench_tui.tui.apps.replay_app import create_app
+    from stripebench_tui.tui.sources.episode_source import TraceSource
 
     start = time.perf_counter()
     app = create_app(TraceSource(open_episode(path)))
@@ -126,8 +126,8 @@ async def _seek(path: str) -> dict:
     from textual import events
 
     from stripebench_tui.formats.open import open_episode
-    from stripebench_tui.tui.app import create_app
-    from stripebench_tui.tui.source import TraceSource
+    from stripebench_tui.tui.apps.replay_app import create_app
+    from stripebench_tui.tui.sources.episode_source import TraceSource
 
     start = time.perf_counter()
     trace = open_episode(path)
@@ -138,7 +138,7 @@ async def _seek(path: str) -> dict:
             await asyncio.sleep(0.005)
         await pilot.pause()
         indexed = time.perf_counter() - start
-        # A trace without findings gets the detectors run over it once indexed (tui/derived_findings.py):
+        # A trace without findings gets the detectors run over it once indexed (tui/actions/derived_findings.py):
         # let them finish, or the seeks would share the CPU with them.
         while getattr(screen, "deriving", False):
             await asyncio.sleep(0.005)

@@ -279,14 +279,14 @@ def test_the_checker_finds_a_cycle_made_by_a_function_level_import(tmp_path: Pat
 
 def test_the_checker_finds_runtime_to_tui_and_core_to_an_edge(tmp_path: Path) -> None:
     pkg = _write(tmp_path, {
-        "runtime/fork.py": "import importlib\nimportlib.import_module('stripebench_tui.tui.live_app')\n",
+        "runtime/fork.py": "import importlib\nimportlib.import_module('stripebench_tui.tui.apps.live_app')\n",
         "core/state.py": "from ..formats import text\nfrom stripebench_tui.errors import UserError\n",
         "errors.py": "",
         "formats/text.py": "",
-        "tui/live_app.py": "",
+        "tui/apps/live_app.py": "",
     })
     found = violations(pkg)
-    assert "runtime must not import tui: stripebench_tui.runtime.fork:2 imports stripebench_tui.tui.live_app" in found
+    assert "runtime must not import tui: stripebench_tui.runtime.fork:2 imports stripebench_tui.tui.apps.live_app" in found
     assert "core imports an edge package: stripebench_tui.core.state:1 imports stripebench_tui.formats" in found
     assert not any("errors" in v for v in found)  # core may import errors
 
@@ -296,7 +296,7 @@ def test_the_checker_finds_runtime_to_tui_and_core_to_an_edge(tmp_path: Path) ->
     ("from .b import c", "stripebench_tui.pkg.b"),
     ("from .. import tui", "stripebench_tui.tui"),
     ("from stripebench_tui import tui", "stripebench_tui.tui"),
-    ("import stripebench_tui.tui.app as app", "stripebench_tui.tui.app"),
+    ("import stripebench_tui.tui.apps.replay_app as app", "stripebench_tui.tui.apps.replay_app"),
 ])
 def test_relative_and_aliased_imports_resolve(tmp_path: Path, source: str, expected: str) -> None:
     pkg = _write(tmp_path, {"pkg/a.py": f"def f():\n    {source}\n"})

@@ -41,7 +41,7 @@ def diff(
 
     result = diff_states(load_state(a), load_state(b))
     if tui is True:
-        from stripebench_tui.tui.diff_app import run_diff
+        from stripebench_tui.tui.apps.diff_app import run_diff
 
         run_diff(result, (str(a), str(b)))
     else:

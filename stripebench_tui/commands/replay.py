@@ -58,7 +58,7 @@ def replay(
     if (trace_path / "batch.json").is_file():  # a batch directory (`stripebench batch`): its grid
         if headless or summary or fork_at is not None or rerun is True:
             raise UserError("a batch directory opens as a grid; for text use `stripebench batch report DIR`")
-        from stripebench_tui.tui.batch_grid import run_batch_grid
+        from stripebench_tui.tui.apps.batch_app import run_batch_grid
 
         run_batch_grid(trace_path)
         return
@@ -83,7 +83,7 @@ def replay(
 
     trace = open_episode(trace_path)
     if not (headless or summary):
-        from stripebench_tui.tui.replay_app import run_replay
+        from stripebench_tui.tui.apps.replay_app import run_replay
 
         run_replay(trace, speed=speed, autoplay=play, breakpoints=breaks, present=present is True)
         return
@@ -170,7 +170,7 @@ def run_fork(trace_path: Path, at_turn: int | None, agent: str, *, headless: boo
     config = fork_config(trace_path, agent, headless=headless, agent_options=dict(options or {}), episode_dir=episode_dir,
                          breakpoints=list(breakpoints or []))
     if not headless:
-        from stripebench_tui.tui.live_app import run_live
+        from stripebench_tui.tui.apps.live_app import run_live
 
         return run_live(config, fork=(Path(trace_path), at_turn))
     return asyncio.run(_headless_fork(Path(trace_path), at_turn, config))

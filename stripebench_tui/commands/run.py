@@ -124,7 +124,7 @@ def run(
         config.sandbox = sandbox
     if not headless:
         try:
-            from stripebench_tui.tui.live_app import run_live  # type: ignore[import-not-found]
+            from stripebench_tui.tui.apps.live_app import run_live  # type: ignore[import-not-found]
         except ImportError:
             raise UserError("the live TUI is not built yet; run with --headless to print the episode instead") from None
         raise typer.Exit(run_live(config, present=present is True))

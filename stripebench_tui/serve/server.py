@@ -37,7 +37,7 @@ from typing import Any, Callable
 
 from stripebench_tui.errors import RuntimeProblem
 
-APP_MODULE = "stripebench_tui.tui.serve_app"
+APP_MODULE = "stripebench_tui.tui.apps.serve_app"
 VIEW = "view"  # the websocket key of a viewer when no access token is needed
 CONTROL_METHODS = {"pause", "resume", "step", "inject", "approve", "edit", "reject", "stop"}
 CONTROL_KWARGS = {"kind", "call_id"}

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
-from stripebench_tui.tui.source import EpisodeSource, turn_from_events
+from stripebench_tui.tui.sources.episode_source import EpisodeSource, turn_from_events
 from stripebench_tui.tui.text import clean
 from stripebench_tui.tui.widgets.turn_detail import output_document
 

@@ -7,7 +7,8 @@ from pathlib import Path
 
 from stripebench_tui.batch.manifest import Batch
 from stripebench_tui.batch.matrix import Cell
-from stripebench_tui.tui.batch_grid import BatchApp, BatchEpisodeScreen, BatchGridScreen, SearchScreen
+from stripebench_tui.tui.apps.batch_app import BatchApp
+from stripebench_tui.tui.screens.batch_grid import BatchEpisodeScreen, BatchGridScreen, SearchScreen
 
 REPLAYS = Path(__file__).resolve().parents[2] / "replays"
 

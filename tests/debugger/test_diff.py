@@ -91,7 +91,7 @@ def test_cli_exit_codes_and_text(capsys, tmp_path):
 async def test_the_diff_screen_opens_on_the_first_divergence_and_moves_between_differences():
     from textual.widgets import DataTable
 
-    from stripebench_tui.tui.diff_app import create_diff_app
+    from stripebench_tui.tui.apps.diff_app import create_diff_app
 
     d = diff_states(open_episode(ORACLE).state_at(None), open_episode(MUTANT).state_at(None))
     app = create_diff_app(d, ("oracle", "400"))

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from stripebench_tui.core.operator import PAUSED
-from stripebench_tui.tui.live_app import create_live_app
+from stripebench_tui.tui.apps.live_app import create_live_app
 from stripebench_tui.tui.screens.breakpoints import BreakpointScreen
 from tests.fixture_envs import fixture_envs  # noqa: F401  (registers the autouse fixture)
 from tests.tui_live.helpers import SIZE, config, trace_events, wait_for

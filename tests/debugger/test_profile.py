@@ -203,9 +203,9 @@ def test_a_stopwatch_laps_parts_one_after_another_on_its_clock():
 
 
 async def test_the_time_screen_shows_each_part_of_the_harness_and_what_is_left(tmp_path):
-    from stripebench_tui.tui.app import create_app
+    from stripebench_tui.tui.apps.replay_app import create_app
     from stripebench_tui.tui.screens.time_screen import TimeScreen
-    from stripebench_tui.tui.source import TraceSource
+    from stripebench_tui.tui.sources.episode_source import TraceSource
     from tests.tui.conftest import SIZE, settle
     from tests.tui.episode import write_trace
 

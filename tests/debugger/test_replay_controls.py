@@ -6,10 +6,10 @@ import math
 
 from stripebench_tui.core.events import Finding, ModelMessage, Operator
 from stripebench_tui.core.playback import MAX, Playback, next_mark
-from stripebench_tui.tui.app import create_app
+from stripebench_tui.tui.apps.replay_app import create_app
 from stripebench_tui.tui.screens.breakpoints import BreakpointScreen
 from stripebench_tui.tui.screens.time_screen import TimeScreen
-from stripebench_tui.tui.source import TraceSource
+from stripebench_tui.tui.sources.episode_source import TraceSource
 from stripebench_tui.tui.widgets.status_bar import StatusBar
 from tests.tui.conftest import SIZE, settle
 from tests.tui.episode import checkout_events, write_trace

@@ -6,9 +6,9 @@ from pathlib import Path
 
 from stripebench_tui.core.diff import diff_states
 from stripebench_tui.formats.open import open_episode
-from stripebench_tui.tui.app import create_app
-from stripebench_tui.tui.diff_app import create_diff_app
-from stripebench_tui.tui.source import TraceSource
+from stripebench_tui.tui.apps.replay_app import create_app
+from stripebench_tui.tui.apps.diff_app import create_diff_app
+from stripebench_tui.tui.sources.episode_source import TraceSource
 from tests.tui.conftest import SIZE, settle
 from tests.tui.episode import write_trace
 

@@ -12,7 +12,7 @@ import pytest
 from stripebench_tui.core.operator import WAITING_FOR_APPROVAL
 from stripebench_tui.runtime.episode import EpisodeConfig
 from stripebench_tui.testing.fake_models import FakeModelServer
-from stripebench_tui.tui.live_app import create_live_app
+from stripebench_tui.tui.apps.live_app import create_live_app
 from stripebench_tui.tui.widgets.live_status import LiveStatusBar
 from tests.fixture_envs import fixture_envs  # noqa: F401  (autouse: the fixture environments)
 from tests.gateway.conftest import REAL_KEY

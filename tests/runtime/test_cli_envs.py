@@ -43,7 +43,7 @@ def test_run_without_headless_opens_the_live_tui_with_the_config(monkeypatch: py
         opened.append((config, present))
         return 1  # the live app's exit code: the episode failed
 
-    monkeypatch.setitem(sys.modules, "stripebench_tui.tui.live_app", types.SimpleNamespace(run_live=fake_run_live))
+    monkeypatch.setitem(sys.modules, "stripebench_tui.tui.apps.live_app", types.SimpleNamespace(run_live=fake_run_live))
     with pytest.raises(typer.Exit) as exited:
         run(**args)
     assert exited.value.exit_code == 1

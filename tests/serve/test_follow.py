@@ -9,8 +9,8 @@ import pytest
 
 from stripebench_tui.core.events import EpisodeEnd
 from stripebench_tui.errors import BadFileError
-from stripebench_tui.tui.follow import RemoteDriver, TraceFollower
-from stripebench_tui.tui.live_source import LiveSource
+from stripebench_tui.tui.sources.follow import RemoteDriver, TraceFollower
+from stripebench_tui.tui.sources.live_source import LiveSource
 from stripebench_tui.tui.screens.attached import VIEW_ONLY, AttachedScreen
 from tests.tui.episode import write_trace
 from tests.tui_live.helpers import wait_for
@@ -82,7 +82,7 @@ async def test_a_viewer_attached_to_a_running_trace_sees_it_and_cannot_steer_it(
 
 
 def test_a_long_trace_is_caught_up_with_in_chunks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import stripebench_tui.tui.follow as follow
+    import stripebench_tui.tui.sources.follow as follow
 
     path = write_trace(tmp_path / "whole.jsonl").path
     monkeypatch.setattr(follow, "READ_CHUNK", 256)  # smaller than some lines: they arrive across polls
@@ -97,7 +97,7 @@ def test_a_long_trace_is_caught_up_with_in_chunks(tmp_path: Path, monkeypatch: p
 async def test_serve_present_opens_the_live_presenter_for_viewers_and_the_operator(tmp_path: Path,
                                                                                    control_url: str | None) -> None:
     from stripebench_tui.tui.screens.live_presenter import LivePresenterScreen
-    from stripebench_tui.tui.serve_app import ServeApp
+    from stripebench_tui.tui.apps.serve_app import ServeApp
 
     lines = write_trace(tmp_path / "whole.jsonl").path.read_bytes().splitlines(keepends=True)
     running = tmp_path / "running.jsonl"

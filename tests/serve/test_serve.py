@@ -127,8 +127,8 @@ class FailingEpisode(FakeEpisode):
 
 
 async def test_a_live_episode_that_fails_before_its_trace_exists_still_ends_every_viewers_trace(tmp_path: Path) -> None:
-    from stripebench_tui.tui.follow import AttachedEpisode
-    from stripebench_tui.tui.live_source import LiveSource
+    from stripebench_tui.tui.sources.follow import AttachedEpisode
+    from stripebench_tui.tui.sources.live_source import LiveSource
 
     trace = tmp_path / "ep" / "trace.jsonl"
     host = LiveHost(FailingEpisode(), trace)

@@ -107,7 +107,7 @@ async def test_viewers_of_a_live_episode_see_the_same_turn_and_only_the_operator
                 # command line, where `ps` would show it to every user of the machine.
                 token = operator_url.split("?operator=", 1)[1]
                 commands = descendant_cmdlines(_proc.pid)
-                assert sum("stripebench_tui.tui.serve_app" in c for c in commands) >= 2, commands
+                assert sum("stripebench_tui.tui.apps.serve_app" in c for c in commands) >= 2, commands
                 assert not [c for c in commands if token in c]
                 # A viewer's Space is refused in its own app; nothing reaches the episode.
                 since = seen.mark()

@@ -125,8 +125,8 @@ class SignallingEpisode(FakeEpisode):
 @pytest.mark.parametrize("bind", ["127.0.0.1", "0.0.0.0"])
 async def test_the_operator_apps_control_post_still_steers_and_a_cross_site_one_does_not(
         tmp_path: Path, bind: str) -> None:
-    from stripebench_tui.tui.follow import RemoteDriver
-    from stripebench_tui.tui.live_source import LiveSource
+    from stripebench_tui.tui.sources.follow import RemoteDriver
+    from stripebench_tui.tui.sources.live_source import LiveSource
 
     episode = SignallingEpisode()
     server = EpisodeServer(ServeTarget("attach", tmp_path / "trace.jsonl"), host=bind, port=0,

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from stripebench_tui.tui.app import EpisodeApp, create_app
-from stripebench_tui.tui.source import TraceSource
+from stripebench_tui.tui.apps.replay_app import EpisodeApp, create_app
+from stripebench_tui.tui.sources.episode_source import TraceSource
 from tests.tui.episode import write_trace
 
 SIZE = (160, 45)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from textual.geometry import Region
 
-from stripebench_tui.tui.keymap import COMMANDS, DEFAULT_KEYMAP
+from stripebench_tui.tui.keymaps.keymap import COMMANDS, DEFAULT_KEYMAP
 from stripebench_tui.tui.screens.help_screen import HelpScreen
 from stripebench_tui.tui.widgets.status_bar import StatusBar
 from stripebench_tui.tui.widgets.stripe_objects import StripeObjects
@@ -96,8 +96,8 @@ async def test_speed_up_and_down(make_app, up, down) -> None:
 
 
 async def test_play_follows_recorded_time_then_pause(trace) -> None:
-    from stripebench_tui.tui.app import create_app
-    from stripebench_tui.tui.source import TraceSource
+    from stripebench_tui.tui.apps.replay_app import create_app
+    from stripebench_tui.tui.sources.episode_source import TraceSource
 
     # Real clock. Turn 0 → 1 is 1 s of episode time: 250 ms at ×4.
     app = create_app(TraceSource(trace), speed=4.0)
@@ -124,8 +124,8 @@ async def test_play_follows_recorded_time_then_pause(trace) -> None:
 
 
 async def test_playback_at_recorded_speed_waits_for_the_gap(trace) -> None:
-    from stripebench_tui.tui.app import create_app
-    from stripebench_tui.tui.source import TraceSource
+    from stripebench_tui.tui.apps.replay_app import create_app
+    from stripebench_tui.tui.sources.episode_source import TraceSource
 
     app = create_app(TraceSource(trace), speed=1.0, autoplay=True, start_turn=1)
     async with app.run_test(size=SIZE) as pilot:
@@ -297,8 +297,8 @@ def test_every_command_has_a_key_and_an_action() -> None:
 async def test_controls_still_work_when_the_timeline_scrolls() -> None:
     """With more turns than lines the timeline is scrollable; its scroll keys must not swallow the controls."""
     from stripebench_tui.core.events import Header, ModelMessage
-    from stripebench_tui.tui.app import create_app
-    from stripebench_tui.tui.source import EventListSource
+    from stripebench_tui.tui.apps.replay_app import create_app
+    from stripebench_tui.tui.sources.episode_source import EventListSource
 
     events = [ModelMessage(seq=i, t=float(i), turn=i + 1, text=f"step {i}") for i in range(300)]
     app = create_app(EventListSource(events, Header(env="long")), clock=lambda: 0.0)

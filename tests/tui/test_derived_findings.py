@@ -7,9 +7,9 @@ from pathlib import Path
 
 from stripebench_tui.commands.run import parse_breaks
 from stripebench_tui.formats.open import open_episode
-from stripebench_tui.tui.app import create_app
-from stripebench_tui.tui.screens.inspect import FindingsScreen
-from stripebench_tui.tui.source import TraceSource
+from stripebench_tui.tui.apps.replay_app import create_app
+from stripebench_tui.tui.screens.findings_screen import FindingsScreen
+from stripebench_tui.tui.sources.episode_source import TraceSource
 from stripebench_tui.tui.widgets.status_bar import StatusBar
 from tests.tui.conftest import SIZE, settle, widget_text
 from tests.tui.episode import write_trace

@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from stripebench_tui.tui.app import create_app
-from stripebench_tui.tui.screens.inspect import FindingsScreen, RequestLogScreen
-from stripebench_tui.tui.source import TraceSource
+from stripebench_tui.tui.apps.replay_app import create_app
+from stripebench_tui.tui.screens.findings_screen import FindingsScreen
+from stripebench_tui.tui.screens.request_log_screen import RequestLogScreen
+from stripebench_tui.tui.sources.episode_source import TraceSource
 from stripebench_tui.tui.widgets.request_log import RequestFilter, filter_requests
 from stripebench_tui.tui.widgets.verdicts import Verdicts
 from stripebench_tui.core.state import reduce

@@ -11,8 +11,8 @@ from pathlib import Path
 from stripebench_tui.core.events import ModelMessage, Service, ToolCall, ToolResult
 from stripebench_tui.core.sanitize import CARRIAGE_RETURN
 from stripebench_tui.runtime.printer import LivePrinter
-from stripebench_tui.tui.app import create_app
-from stripebench_tui.tui.source import TraceSource
+from stripebench_tui.tui.apps.replay_app import create_app
+from stripebench_tui.tui.sources.episode_source import TraceSource
 from stripebench_tui.tui.widgets.status_bar import StatusBar
 from tests.tui.conftest import SIZE, settle, widget_text
 from tests.tui.episode import checkout_events, write_trace

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from stripebench_tui.tui.keymap import DEFAULT_KEYMAP, key_label
-from stripebench_tui.tui.live_keymap import live_keymap
+from stripebench_tui.tui.keymaps.keymap import DEFAULT_KEYMAP, key_label
+from stripebench_tui.tui.keymaps.live_keymap import live_keymap
 
 ROOT = Path(__file__).resolve().parents[2]
 K = r"`([^`\s]{1,2})`"  # one key in backticks

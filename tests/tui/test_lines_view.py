@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from stripebench_tui.core.events import ModelMessage
-from stripebench_tui.tui.app import create_app
-from stripebench_tui.tui.source import TraceSource
+from stripebench_tui.tui.apps.replay_app import create_app
+from stripebench_tui.tui.sources.episode_source import TraceSource
 from tests.tui.conftest import SIZE, settle
 from tests.tui.episode import checkout_events, write_trace
 

@@ -6,9 +6,9 @@ import hashlib
 from pathlib import Path
 
 from stripebench_tui.core.annotations import Annotations, notes_path
-from stripebench_tui.tui.app import create_app
+from stripebench_tui.tui.apps.replay_app import create_app
 from stripebench_tui.tui.screens.note import NotesListScreen, NoteScreen
-from stripebench_tui.tui.source import TraceSource
+from stripebench_tui.tui.sources.episode_source import TraceSource
 from tests.tui.conftest import SIZE, settle, widget_text
 
 

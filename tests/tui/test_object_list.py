@@ -6,8 +6,8 @@ import pytest
 from textual.widget import Widget
 
 from stripebench_tui.core.events import Event, StripeObject
-from stripebench_tui.tui.app import create_app
-from stripebench_tui.tui.source import EventListSource
+from stripebench_tui.tui.apps.replay_app import create_app
+from stripebench_tui.tui.sources.episode_source import EventListSource
 from stripebench_tui.tui.widgets import stripe_objects
 from stripebench_tui.tui.widgets.stripe_objects import StripeObjects
 from tests.tui.conftest import SIZE, settle, widget_text

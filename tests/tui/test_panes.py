@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from stripebench_tui.core.events import Header
-from stripebench_tui.tui.app import create_app
+from stripebench_tui.tui.apps.replay_app import create_app
 from stripebench_tui.tui.screens.episode_screen import EMPTY
-from stripebench_tui.tui.source import EventListSource, TraceSource
+from stripebench_tui.tui.sources.episode_source import EventListSource, TraceSource
 from stripebench_tui.tui.widgets.status_bar import StatusBar
 from stripebench_tui.tui.widgets.stripe_objects import StripeObjects
 from stripebench_tui.tui.widgets.verdicts import Verdicts

@@ -18,9 +18,9 @@ from stripebench_tui.core.events import (
     ToolResult,
 )
 from stripebench_tui.core.presenting import DWELL, MAX_HOLD, MIN_HOLD, Pacer
-from stripebench_tui.tui.app import create_app
+from stripebench_tui.tui.apps.replay_app import create_app
 from stripebench_tui.tui.screens.presenter import PresenterScreen
-from stripebench_tui.tui.source import TraceSource
+from stripebench_tui.tui.sources.episode_source import TraceSource
 from tests.tui.conftest import settle
 from tests.tui.episode import HEADER, write_trace
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from stripebench_tui.core.state import reduce
 from stripebench_tui.tui.search import MESSAGE, OUTPUT, Hit, find, hits_in_turn
-from stripebench_tui.tui.source import EventListSource, row_for, verdict_change_turns, verdict_changes
+from stripebench_tui.tui.sources.episode_source import EventListSource, row_for, verdict_change_turns, verdict_changes
 from tests.tui.episode import checkout_events
 
 

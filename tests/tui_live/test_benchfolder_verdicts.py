@@ -9,7 +9,7 @@ import pytest
 from stripebench_tui.core.operator import PAUSED
 from stripebench_tui.envs.catalog import find_environment
 from stripebench_tui.runtime.episode import EpisodeConfig
-from stripebench_tui.tui.live_app import create_live_app
+from stripebench_tui.tui.apps.live_app import create_live_app
 from stripebench_tui.tui.widgets.verdicts import Verdicts
 from tests.benchfolders.conftest import FOLDERS, tree_hash
 

@@ -84,9 +84,9 @@ async def test_an_altered_recorded_result_is_the_first_divergence(recorded: Path
 async def test_fork_key_in_the_replay_tui_opens_a_live_fork(recorded: Path, tmp_path: Path,
                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     from stripebench_tui.core.trace import open_trace
-    from stripebench_tui.tui.app import create_app
+    from stripebench_tui.tui.apps.replay_app import create_app
     from stripebench_tui.tui.screens.live_screen import LiveEpisodeScreen
-    from stripebench_tui.tui.source import TraceSource
+    from stripebench_tui.tui.sources.episode_source import TraceSource
 
     from .helpers import wait_for
 
@@ -170,9 +170,9 @@ def test_fork_without_headless_and_without_a_terminal_is_refused_on_one_line(rec
 async def test_fork_to_the_human_from_the_replay_tui_takes_typed_calls(recorded: Path, tmp_path: Path,
                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     from stripebench_tui.core.trace import open_trace
-    from stripebench_tui.tui.app import create_app
+    from stripebench_tui.tui.apps.replay_app import create_app
     from stripebench_tui.tui.screens.live_screen import LiveEpisodeScreen
-    from stripebench_tui.tui.source import TraceSource
+    from stripebench_tui.tui.sources.episode_source import TraceSource
 
     from .helpers import wait_for
 

@@ -8,7 +8,7 @@ import pytest
 
 from stripebench_tui.core.operator import PAUSED, RUNNING, WAITING_FOR_APPROVAL
 from stripebench_tui.runtime.reaper import tagged_pids
-from stripebench_tui.tui.live_app import create_live_app
+from stripebench_tui.tui.apps.live_app import create_live_app
 from stripebench_tui.tui.widgets.live_status import LiveStatusBar
 from stripebench_tui.tui.widgets.service_log import ServiceLog
 
@@ -56,7 +56,7 @@ async def test_panes_fill_in_as_events_arrive_and_follow_the_newest_turn(tmp_pat
         # The request log pane lists the live bus's requests (the seed's, the app's, the graders').
         await pilot.press("R")
         await pilot.pause()
-        from stripebench_tui.tui.screens.inspect import RequestLogScreen
+        from stripebench_tui.tui.screens.request_log_screen import RequestLogScreen
 
         assert isinstance(app.screen, RequestLogScreen)
         assert app.screen.pane.table.row_count == len(state.requests) > 0

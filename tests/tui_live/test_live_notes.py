@@ -8,7 +8,7 @@ import pytest
 
 from stripebench_tui.core.annotations import Annotations, notes_path
 from stripebench_tui.core.operator import RUNNING
-from stripebench_tui.tui.live_app import create_live_app
+from stripebench_tui.tui.apps.live_app import create_live_app
 from stripebench_tui.tui.screens.note import NoteScreen
 
 from .helpers import SIZE, config, trace_events, wait_for

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from stripebench_tui.core.presenting import DWELL
-from stripebench_tui.tui.live_app import create_live_app
+from stripebench_tui.tui.apps.live_app import create_live_app
 from stripebench_tui.tui.screens.live_presenter import LivePresenterScreen
 from stripebench_tui.tui.screens.live_screen import LiveEpisodeScreen
 

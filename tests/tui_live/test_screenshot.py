@@ -12,7 +12,7 @@ from textual.app import App, ComposeResult
 from textual_image.widget import HalfcellImage
 
 from stripebench_tui.core.events import Header, ToolResult
-from stripebench_tui.tui.live_source import LiveSource, Shot, load_screenshot
+from stripebench_tui.tui.sources.live_source import LiveSource, Shot, load_screenshot
 from stripebench_tui.tui.widgets.screenshot import Screenshot
 
 

@@ -29,20 +29,14 @@ from textual.widgets import Footer
 from stripebench_tui.core.events import Finding
 from stripebench_tui.core.playback import Playback
 from stripebench_tui.core.state import EpisodeState, Turn
-from stripebench_tui.tui import heap, keymap
-from stripebench_tui.tui.debug_controls import DebugControls
-from stripebench_tui.tui.derived_findings import DerivedFindings
-from stripebench_tui.tui.notes_actions import NotesActions
+from stripebench_tui.tui import heap
+from stripebench_tui.tui.keymaps import keymap
+from stripebench_tui.tui.actions.debug_controls import DebugControls
+from stripebench_tui.tui.actions.derived_findings import DerivedFindings
+from stripebench_tui.tui.actions.notes_actions import NotesActions
 from stripebench_tui.tui.search import MESSAGE, Hit, find
-from stripebench_tui.tui.source import (
-    EpisodeSource,
-    TurnRow,
-    row_for,
-    row_from_turn,
-    turn_from_events,
-    verdict_change_turns,
-    verdict_changes,
-)
+from stripebench_tui.tui.sources.episode_source import (EpisodeSource, TurnRow, row_for, row_from_turn,
+                                                        turn_from_events, verdict_change_turns, verdict_changes)
 from stripebench_tui.tui.text import clean, pretty_json
 from stripebench_tui.tui.widgets.search_bar import SearchBar
 from stripebench_tui.tui.widgets.status_bar import StatusBar
@@ -462,18 +456,18 @@ class EpisodeScreen(DebugControls, NotesActions, DerivedFindings, Screen[None]):
         self.app.copy_to_clipboard(text)
         self.notify(f"Copied {what} ({len(text):,} characters) to the clipboard.", title="Copy")
 
-    # ----- request log and findings (tui/screens/inspect.py) ------------------------------
+    # ----- request log and findings (tui/screens/findings_screen.py) ------------------------------
     def _episode_so_far(self) -> EpisodeState | None:
         return self.whole if self.whole is not None else self.state
 
     def action_request_log(self) -> None:
-        from stripebench_tui.tui.screens.inspect import RequestLogScreen
+        from stripebench_tui.tui.screens.request_log_screen import RequestLogScreen
 
         state = self._episode_so_far()
         self.app.push_screen(RequestLogScreen(list(state.requests) if state else []))
 
     def action_findings(self) -> None:
-        from stripebench_tui.tui.screens.inspect import FindingsScreen
+        from stripebench_tui.tui.screens.findings_screen import FindingsScreen
 
         state = self._episode_so_far()
         findings, derived = self.findings_to_show()

@@ -13,7 +13,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from stripebench_tui.tui.keymap import DEFAULT_KEYMAP, help_rows
+from stripebench_tui.tui.keymaps.keymap import DEFAULT_KEYMAP, help_rows
 
 
 class HelpScreen(ModalScreen[None]):

@@ -15,7 +15,7 @@ from typing import Callable
 
 from textual.widgets import Static
 
-from stripebench_tui.tui.live_source import LiveSource
+from stripebench_tui.tui.sources.live_source import LiveSource
 from stripebench_tui.tui.screens.presenter import PresenterScreen
 
 

@@ -18,11 +18,11 @@ from textual.containers import Vertical
 from textual.screen import Screen
 
 from stripebench_tui.core.operator import ENDED, PAUSED, WAITING_FOR_APPROVAL, status_from_state
-from stripebench_tui.tui.live_keymap import live_bindings, live_help_rows
-from stripebench_tui.tui.live_source import LiveSource
+from stripebench_tui.tui.keymaps.live_keymap import live_bindings, live_help_rows
+from stripebench_tui.tui.sources.live_source import LiveSource
 from stripebench_tui.tui.screens.episode_screen import EpisodeScreen
-from stripebench_tui.tui.screens.inspect import update_open_screens
-from stripebench_tui.tui.source import verdict_change_turns
+from stripebench_tui.tui.screens.findings_screen import update_open_screens
+from stripebench_tui.tui.sources.episode_source import verdict_change_turns
 from stripebench_tui.tui.text import clean
 from stripebench_tui.tui.widgets.live_status import LiveStatusBar
 from stripebench_tui.tui.widgets.screenshot import Screenshot

@@ -25,7 +25,7 @@ from stripebench_tui.core.events import ERROR, FAIL, PASS, Event
 from stripebench_tui.core.presenting import Pacer
 from stripebench_tui.core.redact import Redactor
 from stripebench_tui.core.state import FAILED, OK, REJECTED, EpisodeState, Turn
-from stripebench_tui.tui.source import EpisodeSource, turn_from_events
+from stripebench_tui.tui.sources.episode_source import EpisodeSource, turn_from_events
 from stripebench_tui.tui.text import clean
 
 TICK = 0.1  # seconds between looks at the pacer

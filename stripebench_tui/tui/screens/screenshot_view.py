@@ -10,7 +10,7 @@ from textual.containers import Vertical
 from textual.widgets import Static
 from textual_image.widget import Image
 
-from stripebench_tui.tui.live_source import Shot
+from stripebench_tui.tui.sources.live_source import Shot
 from stripebench_tui.tui.screens.dialog import DialogScreen
 
 

@@ -13,7 +13,7 @@ from textual.containers import Vertical
 from textual.widgets import Static
 from textual_image.widget import Image
 
-from stripebench_tui.tui.live_source import Shot
+from stripebench_tui.tui.sources.live_source import Shot
 
 
 class Screenshot(Vertical):

@@ -20,7 +20,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from stripebench_tui.core.state import FAILED, OK, REJECTED, RUNNING
-from stripebench_tui.tui.source import TurnRow
+from stripebench_tui.tui.sources.episode_source import TurnRow
 from stripebench_tui.tui.text import clean, duration
 
 GLYPHS = {OK: "✔", FAILED: "✘", RUNNING: "…", REJECTED: "⊘", "": "·"}

@@ -21,7 +21,7 @@ from stripebench_tui.core.events import EpisodeEnd, event_from_dict
 from stripebench_tui.core.operator import WAITING_FOR_APPROVAL
 from stripebench_tui.core.trace import EPISODE_TRACE
 from stripebench_tui.errors import BadFileError
-from stripebench_tui.tui.live_source import LiveSource
+from stripebench_tui.tui.sources.live_source import LiveSource
 
 POLL_INTERVAL = 0.1  # seconds between looks at a trace that has not ended
 READ_CHUNK = 1 << 20  # bytes read per poll: a long trace is caught up with in steps, the UI keeps drawing

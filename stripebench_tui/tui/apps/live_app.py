@@ -14,10 +14,10 @@ from typing import Any, Callable, Iterable
 from textual.app import App, SystemCommand
 from textual.screen import Screen
 
-from stripebench_tui.tui.live_keymap import live_commands
-from stripebench_tui.tui.live_source import LiveSource
+from stripebench_tui.tui.keymaps.live_keymap import live_commands
+from stripebench_tui.tui.sources.live_source import LiveSource
 from stripebench_tui.tui.screens.live_screen import LiveEpisodeScreen
-from stripebench_tui.tui.fork_action import open_fork
+from stripebench_tui.tui.actions.fork_action import open_fork
 from stripebench_tui.tui.screens.episode_screen import EpisodeScreen
 
 

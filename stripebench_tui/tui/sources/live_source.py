@@ -19,7 +19,7 @@ from stripebench_tui.core.episode_files import Refused, open_episode_file, read_
 from stripebench_tui.core.events import Event, Header, ToolResult, event_from_dict
 from stripebench_tui.core.redact import Redactor
 from stripebench_tui.core.state import EpisodeState, Reducer
-from stripebench_tui.tui.source import EventListSource
+from stripebench_tui.tui.sources.episode_source import EventListSource
 from stripebench_tui.tui.text import clean
 
 SCREENSHOT_BYTES = 32 * 1024 * 1024  # a bigger file is named, not decoded (a page screenshot is far smaller)

@@ -1,17 +1,18 @@
-"""The Textual app for one episode, and the factory tests and commands share."""
+"""The replay of one recorded episode: its Textual app, the factory tests and commands share, and ``stripebench
+replay``'s entry (``run_replay``)."""
 
 from __future__ import annotations
 
 import time
-from typing import Callable, Iterable
+from typing import Any, Callable, Iterable
 
 from textual.app import App, SystemCommand
 from textual.screen import Screen
 
-from stripebench_tui.tui.keymap import COMMANDS
+from stripebench_tui.tui.keymaps.keymap import COMMANDS
 from stripebench_tui.tui.screens.episode_screen import EpisodeScreen
-from stripebench_tui.tui.source import EpisodeSource
-from stripebench_tui.tui.fork_action import open_fork
+from stripebench_tui.tui.sources.episode_source import EpisodeSource, TraceSource
+from stripebench_tui.tui.actions.fork_action import open_fork
 
 
 class EpisodeApp(App[None]):
@@ -77,3 +78,9 @@ def create_app(
     """The app for ``source``; tests pass a fixed clock and a small terminal size to ``run_test``."""
     return EpisodeApp(source, speed=speed, autoplay=autoplay, clock=clock, start_turn=start_turn, breakpoints=breakpoints,
                        present=present)
+
+
+def run_replay(trace: Any, *, speed: float = 1.0, autoplay: bool = False, breakpoints: list[str] | None = None,
+               present: bool = False) -> None:
+    """Open the replay TUI on an opened trace (``formats.open.open_episode``) and run until the user quits."""
+    create_app(TraceSource(trace), speed=speed, autoplay=autoplay, breakpoints=breakpoints, present=present).run()

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.text import Text
-from textual.app import App, ComposeResult
+from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import ModalScreen, Screen
 from textual.widgets import DataTable, Footer, Input, OptionList, Static
@@ -22,8 +22,7 @@ from textual.widgets.option_list import Option
 from stripebench_tui.batch.manifest import Batch
 from stripebench_tui.batch.matrix import Cell
 from stripebench_tui.tui.screens.episode_screen import EpisodeScreen
-from stripebench_tui.tui.source import TraceSource
-from stripebench_tui.tui.fork_action import open_fork
+from stripebench_tui.tui.sources.episode_source import TraceSource
 
 REFRESH = 1.0  # seconds between looks at the batch directory
 
@@ -272,26 +271,4 @@ class BatchGridScreen(Screen[None]):
         self.app.exit()
 
 
-class BatchApp(App[None]):
-    """The batch grid, with episodes opened on top of it."""
-
-    TITLE = "stripebench batch"
-
-    def on_episode_screen_fork_requested(self, request: EpisodeScreen.ForkRequested) -> None:
-        open_fork(self, request)
-
-    def __init__(self, root: Path) -> None:
-        super().__init__()
-        self.root = root
-
-    def on_mount(self) -> None:
-        self.push_screen(BatchGridScreen(self.root))
-
-
-def run_batch_grid(root: Path) -> None:
-    """Open the grid on a batch directory and run until the user quits."""
-    BatchApp(root).run()
-
-
-__all__ = ["BatchApp", "BatchEpisodeScreen", "BatchGridScreen", "FindingsCache", "SearchScreen", "cell_label",
-           "run_batch_grid"]
+__all__ = ["BatchEpisodeScreen", "BatchGridScreen", "FindingsCache", "SearchScreen", "cell_label"]

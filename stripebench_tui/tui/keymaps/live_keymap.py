@@ -12,7 +12,7 @@ from typing import Mapping
 
 from textual.binding import Binding
 
-from stripebench_tui.tui.keymap import COMMANDS, DEFAULT_KEYMAP, Command, key_label
+from stripebench_tui.tui.keymaps.keymap import COMMANDS, DEFAULT_KEYMAP, Command, key_label
 
 LIVE_COMMANDS: tuple[Command, ...] = (
     Command("toggle_pause", "Pause/Resume", "Pause the episode before the agent's next turn, or resume it"),

@@ -1,4 +1,4 @@
-"""The app one browser connection of ``stripebench serve`` runs: ``python -m stripebench_tui.tui.serve_app MODE PATH``.
+"""The app one browser connection of ``stripebench serve`` runs: ``python -m stripebench_tui.tui.apps.serve_app MODE PATH``.
 
 textual-serve starts this once per connection, with Textual's web driver; the
 server builds the command line, so a browser can never choose what it runs.
@@ -19,12 +19,12 @@ from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
 
-from stripebench_tui.tui.keymap import COMMANDS
-from stripebench_tui.tui.live_keymap import live_commands
+from stripebench_tui.tui.keymaps.keymap import COMMANDS
+from stripebench_tui.tui.keymaps.live_keymap import live_commands
 from stripebench_tui.tui.screens.episode_screen import EpisodeScreen
 from stripebench_tui.tui.screens.live_screen import LiveEpisodeScreen
 from stripebench_tui.tui.screens.picker import EpisodeEntry, PickerScreen
-from stripebench_tui.tui.fork_action import open_fork
+from stripebench_tui.tui.actions.fork_action import open_fork
 
 MODES = ("replay", "attach", "pick")
 
@@ -58,7 +58,7 @@ class ServeApp(App[None]):
 
     def push_replay(self, path: Path) -> None:
         from stripebench_tui.formats.open import open_episode
-        from stripebench_tui.tui.source import TraceSource
+        from stripebench_tui.tui.sources.episode_source import TraceSource
 
         source = TraceSource(open_episode(path))
         self.sub_title = " · ".join(x for x in ((source.header.title or source.header.env), source.header.agent) if x)
@@ -96,7 +96,7 @@ class ServeApp(App[None]):
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m stripebench_tui.tui.serve_app")
+    parser = argparse.ArgumentParser(prog="python -m stripebench_tui.tui.apps.serve_app")
     parser.add_argument("mode", choices=MODES)
     parser.add_argument("path", type=Path)
     parser.add_argument("--control-file", type=Path, default=None,
