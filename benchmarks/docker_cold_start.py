@@ -24,7 +24,7 @@ from stripebench_tui.runtime.docker_engine import connect
 from stripebench_tui.runtime.docker_images import ensure_image
 from stripebench_tui.runtime.docker_sandbox import DockerSandbox
 from stripebench_tui.runtime.local import LocalSandbox
-from stripebench_tui.stripe.backend import start_backend
+from stripebench_tui.stripe_account.backend import start_backend
 
 
 async def cold_start(kind: str, env_id: str, root: Path) -> float:

@@ -25,7 +25,7 @@ from stripebench_tui.core.events import Event, GraderVerdict, StripeObject
 from stripebench_emulator import running_emulator
 from stripebench_tui.envs.manifest import Environment, Manifest
 from stripebench_tui.grading import Criterion, Grader, GradingContext, LiveGrading, passed
-from stripebench_tui.stripe.watcher import StripeWatcher
+from stripebench_tui.stripe_account.watcher import StripeWatcher
 
 TARGET = 0.100
 KEY = "sk_test_benchmark"

@@ -234,13 +234,13 @@ def test_the_emulator_and_stripebench_tui_meet_only_at_its_front() -> None:
 
 def test_the_boundary_check_sees_both_directions(tmp_path: Path) -> None:
     tui, emu = tmp_path / ROOT, tmp_path / EMULATOR
-    (tui / "stripe").mkdir(parents=True)
+    (tui / "stripe_account").mkdir(parents=True)
     emu.mkdir()
-    (tui / "stripe" / "backend.py").write_text(
+    (tui / "stripe_account" / "backend.py").write_text(
         "from stripebench_emulator import EmulatorServer\ndef f():\n    from stripebench_emulator.model.store import Store\n")
     (emu / "engine.py").write_text("import importlib\nimportlib.import_module('stripebench_tui.errors')\n")
     assert emulator_boundary_violations(tui, emu) == [
-        "stripebench_tui/stripe/backend.py:3 imports stripebench_emulator.model.store: use the stripebench_emulator front",
+        "stripebench_tui/stripe_account/backend.py:3 imports stripebench_emulator.model.store: use the stripebench_emulator front",
         "stripebench_emulator/engine.py:2 imports stripebench_tui.errors: the emulator stands alone"]
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from stripebench_tui.agents.llm_base import LlmAgent, Stopwatch
+from stripebench_tui.agents.llm_base import LlmAgent, StreamTiming
 from stripebench_tui.agents.pricing import turn_cost
 from stripebench_tui.agents.prompting import (
     CONTINUE_MESSAGE,
@@ -122,9 +122,9 @@ class AnthropicAgent(LlmAgent):
         turn.ttft, turn.latency = watch.ttft, watch.latency
         return turn
 
-    async def _streamed(self, client: Any, request: dict[str, Any]) -> tuple[Any, Stopwatch]:
+    async def _streamed(self, client: Any, request: dict[str, Any]) -> tuple[Any, StreamTiming]:
         """One try: the reply streamed (the SDK's helper assembles it), and its timing."""
-        watch = Stopwatch(self.options.clock)
+        watch = StreamTiming(self.options.clock)
         async with client.messages.stream(**request) as stream:
             async for event in stream:
                 if _is_token(event):

@@ -12,7 +12,7 @@ from stripebench_tui.core.tool_types import ToolSpec
 from stripebench_tui.errors import UserError
 
 
-class Stopwatch:
+class StreamTiming:
     """One try of a streamed call: seconds from sending the request to its first token (``ttft``) and to its end
     (``latency``), the model gateway's measure for external harnesses. A retried call keeps its last try's."""
 

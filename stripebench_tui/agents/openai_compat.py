@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from stripebench_tui.agents.chat_stream import ChatReply
-from stripebench_tui.agents.llm_base import LlmAgent, Stopwatch
+from stripebench_tui.agents.llm_base import LlmAgent, StreamTiming
 from stripebench_tui.agents.pricing import turn_cost
 from stripebench_tui.agents.prompting import (
     CONTINUE_MESSAGE,
@@ -126,9 +126,9 @@ class OpenAICompatAgent(LlmAgent):
             turn.cost_usd = turn_cost(self.options.model_price(turn.model), turn.tokens_in, turn.tokens_out)
         return turn
 
-    async def _streamed(self, client: Any, request: dict[str, Any]) -> tuple[ChatReply, Stopwatch]:
+    async def _streamed(self, client: Any, request: dict[str, Any]) -> tuple[ChatReply, StreamTiming]:
         """One try: the reply streamed and assembled (``chat_stream``), and its timing."""
-        watch, reply = Stopwatch(self.options.clock), ChatReply()
+        watch, reply = StreamTiming(self.options.clock), ChatReply()
         # The usage comes in a last chunk of its own, only when asked for.
         stream = await client.chat.completions.create(**request, stream=True, stream_options={"include_usage": True})
         async with stream:

@@ -9,7 +9,7 @@ import subprocess
 import threading
 from typing import Callable
 
-from stripebench_tui.batch.runner import Job, Outcome
+from stripebench_tui.batch.runner import Job, AttemptOutcome
 
 LOG = "run.log"
 _PR_SET_PDEATHSIG = 1
@@ -33,7 +33,7 @@ def _die_with_parent() -> None:
 
 
 def run_episode_process(job: Job, on_line: Callable[[str], None], stop: threading.Event, where: str,
-                        extra_env: dict[str, str] | None = None) -> Outcome:
+                        extra_env: dict[str, str] | None = None) -> AttemptOutcome:
     """``stripebench run … --headless`` for the job's cell, its output in ``run.log`` beside the episode."""
     env = {**os.environ, **job.variables, **(extra_env or {})}
     log_path = job.episode_dir.parent / LOG
@@ -51,10 +51,10 @@ def run_episode_process(job: Job, on_line: Callable[[str], None], stop: threadin
             on_line(line.rstrip("\n"))
         code = proc.wait()
     if stop.is_set() and code != 0:
-        return Outcome(code, where=where, stopped=True)
+        return AttemptOutcome(code, where=where, stopped=True)
     if code < 0:  # killed by a signal nobody here sent: the machine (OOM killer, an operator), not the episode
-        return Outcome(code, infra_error=f"episode process killed by signal {-code}", where=where)
-    return Outcome(code, where=where)
+        return AttemptOutcome(code, infra_error=f"episode process killed by signal {-code}", where=where)
+    return AttemptOutcome(code, where=where)
 
 
 def _stop_on(stop: threading.Event, proc: subprocess.Popen[str]) -> None:
@@ -76,7 +76,7 @@ class LocalPool:
     def start(self) -> None:
         pass
 
-    def run_one(self, job: Job, on_line: Callable[[str], None], stop: threading.Event) -> Outcome:
+    def run_one(self, job: Job, on_line: Callable[[str], None], stop: threading.Event) -> AttemptOutcome:
         return run_episode_process(job, on_line, stop, where=self.label)
 
     def close(self) -> None:

@@ -26,7 +26,7 @@ from stripebench_tui.archives import extract_within
 from stripebench_tui.batch.local import LOG, run_episode_process
 from stripebench_tui.batch.manifest import RUNNING, read_json
 from stripebench_tui.batch.matrix import Cell
-from stripebench_tui.batch.runner import Job, Outcome
+from stripebench_tui.batch.runner import Job, AttemptOutcome
 from stripebench_tui.errors import RuntimeProblem
 
 _task: Any = None
@@ -202,7 +202,7 @@ class RayRunner:
         self.label = f"ray ({ray.get_runtime_context().gcs_address})"
         self._lines = _LineStream()
 
-    def run_one(self, job: Job, on_line: Callable[[str], None], stop: threading.Event) -> Outcome:
+    def run_one(self, job: Job, on_line: Callable[[str], None], stop: threading.Event) -> AttemptOutcome:
         key = (job.cell.id, job.attempt)
         lines = self._lines
         if lines is not None:
@@ -213,7 +213,7 @@ class RayRunner:
             if lines is not None:
                 lines.finish(key)
 
-    def _run(self, job: Job, stop: threading.Event, lines: "_LineStream | None") -> Outcome:
+    def _run(self, job: Job, stop: threading.Event, lines: "_LineStream | None") -> AttemptOutcome:
         import ray
         from ray.exceptions import GetTimeoutError, RayError
 
@@ -225,7 +225,7 @@ class RayRunner:
         while True:
             if stop.is_set():
                 ray.cancel(ref, force=True)
-                return Outcome(None, where=self.label, stopped=True)
+                return AttemptOutcome(None, where=self.label, stopped=True)
             try:
                 reply = ray.get(ref, timeout=1.0)  # a bounded wait so a stop is heard; not a synchronisation
                 break
@@ -233,13 +233,13 @@ class RayRunner:
                 continue
             except RayError as exc:  # the node, its raylet or the worker died: the infrastructure, not the episode
                 first = (str(exc).strip().splitlines() or [""])[0].split(". ")[0]  # Ray's messages run on for lines
-                return Outcome(None, infra_error=f"{type(exc).__name__}: {first}"[:200], where=self.label)
+                return AttemptOutcome(None, infra_error=f"{type(exc).__name__}: {first}"[:200], where=self.label)
         try:
             if reply["tar"] is not None:  # None: written in place (the node sees this batch directory)
                 self._unpack(reply["tar"], job.episode_dir.parent)
         except (tarfile.TarError, OSError) as exc:
-            return Outcome(None, infra_error=f"copying the episode back failed: {exc}"[:200], where=reply["where"])
-        return Outcome(reply["exit_code"], infra_error=reply["infra_error"], where=reply["where"])
+            return AttemptOutcome(None, infra_error=f"copying the episode back failed: {exc}"[:200], where=reply["where"])
+        return AttemptOutcome(reply["exit_code"], infra_error=reply["infra_error"], where=reply["where"])
 
     @staticmethod
     def _unpack(packed: bytes, cell_dir: Path) -> None:

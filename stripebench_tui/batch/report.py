@@ -28,7 +28,7 @@ FORMATS = ("md", "csv", "json")
 
 
 @dataclass
-class EpisodeSummary:
+class ReportedEpisode:
     """What the report needs of one episode, read from its trace."""
 
     score: float | None
@@ -42,7 +42,7 @@ class EpisodeSummary:
     findings: list[tuple[str, int]] = field(default_factory=list)  # (detector, turn), recorded or derived on open
 
 
-def read_episode(episode_dir: Path) -> EpisodeSummary | None:
+def read_episode(episode_dir: Path) -> ReportedEpisode | None:
     """The summary of the trace in ``episode_dir``; None when there is no readable trace."""
     from stripebench_tui.formats.open import open_episode
 
@@ -56,7 +56,7 @@ def read_episode(episode_dir: Path) -> EpisodeSummary | None:
     except (UserError, OSError, ValueError):  # a trace cut short by a kill is still read; garbage is not
         return None
     end = state.ended
-    return EpisodeSummary(
+    return ReportedEpisode(
         seconds=end.t if end is not None else 0.0, findings=findings,
         score=end.score if end is not None else None, passed=end.passed if end is not None else None,
         reason=end.reason if end is not None else "unfinished",
@@ -221,4 +221,4 @@ def write_report(batch: Batch, fmt: str, compare_with: Path | None = None,
     return text, path
 
 
-__all__ = ["CSV_COLUMNS", "EpisodeSummary", "FORMATS", "build_report", "read_episode", "render", "write_report"]
+__all__ = ["CSV_COLUMNS", "ReportedEpisode", "FORMATS", "build_report", "read_episode", "render", "write_report"]

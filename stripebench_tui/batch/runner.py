@@ -35,7 +35,7 @@ class Job:
 
 
 @dataclass
-class Outcome:
+class AttemptOutcome:
     """How an attempt ended: the episode's exit code, or an infrastructure failure (process or node lost)."""
 
     exit_code: int | None
@@ -52,7 +52,7 @@ class BatchRunner(Protocol):
 
     def start(self) -> None: ...
 
-    def run_one(self, job: Job, on_line: Callable[[str], None], stop: threading.Event) -> Outcome: ...
+    def run_one(self, job: Job, on_line: Callable[[str], None], stop: threading.Event) -> AttemptOutcome: ...
 
     def close(self) -> None: ...
 
@@ -102,20 +102,20 @@ def run_batch(batch: Batch, runner: BatchRunner, listener: Listener, stop: threa
     full: list[str] = []
     ran: list[Cell] = []
 
-    def attempt(cell: Cell, n: int) -> tuple[Cell, int, Outcome]:
+    def attempt(cell: Cell, n: int) -> tuple[Cell, int, AttemptOutcome]:
         try:
             space(batch.root)
             episode_dir = batch.start_attempt(cell, n, runner.label)
         except DiskFull as exc:
             full.append(str(exc))
             stop.set()
-            return cell, n, Outcome(None, stopped=True)
+            return cell, n, AttemptOutcome(None, stopped=True)
         except OSError as exc:
             if exc.errno != errno.ENOSPC:
                 raise
             full.append(f"no space left under {batch.root}")
             stop.set()
-            return cell, n, Outcome(None, stopped=True)
+            return cell, n, AttemptOutcome(None, stopped=True)
         listener.started(cell, n, runner.label)
         job = Job(cell, episode_dir, n, dict(batch.variables))
         outcome = runner.run_one(job, lambda text: listener.line(cell, text), stop)
@@ -124,7 +124,7 @@ def run_batch(batch: Batch, runner: BatchRunner, listener: Listener, stop: threa
     runner.start()
     try:
         with ThreadPoolExecutor(max_workers=max(1, runner.slots), thread_name_prefix="batch") as pool:
-            running: set[Future[tuple[Cell, int, Outcome]]] = set()
+            running: set[Future[tuple[Cell, int, AttemptOutcome]]] = set()
             while queue or running:
                 while queue and len(running) < runner.slots and not stop.is_set():
                     cell, n = queue.pop(0)
@@ -152,7 +152,7 @@ def run_batch(batch: Batch, runner: BatchRunner, listener: Listener, stop: threa
     return ran
 
 
-def _result(batch: Batch, cell: Cell, n: int, outcome: Outcome, space: Callable[[Path], None], full: list[str],
+def _result(batch: Batch, cell: Cell, n: int, outcome: AttemptOutcome, space: Callable[[Path], None], full: list[str],
             stop: threading.Event) -> dict[str, Any] | None:
     """The result.json of an ended attempt (None: leave the cell pending, e.g. it failed for lack of disk space)."""
     status = INFRA_ERROR if outcome.infra_error else status_for(outcome.exit_code)
@@ -168,4 +168,4 @@ def _result(batch: Batch, cell: Cell, n: int, outcome: Outcome, space: Callable[
             "where": outcome.where, "error": outcome.infra_error}
 
 
-__all__ = ["BatchRunner", "DiskFull", "Job", "Listener", "MAX_ATTEMPTS", "Outcome", "check_space", "run_batch"]
+__all__ = ["BatchRunner", "DiskFull", "Job", "Listener", "MAX_ATTEMPTS", "AttemptOutcome", "check_space", "run_batch"]

@@ -150,7 +150,7 @@ class Breakpoint:
 
 
 @dataclass(frozen=True)
-class Hit:
+class BreakHit:
     """A breakpoint matched an event."""
 
     breakpoint: int  # Breakpoint.id
@@ -183,7 +183,7 @@ class BreakpointSet:
         self._usage = _Usage()
         self._verdicts: dict[str, str] = {}
         self._crossed: set[int] = set()  # budget breakpoints already hit (a budget is crossed once)
-        self._hits: list[Hit] = []
+        self._hits: list[BreakHit] = []
 
     @classmethod
     def from_exprs(cls, exprs: Iterable[str]) -> "BreakpointSet":
@@ -215,7 +215,7 @@ class BreakpointSet:
 
     # ---- matching ----
 
-    def feed(self, ev: Event) -> list[Hit]:
+    def feed(self, ev: Event) -> list[BreakHit]:
         """Fold one event in; the hits it causes (also kept for ``take_hits``)."""
         hits = [h for bp in self.breakpoints if bp.enabled and (h := self._match(bp, ev)) is not None]
         self._account(ev)
@@ -226,7 +226,7 @@ class BreakpointSet:
         """Bus handler form of ``feed``."""
         self.feed(ev)
 
-    def take_hits(self) -> list[Hit]:
+    def take_hits(self) -> list[BreakHit]:
         """Hits since the last call (the driver pauses when there are any)."""
         hits, self._hits = self._hits, []
         return hits
@@ -240,7 +240,7 @@ class BreakpointSet:
         elif isinstance(ev, GraderVerdict):
             self._verdicts[ev.criterion] = ev.status
 
-    def _match(self, bp: Breakpoint, ev: Event) -> Hit | None:
+    def _match(self, bp: Breakpoint, ev: Event) -> BreakHit | None:
         c = bp.condition
         reason = ""
         if c.kind == "tool" and isinstance(ev, ToolCall):
@@ -265,7 +265,7 @@ class BreakpointSet:
                 self._crossed.add(bp.id)
         if not reason:
             return None
-        return Hit(bp.id, bp.expr, ev.seq, ev.turn, f"breakpoint #{bp.id} ({bp.expr}): {reason}")
+        return BreakHit(bp.id, bp.expr, ev.seq, ev.turn, f"breakpoint #{bp.id} ({bp.expr}): {reason}")
 
     def _budget(self, c: Condition, ev: Event) -> str:
         u = self._usage
@@ -309,9 +309,9 @@ def recorded_breakpoints(operator_events: Iterable[Any]) -> list[tuple[int, str]
     return sorted(current.items())
 
 
-def hits_in(events: Iterable[Event], breakpoints: BreakpointSet) -> list[Hit]:
+def hits_in(events: Iterable[Event], breakpoints: BreakpointSet) -> list[BreakHit]:
     """Every hit over a recorded episode, in order (a replay stops at these)."""
-    out: list[Hit] = []
+    out: list[BreakHit] = []
     for ev in events:
         out.extend(breakpoints.feed(ev))
     breakpoints.take_hits()
@@ -319,4 +319,4 @@ def hits_in(events: Iterable[Event], breakpoints: BreakpointSet) -> list[Hit]:
 
 
 __all__ = ["BREAK_ADD", "BREAK_HIT", "BREAK_REMOVE", "Breakpoint", "BreakpointError", "BreakpointSet", "Condition",
-           "Hit", "SYNTAX", "budget_text", "hits_in", "parse", "recorded_breakpoints"]
+           "BreakHit", "SYNTAX", "budget_text", "hits_in", "parse", "recorded_breakpoints"]

@@ -21,7 +21,7 @@ from stripebench_tui.core.state import FAILED, EpisodeState, Totals, score_of, v
 
 
 @dataclass
-class Timeline:
+class CriterionTimeline:
     """One criterion: its latest status and weight, and every verdict it got as (turn, status)."""
 
     criterion: str
@@ -47,7 +47,7 @@ class EpisodeSummary:
     totals: Totals = field(default_factory=Totals)
     ended: EpisodeEnd | None = None
     tools: dict[str, ToolCount] = field(default_factory=dict)
-    verdicts: dict[str, Timeline] = field(default_factory=dict)
+    verdicts: dict[str, CriterionTimeline] = field(default_factory=dict)
     requests: int = 0
     request_classes: Counter[str] = field(default_factory=Counter)  # "2xx" -> count
     request_sources: Counter[str] = field(default_factory=Counter)  # "app" -> count, in order of first request
@@ -81,7 +81,7 @@ class EpisodeSummary:
                 count.calls += 1
                 count.failed += c.status == FAILED
         for crit in state.verdicts.values():
-            s.verdicts[crit.criterion] = Timeline(crit.criterion, crit.status, crit.weight,
+            s.verdicts[crit.criterion] = CriterionTimeline(crit.criterion, crit.status, crit.weight,
                                                   [(v.turn, v.status) for v in crit.history])
         s.request_classes.update(f"{r.status // 100}xx" for r in state.requests)
         s.request_sources.update(r.source or "?" for r in state.requests)
@@ -138,7 +138,7 @@ class Summariser:
         elif isinstance(ev, GraderVerdict):
             crit = s.verdicts.get(ev.criterion)
             if crit is None:
-                crit = s.verdicts[ev.criterion] = Timeline(ev.criterion, ev.status, ev.weight)
+                crit = s.verdicts[ev.criterion] = CriterionTimeline(ev.criterion, ev.status, ev.weight)
             crit.status, crit.weight = ev.status, ev.weight
             crit.steps.append((ev.turn, ev.status))
         elif isinstance(ev, StripeRequest):
@@ -173,4 +173,4 @@ def summarise(events: Iterable[Event], header: Header | None = None) -> EpisodeS
     return fold.summary
 
 
-__all__ = ["EpisodeSummary", "Summariser", "Timeline", "ToolCount", "summarise"]
+__all__ = ["EpisodeSummary", "Summariser", "CriterionTimeline", "ToolCount", "summarise"]

@@ -36,18 +36,18 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from stripebench_tui.envs.manifest import Limits, ServiceSpec, bundled_dir, read_toml
+from stripebench_tui.envs.manifest import ManifestLimits, ServiceSpec, bundled_dir, read_toml
 from stripebench_tui.errors import BadFileError
 
 OVERLAY_SUFFIX = ".stripebench.toml"
 REPORT_KINDS = ("auto", "junit", "pytest-json", "rspec-json", "score-json")
 
 
-class _Strict(BaseModel):
+class _StrictOverlay(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-class ExternalGraderSpec(_Strict):
+class ExternalGraderSpec(_StrictOverlay):
     """A grader that is a command (pytest, RSpec, a script) whose report becomes criteria."""
 
     # Default: pytest over the grader folder with a JUnit report (the published Python graders are pytest files).
@@ -74,32 +74,32 @@ class ExternalGraderSpec(_Strict):
     workspace_link: str = "environment"
 
 
-class OracleSpec(_Strict):
+class OracleSpec(_StrictOverlay):
     map: dict[str, str] = Field(default_factory=dict)  # solution/ path -> workspace path, where they differ
     skip: list[str] = Field(default_factory=list)  # globs of solution/ files not to write (notes, READMEs)
     steps: list[dict[str, Any]] = Field(default_factory=list)  # plan steps (see envs.plans) after the files
 
 
-class MutantSpec(_Strict):
+class MutantSpec(_StrictOverlay):
     name: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]*$")
     description: str = ""
     files: str | None = None  # a directory of overlay files, relative to the overlay file
     steps: list[dict[str, Any]] = Field(default_factory=list)
 
 
-class OverlayStripe(_Strict):
+class OverlayStripe(_StrictOverlay):
     seed: str | None = None  # a script relative to the overlay file, run in the workspace before the agent starts
     api_version: str | None = None
 
 
-class OverlayDocker(_Strict):
+class OverlayDocker(_StrictOverlay):
     # --sandbox docker builds the folder's Dockerfile first, our image on top (single-problem folders only).
     use_folder_dockerfile: bool = False
     cpus: float = Field(1.0, gt=0)
     memory: str = "1g"
 
 
-class ProblemOverride(_Strict):
+class ProblemOverride(_StrictOverlay):
     """Per-problem settings of a folder with several problems."""
 
     title: str | None = None
@@ -110,7 +110,7 @@ class ProblemOverride(_Strict):
     grader: ExternalGraderSpec | None = None
 
 
-class Overlay(_Strict):
+class Overlay(_StrictOverlay):
     title: str | None = None
     # The name the published results give it (their CSV's `eval name`), when it is not the folder's name; in a
     # folder with problems, `{problem}` stands for the problem's sub-folder name (e.g. "ruby-{problem}").
@@ -122,7 +122,7 @@ class Overlay(_Strict):
     setup: list[str] = Field(default_factory=list)
     requirements: str | None = None  # a pip requirements file relative to the overlay file
     hints: list[str] = Field(default_factory=list)
-    limits: Limits = Field(default_factory=Limits)
+    limits: ManifestLimits = Field(default_factory=ManifestLimits)
     stripe: OverlayStripe = Field(default_factory=OverlayStripe)
     services: list[ServiceSpec] = Field(default_factory=list)
     # What it needs that this machine may not have (real test mode, a toolchain, a package not reachable offline).

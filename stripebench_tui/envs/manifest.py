@@ -51,7 +51,7 @@ class ServiceSpec(_Strict):
     restart: bool = False  # restart when it exits (agents often restart the app themselves)
 
 
-class Limits(_Strict):
+class ManifestLimits(_Strict):
     max_turns: int = Field(80, gt=0)
     wall_time: float = Field(1800.0, gt=0)  # seconds
     max_tokens: int | None = Field(None, gt=0)
@@ -99,7 +99,7 @@ class Manifest(_Strict):
     # commands need; installed into a cached virtualenv first on their PATH (see envs.deps). Default: the
     # workspace's requirements.txt when there is one; "" for none.
     requirements: str | None = None
-    limits: Limits = Field(default_factory=Limits)
+    limits: ManifestLimits = Field(default_factory=ManifestLimits)
     stripe: StripeSetup = Field(default_factory=StripeSetup)
     # Make the official Stripe SDKs of an app that reads no base URL use the episode's backend anyway (Python,
     # Node, Ruby preloads in every process of the episode; see stripebench_tui.preload and docs/stripe-preload.md).

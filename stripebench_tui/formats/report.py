@@ -82,7 +82,7 @@ class Image:
 
 
 @dataclass
-class Call:
+class ReportCall:
     call_id: str
     tool: str
     actor: str
@@ -100,7 +100,7 @@ class ReportTurn:
     start: float
     end: float = 0.0
     messages: list[tuple[str, str, str]] = field(default_factory=list)  # (role, text, reasoning)
-    calls: list[Call] = field(default_factory=list)
+    calls: list[ReportCall] = field(default_factory=list)
     requests: list[str] = field(default_factory=list)  # one line per Stripe API request
     operator: list[str] = field(default_factory=list)
     verdicts: list[tuple[str, str]] = field(default_factory=list)  # (criterion, status)
@@ -277,7 +277,7 @@ def build_report(trace: Trace, *, embed_images: bool = True) -> Report:
     reducer = Reducer(clock=lambda: 0.0, keep_output=False)
     reducer.apply(trace.header)
     turns: dict[int, ReportTurn] = {}
-    calls: dict[str, Call] = {}
+    calls: dict[str, ReportCall] = {}
     turn_of: dict[tuple[str, str], int] = {}  # ("seq"|"call_id"|"request_id", value) → turn, for findings' evidence
     raw_findings: list[Finding] = []
     images = 0
@@ -300,7 +300,7 @@ def build_report(trace: Trace, *, embed_images: bool = True) -> Report:
             turn.messages.append((clean(ev.role), clean(ev.text, None, where).strip(),
                                   clean(ev.reasoning, None, where).strip()))
         elif isinstance(ev, ToolCall):
-            call = Call(clean(ev.call_id), clean(ev.tool), clean(ev.actor),
+            call = ReportCall(clean(ev.call_id), clean(ev.tool), clean(ev.actor),
                         clean.json(ev.arguments, ARGUMENT_CHARS, where))
             calls[ev.call_id] = call
             turn.calls.append(call)
@@ -308,7 +308,7 @@ def build_report(trace: Trace, *, embed_images: bool = True) -> Report:
         elif isinstance(ev, ToolResult):
             call = calls.get(ev.call_id)
             if call is None:  # a result whose call is not in the trace: shown on its own
-                call = Call(clean(ev.call_id), clean(ev.tool), "", "")
+                call = ReportCall(clean(ev.call_id), clean(ev.tool), "", "")
                 turn.calls.append(call)
             failed = ev.is_error or ev.exit_code not in (None, 0)
             call.status, call.exit_code, call.duration = ("failed" if failed else "ok"), ev.exit_code, ev.duration

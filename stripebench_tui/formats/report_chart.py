@@ -31,7 +31,7 @@ class Band:
 
 
 @dataclass
-class Row:
+class ChartRow:
     y: float
     label: str
     status: str  # the last status
@@ -51,7 +51,7 @@ class Chart:
     height: int
     plot_x: int
     plot_width: int
-    rows: list[Row]
+    rows: list[ChartRow]
     ticks: list[tuple[float, str]]  # (x, label)
     marks: list[Mark]
     axis_y: float
@@ -82,10 +82,10 @@ def verdict_chart(
     def x_of(t: float) -> float:
         return round(plot_x + plot_width * min(max(t, 0.0), span) / span, 2)
 
-    rows: list[Row] = []
+    rows: list[ChartRow] = []
     top = MARK_HEIGHT + 4
     for i, crit in enumerate(criteria):
-        row = Row(top + i * (ROW_HEIGHT + ROW_GAP), clean(crit.criterion), crit.status)
+        row = ChartRow(top + i * (ROW_HEIGHT + ROW_GAP), clean(crit.criterion), crit.status)
         # Merge repeated evaluations with the same status: a band is a stretch of one status.
         stretches: list[list] = []
         for change in crit.history:
@@ -105,4 +105,4 @@ def verdict_chart(
     return Chart(WIDTH, int(axis_y + AXIS_HEIGHT), plot_x, plot_width, rows, ticks, marks, axis_y)
 
 
-__all__ = ["Band", "Chart", "Mark", "Row", "verdict_chart"]
+__all__ = ["Band", "Chart", "Mark", "ChartRow", "verdict_chart"]

@@ -16,7 +16,7 @@ from rich.table import Table
 from rich.text import Text
 
 from stripebench_tui.core.annotations import load_notes
-from stripebench_tui.core.breakpoints import BreakpointSet, Hit
+from stripebench_tui.core.breakpoints import BreakpointSet, BreakHit
 from stripebench_tui.core.events import (
     PASS,
     EpisodeEnd,
@@ -336,7 +336,7 @@ class SummaryPass:
     summary: EpisodeSummary
     derived: list[Finding] | None  # the detectors' findings over a trace that recorded none; None if it recorded some
     profile: TimeProfile
-    hits: list[Hit] | None  # None without breakpoints
+    hits: list[BreakHit] | None  # None without breakpoints
 
 
 def summary_pass(trace: Trace, breaks: Iterable[str] = ()) -> SummaryPass:

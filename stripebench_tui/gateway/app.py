@@ -21,8 +21,6 @@ import asyncio
 import json
 import os
 import secrets
-import socket
-import threading
 import time
 from dataclasses import dataclass
 from typing import Any, AsyncIterator, Mapping
@@ -30,12 +28,12 @@ from urllib.parse import urlsplit
 
 import httpx
 import orjson
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from stripebench_tui.background_server import BackgroundServer, ServerDidNotStart
 from stripebench_tui.gateway.hold import HeldStream, Holds, hold_reply
 from stripebench_tui.gateway.sse import SseDecoder
 from stripebench_tui.gateway.traffic import Exchange, PassThrough, Tap, Traffic
@@ -122,8 +120,7 @@ class Gateway:
         self.traffic = Traffic()
         self.loop: asyncio.AbstractEventLoop | None = None
         self._client: httpx.AsyncClient | None = None
-        self._server: uvicorn.Server | None = None
-        self._thread: threading.Thread | None = None
+        self._served: BackgroundServer | None = None
         routes = [Route(path, self._model_route(wire), methods=["POST"]) for path, wire in self.ROUTES.items()]
         routes.append(Route("/{path:path}", self._other, methods=["GET", "POST", "PUT", "DELETE", "PATCH"]))
         self.app = Starlette(routes=routes)
@@ -298,55 +295,28 @@ class Gateway:
 
     # ---- lifecycle ----
 
-    def _bind(self) -> socket.socket:
-        # IPPROTO_TCP named explicitly: asyncio sets TCP_NODELAY only on sockets that say so (else Nagle adds 40 ms).
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            sock.bind((self.host, self.port))
-        except OSError as exc:
-            sock.close()
-            raise GatewayError(f"the gateway cannot listen on {self.host}:{self.port}: {exc.strerror}") from None
-        sock.listen(128)
-        self.port = sock.getsockname()[1]
-        return sock
-
     def start(self) -> "Gateway":
         """Serve on a background thread; returns once connections are accepted."""
-        sock = self._bind()
-        config = uvicorn.Config(self.app, log_level="warning", access_log=False, lifespan="off",
-                                timeout_graceful_shutdown=2)
-        self._server = uvicorn.Server(config)
-        ready = threading.Event()
-
-        def serve() -> None:
-            loop = _new_loop()
-            asyncio.set_event_loop(loop)
-            self.loop = loop
-            ready.set()
-            try:
-                loop.run_until_complete(self._server.serve(sockets=[sock]))  # type: ignore[union-attr]
-                if self._client is not None:
-                    loop.run_until_complete(self._client.aclose())
-            finally:
-                loop.close()
-
-        self._thread = threading.Thread(target=serve, daemon=True, name="model-gateway")
-        self._thread.start()
-        ready.wait(10)
-        deadline = time.monotonic() + 10
-        while not self._server.started:
-            if time.monotonic() > deadline or not self._thread.is_alive():
-                raise GatewayError("the gateway did not start")
-            time.sleep(0.005)
+        self._served = BackgroundServer(self.app, "the gateway", host=self.host, port=self.port, loop_factory=_new_loop,
+                                        on_loop=self._serving_on, after_serve=self._close_client)
+        try:
+            self._served.start()
+        except ServerDidNotStart as exc:
+            raise GatewayError(str(exc)) from None
+        self.port = self._served.port
         return self
+
+    def _serving_on(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+
+    async def _close_client(self) -> None:
+        if self._client is not None:
+            await self._client.aclose()
 
     def stop(self) -> None:
         """Stop serving (open streams get a moment to finish) and wait for the thread."""
-        if self._server is not None:
-            self._server.should_exit = True
-        if self._thread is not None:
-            self._thread.join(timeout=10)
+        if self._served is not None:
+            self._served.stop()
 
     def __enter__(self) -> "Gateway":
         return self.start()

@@ -14,7 +14,7 @@ both for a block and clears them after, whatever happens. ``holding()`` makes an
 the next matching request is held until a second one has arrived and been answered by Stripe (or the grader
 releases it, or ``hold_limit`` passes for an app that never sends a second one), then forwarded.
 With ``restricted_to`` set, a restricted key (``rk_…``) is refused with 403 outside that path prefix, as Stripe
-refuses a key without the permission. Served by uvicorn/Starlette on a background thread, forwarding with httpx.
+refuses a key without the permission. Served by uvicorn/Starlette on a background thread (``background_server``), forwarding with httpx.
 """
 
 from __future__ import annotations
@@ -25,7 +25,6 @@ import contextlib
 import json
 import logging
 import re
-import socket
 import threading
 import time
 from dataclasses import dataclass, field
@@ -34,13 +33,14 @@ from urllib.parse import parse_qsl
 
 import httpx
 
+from stripebench_tui.background_server import BackgroundServer
+
 log = logging.getLogger(__name__)
 FORWARD_HEADERS = ("authorization", "idempotency-key", "stripe-version", "content-type", "stripe-account",
                    "user-agent", "x-stripe-client-user-agent")
 RETURN_HEADERS = ("request-id", "stripe-version", "idempotency-key", "idempotent-replayed", "original-request",
                   "stripe-should-retry")
 _UA_VERSION = re.compile(r"PythonBindings/(\d+(?:\.\d+)*)")
-START_TIMEOUT = 60.0  # the server thread starts in milliseconds; this only ends a proxy that cannot start at all
 HOLD_LIMIT = 30.0  # how long a held request waits for a second one (an app that serializes never sends it)
 
 
@@ -142,7 +142,6 @@ class StripeProxy:
     on_answer: Callable[..., None] | None = None
 
     def __post_init__(self) -> None:
-        import uvicorn
         from starlette.applications import Starlette
         from starlette.routing import Route
 
@@ -160,25 +159,12 @@ class StripeProxy:
 
         app = Starlette(routes=[Route("/{path:path}", self._handle, methods=["GET", "POST", "DELETE"])],
                         lifespan=lifespan)
-        self._sock = socket.socket()
-        self._sock.bind(("127.0.0.1", 0))
-        self._port = self._sock.getsockname()[1]
-        config = uvicorn.Config(app, log_level="critical", access_log=False, lifespan="on")
-        self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [self._sock]},
-                                        name="stripe-proxy", daemon=True)
-        self._thread.start()
-        deadline = time.monotonic() + START_TIMEOUT
-        while not self._server.started:
-            if not self._thread.is_alive() or time.monotonic() > deadline:
-                self.close()
-                raise RuntimeError("the grader's Stripe proxy did not start")
-            time.sleep(0.01)
+        self._served = BackgroundServer(app, "the grader's Stripe proxy", lifespan="on", log_level="critical").start()
 
     @property
     def url(self) -> str:
         """Where the app should send its Stripe calls (its ``STRIPE_API_BASE``)."""
-        return f"http://127.0.0.1:{self._port}"
+        return self._served.url
 
     def requests(self) -> list[Recorded]:
         """Every request seen so far, first first."""
@@ -214,9 +200,7 @@ class StripeProxy:
         """Stop serving and wait for the server thread."""
         if self._hold is not None:
             self._hold.release()
-        self._server.should_exit = True
-        self._thread.join(10)
-        self._sock.close()
+        self._served.stop()
 
     def __enter__(self) -> StripeProxy:
         return self

@@ -64,7 +64,7 @@ class RunOutcome:
 
 
 @dataclass
-class Row:
+class ValidationRow:
     env: str
     run: Run
     outcome: RunOutcome
@@ -84,9 +84,9 @@ def runs_for(env: Environment) -> list[Run]:
     return [Run(ORACLE), Run(NOOP)] + [Run(MUTANT, m.name, m.finding) for m in env.manifest.mutants]
 
 
-async def validate(envs: list[Environment], runner: Runner, progress: Progress = lambda _line: None) -> list[Row]:
+async def validate(envs: list[Environment], runner: Runner, progress: Progress = lambda _line: None) -> list[ValidationRow]:
     """Play every run of every environment; one row each, in order."""
-    rows: list[Row] = []
+    rows: list[ValidationRow] = []
     plan = [(env, run) for env in envs for run in runs_for(env)]
     for n, (env, run) in enumerate(plan, 1):
         try:
@@ -109,7 +109,7 @@ async def validate(envs: list[Environment], runner: Runner, progress: Progress =
                 outcome = RunOutcome(score=None, error=f"{type(exc).__name__}: {exc}")
             outcome.duration = outcome.duration or time.monotonic() - started
         # An external grader's criteria are only known from its report: the run's own final verdicts name them.
-        row = Row(env.id, run, outcome, criteria or list(outcome.statuses))
+        row = ValidationRow(env.id, run, outcome, criteria or list(outcome.statuses))
         rows.append(row)
         score = "—" if outcome.score is None else f"{outcome.score:.2f}"
         progress(f"[{n}/{len(plan)}] {env.id}: {run.label} → {score} in {outcome.duration:.1f}s "
@@ -117,7 +117,7 @@ async def validate(envs: list[Environment], runner: Runner, progress: Progress =
     return rows
 
 
-def glyphs(row: Row) -> Text:
+def glyphs(row: ValidationRow) -> Text:
     """One coloured glyph per criterion, in the grader's order."""
     text = Text()
     for name in row.criteria:
@@ -126,7 +126,7 @@ def glyphs(row: Row) -> Text:
     return text
 
 
-def validation_table(rows: list[Row]) -> Table:
+def validation_table(rows: list[ValidationRow]) -> Table:
     """The table ``stripebench validate`` prints."""
     table = Table(title="validation", title_justify="left")
     for name, justify in (("env", "left"), ("agent/plan", "left"), ("score", "right"), ("expected", "left"),
@@ -140,7 +140,7 @@ def validation_table(rows: list[Row]) -> Table:
     return table
 
 
-def legend(rows: list[Row]) -> list[str]:
+def legend(rows: list[ValidationRow]) -> list[str]:
     """Per environment, which criterion each glyph column is."""
     seen: dict[str, list[str]] = {}
     for row in rows:
@@ -149,7 +149,7 @@ def legend(rows: list[Row]) -> list[str]:
     return [f"{env} criteria: " + ", ".join(f"{i} {name}" for i, name in enumerate(names, 1)) for env, names in seen.items()]
 
 
-def warnings(rows: list[Row]) -> list[str]:
+def warnings(rows: list[ValidationRow]) -> list[str]:
     """Valid but suspicious: a mutant scoring 0 like the no-op agent probably never got its change working."""
     out = []
     for row in rows:
@@ -159,7 +159,7 @@ def warnings(rows: list[Row]) -> list[str]:
     return out
 
 
-def findings_report(rows: list[Row]) -> list[str]:
+def findings_report(rows: list[ValidationRow]) -> list[str]:
     """Per environment, which findings fired on the oracle (should be none) and on each mutant (its signature
     should), then precision and recall over all mutants.
 
@@ -191,9 +191,9 @@ def findings_report(rows: list[Row]) -> list[str]:
     return lines
 
 
-def all_ok(rows: list[Row]) -> bool:
+def all_ok(rows: list[ValidationRow]) -> bool:
     """Oracle = 1.0, no-op = 0 and every mutant < 1.0, with no errors (and at least one run)."""
     return bool(rows) and all(r.ok for r in rows)
 
 
-__all__ = ["MUTANT", "NOOP", "ORACLE", "Row", "Run", "RunOutcome", "Runner", "all_ok", "findings_report", "legend", "runs_for", "validate", "validation_table", "warnings"]
+__all__ = ["MUTANT", "NOOP", "ORACLE", "ValidationRow", "Run", "RunOutcome", "Runner", "all_ok", "findings_report", "legend", "runs_for", "validate", "validation_table", "warnings"]

@@ -44,10 +44,10 @@ from stripebench_tui.runtime.local import LocalSandbox
 from stripebench_tui.runtime.sandbox import TRACE_NAME, new_episode_dir
 from stripebench_tui.runtime.services import ServiceFailed
 from stripebench_tui.runtime.tools import McpToolExecutor
-from stripebench_tui.stripe.backend import EMULATOR, StripeBackend, start_backend
+from stripebench_tui.stripe_account.backend import EMULATOR, StripeBackend, start_backend
 from stripebench_tui.runtime.request_proxy import start_request_proxy
-from stripebench_tui.stripe.request_log import RequestLog
-from stripebench_tui.stripe.watcher import EMULATOR_INTERVAL, REAL_INTERVAL, StripeWatcher
+from stripebench_tui.stripe_account.request_log import RequestLog
+from stripebench_tui.stripe_account.watcher import EMULATOR_INTERVAL, REAL_INTERVAL, StripeWatcher
 
 SANDBOXES = ("local", "docker")
 _NAME = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")

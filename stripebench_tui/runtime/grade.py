@@ -63,7 +63,7 @@ def _stripe_backend(stack: AsyncExitStack, episode_dir: Path, backend_label: str
     if api_base:
         return api_base, key or os.environ.get("STRIPE_SECRET_KEY") or EMULATOR_KEY, api_base
     if backend_label == "stripe-test-mode":
-        from stripebench_tui.stripe.backend import check_test_key
+        from stripebench_tui.stripe_account.backend import check_test_key
 
         key = key or os.environ.get("STRIPE_SECRET_KEY", "")
         if not key:
@@ -93,7 +93,7 @@ def _stripe_backend(stack: AsyncExitStack, episode_dir: Path, backend_label: str
 
 def _stripe_vars(api_base: str | None, key: str) -> dict[str, str]:
     """What the app's services are told about Stripe (as in the episode, but for this backend)."""
-    from stripebench_tui.stripe.backend import REAL_JS_URL, StripeBackend
+    from stripebench_tui.stripe_account.backend import REAL_JS_URL, StripeBackend
 
     publishable = os.environ.get("STRIPE_PUBLISHABLE_KEY", "") if api_base is None else "pk_test_stripebench_grade"
     js_url = REAL_JS_URL if api_base is None else f"{api_base}/v3"

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from stripebench_tui.stripe.backend import StripeBackend
+from stripebench_tui.stripe_account.backend import StripeBackend
 
 STRIPE_API = "https://api.stripe.com"
 

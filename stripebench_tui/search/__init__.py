@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from stripebench_tui.errors import UserError
-from stripebench_tui.search.index import INDEX_NAME, EpisodeIndex, Hit, scan
+from stripebench_tui.search.index import INDEX_NAME, EpisodeIndex, SearchHit, scan
 from stripebench_tui.search.query import Clause, parse
 
 
@@ -19,7 +19,7 @@ from stripebench_tui.search.query import Clause, parse
 class EpisodeHits:
     episode: Path  # the episode directory
     label: str  # its path relative to the searched folder
-    hits: list[Hit]
+    hits: list[SearchHit]
 
 
 @dataclass

@@ -38,7 +38,7 @@ class Doc:
 
 
 @dataclass(frozen=True)
-class Hit:
+class SearchHit:
     turn: int
     kind: str
     context: str
@@ -107,21 +107,21 @@ def match_doc(clause: Clause, doc: Doc) -> bool:
     return fnmatchcase(doc.key, clause.value)
 
 
-def scan(trace_path: Path, clauses: list[Clause]) -> list[Hit]:
+def scan(trace_path: Path, clauses: list[Clause]) -> list[SearchHit]:
     """The hits of ``clauses`` in one trace by reading it whole (no index); [] unless every clause has a hit."""
     from stripebench_tui.formats.open import open_episode
 
     trace = open_episode(trace_path)
-    per_clause: list[list[Hit]] = [[] for _ in clauses]
+    per_clause: list[list[SearchHit]] = [[] for _ in clauses]
     for doc in documents(trace.iter_events()):
         for i, clause in enumerate(clauses):
             if match_doc(clause, doc):
                 context = _text_line(doc.context, clause.value) if doc.kind == "text" else doc.context
-                per_clause[i].append(Hit(doc.turn, doc.kind, context))
+                per_clause[i].append(SearchHit(doc.turn, doc.kind, context))
     return _combine(per_clause)
 
 
-def _combine(per_clause: list[list[Hit]]) -> list[Hit]:
+def _combine(per_clause: list[list[SearchHit]]) -> list[SearchHit]:
     if not all(per_clause):
         return []
     return sorted({h for hits in per_clause for h in hits}, key=lambda h: (h.turn, h.kind, h.context))
@@ -176,19 +176,19 @@ class EpisodeIndex:
             if os.path.exists(tmp):
                 os.unlink(tmp)
 
-    def search(self, clauses: list[Clause]) -> list[Hit]:
+    def search(self, clauses: list[Clause]) -> list[SearchHit]:
         with closing(sqlite3.connect(f"file:{self.path}?mode=ro", uri=True)) as db:
             per_clause = [self._clause_hits(db, c) for c in clauses]
         return _combine(per_clause)
 
     @staticmethod
-    def _clause_hits(db: sqlite3.Connection, clause: Clause) -> list[Hit]:
+    def _clause_hits(db: sqlite3.Connection, clause: Clause) -> list[SearchHit]:
         if clause.kind == "text":
             if "%" in clause.value or "_" in clause.value:  # LIKE's own wildcards: read them all, match below
                 rows = db.execute("SELECT turn, body FROM outputs")
             else:  # the trigram index answers this without reading every output
                 rows = db.execute("SELECT turn, body FROM outputs WHERE body LIKE ?", (f"%{clause.value}%",))
-            return [Hit(int(turn), "text", _text_line(body, clause.value)) for turn, body in rows
+            return [SearchHit(int(turn), "text", _text_line(body, clause.value)) for turn, body in rows
                     if clause.value in body.lower()]  # LIKE folds ASCII case only: the same rule as the scan
         if clause.kind == "request":
             method_path = clause.value if " " in clause.value.strip() else f"* {clause.value}"
@@ -196,14 +196,14 @@ class EpisodeIndex:
             rows = db.execute("SELECT turn, status, context FROM docs WHERE kind = 'request' AND method GLOB ? "
                               "AND path GLOB ?", (method.upper(), path.strip()))
             status = clause.qualifiers.get("status")
-            return [Hit(int(t), "request", ctx) for t, s, ctx in rows
+            return [SearchHit(int(t), "request", ctx) for t, s, ctx in rows
                     if status is None or status_matches(status, int(s or 0))]
         if clause.kind == "verdict":
             rows = db.execute("SELECT turn, context FROM docs WHERE kind = 'verdict' AND status = ? AND key GLOB ?",
                               (clause.value, clause.qualifiers.get("criterion", "*").lower()))
-            return [Hit(int(t), "verdict", ctx) for t, ctx in rows]
+            return [SearchHit(int(t), "verdict", ctx) for t, ctx in rows]
         rows = db.execute("SELECT turn, context FROM docs WHERE kind = ? AND key GLOB ?", (clause.kind, clause.value))
-        return [Hit(int(t), clause.kind, ctx) for t, ctx in rows]
+        return [SearchHit(int(t), clause.kind, ctx) for t, ctx in rows]
 
 
-__all__ = ["Doc", "EpisodeIndex", "Hit", "INDEX_NAME", "documents", "match_doc", "scan"]
+__all__ = ["Doc", "EpisodeIndex", "SearchHit", "INDEX_NAME", "documents", "match_doc", "scan"]

@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import json
 import signal
-import socket
 import sys
 import threading
 import time
@@ -35,6 +34,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from stripebench_tui.background_server import BackgroundServer
 from stripebench_tui.testing.fake_stream import (
     anthropic_events,
     carries_token,
@@ -167,8 +167,7 @@ class FakeModelServer:
         self._answered = 0
         self._stopping = threading.Event()
         self._holds: list[StreamHold] = []
-        self._server: uvicorn.Server | None = None
-        self._thread: threading.Thread | None = None
+        self._served: BackgroundServer | None = None
         self.app = Starlette(
             routes=[
                 Route("/v1/messages", self._handler(_ANTHROPIC), methods=["POST"]),
@@ -325,38 +324,17 @@ class FakeModelServer:
         except ValueError as exc:
             return 400, {}, wire.error(400, str(exc))
 
-    def _config(self) -> uvicorn.Config:
-        return uvicorn.Config(self.app, log_level="warning", access_log=False, lifespan="off", timeout_graceful_shutdown=2)
-
-    def _bind(self) -> socket.socket:
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind((self.host, self.port))
-        # Listening now lets clients that read the printed URL connect before uvicorn is up: they wait in the backlog.
-        sock.listen(128)
-        self.port = sock.getsockname()[1]
-        return sock
-
     def start(self) -> "FakeModelServer":
         """Serve in a background thread; returns once it accepts connections."""
-        sock = self._bind()
-        self._server = uvicorn.Server(self._config())
-        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [sock]}, daemon=True, name="fake-models")
-        self._thread.start()
-        deadline = time.monotonic() + 10
-        while not self._server.started:
-            if time.monotonic() > deadline or not self._thread.is_alive():
-                raise RuntimeError("the fake model server did not start")
-            time.sleep(0.01)
+        self._served = BackgroundServer(self.app, "the fake model server", host=self.host, port=self.port).start()
+        self.port = self._served.port
         return self
 
     def stop(self) -> None:
         """Stop serving and wait for the thread."""
         self._stopping.set()
-        if self._server is not None:
-            self._server.should_exit = True
-        if self._thread is not None:
-            self._thread.join(timeout=10)
+        if self._served is not None:
+            self._served.stop()
 
     def __enter__(self) -> "FakeModelServer":
         return self.start()
@@ -366,7 +344,8 @@ class FakeModelServer:
 
     def serve_forever(self) -> None:
         """Serve in this thread until SIGINT or SIGTERM, then stop quietly (the command-line mode)."""
-        server = uvicorn.Server(self._config())
+        served = BackgroundServer(self.app, "the fake model server", host=self.host, port=self.port)
+        server = uvicorn.Server(served.config())
 
         def stop(signum: int, frame: object) -> None:
             server.should_exit = True
@@ -375,7 +354,8 @@ class FakeModelServer:
         # server without a KeyboardInterrupt traceback or a death by signal.
         for sig in (signal.SIGINT, signal.SIGTERM):
             signal.signal(sig, stop)
-        sock = self._bind()
+        sock = served.bind()
+        self.port = served.port
         print(f"fake model server on {self.url} (OpenAI base URL {self.openai_base_url})", flush=True)
         server.run(sockets=[sock])
 

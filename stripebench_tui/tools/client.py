@@ -28,7 +28,7 @@ from stripebench_tui.tools import BUILTIN_SERVERS, SERVER_META
 
 
 @dataclass
-class ToolResult:
+class McpToolReply:
     """What a tool call returned: text for the model, whether it failed, and structured data."""
 
     text: str
@@ -125,7 +125,7 @@ class ToolServerHandle:
             for t in result.tools
         ]
 
-    async def call(self, tool: str, arguments: dict[str, Any] | None = None, timeout: float | None = None) -> ToolResult:
+    async def call(self, tool: str, arguments: dict[str, Any] | None = None, timeout: float | None = None) -> McpToolReply:
         """Call one tool; a failing tool comes back as ``is_error``, not as an exception."""
         try:
             result = await self._session().call_tool(tool, arguments or {}, read_timeout_seconds=timeout)
@@ -133,7 +133,7 @@ class ToolServerHandle:
             raise ToolServerError(f"tool server {self.name!r} failed on {tool}: {exc}") from exc
         text = "\n".join(block.text for block in result.content if isinstance(block, TextContent))
         data = result.structured_content if isinstance(result.structured_content, dict) else {}
-        return ToolResult(text=text, is_error=bool(result.is_error), data=data)
+        return McpToolReply(text=text, is_error=bool(result.is_error), data=data)
 
     async def close(self) -> None:
         """End the session and stop the server (it stops its own children)."""

@@ -30,7 +30,7 @@ _QUOTED_NAME = re.compile(r"[\"']([A-Za-z_][A-Za-z0-9_]*)[\"']")
 
 
 @dataclass
-class Doc:
+class DocEntry:
     """One searchable entry."""
 
     title: str
@@ -41,7 +41,7 @@ class Doc:
 
 
 @dataclass
-class Hit:
+class DocHit:
     """A search result."""
 
     title: str
@@ -155,7 +155,7 @@ class _Extractor:
             self._params_cache[module] = classes
         return self._params_cache[module]
 
-    def file_docs(self, path: Path) -> Iterator[Doc]:
+    def file_docs(self, path: Path) -> Iterator[DocEntry]:
         """Docs from one source file."""
         relative = path.relative_to(self.root).as_posix()
         tree = ast.parse(path.read_text(encoding="utf-8"))
@@ -166,7 +166,7 @@ class _Extractor:
             else:
                 yield from self._object_docs(cls, relative)
 
-    def _service_docs(self, cls: ast.ClassDef, tree: ast.Module, namespace: str, source: str) -> Iterator[Doc]:
+    def _service_docs(self, cls: ast.ClassDef, tree: ast.Module, namespace: str, source: str) -> Iterator[DocEntry]:
         resource = (namespace + " " + _words(cls.name.removesuffix("Service"))).strip()
         imports = _imports(tree)
         for fn in cls.body:
@@ -191,9 +191,9 @@ class _Extractor:
                         lines.append(f"- {name}: {doc}")
                     nested = list(self._nested_params(classes, top, "", 0))
             details = "Parameters:\n" + "\n".join(lines) if lines else ""
-            yield Doc(title, "method", f"{description}\n{request}", f"stripe/{source}:{cls.name}.{fn.name}", details)
+            yield DocEntry(title, "method", f"{description}\n{request}", f"stripe/{source}:{cls.name}.{fn.name}", details)
             for field_path, fields in nested:
-                yield Doc(
+                yield DocEntry(
                     f"{resource}: {fn.name.replace('_', ' ')} parameter {field_path}",
                     "parameters",
                     f"{field_path}, a parameter of {request}",
@@ -216,7 +216,7 @@ class _Extractor:
                     yield path, fields
                 yield from self._nested_params(classes, child, path + ".", depth + 1)
 
-    def _object_docs(self, cls: ast.ClassDef, source: str) -> Iterator[Doc]:
+    def _object_docs(self, cls: ast.ClassDef, source: str) -> Iterator[DocEntry]:
         object_name = ""
         for stmt in cls.body:
             if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
@@ -228,20 +228,20 @@ class _Extractor:
         fields = [f"- {name}: {doc}" for name, _a, doc in _field_docs(cls) if doc]
         details = "Fields:\n" + "\n".join(fields) if fields else ""
         title = f"The {object_name} object ({_words(cls.name)})"
-        yield Doc(title, "object", _doc(cls), f"stripe/{source}:{cls.name}", details)
+        yield DocEntry(title, "object", _doc(cls), f"stripe/{source}:{cls.name}", details)
 
 
-def note_docs() -> Iterator[Doc]:
+def note_docs() -> Iterator[DocEntry]:
     """Our markdown notes, one Doc per '## ' section."""
     for note in sorted(NOTES_DIR.glob("*.md")):
         text = note.read_text(encoding="utf-8")
         heading = text.splitlines()[0].lstrip("# ").strip() if text else note.stem
         for section in re.split(r"^## ", text, flags=re.M)[1:]:
             title, _, body = section.partition("\n")
-            yield Doc(f"{heading}: {title.strip()}", "notes", body.strip(), f"notes/{note.name}")
+            yield DocEntry(f"{heading}: {title.strip()}", "notes", body.strip(), f"notes/{note.name}")
 
 
-def _row(doc: Doc) -> tuple[str, str, str, str, str]:
+def _row(doc: DocEntry) -> tuple[str, str, str, str, str]:
     return (doc.title, doc.kind, doc.body, doc.details, doc.source)
 
 
@@ -310,9 +310,9 @@ def _title_bonus(query_words: list[str], title: str) -> float:
     return 4.0 * covered + 4.0 * precise
 
 
-def search(conn: sqlite3.Connection, query: str, limit: int = 5) -> list[Hit]:
+def search(conn: sqlite3.Connection, query: str, limit: int = 5) -> list[DocHit]:
     """Ranked hits for ``query``: entries with every word first, then entries with any of them."""
-    hits: list[Hit] = []
+    hits: list[DocHit] = []
     seen: set[str] = set()
     for joiner in ("AND", "OR"):
         expression = _match_expression(query, joiner)
@@ -325,7 +325,7 @@ def search(conn: sqlite3.Connection, query: str, limit: int = 5) -> list[Hit]:
         ).fetchall()
         words = _WORD.findall(query.lower())
         ranked = sorted(
-            (Hit(title, kind, source, snippet, -score * KIND_WEIGHT.get(kind, 1.0) + _title_bonus(words, title))
+            (DocHit(title, kind, source, snippet, -score * KIND_WEIGHT.get(kind, 1.0) + _title_bonus(words, title))
              for title, kind, source, snippet, score in rows),
             key=lambda hit: -hit.score,
         )  # fmt: skip

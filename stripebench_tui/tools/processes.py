@@ -46,7 +46,7 @@ def split_trailing_ampersand(command: str) -> tuple[str, bool]:
 
 
 @dataclass
-class Output:
+class CappedOutput:
     """Captured output that keeps its head and tail when it grows past ``cap`` bytes."""
 
     cap: int
@@ -89,7 +89,7 @@ class Process:
     def __init__(self, argv: list[str], env: dict[str, str], cap: int) -> None:
         self.argv = argv
         self.started = time.monotonic()
-        self.output = Output(cap)
+        self.output = CappedOutput(cap)
         self.exit_code: int | None = None
         self.ended: float | None = None
         read_fd, write_fd = os.pipe()

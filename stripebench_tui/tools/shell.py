@@ -22,7 +22,7 @@ BACKGROUND_OUTPUT_CAP = 64 * 1024
 
 
 @dataclass
-class Job:
+class BackgroundJob:
     """A command left running in the background."""
 
     id: int
@@ -37,7 +37,7 @@ class Shell:
         self.timeout = timeout
         self.max_output = max_output
         self.login = login
-        self.jobs: dict[int, Job] = {}
+        self.jobs: dict[int, BackgroundJob] = {}
         self.running: set[processes.Process] = set()  # foreground commands in progress
         self._next_job = 1
         self.env = dict(os.environ)
@@ -54,8 +54,8 @@ class Shell:
                 pass  # let bash report "command not found", "permission denied" etc. the usual way
         return processes.Process(processes.shell_argv(command, self.login), self.env, cap)
 
-    def _add_job(self, command: str, process: processes.Process) -> Job:
-        job = Job(self._next_job, command, process)
+    def _add_job(self, command: str, process: processes.Process) -> BackgroundJob:
+        job = BackgroundJob(self._next_job, command, process)
         self.jobs[job.id] = job
         self._next_job += 1
         return job

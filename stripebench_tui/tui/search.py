@@ -14,7 +14,7 @@ PROGRESS_EVERY = 500  # turns
 
 
 @dataclass(frozen=True, order=True)
-class Hit:
+class TextMatch:
     """One match: ordered by turn position, then messages before outputs, then line and column."""
 
     position: int  # row in the timeline (0-based), not the turn number
@@ -24,7 +24,7 @@ class Hit:
     length: int = field(default=0, compare=False)
 
 
-def hits_in_turn(source: EpisodeSource, position: int, turn_number: int, query: str) -> list[Hit]:
+def hits_in_turn(source: EpisodeSource, position: int, turn_number: int, query: str) -> list[TextMatch]:
     """Every case-insensitive match of ``query`` in one turn, in display order."""
     needle = query.lower()
     if not needle:
@@ -32,7 +32,7 @@ def hits_in_turn(source: EpisodeSource, position: int, turn_number: int, query: 
     turn = turn_from_events(turn_number, source.events_for_turn(turn_number))
     messages = "\n".join(m.text + ("\n" + m.reasoning if m.reasoning else "") for m in turn.messages)
     output, _ = output_document(turn, source.full_output)
-    hits: list[Hit] = []
+    hits: list[TextMatch] = []
     for part, text in ((MESSAGE, messages), (OUTPUT, output)):
         if needle not in text.lower():  # cheap whole-text check before splitting megabytes
             continue
@@ -40,7 +40,7 @@ def hits_in_turn(source: EpisodeSource, position: int, turn_number: int, query: 
             low = clean(line).lower()
             start = low.find(needle)
             while start != -1:
-                hits.append(Hit(position, part, number, start, len(needle)))
+                hits.append(TextMatch(position, part, number, start, len(needle)))
                 start = low.find(needle, start + 1)
     return hits
 
@@ -49,11 +49,11 @@ def find(
     source: EpisodeSource,
     turns: list[int],
     query: str,
-    after: Hit,
+    after: TextMatch,
     forward: bool = True,
     cancelled: Callable[[], bool] = lambda: False,
     progress: Callable[[int, int], None] = lambda done, total: None,
-) -> Hit | None:
+) -> TextMatch | None:
     """The first hit strictly after (or before) ``after``, wrapping around the episode once.
 
     ``progress(turns_searched, total)`` is called every ``PROGRESS_EVERY`` turns.

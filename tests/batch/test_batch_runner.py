@@ -11,7 +11,7 @@ import pytest
 
 from stripebench_tui.batch.manifest import Batch
 from stripebench_tui.batch.matrix import build_cells, parse_agents, resolve_environments
-from stripebench_tui.batch.runner import DiskFull, Job, Outcome, run_batch
+from stripebench_tui.batch.runner import DiskFull, Job, AttemptOutcome, run_batch
 from stripebench_tui.errors import RuntimeProblem
 from tests.batch.helpers import ENVS, make_envs
 
@@ -41,16 +41,16 @@ class ScriptedRunner:
 
     def close(self) -> None: ...
 
-    def run_one(self, job: Job, on_line: Callable[[str], None], stop: threading.Event) -> Outcome:
+    def run_one(self, job: Job, on_line: Callable[[str], None], stop: threading.Event) -> AttemptOutcome:
         with self._lock:
             self.jobs.append((job.cell.id, job.attempt))
         if job.cell.id in self.lose and job.attempt == 1:
-            return Outcome(None, infra_error="NodeDiedError: node lost", where="node-2")
+            return AttemptOutcome(None, infra_error="NodeDiedError: node lost", where="node-2")
         job.episode_dir.mkdir(parents=True)
         header = {"type": "header", "schema": 1, "env": job.cell.env, "agent": job.cell.agent}
         end = {"type": "episode_end", "seq": 0, "t": 0.1, "turn": 1, "reason": "agent_done", "score": 1.0, "passed": True}
         (job.episode_dir / "trace.jsonl").write_text(json.dumps(header) + "\n" + json.dumps(end) + "\n")
-        return Outcome(0, where="node-1")
+        return AttemptOutcome(0, where="node-1")
 
 
 class Quiet:
@@ -80,9 +80,9 @@ def test_a_lost_node_is_retried_once(batch: Batch) -> None:
 
 def test_lost_twice_stays_pending_for_resume(batch: Batch) -> None:
     class AlwaysLost(ScriptedRunner):
-        def run_one(self, job: Job, on_line: Any, stop: Any) -> Outcome:
+        def run_one(self, job: Job, on_line: Any, stop: Any) -> AttemptOutcome:
             self.jobs.append((job.cell.id, job.attempt))
-            return Outcome(None, infra_error="node lost")
+            return AttemptOutcome(None, infra_error="node lost")
 
     runner = AlwaysLost()
     run_batch(batch, runner, Quiet())

@@ -10,7 +10,7 @@ from pathlib import Path
 import stripebench_tui.core.trace as core_trace
 
 EDGES = ("textual", "stripebench_tui.tui", "stripebench_emulator", "stripebench_tui.runtime", "stripebench_tui.agents",
-         "stripebench_tui.tools", "stripebench_tui.stripe", "stripebench_tui.formats", "stripebench_tui.grading")
+         "stripebench_tui.tools", "stripebench_tui.stripe_account", "stripebench_tui.formats", "stripebench_tui.grading")
 
 
 def test_importing_the_core_loads_neither_textual_nor_an_edge_package() -> None:

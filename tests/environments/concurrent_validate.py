@@ -16,7 +16,7 @@ from tests.environments.helpers import assert_findings
 def validate_failing_concurrently(env) -> dict[str, tuple[float | None, set[str]]]:
     """Play the oracle, the no-op agent and every mutant at once; assert every run behaved, the oracle fired no
     finding and each mutant its declared signature; map each label to (score, non-passing criteria)."""
-    from stripebench_tui.grading.validation import Row, runs_for
+    from stripebench_tui.grading.validation import ValidationRow, runs_for
     from stripebench_tui.runtime.validate import episode_runner
 
     runs = runs_for(env)
@@ -27,6 +27,6 @@ def validate_failing_concurrently(env) -> dict[str, tuple[float | None, set[str]
     outcomes = asyncio.run(play())
     wrong = [(run.label, out.score, out.error) for run, out in zip(runs, outcomes) if out.error or not run.meets(out.score)]
     assert not wrong, wrong
-    assert_findings([Row(env.id, run, out, list(out.statuses)) for run, out in zip(runs, outcomes)])
+    assert_findings([ValidationRow(env.id, run, out, list(out.statuses)) for run, out in zip(runs, outcomes)])
     return {run.label: (out.score, {name for name, status in out.statuses.items() if status != PASS})
             for run, out in zip(runs, outcomes)}

@@ -11,7 +11,7 @@ import stripe
 from stripebench_tui.core.bus import EventBus
 from stripebench_tui.core.events import SOURCE_HEADER, StripeRequest
 from stripebench_tui.core.redact import Redactor
-from stripebench_tui.stripe.request_log import (
+from stripebench_tui.stripe_account.request_log import (
     BODY_CAP,
     RequestLog,
     build_event,
@@ -91,7 +91,7 @@ async def test_requests_on_the_emulator_reach_the_bus_once_in_the_turn_that_made
 async def test_through_the_proxy_real_test_mode_uses_the_same_log(emulator):  # noqa: F811
     """Real Stripe cannot be reached here: the proxy's upstream is the emulator, which it treats like Stripe."""
     from stripebench_tui.runtime.request_proxy import start_request_proxy
-    from stripebench_tui.stripe.backend import REAL, StripeBackend
+    from stripebench_tui.stripe_account.backend import REAL, StripeBackend
 
     backend = StripeBackend(kind=REAL, api_base=emulator.url, secret_key=TEST_KEY, publishable_key="",
                             js_url="https://js.stripe.com/v3")

@@ -171,10 +171,10 @@ def test_a_real_validation_through_the_runtime(tmp_path):
 
 
 def test_findings_report_gives_each_runs_findings_and_precision_and_recall():
-    from stripebench_tui.grading.validation import Row, findings_report
+    from stripebench_tui.grading.validation import ValidationRow, findings_report
 
     def row(env, run, fired):
-        return Row(env, run, RunOutcome(score=0.5, findings=fired), [])
+        return ValidationRow(env, run, RunOutcome(score=0.5, findings=fired), [])
 
     rows = [
         row("shop", Run(ORACLE), []),

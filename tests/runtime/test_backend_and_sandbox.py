@@ -10,7 +10,7 @@ import pytest
 from stripebench_tui.errors import UserError
 from stripebench_tui.runtime.sandbox import new_episode_dir
 from stripebench_tui.runtime.tools import McpToolExecutor
-from stripebench_tui.stripe.backend import REAL, start_backend
+from stripebench_tui.stripe_account.backend import REAL, start_backend
 
 
 def test_live_keys_are_refused_in_one_line(monkeypatch: pytest.MonkeyPatch) -> None:

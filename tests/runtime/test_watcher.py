@@ -10,8 +10,8 @@ import pytest
 
 from stripebench_tui.core.bus import EventBus
 from stripebench_tui.core.events import Event, StripeObject
-from stripebench_tui.stripe.backend import start_backend
-from stripebench_tui.stripe.watcher import StripeWatcher
+from stripebench_tui.stripe_account.backend import start_backend
+from stripebench_tui.stripe_account.watcher import StripeWatcher
 
 
 @pytest.fixture

@@ -18,7 +18,7 @@ import pytest
 from stripebench_tui.core.bus import EventBus
 from stripebench_tui.core.events import StripeRequest
 from stripebench_tui.envs.manifest import Environment, Manifest
-from stripebench_tui.stripe.request_log import RequestLog
+from stripebench_tui.stripe_account.request_log import RequestLog
 from stripebench_tui.stripejs import is_stripe_js, stand_in, target_url
 from stripebench_tui.tools.client import ToolServerHandle
 from stripebench_emulator.testing import TEST_KEY, emulator, emulator_server, stripe_client  # noqa: F401

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from stripebench_tui.core.state import reduce
-from stripebench_tui.tui.search import MESSAGE, OUTPUT, Hit, find, hits_in_turn
+from stripebench_tui.tui.search import MESSAGE, OUTPUT, TextMatch, find, hits_in_turn
 from stripebench_tui.tui.sources.episode_source import EventListSource, row_for, verdict_change_turns, verdict_changes
 from tests.tui.episode import checkout_events
 
@@ -29,13 +29,13 @@ def test_search_orders_messages_before_outputs_and_wraps() -> None:
     turns = source.turn_numbers()
     hits = hits_in_turn(source, 4, 4, "needle-in-output")
     assert [(h.part, h.line) for h in hits] == [(OUTPUT, 3001)]
-    first = find(source, turns, "line_items", Hit(0, -1, -1, -1))
+    first = find(source, turns, "line_items", TextMatch(0, -1, -1, -1))
     assert (first.position, first.part) == (2, OUTPUT)
     second = find(source, turns, "line_items", first)
     assert (second.position, second.part) == (3, MESSAGE)
     assert find(source, turns, "line_items", second) == first  # wrapped around
     assert find(source, turns, "line_items", first, forward=False) == second  # backwards wraps too
-    assert find(source, turns, "no such text", Hit(0, -1, -1, -1)) is None
+    assert find(source, turns, "no such text", TextMatch(0, -1, -1, -1)) is None
 
 
 def test_search_reports_progress_and_can_be_cancelled(monkeypatch) -> None:
@@ -44,6 +44,6 @@ def test_search_reports_progress_and_can_be_cancelled(monkeypatch) -> None:
     monkeypatch.setattr(search, "PROGRESS_EVERY", 2)
     source = EventListSource(checkout_events())
     seen: list[tuple[int, int]] = []
-    assert find(source, source.turn_numbers(), "absent", Hit(0, -1, -1, -1), progress=lambda d, t: seen.append((d, t))) is None
+    assert find(source, source.turn_numbers(), "absent", TextMatch(0, -1, -1, -1), progress=lambda d, t: seen.append((d, t))) is None
     assert seen == [(2, 7), (4, 7), (6, 7)]
-    assert find(source, source.turn_numbers(), "line_items", Hit(0, -1, -1, -1), cancelled=lambda: True) is None
+    assert find(source, source.turn_numbers(), "line_items", TextMatch(0, -1, -1, -1), cancelled=lambda: True) is None

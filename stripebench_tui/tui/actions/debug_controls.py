@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 from textual import work
 
-from stripebench_tui.core.breakpoints import BREAK_HIT, BreakpointSet, Hit, hits_in
+from stripebench_tui.core.breakpoints import BREAK_HIT, BreakpointSet, BreakHit, hits_in
 from stripebench_tui.core.events import Finding, Operator
 from stripebench_tui.core.playback import MAX, next_mark, speed_label
 from stripebench_tui.core.profile import Profiler, TimeProfile
@@ -27,7 +27,7 @@ class Marks:
 
     findings: list[int] = field(default_factory=list)
     recorded_hits: list[int] = field(default_factory=list)  # break_hit operator events (a live run's)
-    hits: list[Hit] = field(default_factory=list)  # this screen's breakpoints over the recording
+    hits: list[BreakHit] = field(default_factory=list)  # this screen's breakpoints over the recording
     profile: TimeProfile = field(default_factory=TimeProfile)
     derived: list[Finding] | None = None  # the detectors' findings, when the scan derived them (a recording without)
 

@@ -10,7 +10,7 @@ from textual.app import App, SystemCommand
 from textual.screen import Screen
 
 from stripebench_tui.tui.keymaps.keymap import COMMANDS
-from stripebench_tui.tui.screens.episode_screen import EpisodeScreen
+from stripebench_tui.tui.screens.episode_screen import EpisodeScreen, PlaybackOptions
 from stripebench_tui.tui.sources.episode_source import EpisodeSource, TraceSource
 from stripebench_tui.tui.actions.fork_action import open_fork
 
@@ -24,27 +24,16 @@ class EpisodeApp(App[None]):
     def on_episode_screen_fork_requested(self, request: EpisodeScreen.ForkRequested) -> None:
         open_fork(self, request)
 
-    def __init__(
-        self,
-        source: EpisodeSource,
-        *,
-        speed: float = 1.0,
-        autoplay: bool = False,
-        clock: Callable[[], float] = time.monotonic,
-        start_turn: int | None = None,
-        breakpoints: list[str] | None = None,
-        present: bool = False,
-    ) -> None:
+    def __init__(self, source: EpisodeSource, options: PlaybackOptions = PlaybackOptions()) -> None:
         super().__init__()
         self.source = source
-        self._screen_args = dict(speed=speed, autoplay=autoplay, clock=clock, start_turn=start_turn, breakpoints=breakpoints,
-                                 present=present)
+        self.options = options
         header = source.header
         if header is not None:
             self.sub_title = " · ".join(x for x in (header.title or header.env, header.agent) if x)
 
     def on_mount(self) -> None:
-        self.push_screen(EpisodeScreen(self.source, **self._screen_args))  # type: ignore[arg-type]
+        self.push_screen(EpisodeScreen(self.source, self.options))
 
     @property
     def episode(self) -> EpisodeScreen:
@@ -76,11 +65,12 @@ def create_app(
     present: bool = False,
 ) -> EpisodeApp:
     """The app for ``source``; tests pass a fixed clock and a small terminal size to ``run_test``."""
-    return EpisodeApp(source, speed=speed, autoplay=autoplay, clock=clock, start_turn=start_turn, breakpoints=breakpoints,
-                       present=present)
+    return EpisodeApp(source, PlaybackOptions(speed=speed, autoplay=autoplay, clock=clock, start_turn=start_turn,
+                                              breakpoints=tuple(breakpoints or ()), present=present))
 
 
 def run_replay(trace: Any, *, speed: float = 1.0, autoplay: bool = False, breakpoints: list[str] | None = None,
                present: bool = False) -> None:
     """Open the replay TUI on an opened trace (``formats.open.open_episode``) and run until the user quits."""
-    create_app(TraceSource(trace), speed=speed, autoplay=autoplay, breakpoints=breakpoints, present=present).run()
+    options = PlaybackOptions(speed=speed, autoplay=autoplay, breakpoints=tuple(breakpoints or ()), present=present)
+    EpisodeApp(TraceSource(trace), options).run()

@@ -21,7 +21,7 @@ from textual.screen import Screen
 
 from stripebench_tui.tui.keymaps.keymap import COMMANDS
 from stripebench_tui.tui.keymaps.live_keymap import live_commands
-from stripebench_tui.tui.screens.episode_screen import EpisodeScreen
+from stripebench_tui.tui.screens.episode_screen import EpisodeScreen, PlaybackOptions
 from stripebench_tui.tui.screens.live_screen import LiveEpisodeScreen
 from stripebench_tui.tui.screens.picker import EpisodeEntry, PickerScreen
 from stripebench_tui.tui.actions.fork_action import open_fork
@@ -62,7 +62,7 @@ class ServeApp(App[None]):
 
         source = TraceSource(open_episode(path))
         self.sub_title = " · ".join(x for x in ((source.header.title or source.header.env), source.header.agent) if x)
-        self.push_screen(EpisodeScreen(source, speed=self.speed, present=self.present))
+        self.push_screen(EpisodeScreen(source, PlaybackOptions(speed=self.speed, present=self.present)))
 
     def push_attached(self, path: Path, control_url: str | None) -> None:
         from stripebench_tui.tui.screens.attached import AttachedScreen

@@ -13,7 +13,7 @@ from textual.binding import Binding
 
 
 @dataclass(frozen=True)
-class Command:
+class KeyCommand:
     """One thing the user can do; ``action`` is the Textual action name on the app."""
 
     action: str
@@ -22,46 +22,46 @@ class Command:
     show: bool = True  # shown in the footer
 
 
-COMMANDS: tuple[Command, ...] = (
-    Command("toggle_play", "Play/Pause", "Play the replay at recorded speed, or pause it"),
-    Command("step_forward", "Step", "Go to the next turn"),
-    Command("step_back", "Back", "Go to the previous turn", show=False),
-    Command("first_turn", "First", "Go to the first turn", show=False),
-    Command("last_turn", "Last", "Go to the last turn", show=False),
-    Command("faster", "Faster", "Double the playback speed", show=False),
-    Command("slower", "Slower", "Halve the playback speed", show=False),
-    Command("next_verdict", "Verdict", "Jump to the next turn where a grader verdict changed"),
-    Command("previous_verdict", "Prev verdict", "Jump to the previous turn where a grader verdict changed", show=False),
-    Command("next_finding", "Next finding", "Jump to the next turn with a finding (a likely failure mode)", show=False),
-    Command("previous_finding", "Prev finding", "Jump to the previous turn with a finding", show=False),
-    Command("breakpoints", "Breakpoints", "List, add and remove breakpoints (tool, request, verdict, finding, budget)",
+COMMANDS: tuple[KeyCommand, ...] = (
+    KeyCommand("toggle_play", "Play/Pause", "Play the replay at recorded speed, or pause it"),
+    KeyCommand("step_forward", "Step", "Go to the next turn"),
+    KeyCommand("step_back", "Back", "Go to the previous turn", show=False),
+    KeyCommand("first_turn", "First", "Go to the first turn", show=False),
+    KeyCommand("last_turn", "Last", "Go to the last turn", show=False),
+    KeyCommand("faster", "Faster", "Double the playback speed", show=False),
+    KeyCommand("slower", "Slower", "Halve the playback speed", show=False),
+    KeyCommand("next_verdict", "Verdict", "Jump to the next turn where a grader verdict changed"),
+    KeyCommand("previous_verdict", "Prev verdict", "Jump to the previous turn where a grader verdict changed", show=False),
+    KeyCommand("next_finding", "Next finding", "Jump to the next turn with a finding (a likely failure mode)", show=False),
+    KeyCommand("previous_finding", "Prev finding", "Jump to the previous turn with a finding", show=False),
+    KeyCommand("breakpoints", "Breakpoints", "List, add and remove breakpoints (tool, request, verdict, finding, budget)",
             show=False),
-    Command("next_hit", "Next hit", "Jump to the next turn a breakpoint hit", show=False),
-    Command("previous_hit", "Prev hit", "Jump to the previous turn a breakpoint hit", show=False),
-    Command("where_time_went", "Time", "Where the time went: model, tools, Stripe, operator wait, the harness per turn",
+    KeyCommand("next_hit", "Next hit", "Jump to the next turn a breakpoint hit", show=False),
+    KeyCommand("previous_hit", "Prev hit", "Jump to the previous turn a breakpoint hit", show=False),
+    KeyCommand("where_time_went", "Time", "Where the time went: model, tools, Stripe, operator wait, the harness per turn",
             show=False),
-    Command("speed_1", "1×", "Play at recorded speed", show=False),
-    Command("speed_2", "2×", "Play at twice the recorded speed", show=False),
-    Command("speed_8", "8×", "Play at eight times the recorded speed", show=False),
-    Command("speed_max", "Max", "Play as fast as the screen can draw (recorded gaps ignored)", show=False),
-    Command("search", "Search", "Search model messages and tool outputs"),
-    Command("next_match", "Next match", "Go to the next search match", show=False),
-    Command("previous_match", "Prev match", "Go to the previous search match", show=False),
-    Command("note", "Note", "Bookmark the selected turn with a note (kept beside the trace, which is never changed)", show=False),
-    Command("next_note", "Next note", "Go to the next turn with a note", show=False),
-    Command("list_notes", "Notes", "List the notes of this episode; Enter goes to the turn", show=False),
-    Command("open_pager", "Pager", "Open the current tool output in $PAGER"),
-    Command("copy_item", "Copy", "Copy the current item (output, object or verdict) to the clipboard"),
-    Command("present", "Present", "Presenter mode: paced, captioned playback for an audience", show=False),
-    Command("fork", "Fork", "Re-execute the episode up to the selected turn on a fresh environment, then continue live"),
-    Command("request_log", "Requests", "The Stripe request log: filter by status, path, source; Enter shows the bodies",
+    KeyCommand("speed_1", "1×", "Play at recorded speed", show=False),
+    KeyCommand("speed_2", "2×", "Play at twice the recorded speed", show=False),
+    KeyCommand("speed_8", "8×", "Play at eight times the recorded speed", show=False),
+    KeyCommand("speed_max", "Max", "Play as fast as the screen can draw (recorded gaps ignored)", show=False),
+    KeyCommand("search", "Search", "Search model messages and tool outputs"),
+    KeyCommand("next_match", "Next match", "Go to the next search match", show=False),
+    KeyCommand("previous_match", "Prev match", "Go to the previous search match", show=False),
+    KeyCommand("note", "Note", "Bookmark the selected turn with a note (kept beside the trace, which is never changed)", show=False),
+    KeyCommand("next_note", "Next note", "Go to the next turn with a note", show=False),
+    KeyCommand("list_notes", "Notes", "List the notes of this episode; Enter goes to the turn", show=False),
+    KeyCommand("open_pager", "Pager", "Open the current tool output in $PAGER"),
+    KeyCommand("copy_item", "Copy", "Copy the current item (output, object or verdict) to the clipboard"),
+    KeyCommand("present", "Present", "Presenter mode: paced, captioned playback for an audience", show=False),
+    KeyCommand("fork", "Fork", "Re-execute the episode up to the selected turn on a fresh environment, then continue live"),
+    KeyCommand("request_log", "Requests", "The Stripe request log: filter by status, path, source; Enter shows the bodies",
             show=False),
-    Command("findings", "Findings", "What the failure-mode detectors found; Enter jumps to the turn", show=False),
-    Command("help", "Help", "Show every key binding"),
-    Command("quit", "Quit", "Leave the replay"),
+    KeyCommand("findings", "Findings", "What the failure-mode detectors found; Enter jumps to the turn", show=False),
+    KeyCommand("help", "Help", "Show every key binding"),
+    KeyCommand("quit", "Quit", "Leave the replay"),
 )
 
-COMMANDS_BY_ACTION: dict[str, Command] = {c.action: c for c in COMMANDS}
+COMMANDS_BY_ACTION: dict[str, KeyCommand] = {c.action: c for c in COMMANDS}
 
 DEFAULT_KEYMAP: dict[str, tuple[str, ...]] = {
     "toggle_play": ("space",),

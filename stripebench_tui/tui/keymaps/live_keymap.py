@@ -12,20 +12,20 @@ from typing import Mapping
 
 from textual.binding import Binding
 
-from stripebench_tui.tui.keymaps.keymap import COMMANDS, DEFAULT_KEYMAP, Command, key_label
+from stripebench_tui.tui.keymaps.keymap import COMMANDS, DEFAULT_KEYMAP, KeyCommand, key_label
 
-LIVE_COMMANDS: tuple[Command, ...] = (
-    Command("toggle_pause", "Pause/Resume", "Pause the episode before the agent's next turn, or resume it"),
-    Command("step_agent", "Step agent", "Run one agent turn, then pause"),
-    Command("inject", "Inject", "Put a note or one of the environment's hints into the agent's next observations"),
-    Command("approve", "Approve", "Let the tool call waiting for approval run"),
-    Command("edit_call", "Edit", "Edit the waiting tool call's arguments (JSON), then run it"),
-    Command("reject", "Reject", "Do not run the waiting tool call; tell the agent why"),
-    Command("tool_call", "Tool call", "Human agent: pick a tool and type its arguments as this turn"),
-    Command("follow", "Follow", "Select the newest turn and keep following new turns"),
-    Command("show_screenshot", "Screenshot", "Show the latest browser screenshot as large as the terminal allows"),
-    Command("fork", "Fork", "Re-execute the episode up to the selected turn on a fresh environment, then continue live"),
-    Command("stop_episode", "Stop", "End the episode now (processes stopped, trace kept)"),
+LIVE_COMMANDS: tuple[KeyCommand, ...] = (
+    KeyCommand("toggle_pause", "Pause/Resume", "Pause the episode before the agent's next turn, or resume it"),
+    KeyCommand("step_agent", "Step agent", "Run one agent turn, then pause"),
+    KeyCommand("inject", "Inject", "Put a note or one of the environment's hints into the agent's next observations"),
+    KeyCommand("approve", "Approve", "Let the tool call waiting for approval run"),
+    KeyCommand("edit_call", "Edit", "Edit the waiting tool call's arguments (JSON), then run it"),
+    KeyCommand("reject", "Reject", "Do not run the waiting tool call; tell the agent why"),
+    KeyCommand("tool_call", "Tool call", "Human agent: pick a tool and type its arguments as this turn"),
+    KeyCommand("follow", "Follow", "Select the newest turn and keep following new turns"),
+    KeyCommand("show_screenshot", "Screenshot", "Show the latest browser screenshot as large as the terminal allows"),
+    KeyCommand("fork", "Fork", "Re-execute the episode up to the selected turn on a fresh environment, then continue live"),
+    KeyCommand("stop_episode", "Stop", "End the episode now (processes stopped, trace kept)"),
 )
 
 # Replay commands that do not apply live (playback pacing; quit is redefined to stop the episode first).
@@ -49,7 +49,7 @@ LIVE_KEYMAP: dict[str, tuple[str, ...]] = {
 }
 
 
-def live_commands() -> list[Command]:
+def live_commands() -> list[KeyCommand]:
     """Every command of the live screen, live controls first."""
     replay = [c for c in COMMANDS if c.action not in _REPLAY_ONLY and c.action not in LIVE_KEYMAP]
     # Moving the selection is still there, but the footer's room goes to the live controls.

@@ -21,7 +21,7 @@ from textual.widgets.option_list import Option
 
 from stripebench_tui.batch.manifest import Batch
 from stripebench_tui.batch.matrix import Cell
-from stripebench_tui.tui.screens.episode_screen import EpisodeScreen
+from stripebench_tui.tui.screens.episode_screen import EpisodeScreen, PlaybackOptions
 from stripebench_tui.tui.sources.episode_source import TraceSource
 
 REFRESH = 1.0  # seconds between looks at the batch directory
@@ -262,7 +262,7 @@ class BatchGridScreen(Screen[None]):
         except UserError as exc:
             self.notify(str(exc), title="Batch", severity="error")
             return
-        self.app.push_screen(BatchEpisodeScreen(TraceSource(opened), start_turn=turn))
+        self.app.push_screen(BatchEpisodeScreen(TraceSource(opened), PlaybackOptions(start_turn=turn)))
 
     def on_data_table_cell_selected(self, _event: Any) -> None:
         self.action_open()  # Enter on a DataTable cell arrives as a selection

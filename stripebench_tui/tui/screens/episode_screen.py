@@ -8,6 +8,7 @@ reuse this screen with a different source. Key bindings come from ``keymap``.
 from __future__ import annotations
 
 import bisect
+from dataclasses import dataclass
 import os
 import shlex
 import subprocess
@@ -34,7 +35,7 @@ from stripebench_tui.tui.keymaps import keymap
 from stripebench_tui.tui.actions.debug_controls import DebugControls
 from stripebench_tui.tui.actions.derived_findings import DerivedFindings
 from stripebench_tui.tui.actions.notes_actions import NotesActions
-from stripebench_tui.tui.search import MESSAGE, Hit, find
+from stripebench_tui.tui.search import MESSAGE, TextMatch, find
 from stripebench_tui.tui.sources.episode_source import (EpisodeSource, TurnRow, row_for, row_from_turn,
                                                         turn_from_events, verdict_change_turns, verdict_changes)
 from stripebench_tui.tui.text import clean, pretty_json
@@ -49,30 +50,33 @@ STATE_CACHE = 16  # states kept for quick back-and-forth; each shares most of it
 EMPTY = "This trace has no turns: nothing happened in the episode, or it stopped before its first event."
 
 
+@dataclass(frozen=True)
+class PlaybackOptions:
+    """How an episode screen opens: playback speed and clock, autoplay, the turn to start at, breakpoints (``replay
+    --break``), presenter mode."""
+
+    speed: float = 1.0
+    autoplay: bool = False
+    clock: Callable[[], float] = time.monotonic
+    start_turn: int | None = None
+    breakpoints: tuple[str, ...] = ()
+    present: bool = False
+
+
 class EpisodeScreen(DebugControls, NotesActions, DerivedFindings, Screen[None]):
     """Timeline, turn detail, Stripe objects, verdicts and a status bar for one episode."""
 
     CSS_PATH = Path(__file__).with_suffix(".tcss")
     BINDINGS = keymap.bindings()
 
-    def __init__(
-        self,
-        source: EpisodeSource,
-        *,
-        speed: float = 1.0,
-        autoplay: bool = False,
-        clock: Callable[[], float] = time.monotonic,
-        start_turn: int | None = None,
-        breakpoints: list[str] | None = None,
-        present: bool = False,
-    ) -> None:
+    def __init__(self, source: EpisodeSource, options: PlaybackOptions = PlaybackOptions()) -> None:
         super().__init__()
-        self.init_debug(breakpoints)
-        self.present = present  # open presenter mode once the episode is indexed
+        self.init_debug(list(options.breakpoints))
+        self.present = options.present  # open presenter mode once the episode is indexed
         self.source = source
-        self.playback = Playback(clock=clock, speed=speed)
-        self.autoplay = autoplay
-        self.start_turn = start_turn
+        self.playback = Playback(clock=options.clock, speed=options.speed)
+        self.autoplay = options.autoplay
+        self.start_turn = options.start_turn
         self.turns: list[int] | None = None  # turn numbers, once known
         self.indexed = False  # source.state_at is usable (the index is built)
         self.whole: EpisodeState | None = None  # the whole episode, once indexed: timeline rows without I/O
@@ -83,7 +87,7 @@ class EpisodeScreen(DebugControls, NotesActions, DerivedFindings, Screen[None]):
         self.state: EpisodeState | None = None
         self.turn: Turn | None = None
         self.search_query = ""
-        self.hit: Hit | None = None
+        self.hit: TextMatch | None = None
         self.note = ""
         self._timer: Timer | None = None
         self._collections = heap.CollectionsDeferred()  # held off while a selected turn's frame is drawn
@@ -358,7 +362,7 @@ class EpisodeScreen(DebugControls, NotesActions, DerivedFindings, Screen[None]):
         self.search_query = query
         self.detail.set_query(query)
         # Start just before the selected turn so its own matches come first.
-        self.run_search(Hit(self.position, -1, -1, -1), True)
+        self.run_search(TextMatch(self.position, -1, -1, -1), True)
 
     def on_search_bar_closed(self, message: SearchBar.Closed) -> None:
         self.timeline.focus()
@@ -373,11 +377,11 @@ class EpisodeScreen(DebugControls, NotesActions, DerivedFindings, Screen[None]):
         if not self.search_query or self.position is None:
             self.notify("Search first with /.", title="Search")
             return
-        after = self.hit if self.hit is not None else Hit(self.position, -1 if forward else 2, -1, -1)
+        after = self.hit if self.hit is not None else TextMatch(self.position, -1 if forward else 2, -1, -1)
         self.run_search(after, forward)
 
     @work(thread=True, exclusive=True, group="search")
-    def run_search(self, after: Hit, forward: bool) -> None:
+    def run_search(self, after: TextMatch, forward: bool) -> None:
         """Look for the next match off the UI thread (a huge trace means reading every output)."""
         assert self.turns is not None
         query = self.search_query
@@ -394,7 +398,7 @@ class EpisodeScreen(DebugControls, NotesActions, DerivedFindings, Screen[None]):
         self.note = note
         self.refresh_status()
 
-    def _show_hit(self, query: str, hit: Hit | None) -> None:
+    def _show_hit(self, query: str, hit: TextMatch | None) -> None:
         self.note = ""
         if hit is None:
             self.refresh_status()

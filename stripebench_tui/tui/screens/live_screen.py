@@ -20,7 +20,7 @@ from textual.screen import Screen
 from stripebench_tui.core.operator import ENDED, PAUSED, WAITING_FOR_APPROVAL, status_from_state
 from stripebench_tui.tui.keymaps.live_keymap import live_bindings, live_help_rows
 from stripebench_tui.tui.sources.live_source import LiveSource
-from stripebench_tui.tui.screens.episode_screen import EpisodeScreen
+from stripebench_tui.tui.screens.episode_screen import EpisodeScreen, PlaybackOptions
 from stripebench_tui.tui.screens.findings_screen import update_open_screens
 from stripebench_tui.tui.sources.episode_source import verdict_change_turns
 from stripebench_tui.tui.text import clean
@@ -53,7 +53,7 @@ class LiveEpisodeScreen(EpisodeScreen, inherit_bindings=False):
     def __init__(self, make_episode: EpisodeFactory, *, exit_app_on_quit: bool = True, present: bool = False,
                  clock: Callable[[], float] | None = None, present_speed: float = 1.0) -> None:
         self.live_source = LiveSource()
-        super().__init__(self.live_source, **({"clock": clock} if clock is not None else {}))
+        super().__init__(self.live_source, PlaybackOptions(clock=clock) if clock is not None else PlaybackOptions())
         self.present_at_start = present  # open presenter mode as soon as the screen is up
         self.present_speed = present_speed  # the presenter's pacing speed (`serve ENV --present --speed`)
         self.episode = make_episode(self.live_source)

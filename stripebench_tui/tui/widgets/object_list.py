@@ -41,7 +41,7 @@ LAST_GUIDE = "└── "  # before the last item of a group
 KEPT_LINES = 512  # rows' strips kept (rows drawn, not rows given): a list shown again draws nothing again
 
 
-class Row(NamedTuple):
+class ObjectRow(NamedTuple):
     """One line: ``header`` rows start a group; the others belong to the header above them."""
 
     key: Hashable
@@ -108,7 +108,7 @@ class ObjectList(ScrollView, can_focus=True):
     class Highlighted(Message):
         """The user moved the cursor to ``row`` (None: no row)."""
 
-        def __init__(self, object_list: ObjectList, index: int | None, row: Row | None) -> None:
+        def __init__(self, object_list: ObjectList, index: int | None, row: ObjectRow | None) -> None:
             super().__init__()
             self.object_list = object_list
             self.index = index
@@ -120,20 +120,20 @@ class ObjectList(ScrollView, can_focus=True):
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
-        self._rows: list[Row] = []
+        self._rows: list[ObjectRow] = []
         self._last_in_group: list[bool] = []  # per row: an item drawn with the closing guide
         self._cursor: int | None = None
         self._hover: int | None = None  # the row under the mouse
         # id(row) → (row, (drawn as last of its group, as the cursor row, as hovered), strip), drawn at _drawn_with;
         # the row is kept in the entry so that its id is not reused while the entry lives.
-        self._strips: OrderedDict[int, tuple[Row, tuple[bool, bool, bool], Strip]] = OrderedDict()
+        self._strips: OrderedDict[int, tuple[ObjectRow, tuple[bool, bool, bool], Strip]] = OrderedDict()
         self._drawn_with: tuple | None = None  # what the kept strips were drawn with (see _paint_styles)
         self._paint: tuple | None = None  # set per paint by render_lines
 
     # -- the public API ---------------------------------------------------------------------------------------
 
     @property
-    def rows(self) -> list[Row]:
+    def rows(self) -> list[ObjectRow]:
         return self._rows
 
     @property
@@ -146,10 +146,10 @@ class ObjectList(ScrollView, can_focus=True):
         self._set_cursor(index, scroll=True)
 
     @property
-    def cursor_row(self) -> Row | None:
+    def cursor_row(self) -> ObjectRow | None:
         return None if self._cursor is None else self._rows[self._cursor]
 
-    def set_rows(self, rows: Sequence[Row], cursor: int | None = None) -> None:
+    def set_rows(self, rows: Sequence[ObjectRow], cursor: int | None = None) -> None:
         """Show ``rows`` with the cursor on row ``cursor`` (None: no cursor row), scrolled into view.
 
         Lines that draw as before are not repainted; the screen is laid out only if the number of rows changes.

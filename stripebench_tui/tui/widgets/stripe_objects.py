@@ -13,7 +13,7 @@ from textual.containers import Vertical
 from stripebench_tui.core.state import EpisodeState, ObjectView
 from stripebench_tui.tui.text import clean, pretty_json
 from stripebench_tui.tui.widgets.lines_view import LinesView
-from stripebench_tui.tui.widgets.object_list import ObjectList, Row
+from stripebench_tui.tui.widgets.object_list import ObjectList, ObjectRow
 from stripebench_tui.tui.widgets.titled import TitledPane
 
 ROWS_KEPT = 4  # lists' rows kept, by signature: going back to a turn builds no labels again
@@ -73,13 +73,13 @@ class StripeObjects(TitledPane, Vertical):
         object_list.set_rows(rows, select)
         self._show_json(keep_obj if select is not None else None)
 
-    def _rows(self, state: EpisodeState, marked: set[str], keep: str | None) -> tuple[list[Row], int | None, ObjectView | None]:
+    def _rows(self, state: EpisodeState, marked: set[str], keep: str | None) -> tuple[list[ObjectRow], int | None, ObjectView | None]:
         """The list's rows (key, label, is a header, object id), the index of the row to select and its object."""
-        rows: list[Row] = []
+        rows: list[ObjectRow] = []
         select: int | None = None
         keep_obj: ObjectView | None = None
         for object_type, objects in state.objects_by_type().items():
-            rows.append(Row(("type", object_type), Text(f"{clean(object_type) or '(untyped)'} ({len(objects)})", style="bold"),
+            rows.append(ObjectRow(("type", object_type), Text(f"{clean(object_type) or '(untyped)'} ({len(objects)})", style="bold"),
                             True, None))
             for obj in objects[:PER_TYPE]:
                 label = Text("● " if obj.id in marked else "  ", style="bold yellow")
@@ -91,9 +91,9 @@ class StripeObjects(TitledPane, Vertical):
                     # Keep the user's choice; else show the first object this turn touched.
                     select = len(rows)
                     keep_obj = obj
-                rows.append(Row(("object", obj.id), label, False, obj.id))
+                rows.append(ObjectRow(("object", obj.id), label, False, obj.id))
             if len(objects) > PER_TYPE:
-                rows.append(Row(("older", object_type), Text(f"  … {len(objects) - PER_TYPE} older", style="dim italic"),
+                rows.append(ObjectRow(("older", object_type), Text(f"  … {len(objects) - PER_TYPE} older", style="dim italic"),
                                 False, None))
         return rows, select, keep_obj
 
