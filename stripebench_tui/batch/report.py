@@ -69,7 +69,7 @@ def _derived_findings(trace: Any) -> list[tuple[str, int]]:
     """What the detectors find in a trace that recorded no findings (one more pass over it)."""
     from stripebench_tui.findings.runner import detect
 
-    return [(f.detector, f.turn) for f in detect(trace.iter_events())]
+    return [(f.detector, f.turn) for f in detect(trace.iter_events(), header=trace.header)]
 
 
 def build_report(batch: Batch) -> dict[str, Any]:

@@ -177,7 +177,7 @@ def write_headless(trace: Trace, out: TextIO, breakpoints: BreakpointSet | None 
     # Both passes stream the trace (the first stops at a recorded finding): a huge one is never held in memory.
     recorded = any(isinstance(ev, Finding) for ev in trace.iter_events())
     current: int | None = None
-    for ev in trace.iter_events() if recorded else interleave_derived(trace.iter_events()):
+    for ev in trace.iter_events() if recorded else interleave_derived(trace.iter_events(), h):
         if breakpoints is not None:
             breakpoints.feed(ev)
         if isinstance(ev, Finding) and not recorded:
@@ -346,7 +346,7 @@ def summary_pass(trace: Trace, breaks: Iterable[str] = ()) -> SummaryPass:
     (``findings.derived``) and the breakpoints are matched twice: over the events as recorded and over the
     stream with derived findings, which is what a ``finding`` breakpoint stops at in a trace that has none.
     """
-    fold, profiler, deriver = Summariser(trace.header), Profiler(), Deriver()
+    fold, profiler, deriver = Summariser(trace.header), Profiler(), Deriver(trace.header)
     exprs = list(breaks)
     as_recorded = BreakpointSet.from_exprs(exprs) if exprs else None
     with_derived = BreakpointSet.from_exprs(exprs) if exprs else None
