@@ -23,6 +23,10 @@ DETECTORS: dict[str, str] = {
     "retry-without-idempotency": "stripebench_tui.findings.idempotency:RetryWithoutIdempotency",
     "scope-or-auth-error": "stripebench_tui.findings.auth:ScopeOrAuthError",
     "secret-exposure": "stripebench_tui.findings.secrets:SecretExposure",
+    "bad-signature-accepted": "stripebench_tui.findings.webhook_signature:BadSignatureAccepted",
+    "webhook-not-idempotent": "stripebench_tui.findings.webhook_idempotency:WebhookNotIdempotent",
+    "unrestricted-key": "stripebench_tui.findings.restricted_key:UnrestrictedKey",
+    "wrong-final-state": "stripebench_tui.findings.final_state:WrongFinalState",
 }
 _NONE: list[Finding] = []  # shared empty answer (callers must not change it)
 DRAIN_TIMEOUT = 5.0  # seconds the final hook waits for the runner to catch up with the bus
