@@ -16,7 +16,7 @@ from stripebench_emulator import EmulatorServer
 from stripebench_tui.envs.manifest import find_environment
 from stripebench_tui.grading import GradingContext, load_grader
 
-from .helpers import load_grader_module, validate_failing
+from .helpers import findings_in, load_grader_module, play_for_findings, validate_failing
 
 ENV = find_environment("webhook-fulfillment")
 GRADER = load_grader(ENV)
@@ -96,3 +96,27 @@ def test_validate_oracle_passes_noop_scores_zero_and_each_mutant_fails_for_its_o
     assert failing["mutant no-signature-check"] == {"rejects bad signatures"}
     assert failing["mutant not-idempotent"] == {"exactly once"}
     assert failing["mutant bad-signature-as-200"] == {"rejects bad signatures", "fulfils from the event", "exactly once"}
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+@pytest.mark.timeout(600)
+def test_the_webhook_findings_fire_on_their_mutants_from_the_recorded_deliveries_and_never_on_the_oracle(tmp_path):
+    """The grader's deliveries are in each trace (signing, answer, rows added); the detectors judge from them alone."""
+    runs = play_for_findings(ENV, ["bad-signature-as-200", "no-signature-check", "not-idempotent"], tmp_path)
+    oracle, events = runs["oracle"]
+    assert oracle.score == 1.0 and oracle.findings == []
+    graders = [e for e in events if e.get("type") == "webhook_delivery" and e["sender"] == "grader"]
+    assert [(e["signature"], e["status"]) for e in graders[:3]] == [("invalid", 400), ("none", 400), ("invalid", 400)]
+    assert [e["rows_added"] for e in graders[3:]] == [{"fulfillments": 1}, {"fulfillments": 1}, {}, {}, {}]
+    # The emulator's own deliveries to the episode's app are recorded too (the oracle's purchase, the grader's).
+    assert any(e["sender"] == "stripe" and e["status"] == 200 for e in events if e.get("type") == "webhook_delivery")
+    for label in ("mutant bad-signature-as-200", "mutant no-signature-check"):
+        outcome, trace = runs[label]
+        assert "bad-signature-accepted" in outcome.findings and "webhook-not-idempotent" not in outcome.findings
+        messages = [f["message"] for f in findings_in(trace, "bad-signature-accepted")]
+        assert any("answered 200 to a wrongly signed" in m for m in messages), messages
+        assert any("answered 200 to an unsigned" in m for m in messages), messages
+    outcome, trace = runs["mutant not-idempotent"]
+    assert "webhook-not-idempotent" in outcome.findings and "bad-signature-accepted" not in outcome.findings
+    assert len(findings_in(trace, "webhook-not-idempotent")) == 2  # each event, redelivered, shipped again
