@@ -30,7 +30,7 @@ from stripebench_tui.grading.app_copy import AppCopy
 from stripebench_tui.grading.context import GradingUnavailable
 from stripebench_tui.grading.once import once_per_context
 from stripebench_tui.grading.scenarios import Miss, run_scenarios, scenario_criterion, with_run
-from stripebench_tui.grading.webhooks import UNSIGNED, VALID, WRONG_SECRET, WebhookSender, sign  # noqa: F401 - sign: tests
+from stripebench_tui.grading.webhooks import UNSIGNED, VALID, WRONG_SECRET, WebhookSender
 
 # Timeouts only end a grading run that is truly stuck; a slow machine never comes near them.
 APP_START_TIMEOUT = 120.0
@@ -133,9 +133,10 @@ class Run:
                            session=session_id)
             time.sleep(0.2)
 
-    def deliver(self, payload: str, signing: str = VALID, **options: Any) -> httpx.Response:
-        """Deliver ``payload`` to the copy's webhook endpoint (``WebhookSender.deliver``'s options)."""
-        return self.sender.deliver(payload, signing=signing, **options)
+    def deliver(self, payload: str, signing: str = VALID, *, signed_body: str | None = None,
+                timestamp: int | None = None) -> httpx.Response:
+        """Deliver ``payload`` to the copy's webhook endpoint, recorded (``WebhookSender.deliver``)."""
+        return self.sender.deliver(payload, signing=signing, signed_body=signed_body, timestamp=timestamp)
 
 
 def order_of(run: Run, session_id: str) -> str:

@@ -15,6 +15,7 @@ from stripebench_tui.core.events import FAIL
 from stripebench_emulator import EmulatorServer
 from stripebench_tui.envs.manifest import find_environment
 from stripebench_tui.grading import GradingContext, load_grader
+from stripebench_tui.grading.webhooks import sign
 
 from .helpers import findings_in, load_grader_module, play_for_findings, validate_failing
 
@@ -28,14 +29,14 @@ G = load_grader_module(ENV, "webhook_fulfillment.py", "whf_grader_under_test")
 def test_the_graders_signatures_verify_with_the_official_sdk_and_only_with_the_right_secret():
     payload = json.dumps({"id": "evt_1", "object": "event", "type": "checkout.session.completed",
                           "data": {"object": {"id": "cs_test_1", "object": "checkout.session"}}})
-    event = stripe.Webhook.construct_event(payload, G.sign(payload, "whsec_right"), "whsec_right")
+    event = stripe.Webhook.construct_event(payload, sign(payload, "whsec_right"), "whsec_right")
     assert event.id == "evt_1"
     with pytest.raises(stripe.SignatureVerificationError):
-        stripe.Webhook.construct_event(payload, G.sign(payload, "whsec_wrong"), "whsec_right")
+        stripe.Webhook.construct_event(payload, sign(payload, "whsec_wrong"), "whsec_right")
     with pytest.raises(stripe.SignatureVerificationError):
-        stripe.Webhook.construct_event(payload + " ", G.sign(payload, "whsec_right"), "whsec_right")
+        stripe.Webhook.construct_event(payload + " ", sign(payload, "whsec_right"), "whsec_right")
     with pytest.raises(stripe.SignatureVerificationError):  # too old: Stripe's default tolerance is 300 s
-        stripe.Webhook.construct_event(payload, G.sign(payload, "whsec_right", timestamp=1000), "whsec_right")
+        stripe.Webhook.construct_event(payload, sign(payload, "whsec_right", timestamp=1000), "whsec_right")
 
 
 def test_env_file_reading_ignores_comments_and_blank_lines(tmp_path):
