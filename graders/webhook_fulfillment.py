@@ -25,12 +25,13 @@ from typing import Any
 
 import httpx
 
+from stripebench_tui.core.events import SIGNED, UNSIGNED
 from stripebench_tui.grading import Grader, Outcome, failed, passed
 from stripebench_tui.grading.app_copy import AppCopy
 from stripebench_tui.grading.context import GradingUnavailable
 from stripebench_tui.grading.once import once_per_context
 from stripebench_tui.grading.scenarios import Miss, run_scenarios, scenario_criterion, with_run
-from stripebench_tui.grading.webhooks import UNSIGNED, VALID, WRONG_SECRET, WebhookSender
+from stripebench_tui.grading.webhooks import WRONG_SECRET, WebhookSender
 
 # Timeouts only end a grading run that is truly stuck; a slow machine never comes near them.
 APP_START_TIMEOUT = 120.0
@@ -133,7 +134,7 @@ class Run:
                            session=session_id)
             time.sleep(0.2)
 
-    def deliver(self, payload: str, signing: str = VALID, *, signed_body: str | None = None,
+    def deliver(self, payload: str, signing: str = SIGNED, *, signed_body: str | None = None,
                 timestamp: int | None = None) -> httpx.Response:
         """Deliver ``payload`` to the copy's webhook endpoint, recorded (``WebhookSender.deliver``)."""
         return self.sender.deliver(payload, signing=signing, signed_body=signed_body, timestamp=timestamp)

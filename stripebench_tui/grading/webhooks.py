@@ -1,9 +1,9 @@
 """Webhook deliveries a grader sends to the app, signed as Stripe signs them (or badly, on purpose), and recorded.
 
 ``WebhookSender.deliver`` POSTs an event's JSON to the app's endpoint with a ``Stripe-Signature`` header computed
-like Stripe's (HMAC-SHA256 of ``"<t>.<body>"`` with the endpoint's secret), or a test's bad one: signed with another
-secret (``WRONG_SECRET``), not signed at all (``UNSIGNED``), or signed over another body than the one sent
-(``signed_body``: a tampered delivery). Each delivery becomes a ``webhook_delivery`` event through the grading
+like Stripe's (``SIGNED``: HMAC-SHA256 of ``"<t>.<body>"`` with the endpoint's secret), or a test's bad one: signed
+with another secret (``WRONG_SECRET``), not signed at all (``UNSIGNED``), or signed over another body than the one
+sent (``signed_body``: a tampered delivery). Each delivery becomes a ``webhook_delivery`` event through the grading
 context's ``on_delivery`` (the episode's trace): how it was signed, the app's answer and, given a ``measure`` (such
 as ``AppCopy.row_counts``), the rows the delivery added to the app's database. The findings detectors judge the
 app's webhook handling from those events alone (``findings.webhook_signature``, ``findings.webhook_idempotency``).
@@ -23,8 +23,9 @@ import httpx
 
 from stripebench_tui.core.events import BADLY_SIGNED, SIGNED, UNSIGNED, WebhookDelivery
 
-VALID, WRONG_SECRET = "valid", "wrong-secret"  # how to sign a delivery (with UNSIGNED: no header at all)
-SIGNINGS = (VALID, WRONG_SECRET, UNSIGNED)
+# How to sign a delivery: with the endpoint's secret (SIGNED), another one, or not at all (UNSIGNED: no header).
+WRONG_SECRET = "wrong-secret"
+SIGNINGS = (SIGNED, WRONG_SECRET, UNSIGNED)
 STRIPE_USER_AGENT = "Stripe/1.0 (+https://stripe.com/docs/webhooks)"
 ANSWER_CAP = 2000  # characters of the app's answer kept in the event
 
@@ -57,7 +58,7 @@ class WebhookSender:
         self.record = record
         self.measure = measure
 
-    def deliver(self, body: str, *, signing: str = VALID, signed_body: str | None = None,
+    def deliver(self, body: str, *, signing: str = SIGNED, signed_body: str | None = None,
                 timestamp: int | None = None) -> httpx.Response:
         """POST ``body``; ``signing`` says with which secret (or none), ``signed_body`` what the signature covers
         (default ``body``). Raises httpx's errors after recording them (no answer: status 0)."""
@@ -66,9 +67,9 @@ class WebhookSender:
         headers = {"Content-Type": "application/json; charset=utf-8", "User-Agent": STRIPE_USER_AGENT}
         covered = body if signed_body is None else signed_body
         if signing != UNSIGNED:
-            secret = self.secret if signing == VALID else "whsec_" + secrets.token_hex(16)
+            secret = self.secret if signing == SIGNED else "whsec_" + secrets.token_hex(16)
             headers["Stripe-Signature"] = sign(covered, secret, timestamp)
-        kind = UNSIGNED if signing == UNSIGNED else SIGNED if signing == VALID and covered == body else BADLY_SIGNED
+        kind = UNSIGNED if signing == UNSIGNED else SIGNED if signing == SIGNED and covered == body else BADLY_SIGNED
         before = self._rows()
         event_id, event_type = event_of(body)
         delivery = WebhookDelivery(event_id=event_id, event_type=event_type, url=str(self.http.base_url.join(self.path)),
@@ -102,4 +103,4 @@ class WebhookSender:
             self.record(delivery)
 
 
-__all__ = ["SIGNINGS", "VALID", "WRONG_SECRET", "WebhookSender", "event_of", "sign"]
+__all__ = ["SIGNINGS", "WRONG_SECRET", "WebhookSender", "event_of", "sign"]

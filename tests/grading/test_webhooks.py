@@ -9,7 +9,7 @@ import pytest
 import stripe
 
 from stripebench_tui.core.events import BADLY_SIGNED, SIGNED, UNSIGNED, WebhookDelivery
-from stripebench_tui.grading.webhooks import VALID, WRONG_SECRET, WebhookSender, event_of
+from stripebench_tui.grading.webhooks import WRONG_SECRET, WebhookSender, event_of
 
 SECRET = "whsec_test_grader"
 EVENT = json.dumps({"id": "evt_1", "object": "event", "type": "checkout.session.completed",
@@ -74,7 +74,7 @@ def test_without_a_recorder_or_a_measure_it_just_delivers_and_a_bad_signing_is_a
     app = App(idempotent=True)
     http = httpx.Client(base_url="http://shop.test", transport=httpx.MockTransport(app.handle))
     hooks = WebhookSender(http, "/webhooks/stripe", SECRET)
-    assert hooks.deliver(EVENT, signing=VALID).status_code == 200 and app.rows["fulfillments"] == 1
+    assert hooks.deliver(EVENT, signing=SIGNED).status_code == 200 and app.rows["fulfillments"] == 1
     with pytest.raises(ValueError, match="unknown signing 'forged'"):
         hooks.deliver(EVENT, signing="forged")
     assert event_of("not json") == ("", "") and event_of("[1]") == ("", "") and event_of(EVENT) == (
