@@ -8,13 +8,12 @@ yet. It fetches the real ``checkout.session.completed`` events from the Events A
 each signed like Stripe signs them with the endpoint secret the seed wrote to the workspace's ``.env``:
 a forged and an unsigned delivery first (both must be refused with 400 and fulfil nothing), then the second
 order's event before the first's (out of order), then a duplicate of each (same event, fresh signature).
-Every paid order must end with exactly one row in ``fulfillments``.
+Every paid order must end with exactly one row in ``fulfillments``. Each delivery is recorded in the trace
+(``grading.webhooks``): how it was signed, the copy's answer and the rows it added to the copy's database.
 """
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import json
 import os
 import re
@@ -26,11 +25,13 @@ from typing import Any
 
 import httpx
 
+from stripebench_tui.core.events import SIGNED, UNSIGNED
 from stripebench_tui.grading import Grader, Outcome, failed, passed
 from stripebench_tui.grading.app_copy import AppCopy
 from stripebench_tui.grading.context import GradingUnavailable
 from stripebench_tui.grading.once import once_per_context
 from stripebench_tui.grading.scenarios import Miss, run_scenarios, scenario_criterion, with_run
+from stripebench_tui.grading.webhooks import WRONG_SECRET, WebhookSender
 
 # Timeouts only end a grading run that is truly stuck; a slow machine never comes near them.
 APP_START_TIMEOUT = 120.0
@@ -51,13 +52,6 @@ def read_env_file(path: Path) -> dict[str, str]:
             if sep and not key.startswith("#"):
                 out[key.strip()] = value.strip()
     return out
-
-
-def sign(payload: str, secret: str, timestamp: int | None = None) -> str:
-    """A ``Stripe-Signature`` header for ``payload``, as Stripe computes it (HMAC-SHA256 of ``t.payload``)."""
-    t = int(time.time()) if timestamp is None else timestamp
-    mac = hmac.new(secret.encode(), f"{t}.{payload}".encode(), hashlib.sha256).hexdigest()
-    return f"t={t},v1={mac}"
 
 
 class ShopCopy(AppCopy):
@@ -121,6 +115,9 @@ class Run:
         if not self.secret.startswith("whsec_"):
             raise GradingUnavailable("no STRIPE_WEBHOOK_SECRET in the workspace's .env (the seed writes it there)")
         self.shop = ShopCopy(ctx)
+        # Every delivery goes into the trace, with the rows it added to the copy's database (findings read them).
+        self.sender = WebhookSender(self.shop.http, WEBHOOK_PATH, self.secret, record=ctx.on_delivery,
+                                    measure=self.shop.row_counts)
 
     def close(self) -> None:
         self.shop.close()
@@ -137,11 +134,10 @@ class Run:
                            session=session_id)
             time.sleep(0.2)
 
-    def deliver(self, payload: str, signature: str | None) -> httpx.Response:
-        headers = {"Content-Type": "application/json; charset=utf-8", "User-Agent": "Stripe/1.0 (+https://stripe.com/docs/webhooks)"}
-        if signature is not None:
-            headers["Stripe-Signature"] = signature
-        return self.shop.http.post(WEBHOOK_PATH, content=payload.encode(), headers=headers)
+    def deliver(self, payload: str, signing: str = SIGNED, *, signed_body: str | None = None,
+                timestamp: int | None = None) -> httpx.Response:
+        """Deliver ``payload`` to the copy's webhook endpoint, recorded (``WebhookSender.deliver``)."""
+        return self.sender.deliver(payload, signing=signing, signed_body=signed_body, timestamp=timestamp)
 
 
 def order_of(run: Run, session_id: str) -> str:
@@ -170,10 +166,10 @@ def scenario(run: Run) -> dict[str, Outcome]:
     redirect_only = not any(counts)
 
     first, second = (run.event_for(s) for s in sessions)
-    forged = run.deliver(first, sign(first, "whsec_" + secrets.token_hex(16)))
-    unsigned = run.deliver(first, None)
+    forged = run.deliver(first, WRONG_SECRET)
+    unsigned = run.deliver(first, UNSIGNED)
     tampered_payload = first.replace(orders[0], orders[0] + "x") if orders[0] in first else first + " "
-    tampered = run.deliver(tampered_payload, sign(first, run.secret))
+    tampered = run.deliver(tampered_payload, signed_body=first)
     statuses = [forged.status_code, unsigned.status_code, tampered.status_code]
     after_forged = run.shop.fulfilments(orders[0])
     if statuses == [400, 400, 400] and after_forged == counts[0]:
@@ -185,8 +181,7 @@ def scenario(run: Run) -> dict[str, Outcome]:
                                                f"(expected {counts[0]})", statuses=statuses, order=orders[0])
 
     # Out of order: the second checkout's event first.
-    answers = [run.deliver(second, sign(second, run.secret)).status_code,
-               run.deliver(first, sign(first, run.secret)).status_code]
+    answers = [run.deliver(second).status_code, run.deliver(first).status_code]
     once = [run.shop.fulfilments(o) for o in orders]
     ok_answers = all(200 <= s < 300 for s in answers)
     if redirect_only and ok_answers and once == [1, 1]:
@@ -200,9 +195,8 @@ def scenario(run: Run) -> dict[str, Outcome]:
     # Duplicates: Stripe redelivers the same event (same id) with a fresh signature, also after a newer event.
     # A second later than now: fresh without waiting for the clock (verifiers only refuse signatures too old).
     later = int(time.time()) + 1
-    dupes = [run.deliver(first, sign(first, run.secret, later)).status_code,
-             run.deliver(second, sign(second, run.secret, later)).status_code,
-             run.deliver(first, sign(first, run.secret, later)).status_code]
+    dupes = [run.deliver(first, timestamp=later).status_code, run.deliver(second, timestamp=later).status_code,
+             run.deliver(first, timestamp=later).status_code]
     final = [run.shop.fulfilments(o) for o in orders]
     if redirect_only and once == [1, 1] and all(200 <= s < 300 for s in dupes) and final == [1, 1]:
         out["exactly once"] = passed("redelivered events were acknowledged and fulfilled nothing more",

@@ -115,6 +115,24 @@ def test_failed_deliveries_are_retried_with_backoff(stripe_client, emulator, rec
     assert event.pending_webhooks == 0
 
 
+def test_delivery_hooks_hear_every_attempt_with_its_answer_and_no_secret(stripe_client, emulator, receiver):
+    _settings(emulator, retry_base_seconds=0.05, max_attempts=4)
+    receiver.statuses = [500]
+    heard: list[dict] = []
+    emulator.emulator.delivery_hooks.append(heard.append)
+    try:
+        stripe_client.v1.webhook_endpoints.create(params={"url": receiver.url, "enabled_events": ["customer.created"]})
+        stripe_client.v1.customers.create()
+        assert emulator.emulator.webhooks.wait_idle()  # the hooks hear an attempt before its record settles
+    finally:
+        emulator.emulator.delivery_hooks.remove(heard.append)
+    event = stripe_client.v1.events.list(params={"type": "customer.created"}).data[0]
+    assert [(h["event"], h["event_type"], h["attempt"], h["status_code"]) for h in heard] == [
+        (event.id, "customer.created", 1, 500), (event.id, "customer.created", 2, 200)]
+    assert heard[0]["url"] == receiver.url and heard[0]["error"] is None and heard[0]["duration_ms"] >= 0
+    assert "secret" not in json.dumps(heard) and "whsec_" not in json.dumps(heard)
+
+
 def test_gives_up_after_max_attempts_and_unreachable_endpoints_do_not_block(stripe_client, emulator):
     import socket
 

@@ -1,8 +1,9 @@
 """One offline HTML file for a sweep (``stripebench batch report DIR --format html -o sweep.html``).
 
 Built from the report's numbers (``batch.report.build_report``): the score by category × agent (best of k, drawn as
-bars the way the published chart draws them), a heat map of failure modes × agents, the criteria that fail most, and
-every task. Every number links to a list of the runs behind it, and every run to its own episode report, written
+bars the way the published chart draws them), a heat map of failure modes × agents, the criteria that fail most,
+every task, and with ``--compare`` the published models beside the sweep's agents (the Markdown's tables,
+``batch.published.comparison_tables``). Every number links to a list of the runs behind it, and every run to its own episode report, written
 beside the file (``<name>-episodes/<cell>.html``, the same report as ``stripebench report``). Jinja2 with autoescape:
 every value is text; no script, nothing fetched; the environment's secrets were redacted in the traces already, and
 the episode reports redact again.
@@ -18,6 +19,8 @@ from typing import Any, Callable
 import jinja2
 
 from stripebench_tui.batch.manifest import Batch
+from stripebench_tui.batch.published import comparison_tables
+from stripebench_tui.batch.report import turn_range
 
 TEMPLATES = Path(__file__).with_name("templates")
 
@@ -79,13 +82,14 @@ def sweep_view(report: dict[str, Any]) -> dict[str, Any]:
     group_list = [{"anchor": g.anchor, "title": g.title, "runs": [runs[c] for c in g.cells if c in runs]}
                   for g in groups.by_anchor.values()]
     return {"agents": agents, "score_rows": score_rows, "heat_rows": heat_rows, "criteria": criteria, "tasks": tasks,
-            "groups": group_list}
+            "groups": group_list, "compare": comparison_tables(report) if "compare" in report else None}
 
 
 def _environment() -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True, trim_blocks=True,
                              lstrip_blocks=True, undefined=jinja2.StrictUndefined)
     env.filters["pct"] = lambda x: f"{100 * x:.0f} %"
+    env.filters["turns"] = turn_range
     return env
 
 

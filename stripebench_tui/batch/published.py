@@ -143,4 +143,33 @@ def compare(report: dict[str, Any], results: Results, overlays: Path | None = No
             "not_in_sweep": sorted({t["eval_name"] for t in tasks if not t["in_sweep"]})}
 
 
-__all__ = ["PublishedRun", "Results", "compare", "eval_targets", "match_eval", "read_results"]
+def comparison_tables(report: dict[str, Any]) -> dict[str, Any]:
+    """What a report shows beside the published results (``report["compare"]``), for its Markdown and its HTML
+    alike: per task this sweep's agents then the published models, per category both, and notes on the rest."""
+    cmp = report["compare"]
+    published = [t for t in cmp["tasks"] if t["in_sweep"]]
+    tasks = []
+    for env in sorted({t["env"] for t in report["tasks"]}):
+        rows = [(t, "this sweep") for t in report["tasks"] if t["env"] == env]
+        rows += [(t, f"published ({t['eval_name']})") for t in published if t["env"] == env]
+        tasks += [{"env": env, "model": t["model"], "source": source, "runs": t["runs"], "best": t["best"],
+                   "mean": t["mean"], "best_turns": t["best_turns"]} for t, source in rows]
+    sources = [(c, "this sweep") for c in report["categories"]] + [(c, "published") for c in cmp["categories"]]
+    categories = [{"category": c["category"], "model": c["model"], "source": source, "tasks": c["tasks"],
+                   "best_of_k": c["best_of_k"]}
+                  for c, source in sorted(sources, key=lambda cs: (cs[0]["category"], cs[1], cs[0]["model"]))]
+    notes = []
+    if cmp["unmatched"]:
+        notes.append("No environment matches these published eval names (no overlay names them): "
+                     + ", ".join(f"{u['eval_name']} ({u['runs']} runs)" for u in cmp["unmatched"]) + ".")
+    if cmp["not_in_sweep"]:
+        notes.append("Published, but not in this sweep: " + ", ".join(cmp["not_in_sweep"]) + ".")
+    if cmp["skipped"]:
+        notes.append(f"{len(cmp['skipped'])} rows of the results file left out: "
+                     + "; ".join(cmp["skipped"][:5]) + ("…" if len(cmp["skipped"]) > 5 else "") + ".")
+    if cmp["ignored_columns"]:
+        notes.append("Columns not used: " + ", ".join(cmp["ignored_columns"]) + ".")
+    return {"results": cmp["results"], "runs": cmp["runs"], "tasks": tasks, "categories": categories, "notes": notes}
+
+
+__all__ = ["PublishedRun", "Results", "compare", "comparison_tables", "eval_targets", "match_eval", "read_results"]

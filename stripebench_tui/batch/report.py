@@ -18,6 +18,7 @@ from typing import Any
 
 from stripebench_tui.batch.insight import insight
 from stripebench_tui.batch.manifest import Batch
+from stripebench_tui.batch.published import compare, comparison_tables, read_results
 from stripebench_tui.core.sanitize import sanitize
 from stripebench_tui.errors import UserError
 
@@ -69,7 +70,7 @@ def _derived_findings(trace: Any) -> list[tuple[str, int]]:
     """What the detectors find in a trace that recorded no findings (one more pass over it)."""
     from stripebench_tui.findings.runner import detect
 
-    return [(f.detector, f.turn) for f in detect(trace.iter_events())]
+    return [(f.detector, f.turn) for f in detect(trace.iter_events(), header=trace.header)]
 
 
 def build_report(batch: Batch) -> dict[str, Any]:
@@ -118,7 +119,8 @@ def _pct(x: float) -> str:
     return f"{100 * x:.0f} %"
 
 
-def _range(pair: list[int]) -> str:
+def turn_range(pair: list[int]) -> str:
+    """A turn range as the tables show it (``12`` or ``9–14``)."""
     return str(pair[0]) if pair[0] == pair[1] else f"{pair[0]}–{pair[1]}"
 
 
@@ -143,10 +145,10 @@ def render(report: dict[str, Any], fmt: str) -> str:
              "## Per task", "", "| task | category | model | runs | best of k | mean | turns (best) | tokens | cost |",
              "|---|---|---|---:|---:|---:|---:|---:|---:|"]
     lines += [f"| {clean(t['env'])} | {t['category']} | {clean(t['model'])} | {t['runs']} | {_pct(t['best'])} | "
-              f"{_pct(t['mean'])} | {_range(t['best_turns'])} | {t['tokens']:,} | ${t['cost_usd']:.2f} |" for t in report["tasks"]]
+              f"{_pct(t['mean'])} | {turn_range(t['best_turns'])} | {t['tokens']:,} | ${t['cost_usd']:.2f} |" for t in report["tasks"]]
     lines += ["", "## Per category (average of best of k)", "", "| category | model | tasks | score | turns |",
               "|---|---|---:|---:|---:|"]
-    lines += [f"| {c['category']} | {clean(c['model'])} | {c['tasks']} | {_pct(c['best_of_k'])} | {_range(c['best_turns'])} |"
+    lines += [f"| {c['category']} | {clean(c['model'])} | {c['tasks']} | {_pct(c['best_of_k'])} | {turn_range(c['best_turns'])} |"
               for c in report["categories"]]
     lines += ["", "## Failing criteria (across runs)", ""]
     if report["criteria"]:
@@ -179,46 +181,36 @@ def render(report: dict[str, Any], fmt: str) -> str:
 
 def _compare_lines(report: dict[str, Any], clean: Any) -> list[str]:
     """The sweep's agents and the published models in the same tables (``--compare``)."""
-    cmp = report["compare"]
-    lines = ["", f"## Beside the published results ({clean(cmp['results'])}: {cmp['runs']} runs)", "",
+    tables = comparison_tables(report)
+    lines = ["", f"## Beside the published results ({clean(tables['results'])}: {tables['runs']} runs)", "",
              "| task | model | source | runs | best of k | mean | turns (best) |", "|---|---|---|---:|---:|---:|---:|"]
-    published = [t for t in cmp["tasks"] if t["in_sweep"]]
-    for env in sorted({t["env"] for t in report["tasks"]}):
-        rows = [(t, "this sweep") for t in report["tasks"] if t["env"] == env]
-        rows += [(t, f"published ({clean(t['eval_name'])})") for t in published if t["env"] == env]
-        lines += [f"| {clean(env)} | {clean(t['model'])} | {source} | {t['runs']} | {_pct(t['best'])} | "
-                  f"{_pct(t['mean'])} | {_range(t['best_turns'])} |" for t, source in rows]
+    lines += [f"| {clean(t['env'])} | {clean(t['model'])} | {clean(t['source'])} | {t['runs']} | {_pct(t['best'])} | "
+              f"{_pct(t['mean'])} | {turn_range(t['best_turns'])} |" for t in tables["tasks"]]
     lines += ["", "| category | model | source | tasks | best of k |", "|---|---|---|---:|---:|"]
-    rows = [(c, "this sweep") for c in report["categories"]] + [(c, "published") for c in cmp["categories"]]
-    lines += [f"| {c['category']} | {clean(c['model'])} | {source} | {c['tasks']} | {_pct(c['best_of_k'])} |"
-              for c, source in sorted(rows, key=lambda cs: (cs[0]["category"], cs[1], cs[0]["model"]))]
-    notes = []
-    if cmp["unmatched"]:
-        notes.append("No environment matches these published eval names (no overlay names them): "
-                     + ", ".join(f"{clean(u['eval_name'])} ({u['runs']} runs)" for u in cmp["unmatched"]) + ".")
-    if cmp["not_in_sweep"]:
-        notes.append("Published, but not in this sweep: " + ", ".join(clean(n) for n in cmp["not_in_sweep"]) + ".")
-    if cmp["skipped"]:
-        notes.append(f"{len(cmp['skipped'])} rows of the results file left out: "
-                     + "; ".join(clean(x) for x in cmp["skipped"][:5]) + ("…" if len(cmp["skipped"]) > 5 else "") + ".")
-    if cmp["ignored_columns"]:
-        notes.append("Columns not used: " + ", ".join(clean(c) for c in cmp["ignored_columns"]) + ".")
+    lines += [f"| {c['category']} | {clean(c['model'])} | {c['source']} | {c['tasks']} | {_pct(c['best_of_k'])} |"
+              for c in tables["categories"]]
+    notes = [clean(note) for note in tables["notes"]]
     return lines + ([""] + notes if notes else [])
+
+
+def with_comparison(batch: Batch, compare_with: Path | None = None) -> dict[str, Any]:
+    """The batch's report, beside the published results in ``compare_with`` when given (``report["compare"]``)."""
+    report = build_report(batch)
+    if compare_with is not None:
+        report["compare"] = compare(report, read_results(compare_with))
+    return report
 
 
 def write_report(batch: Batch, fmt: str, compare_with: Path | None = None,
                  output: Path | None = None) -> tuple[str, Path]:
     """Render the report (beside the published results in ``compare_with``, if given) and write it to ``output``
     (default ``DIR/report.<fmt>``); returns the text and the file."""
-    report = build_report(batch)
-    if compare_with is not None:
-        from stripebench_tui.batch.published import compare, read_results
-
-        report["compare"] = compare(report, read_results(compare_with))
+    report = with_comparison(batch, compare_with)
     text = render(report, fmt)
     path = output or batch.root / f"report.{fmt}"
     path.write_text(text, encoding="utf-8")
     return text, path
 
 
-__all__ = ["CSV_COLUMNS", "ReportedEpisode", "FORMATS", "build_report", "read_episode", "render", "write_report"]
+__all__ = ["CSV_COLUMNS", "FORMATS", "ReportedEpisode", "build_report", "read_episode", "render", "turn_range",
+           "with_comparison", "write_report"]

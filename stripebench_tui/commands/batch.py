@@ -157,8 +157,9 @@ def batch_report(
     out (and counted). Schemas: docs/batch.md.
 
     The HTML file (`--format html -o sweep.html`) opens offline: the score by category × agent, a heat map of
-    failure modes × agents, the criteria that fail most; every number links to the runs behind it, and each run
-    to its episode report, written beside it in sweep-episodes/.
+    failure modes × agents, the criteria that fail most, and with --compare the published models beside this
+    sweep's agents; every number links to the runs behind it, and each run to its episode report, written beside
+    it in sweep-episodes/.
 
     Example: `stripebench batch report sweep --compare benchmarks-results.csv`.
     """
@@ -169,21 +170,21 @@ def batch_report(
         raise UserError(f"unknown --format {fmt!r}; choose {', '.join(FORMATS)} or html")
     batch = Batch.open(directory)
     if fmt == "html":
-        _write_html(batch, output or batch.root / "report.html", force)
+        _write_html(batch, output or batch.root / "report.html", force, compare_with)
         return
     text, path = write_report(batch, fmt, compare_with, output=output)
     typer.echo(text, nl=False)
     typer.echo(f"written: {path}", err=True)
 
 
-def _write_html(batch: "Batch", out: Path, force: bool) -> None:
+def _write_html(batch: "Batch", out: Path, force: bool, compare_with: Path | None = None) -> None:
     from stripebench_tui.batch.html import write_sweep
-    from stripebench_tui.batch.report import build_report
+    from stripebench_tui.batch.report import with_comparison
 
     episodes = out.with_name(out.stem + "-episodes")
     if not force and (out.exists() or episodes.exists()):
         raise UserError(f"{out if out.exists() else episodes}: already exists (use --force to overwrite)")
-    report = build_report(batch)
+    report = with_comparison(batch, compare_with)  # the published results' tables go into the page too
 
     def progress(n: int, total: int) -> None:
         if n == total or n % 20 == 0:

@@ -63,6 +63,9 @@ class Header(Event):
     started: str = ""  # ISO 8601 wall-clock time of t=0
     backend: str = ""  # "emulator" or "stripe-test-mode"
     sandbox: str = ""  # "local", "docker", or "" for a replayed/hand-made trace
+    # What the task asks for in terms the trace can show (the manifest's [expects]), for the findings detectors:
+    # e.g. {"restricted_key": True}, {"final_states": [{"object": "invoice", "states": [...], "metadata": "..."}]}
+    expects: dict[str, Any] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -192,8 +195,36 @@ class StripeRequest(Event):
     latency: float | None = None  # seconds the backend took to answer
     object_ids: list[str] = field(default_factory=list)  # ids it created, read or changed
     source: str = ""  # who asked: agent | app | browser | grader | "" when unknown
+    key_kind: str = ""  # the API key's kind, never the key: sk_test | rk_test | pk_test | … | none | "" unknown
     request_body: str = ""  # redacted, possibly capped
     response_body: str = ""  # redacted, possibly capped
+
+
+# How a webhook delivery was signed, as its sender knows it.
+SIGNED, BADLY_SIGNED, UNSIGNED = "valid", "invalid", "none"
+
+
+@dataclass
+class WebhookDelivery(Event):
+    """One webhook delivery to the app, by Stripe (the emulator) or a grader's test, and the app's HTTP answer.
+
+    ``signature`` is what the sender knows: ``valid`` (the endpoint's secret over the exact body), ``invalid`` (another
+    secret, or a body the signature does not cover) or ``none``. ``rows_added`` is what the delivery changed in the
+    app's database as the sender measured it, rows added per table (changed tables only); None when not measured.
+    """
+
+    type: ClassVar[str] = "webhook_delivery"
+    event_id: str = ""  # the Stripe event (evt_…) delivered; "" when the body names none
+    event_type: str = ""  # e.g. checkout.session.completed
+    url: str = ""  # where it was POSTed
+    sender: str = ""  # stripe | grader
+    signature: str = SIGNED  # SIGNED | BADLY_SIGNED | UNSIGNED
+    attempt: int = 1  # the sender's attempt at this delivery (Stripe retries a non-2xx)
+    status: int = 0  # the app's HTTP status; 0 when no answer came (connection refused, timeout)
+    error: str = ""  # why no answer came
+    latency: float | None = None  # seconds the app took to answer
+    response_body: str = ""  # redacted, capped
+    rows_added: dict[str, int] | None = None
 
 
 @dataclass
@@ -235,7 +266,7 @@ class EpisodeEnd(Event):
 EVENT_TYPES: dict[str, type[Event]] = {
     cls.type: cls
     for cls in (ModelMessage, ToolCall, ToolResult, StripeObject, GraderVerdict, Service, Operator, StripeRequest,
-                Finding, HarnessTime, EpisodeEnd)
+                WebhookDelivery, Finding, HarnessTime, EpisodeEnd)
 }
 
 _COMMON = ("seq", "t", "turn", "type")

@@ -51,6 +51,11 @@ class Recorder:
         return self.writer.path
 
     @property
+    def header(self) -> Header:
+        """The trace's header as written (redacted)."""
+        return self.writer.header
+
+    @property
     def closed(self) -> bool:
         return self.writer.closed
 

@@ -74,6 +74,27 @@ class PlanRef(_Strict):
     finding: str = ""  # a mutant's signature finding (a findings detector's name), checked by validate
 
 
+class FinalState(_Strict):
+    """The states the task lets objects of one Stripe type end in (``invoice``: paid, void, open…)."""
+
+    object: Literal["invoice", "subscription", "payment_intent"]  # the types findings.final_state knows the ends of
+    states: list[str] = Field(min_length=1)  # Stripe's own words: deleted, void, uncollectible, paid, canceled…
+    metadata: str | None = None  # only objects made or updated with this metadata key (e.g. legacy_booking_id)
+
+
+class Expects(_Strict):
+    """What the task asks for in terms a trace can show; the episode copies it into the trace header, where the
+    findings detectors read it (a detector that needs a declaration stays quiet without one)."""
+
+    # The app's own server code calls Stripe with a restricted key (rk_), not the account's secret key.
+    restricted_key: bool = False
+    final_states: list[FinalState] = Field(default_factory=list)
+
+    def header_form(self) -> dict[str, Any]:
+        """The declaration as the trace header keeps it: only what was declared."""
+        return self.model_dump(exclude_defaults=True, exclude_none=True)
+
+
 class DockerSpec(_Strict):
     dockerfile: str | None = None
     cpus: float = Field(1.0, gt=0)
@@ -108,6 +129,7 @@ class Manifest(_Strict):
     hints: list[str] = Field(default_factory=list)
     solution: PlanRef | None = None
     mutants: list[PlanRef] = Field(default_factory=list)
+    expects: Expects = Field(default_factory=Expects)
     docker: DockerSpec = Field(default_factory=DockerSpec)
 
     @field_validator("id")

@@ -23,6 +23,10 @@ DETECTORS: dict[str, str] = {
     "retry-without-idempotency": "stripebench_tui.findings.idempotency:RetryWithoutIdempotency",
     "scope-or-auth-error": "stripebench_tui.findings.auth:ScopeOrAuthError",
     "secret-exposure": "stripebench_tui.findings.secrets:SecretExposure",
+    "bad-signature-accepted": "stripebench_tui.findings.webhook_signature:BadSignatureAccepted",
+    "webhook-not-idempotent": "stripebench_tui.findings.webhook_idempotency:WebhookNotIdempotent",
+    "unrestricted-key": "stripebench_tui.findings.restricted_key:UnrestrictedKey",
+    "wrong-final-state": "stripebench_tui.findings.final_state:WrongFinalState",
 }
 _NONE: list[Finding] = []  # shared empty answer (callers must not change it)
 DRAIN_TIMEOUT = 5.0  # seconds the final hook waits for the runner to catch up with the bus
@@ -43,7 +47,9 @@ def create_detectors(names: Iterable[str] | None = None) -> list[Detector]:
 class FindingsRunner:
     """Feeds events to detectors by type and collects (or publishes) their findings."""
 
-    def __init__(self, detectors: list[Detector] | None = None, bus: EventBus | None = None) -> None:
+    def __init__(self, detectors: list[Detector] | None = None, bus: EventBus | None = None,
+                 header: Header | None = None) -> None:
+        """``header``: the episode's trace header, given first to the detectors that want it (what the task asks)."""
         self.detectors = detectors if detectors is not None else create_detectors()
         self.bus = bus
         self.findings: list[Finding] = []
@@ -52,11 +58,14 @@ class FindingsRunner:
         for det in self.detectors:
             for kind in det.wants:
                 self._by_type.setdefault(kind, []).append(det.feed)
+        if header is not None:
+            self.feed(header)
 
     @classmethod
-    def live(cls, bus: EventBus, detectors: list[Detector] | None = None) -> "FindingsRunner":
-        """A runner subscribed to ``bus`` that publishes its findings there."""
-        runner = cls(detectors, bus)
+    def live(cls, bus: EventBus, detectors: list[Detector] | None = None,
+             header: Header | None = None) -> "FindingsRunner":
+        """A runner subscribed to ``bus`` that publishes its findings there (the bus never carries the header)."""
+        runner = cls(detectors, bus, header)
         bus.subscribe(runner.feed, name="findings")
         return runner
 
@@ -102,12 +111,14 @@ class FindingsRunner:
         self.finish(str(getattr(driver, "end_reason", "") or ""))
 
 
-def detect(events: Iterable[Event], detectors: list[Detector] | None = None) -> list[Finding]:
-    """Every finding the detectors make over a recorded episode (end-of-episode ones at its ``episode_end``)."""
-    runner = FindingsRunner(detectors)
+def detect(events: Iterable[Event], detectors: list[Detector] | None = None,
+           header: Header | None = None) -> list[Finding]:
+    """Every finding the detectors make over a recorded episode (end-of-episode ones at its ``episode_end``).
+
+    ``header`` is the trace's (``Trace.iter_events`` leaves it out); a header among ``events`` is read as well.
+    """
+    runner = FindingsRunner(detectors, header=header)
     for event in events:
-        if isinstance(event, Header):
-            continue
         if isinstance(event, EpisodeEnd):
             runner.finish(event.reason)
             break
@@ -115,10 +126,10 @@ def detect(events: Iterable[Event], detectors: list[Detector] | None = None) -> 
     return runner.findings
 
 
-def findings_of(events: list[Event]) -> list[Finding]:
+def findings_of(events: list[Event], header: Header | None = None) -> list[Finding]:
     """The findings a trace recorded, or (a trace from before the detectors) what they find over it now."""
     recorded = [e for e in events if isinstance(e, Finding)]
-    return recorded if recorded else detect(events)
+    return recorded if recorded else detect(events, header=header)
 
 
 __all__ = ["DETECTORS", "DRAIN_TIMEOUT", "FindingsRunner", "create_detectors", "detect", "findings_of"]

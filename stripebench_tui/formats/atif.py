@@ -331,7 +331,7 @@ class AtifExport:
 
     def __init__(self, trace: Trace) -> None:
         self.trace = trace
-        fold, profiler, deriver, grouping = Summariser(trace.header), Profiler(), Deriver(), _Grouping()
+        fold, profiler, deriver, grouping = Summariser(trace.header), Profiler(), Deriver(trace.header), _Grouping()
         self._last_change = array("q")  # per step: position of the last event that adds to it
         self._events = 0
         for pos, ev in enumerate(trace.iter_events()):

@@ -335,7 +335,7 @@ def build_report(trace: Trace, *, embed_images: bool = True) -> Report:
     state = reducer.state
     findings_derived = False
     if not raw_findings:  # a trace from before the detectors: what they find over it now, labelled so
-        raw_findings = detect(trace.iter_events())
+        raw_findings = detect(trace.iter_events(), header=trace.header)
         findings_derived = bool(raw_findings)
     findings: list[ReportFinding] = []
     for f in raw_findings:

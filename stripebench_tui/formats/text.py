@@ -19,6 +19,7 @@ from stripebench_tui.core.annotations import load_notes
 from stripebench_tui.core.breakpoints import BreakpointSet, BreakHit
 from stripebench_tui.core.events import (
     PASS,
+    SIGNED,
     EpisodeEnd,
     Event,
     Finding,
@@ -30,6 +31,7 @@ from stripebench_tui.core.events import (
     StripeRequest,
     ToolCall,
     ToolResult,
+    WebhookDelivery,
 )
 from stripebench_tui.core.profile import PART_MEANINGS, Profiler, TimeProfile, label
 from stripebench_tui.core.sanitize import sanitize
@@ -129,6 +131,8 @@ def format_event(trace: Trace, ev: Event) -> str | None:
     if isinstance(ev, StripeRequest):
         # Graders poll Stripe every turn: their reads would drown the app's; the trace and the TUI keep them.
         return None if ev.source == "grader" else sanitize(request_line(ev))
+    if isinstance(ev, WebhookDelivery):
+        return sanitize(delivery_line(ev))
     if isinstance(ev, Finding):
         return sanitize(f"⚑ finding {ev.detector}: {ev.message}  {evidence_text(ev.evidence)}".rstrip())
     if isinstance(ev, EpisodeEnd):
@@ -146,6 +150,15 @@ def request_line(ev: StripeRequest) -> str:
     key = " idem" if ev.idempotency_key else ""
     return (f"⇄ {ev.method} {ev.path} {ev.status}{' ' + error if error else ''} ({ev.source or '?'}{took}{key}) "
             f"{ev.request_id}").rstrip()
+
+
+def delivery_line(ev: WebhookDelivery) -> str:
+    """One webhook delivery to the app: the event, how it was signed, the app's answer, what it added."""
+    answer = str(ev.status) if ev.status else f"no answer ({ev.error})" if ev.error else "no answer"
+    signed = "" if ev.signature == SIGNED else f", signature {ev.signature}"
+    rows = ", ".join(f"{table} {n:+d}" for table, n in (ev.rows_added or {}).items())
+    return (f"↯ webhook {ev.event_type or '?'} {ev.event_id or ''} → {answer} ({ev.sender or '?'}{signed}"
+            f"{', attempt ' + str(ev.attempt) if ev.attempt > 1 else ''}){' rows ' + rows if rows else ''}").replace("  ", " ")
 
 
 def evidence_text(evidence: list[dict[str, Any]]) -> str:
@@ -177,7 +190,7 @@ def write_headless(trace: Trace, out: TextIO, breakpoints: BreakpointSet | None 
     # Both passes stream the trace (the first stops at a recorded finding): a huge one is never held in memory.
     recorded = any(isinstance(ev, Finding) for ev in trace.iter_events())
     current: int | None = None
-    for ev in trace.iter_events() if recorded else interleave_derived(trace.iter_events()):
+    for ev in trace.iter_events() if recorded else interleave_derived(trace.iter_events(), h):
         if breakpoints is not None:
             breakpoints.feed(ev)
         if isinstance(ev, Finding) and not recorded:
@@ -346,7 +359,7 @@ def summary_pass(trace: Trace, breaks: Iterable[str] = ()) -> SummaryPass:
     (``findings.derived``) and the breakpoints are matched twice: over the events as recorded and over the
     stream with derived findings, which is what a ``finding`` breakpoint stops at in a trace that has none.
     """
-    fold, profiler, deriver = Summariser(trace.header), Profiler(), Deriver()
+    fold, profiler, deriver = Summariser(trace.header), Profiler(), Deriver(trace.header)
     exprs = list(breaks)
     as_recorded = BreakpointSet.from_exprs(exprs) if exprs else None
     with_derived = BreakpointSet.from_exprs(exprs) if exprs else None
@@ -365,5 +378,5 @@ def summary_pass(trace: Trace, breaks: Iterable[str] = ()) -> SummaryPass:
                        matched.take_hits() if matched is not None else None)
 
 
-__all__ = ["SummaryPass", "derived_finding_line", "episode_passed", "evidence_text", "format_event", "request_line",
-           "sanitize", "summary_pass", "summary_tables", "write_headless", "write_summary"]
+__all__ = ["SummaryPass", "delivery_line", "derived_finding_line", "episode_passed", "evidence_text", "format_event",
+           "request_line", "sanitize", "summary_pass", "summary_tables", "write_headless", "write_summary"]

@@ -45,7 +45,8 @@ def free_port() -> int:
 
 
 class AppCopy:
-    """The manifest's ``service`` started again for the grader; ``url``, ``http``, ``db_path``, ``close()``."""
+    """The manifest's ``service`` started again for the grader; ``url``, ``http``, ``db_path``, ``row_counts()``,
+    ``close()``."""
 
     def __init__(self, ctx: Any, *, stripe_api_base: str | None = None, database: str | None = None,
                  unset: tuple[str, ...] = (), env: dict[str, str] | None = None, service: str = "app",
@@ -93,6 +94,19 @@ class AppCopy:
             self._stop()
         self.close()
         raise AppDown(f"the grader's copy of the {noun} did not become healthy (see {self.log_path})")
+
+    def row_counts(self) -> dict[str, int]:
+        """Rows in each table of the copy's database (read-only; empty when it has none yet)."""
+        if not self.db_path.is_file():
+            return {}
+        conn = sqlite3.connect(f"{self.db_path.resolve().as_uri()}?mode=ro", uri=True, timeout=10)
+        try:
+            tables = [name for (name,) in conn.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")]
+            return {name: conn.execute(f'SELECT COUNT(*) FROM "{name.replace(chr(34), chr(34) * 2)}"').fetchone()[0]
+                    for name in tables}
+        finally:
+            conn.close()
 
     def _healthy(self, deadline: float) -> bool:
         """Wait until the copy answers ``GET /health``; False when it exits first or ``deadline`` passes."""

@@ -13,12 +13,12 @@ import tempfile
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO, Protocol
+from typing import Any, BinaryIO, Callable, Protocol
 
 import httpx
 
 from stripebench_tui.child_env import base_env
-from stripebench_tui.core.events import SOURCE_HEADER
+from stripebench_tui.core.events import SOURCE_HEADER, WebhookDelivery
 from stripebench_tui.envs.deps import dependencies, with_bin_first, with_python_last
 from stripebench_tui.envs.manifest import Environment
 from stripebench_tui.preload import preload_env
@@ -87,6 +87,9 @@ class GradingContext:
     submission_path: Path | None = None
     http_timeout: float = 30.0  # only a stuck app takes this long, also on a loaded machine
     processes: ProcessHost | None = None  # where app copies run; None: this machine (no sandbox)
+    # Where the webhook deliveries a check sends are recorded (the episode's request log puts them in the trace;
+    # any thread may call it); None: nowhere (``stripebench grade`` after the episode).
+    on_delivery: Callable[[WebhookDelivery], None] | None = None
 
     def __post_init__(self) -> None:
         self.episode_dir = Path(self.episode_dir)

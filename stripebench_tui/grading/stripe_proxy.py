@@ -20,7 +20,6 @@ refuses a key without the permission. Served by uvicorn/Starlette on a backgroun
 from __future__ import annotations
 
 import asyncio
-import base64
 import contextlib
 import json
 import logging
@@ -34,6 +33,7 @@ from urllib.parse import parse_qsl
 import httpx
 
 from stripebench_tui.background_server import BackgroundServer
+from stripebench_tui.core.api_keys import api_key, key_kind
 
 log = logging.getLogger(__name__)
 FORWARD_HEADERS = ("authorization", "idempotency-key", "stripe-version", "content-type", "stripe-account",
@@ -60,22 +60,6 @@ FAULTS: dict[str, tuple[int, bytes]] = {
 }
 
 
-def api_key(authorization: str) -> str:
-    """The API key in a Bearer or Basic (``key:``) Authorization header; "" when there is none."""
-    scheme, _, value = authorization.strip().partition(" ")
-    if scheme.lower() == "basic":
-        try:
-            return base64.b64decode(value.strip()).decode().partition(":")[0]
-        except (ValueError, UnicodeDecodeError):
-            return ""
-    return value.strip() if scheme.lower() == "bearer" else ""
-
-
-def key_kind(key: str) -> str:
-    """``rk_test``, ``sk_live``… for a key; ``none`` when it does not look like one."""
-    return "_".join(key.split("_")[:2]) if key.count("_") >= 2 else "none"
-
-
 def sdk_version(user_agent: str) -> str | None:
     """The stripe-python version in a ``User-Agent`` (``PythonBindings/x.y.z``), or None."""
     m = _UA_VERSION.search(user_agent or "")
@@ -89,7 +73,7 @@ class Recorded:
     t: float  # time.monotonic() on arrival
     method: str
     path: str  # without the query string
-    key_kind: str  # "rk_test", "sk_test", … or "none"
+    key_kind: str  # "rk_test", "sk_test", … or "none" (core.api_keys.key_kind)
     idempotency_key: str | None
     stripe_version: str | None
     sdk_version: str | None  # from the User-Agent's PythonBindings/x.y.z

@@ -207,7 +207,7 @@ class Episode:
             versions={"stripebench": __version__, "stripe_sdk": stripe.VERSION, "python": platform.python_version(),
                       "stripe_api": env.manifest.stripe.api_version or ""},
             started=dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds"),
-            backend=backend.label, sandbox=self.sandbox.name,
+            backend=backend.label, sandbox=self.sandbox.name, expects=env.manifest.expects.header_form(),
             extra={"agent_options": {k: str(v) for k, v in cfg.agent_options.items() if k not in ("api_key", "on_retry")},
                    "episode_dir": str(episode_dir), "process_tag": self.sandbox.tag,
                    # ports, URLs and paths (no keys), so a replay can map this episode's values onto its own
@@ -302,7 +302,8 @@ class Episode:
             self.request_log.attach_proxy(self.proxy)
         from stripebench_tui.findings import FindingsRunner
 
-        self.findings = FindingsRunner.live(bus)
+        header = self.recorder.header if self.recorder is not None else None
+        self.findings = FindingsRunner.live(bus, header=header)  # the header: what the task asks
         if hasattr(sandbox, "start"):  # the docker sandbox's engine, image and container
             await sandbox.start(bus)
         # Tool servers need nothing from the seed or the services (ports are already chosen): start them meanwhile.
@@ -353,7 +354,8 @@ class Episode:
                              stripe_api_base=backend.api_base, stripe_api_key=backend.secret_key,
                              app_urls={k: v for k, v in variables.items() if k.endswith("_URL") and v.startswith("http")
                                        and not k.startswith("STRIPE_")},
-                             env_vars=variables, processes=sandbox)  # app copies run in the sandbox
+                             env_vars=variables, processes=sandbox,  # app copies run in the sandbox
+                             on_delivery=self.request_log.record_delivery if self.request_log is not None else None)
         self.live_grading = live_grading_for(grader, ctx)  # criteria, or a command's report (external)
         self.live_grading.attach(bus)
         return [self.live_grading.turn_end_hook], [self.live_grading.final_hook]

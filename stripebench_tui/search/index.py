@@ -20,7 +20,7 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Iterable, Iterator
 
-from stripebench_tui.core.events import Event, Finding, GraderVerdict, StripeRequest, ToolCall, ToolResult
+from stripebench_tui.core.events import Event, Finding, GraderVerdict, Header, StripeRequest, ToolCall, ToolResult
 from stripebench_tui.search.query import Clause, status_matches
 
 INDEX_NAME = "search-index.sqlite3"
@@ -49,11 +49,11 @@ def _one_line(text: str) -> str:
     return line if len(line) <= CONTEXT_CHARS else line[: CONTEXT_CHARS - 1] + "…"
 
 
-def documents(events: Iterable[Event]) -> Iterator[Doc]:
+def documents(events: Iterable[Event], header: Header | None = None) -> Iterator[Doc]:
     """What a query can find in an episode's events, in order (derived findings at the end when none were recorded)."""
     from stripebench_tui.findings.derived import Deriver
 
-    deriver = Deriver()
+    deriver = Deriver(header)
     recorded = False
     verdicts: dict[str, str] = {}
     for ev in events:
@@ -113,7 +113,7 @@ def scan(trace_path: Path, clauses: list[Clause]) -> list[SearchHit]:
 
     trace = open_episode(trace_path)
     per_clause: list[list[SearchHit]] = [[] for _ in clauses]
-    for doc in documents(trace.iter_events()):
+    for doc in documents(trace.iter_events(), trace.header):
         for i, clause in enumerate(clauses):
             if match_doc(clause, doc):
                 context = _text_line(doc.context, clause.value) if doc.kind == "text" else doc.context
@@ -163,7 +163,7 @@ class EpisodeIndex:
                     "CREATE TABLE docs (kind TEXT, key TEXT, path TEXT, method TEXT, status TEXT, turn INTEGER, context TEXT);"
                     "CREATE INDEX docs_kind_key ON docs (kind, key);"
                     "CREATE VIRTUAL TABLE outputs USING fts5(body, turn UNINDEXED, tokenize='trigram');")
-                for doc in documents(trace.iter_events()):
+                for doc in documents(trace.iter_events(), trace.header):
                     if doc.kind == "text":
                         db.execute("INSERT INTO outputs (body, turn) VALUES (?, ?)", (doc.context, doc.turn))
                     else:

@@ -1,4 +1,5 @@
-"""The Stripe request log: every ``/v1`` request the emulator answers becomes a ``stripe_request`` event on the bus.
+"""The Stripe request log: every ``/v1`` request the emulator answers becomes a ``stripe_request`` event on the bus,
+and every webhook delivery to the app a ``webhook_delivery`` event.
 
 Against real test mode the episode puts a ``grading.stripe_proxy.StripeProxy`` in front of Stripe (every process's
 ``STRIPE_API_BASE``) and the log listens to it instead (``attach_proxy``). The emulator calls ``RequestLog.hook``
@@ -12,7 +13,12 @@ detaches, since nothing may follow ``episode_end``.
 ``source`` says who asked, from what the request carries: our own clients send ``SOURCE_HEADER`` (graders
 ``grader``; the watcher's ``watcher`` polls are left out of the log), a browser says ``Mozilla/…`` or uses a
 publishable key (stripe.js), an official SDK says ``Stripe/…`` (``app``: the app's code or a script run from the
-agent's shell look alike), and anything else (curl, a hand-made HTTP call) is taken as the agent's own request.
+agent's shell look alike), and anything else (curl, a hand-made HTTP call) is taken as the agent's own request. ``key_kind`` keeps the kind of the
+API key the request carried (``sk_test``, ``rk_test``…), never the key.
+
+Webhook deliveries come from the emulator's ``delivery_hooks`` (each attempt, as the app answered it; real Stripe's
+deliveries go to the app directly and are not seen) and from graders, whose test deliveries
+(``grading.webhooks.WebhookSender``) reach ``record_delivery`` through the grading context's ``on_delivery``.
 """
 
 from __future__ import annotations
@@ -26,8 +32,9 @@ from urllib.parse import parse_qsl
 
 import orjson
 
+from stripebench_tui.core.api_keys import api_key, key_kind
 from stripebench_tui.core.bus import EventBus
-from stripebench_tui.core.events import SOURCE_HEADER, StripeRequest
+from stripebench_tui.core.events import SOURCE_HEADER, SIGNED, Event, StripeRequest, WebhookDelivery
 from stripebench_tui.core.profile import PUBLISH, harness_part
 from stripebench_tui.core.redact import Redactor
 from stripebench_tui.findings.base import path_parts
@@ -105,10 +112,23 @@ def build_event(method: str, path: str, query: str, body: bytes, headers: dict[s
         api_version=str(reply_headers.get("Stripe-Version") or reply_headers.get("stripe-version")
                         or headers.get("stripe-version") or ""),
         latency=round(seconds, 6), object_ids=object_ids(path, reply_body),
-        source=source or request_source(headers),
+        source=source or request_source(headers), key_kind=key_kind(api_key(headers.get("authorization", ""))),
         request_body=capped(redactor.text(request_text(method, query, body, headers))),
         response_body=capped(redactor.text(response)),
     )
+
+
+def delivery_event(record: dict[str, Any], redactor: Redactor) -> WebhookDelivery:
+    """One ``webhook_delivery`` event from what an emulator's delivery hook heard (Stripe signs its own deliveries)."""
+    status = record.get("status_code")
+    millis = record.get("duration_ms")
+    return WebhookDelivery(
+        event_id=str(record.get("event") or ""), event_type=str(record.get("event_type") or ""),
+        url=redactor.text(str(record.get("url") or "")), sender="stripe", signature=SIGNED,
+        attempt=int(record.get("attempt") or 1), status=status if isinstance(status, int) else 0,
+        error=redactor.text(str(record.get("error") or "")),
+        latency=round(millis / 1000, 6) if isinstance(millis, (int, float)) else None,
+        response_body=capped(redactor.text(str(record.get("response_body") or ""))))
 
 
 class RequestLog:
@@ -118,7 +138,7 @@ class RequestLog:
         self.bus = bus
         self.redactor = Redactor(secrets or ())
         self.logged = 0
-        self._pending: deque[StripeRequest] = deque()
+        self._pending: deque[Event] = deque()
         self._lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._emulator: Any = None
@@ -129,6 +149,7 @@ class RequestLog:
         self._loop = asyncio.get_running_loop()
         self._emulator = emulator
         emulator.response_hooks.append(self.hook)
+        emulator.delivery_hooks.append(self.delivery_hook)
 
     def attach_proxy(self, proxy: Any) -> None:
         """Start logging what a ``grading.stripe_proxy.StripeProxy`` answers (real test mode); from the loop."""
@@ -141,6 +162,8 @@ class RequestLog:
         emulator, self._emulator = self._emulator, None
         if emulator is not None and self.hook in emulator.response_hooks:
             emulator.response_hooks.remove(self.hook)
+        if emulator is not None and self.delivery_hook in emulator.delivery_hooks:
+            emulator.delivery_hooks.remove(self.delivery_hook)
         proxy, self._proxy = self._proxy, None
         if proxy is not None:
             proxy.on_answer = None
@@ -166,8 +189,22 @@ class RequestLog:
         source = request_source(headers)
         if source == WATCHER:
             return
-        event = build_event(method, path, query, body, headers, status, reply_headers, reply_body, seconds,
-                            self.redactor, source)
+        self._queue(build_event(method, path, query, body, headers, status, reply_headers, reply_body, seconds,
+                                self.redactor, source))
+
+    def delivery_hook(self, record: dict[str, Any]) -> None:
+        """The emulator's delivery hook (its delivering thread): one attempt at a webhook delivery to the app."""
+        self._queue(delivery_event(record, self.redactor))
+
+    def record_delivery(self, delivery: WebhookDelivery) -> None:
+        """A grader's test delivery (any thread): redacted like the rest, then published with them."""
+        delivery.url = self.redactor.text(delivery.url)
+        delivery.error = self.redactor.text(delivery.error)
+        delivery.response_body = capped(self.redactor.text(delivery.response_body))
+        self._queue(delivery)
+
+    def _queue(self, event: Event) -> None:
+        """Hand ``event`` (made on another thread) to the episode's loop, which publishes it."""
         with self._lock:
             self._pending.append(event)
         loop = self._loop
@@ -197,5 +234,5 @@ class RequestLog:
         self.detach()
 
 
-__all__ = ["AGENT", "APP", "BODY_CAP", "BROWSER", "GRADER", "RequestLog", "build_event", "capped", "object_ids",
-           "request_source"]
+__all__ = ["AGENT", "APP", "BODY_CAP", "BROWSER", "GRADER", "RequestLog", "build_event", "capped", "delivery_event",
+           "object_ids", "request_source"]

@@ -182,3 +182,34 @@ def test_the_command_prints_both_and_refuses_bad_input_in_one_line(tmp_path: Pat
     refused = subprocess.run([sys.executable, "-m", "stripebench_tui", "batch", "report", str(batch.root),
                               "--compare", str(bad)], capture_output=True, text=True, timeout=120)
     assert refused.returncode == 3 and refused.stderr.count("\n") == 1 and "Traceback" not in refused.stderr
+
+
+def test_the_html_report_shows_the_published_comparison_with_the_markdowns_rows(tmp_path: Path) -> None:
+    """`--compare` with `--format html` once went unread; the page now has the Markdown's tables, escaped."""
+    import html
+    import re
+    import subprocess
+    import sys
+
+    batch = make_sweep(tmp_path / "sweep")
+    results = tmp_path / "results.csv"
+    results.write_text(RESULTS + "checkout-migration,<b>model-z</b>,r1,0.5,7\n")
+    out = tmp_path / "sweep.html"
+    made = subprocess.run([sys.executable, "-m", "stripebench_tui", "batch", "report", str(batch.root), "--compare",
+                           str(results), "--format", "html", "-o", str(out)], capture_output=True, text=True,
+                          timeout=120)
+    assert made.returncode == 0, made.stderr
+    page = out.read_text(encoding="utf-8")
+    assert f"Beside the published results ({html.escape(str(results))}: 7 runs)" in page
+    assert "<b>model-z</b>" not in page and "&lt;b&gt;model-z&lt;/b&gt;" in page  # a name is text, never markup
+    cells = [[html.unescape(re.sub(r"<[^>]+>", "", c)) for c in re.findall(r"<td[^>]*>(.*?)</td>", row)]
+             for row in re.findall(r"<tr>(.*?)</tr>", page.split('id="published"')[1].split('id="runs"')[0])]
+    md = subprocess.run([sys.executable, "-m", "stripebench_tui", "batch", "report", str(batch.root), "--compare",
+                         str(results)], capture_output=True, text=True, timeout=120).stdout
+    published = md.split("## Beside the published results")[1]
+    rows = [[c.strip().replace("\\|", "|") for c in line.strip().strip("|").split(" | ")]
+            for line in published.splitlines() if line.startswith("| ") and not line.startswith("| task |")
+            and not line.startswith("| category |")]
+    assert [c for c in cells if c] == rows  # the same rows, in the same order, tasks then categories
+    assert ["checkout-migration", "model-x", "published (checkout-migration)", "3", "100 %", "58 %", "31"] in rows
+    assert "imaginary-eval (1 runs)" in page and "1 rows of the results file left out" in page

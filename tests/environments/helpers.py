@@ -43,6 +43,36 @@ def assert_findings(rows) -> None:
             assert row.run.finding in row.outcome.findings, (row.run.label, row.outcome.findings)
 
 
+def play_for_findings(env, mutants: list[str], keep: Path) -> dict[str, tuple]:
+    """Play the oracle and the named mutants side by side (real episodes, traces kept under ``keep``); map each label
+    to (its RunOutcome, its trace's events as dicts). Asserts each mutant declares a signature and no run failed."""
+    import json
+
+    from stripebench_tui.grading.validation import MUTANT, ORACLE, Run
+    from stripebench_tui.runtime.validate import episode_runner
+
+    declared = {m.name: m.finding for m in env.manifest.mutants}
+    assert all(declared.get(name) for name in mutants), declared
+    runs = [Run(ORACLE)] + [Run(MUTANT, name, declared[name]) for name in mutants]
+
+    async def play():
+        return await asyncio.gather(*(episode_runner(env, run, keep=keep / run.label.replace(" ", "-"))
+                                      for run in runs))
+
+    outcomes = asyncio.run(play())
+    assert not [o.error for o in outcomes if o.error], [o.error for o in outcomes]
+    out = {}
+    for run, outcome in zip(runs, outcomes):
+        lines = outcome.trace_path.read_text(encoding="utf-8").splitlines()
+        out[run.label] = (outcome, [json.loads(line) for line in lines if line])
+    return out
+
+
+def findings_in(events: list[dict], detector: str) -> list[dict]:
+    """The ``finding`` events of ``detector`` in a trace read as dicts."""
+    return [e for e in events if e.get("type") == "finding" and e.get("detector") == detector]
+
+
 def played_files(env, plan) -> tuple[dict[str, str], int]:
     """The workspace's files after `plan`'s create_file and replace_in_file steps, played blind, and how many edits
     matched; an edit whose old text is not in its file exactly once fails the test."""

@@ -11,7 +11,7 @@ from stripebench_tui.core.events import FAIL, PASS
 from stripebench_tui.envs.catalog import find_environment
 from stripebench_tui.grading import GradingContext, load_grader
 
-from .helpers import load_grader_module, validate_failing
+from .helpers import findings_in, load_grader_module, play_for_findings, validate_failing
 from stripebench_emulator.testing import TEST_KEY, emulator, emulator_server  # noqa: F401
 
 ENV = find_environment("idempotent-payments")
@@ -146,3 +146,19 @@ def test_the_key_is_read_from_bearer_and_basic_auth():
     assert G._api_key("Bearer rk_test_abc") == "rk_test_abc"
     assert G._api_key("Basic " + base64.b64encode(b"rk_test_abc:").decode()) == "rk_test_abc"
     assert G._api_key("Basic !!!") == "" and G._api_key("") == ""
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_unrestricted_key_fires_on_the_full_secret_key_mutant_and_never_on_the_oracle(tmp_path):
+    """The manifest asks for a restricted key; the request log keeps each request's key kind (never the key)."""
+    assert ENV.manifest.expects.restricted_key
+    runs = play_for_findings(ENV, ["full-secret-key"], tmp_path)
+    oracle, events = runs["oracle"]
+    assert oracle.findings == [] and events[0]["expects"] == {"restricted_key": True}
+    kinds = {e["key_kind"] for e in events if e.get("type") == "stripe_request" and e["source"] == "app"
+             and e["turn"] >= 1}
+    assert kinds == {"rk_test"}
+    outcome, trace = runs["mutant full-secret-key"]
+    [found] = findings_in(trace, "unrestricted-key")
+    assert "with a secret key (sk_test)" in found["message"] and found["turn"] >= 1

@@ -11,7 +11,7 @@ from stripebench_tui.core.events import FAIL
 from stripebench_tui.envs.catalog import find_environment
 from stripebench_tui.grading import GradingContext, load_grader
 
-from .helpers import load_grader_module, validate_failing
+from .helpers import findings_in, load_grader_module, play_for_findings, validate_failing
 from stripebench_emulator.testing import emulator, emulator_server  # noqa: F401
 
 ENV = find_environment("invoicing-migration")
@@ -86,3 +86,18 @@ def test_validate_oracle_passes_noop_scores_zero_and_each_mutant_fails_its_own_r
     # a clean re-run, but the booking whose answer was lost is not in its table: billed twice
     assert failing["mutant local-db-resume"] == {"resumes after an interruption"}
     assert failing["mutant item-400-as-success"] == {"purchase", "decline"}
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_wrong_final_state_fires_when_the_migration_deletes_a_cancelled_bookings_draft_and_never_on_the_oracle(tmp_path):
+    """The manifest says legacy invoices end paid, void or open; the oracle voids (and its purchases' drafts are
+    not legacy invoices), the mutant deletes."""
+    runs = play_for_findings(ENV, ["void-as-delete"], tmp_path)
+    oracle, events = runs["oracle"]
+    assert oracle.findings == [] and events[0]["expects"]["final_states"][0]["metadata"] == "legacy_booking_id"
+    assert any(e.get("type") == "stripe_request" and e["path"].endswith("/void") for e in events)
+    outcome, trace = runs["mutant void-as-delete"]
+    found = findings_in(trace, "wrong-final-state")
+    assert found and all(" deleted; the task asks for open, paid, void" in f["message"] for f in found)
+    assert found[0]["message"].startswith("DELETE /v1/invoices/in_")

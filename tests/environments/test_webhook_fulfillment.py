@@ -15,8 +15,9 @@ from stripebench_tui.core.events import FAIL
 from stripebench_emulator import EmulatorServer
 from stripebench_tui.envs.catalog import find_environment
 from stripebench_tui.grading import GradingContext, load_grader
+from stripebench_tui.grading.webhooks import sign
 
-from .helpers import load_grader_module, validate_failing
+from .helpers import findings_in, load_grader_module, play_for_findings, validate_failing
 
 ENV = find_environment("webhook-fulfillment")
 GRADER = load_grader(ENV)
@@ -28,14 +29,14 @@ G = load_grader_module(ENV, "webhook_fulfillment.py", "whf_grader_under_test")
 def test_the_graders_signatures_verify_with_the_official_sdk_and_only_with_the_right_secret():
     payload = json.dumps({"id": "evt_1", "object": "event", "type": "checkout.session.completed",
                           "data": {"object": {"id": "cs_test_1", "object": "checkout.session"}}})
-    event = stripe.Webhook.construct_event(payload, G.sign(payload, "whsec_right"), "whsec_right")
+    event = stripe.Webhook.construct_event(payload, sign(payload, "whsec_right"), "whsec_right")
     assert event.id == "evt_1"
     with pytest.raises(stripe.SignatureVerificationError):
-        stripe.Webhook.construct_event(payload, G.sign(payload, "whsec_wrong"), "whsec_right")
+        stripe.Webhook.construct_event(payload, sign(payload, "whsec_wrong"), "whsec_right")
     with pytest.raises(stripe.SignatureVerificationError):
-        stripe.Webhook.construct_event(payload + " ", G.sign(payload, "whsec_right"), "whsec_right")
+        stripe.Webhook.construct_event(payload + " ", sign(payload, "whsec_right"), "whsec_right")
     with pytest.raises(stripe.SignatureVerificationError):  # too old: Stripe's default tolerance is 300 s
-        stripe.Webhook.construct_event(payload, G.sign(payload, "whsec_right", timestamp=1000), "whsec_right")
+        stripe.Webhook.construct_event(payload, sign(payload, "whsec_right", timestamp=1000), "whsec_right")
 
 
 def test_env_file_reading_ignores_comments_and_blank_lines(tmp_path):
@@ -96,3 +97,27 @@ def test_validate_oracle_passes_noop_scores_zero_and_each_mutant_fails_for_its_o
     assert failing["mutant no-signature-check"] == {"rejects bad signatures"}
     assert failing["mutant not-idempotent"] == {"exactly once"}
     assert failing["mutant bad-signature-as-200"] == {"rejects bad signatures", "fulfils from the event", "exactly once"}
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+@pytest.mark.timeout(600)
+def test_the_webhook_findings_fire_on_their_mutants_from_the_recorded_deliveries_and_never_on_the_oracle(tmp_path):
+    """The grader's deliveries are in each trace (signing, answer, rows added); the detectors judge from them alone."""
+    runs = play_for_findings(ENV, ["bad-signature-as-200", "no-signature-check", "not-idempotent"], tmp_path)
+    oracle, events = runs["oracle"]
+    assert oracle.score == 1.0 and oracle.findings == []
+    graders = [e for e in events if e.get("type") == "webhook_delivery" and e["sender"] == "grader"]
+    assert [(e["signature"], e["status"]) for e in graders[:3]] == [("invalid", 400), ("none", 400), ("invalid", 400)]
+    assert [e["rows_added"] for e in graders[3:]] == [{"fulfillments": 1}, {"fulfillments": 1}, {}, {}, {}]
+    # The emulator's own deliveries to the episode's app are recorded too (the oracle's purchase, the grader's).
+    assert any(e["sender"] == "stripe" and e["status"] == 200 for e in events if e.get("type") == "webhook_delivery")
+    for label in ("mutant bad-signature-as-200", "mutant no-signature-check"):
+        outcome, trace = runs[label]
+        assert "bad-signature-accepted" in outcome.findings and "webhook-not-idempotent" not in outcome.findings
+        messages = [f["message"] for f in findings_in(trace, "bad-signature-accepted")]
+        assert any("answered 200 to a wrongly signed" in m for m in messages), messages
+        assert any("answered 200 to an unsigned" in m for m in messages), messages
+    outcome, trace = runs["mutant not-idempotent"]
+    assert "webhook-not-idempotent" in outcome.findings and "bad-signature-accepted" not in outcome.findings
+    assert len(findings_in(trace, "webhook-not-idempotent")) == 2  # each event, redelivered, shipped again

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 from stripebench_tui.core.events import (
+    SIGNED,
     EpisodeEnd,
     Event,
     GraderVerdict,
+    Header,
     ModelMessage,
+    StripeObject,
     StripeRequest,
     ToolCall,
     ToolResult,
+    WebhookDelivery,
 )
 
 
@@ -47,12 +51,26 @@ class Stream:
         return call_id
 
     def request(self, method: str, path: str, status: int = 200, *, source: str = "app", body: str = "",
-                key: str = "", error_type: str = "", error_code: str = "", response: str = "{}") -> StripeRequest:
+                key: str = "", error_type: str = "", error_code: str = "", response: str = "{}",
+                key_kind: str = "sk_test", object_ids: tuple[str, ...] = ()) -> StripeRequest:
         """A request (not yet added: pass it to ``call`` or ``add``)."""
         self._reqs += 1
         return StripeRequest(request_id=f"req_{self._reqs}", method=method, path=path, status=status, source=source,
                              request_body=body, idempotency_key=key, error_type=error_type, error_code=error_code,
-                             response_body=response, latency=0.01)
+                             response_body=response, latency=0.01, key_kind=key_kind, object_ids=list(object_ids))
+
+    def delivery(self, event_id: str = "evt_1", status: int = 200, *, signature: str = SIGNED, sender: str = "grader",
+                 rows_added: dict[str, int] | None = None, url: str = "http://127.0.0.1:5001/webhooks/stripe",
+                 event_type: str = "checkout.session.completed") -> WebhookDelivery:
+        """A webhook delivery to the app, added."""
+        return self.add(WebhookDelivery(event_id=event_id, event_type=event_type, url=url, sender=sender,
+                                        signature=signature, status=status, rows_added=rows_added))  # type: ignore[return-value]
+
+    def object(self, object_id: str, object_type: str, **data) -> "Stream":
+        """A Stripe object the watcher saw, added."""
+        self.add(StripeObject(object_id=object_id, object_type=object_type, data={"id": object_id, **data}))
+        return self
+
 
     def verdict(self, criterion: str, status: str) -> "Stream":
         self.add(GraderVerdict(criterion=criterion, status=status, final=True))
@@ -61,3 +79,8 @@ class Stream:
     def end(self, reason: str = "agent_done") -> list[Event]:
         self.add(EpisodeEnd(reason=reason))
         return self.events
+
+
+def header(**expects) -> Header:
+    """A trace header whose task asks for ``expects`` (the manifest's [expects] as the header keeps it)."""
+    return Header(env="some-env", agent="oracle", expects=expects)

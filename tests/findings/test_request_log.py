@@ -3,19 +3,23 @@
 from __future__ import annotations
 
 import asyncio
+import base64
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import httpx
 import pytest
 import stripe
 
 from stripebench_tui.core.bus import EventBus
-from stripebench_tui.core.events import SOURCE_HEADER, StripeRequest
+from stripebench_tui.core.events import SIGNED, SOURCE_HEADER, StripeRequest, WebhookDelivery
 from stripebench_tui.core.redact import Redactor
 from stripebench_tui.stripe_account.request_log import (
     BODY_CAP,
     RequestLog,
     build_event,
     capped,
+    delivery_event,
     object_ids,
     request_source,
 )
@@ -49,6 +53,32 @@ def test_an_event_carries_every_field_with_bodies_redacted_and_capped():
     assert ev.request_body == "source=tok_visa&note=[REDACTED]"
     assert len(ev.response_body) < BODY_CAP + 40 and ev.response_body.endswith("more characters]")
     assert capped("short") == "short"
+
+
+@pytest.mark.parametrize("authorization, kind", [
+    ("Bearer rk_test_51Hx", "rk_test"), ("Bearer sk_live_9", "sk_live"), ("Bearer pk_test_abc", "pk_test"),
+    ("Basic " + base64.b64encode(b"sk_test_abc:").decode(), "sk_test"),
+    ("", "none"), ("Bearer not-a-stripe-key_with_parts", "other"),
+])
+def test_an_event_keeps_the_kind_of_key_it_carried_never_the_key(authorization, kind):
+    redactor = Redactor(["sk_test_abc"])
+    ev = build_event("GET", "/v1/balance", "", b"", {"authorization": authorization}, 200, {}, {}, 0.01, redactor)
+    assert ev.key_kind == kind
+    assert "51Hx" not in str(ev.to_dict()) and "abc" not in str(ev.to_dict())
+
+
+def test_a_delivery_record_becomes_an_event_redacted_and_capped():
+    redactor = Redactor(["whsec_supersecretvalue"])
+    ev = delivery_event({"id": "whdel_1", "event": "evt_1", "event_type": "checkout.session.completed",
+                         "endpoint": "we_1", "url": "http://127.0.0.1:5000/webhooks/stripe", "attempt": 2,
+                         "status_code": 200, "error": None, "duration_ms": 12.5,
+                         "response_body": "ok whsec_supersecretvalue " + "x" * (2 * BODY_CAP)}, redactor)
+    assert (ev.event_id, ev.event_type, ev.url, ev.sender, ev.signature, ev.attempt, ev.status, ev.error, ev.latency) == (
+        "evt_1", "checkout.session.completed", "http://127.0.0.1:5000/webhooks/stripe", "stripe", SIGNED, 2, 200, "",
+        0.0125)
+    assert ev.response_body.startswith("ok [REDACTED] x") and ev.response_body.endswith("more characters]")
+    refused = delivery_event({"event": "evt_2", "status_code": None, "error": "ConnectError: refused"}, redactor)
+    assert (refused.status, refused.error, refused.rows_added) == (0, "ConnectError: refused", None)
 
 
 def test_object_ids_are_the_paths_the_answer_and_a_lists_items():
@@ -85,6 +115,68 @@ async def test_requests_on_the_emulator_reach_the_bus_once_in_the_turn_that_made
     assert seen[0].object_ids == [customer.id] and seen[0].request_body == "email=a@example.com"
     assert seen[1].error_code == "resource_missing" and seen[1].request_id.startswith("req_")
     assert len({r.request_id for r in seen}) == 2
+    await bus.close(timeout=2)
+
+
+class Receiver:
+    """A webhook endpoint on a real port (the emulator posts with its own client) answering ``statuses`` in turn."""
+
+    def __init__(self, statuses: list[int]) -> None:
+        statuses = list(statuses)
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+                self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                self.send_response(statuses.pop(0) if statuses else 200)
+                self.send_header("Content-Length", "6")
+                self.end_headers()
+                self.wfile.write(b"thanks")
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hook"
+        threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+async def test_webhook_deliveries_the_emulators_and_a_graders_reach_the_bus(emulator):  # noqa: F811
+    """The emulator delivers to an endpoint that fails once (so it retries); a grader's delivery comes through
+    ``record_delivery``, redacted like the rest."""
+    bus = EventBus()
+    seen: list[WebhookDelivery] = []
+    bus.subscribe(lambda e: seen.append(e) if isinstance(e, WebhookDelivery) else None, name="test")
+    log = RequestLog(bus, secrets=[TEST_KEY, "whsec_graders_secret"])
+    log.attach(emulator.emulator)
+    receiver = Receiver([500])
+    client = stripe.StripeClient(TEST_KEY, base_addresses={"api": emulator.url}, max_network_retries=0)
+    hooks = emulator.emulator.webhooks
+    hooks.settings.update(retry_base_seconds=0.01)
+    try:
+        bus.turn = 2
+        await asyncio.to_thread(client.v1.webhook_endpoints.create,
+                                params={"url": receiver.url, "enabled_events": ["customer.created"]})
+        await asyncio.to_thread(client.v1.customers.create)
+        assert await asyncio.to_thread(hooks.wait_idle)  # the hooks have heard every attempt by then
+        log.record_delivery(WebhookDelivery(event_id="evt_x", sender="grader", signature="none", status=200,
+                                            url="http://127.0.0.1:1/hook?k=whsec_graders_secret",
+                                            response_body="echo whsec_graders_secret"))
+        await log.turn_end_hook(None)
+        await bus.drain()
+    finally:
+        await log.final_hook(None)
+        receiver.close()
+    assert log.delivery_hook not in emulator.emulator.delivery_hooks  # detached at the end
+    assert [(d.turn, d.sender, d.attempt, d.status, d.event_type) for d in seen[:2]] == [
+        (2, "stripe", 1, 500, "customer.created"), (2, "stripe", 2, 200, "customer.created")]
+    assert seen[0].event_id == seen[1].event_id and seen[0].event_id.startswith("evt_")
+    assert seen[1].response_body == "thanks" and seen[1].url == receiver.url
+    grader = seen[2]
+    assert grader.sender == "grader" and "whsec_graders_secret" not in grader.url + grader.response_body
     await bus.close(timeout=2)
 
 

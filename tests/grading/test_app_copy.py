@@ -82,8 +82,11 @@ def test_without_a_stripe_base_the_episodes_is_kept_and_the_database_is_a_copy(t
         conn.execute("INSERT INTO t VALUES ('lamp')")
     with AppCopy(ctx, database="shop.db") as app:
         got = app.http.get("/env").json()
+        assert app.row_counts() == {"t": 1}
         with sqlite3.connect(app.db_path) as conn:
             conn.execute("INSERT INTO t VALUES ('copy only')")
+            conn.execute('CREATE TABLE "odd ""name""" (x)')
+        assert app.row_counts() == {"odd \"name\"": 0, "t": 2}  # every table, read-only, quoted names too
     assert got["rows"] == ["lamp"] and got["env"]["STRIPE_API_BASE"] == "http://episode-stripe"
     with sqlite3.connect(ctx.workspace / "shop.db") as conn:
         assert [r[0] for r in conn.execute("SELECT name FROM t")] == ["lamp"]  # the original is untouched

@@ -61,6 +61,9 @@ class Emulator:
         # response_hooks (the request log): hook(method, path, query, body, headers, reply, seconds) after every
         # answered request, on the serving thread; must be quick and must not raise.
         self.response_hooks: list[Callable[..., None]] = []
+        # delivery_hooks (the delivery log): hook(delivery) after every webhook delivery attempt, on the delivering
+        # thread, with the delivery's public fields (webhooks.WebhookDispatcher.attempt_record); quick, never raising.
+        self.delivery_hooks: list[Callable[[dict[str, Any]], None]] = []
         # webhooks (signed deliveries of every committed event), faults (/_emulator/faults rules, applied through
         # request_hooks): see SERVICES
         self.webhooks: Any = None

@@ -4,7 +4,8 @@ Each POST carries ``Stripe-Signature: t=<unix>,v1=<HMAC-SHA256(secret, "<t>.<pay
 SDKs' ``construct_event`` verifies it. Non-2xx answers and connection errors are retried with exponential backoff
 (``retry_base_seconds * 2**(attempt-1)``, up to ``max_attempts``; scaled down through ``/_emulator/webhook_settings``
 so tests are fast). ``/_emulator/webhook_deliveries`` is the delivery log; an event's ``pending_webhooks`` counts
-the endpoints still waiting for a successful delivery. Faults (``faults.py``) can make the next N events be
+the endpoints still waiting for a successful delivery; ``Emulator.delivery_hooks`` hear every attempt as it is
+answered (the episode's trace records them). Faults (``faults.py``) can make the next N events be
 delivered twice or held and sent in reverse order.
 """
 
@@ -32,6 +33,7 @@ from stripebench_emulator.model.engine import Emulator
 
 log = logging.getLogger(__name__)
 MAX_LOG = 5000  # delivery records kept (oldest dropped first)
+ANSWER_CAP = 2000  # characters of the endpoint's answer a delivery hook hears
 
 
 def sign(payload: str, secret: str, timestamp: int | None = None) -> str:
@@ -165,17 +167,22 @@ class WebhookDispatcher:
         payload = record["_payload"]
         started = time.monotonic()
         attempt: dict[str, Any] = {"at": int(time.time()), "status_code": None, "error": None}
+        answer = ""
         try:
             response = client.post(record["url"], content=payload.encode(), timeout=self.settings["timeout_seconds"],
                                    headers={"Content-Type": "application/json; charset=utf-8",
                                             "Stripe-Signature": sign(payload, record["_secret"]),
                                             "User-Agent": "Stripe/1.0 (+https://stripe.com/docs/webhooks)"})
             attempt["status_code"] = response.status_code
+            answer = response.text[:ANSWER_CAP]
             ok = 200 <= response.status_code < 300
         except httpx.HTTPError as exc:
             attempt["error"] = f"{type(exc).__name__}: {exc}"
             ok = False
         attempt["duration_ms"] = round((time.monotonic() - started) * 1000, 1)
+        # The hooks hear the attempt before the record moves on, so whoever waits for the deliveries to settle
+        # (``wait_idle``) also waits for what the hooks were told.
+        self._tell_hooks(record, attempt, answer)
         with self._cond:
             record["attempts"].append(attempt)
             if ok:
@@ -188,6 +195,28 @@ class WebhookDispatcher:
                 self._schedule(record, time.monotonic() + delay)
         if ok:
             self._delivered(record["event"])
+
+    def _tell_hooks(self, record: dict[str, Any], attempt: dict[str, Any], answer: str) -> None:
+        hooks = list(self.emulator.delivery_hooks)
+        if not hooks:
+            return
+        with self._cond:
+            number = len(record["attempts"]) + 1
+        public = self.attempt_record(record, attempt, number, answer)
+        for hook in hooks:
+            try:
+                hook(public)
+            except Exception:  # a broken listener must not stop deliveries
+                log.exception("delivery hook %r failed on %s", hook, record["id"])
+
+    @staticmethod
+    def attempt_record(record: dict[str, Any], attempt: dict[str, Any], number: int, answer: str) -> dict[str, Any]:
+        """What a delivery hook hears of one attempt: the delivery's public fields, the attempt's number and
+        answer (``status_code`` None when none came, then ``error``), and the app's answer body (capped)."""
+        return {"id": record["id"], "event": record["event"], "event_type": record["event_type"],
+                "endpoint": record["endpoint"], "url": record["url"], "attempt": number,
+                "status_code": attempt["status_code"], "error": attempt["error"],
+                "duration_ms": attempt["duration_ms"], "response_body": answer}
 
     def _delivered(self, event_id: str) -> None:
         store = self.emulator.store

@@ -15,7 +15,7 @@ from typing import Any, Callable
 from textual import work
 
 from stripebench_tui.core.breakpoints import BREAK_HIT, BreakpointSet, BreakHit, hits_in
-from stripebench_tui.core.events import Finding, Operator
+from stripebench_tui.core.events import Finding, Header, Operator
 from stripebench_tui.core.playback import MAX, next_mark, speed_label
 from stripebench_tui.core.profile import Profiler, TimeProfile
 from stripebench_tui.findings import with_derived_findings
@@ -36,14 +36,14 @@ class Marks:
         return sorted({h.turn for h in self.hits} | set(self.recorded_hits))
 
 
-def scan(events: Any, exprs: list[str], derive: bool = False) -> Marks:
+def scan(events: Any, exprs: list[str], derive: bool = False, header: Header | None = None) -> Marks:
     """The marks of ``events`` (an iterable) for the breakpoint expressions ``exprs``.
 
     ``derive`` (a recording): a trace without findings of its own gets the detectors' findings as it is scanned,
     so ``>`` and ``finding`` breakpoints reach the ones shown as ⚐ (``findings.with_derived_findings``).
     """
     marks, profiler, recorded = Marks(), Profiler(), list(events)
-    events = with_derived_findings(recorded) if derive else recorded
+    events = with_derived_findings(recorded, header) if derive else recorded
     if derive and not any(isinstance(ev, Finding) for ev in recorded):  # the findings are the detectors'
         marks.derived = [ev for ev in events if isinstance(ev, Finding)]
     for ev in recorded:
@@ -84,7 +84,8 @@ class DebugControls:
     def scan_marks(self) -> None:
         recorded = not getattr(self.source, "live", False)  # type: ignore[attr-defined]
         # Live, the episode's findings runner publishes its findings: none are derived here.
-        marks = scan(self.source.iter_events(), self.break_exprs, derive=recorded)  # type: ignore[attr-defined]
+        marks = scan(self.source.iter_events(), self.break_exprs, derive=recorded,  # type: ignore[attr-defined]
+                     header=self.source.header)  # type: ignore[attr-defined]
         self.app.call_from_thread(self._marks_ready, marks)  # type: ignore[attr-defined]
 
     def _marks_ready(self, marks: Marks) -> None:

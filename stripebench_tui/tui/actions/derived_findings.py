@@ -44,7 +44,7 @@ class DerivedFindings:
 
     @work(thread=True, exclusive=True, group="derive-findings")
     def _derive(self) -> None:
-        found = detect(self.source.iter_events())  # type: ignore[attr-defined]
+        found = detect(self.source.iter_events(), header=self.source.header)  # type: ignore[attr-defined]
         self.app.call_from_thread(self._derived, found)  # type: ignore[attr-defined]
 
     def _derived(self, found: list[Finding]) -> None:
