@@ -196,9 +196,9 @@ def align(a: list[TurnSide], b: list[TurnSide]) -> list[TurnPair]:
             continue
         left, right = a[i1:i2], b[j1:j2]
         for k in range(max(len(left), len(right))):
-            x = left[k] if k < len(left) else None
-            y = right[k] if k < len(right) else None
-            pairs.append(TurnPair(CHANGED if x and y else ONLY_A if x else ONLY_B, x, y))
+            x_side = left[k] if k < len(left) else None
+            y_side = right[k] if k < len(right) else None
+            pairs.append(TurnPair(CHANGED if x_side and y_side else ONLY_A if x_side else ONLY_B, x_side, y_side))
     return pairs
 
 

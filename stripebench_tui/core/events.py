@@ -284,9 +284,10 @@ def event_from_dict(d: dict[str, Any]) -> Event:
     if kind == "header":
         cls: type[Event] = Header
     else:
-        cls = EVENT_TYPES.get(kind)  # type: ignore[assignment]
-        if cls is None:
+        found = EVENT_TYPES.get(kind) if isinstance(kind, str) else None
+        if found is None:
             raise EventError(f"unknown event type {kind!r}")
+        cls = found
         for key, want in (("seq", int), ("t", (int, float)), ("turn", int)):
             if key not in d:
                 raise EventError(f"{kind} event lacks {key!r}")

@@ -309,15 +309,12 @@ class Reducer:
 
     def _turn_for(self, ev: Event) -> Turn:
         turns = self.state.turns
-        if turns and turns[-1].index == ev.turn:
-            turn = turns[-1]
-        else:
-            turn = self.state.turn(ev.turn)
-            if turn is None:
-                turn = Turn(index=ev.turn, start=ev.t, end=ev.t, first_seq=ev.seq, last_seq=ev.seq)
-                turns.append(turn)
-                if len(turns) > 1 and turns[-2].index > ev.turn:
-                    turns.sort(key=lambda x: x.index)
+        turn = turns[-1] if turns and turns[-1].index == ev.turn else self.state.turn(ev.turn)
+        if turn is None:
+            turn = Turn(index=ev.turn, start=ev.t, end=ev.t, first_seq=ev.seq, last_seq=ev.seq)
+            turns.append(turn)
+            if len(turns) > 1 and turns[-2].index > ev.turn:
+                turns.sort(key=lambda x: x.index)
         turn.end = max(turn.end, ev.t)
         turn.last_seq = max(turn.last_seq, ev.seq)
         return turn

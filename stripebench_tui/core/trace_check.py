@@ -31,21 +31,22 @@ class NewerSchemaError(LineError):
     """The header names a newer schema major than this build reads."""
 
 
-def _checker(annotation: str) -> tuple[tuple[type, ...], bool]:
+def _checker(annotation: object) -> tuple[tuple[type, ...], bool]:
     """(accepted types, None allowed) for a dataclass field annotation written as a string."""
     parts = [p.strip() for p in str(annotation).split("|")]
     nullable = "None" in parts
     types: list[type] = []
     for p in parts:
         base = p.split("[", 1)[0]
-        types += {
+        accepted: dict[str, list[type]] = {
             "str": [str],
             "int": [int],
             "float": [int, float],
             "bool": [bool],
             "dict": [dict],
             "list": [list],
-        }.get(base, [])
+        }
+        types += accepted.get(base, [])
     return tuple(types), nullable
 
 
@@ -90,7 +91,7 @@ def decode_json(raw: bytes) -> Any:
         return json.loads(raw.decode("utf-8"))
     except UnicodeDecodeError:
         raise LineError("not UTF-8 text") from None
-    except ValueError as exc:
+    except json.JSONDecodeError as exc:
         raise LineError(f"not JSON ({exc.msg} at column {exc.colno})") from None
 
 

@@ -52,6 +52,8 @@ class QuickTurns:
 def parse(data: bytes) -> QuickTurns | None:
     """The index in ``data`` (format 2 or 1), or None if it is not one, lists no turn, or is out of order."""
     magic, _, body = data.partition(b"\n")
+    turns: list[int]
+    starts: list[int] | array[int]
     if magic == MAGIC:
         # a record cut short (the writer died mid-write) is left out; the reader then finds the index stale
         numbers = array("q")

@@ -23,7 +23,7 @@ import os
 import secrets
 import time
 from dataclasses import dataclass
-from typing import Any, AsyncIterator, Mapping
+from typing import Any, AsyncIterator, Awaitable, Callable, Mapping
 from urllib.parse import urlsplit
 
 import httpx
@@ -184,13 +184,13 @@ class Gateway:
             return JSONResponse(wire.error_body(502, _unreachable(url, exc)), status_code=502)
         return Response(upstream.content, upstream.status_code, headers=self._response_headers(upstream))
 
-    def _model_route(self, wire: Wire):  # noqa: ANN202
-        async def handle(request: Request) -> Response:
+    def _model_route(self, wire: Wire) -> Callable[[Request], Awaitable["Response | _Relay"]]:
+        async def handle(request: Request) -> "Response | _Relay":
             return await self._model(request, wire)
 
         return handle
 
-    async def _model(self, request: Request, wire: Wire) -> Response:
+    async def _model(self, request: Request, wire: Wire) -> "Response | _Relay":
         refused = self._refuse(request, wire)
         if refused is not None:
             return refused

@@ -118,12 +118,13 @@ class GradingContext:
                 import requests
                 import stripe
 
-                base = {"api": self.stripe_api_base} if self.stripe_api_base else None
                 # Retries would hide a flaky backend from the verdict and cost latency; a failed read is an error.
                 # The session's header tells the episode's request log that a grader asked (not the app).
                 session = requests.Session()
                 session.headers[SOURCE_HEADER] = "grader"
-                self._stripe = stripe.StripeClient(self.stripe_api_key, base_addresses=base, max_network_retries=0,
+                self._stripe = stripe.StripeClient(self.stripe_api_key, max_network_retries=0,
+                                                   base_addresses={"api": self.stripe_api_base} if self.stripe_api_base
+                                                   else None,
                                                    http_client=stripe.RequestsClient(session=session))
             return self._stripe
 

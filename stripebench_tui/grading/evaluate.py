@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any, Awaitable, Iterable, cast
 
 from stripebench_tui.core.events import ERROR, FAIL, PASS, PENDING, StripeObject
 from stripebench_tui.grading.context import GradingContext
@@ -100,7 +100,7 @@ class Evaluator:
 
         async def call() -> Any:
             if criterion.is_async:
-                return await criterion.check(self.ctx, view)
+                return await cast(Awaitable[Outcome], criterion.check(self.ctx, view))
             got = await asyncio.to_thread(criterion.check, self.ctx, view)
             return await got if asyncio.iscoroutine(got) else got  # a sync wrapper around an async check
 
@@ -121,18 +121,18 @@ class Evaluator:
 
     async def run(self, pairs: Iterable[tuple[Criterion, str | None]], *, final: bool, trigger: str) -> None:
         """Check every (criterion, candidate) pair concurrently and keep the outcomes."""
-        pairs = list(dict.fromkeys((c.name, cand) for c, cand in pairs))
-        if not pairs:
+        named = list(dict.fromkeys((c.name, cand) for c, cand in pairs))
+        if not named:
             return
         objects = self.snapshot()
         try:
             outcomes = await asyncio.gather(
                 *(self.check(self.grader.criterion(name), cand, final=final, trigger=trigger, objects=objects)
-                  for name, cand in pairs)
+                  for name, cand in named)
             )
         finally:
             await self.ctx.end_evaluation()
-        for (name, cand), outcome in zip(pairs, outcomes):
+        for (name, cand), outcome in zip(named, outcomes):
             self.results.setdefault(cand, {})[name] = outcome
 
     def pairs(self, criteria: Iterable[Criterion], candidates: Iterable[str] | None = None) -> list[tuple[Criterion, str | None]]:

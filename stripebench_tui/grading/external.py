@@ -137,7 +137,7 @@ class ExternalLiveGrading:
         self._task: asyncio.Task[None] | None = None
         self._again = False
         self._trigger = "start"
-        self._seen = None
+        self._seen: tuple[int, int] | None = None
         self._finishing = False
         self._idle = asyncio.Event()
         self._idle.set()

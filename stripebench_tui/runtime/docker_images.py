@@ -119,7 +119,7 @@ def _context(dockerfile: str, files: dict[str, bytes]) -> io.BytesIO:
 
 def _build(client: Any, tag: str, progress: Callable[[str], None], **kwargs: Any) -> None:
     """Run one build, streaming its steps to ``progress``; RuntimeProblem naming the failing step."""
-    last, output = "", []
+    last, output = "", list[str]()
     try:
         for chunk in client.api.build(tag=tag, rm=True, forcerm=True, decode=True, network_mode="host", **kwargs):
             if "error" in chunk:

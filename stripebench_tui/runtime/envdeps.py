@@ -28,7 +28,7 @@ import sys
 import uuid
 import venv
 from collections import deque
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from importlib import metadata
 from pathlib import Path
 
@@ -75,7 +75,7 @@ async def ensure_venv(deps: EnvDeps, progress: Callable[[str], None] = lambda _l
 
 
 @contextlib.asynccontextmanager
-async def _locked(deps: EnvDeps, progress: Callable[[str], None]):  # type: ignore[no-untyped-def]
+async def _locked(deps: EnvDeps, progress: Callable[[str], None]) -> AsyncIterator[None]:
     fd = os.open(deps.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
     try:
         said = False

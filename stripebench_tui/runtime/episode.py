@@ -255,8 +255,11 @@ class Episode:
             raise
         finally:
             self._setup_task = None
+        executor, watcher = self.executor, self.watcher
+        if executor is None or watcher is None:
+            raise RuntimeError("the episode's tools and Stripe watcher were not set up")
         variables = sandbox.variables()
-        task = Task(env_id=env.id, problem=fill_placeholders(env.problem_text(), variables), tools=await self.executor.tools(),
+        task = Task(env_id=env.id, problem=fill_placeholders(env.problem_text(), variables), tools=await executor.tools(),
                     workspace=str(sandbox.workspace), hints=list(env.manifest.hints),
                     context={**variables, "ENV_DIR": str(env.root), "ENV_ID": env.id})
         manifest_limits = env.manifest.limits
@@ -269,10 +272,10 @@ class Episode:
         logs = [self.request_log] if self.request_log is not None else []
         turn_hooks = [*turn_hooks, *(x.turn_end_hook for x in logs)]
         final_hooks = [*final_hooks, *(x.final_hook for x in logs), self.findings.final_hook]
-        self.driver = Driver(agent=self.agent, executor=self.executor, task=task, bus=bus, recorder=self.recorder,
+        self.driver = Driver(agent=self.agent, executor=executor, task=task, bus=bus, recorder=self.recorder,
                              approval=cfg.approval, limits=limits,  # type: ignore[arg-type]
-                             turn_end_hooks=[self.watcher.turn_end_hook, *turn_hooks],
-                             final_hooks=[self.watcher.final_hook, *final_hooks], start_paused=cfg.start_paused,
+                             turn_end_hooks=[watcher.turn_end_hook, *turn_hooks],
+                             final_hooks=[watcher.final_hook, *final_hooks], start_paused=cfg.start_paused,
                              breakpoints=BreakpointSet.from_exprs(cfg.breakpoints),
                              pause_at_hits=cfg.pause_at_breakpoints)
         if self._stop_requested:

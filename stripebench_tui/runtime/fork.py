@@ -254,8 +254,11 @@ class ForkEpisode(Episode):
         previous = getattr(sandbox, "header_extra", None)
         sandbox.header_extra = lambda: {**(previous() if previous else {}), "forked_from": forked}
         super()._open_trace(episode_dir)
-        self.fork.checker.bus = self.bus
-        self.bus.subscribe(self.fork.checker, name="divergence")
+        bus = self.bus
+        if bus is None:
+            raise RuntimeError("the trace was opened before the episode's bus existed")
+        self.fork.checker.bus = bus
+        bus.subscribe(self.fork.checker, name="divergence")
 
 
 def fork_episode(trace_path: Path, at_turn: int | None, config: Any, subscribers: list[Any] | None = None) -> Any:

@@ -144,11 +144,13 @@ class McpToolExecutor:
             return ToolOutcome(text=f"{tool} failed: {exc}", is_error=True)
         data = result.data or {}
         exit_code = data.get("exit_code") if isinstance(data.get("exit_code"), int) else None
-        duration = data.get("duration_s") if isinstance(data.get("duration_s"), (int, float)) else None
-        startup = data.get("startup_s") if isinstance(data.get("startup_s"), (int, float)) else 0.0
+        raw_duration = data.get("duration_s")
+        duration = float(raw_duration) if isinstance(raw_duration, (int, float)) else None
+        raw_startup = data.get("startup_s")
+        startup = float(raw_startup) if isinstance(raw_startup, (int, float)) else 0.0
         return ToolOutcome(text=result.text, is_error=result.is_error, exit_code=exit_code,
-                           duration=float(duration) if duration is not None and tool == "shell" else None,
-                           startup=max(0.0, float(startup)), images=self._images(data))
+                           duration=duration if tool == "shell" else None,
+                           startup=max(0.0, startup), images=self._images(data))
 
     def _images(self, data: dict[str, Any]) -> list[str]:
         path = data.get("path")

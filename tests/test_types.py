@@ -1,0 +1,32 @@
+"""The type checker passes over the packages typed so far (``[tool.mypy] files`` in pyproject.toml).
+
+It runs mypy through this interpreter (``python -m mypy``, never a console script by name) with the project's own
+configuration, so a change that breaks a declared type at a seam fails the suite like a failing test.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_the_typed_packages_pass_the_type_checker(tmp_path: Path) -> None:
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["mypy"]
+    assert {"stripebench_tui/core", "stripebench_tui/runtime", "stripebench_tui/grading",
+            "stripebench_tui/gateway"} <= set(config["files"])
+    ran = subprocess.run([sys.executable, "-m", "mypy", "--cache-dir", str(ROOT / ".mypy_cache")], cwd=ROOT,
+                         capture_output=True, text=True, timeout=600)
+    assert ran.returncode == 0, ran.stdout[-4000:] + ran.stderr[-2000:]
+    assert "Success: no issues found" in ran.stdout
+
+
+def test_the_checker_does_fail_on_a_wrong_type(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.py"
+    bad.write_text("def double(x: int) -> int:\n    return x * 2\n\n\ndouble('two')\n")
+    ran = subprocess.run([sys.executable, "-m", "mypy", "--no-incremental", "--config-file", "/dev/null", str(bad)],
+                         capture_output=True, text=True, timeout=300)
+    assert ran.returncode == 1 and 'incompatible type "str"; expected "int"' in ran.stdout
