@@ -21,6 +21,7 @@ from stripebench_tui.batch.manifest import Batch
 from stripebench_tui.batch.published import compare, comparison_tables, read_results
 from stripebench_tui.core.sanitize import sanitize
 from stripebench_tui.errors import UserError
+from stripebench_tui.core.trace import Trace
 
 # The published benchmark's five columns first, then ours.
 CSV_COLUMNS = ("eval_name", "model", "run_id", "score", "turn_count", "passed", "seconds", "tokens", "cost_usd",
@@ -66,7 +67,7 @@ def read_episode(episode_dir: Path) -> ReportedEpisode | None:
         failed_criteria=sorted(c for c, v in state.verdicts.items() if v.status not in ("pass", "pending")))
 
 
-def _derived_findings(trace: Any) -> list[tuple[str, int]]:
+def _derived_findings(trace: Trace) -> list[tuple[str, int]]:
     """What the detectors find in a trace that recorded no findings (one more pass over it)."""
     from stripebench_tui.findings.runner import detect
 

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from stripebench_tui.errors import EXIT_EPISODE_FAILED, EXIT_OK, UserError
+from stripebench_tui.core.bus import Handler
+
+if TYPE_CHECKING:  # the command loads the runtime only when it runs an episode
+    from stripebench_tui.runtime.episode import Episode, EpisodeConfig, EpisodeResult
 
 
 def replay(
@@ -176,14 +180,14 @@ def run_fork(trace_path: Path, at_turn: int | None, agent: str, *, headless: boo
     return asyncio.run(_headless_fork(Path(trace_path), at_turn, config))
 
 
-async def _headless_fork(trace_path: Path, at_turn: int | None, config: Any) -> int:
+async def _headless_fork(trace_path: Path, at_turn: int | None, config: EpisodeConfig) -> int:
     from stripebench_tui.commands.run import play_headless
     from stripebench_tui.runtime.fork import fork_episode
 
-    def make(config: Any, subscribers: list[Any]) -> Any:
+    def make(config: EpisodeConfig, subscribers: list[Handler]) -> Episode:
         return fork_episode(trace_path, at_turn, config, subscribers=subscribers)
 
-    def after(episode: Any, _result: Any) -> None:
+    def after(episode: Episode, _result: EpisodeResult) -> None:
         div = episode.fork.checker.divergence
         print(f"divergence: {div['text']}" if div else "divergence: none", file=sys.stderr)
 

@@ -8,11 +8,15 @@ import signal
 import sys
 import threading
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import typer
 
 from stripebench_tui.errors import UserError
+from stripebench_tui.core.bus import Handler
+
+if TYPE_CHECKING:  # the command loads the runtime only when it runs an episode
+    from stripebench_tui.runtime.episode import Episode, EpisodeConfig
 
 LLM_AGENTS = ("anthropic", "openai")
 EXTERNAL_AGENTS = ("claude-code", "codex", "mini-swe-agent", "command")  # harnesses run as processes behind the model gateway
@@ -132,7 +136,7 @@ def run(
     raise typer.Exit(code)
 
 
-def _new_episode(config: Any, subscribers: list[Any]) -> Any:
+def _new_episode(config: EpisodeConfig, subscribers: list[Handler]) -> Episode:
     from stripebench_tui.runtime.episode import Episode
 
     episode = Episode(config, subscribers=subscribers)
@@ -140,7 +144,8 @@ def _new_episode(config: Any, subscribers: list[Any]) -> Any:
     return episode
 
 
-async def play_headless(config: Any, make_episode: Callable[[Any, list[Any]], Any] = _new_episode,
+async def play_headless(config: EpisodeConfig,
+                        make_episode: Callable[[EpisodeConfig, list[Handler]], Episode] = _new_episode,
                    after: Callable[[Any, Any], None] | None = None) -> int:
     """Play an episode printed as text, taking operator commands (and the human agent's turns) from stdin.
 
@@ -218,7 +223,7 @@ def operator_line(driver: Any, line: str) -> bool:
     return True
 
 
-def _read_stdin(loop: asyncio.AbstractEventLoop, episode: Any) -> None:
+def _read_stdin(loop: asyncio.AbstractEventLoop, episode: Episode) -> None:
     """Read stdin lines on a daemon thread: operator commands, else the human agent's turns."""
     human = episode.config.agent == "human"
 
@@ -249,7 +254,7 @@ def _read_stdin(loop: asyncio.AbstractEventLoop, episode: Any) -> None:
     threading.Thread(target=reader, name="stdin", daemon=True).start()
 
 
-def _run_on_at_hits(episode: Any) -> None:
+def _run_on_at_hits(episode: Episode) -> None:
     """End of input: the breakpoints stay (installed and recorded), their hits are recorded, nothing pauses."""
     episode.config.pause_at_breakpoints = False  # not started yet (stdin was empty): it starts that way
     driver = episode.driver

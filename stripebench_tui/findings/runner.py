@@ -15,6 +15,7 @@ from stripebench_tui.core.events import EpisodeEnd, Event, Finding, Header
 from stripebench_tui.core.profile import GRADING, harness_part
 from stripebench_tui.errors import UserError
 from stripebench_tui.findings.base import Detector
+from stripebench_tui.core.driver import Driver
 
 DETECTORS: dict[str, str] = {
     "400-as-success": "stripebench_tui.findings.status_400:Detector400",
@@ -104,7 +105,7 @@ class FindingsRunner:
                 self.bus.publish_nowait(f, turn=f.turn)
 
     @harness_part(GRADING)  # judging the episode, as the graders do
-    async def final_hook(self, driver: Any) -> None:
+    async def final_hook(self, driver: Driver) -> None:
         """Driver final hook: catch up with the bus, then publish the end-of-episode findings."""
         if self.bus is not None:
             await self.bus.drain(timeout=DRAIN_TIMEOUT)

@@ -31,6 +31,7 @@ from stripebench_tui.grading.evaluate import Reported
 from stripebench_tui.grading.external_reports import PASSED, SKIPPED, criterion_name
 from stripebench_tui.grading.external_run import GraderRun, RunResult
 from stripebench_tui.preload import preload_env
+from stripebench_tui.core.driver import Driver
 
 log = logging.getLogger(__name__)
 
@@ -152,7 +153,7 @@ class ExternalLiveGrading:
         return self
 
     @harness_part(GRADING)
-    async def turn_end_hook(self, driver: Any) -> None:
+    async def turn_end_hook(self, driver: Driver) -> None:
         """A turn ended: re-run if the submission changed (without waiting for the run)."""
         self._check_submission()
 
@@ -225,7 +226,7 @@ class ExternalLiveGrading:
         self._idle.set()
 
     @harness_part(GRADING)
-    async def final_hook(self, driver: Any = None) -> FinalScore:
+    async def final_hook(self, driver: Driver | None = None) -> FinalScore:
         """Stop any live run, run once more for the final verdicts, publish them all and return the score."""
         await self._stop_runs()
         self.runs_started += 1

@@ -28,6 +28,7 @@ from stripebench_tui.core.profile import GRADING, harness_part
 from stripebench_tui.grading.context import GradingContext
 from stripebench_tui.grading.criteria import Criterion, Grader
 from stripebench_tui.grading.evaluate import Evaluator, Reported
+from stripebench_tui.core.driver import Driver
 
 log = logging.getLogger(__name__)
 
@@ -82,7 +83,7 @@ class LiveGrading:
         return self
 
     @harness_part(GRADING)
-    async def turn_end_hook(self, driver: Any) -> None:
+    async def turn_end_hook(self, driver: Driver) -> None:
         """Driver turn-end hook: re-check every live criterion for every candidate and wait (bounded) for it."""
         live = [c for c in self.grader.criteria if not c.final_only]
         done = asyncio.get_running_loop().create_future()
@@ -93,7 +94,7 @@ class LiveGrading:
             log.warning("turn-end grading still running after %ss; moving on", TURN_END_WAIT)
 
     @harness_part(GRADING)
-    async def final_hook(self, driver: Any = None) -> FinalScore:
+    async def final_hook(self, driver: Driver | None = None) -> FinalScore:
         """Driver final hook: check everything (final), publish every criterion's final verdict, return the score."""
         self._finishing = True
         await self._stop_worker(FINAL_WAIT)

@@ -23,7 +23,7 @@ from stripebench_tui.errors import UserError
 from stripebench_tui.harness import codex as _codex
 from stripebench_tui.harness import mini_swe_agent as _mini
 from stripebench_tui.harness.external import ExternalAgent, Harness, HarnessContext
-from stripebench_tui.harness.installers import Install, harness_cache, install, installed_version
+from stripebench_tui.harness.installers import Install, Runner, harness_cache, install, installed_version
 
 CLAUDE_CODE_PACKAGE = "@anthropic-ai/claude-code"
 CLAUDE_CODE_VERSION = "2.1.332"
@@ -74,7 +74,7 @@ CODEX, MINI_SWE_AGENT = _codex.HARNESS, _mini.HARNESS
 INSTALLS: dict[str, Install] = {spec.name: spec for spec in (CLAUDE_CODE_INSTALL, _codex.CODEX, _mini.MINI_SWE_AGENT)}
 
 
-def install_harness(name: str, run: Any = subprocess.run) -> Path:
+def install_harness(name: str, run: Runner = subprocess.run) -> Path:
     """Install a harness into the cache with its package manager; returns the install prefix."""
     if name not in INSTALLS:
         raise UserError(f"no installer for {name!r}; installable harnesses: {', '.join(sorted(INSTALLS))}")

@@ -14,9 +14,12 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from stripebench_tui.errors import UserError
+
+# How a command is run (``subprocess.run``; tests pass a recorder).
+Runner = Callable[..., "subprocess.CompletedProcess[Any]"]
 
 VERSION_TIMEOUT = 30.0  # seconds a harness gets to print its version
 
@@ -65,7 +68,7 @@ def _last_line(done: Any) -> str:
     return lines[-1] if lines else "no output"
 
 
-def install(spec: Install, run: Any = subprocess.run) -> Path:
+def install(spec: Install, run: Runner = subprocess.run) -> Path:
     """Install ``spec`` into its cache prefix with its package manager; returns the prefix.
 
     One install of a prefix at a time (two episodes or tests may start the same harness at once): the others wait
@@ -82,7 +85,7 @@ def install(spec: Install, run: Any = subprocess.run) -> Path:
     return prefix
 
 
-def _npm_install(spec: Install, prefix: Path, run: Any) -> None:
+def _npm_install(spec: Install, prefix: Path, run: Runner) -> None:
     npm = shutil.which("npm")
     if npm is None:
         raise UserError(f"installing {spec.name} needs npm: install Node.js and npm (Debian: apt-get install nodejs npm)")
@@ -93,7 +96,7 @@ def _npm_install(spec: Install, prefix: Path, run: Any) -> None:
         raise UserError(f"npm install {spec.spec} failed: {_last_line(done)}")
 
 
-def _pip_install(spec: Install, prefix: Path, run: Any) -> None:
+def _pip_install(spec: Install, prefix: Path, run: Runner) -> None:
     if not (prefix / "bin" / "pip").exists():  # no venv yet, or an interrupted one (a python, no pip): made afresh
         made = run([sys.executable, "-m", "venv", "--clear", str(prefix)], capture_output=True, text=True)
         if made.returncode != 0:

@@ -26,7 +26,8 @@ from typing import Any
 from stripebench_tui.core.agent import AgentTurn, Observation, Task
 from stripebench_tui.core.events import AGENT, Event, ModelMessage, Operator, StripeObject, ToolCall, ToolResult
 from stripebench_tui.errors import UserError
-from stripebench_tui.runtime.episode import Episode
+from stripebench_tui.runtime.episode import Episode, EpisodeConfig
+from stripebench_tui.core.bus import Handler
 
 DIVERGENCE = "divergence"
 SUMMARY_OUTPUT_CHARS = 600  # per replayed tool result, in the summary the continuing agent gets
@@ -261,7 +262,8 @@ class ForkEpisode(Episode):
         bus.subscribe(self.fork.checker, name="divergence")
 
 
-def fork_episode(trace_path: Path, at_turn: int | None, config: Any, subscribers: list[Any] | None = None) -> Any:
+def fork_episode(trace_path: Path, at_turn: int | None, config: EpisodeConfig,
+                 subscribers: list[Handler] | None = None) -> ForkEpisode:
     """An ``Episode`` (not started) that re-executes ``trace_path`` up to ``at_turn`` and continues with ``config.agent``.
 
     ``at_turn=None`` re-runs the whole episode with nothing live (``replay --rerun``). An external harness

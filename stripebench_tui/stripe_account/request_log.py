@@ -38,6 +38,7 @@ from stripebench_tui.core.events import SOURCE_HEADER, SIGNED, Event, StripeRequ
 from stripebench_tui.core.profile import PUBLISH, harness_part
 from stripebench_tui.core.redact import Redactor
 from stripebench_tui.findings.base import path_parts
+from stripebench_tui.core.driver import Driver
 
 BODY_CAP = 4000  # characters kept of each body; the rest is counted, not kept
 MAX_IDS = 20  # object ids kept per request (a list answer can name a hundred)
@@ -223,12 +224,12 @@ class RequestLog:
         return len(events)
 
     @harness_part(PUBLISH)
-    async def turn_end_hook(self, driver: Any) -> None:
+    async def turn_end_hook(self, driver: Driver) -> None:
         """Driver turn-end hook: this turn's requests are published before the turn closes."""
         self.flush()
 
     @harness_part(PUBLISH)
-    async def final_hook(self, driver: Any) -> None:
+    async def final_hook(self, driver: Driver) -> None:
         """Driver final hook: publish the last requests and stop logging (nothing may follow episode_end)."""
         self.flush()
         self.detach()

@@ -25,6 +25,7 @@ from stripebench_tui.core.bus import EventBus
 from stripebench_tui.core.events import SOURCE_HEADER, Service, StripeObject
 from stripebench_tui.core.profile import PUBLISH, harness_part
 from stripebench_tui.errors import RuntimeProblem
+from stripebench_tui.core.driver import Driver
 
 log = logging.getLogger(__name__)
 
@@ -156,12 +157,12 @@ class StripeWatcher:
                                             data=obj, event_id=event.id, event_type=event.type, request_id=request_id))
 
     @harness_part(PUBLISH)
-    async def turn_end_hook(self, driver: Any) -> None:
+    async def turn_end_hook(self, driver: Driver) -> None:
         """Driver turn-end hook: publish this turn's objects before the turn closes."""
         await self.sync()
 
     @harness_part(PUBLISH)
-    async def final_hook(self, driver: Any) -> None:
+    async def final_hook(self, driver: Driver) -> None:
         """Driver final hook: publish the last objects, then stop polling (nothing may follow episode_end)."""
         await self.sync()
         await self.stop_polling()

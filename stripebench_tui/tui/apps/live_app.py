@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from textual.app import App, SystemCommand
 from textual.screen import Screen
@@ -19,6 +19,9 @@ from stripebench_tui.tui.sources.live_source import LiveSource
 from stripebench_tui.tui.screens.live_screen import LiveEpisodeScreen
 from stripebench_tui.tui.actions.fork_action import open_fork
 from stripebench_tui.tui.screens.episode_screen import EpisodeScreen
+
+if TYPE_CHECKING:  # the command loads the runtime only when it runs an episode
+    from stripebench_tui.runtime.episode import EpisodeConfig
 
 
 class LiveApp(App[Any]):
@@ -30,7 +33,7 @@ class LiveApp(App[Any]):
     def on_episode_screen_fork_requested(self, request: EpisodeScreen.ForkRequested) -> None:
         open_fork(self, request)
 
-    def __init__(self, config: Any, fork: tuple[Path, int] | None = None, *, present: bool = False,
+    def __init__(self, config: EpisodeConfig, fork: tuple[Path, int] | None = None, *, present: bool = False,
                  clock: Callable[[], float] | None = None) -> None:
         super().__init__()
         self.config = config
@@ -75,13 +78,13 @@ class LiveApp(App[Any]):
         self.exit(self.live.result if self.live is not None else None)
 
 
-def create_live_app(config: Any, fork: tuple[Path, int] | None = None, *, present: bool = False,
+def create_live_app(config: EpisodeConfig, fork: tuple[Path, int] | None = None, *, present: bool = False,
                     clock: Callable[[], float] | None = None) -> LiveApp:
     """The live app for ``config`` (forking ``fork=(trace, turn)`` when given; in presenter mode if ``present``)."""
     return LiveApp(config, fork, present=present, clock=clock)
 
 
-def run_live(config: Any, fork: tuple[Path, int] | None = None, *, present: bool = False) -> int:
+def run_live(config: EpisodeConfig, fork: tuple[Path, int] | None = None, *, present: bool = False) -> int:
     """Run the live TUI until the user quits; the exit code (0 passed, 1 failed or stopped, 4 setup failed)."""
     from stripebench_tui.errors import EXIT_EPISODE_FAILED, UserError
     from stripebench_tui.runtime.episode import Episode

@@ -4,7 +4,7 @@ replay``'s entry (``run_replay``)."""
 from __future__ import annotations
 
 import time
-from typing import Any, Callable, Iterable
+from typing import Callable, Iterable
 
 from textual.app import App, SystemCommand
 from textual.screen import Screen
@@ -13,6 +13,7 @@ from stripebench_tui.tui.keymaps.keymap import COMMANDS
 from stripebench_tui.tui.screens.episode_screen import EpisodeScreen, PlaybackOptions
 from stripebench_tui.tui.sources.episode_source import EpisodeSource, TraceSource
 from stripebench_tui.tui.actions.fork_action import open_fork
+from stripebench_tui.core.trace import Trace
 
 
 class EpisodeApp(App[None]):
@@ -69,7 +70,7 @@ def create_app(
                                               breakpoints=tuple(breakpoints or ()), present=present))
 
 
-def run_replay(trace: Any, *, speed: float = 1.0, autoplay: bool = False, breakpoints: list[str] | None = None,
+def run_replay(trace: Trace, *, speed: float = 1.0, autoplay: bool = False, breakpoints: list[str] | None = None,
                present: bool = False) -> None:
     """Open the replay TUI on an opened trace (``formats.open.open_episode``) and run until the user quits."""
     options = PlaybackOptions(speed=speed, autoplay=autoplay, breakpoints=tuple(breakpoints or ()), present=present)

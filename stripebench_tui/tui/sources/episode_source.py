@@ -11,10 +11,11 @@ from __future__ import annotations
 import bisect
 import threading
 from dataclasses import dataclass
-from typing import Any, Iterable, Protocol
+from typing import Iterable, Protocol
 
 from stripebench_tui.core.events import Event, GraderVerdict, Header, ModelMessage, ToolResult
 from stripebench_tui.core.state import EpisodeState, Reducer, Turn
+from stripebench_tui.core.trace import Trace
 
 
 @dataclass(frozen=True)
@@ -106,7 +107,7 @@ class TraceSource:
 
     live = False
 
-    def __init__(self, trace: Any) -> None:
+    def __init__(self, trace: Trace) -> None:
         self.trace = trace
         self.header: Header | None = trace.header
         # The reader keeps one file handle; workers and the UI thread take turns on it.
