@@ -26,7 +26,7 @@ from typing import Any
 
 import httpx
 
-from stripebench_tui.grading.context import GradingUnavailable
+from stripebench_tui.grading.context import GradingContext, GradingUnavailable
 
 HEALTH_TIMEOUT = 10.0  # one GET /health; the copy has ``start_timeout`` in all to answer one
 START_ATTEMPTS = 3  # starts on a fresh port when the app could not bind the one it was given
@@ -48,7 +48,7 @@ class AppCopy:
     """The manifest's ``service`` started again for the grader; ``url``, ``http``, ``db_path``, ``row_counts()``,
     ``close()``."""
 
-    def __init__(self, ctx: Any, *, stripe_api_base: str | None = None, database: str | None = None,
+    def __init__(self, ctx: GradingContext, *, stripe_api_base: str | None = None, database: str | None = None,
                  unset: tuple[str, ...] = (), env: dict[str, str] | None = None, service: str = "app",
                  noun: str = "app", start_timeout: float = 30.0, http_timeout: float = 30.0) -> None:
         """Start the copy; ``database`` names a workspace file to copy (else a fresh ``grading.db``)."""
@@ -59,6 +59,8 @@ class AppCopy:
         if source is not None and not source.is_file():
             raise GradingUnavailable(f"no database at {source}")
         processes = ctx.processes
+        if processes is None:
+            raise GradingUnavailable("this episode gave its graders no place to run a copy of the app")
         self.scratch = processes.scratch_dir("grader-app-")  # the running copy reads and writes it at this path
         self.db_path = self.scratch / (database if database else "grading.db")
         if source is not None:

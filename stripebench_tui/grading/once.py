@@ -10,11 +10,13 @@ from __future__ import annotations
 import threading
 from typing import Any, Callable, TypeVar
 
+from stripebench_tui.grading.context import GradingContext
+
 T = TypeVar("T")
 _LOCK = threading.Lock()  # guards the creation of each context's per-key locks
 
 
-def once_per_context(ctx: Any, key: str, compute: Callable[[], T]) -> T:
+def once_per_context(ctx: GradingContext, key: str, compute: Callable[[], T]) -> T:
     """``compute()`` the first time ``key`` is asked for on ``ctx``; the same object every later time."""
     store = vars(ctx)
     with _LOCK:

@@ -13,7 +13,7 @@ from typing import Any, Callable, Iterable, TypeVar
 import httpx
 
 from stripebench_tui.grading.app_copy import AppDown
-from stripebench_tui.grading.context import GradingUnavailable
+from stripebench_tui.grading.context import GradingContext, GradingUnavailable
 from stripebench_tui.grading.criteria import Criterion, Outcome, error_outcome, failed
 
 # Every criterion of a shared scenario run waits for all of it (grading/once.py), on a loaded machine too; this
@@ -72,7 +72,7 @@ def run_scenarios(run: Any, scenarios: Iterable[tuple[tuple[str, ...], Scenario]
     return results
 
 
-def with_run(ctx: Any, start: Callable[[Any], R], names: Iterable[str],
+def with_run(ctx: GradingContext, start: Callable[[Any], R], names: Iterable[str],
              body: Callable[[R], dict[str, Outcome]]) -> dict[str, Outcome]:
     """``body(start(ctx))``, closing the run after (when it has ``close``); a failed start is every name's outcome."""
     try:

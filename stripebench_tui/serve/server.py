@@ -33,9 +33,12 @@ import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from stripebench_tui.errors import RuntimeProblem
+
+if TYPE_CHECKING:  # aiohttp is loaded when serving starts
+    from aiohttp import web
 
 APP_MODULE = "stripebench_tui.tui.apps.serve_app"
 VIEW = "view"  # the websocket key of a viewer when no access token is needed
@@ -123,7 +126,7 @@ class EpisodeServer:
         from aiohttp import web
 
         @web.middleware
-        async def same_site_only(request: Any, handler: Any) -> Any:
+        async def same_site_only(request: web.Request, handler: Any) -> Any:
             # Ahead of every route, static files and 404s included; a refused websocket starts no app.
             reason = self.refusal(request)
             if reason is not None:
@@ -144,7 +147,7 @@ class EpisodeServer:
         ])
         return app
 
-    def refusal(self, request: Any) -> str | None:
+    def refusal(self, request: web.Request) -> str | None:
         """Why ``request`` may come from another web site (it is refused), or None.
 
         A page on any site can make the browser open ``ws://127.0.0.1:PORT/``, and a name
@@ -165,7 +168,7 @@ class EpisodeServer:
             return "another site's page may not use this server (only a link to it may be followed)"
         return None
 
-    async def handle_index(self, request: Any) -> Any:
+    async def handle_index(self, request: web.Request) -> Any:
         import aiohttp_jinja2
         from aiohttp import web
 
@@ -184,7 +187,7 @@ class EpisodeServer:
         }
         return aiohttp_jinja2.render_template("page.html", request, context)
 
-    async def handle_websocket(self, request: Any) -> Any:
+    async def handle_websocket(self, request: web.Request) -> Any:
         from aiohttp import WSMsgType, web
         from textual_serve.app_service import AppService
 
@@ -218,7 +221,7 @@ class EpisodeServer:
             await service.stop()
         return ws
 
-    async def handle_control(self, request: Any) -> Any:
+    async def handle_control(self, request: web.Request) -> Any:
         from aiohttp import web
 
         key = request.match_info["key"]
@@ -241,7 +244,7 @@ class EpisodeServer:
         getattr(driver, method)(*args, **kwargs)
         return web.Response(text="ok\n")
 
-    async def handle_status(self, request: Any) -> Any:
+    async def handle_status(self, request: web.Request) -> Any:
         from aiohttp import web
 
         if self.role_for(request.query.get("token", "") or VIEW) is None:
@@ -349,7 +352,7 @@ class LiveHost:
             await self.task
 
 
-async def _forbid_framing(request: Any, response: Any) -> None:
+async def _forbid_framing(request: web.Request, response: web.StreamResponse) -> None:
     # Another site's page must not show ours in a frame (and trick the operator into clicking in it).
     response.headers["X-Frame-Options"] = "DENY"
     response.headers["Content-Security-Policy"] = "frame-ancestors 'none'"
