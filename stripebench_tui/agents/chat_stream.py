@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from stripebench_tui.core.json_value import JSONValue
+
 
 @dataclass
 class ChatCall:
@@ -33,7 +35,7 @@ class ChatReply:
     usage: Any = None  # the last chunk's, when the request asked for it (stream_options.include_usage)
     _by_index: dict[int, ChatCall] = field(default_factory=dict, repr=False)
 
-    def feed(self, chunk: Any) -> bool:
+    def feed(self, chunk: JSONValue) -> bool:
         """Add one chunk; True when it carried output (text, reasoning, a refusal or a tool call): a token."""
         self.model = chunk.model or self.model
         if getattr(chunk, "usage", None) is not None:

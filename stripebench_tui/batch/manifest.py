@@ -26,6 +26,7 @@ from typing import Any
 
 from stripebench_tui.batch.matrix import Cell
 from stripebench_tui.errors import BadFileError, UserError
+from stripebench_tui.core.json_value import JSONValue
 
 FORMAT = 1  # batch.json's format; a newer one is refused rather than misread
 MANIFEST = "batch.json"
@@ -45,7 +46,7 @@ def now() -> str:
     return dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds")
 
 
-def write_json(path: Path, data: Any) -> None:
+def write_json(path: Path, data: JSONValue) -> None:
     """``data`` as JSON at ``path``, whole or not at all (OSError, e.g. a full disk, leaves the old file)."""
     tmp = path.with_name(f".{path.name}.tmp")
     try:

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from stripebench_tui.core.events import Event, Finding, GraderVerdict, ModelMessage, StripeRequest, ToolCall
+from stripebench_tui.core.json_value import JSONValue
 
 # Operator.action of the events that record breakpoints (added, removed, hit).
 BREAK_ADD, BREAK_REMOVE, BREAK_HIT = "break_add", "break_remove", "break_hit"
@@ -132,7 +133,7 @@ def _status_matches(want: str, status: int) -> bool:
     return str(status) == want
 
 
-def _arg_text(value: Any) -> str:
+def _arg_text(value: JSONValue) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True)
 
 

@@ -35,6 +35,7 @@ from stripebench_tui.core.events import (
     ToolResult,
 )
 from stripebench_tui.core.state import FAILED, OK, REJECTED, RUNNING, EpisodeState, Turn, score_of
+from stripebench_tui.core.json_value import JSONValue
 
 SAME, CHANGED, ONLY_A, ONLY_B = "same", "changed", "only_a", "only_b"
 
@@ -213,7 +214,7 @@ def _timeline(history: list[Any]) -> tuple[tuple[str, ...], tuple[int, ...]]:
     return tuple(out), tuple(turns)
 
 
-def flatten(data: Any, prefix: str = "") -> dict[str, Any]:
+def flatten(data: JSONValue, prefix: str = "") -> dict[str, Any]:
     """``{"a.b[0].c": value}`` for a JSON value, leaving out ids and timestamps."""
     out: dict[str, Any] = {}
     if isinstance(data, dict):

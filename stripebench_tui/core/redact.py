@@ -15,6 +15,8 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable
 
+from stripebench_tui.core.json_value import JSONValue
+
 REDACTED = "[REDACTED]"
 MIN_SECRET_LENGTH = 4  # shorter registered values would mangle ordinary text
 
@@ -86,7 +88,7 @@ class Redactor:
         """``raw`` (a log line) with secrets replaced; bytes that are not UTF-8 pass through unchanged."""
         return self.text(raw.decode("utf-8", "surrogateescape")).encode("utf-8", "surrogateescape")
 
-    def value(self, v: Any) -> Any:
+    def value(self, v: JSONValue) -> Any:
         """A copy of ``v`` (str, dict, list, tuple or scalar) with secrets replaced everywhere."""
         if isinstance(v, str):
             return self.text(v)
@@ -113,7 +115,7 @@ def mask_emails(text: str) -> str:
     return _EMAIL.sub(lambda m: f"{m.group(1)}•••@{m.group(2)}", text) if "@" in text else text
 
 
-def redact(value: Any, secrets: Iterable[str] = ()) -> Any:
+def redact(value: JSONValue, secrets: Iterable[str] = ()) -> Any:
     """One-shot form of ``Redactor(secrets).value(value)``."""
     return Redactor(secrets).value(value)
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from typing import Any, Callable
 
+from stripebench_tui.core.json_value import JSONValue
+
 
 def replacer(mapping: list[tuple[str, str]] | dict[str, str]) -> Callable[[str], str]:
     """A function replacing every ``old`` by its ``new`` in one pass, longest match first.
@@ -20,7 +22,7 @@ def replacer(mapping: list[tuple[str, str]] | dict[str, str]) -> Callable[[str],
     return lambda text: pattern.sub(lambda m: pairs[m.group(0)], text)
 
 
-def substitute(value: Any, rewrite: Callable[[str], str]) -> Any:
+def substitute(value: JSONValue, rewrite: Callable[[str], str]) -> Any:
     """``rewrite`` applied to every string inside ``value`` (dicts and lists walked, keys kept)."""
     if isinstance(value, str):
         return rewrite(value)

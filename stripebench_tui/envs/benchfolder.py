@@ -19,6 +19,7 @@ from stripebench_tui.envs.deps import cache_root
 from stripebench_tui.envs.bench_overlay import OVERLAY_SUFFIX, ExternalGraderSpec, Overlay, find_overlay
 from stripebench_tui.envs.manifest import ID_PATTERN, MANIFEST, DockerSpec, Environment, Manifest, PlanRef, StripeSetup
 from stripebench_tui.errors import BadFileError, UserError
+from stripebench_tui.core.json_value import JSONValue
 
 LAYOUT_HELP = "a benchmark folder holds environment/ (with PROBLEM.md, or problems in sub-folders), grader/ and optionally solution/"
 _PLAN_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")  # what envs.plans.expand would replace
@@ -269,7 +270,7 @@ def _shell_quote(text: str) -> str:
     return shlex.quote(text)
 
 
-def _toml(value: Any) -> str:
+def _toml(value: JSONValue) -> str:
     """A TOML value of plain data (JSON's string escapes are TOML's, but DEL must be escaped too)."""
     import json
 

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from stripebench_tui.errors import BadFileError
+from stripebench_tui.core.json_value import JSONValue
 
 _VAR = re.compile(r"\$(\$)?\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
@@ -47,7 +48,7 @@ class PlanError(BadFileError):
     """A plan file that cannot be read or a step that cannot be played."""
 
 
-def expand(value: Any, context: Mapping[str, str]) -> Any:
+def expand(value: JSONValue, context: Mapping[str, str]) -> Any:
     """``value`` with ``${NAME}`` replaced from ``context`` in every string, recursively."""
     if isinstance(value, str):
         def sub(m: re.Match[str]) -> str:

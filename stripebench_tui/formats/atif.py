@@ -35,6 +35,7 @@ from stripebench_tui.core.summary import Summariser
 from stripebench_tui.core.trace import Trace, TraceError
 from stripebench_tui.core.trace_check import LineError, check_payload
 from stripebench_tui.findings.derived import Deriver
+from stripebench_tui.core.json_value import JSONValue
 
 ATIF_VERSION = "ATIF-v1.4"  # what we write: the widely implemented revision
 READABLE_VERSIONS = frozenset(f"ATIF-v1.{i}" for i in range(8))
@@ -81,7 +82,7 @@ class _Checker:
     def fail(self, where: str, why: str) -> AtifError:
         return AtifError(f"{self.source}: ATIF {where}: {why}")
 
-    def obj(self, value: Any, where: str, spec: tuple[set[str], set[str]]) -> dict[str, Any]:
+    def obj(self, value: JSONValue, where: str, spec: tuple[set[str], set[str]]) -> dict[str, Any]:
         required, optional = spec
         if not isinstance(value, dict):
             raise self.fail(where, f"expected an object, found {type(value).__name__}")
@@ -104,7 +105,7 @@ class _Checker:
         return value
 
 
-def _content_text(value: Any, check: _Checker, where: str) -> str:
+def _content_text(value: JSONValue, check: _Checker, where: str) -> str:
     """A message or result content: a string, or (ATIF 1.6+) a list of text/image parts."""
     if value is None:
         return ""
@@ -123,7 +124,7 @@ def _content_text(value: Any, check: _Checker, where: str) -> str:
     raise check.fail(where, f"expected text, found {type(value).__name__}")
 
 
-def _parse_time(value: Any) -> datetime | None:
+def _parse_time(value: JSONValue) -> datetime | None:
     if not isinstance(value, str):
         return None
     try:
@@ -133,19 +134,19 @@ def _parse_time(value: Any) -> datetime | None:
     return dt if dt.tzinfo else dt.replace(tzinfo=timezone.utc)
 
 
-def _num(value: Any, default: float) -> float:
+def _num(value: JSONValue, default: float) -> float:
     """A number from our own metadata, or ``default`` when it is missing or not a number."""
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else default
 
 
-def _ours(extra: Any) -> dict[str, Any]:
+def _ours(extra: JSONValue) -> dict[str, Any]:
     """Our own round-trip metadata inside an ATIF ``extra`` object, if any."""
     if isinstance(extra, dict) and isinstance(extra.get("stripebench"), dict):
         return extra["stripebench"]
     return {}
 
 
-def _restore(d: Any, check: _Checker, where: str) -> Event:
+def _restore(d: JSONValue, check: _Checker, where: str) -> Event:
     try:
         if not isinstance(d, dict):
             raise EventError("an event must be a JSON object")
@@ -156,7 +157,7 @@ def _restore(d: Any, check: _Checker, where: str) -> Event:
     return ev
 
 
-def events_from_atif(doc: Any, source: str = "ATIF") -> tuple[Header, list[Event]]:
+def events_from_atif(doc: JSONValue, source: str = "ATIF") -> tuple[Header, list[Event]]:
     """Convert a decoded ATIF document into our header and events (validating it on the way)."""
     check = _Checker(source)
     root = check.obj(doc, "root", _ROOT)
@@ -229,7 +230,7 @@ def events_from_atif(doc: Any, source: str = "ATIF") -> tuple[Header, list[Event
             ttft, latency = (timing.get(k) if isinstance(timing.get(k), (int, float)) else None
                              for k in ("ttft_seconds", "latency_seconds"))
 
-        def seq_for(value: Any) -> int:
+        def seq_for(value: JSONValue) -> int:
             nonlocal next_seq
             seq = value if isinstance(value, int) and not isinstance(value, bool) else next_seq
             next_seq = max(next_seq, seq) + 1
@@ -384,7 +385,7 @@ class AtifExport:
             shutil.copyfileobj(spool, out)
         out.write(text[steps_end:])
 
-    def _skeleton(self, by_turn: Any, events: Any, steps: Any) -> dict[str, Any]:
+    def _skeleton(self, by_turn: JSONValue, events: JSONValue, steps: JSONValue) -> dict[str, Any]:
         """The document, with ``by_turn`` (the time profile's turns), ``events`` and ``steps`` as given."""
         trace, header = self.trace, self.trace.header
         ours: dict[str, Any] = {"header": header.to_dict(), "events": events}
@@ -502,7 +503,7 @@ class _JsonArray:
         line = text[text.rfind("\n", 0, at) + 1 : at]
         self.out, self.pad, self.empty = out, " " * (len(line) - len(line.lstrip(" ")) + 2), True
 
-    def add(self, item: Any) -> None:
+    def add(self, item: JSONValue) -> None:
         self.out.write(("[\n" if self.empty else ",\n") + self.pad
                        + json.dumps(item, ensure_ascii=False, indent=2).replace("\n", "\n" + self.pad))
         self.empty = False

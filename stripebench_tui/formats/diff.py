@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
-from typing import Any, TextIO
+from typing import TextIO
 
 from stripebench_tui.core.diff import CHANGED, ONLY_A, ONLY_B, SAME, EpisodeDiff, TurnPair, TurnSide
 from stripebench_tui.core.sanitize import sanitize
+from stripebench_tui.core.json_value import JSONValue
 
 _MARK = {SAME: "=", CHANGED: "~", ONLY_A: "<", ONLY_B: ">"}
 COLUMN = 44
@@ -27,7 +28,7 @@ def pair_line(pair: TurnPair, first: bool) -> str:
     return f"{'▶' if first else ' '}{_MARK[pair.kind]} {side_text(pair.a)} {side_text(pair.b).rstrip()}"
 
 
-def _value(v: Any) -> str:
+def _value(v: JSONValue) -> str:
     text = json.dumps(v, ensure_ascii=False) if not isinstance(v, str) else repr(v)
     return sanitize(text if len(text) <= 60 else text[:59] + "…")
 

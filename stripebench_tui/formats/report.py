@@ -45,6 +45,7 @@ from stripebench_tui.errors import UserError
 from stripebench_tui.findings.runner import detect
 from stripebench_tui.formats.report_chart import Chart, verdict_chart
 from stripebench_tui.formats.text import episode_passed
+from stripebench_tui.core.json_value import JSONValue
 
 PREVIEW_LINES = 6  # lines of an output shown before it is expanded
 HEAD_LINES, TAIL_LINES = 16, 4  # of a long output, what the report keeps (the whole output is in the trace)
@@ -166,7 +167,7 @@ class _Text:
         more = len(text) - limit
         return kept + f"\n… {more:,} more characters not shown; the whole text is in {where or self.where}"
 
-    def json(self, value: Any, limit: int, where: str = "") -> str:
+    def json(self, value: JSONValue, limit: int, where: str = "") -> str:
         try:
             value = self.redactor.value(value)
             text = json.dumps(value, ensure_ascii=False, default=str)

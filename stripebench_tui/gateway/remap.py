@@ -15,6 +15,7 @@ import json
 from typing import Any, Callable
 
 from stripebench_tui.core.substitute import replacer
+from stripebench_tui.core.json_value import JSONValue
 
 Rewrite = Callable[[str], str]
 _Delta = tuple[tuple[Any, ...], Any, Any]  # (JSON path, the dict holding the string, its key)
@@ -39,7 +40,7 @@ def events_of(raw: bytes) -> list[bytes]:
     return out
 
 
-def walk(value: Any, rewrite: Rewrite, path: tuple[Any, ...], deltas: list[_Delta]) -> Any:
+def walk(value: JSONValue, rewrite: Rewrite, path: tuple[Any, ...], deltas: list[_Delta]) -> Any:
     """``value`` with every string rewritten, except those under a ``delta`` key: collected in ``deltas`` instead."""
     if isinstance(value, str):
         return value if "delta" in path else rewrite(value)

@@ -14,6 +14,8 @@ from typing import Any
 
 import orjson
 
+from stripebench_tui.core.json_value import JSONValue
+
 
 @dataclass
 class Call:
@@ -61,7 +63,7 @@ def _loads(data: str) -> Any:
     return orjson.loads(data)
 
 
-def _arguments(raw: Any) -> dict[str, Any]:
+def _arguments(raw: JSONValue) -> dict[str, Any]:
     if isinstance(raw, dict):
         return raw
     if not isinstance(raw, str) or not raw.strip():
@@ -73,7 +75,7 @@ def _arguments(raw: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {"raw_arguments": raw}
 
 
-def _content_text(content: Any) -> str:
+def _content_text(content: JSONValue) -> str:
     """Text of a content field: a string, or a list of text/image parts of any provider."""
     if isinstance(content, str):
         return content
@@ -306,7 +308,7 @@ class OpenAIChat(Wire):
         return {**body, "messages": [*(body.get("messages") or []), {"role": "user", "content": text}]}
 
 
-def _openai_usage(reply: Reply, usage: Any) -> None:
+def _openai_usage(reply: Reply, usage: JSONValue) -> None:
     if isinstance(usage, dict):
         reply.tokens_in = usage.get("prompt_tokens", usage.get("input_tokens"))
         reply.tokens_out = usage.get("completion_tokens", usage.get("output_tokens"))

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, Mapping
 
 from stripebench_tui.core.events import ERROR, FAIL, PASS, PENDING, VERDICT_STATUSES
+from stripebench_tui.core.json_value import JSONValue
 
 ANY_OBJECT = "*"  # in ``Criterion.on``: re-check on every Stripe object
 
@@ -53,7 +54,7 @@ def pending(summary: str = "", **evidence: Any) -> Outcome:
     return Outcome(PENDING, evidence, summary)
 
 
-def expect(what: str, expected: Any, actual: Any, **evidence: Any) -> Outcome:
+def expect(what: str, expected: JSONValue, actual: JSONValue, **evidence: Any) -> Outcome:
     """Pass when ``actual == expected``; the evidence records both either way."""
     ok = actual == expected
     summary = f"{what} is {actual!r}" + ("" if ok else f", expected {expected!r}")

@@ -13,6 +13,8 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from typing import Any
 
+from stripebench_tui.core.json_value import JSONValue
+
 PASSED, FAILED, ERRORED, SKIPPED = "passed", "failed", "error", "skipped"
 MESSAGE_HEAD = 400  # characters of a report's one-line failure message kept before the traceback's tail
 MESSAGE_TAIL = 1500  # characters of a failure's text kept as evidence (its end: where the assertion is)
@@ -117,7 +119,7 @@ _NAME_KEYS = ("name", "challenge_name", "test", "id", "key", "criterion", "title
 _PASS_WORDS = {"pass", "passed", "ok", "success", "match", "true"}
 
 
-def _item(name: str, value: Any) -> TestResult:
+def _item(name: str, value: JSONValue) -> TestResult:
     if isinstance(value, bool):
         return TestResult(name, PASSED if value else FAILED, "" if value else "false", name)
     if isinstance(value, (int, float)):
@@ -145,7 +147,7 @@ def _item(name: str, value: Any) -> TestResult:
     raise ReportError(f"score JSON entry {name!r} is a {type(value).__name__}, not a score")
 
 
-def parse_score_json(data: Any) -> list[TestResult]:
+def parse_score_json(data: JSONValue) -> list[TestResult]:
     if isinstance(data, dict):
         for key in ("results", "criteria", "tests", "checks", "challenges"):
             if isinstance(data.get(key), (list, dict)):

@@ -22,12 +22,13 @@ from typing import Any
 
 from stripebench_tui.harness.external import Harness, HarnessContext
 from stripebench_tui.harness.installers import Install
+from stripebench_tui.core.json_value import JSONValue
 
 CODEX = Install("codex", "npm", "@openai/codex", "0.171.0")
 PROVIDER = "stripebench"  # the model provider id in config.toml
 
 
-def _toml(value: Any) -> str:
+def _toml(value: JSONValue) -> str:
     """A TOML value for a string, number, bool or list (JSON's string escapes are valid TOML basic strings)."""
     if isinstance(value, bool):
         return "true" if value else "false"

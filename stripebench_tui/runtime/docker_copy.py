@@ -20,10 +20,13 @@ import shutil
 import tarfile
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from stripebench_tui.archives import extract_within
 from stripebench_tui.errors import UserError
+
+if TYPE_CHECKING:  # docker is loaded when a Docker sandbox is used
+    from docker.models.containers import Container
 
 COPY_VAR = "STRIPEBENCH_DOCKER_COPY"
 _YES, _NO = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
@@ -75,7 +78,7 @@ def pack(sources: dict[str, Path], uid: int, gid: int) -> bytes:
     return out.getvalue()
 
 
-def push(container: Any, into: str, sources: dict[str, Path], uid: int = 0, gid: int = 0) -> None:
+def push(container: Container, into: str, sources: dict[str, Path], uid: int = 0, gid: int = 0) -> None:
     """Copy ``{name: file or folder here}`` into the container's folder ``into`` (owned by ``uid:gid`` there).
 
     The engine creates what the archive names but leaves the folder ``into`` as it is (a volume's root stays
@@ -85,7 +88,7 @@ def push(container: Any, into: str, sources: dict[str, Path], uid: int = 0, gid:
         raise OSError(f"the engine refused to copy {', '.join(map(str, sources.values()))} into the container")
 
 
-def pull(container: Any, at: str, target: Path) -> None:
+def pull(container: Container, at: str, target: Path) -> None:
     """Replace the folder ``target`` here with the container's folder ``at`` (whole, or not at all)."""
     stream, _stat = container.get_archive(at)
     target.parent.mkdir(parents=True, exist_ok=True)

@@ -20,9 +20,12 @@ import tarfile
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from stripebench_tui.errors import RuntimeProblem
+
+if TYPE_CHECKING:  # docker is loaded when a Docker sandbox is used
+    from docker import DockerClient
 
 DEFAULT_BASE_IMAGE = "stripebench/base:bookworm"
 BASE_IMAGE_VAR = "STRIPEBENCH_BASE_IMAGE"
@@ -82,7 +85,7 @@ def _owner_alive(owner: str) -> bool:
     return True
 
 
-def remove_stale_containers(client: Any) -> list[str]:
+def remove_stale_containers(client: DockerClient) -> list[str]:
     """Remove episode containers whose stripebench process on this machine is gone; returns their names."""
     removed = []
     # ignore_removed: another episode's container may go between the engine's list and docker-py's look at each
@@ -126,7 +129,7 @@ def _unmount_under(root: Path) -> None:
             subprocess.run(["umount", "-l", point], check=False, capture_output=True)
 
 
-def bootstrap_base_image(client: Any, tag: str = DEFAULT_BASE_IMAGE, *, force: bool = False,
+def bootstrap_base_image(client: DockerClient, tag: str = DEFAULT_BASE_IMAGE, *, force: bool = False,
                          progress: Callable[[str], None] = print, mirror: str | None = None) -> tuple[str, bool]:
     """Build the offline base image (debootstrap + import); returns (image id, built). Cached unless ``force``."""
     if not force:

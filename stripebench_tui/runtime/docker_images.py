@@ -24,13 +24,16 @@ import tarfile
 from collections.abc import Callable
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from stripebench_tui import __version__
 from stripebench_tui.envs.deps import requirements_file
 from stripebench_tui.envs.manifest import Environment
 from stripebench_tui.errors import RuntimeProblem
 from stripebench_tui.runtime.docker_engine import BASE_IMAGE_VAR, DEFAULT_BASE_IMAGE, base_image_name
+
+if TYPE_CHECKING:  # docker is loaded when a Docker sandbox is used
+    from docker import DockerClient
 
 IMAGE_REPO = "stripebench/env-"
 SKIP_DIRS = {"__pycache__", ".venv", "node_modules", ".git"}
@@ -117,7 +120,7 @@ def _context(dockerfile: str, files: dict[str, bytes]) -> io.BytesIO:
     return buf
 
 
-def _build(client: Any, tag: str, progress: Callable[[str], None], **kwargs: Any) -> None:
+def _build(client: DockerClient, tag: str, progress: Callable[[str], None], **kwargs: Any) -> None:
     """Run one build, streaming its steps to ``progress``; RuntimeProblem naming the failing step."""
     last, output = "", list[str]()
     try:
@@ -138,7 +141,7 @@ def _build(client: Any, tag: str, progress: Callable[[str], None], **kwargs: Any
         raise RuntimeProblem(f"image build failed for {tag}: {str(exc).splitlines()[0][:300]}") from None
 
 
-def ensure_image(client: Any, env: Environment, progress: Callable[[str], None] = print,
+def ensure_image(client: DockerClient, env: Environment, progress: Callable[[str], None] = print,
                  force: bool = False) -> tuple[str, bool]:
     """The environment's image tag, built when missing (or ``force``); returns (tag, built)."""
     base = base_image_name()
@@ -181,7 +184,7 @@ def ensure_image(client: Any, env: Environment, progress: Callable[[str], None] 
     return tag, True
 
 
-def remove_old_images(client: Any, env: Environment, keep: str) -> list[str]:
+def remove_old_images(client: DockerClient, env: Environment, keep: str) -> list[str]:
     """Remove this environment's images other than ``keep`` (older hashes); returns their tags."""
     removed = []
     for image in client.images.list(name=f"{IMAGE_REPO}{env.id}"):

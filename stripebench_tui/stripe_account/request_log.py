@@ -39,6 +39,7 @@ from stripebench_tui.core.profile import PUBLISH, harness_part
 from stripebench_tui.core.redact import Redactor
 from stripebench_tui.findings.base import path_parts
 from stripebench_tui.core.driver import Driver
+from stripebench_tui.core.json_value import JSONValue
 
 BODY_CAP = 4000  # characters kept of each body; the rest is counted, not kept
 MAX_IDS = 20  # object ids kept per request (a list answer can name a hundred)
@@ -68,7 +69,7 @@ def capped(text: str, cap: int = BODY_CAP) -> str:
     return f"{text[:cap]}… [{len(text) - cap} more characters]"
 
 
-def object_ids(path: str, body: Any) -> list[str]:
+def object_ids(path: str, body: JSONValue) -> list[str]:
     """The object ids a request touched: those in its path, the answer's own id, a list answer's items."""
     found: list[str] = [seg for seg, is_id in path_parts(path) or () if is_id]
     if isinstance(body, dict):
@@ -96,7 +97,7 @@ def request_text(method: str, query: str, body: bytes, headers: dict[str, str]) 
 
 
 def build_event(method: str, path: str, query: str, body: bytes, headers: dict[str, str], status: int,
-                reply_headers: dict[str, str], reply_body: Any, seconds: float, redactor: Redactor,
+                reply_headers: dict[str, str], reply_body: JSONValue, seconds: float, redactor: Redactor,
                 source: str | None = None) -> StripeRequest:
     """One ``stripe_request`` event from a request and its answer (bodies redacted and capped)."""
     error = reply_body.get("error") if isinstance(reply_body, dict) and status >= 400 else None
@@ -178,13 +179,13 @@ class RequestLog:
             reply_body = payload.decode("utf-8", "replace")
         self._record(method, path, query, body, headers, status, reply_headers, reply_body, seconds)
 
-    def hook(self, method: str, path: str, query: str, body: bytes, headers: dict[str, str], reply: Any,
+    def hook(self, method: str, path: str, query: str, body: bytes, headers: dict[str, str], reply: JSONValue,
              seconds: float) -> None:
         """The emulator's response hook (serving thread): queue the event, ask the loop to publish it."""
         self._record(method, path, query, body, headers, reply.status, reply.headers, reply.body, seconds)
 
     def _record(self, method: str, path: str, query: str, body: bytes, headers: dict[str, str], status: int,
-                reply_headers: dict[str, str], reply_body: Any, seconds: float) -> None:
+                reply_headers: dict[str, str], reply_body: JSONValue, seconds: float) -> None:
         if not path.startswith("/v1/"):
             return
         source = request_source(headers)

@@ -26,6 +26,7 @@ from stripebench_tui.core.events import SOURCE_HEADER, Service, StripeObject
 from stripebench_tui.core.profile import PUBLISH, harness_part
 from stripebench_tui.errors import RuntimeProblem
 from stripebench_tui.core.driver import Driver
+from stripebench_tui.core.json_value import JSONValue
 
 log = logging.getLogger(__name__)
 
@@ -35,7 +36,7 @@ REAL_INTERVAL = 1.0  # real Stripe rate-limits test mode; once a second is plent
 _OWN: Any = {"headers": {SOURCE_HEADER: "watcher"}}  # the request log leaves the watcher's own polls out
 
 
-def _plain(obj: Any) -> Any:
+def _plain(obj: JSONValue) -> Any:
     """An SDK object as plain JSON-ready data."""
     if hasattr(obj, "to_dict"):
         try:

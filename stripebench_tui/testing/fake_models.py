@@ -46,6 +46,7 @@ from stripebench_tui.testing.fake_stream import (
     stream_error,
     tool_index_as,
 )
+from stripebench_tui.core.json_value import JSONValue
 from stripebench_tui.testing.fake_wire import (
     ScriptedCall,
     ScriptedTurn,
@@ -123,7 +124,7 @@ _OPENAI = _Wire("openai", check_openai, openai_reply, openai_error,
 _RESPONSES = _Wire("responses", check_responses, responses_reply, responses_error, lambda _body, r: responses_events(r))
 
 
-def _fill(value: Any, variables: dict[str, str]) -> Any:
+def _fill(value: JSONValue, variables: dict[str, str]) -> Any:
     """``{name}`` in every string of ``value`` replaced by ``variables[name]``."""
     if isinstance(value, str):
         for name, text in variables.items():
@@ -296,7 +297,7 @@ class FakeModelServer:
         return JSONResponse(record.reply)
 
     async def _answer(
-        self, wire: _Wire, record: RecordedRequest, body: Any, fault: Fault | None
+        self, wire: _Wire, record: RecordedRequest, body: JSONValue, fault: Fault | None
     ) -> tuple[int, dict[str, str], dict[str, Any]]:
         if self.api_key is not None and record.api_key != self.api_key:
             return 401, {}, wire.error(401, "invalid api key")
