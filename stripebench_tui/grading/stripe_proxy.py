@@ -31,6 +31,10 @@ from typing import Any, AsyncIterator, Callable, Iterator
 from urllib.parse import parse_qsl
 
 import httpx
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
 
 from stripebench_tui.background_server import BackgroundServer
 from stripebench_tui.core.api_keys import api_key, key_kind
@@ -126,16 +130,13 @@ class StripeProxy:
     on_answer: Callable[..., None] | None = None
 
     def __post_init__(self) -> None:
-        from starlette.applications import Starlette
-        from starlette.routing import Route
-
         self._lock = threading.Lock()
         self._client: httpx.AsyncClient | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._hold: Hold | None = None
 
         @contextlib.asynccontextmanager
-        async def lifespan(_app: Any) -> AsyncIterator[None]:
+        async def lifespan(_app: Starlette) -> AsyncIterator[None]:
             self._loop = asyncio.get_running_loop()
             async with httpx.AsyncClient(timeout=60, trust_env=False) as client:
                 self._client = client
@@ -210,7 +211,7 @@ class StripeProxy:
                 return self.plan.pop(0), hold
             return ("down" if self.down else "pass"), hold
 
-    async def _handle(self, request: Any) -> Any:
+    async def _handle(self, request: Request) -> Response:
         from starlette.responses import Response
 
         arrived = time.monotonic()
@@ -263,7 +264,7 @@ class StripeProxy:
             hold.release()
         return Response(payload, status_code=status, headers=headers, media_type="application/json")
 
-    async def _forward(self, request: Any, body: bytes) -> tuple[int, bytes, dict[str, str]]:
+    async def _forward(self, request: Request, body: bytes) -> tuple[int, bytes, dict[str, str]]:
         assert self._client is not None
         target = self.upstream.rstrip("/") + request.scope.get("raw_path", request.url.path.encode()).decode()
         if request.url.query:

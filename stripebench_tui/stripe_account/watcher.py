@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from stripebench_tui.core.bus import EventBus
 from stripebench_tui.core.events import SOURCE_HEADER, Service, StripeObject
@@ -27,6 +27,9 @@ from stripebench_tui.core.profile import PUBLISH, harness_part
 from stripebench_tui.errors import RuntimeProblem
 from stripebench_tui.core.driver import Driver
 from stripebench_tui.core.json_value import JSONValue
+
+if TYPE_CHECKING:  # the SDK is loaded by whoever makes the client
+    import stripe
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +57,7 @@ def _change(event_type: str) -> str:
 class StripeWatcher:
     """Polls a backend's events and publishes ``stripe_object`` events on ``bus``."""
 
-    def __init__(self, client: Any, bus: EventBus, interval: float = EMULATOR_INTERVAL) -> None:
+    def __init__(self, client: stripe.StripeClient, bus: EventBus, interval: float = EMULATOR_INTERVAL) -> None:
         self.client = client  # a stripe.StripeClient
         self.bus = bus
         self.interval = interval
