@@ -41,7 +41,6 @@ import shlex
 import subprocess
 import sys
 import tempfile
-from collections import deque
 from pathlib import Path, PurePosixPath
 from typing import Any, BinaryIO
 
@@ -58,11 +57,9 @@ from stripebench_tui.runtime.docker_exec import ENV_VAR, exec_argv
 from stripebench_tui.preload import preload_env
 from stripebench_tui.runtime.reaper import TAG_VAR, Watchdog
 from stripebench_tui.runtime.sandbox import SandboxBase, lay_out
-from stripebench_tui.runtime.services import ServiceFailed, ServiceProcess, port_is_free, run_logged, with_tail
+from stripebench_tui.runtime.services import ServiceFailed, ServiceProcess
 from stripebench_tui.runtime.tools import _DIE_WITH_PARENT, McpToolExecutor
 
-SEED_TIMEOUT = 120.0
-SETUP_TIMEOUT = 600.0
 ROOT_AGENT_UID = 1000  # who runs the agent's commands when stripebench itself runs as root
 IN_CONTAINER_SERVERS = ("shell", "files")  # the others (browser, stripe_docs) run on this machine
 PACKAGE_MOUNT = "/opt/stripebench"
@@ -74,6 +71,7 @@ class DockerSandbox(SandboxBase):
     """Runs the episode in a container on the engine ``docker.from_env()`` finds (see the module docstring)."""
 
     name = "docker"
+    where = " in the container"  # said after "exited with code N"
 
     def __init__(self, env: Environment, episode_dir: Path, stripe_vars: dict[str, str]) -> None:
         super().__init__(env, episode_dir, stripe_vars)
@@ -227,39 +225,19 @@ class DockerSandbox(SandboxBase):
         if self.copy and self.container is not None:
             docker_copy.pull(self.container, str(self.workspace), self.workspace)
 
-    async def run_setup(self, bus: EventBus) -> None:
-        """Run the manifest's ``setup`` commands inside the container, in order."""
-        for i, command in enumerate(self.env.manifest.setup):
-            tail: deque[str] = deque(maxlen=20)
-            code = await run_logged(bus, "setup", self.exec_argv(["bash", "-c", command]), cwd=self.workspace,
-                                    env=self.tool_env(), log_path=self.logs / "setup.log", timeout=SETUP_TIMEOUT,
-                                    tail=tail, redactor=self.redactor)
-            if code != 0:
-                raise ServiceFailed(with_tail(f"setup command {i + 1} ({command}) exited with code {code} "
-                                              f"(see {self.logs / 'setup.log'})", tail))
+    def command_argv(self, argv: list[str]) -> list[str]:
+        return self.exec_argv(argv)
 
-    async def run_seed(self, bus: EventBus) -> None:
-        """Run the manifest's seed script inside the container."""
-        seed = self.env.manifest.stripe.seed
-        if not seed:
-            return
-        argv = self.exec_argv(["python3", self.seed_path()])
-        tail: deque[str] = deque(maxlen=20)
-        code = await run_logged(bus, "seed", argv, cwd=self.workspace, env=self.tool_env(),
-                                log_path=self.logs / "seed.log", timeout=SEED_TIMEOUT, tail=tail,
-                                redactor=self.redactor)
-        if code != 0 and self.container_problem():
-            raise ServiceFailed(self.container_problem())
-        if code != 0:
-            raise ServiceFailed(with_tail(f"the seed script {seed} exited with code {code} in the container "
-                                          f"(see {self.logs / 'seed.log'})", tail))
+    def seed_command(self, seed: str) -> list[str]:
+        return ["python3", self.seed_path()]
+
+    def code_host_problem(self) -> str:
+        return self.container_problem()
 
     async def start_services(self, bus: EventBus) -> None:
         """Start every service inside the container, health-checked from this machine, in manifest order."""
         for spec in self.env.manifest.services:
-            for var in spec.ports:
-                if not port_is_free(int(self._vars[var])):
-                    raise ServiceFailed(f"port {self._vars[var]} ({var}) of service {spec.name} is already in use")
+            self.check_ports_free(spec)
             base = self.container_env()
             try:
                 extra = {k: expand(v, base) for k, v in spec.env.items()}

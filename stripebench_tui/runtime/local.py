@@ -13,7 +13,6 @@ import re
 import subprocess
 import sys
 import tempfile
-from collections import deque
 from pathlib import Path
 from typing import BinaryIO
 
@@ -25,11 +24,7 @@ from stripebench_tui.envs.plans import PlanError, expand
 from stripebench_tui.errors import BadFileError, UserError
 from stripebench_tui.runtime.reaper import Watchdog, tagged_pids
 from stripebench_tui.runtime.sandbox import SandboxBase, lay_out
-from stripebench_tui.runtime.services import ServiceFailed, ServiceProcess, port_is_free, run_logged, with_tail
-
-SEED_TIMEOUT = 120.0
-SETUP_TIMEOUT = 600.0  # setup may install packages
-
+from stripebench_tui.runtime.services import ServiceProcess
 
 class LocalSandbox(SandboxBase):
     """Runs the environment's seed script and services as local processes (see the module docstring)."""
@@ -70,37 +65,15 @@ class LocalSandbox(SandboxBase):
             raise
         await bus.publish(Service(service="deps", status="healthy", text=f"venv {path}"))
 
-    async def run_setup(self, bus: EventBus) -> None:
-        """Run the manifest's ``setup`` commands with bash in the workspace, in order; the first failure ends setup."""
-        for n, command in enumerate(self.env.manifest.setup, 1):
-            tail: deque[str] = deque(maxlen=20)
-            code = await run_logged(bus, "setup", ["bash", "-c", command], cwd=self.workspace, env=self.tool_env(),
-                                    log_path=self.logs / "setup.log", timeout=SETUP_TIMEOUT, tail=tail,
-                                    redactor=self.redactor)
-            if code != 0:
-                raise ServiceFailed(with_tail(f"setup command {n} ({command}) exited with code {code} "
-                                              f"(see {self.logs / 'setup.log'})", tail))
-
-    async def run_seed(self, bus: EventBus) -> None:
-        """Run the manifest's ``stripe.seed`` script with python in the workspace."""
-        seed = self.env.manifest.stripe.seed
-        if not seed:
-            return
+    def seed_command(self, seed: str) -> list[str]:
+        """The seed script run by the environment's Python (its venv's when it has one)."""
         python = str(self.deps.python) if self.deps is not None else sys.executable
-        tail: deque[str] = deque(maxlen=20)
-        code = await run_logged(bus, "seed", [python, str(self.env.path(seed))], cwd=self.workspace,
-                                env=self.tool_env(), log_path=self.logs / "seed.log", timeout=SEED_TIMEOUT, tail=tail,
-                                redactor=self.redactor)
-        if code != 0:
-            raise ServiceFailed(with_tail(f"the seed script {seed} exited with code {code} "
-                                          f"(see {self.logs / 'seed.log'})", tail))
+        return [python, str(self.env.path(seed))]
 
     async def start_services(self, bus: EventBus) -> None:
         """Start every service in manifest order, each healthy before the next starts."""
         for spec in self.env.manifest.services:
-            for var in spec.ports:
-                if not port_is_free(int(self._vars[var])):
-                    raise ServiceFailed(f"port {self._vars[var]} ({var}) of service {spec.name} is already in use")
+            self.check_ports_free(spec)
             env = self.tool_env()
             try:
                 env.update({k: expand(v, env) for k, v in spec.env.items()})

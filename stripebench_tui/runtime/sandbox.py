@@ -15,6 +15,7 @@ import datetime as dt
 import shutil
 import subprocess
 import uuid
+from collections import deque
 from pathlib import Path
 from typing import BinaryIO, Iterable, Protocol, runtime_checkable
 
@@ -27,7 +28,8 @@ from stripebench_tui.envs.manifest import Environment
 from stripebench_tui.errors import UserError
 from stripebench_tui.preload import preload_env
 from stripebench_tui.runtime.reaper import TAG_VAR
-from stripebench_tui.runtime.services import ServiceProcess, free_port
+from stripebench_tui.envs.manifest import ServiceSpec
+from stripebench_tui.runtime.services import ServiceFailed, ServiceProcess, free_port, port_is_free, run_logged, with_tail
 
 TRACE_NAME = EPISODE_TRACE
 
@@ -78,10 +80,17 @@ class Sandbox(Protocol):
         """A fresh directory here that ``start_process`` commands can read and write at the same path."""
 
 
+SEED_TIMEOUT = 120.0
+SETUP_TIMEOUT = 600.0  # setup may install packages
+
+
 class SandboxBase:
-    """What every sandbox keeps: the episode's directories, its tag and variables, and the processes it started."""
+    """What every sandbox keeps: the episode's directories, its tag and variables, and the processes it started;
+    and what every sandbox does the same way wherever the episode's code runs: the manifest's setup commands, its
+    seed script, the check that a service's ports are free."""
 
     name = ""
+    where = ""  # where the episode's code runs, as messages say it after "exited with code N" ("" here)
 
     def __init__(self, env: Environment, episode_dir: Path, stripe_vars: dict[str, str]) -> None:
         self.env = env
@@ -122,6 +131,52 @@ class SandboxBase:
 
     async def install_dependencies(self, bus: EventBus) -> None:
         """Nothing to do unless a sandbox overrides it (the docker sandbox's image already holds them)."""
+
+    def tool_env(self) -> dict[str, str]:
+        """The variables of the episode's processes (each sandbox says how)."""
+        raise NotImplementedError
+
+    def command_argv(self, argv: list[str]) -> list[str]:
+        """``argv`` as it runs where the episode's code runs (on this machine: as it is)."""
+        return argv
+
+    def seed_command(self, seed: str) -> list[str]:
+        """The command that runs the manifest's seed script (before ``command_argv``)."""
+        raise NotImplementedError
+
+    def code_host_problem(self) -> str:
+        """Why the place the episode's code runs is gone (a container that stopped), or "" while it is there."""
+        return ""
+
+    async def run_setup(self, bus: EventBus) -> None:
+        """Run the manifest's ``setup`` commands with bash in the workspace, in order; the first failure ends setup."""
+        for n, command in enumerate(self.env.manifest.setup, 1):
+            tail: deque[str] = deque(maxlen=20)
+            code = await run_logged(bus, "setup", self.command_argv(["bash", "-c", command]), cwd=self.workspace,
+                                    env=self.tool_env(), log_path=self.logs / "setup.log", timeout=SETUP_TIMEOUT,
+                                    tail=tail, redactor=self.redactor)
+            if code != 0:
+                raise ServiceFailed(self.code_host_problem() or with_tail(
+                    f"setup command {n} ({command}) exited with code {code} (see {self.logs / 'setup.log'})", tail))
+
+    async def run_seed(self, bus: EventBus) -> None:
+        """Run the manifest's ``stripe.seed`` script in the workspace."""
+        seed = self.env.manifest.stripe.seed
+        if not seed:
+            return
+        tail: deque[str] = deque(maxlen=20)
+        code = await run_logged(bus, "seed", self.command_argv(self.seed_command(seed)), cwd=self.workspace,
+                                env=self.tool_env(), log_path=self.logs / "seed.log", timeout=SEED_TIMEOUT, tail=tail,
+                                redactor=self.redactor)
+        if code != 0:
+            raise ServiceFailed(self.code_host_problem() or with_tail(
+                f"the seed script {seed} exited with code {code}{self.where} (see {self.logs / 'seed.log'})", tail))
+
+    def check_ports_free(self, spec: ServiceSpec) -> None:
+        """ServiceFailed when one of the service's ports is taken already (by something not of this episode)."""
+        for var in spec.ports:
+            if not port_is_free(int(self._vars[var])):
+                raise ServiceFailed(f"port {self._vars[var]} ({var}) of service {spec.name} is already in use")
 
 
 def lay_out(env: Environment, episode_dir: Path, workspace: Path, variables: dict[str, str]) -> None:
