@@ -16,14 +16,15 @@ from typing import Any
 from stripebench_tui.core.agent import AgentTurn, Observation, Task, ToolRequest
 from stripebench_tui.core.events import AGENT, ModelMessage, ToolCall
 from stripebench_tui.core.substitute import replacer, substitute
+from stripebench_tui.core.trace import Trace
 from stripebench_tui.errors import UserError
 
 
-def recorded_turns(path: Path) -> tuple[list[AgentTurn], dict[str, str]]:
-    """The agent turns of the trace at ``path`` that made tool calls, in order, and its episode variables."""
-    from stripebench_tui.formats.open import open_episode
+def recorded_turns(trace: Trace | Path) -> tuple[list[AgentTurn], dict[str, str]]:
+    """The agent turns of ``trace`` (open, or its path) that made tool calls, in order, and its episode variables."""
+    from stripebench_tui.formats.open import opened
 
-    trace = open_episode(path)
+    trace = opened(trace)
     variables = trace.header.extra.get("variables") if isinstance(trace.header.extra, dict) else None
     turns: dict[int, AgentTurn] = {}
     for event in trace.iter_events():
@@ -40,14 +41,18 @@ class ReplayAgent:
 
     name = "replay"
 
-    def __init__(self, trace: str | Path | None = None, **options: Any) -> None:
+    def __init__(self, trace: Trace | str | Path | None = None, **options: Any) -> None:
         if not trace:
             raise UserError("the replay agent needs a trace to replay: --agent replay --trace PATH")
-        self.trace = Path(trace)
-        if not self.trace.is_file():
-            raise UserError(f"{self.trace}: no such trace file")
+        source: Trace | Path
+        if isinstance(trace, Trace):  # opened already by the command (a fork): read it, not the file again
+            self.trace, source = Path(trace.path), trace
+        else:
+            self.trace = source = Path(trace)
+            if not self.trace.is_file():
+                raise UserError(f"{self.trace}: no such trace file")
         self.options = options
-        self.turns, self.recorded_vars = recorded_turns(self.trace)
+        self.turns, self.recorded_vars = recorded_turns(source)
         self.mapping: list[tuple[str, str]] = []
         self._next = 0
 

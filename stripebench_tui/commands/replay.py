@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
+from stripebench_tui.core.trace import Trace
 from stripebench_tui.errors import EXIT_EPISODE_FAILED, EXIT_OK, UserError
 from stripebench_tui.core.bus import Handler
 
@@ -151,11 +152,11 @@ def run_rerun(trace_path: Path, *, headless: bool = False, episode_dir: Path | N
         options = {k: v for k, v in (recorded or {}).items() if k in ("cmd", "protocol", "model")}
     else:  # our own agents: their recorded tool calls made again, then nothing more
         agent, options = "noop", {}
-    return run_fork(Path(trace.path), None, agent, headless=headless, options=options, episode_dir=episode_dir,
+    return run_fork(trace, None, agent, headless=headless, options=options, episode_dir=episode_dir,
                     breakpoints=breakpoints)
 
 
-def run_fork(trace_path: Path, at_turn: int | None, agent: str, *, headless: bool = False,
+def run_fork(trace_path: Trace | Path, at_turn: int | None, agent: str, *, headless: bool = False,
              options: dict[str, Any] | None = None, episode_dir: Path | None = None,
              breakpoints: list[str] | None = None) -> int:
     """``replay TRACE --fork-at N``: the live TUI on the fork, or with ``headless`` its text; the exit code.
@@ -176,11 +177,12 @@ def run_fork(trace_path: Path, at_turn: int | None, agent: str, *, headless: boo
     if not headless:
         from stripebench_tui.tui.apps.live_app import run_live
 
-        return run_live(config, fork=(Path(trace_path), at_turn))
-    return asyncio.run(_headless_fork(Path(trace_path), at_turn, config))
+        path = Path(trace_path.path) if isinstance(trace_path, Trace) else trace_path
+        return run_live(config, fork=(path, at_turn))
+    return asyncio.run(_headless_fork(trace_path, at_turn, config))
 
 
-async def _headless_fork(trace_path: Path, at_turn: int | None, config: EpisodeConfig) -> int:
+async def _headless_fork(trace_path: Trace | Path, at_turn: int | None, config: EpisodeConfig) -> int:
     from stripebench_tui.commands.run import play_headless
     from stripebench_tui.runtime.fork import fork_episode
 

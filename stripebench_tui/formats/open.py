@@ -33,4 +33,10 @@ def open_episode(path: str | os.PathLike[str]) -> Trace:
         raise
 
 
-__all__ = ["FOREIGN_FORMATS", "open_episode"]
+def opened(trace: Trace | str | os.PathLike[str]) -> Trace:
+    """``trace`` itself when it is open already, else ``open_episode(trace)``: a command opens an episode once and
+    hands the ``Trace`` on, while callers with only a path still may pass that."""
+    return trace if isinstance(trace, Trace) else open_episode(trace)
+
+
+__all__ = ["FOREIGN_FORMATS", "open_episode", "opened"]

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from stripebench_tui.core.agent import AgentTurn, Observation, Task
+from stripebench_tui.core.trace import Trace
 from stripebench_tui.core.events import AGENT, Event, ModelMessage, Operator, StripeObject, ToolCall, ToolResult
 from stripebench_tui.errors import UserError
 from stripebench_tui.runtime.episode import Episode, EpisodeConfig
@@ -60,11 +61,12 @@ class RecordedTurn:
     text: str = ""
 
 
-def recorded_turns(trace_path: Path, up_to: int) -> tuple[list[RecordedTurn], list[Event]]:
-    """Recorded agent turns (with tool calls) up to turn ``up_to``, and every event up to it."""
-    from stripebench_tui.formats.open import open_episode
+def recorded_turns(trace: Trace | Path, up_to: int) -> tuple[list[RecordedTurn], list[Event]]:
+    """Recorded agent turns (with tool calls) up to turn ``up_to`` of ``trace`` (open, or its path), and every event
+    up to it."""
+    from stripebench_tui.formats.open import opened
 
-    trace = open_episode(trace_path)
+    trace = opened(trace)
     turns: dict[int, RecordedTurn] = {}
     events: list[Event] = []
     for ev in trace.iter_events():
@@ -105,16 +107,18 @@ def summary_of(events: list[Event], at_turn: int) -> str:
 class ForkAgent:
     """Replays the recorded turns, then lets ``inner`` (any agent) continue; also watches for divergence."""
 
-    def __init__(self, inner: Any, trace_path: Path, at_turn: int) -> None:
+    def __init__(self, inner: Any, trace: Trace | Path, at_turn: int) -> None:
         from stripebench_tui.agents.replay import ReplayAgent
+        from stripebench_tui.formats.open import opened
 
         self.inner = inner
         self.name = getattr(inner, "name", "agent")
         self.model = getattr(inner, "model", "")
-        self.trace_path = Path(trace_path)
+        recorded = opened(trace)
+        self.trace_path = Path(recorded.path)
         self.at_turn = at_turn
-        self.turns, self.events = recorded_turns(self.trace_path, at_turn)
-        self.replay = ReplayAgent(trace=self.trace_path)
+        self.turns, self.events = recorded_turns(recorded, at_turn)
+        self.replay = ReplayAgent(trace=recorded)
         self.replay.turns = self.replay.turns[: len(self.turns)]
         self.checker = DivergenceChecker(self.turns)
         self._replayed = 0
@@ -262,16 +266,16 @@ class ForkEpisode(Episode):
         bus.subscribe(self.fork.checker, name="divergence")
 
 
-def fork_episode(trace_path: Path, at_turn: int | None, config: EpisodeConfig,
+def fork_episode(trace_path: Trace | Path, at_turn: int | None, config: EpisodeConfig,
                  subscribers: list[Handler] | None = None) -> ForkEpisode:
     """An ``Episode`` (not started) that re-executes ``trace_path`` up to ``at_turn`` and continues with ``config.agent``.
 
     ``at_turn=None`` re-runs the whole episode with nothing live (``replay --rerun``). An external harness
     (an agent with ``fork_from``) re-executes its own calls, its model answered from the episode's recording.
     """
-    from stripebench_tui.formats.open import open_episode
+    from stripebench_tui.formats.open import opened
 
-    trace = open_episode(trace_path)
+    trace = opened(trace_path)
     trace_path, header = Path(trace.path), trace.header  # (an episode directory stands for its trace.jsonl)
     if at_turn is not None and at_turn < 0:
         raise UserError("--fork-at must be a turn number, 0 or more")
@@ -283,7 +287,7 @@ def fork_episode(trace_path: Path, at_turn: int | None, config: EpisodeConfig,
     if external is not None:
         fork = external(trace_path, at_turn)
     else:
-        fork = ForkAgent(episode.agent, trace_path, max((e.turn for e in trace.iter_events()), default=0)
+        fork = ForkAgent(episode.agent, trace, max((e.turn for e in trace.iter_events()), default=0)
                          if at_turn is None else at_turn)
     episode.agent = fork
     episode.fork = fork
@@ -291,12 +295,11 @@ def fork_episode(trace_path: Path, at_turn: int | None, config: EpisodeConfig,
     return episode
 
 
-def fork_config(trace_path: Path, agent: str, **overrides: Any) -> Any:
-    """An ``EpisodeConfig`` for forking ``trace_path``: its environment and seed, the chosen agent."""
-    from stripebench_tui.formats.open import open_episode
-    from stripebench_tui.runtime.episode import EpisodeConfig
+def fork_config(trace_path: Trace | Path, agent: str, **overrides: Any) -> EpisodeConfig:
+    """An ``EpisodeConfig`` for forking the trace (open, or its path): its environment and seed, the chosen agent."""
+    from stripebench_tui.formats.open import opened
 
-    header = open_episode(trace_path).header
+    header = opened(trace_path).header
     if not header.env:
         raise UserError(f"{trace_path}: the trace does not say which environment it ran (header.env)")
     seed = header.seeds.get("emulator", 0) if isinstance(header.seeds, dict) else 0
