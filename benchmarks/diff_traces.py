@@ -72,8 +72,8 @@ def generate(path: Path, events: int, variant: bool, seed: int = 11) -> None:
 def in_process(a: Path, b: Path) -> tuple[float, float]:
     """(wall, CPU) seconds of loading both, diffing and rendering."""
     from stripebench_tui.commands.diff import load_state
-    from stripebench_tui.core.diff import diff_states
-    from stripebench_tui.formats.diff import write_diff
+    from stripebench_tui.core.episode_diff import diff_states
+    from stripebench_tui.formats.diff_text import write_diff
 
     t0, c0 = time.perf_counter(), time.process_time()
     d = diff_states(load_state(a), load_state(b))

@@ -87,7 +87,7 @@ def generate(directory: Path, turns: int, seed: int = 14) -> Path:
 def build(path: Path) -> tuple[float, float, str]:
     """Best build time of RUNS (open, read, render), wall and CPU (a shared machine disturbs CPU less), and the HTML."""
     from stripebench_tui.formats.open import open_episode
-    from stripebench_tui.formats.report import build_report
+    from stripebench_tui.formats.episode_report import build_report
     from stripebench_tui.formats.report_html import render_report
 
     best, best_cpu, html = float("inf"), float("inf"), ""

@@ -30,7 +30,7 @@ BUILTIN_AGENTS: dict[str, str] = {
     "anthropic": "stripebench_tui.agents.anthropic:AnthropicAgent",
     "openai": "stripebench_tui.agents.openai_compat:OpenAICompatAgent",
     "oracle": "stripebench_tui.agents.oracle:OracleAgent",
-    "replay": "stripebench_tui.agents.replay:ReplayAgent",
+    "replay": "stripebench_tui.agents.replay_agent:ReplayAgent",
     "human": "stripebench_tui.agents.human:HumanAgent",
     # external harnesses, run as processes behind the model gateway (harness.external, harness.harnesses)
     "claude-code": "stripebench_tui.harness.harnesses:claude_code",

@@ -20,7 +20,7 @@ import jinja2
 
 from stripebench_tui.batch.manifest import Batch
 from stripebench_tui.batch.published import comparison_tables
-from stripebench_tui.batch.report import turn_range
+from stripebench_tui.batch.sweep_report import turn_range
 
 TEMPLATES = Path(__file__).with_name("templates")
 
@@ -103,7 +103,7 @@ def write_sweep(batch: Batch, report: dict[str, Any], out: Path,
                 progress: Callable[[int, int], None] | None = None) -> tuple[Path, list[Path]]:
     """Write the sweep's HTML to ``out`` and each finished run's episode report beside it; returns the files."""
     from stripebench_tui.formats.open import open_episode
-    from stripebench_tui.formats.report import build_report as build_episode_report
+    from stripebench_tui.formats.episode_report import build_report as build_episode_report
     from stripebench_tui.formats.report_html import render_report
 
     folder = out.with_name(out.stem + "-episodes")

@@ -165,7 +165,7 @@ def batch_report(
     Example: `stripebench batch report sweep --compare benchmarks-results.csv`.
     """
     from stripebench_tui.batch.manifest import Batch
-    from stripebench_tui.batch.report import FORMATS, write_report
+    from stripebench_tui.batch.sweep_report import FORMATS, write_report
 
     if fmt not in (*FORMATS, "html"):
         raise UserError(f"unknown --format {fmt!r}; choose {', '.join(FORMATS)} or html")
@@ -180,7 +180,7 @@ def batch_report(
 
 def _write_html(batch: "Batch", out: Path, force: bool, compare_with: Path | None = None) -> None:
     from stripebench_tui.batch.html import write_sweep
-    from stripebench_tui.batch.report import with_comparison
+    from stripebench_tui.batch.sweep_report import with_comparison
 
     episodes = out.with_name(out.stem + "-episodes")
     if not force and (out.exists() or episodes.exists()):

@@ -15,7 +15,7 @@ def load_state(path: Path) -> Any:
     """What the diff compares of the episode at ``path`` (a trace, its directory or an ATIF file): its
     ``core.diff.EpisodeDigest``. One that cannot be read is a ``BadFileError`` (exit 3), as for every command."""
     from stripebench_tui.commands.replay import sample_or_path
-    from stripebench_tui.core.diff import digest
+    from stripebench_tui.core.episode_diff import digest
     from stripebench_tui.formats.open import open_episode
 
     trace = open_episode(sample_or_path(path))
@@ -37,7 +37,7 @@ def diff(
     Example: `stripebench diff replays/checkout-migration-oracle replays/checkout-migration-400`
     (the oracle against the run that called an HTTP 400 a success); a fork against its origin works the same way.
     """
-    from stripebench_tui.core.diff import diff_states
+    from stripebench_tui.core.episode_diff import diff_states
 
     result = diff_states(load_state(a), load_state(b))
     if tui is True:
@@ -45,7 +45,7 @@ def diff(
 
         run_diff(result, (str(a), str(b)))
     else:
-        from stripebench_tui.formats.diff import write_diff
+        from stripebench_tui.formats.diff_text import write_diff
 
         write_diff(result, sys.stdout, (str(a), str(b)), show_all=show_all is True)
         sys.stdout.flush()

@@ -44,7 +44,7 @@ def grade(
 
     from stripebench_tui.envs.catalog import find_environment
     from stripebench_tui.runtime.grade import grade_episode
-    from stripebench_tui.grading.report import criteria_table
+    from stripebench_tui.grading.results_table import criteria_table
 
     env = find_environment(env_id)
     err = Console(file=sys.stderr, markup=False, highlight=False, emoji=False)

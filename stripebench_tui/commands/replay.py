@@ -143,7 +143,7 @@ def run_rerun(trace_path: Path, *, headless: bool = False, episode_dir: Path | N
     """``replay TRACE --rerun``: the recorded agent again, nothing live (an external harness from its model recording)."""
     from stripebench_tui.formats.open import open_episode
     from stripebench_tui.gateway.recording import EXCHANGES
-    from stripebench_tui.harness.replay import MODEL_DIR
+    from stripebench_tui.harness.model_replay import MODEL_DIR
 
     trace = open_episode(trace_path)
     recorded = trace.header.extra.get("agent_options") if isinstance(trace.header.extra, dict) else None

@@ -38,7 +38,7 @@ def report(
     """
     from stripebench_tui.commands.replay import sample_or_path
     from stripebench_tui.formats.open import open_episode
-    from stripebench_tui.formats.report import build_report
+    from stripebench_tui.formats.episode_report import build_report
     from stripebench_tui.formats.report_html import render_report
 
     episode = sample_or_path(episode)

@@ -25,7 +25,7 @@ from pathlib import Path
 import jinja2
 import markupsafe
 
-from stripebench_tui.formats.report import Report
+from stripebench_tui.formats.episode_report import Report
 
 TEMPLATES = Path(__file__).with_name("templates")
 FORMATS = ("html", "md")

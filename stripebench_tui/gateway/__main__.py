@@ -18,7 +18,7 @@ from pathlib import Path
 
 from stripebench_tui.core.events import Event
 from stripebench_tui.gateway.app import Gateway, GatewayError, Upstream
-from stripebench_tui.gateway.events import EventTap
+from stripebench_tui.gateway.exchange_events import EventTap
 
 
 def main(argv: list[str] | None = None) -> int:

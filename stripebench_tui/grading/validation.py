@@ -19,7 +19,7 @@ from rich.text import Text
 
 from stripebench_tui.envs.manifest import Environment
 from stripebench_tui.grading.loader import grader_path, load_grader
-from stripebench_tui.grading.report import GLYPHS, STYLES
+from stripebench_tui.grading.results_table import GLYPHS, STYLES
 
 ORACLE, NOOP, MUTANT = "oracle", "no-op", "mutant"
 

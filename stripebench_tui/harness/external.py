@@ -38,7 +38,7 @@ from stripebench_tui.core.tool_types import ToolOutcome
 from stripebench_tui.core.redact import Redactor
 from stripebench_tui.errors import UserError
 from stripebench_tui.gateway.app import Gateway, GatewayError, Upstream
-from stripebench_tui.gateway.events import failure_line, reply_message
+from stripebench_tui.gateway.exchange_events import failure_line, reply_message
 from stripebench_tui.gateway.hold import Holds, StandIn, unknown_tool
 from stripebench_tui.gateway.traffic import Exchange
 from stripebench_tui.harness.in_container import HARNESS_MOUNT, in_container
@@ -182,7 +182,7 @@ class ExternalAgent:
 
     def fork_from(self, trace_path: Path, at_turn: int | None, offline: bool = False) -> Any:
         """This harness restarted with its model answered from ``trace_path``'s recording up to ``at_turn`` (None: all)."""
-        from stripebench_tui.harness.replay import ExternalFork
+        from stripebench_tui.harness.model_replay import ExternalFork
 
         return ExternalFork(self, trace_path, at_turn, offline=offline)
 
@@ -252,7 +252,7 @@ class ExternalAgent:
         """Start the gateway, then the harness process in the workspace."""
         self._loop = asyncio.get_running_loop()
         self._task = task
-        from stripebench_tui.harness.replay import model_recorder
+        from stripebench_tui.harness.model_replay import model_recorder
 
         if task.needs_approval is not None:
             loop = self._loop

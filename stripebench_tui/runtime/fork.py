@@ -108,7 +108,7 @@ class ForkAgent:
     """Replays the recorded turns, then lets ``inner`` (any agent) continue; also watches for divergence."""
 
     def __init__(self, inner: Any, trace: Trace | Path, at_turn: int) -> None:
-        from stripebench_tui.agents.replay import ReplayAgent
+        from stripebench_tui.agents.replay_agent import ReplayAgent
         from stripebench_tui.formats.open import opened
 
         self.inner = inner

@@ -13,7 +13,7 @@ import pytest
 from stripebench_tui.batch.insight import distributions, failure_modes, p90, with_failures
 from stripebench_tui.batch.manifest import Batch
 from stripebench_tui.batch.matrix import Cell
-from stripebench_tui.batch.report import CSV_COLUMNS, build_report, render
+from stripebench_tui.batch.sweep_report import CSV_COLUMNS, build_report, render
 from stripebench_tui.core.events import Finding
 from stripebench_tui.core.trace import open_trace
 from stripebench_tui.findings.derived import with_derived_findings

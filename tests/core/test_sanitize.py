@@ -66,7 +66,7 @@ def test_a_one_megabyte_line_is_cut_with_a_marker_quickly() -> None:
 
 def test_the_printer_the_tui_and_the_report_share_the_function() -> None:
     from stripebench_tui.formats import text as formats_text
-    from stripebench_tui.grading import report
+    from stripebench_tui.grading import results_table as report
     from stripebench_tui.tui import text as tui_text
 
     assert formats_text.sanitize is sanitize and report.sanitize is sanitize

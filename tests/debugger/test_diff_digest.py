@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from stripebench_tui.core.diff import EpisodeDigest, diff_states, digest
+from stripebench_tui.core.episode_diff import EpisodeDigest, diff_states, digest
 from stripebench_tui.core.events import Event, Header
 from stripebench_tui.core.state import reduce
 from stripebench_tui.core.trace import open_trace

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from stripebench_tui.core.diff import diff_states
+from stripebench_tui.core.episode_diff import diff_states
 from stripebench_tui.formats.open import open_episode
 from stripebench_tui.tui.apps.replay_app import create_app
 from stripebench_tui.tui.apps.diff_app import create_diff_app

@@ -10,7 +10,7 @@ import pytest
 
 from stripebench_tui.core.events import Event
 from stripebench_tui.gateway.app import Gateway, Upstream
-from stripebench_tui.gateway.events import EventTap
+from stripebench_tui.gateway.exchange_events import EventTap
 from stripebench_tui.testing.fake_models import Fault, FakeModelServer
 from stripebench_tui.testing.fake_wire import ScriptedCall, ScriptedTurn
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from textual.app import App
 
-from stripebench_tui.core.diff import EpisodeDiff
+from stripebench_tui.core.episode_diff import EpisodeDiff
 from stripebench_tui.tui.screens.diff_screen import DiffScreen
 
 

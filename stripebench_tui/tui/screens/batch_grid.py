@@ -38,7 +38,7 @@ class FindingsCache:
         self._seen: dict[str, tuple[int, list[str]]] = {}
 
     def kinds(self, cell: Cell) -> list[str]:
-        from stripebench_tui.batch.report import read_episode
+        from stripebench_tui.batch.sweep_report import read_episode
 
         if not self.batch.finished(cell):
             return []

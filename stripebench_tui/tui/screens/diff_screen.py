@@ -13,7 +13,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
-from stripebench_tui.core.diff import CHANGED, ONLY_A, ONLY_B, SAME, EpisodeDiff, TurnSide
+from stripebench_tui.core.episode_diff import CHANGED, ONLY_A, ONLY_B, SAME, EpisodeDiff, TurnSide
 from stripebench_tui.tui.text import clean
 
 MARK = {SAME: "=", CHANGED: "~", ONLY_A: "A", ONLY_B: "B"}

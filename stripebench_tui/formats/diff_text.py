@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import TextIO
 
-from stripebench_tui.core.diff import CHANGED, ONLY_A, ONLY_B, SAME, EpisodeDiff, TurnPair, TurnSide
+from stripebench_tui.core.episode_diff import CHANGED, ONLY_A, ONLY_B, SAME, EpisodeDiff, TurnPair, TurnSide
 from stripebench_tui.core.sanitize import sanitize
 from stripebench_tui.core.json_value import JSONValue
 
