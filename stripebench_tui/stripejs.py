@@ -12,8 +12,11 @@ from __future__ import annotations
 
 import contextlib
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
+
+if TYPE_CHECKING:  # Playwright is loaded by whoever opens the browser
+    from playwright.async_api import BrowserContext, Route
 
 REAL_HOST = "js.stripe.com"
 PREFIX = "/v3"
@@ -46,14 +49,14 @@ def target_url(url: str, js_url: str) -> str:
     return js_url + rest + (f"?{parts.query}" if parts.query else "")
 
 
-async def route_stripe_js(context: Any, js_url: str | None) -> bool:
+async def route_stripe_js(context: BrowserContext, js_url: str | None) -> bool:
     """Answer js.stripe.com ``/v3…`` in a Playwright BrowserContext from the emulator; False when nothing to route."""
     base = stand_in(js_url)
     if base is None:
         return False
     from playwright.async_api import Error as PlaywrightError
 
-    async def handle(route: Any) -> None:
+    async def handle(route: Route) -> None:
         try:
             response = await context.request.get(target_url(route.request.url, base), max_redirects=0)
         except PlaywrightError:  # the emulator is gone (the episode is ending): the script fails as offline

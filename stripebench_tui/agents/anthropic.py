@@ -24,6 +24,7 @@ _FINISHED = {"end_turn", "stop_sequence", "refusal"}
 _TOKEN_DELTAS = {"text_delta", "thinking_delta", "input_json_delta"}
 
 
+# Any: a stream event of the anthropic SDK, imported only when the agent runs (its union changes across versions)
 def _is_token(event: Any) -> bool:
     """Whether a Messages stream event carries output: a text, thinking or tool-input delta, or a block begun with text."""
     if event.type == "content_block_delta":
@@ -122,6 +123,7 @@ class AnthropicAgent(LlmAgent):
         turn.ttft, turn.latency = watch.ttft, watch.latency
         return turn
 
+    # Any: the SDK's AsyncAnthropic, imported only when the agent runs
     async def _streamed(self, client: Any, request: dict[str, Any]) -> tuple[Any, StreamTiming]:
         """One try: the reply streamed (the SDK's helper assembles it), and its timing."""
         watch = StreamTiming(self.options.clock)
@@ -135,6 +137,7 @@ class AnthropicAgent(LlmAgent):
             raise IncompleteStream("the response stream ended before the reply was complete")
         return reply, watch
 
+    # Any: the SDK's final Message, imported only when the agent runs
     def _turn(self, reply: Any) -> AgentTurn:
         texts, thoughts, calls = [], [], []
         for block in reply.content:

@@ -126,6 +126,7 @@ class OpenAICompatAgent(LlmAgent):
             turn.cost_usd = turn_cost(self.options.model_price(turn.model), turn.tokens_in, turn.tokens_out)
         return turn
 
+    # Any: the SDK's AsyncOpenAI, imported only when the agent runs
     async def _streamed(self, client: Any, request: dict[str, Any]) -> tuple[ChatReply, StreamTiming]:
         """One try: the reply streamed and assembled (``chat_stream``), and its timing."""
         watch, reply = StreamTiming(self.options.clock), ChatReply()

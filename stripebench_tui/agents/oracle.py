@@ -12,11 +12,12 @@ from typing import Any
 
 from stripebench_tui.core.agent import AgentError, AgentTurn, Observation, Task, ToolRequest
 from stripebench_tui.envs.plans import PlanError, PlanStep, expand, load_plan
+from stripebench_tui.envs.manifest import Environment
 
 ENV_DIR = "ENV_DIR"  # context key the episode sets to the environment's directory
 
 
-def plan_path(env: Any, plan: str | None) -> Path:
+def plan_path(env: Environment, plan: str | None) -> Path:
     """The file of the solution plan (``plan`` None or "solution") or of the mutant named ``plan``."""
     manifest = env.manifest
     if plan in (None, "", "solution"):

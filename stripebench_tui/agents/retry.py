@@ -13,7 +13,7 @@ import importlib
 import inspect
 import time
 from dataclasses import dataclass
-from typing import Any, Awaitable, Callable, TypeVar
+from typing import Any, Awaitable, Callable, Mapping, TypeVar
 
 from stripebench_tui.core.agent import AgentError
 
@@ -92,7 +92,7 @@ def _broke_midway(cause: BaseException | None) -> bool:
     return isinstance(cause, _http_errors("TransportError")) and not isinstance(cause, _http_errors("ConnectError"))
 
 
-def retry_after_seconds(headers: Any) -> float | None:
+def retry_after_seconds(headers: Mapping[str, str] | None) -> float | None:
     """Seconds from ``retry-after-ms`` / ``retry-after`` (number or HTTP date), if present."""
     if headers is None:
         return None

@@ -32,6 +32,7 @@ from stripebench_tui.errors import RuntimeProblem
 _task: Any = None
 
 
+# Any: a Ray actor handle (Ray is an optional extra, not imported where this module is)
 def _shared(episode_dir: str | None, token: Any) -> Path | None:
     """``episode_dir`` when this node sees the driver's batch directory (its cell's running.json is ``token``)."""
     if not episode_dir or token is None:
@@ -43,6 +44,7 @@ def _shared(episode_dir: str | None, token: Any) -> Path | None:
         return None
 
 
+# Any: lines and token are Ray handles (an actor and a queue), Ray being an optional extra
 def _episode_on_node(cell: dict[str, Any], attempt: int, variables: dict[str, str], lines: Any = None,
                      episode_dir: str | None = None, token: Any = None) -> dict[str, Any]:
     """Runs on a Ray worker: the episode, and how it ended.

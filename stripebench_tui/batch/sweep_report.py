@@ -14,7 +14,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import mean
-from typing import Any
+from typing import Any, Callable
 
 from stripebench_tui.batch.insight import insight
 from stripebench_tui.batch.manifest import Batch
@@ -180,7 +180,7 @@ def render(report: dict[str, Any], fmt: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _compare_lines(report: dict[str, Any], clean: Any) -> list[str]:
+def _compare_lines(report: dict[str, Any], clean: Callable[[Any], str]) -> list[str]:
     """The sweep's agents and the published models in the same tables (``--compare``)."""
     tables = comparison_tables(report)
     lines = ["", f"## Beside the published results ({clean(tables['results'])}: {tables['runs']} runs)", "",

@@ -16,6 +16,7 @@ from stripebench_tui.errors import UserError
 from stripebench_tui.core.bus import Handler
 
 if TYPE_CHECKING:  # the command loads the runtime only when it runs an episode
+    from stripebench_tui.core.driver import Driver
     from stripebench_tui.runtime.episode import Episode, EpisodeConfig
 
 LLM_AGENTS = ("anthropic", "openai")
@@ -197,7 +198,7 @@ OPERATOR_WORDS = {
 }
 
 
-def operator_line(driver: Any, line: str) -> bool:
+def operator_line(driver: Driver, line: str) -> bool:
     """Apply a headless operator command (approve, reject [why], edit JSON, stop, pause, resume, step, inject TEXT); False if none."""
     word, _, rest = line.strip().partition(" ")
     action = OPERATOR_WORDS.get(word)

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from stripebench_tui.core.events import Event, Operator
+from stripebench_tui.core.state import EpisodeState
 
 # Driver status, as shown in the status bar.
 RUNNING, PAUSED, WAITING_FOR_APPROVAL, ENDED = "running", "paused", "waiting_for_approval", "ended"
@@ -190,7 +191,7 @@ def status_from_events(events: Iterable[Event]) -> str:
     return status
 
 
-def status_from_state(state: Any) -> str:
+def status_from_state(state: EpisodeState) -> str:
     """The driver status from a reducer ``EpisodeState`` ("" for a trace without status events)."""
     if getattr(state, "ended", None) is not None:
         return ENDED

@@ -224,7 +224,7 @@ def harness_part(part: str) -> Callable[[F], F]:
     return mark
 
 
-def part_of(hook: Any) -> str | None:
+def part_of(hook: object) -> str | None:
     """The part a hook was marked with (``harness_part``), or None."""
     return getattr(hook, "harness_part", None)
 

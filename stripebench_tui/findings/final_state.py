@@ -19,6 +19,7 @@ from typing import Any
 
 from stripebench_tui.core.events import Event, Finding, Header, StripeObject, StripeRequest
 from stripebench_tui.findings.base import finding, operation, path_parts
+from stripebench_tui.core.json_value import JSONValue
 
 NAME = "wrong-final-state"
 # A request that ends an object by itself: its operation -> (the object's type, the state it leaves it in).
@@ -86,7 +87,7 @@ class WrongFinalState:
                               f"{', '.join(asked)} ({event.source or 'unknown'})",
                         [{"request_id": event.request_id}, {"seq": event.seq}], turn=event.turn, seq=event.seq)]
 
-    def _read(self, entries: Any) -> None:
+    def _read(self, entries: JSONValue) -> None:
         self.rules, self.keys = {}, set()
         for entry in entries if isinstance(entries, list) else ():
             if isinstance(entry, dict):

@@ -22,7 +22,6 @@ import json
 import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
 from stripebench_tui.core.annotations import Note, load_notes
 from stripebench_tui.core.episode_files import Refused, open_episode_file
@@ -159,7 +158,7 @@ class _Text:
         self.redactor = Redactor()
         self.where = where  # where a cut text is whole, unless the caller says more precisely
 
-    def __call__(self, text: Any, max_line: int | None = LINE_CHARS, where: str = "", limit: int = TEXT_CHARS) -> str:
+    def __call__(self, text: object, max_line: int | None = LINE_CHARS, where: str = "", limit: int = TEXT_CHARS) -> str:
         text = str(text or "")
         if len(text) <= limit:
             return sanitize(self.redactor.text(text), max_line=max_line)

@@ -273,7 +273,7 @@ def hits_table(hits: list[Any]) -> Table:
     return table
 
 
-def summary_tables(state: EpisodeSummary | EpisodeState, findings: list[Finding] | None = None, profile: Any = None,
+def summary_tables(state: EpisodeSummary | EpisodeState, findings: list[Finding] | None = None, profile: TimeProfile | None = None,
                    hits: list[Any] | None = None) -> list[Any]:
     """Rich renderables for ``--summary``: totals, tools, verdict timeline, Stripe requests, findings, time, hits.
 
@@ -335,7 +335,7 @@ def summary_tables(state: EpisodeSummary | EpisodeState, findings: list[Finding]
 
 
 def write_summary(state: EpisodeSummary | EpisodeState, out: TextIO, findings: list[Finding] | None = None,
-                  profile: Any = None, hits: list[Any] | None = None) -> None:
+                  profile: TimeProfile | None = None, hits: list[Any] | None = None) -> None:
     """Print the summary tables (plain when ``out`` is not a terminal)."""
     console = Console(file=out, markup=False, highlight=False, emoji=False, width=None if out.isatty() else 110)
     for renderable in summary_tables(state, findings, profile, hits):

@@ -107,6 +107,7 @@ class Gateway:
 
     ROUTES: dict[str, Wire] = {"/v1/messages": ANTHROPIC, "/v1/chat/completions": OPENAI_CHAT, "/v1/responses": OPENAI_RESPONSES}
 
+    # Any: a gateway.recording.ModelRecorder or anything with its ended/answer methods (tests pass recorders of their own)
     def __init__(self, upstream: Upstream, tap: Tap | None = None, *, dummy_key: str | None = None,
                  host: str = "127.0.0.1", port: int = 0, timeout: float = 600.0, recorder: Any = None,
                  holds: Holds | None = None) -> None:

@@ -45,6 +45,7 @@ from stripebench_tui.gateway.remap import events_of, mapper, remap_body, remap_s
 from stripebench_tui.gateway.sse import SseDecoder
 from stripebench_tui.gateway.traffic import Exchange
 from stripebench_tui.gateway.wire import ANTHROPIC, OPENAI_CHAT
+from stripebench_tui.gateway.wire import Wire
 
 ENDED = "stripebench replay: the recording ends here and there is no live upstream"
 
@@ -204,7 +205,7 @@ class RecordedUpstream:
         return httpx.Response(item.status, headers=headers, content=remap_body(item.raw, mapper(self.mapping)))
 
 
-def _recorded_reply(wire: Any, item: RecordedExchange) -> Any:
+def _recorded_reply(wire: Wire, item: RecordedExchange) -> Any:
     """The ``Reply`` a recorded response carried, parsed as the gateway parses a live one."""
     if item.content_type != "text/event-stream":
         try:

@@ -38,6 +38,7 @@ log = logging.getLogger(__name__)
 GRADER_RUN = "grader run"  # the criterion that stands for the run itself when it reported no tests
 
 
+# Any: never called; it only fills a Criterion's check slot
 def _not_a_check(ctx: Any, view: Any) -> Outcome:  # pragma: no cover - external criteria are never called
     raise RuntimeError("an external grader's criteria are judged by its report, not checked one by one")
 
@@ -52,6 +53,7 @@ class ExternalGrader:
     criteria: tuple[Criterion, ...] = ()  # not known before it runs: the report names them
     description: str = ""
 
+    # Any: an Environment, or a test's stand-in with the same fields
     @classmethod
     def for_env(cls, env: Any) -> "ExternalGrader":
         spec = env.external_grader
@@ -125,6 +127,7 @@ class ExternalEvaluator:
 class ExternalLiveGrading:
     """One episode's live external grader; wired like ``live.LiveGrading`` (attach, turn end, final, close)."""
 
+    # Any: an ExternalRun, or a test's stand-in for one
     def __init__(self, grader: ExternalGrader, ctx: GradingContext, runner: Any = None) -> None:
         self.grader, self.ctx = grader, ctx
         self.runner = runner or grader.grader_run(ctx, ctx.episode_dir / "grader-runs")
@@ -262,10 +265,12 @@ class ExternalLiveGrading:
             await self.bus.publish(ev, turn=turn) if turn is not None else await self.bus.publish(ev)
 
 
+# Any: any loaded grader, ours (Grader) or a folder's (ExternalGrader)
 def is_external(grader: Any) -> bool:
     return isinstance(grader, ExternalGrader)
 
 
+# Any: any loaded grader, ours (Grader) or a folder's (ExternalGrader)
 def live_grading_for(grader: Any, ctx: GradingContext) -> Any:
     """The live grading of ``grader``: ``ExternalLiveGrading`` for a command, ``LiveGrading`` for criteria."""
     if is_external(grader):
@@ -275,6 +280,7 @@ def live_grading_for(grader: Any, ctx: GradingContext) -> Any:
     return LiveGrading(grader, ctx)
 
 
+# Any: any loaded grader, ours (Grader) or a folder's (ExternalGrader)
 def evaluator_for(grader: Any, ctx: GradingContext) -> Any:
     """The one-off evaluator of ``grader`` (``stripebench grade``)."""
     if is_external(grader):

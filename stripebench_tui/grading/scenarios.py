@@ -55,6 +55,7 @@ def setup_outcome(exc: Exception) -> Outcome:
     return error_outcome(exc)
 
 
+# Any: whatever the graders' scenarios take (an app copy, a client): each grader decides
 def run_scenarios(run: Any, scenarios: Iterable[tuple[tuple[str, ...], Scenario]], noun: str = "app") -> dict[str, Outcome]:
     """Each scenario in order on ``run``; it answers one Outcome (for its first name) or a dict of them.
 

@@ -43,6 +43,7 @@ from stripebench_tui.gateway.hold import Holds, StandIn, unknown_tool
 from stripebench_tui.gateway.traffic import Exchange
 from stripebench_tui.harness.in_container import HARNESS_MOUNT, in_container
 from stripebench_tui.runtime.reaper import TAG_VAR, kill_tagged
+from stripebench_tui.core import operator as op
 
 # Variables that carry a provider key: never passed on to a harness.
 PROVIDER_KEYS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN")
@@ -123,7 +124,7 @@ class ExternalAgent:
     local_only = False  # with --sandbox docker the harness runs in the episode's container (use_sandbox)
 
     def __init__(self, harness: Harness, *, model: str | None = None, base_url: str | None = None,
-                 api_key: str | None = None, on_retry: Any = None, env: dict[str, str] | None = None,
+                 api_key: str | None = None, on_retry: Callable[..., None] | None = None, env: dict[str, str] | None = None,
                  state_dir: str | None = None) -> None:
         self.harness = harness
         self.name = harness.name
@@ -164,6 +165,7 @@ class ExternalAgent:
         """The provider keys the gateway holds (the trace redacts them, though nothing should carry them)."""
         return self.upstream.secrets
 
+    # Any: any sandbox; only a container's (one with exec_argv) changes where the harness runs
     def use_sandbox(self, sandbox: Any) -> None:
         """Run the harness where the episode's code runs, when that is a container (a local sandbox changes nothing)."""
         if hasattr(sandbox, "exec_argv"):
@@ -363,7 +365,7 @@ class ExternalAgent:
                 return ToolOutcome(text=f"(no result: {self.name} ended before sending one)", is_error=True, duration=0.0)
             await changed.wait()
 
-    def decide(self, call_id: str, decision: Any) -> None:
+    def decide(self, call_id: str, decision: op.Command) -> None:
         """The operator's Approve/Edit/Reject of a call the gateway holds (the driver calls this)."""
         if self.holds is not None:
             self.holds.decide(call_id, decision)

@@ -9,15 +9,18 @@ container reaches because it shares the host network.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from stripebench_tui.runtime.docker_exec import ENV_VAR
+
+if TYPE_CHECKING:  # docker is loaded when a Docker sandbox is used
+    from stripebench_tui.runtime.docker_sandbox import DockerSandbox
 
 
 HARNESS_MOUNT = "/opt/harnesses"  # where the container sees the harness cache (read-only)
 
 
-def in_container(sandbox: Any, argv: list[str], env: dict[str, str],
+def in_container(sandbox: DockerSandbox, argv: list[str], env: dict[str, str],
                  moved: tuple[str, str] | None = None) -> tuple[list[str], dict[str, str]]:
     """(local argv, local env) that run ``argv`` with ``env`` in the sandbox's container, in its workspace.
 

@@ -63,7 +63,7 @@ class Install:
         return f"run `stripebench agents install {self.name}` ({self.manager} install of {self.spec} into {where})"
 
 
-def _last_line(done: Any) -> str:
+def _last_line(done: "subprocess.CompletedProcess[Any]") -> str:
     lines = (done.stderr or done.stdout or "").strip().splitlines()
     return lines[-1] if lines else "no output"
 

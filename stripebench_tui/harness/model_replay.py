@@ -58,6 +58,7 @@ def model_recorder(task: Task, redactor: Redactor, replay: RecordedUpstream | No
     return recorder
 
 
+# Any: an ExternalAgent (harness.external imports this module)
 def has_live_upstream(agent: Any) -> bool:
     """Whether the harness's family has an upstream to continue with: ``--base-url`` or the provider's variables."""
     family = getattr(agent.harness, "protocol", "anthropic")
@@ -81,6 +82,7 @@ class RecordingDivergence:
         self.loop: asyncio.AbstractEventLoop | None = None
         self.divergence: dict[str, Any] | None = None
 
+    # Any: a bus subscriber takes any event and ignores it
     def __call__(self, event: Any) -> None:
         """(A bus subscriber by contract; the comparison happens at the gateway, not on events.)"""
 
@@ -115,6 +117,7 @@ class RecordingDivergence:
 class ExternalFork:
     """An ``ExternalAgent`` whose model is answered from a recording for turns 1..N (see the module docstring)."""
 
+    # Any: an ExternalAgent (harness.external imports this module)
     def __init__(self, inner: Any, trace_path: Path, at_turn: int | None, *, offline: bool = False) -> None:
         self.inner = inner
         self.name = inner.name

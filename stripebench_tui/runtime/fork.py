@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from stripebench_tui.core.agent import AgentTurn, Observation, Task
+from stripebench_tui.core.agent import Agent, AgentTurn, Observation, Task
 from stripebench_tui.core.trace import Trace
 from stripebench_tui.core.events import AGENT, Event, ModelMessage, Operator, StripeObject, ToolCall, ToolResult
 from stripebench_tui.errors import UserError
@@ -107,7 +107,7 @@ def summary_of(events: list[Event], at_turn: int) -> str:
 class ForkAgent:
     """Replays the recorded turns, then lets ``inner`` (any agent) continue; also watches for divergence."""
 
-    def __init__(self, inner: Any, trace: Trace | Path, at_turn: int) -> None:
+    def __init__(self, inner: Agent, trace: Trace | Path, at_turn: int) -> None:
         from stripebench_tui.agents.replay_agent import ReplayAgent
         from stripebench_tui.formats.open import opened
 

@@ -18,7 +18,7 @@ import ssl
 from collections import deque
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import BinaryIO
 
 import httpx
 
@@ -94,7 +94,7 @@ async def _spawn(argv: list[str], cwd: Path, env: dict[str, str]) -> asyncio.sub
     )
 
 
-async def _pump(bus: EventBus, name: str, stream: asyncio.StreamReader | None, kind: str, log: Any,
+async def _pump(bus: EventBus, name: str, stream: asyncio.StreamReader | None, kind: str, log: BinaryIO,
                 redactor: Redactor, tail: deque[str] | None = None) -> None:
     if stream is None:
         return

@@ -9,12 +9,13 @@ from __future__ import annotations
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Callable
 
 from stripebench_tui.core.events import Finding, GraderVerdict
 from stripebench_tui.envs.manifest import Environment
 from stripebench_tui.grading.validation import MUTANT, NOOP, Run, RunOutcome
 from stripebench_tui.runtime.episode import EpisodeConfig, run_episode
+from stripebench_tui.core.events import Event
 
 
 async def episode_runner(env: Environment, run: Run, *, keep: Path | None = None,
@@ -27,7 +28,7 @@ async def episode_runner(env: Environment, run: Run, *, keep: Path | None = None
     found: list[str] = []
     turns = [0]
 
-    def collect(event: Any) -> None:
+    def collect(event: Event) -> None:
         if isinstance(event, GraderVerdict) and event.final:
             final[event.criterion] = event.status
         if isinstance(event, Finding) and event.detector not in found:

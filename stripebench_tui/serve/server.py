@@ -125,6 +125,7 @@ class EpisodeServer:
         import jinja2
         from aiohttp import web
 
+        # Any: aiohttp's next handler in the middleware chain
         @web.middleware
         async def same_site_only(request: web.Request, handler: Any) -> Any:
             # Ahead of every route, static files and 404s included; a refused websocket starts no app.
@@ -296,6 +297,7 @@ class EpisodeServer:
 class LiveHost:
     """The one live episode a server shows: run on the server's loop, its trace followed by every viewer."""
 
+    # Any: the live runtime Episode (serve does not import the runtime; the command passes it in)
     def __init__(self, episode: Any, trace_path: Path) -> None:
         self.episode = episode
         self.trace_path = trace_path

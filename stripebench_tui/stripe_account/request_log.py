@@ -27,7 +27,7 @@ import asyncio
 import contextlib
 import threading
 from collections import deque
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl
 
 import orjson
@@ -40,6 +40,9 @@ from stripebench_tui.core.redact import Redactor
 from stripebench_tui.findings.base import path_parts
 from stripebench_tui.core.driver import Driver
 from stripebench_tui.core.json_value import JSONValue
+
+if TYPE_CHECKING:  # the emulator is loaded when an episode uses it
+    from stripebench_emulator import Emulator
 
 BODY_CAP = 4000  # characters kept of each body; the rest is counted, not kept
 MAX_IDS = 20  # object ids kept per request (a list answer can name a hundred)
@@ -146,13 +149,14 @@ class RequestLog:
         self._emulator: Any = None
         self._proxy: Any = None
 
-    def attach(self, emulator: Any) -> None:
+    def attach(self, emulator: Emulator) -> None:
         """Start logging ``emulator``'s requests; call from the episode's running loop."""
         self._loop = asyncio.get_running_loop()
         self._emulator = emulator
         emulator.response_hooks.append(self.hook)
         emulator.delivery_hooks.append(self.delivery_hook)
 
+    # Any: a grading.stripe_proxy.StripeProxy (its hooks are all this uses; this package does not import grading)
     def attach_proxy(self, proxy: Any) -> None:
         """Start logging what a ``grading.stripe_proxy.StripeProxy`` answers (real test mode); from the loop."""
         self._loop = asyncio.get_running_loop()

@@ -145,7 +145,7 @@ class StripeWatcher:
                 self.cursor = fresh[-1].id
             return len(fresh)
 
-    async def _publish(self, event: Any) -> None:
+    async def _publish(self, event: stripe.Event) -> None:
         self.seen += 1
         obj = _plain(event.data.object)
         if not isinstance(obj, dict):

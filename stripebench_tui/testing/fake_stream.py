@@ -13,7 +13,7 @@ import json
 import time
 from typing import Any, Iterator
 
-from stripebench_tui.testing.fake_wire import ScriptedTurn, _usage
+from stripebench_tui.testing.fake_wire import ScriptedCall, ScriptedTurn, _usage
 
 DONE = b"data: [DONE]\n\n"
 
@@ -104,7 +104,7 @@ def _offered(body: dict[str, Any]) -> dict[str, tuple[str, str, str]]:
     return found
 
 
-def _responses_call(call: Any, offered: dict[str, tuple[str, str, str]], number: int, i: int) -> dict[str, Any]:
+def _responses_call(call: ScriptedCall, offered: dict[str, tuple[str, str, str]], number: int, i: int) -> dict[str, Any]:
     """The output item of a scripted call: a ``function_call``, with ``namespace`` when the offered tool has one, or a
     ``custom_tool_call`` (free-form ``input``: the call's ``raw_arguments`` or its ``input`` argument) for a custom tool."""
     space, name, kind = offered.get(call.name, ("", call.name, "function"))

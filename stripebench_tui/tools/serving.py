@@ -29,7 +29,7 @@ from mcp.server.lowlevel import Server
 from mcp.server.mcpserver import MCPServer
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
-from mcp_types import CallToolResult, ListToolsResult, TextContent
+from mcp_types import CallToolRequestParams, CallToolResult, ListToolsResult, PaginatedRequestParams, TextContent
 
 from stripebench_tui.tools import SERVER_META
 
@@ -134,10 +134,12 @@ def tools_endpoint(*servers: MCPServer) -> Server:
                 tools.append(tool.model_copy(update={"meta": {**(tool.meta or {}), SERVER_META: server.name}}))
         return tools
 
-    async def list_tools(_ctx: Any, _params: Any) -> ListToolsResult:
+    # Any: the SDK's per-request context, which its lowlevel handlers are given untyped
+    async def list_tools(_ctx: Any, _params: PaginatedRequestParams | None) -> ListToolsResult:
         return ListToolsResult(tools=await listed())
 
-    async def call_tool(_ctx: Any, params: Any) -> CallToolResult:
+    # Any: the SDK's per-request context, as above
+    async def call_tool(_ctx: Any, params: CallToolRequestParams) -> CallToolResult:
         if not owners:
             await listed()
         server = owners.get(params.name, servers[0])  # an unknown name: the first server answers as MCPServer does

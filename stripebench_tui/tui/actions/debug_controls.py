@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Callable, Iterable
 
 from textual import work
 
 from stripebench_tui.core.breakpoints import BREAK_HIT, BreakpointSet, BreakHit, hits_in
-from stripebench_tui.core.events import Finding, Header, Operator
+from stripebench_tui.core.events import Event, Finding, Header, Operator
 from stripebench_tui.core.playback import MAX, next_mark, speed_label
 from stripebench_tui.core.profile import Profiler, TimeProfile
 from stripebench_tui.findings import with_derived_findings
@@ -36,7 +36,7 @@ class Marks:
         return sorted({h.turn for h in self.hits} | set(self.recorded_hits))
 
 
-def scan(events: Any, exprs: list[str], derive: bool = False, header: Header | None = None) -> Marks:
+def scan(events: Iterable[Event], exprs: list[str], derive: bool = False, header: Header | None = None) -> Marks:
     """The marks of ``events`` (an iterable) for the breakpoint expressions ``exprs``.
 
     ``derive`` (a recording): a trace without findings of its own gets the detectors' findings as it is scanned,

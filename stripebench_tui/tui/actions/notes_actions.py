@@ -19,6 +19,7 @@ class NotesActions:
 
     _annotations: Annotations | None = None
 
+    # Any: self is the EpisodeScreen this mix-in is part of (which imports this module)
     def notes(self: Any) -> Annotations | None:
         """The trace's notes (read once per trace); None when there is no trace yet or its notes file is unreadable."""
         path = self.trace_path()
@@ -33,11 +34,13 @@ class NotesActions:
             self.show_note_marks()
         return self._annotations
 
+    # Any: self is the EpisodeScreen this mix-in is part of
     def show_note_marks(self: Any) -> None:
         """Mark the noted turns in the timeline."""
         notes = self._annotations
         self.timeline.set_marked(notes.turns if notes is not None else set())
 
+    # Any: self is the EpisodeScreen this mix-in is part of
     def action_note(self: Any) -> None:
         from stripebench_tui.tui.screens.note import REMOVE, NoteScreen
 
@@ -47,7 +50,7 @@ class NotesActions:
             return
         number = self.turn.index
 
-        def done(result: Any) -> None:
+        def done(result: str | object | None) -> None:
             if result is None:
                 return
             try:
@@ -65,6 +68,7 @@ class NotesActions:
 
         self.app.push_screen(NoteScreen(number, notes.get(number)), done)
 
+    # Any: self is the EpisodeScreen this mix-in is part of
     def action_next_note(self: Any) -> None:
         notes = self.notes()
         if not notes or not self.turns or self.turn is None:
@@ -78,6 +82,7 @@ class NotesActions:
         target = noted[later] if later < len(noted) else noted[0]  # wraps around, like search
         self._go(self._positions()[target])
 
+    # Any: self is the EpisodeScreen this mix-in is part of
     def action_list_notes(self: Any) -> None:
         from stripebench_tui.tui.screens.note import NotesListScreen
 

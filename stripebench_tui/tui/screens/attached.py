@@ -13,6 +13,7 @@ from typing import Any
 from stripebench_tui.core.operator import ENDED, status_from_state
 from stripebench_tui.tui.sources.follow import AttachedEpisode
 from stripebench_tui.tui.screens.live_screen import LiveEpisodeScreen
+from stripebench_tui.tui.sources.live_source import LiveSource
 
 VIEW_ONLY = "view only: pausing, injecting and approving need the operator's link"
 
@@ -22,7 +23,7 @@ class AttachedScreen(LiveEpisodeScreen):
 
     def __init__(self, trace: Path, control_url: str | None = None, *, present: bool = False,
                  speed: float = 1.0) -> None:
-        def make(source: Any) -> AttachedEpisode:
+        def make(source: LiveSource) -> AttachedEpisode:
             return AttachedEpisode(trace, source, control_url, on_error=self._control_problem)
 
         super().__init__(make, exit_app_on_quit=True, present=present, present_speed=speed)

@@ -264,7 +264,7 @@ class BatchGridScreen(Screen[None]):
             return
         self.app.push_screen(BatchEpisodeScreen(TraceSource(opened), PlaybackOptions(start_turn=turn)))
 
-    def on_data_table_cell_selected(self, _event: Any) -> None:
+    def on_data_table_cell_selected(self, _event: DataTable.CellSelected) -> None:
         self.action_open()  # Enter on a DataTable cell arrives as a selection
 
     def action_quit(self) -> None:
