@@ -64,8 +64,8 @@ def main(argv: list[str] | None = None) -> None:
     except Exception as exc:
         # The emulator (its own distribution) reports what the user can fix as its own EmulatorProblem; that module
         # is loaded only if the emulator was, so a command that never started one has nothing to look up here.
-        problems = sys.modules.get("stripebench_emulator.model.problems")
-        if problems is None or not isinstance(exc, problems.EmulatorProblem):
+        emulator = sys.modules.get("stripebench_emulator")  # its front, never one of its modules
+        if emulator is None or not isinstance(exc, emulator.EmulatorProblem):
             raise
         typer.echo(f"stripebench: {exc}", err=True)
         sys.exit(exc.exit_code)

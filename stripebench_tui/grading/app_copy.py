@@ -59,8 +59,7 @@ class AppCopy:
         if source is not None and not source.is_file():
             raise GradingUnavailable(f"no database at {source}")
         processes = ctx.processes
-        if processes is None:
-            raise GradingUnavailable("this episode gave its graders no place to run a copy of the app")
+        assert processes is not None  # GradingContext.__post_init__ sets it (this machine by default)
         self.scratch = processes.scratch_dir("grader-app-")  # the running copy reads and writes it at this path
         self.db_path = self.scratch / (database if database else "grading.db")
         if source is not None:
