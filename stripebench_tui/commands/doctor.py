@@ -73,6 +73,13 @@ def _check_environments() -> list[tuple[bool, str]]:
     return out
 
 
+def _check_toolchains() -> list[tuple[bool | None, str]]:
+    """PostgreSQL and Node for the published folders that need them (optional: only those folders fail without)."""
+    from stripebench_tui.runtime.toolchains import published_checks
+
+    return [(True if ok else None, text) for ok, text in published_checks()]
+
+
 def _check_harnesses() -> list[tuple[bool | None, str]]:
     """One line per known external harness: where it is and its version, or how to install it (optional: no failure)."""
     from stripebench_tui.harness.harnesses import HARNESSES, harness_status
@@ -88,8 +95,8 @@ def doctor(
     no_docker: bool = typer.Option(False, "--no-docker", help="Skip the Docker checks (you only use --sandbox local)."),
 ) -> None:
     """Check what live episodes need: a Docker engine and the base image (for --sandbox docker), Chromium, the Stripe
-    backend, each environment's dependencies (ready, installed on first run, or why the last install failed), and the
-    external agent harnesses (installed: where and which version; else the command that installs it).
+    backend, each environment's dependencies (ready, installed on first run, or why the last install failed), PostgreSQL
+    and Node for the published folders whose apps need them, and the external agent harnesses (installed: where and which version; else the command that installs it).
 
     Prints one line per check; exits 4 when something required is missing, each line saying how to fix it (a
     harness that is not installed is optional: its line starts with `-`).
@@ -106,6 +113,7 @@ def doctor(
     results.append(_check_chromium())
     results.append(_check_stripe())
     results.extend(_check_environments())
+    results.extend(_check_toolchains())
     results.extend(_check_harnesses())
     for ok, text in results:
         typer.echo(f"{'-   ' if ok is None else 'ok  ' if ok else 'FAIL'}  {text}")

@@ -47,6 +47,7 @@ def envs(as_json: bool = typer.Option(False, "--json", help="Print a JSON list i
 def _bench_envs(path: Path, as_json: bool) -> None:
     from stripebench_tui.envs.benchfolder import bench_folders_under, load_bench_folder
     from stripebench_tui.errors import UserError
+    from stripebench_tui.runtime.toolchains import manifest_checks
 
     folders = bench_folders_under(path)
     if not folders:
@@ -64,7 +65,8 @@ def _bench_envs(path: Path, as_json: bool) -> None:
             rows.append({"id": e.id, "category": e.manifest.category, "title": e.manifest.title,
                          "run": f"stripebench run {target}", "overlay": str(e.overlay_path or ""),
                          "needs": e.needs, "offline": e.overlay.offline, "stripe_preload": e.overlay.stripe_preload,
-                         "path": str(e.root)})
+                         "path": str(e.root),
+                         "here": [{"present": ok, "text": text} for ok, text in manifest_checks(e.manifest)]})
     if as_json:
         typer.echo(json.dumps(rows, indent=2))
         return
@@ -75,6 +77,8 @@ def _bench_envs(path: Path, as_json: bool) -> None:
             typer.echo(f"{'':<{width}}  run: {r['run']}" + ("" if r["overlay"] else "  (no overlay: defaults)"))
         for need in r["needs"]:
             typer.echo(f"{'':<{width}}  needs: {need}")
+        for check in r.get("here", []):
+            typer.echo(f"{'':<{width}}  {'here' if check['present'] else 'MISSING'}: {check['text']}")
 
 
 def register(app: typer.Typer) -> None:

@@ -36,7 +36,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from stripebench_tui.envs.manifest import ManifestLimits, ServiceSpec, bundled_dir, read_toml
+from stripebench_tui.envs.manifest import ManifestLimits, NodeSpec, PostgresSpec, ServiceSpec, bundled_dir, read_toml
 from stripebench_tui.errors import BadFileError
 
 OVERLAY_SUFFIX = ".stripebench.toml"
@@ -125,6 +125,10 @@ class Overlay(_StrictOverlay):
     limits: ManifestLimits = Field(default_factory=ManifestLimits)
     stripe: OverlayStripe = Field(default_factory=OverlayStripe)
     services: list[ServiceSpec] = Field(default_factory=list)
+    # What the folder's Dockerfile would bring up, made by us on this machine: a PostgreSQL cluster of the episode's
+    # own (the role and database its PROBLEM.md names) and the app's npm packages (pnpm, cached between episodes).
+    postgres: PostgresSpec | None = None
+    node: NodeSpec | None = None
     # What it needs that this machine may not have (real test mode, a toolchain, a package not reachable offline).
     needs: list[str] = Field(default_factory=list)
     offline: bool = True  # False: it cannot run on the emulator alone (say why in needs)

@@ -95,6 +95,24 @@ class Expects(_Strict):
         return self.model_dump(exclude_defaults=True, exclude_none=True)
 
 
+class PostgresSpec(_Strict):
+    """A PostgreSQL cluster of the episode's own (``runtime.postgres``): started before the services, on a free
+    port (``POSTGRES_PORT``), with the role and database the task names; ``POSTGRES_URL`` is its URL."""
+
+    role: str = Field("app", pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
+    password: str = Field("password", min_length=1)
+    database: str = Field("app", pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
+    timeout: float = Field(60.0, gt=0, le=600)  # seconds until it must accept connections
+
+
+class NodeSpec(_Strict):
+    """The workspace's npm packages, installed before setup with pnpm (``runtime.node_packages``), its store cached
+    between episodes; every process of the episode finds ``pnpm`` on PATH, using the same store."""
+
+    package_manager: Literal["pnpm"] = "pnpm"
+    dir: str = "."  # where package.json is, relative to the workspace
+
+
 class DockerSpec(_Strict):
     dockerfile: str | None = None
     cpus: float = Field(1.0, gt=0)
@@ -126,6 +144,8 @@ class Manifest(_Strict):
     # Node, Ruby preloads in every process of the episode; see stripebench_tui.preload and docs/stripe-preload.md).
     stripe_preload: bool = False
     services: list[ServiceSpec] = Field(default_factory=list)
+    postgres: PostgresSpec | None = None  # a cluster of the episode's own, before the services (local sandbox)
+    node: NodeSpec | None = None  # npm packages installed before setup (local sandbox)
     hints: list[str] = Field(default_factory=list)
     solution: PlanRef | None = None
     mutants: list[PlanRef] = Field(default_factory=list)

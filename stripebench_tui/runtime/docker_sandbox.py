@@ -50,7 +50,7 @@ from stripebench_tui.core.bus import EventBus
 from stripebench_tui.core.events import Service
 from stripebench_tui.envs.manifest import Environment
 from stripebench_tui.envs.plans import PlanError, expand
-from stripebench_tui.errors import BadFileError, RuntimeProblem
+from stripebench_tui.errors import BadFileError, RuntimeProblem, UserError
 from stripebench_tui.runtime import docker_copy
 from stripebench_tui.runtime.docker_engine import LABEL_EPISODE, LABEL_OWNER, owner_label
 from stripebench_tui.runtime.docker_exec import ENV_VAR, exec_argv
@@ -91,6 +91,11 @@ class DockerSandbox(SandboxBase):
 
     def prepare(self) -> None:
         """Copy the workspace in, allocate host ports, start the watchdog (the container comes in ``start``)."""
+        made = [what for what, spec in (("[postgres]", self.env.manifest.postgres), ("[node]", self.env.manifest.node))
+                if spec is not None]
+        if made:
+            raise UserError(f"{self.env.id} asks for {' and '.join(made)}, which only the local sandbox makes: "
+                            "run it without --sandbox docker")
         lay_out(self.env, self.episode_dir, self.workspace, self._vars)
         self.scratch.mkdir(exist_ok=True)
         self.watchdog = _Watchdogs(self.tag, self.container_name)

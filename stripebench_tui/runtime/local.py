@@ -23,7 +23,8 @@ from stripebench_tui.envs.manifest import Environment
 from stripebench_tui.envs.plans import PlanError, expand
 from stripebench_tui.errors import BadFileError, UserError
 from stripebench_tui.runtime.reaper import Watchdog, tagged_pids
-from stripebench_tui.runtime.sandbox import SandboxBase, lay_out
+from stripebench_tui.runtime.packages_step import install_node_packages
+from stripebench_tui.runtime.sandbox import SandboxBase, episode_services, lay_out
 from stripebench_tui.runtime.services import ServiceProcess
 
 class LocalSandbox(SandboxBase):
@@ -46,7 +47,14 @@ class LocalSandbox(SandboxBase):
         return self.process_env()
 
     async def install_dependencies(self, bus: EventBus) -> None:
-        """Build (or reuse) the environment's cached venv, its progress as ``deps`` service events."""
+        """Build (or reuse) the environment's cached venv, its progress as ``deps`` service events; then its npm
+        packages (``packages`` events)."""
+        await self._install_venv(bus)
+        if self.env.manifest.node is not None:
+            await install_node_packages(bus, self.workspace / self.env.manifest.node.dir, self.logs / "packages.log",
+                                        self.redactor)
+
+    async def _install_venv(self, bus: EventBus) -> None:
         if self.deps is None:
             return
         if self.deps.ready():
@@ -72,7 +80,7 @@ class LocalSandbox(SandboxBase):
 
     async def start_services(self, bus: EventBus) -> None:
         """Start every service in manifest order, each healthy before the next starts."""
-        for spec in self.env.manifest.services:
+        for spec in episode_services(self.env):
             self.check_ports_free(spec)
             env = self.tool_env()
             try:

@@ -27,6 +27,7 @@ from stripebench_tui.envs.deps import EnvDeps, with_bin_first, with_python_last
 from stripebench_tui.envs.manifest import Environment
 from stripebench_tui.errors import UserError
 from stripebench_tui.preload import preload_env
+from stripebench_tui.runtime import node_packages, postgres
 from stripebench_tui.runtime.reaper import TAG_VAR
 from stripebench_tui.envs.manifest import ServiceSpec
 from stripebench_tui.runtime.services import ServiceFailed, ServiceProcess, free_port, port_is_free, run_logged, with_tail
@@ -127,6 +128,8 @@ class SandboxBase:
         env["PATH"] = with_python_last(env.get("PATH"))  # `python app.py` where the machine has only python3
         if self.env.manifest.stripe_preload:  # the app's SDK finds the emulator without reading a base URL
             env.update(preload_env(env))
+        if self.env.manifest.node is not None:  # `pnpm` for everyone, on the store the install used
+            env.update(node_packages.process_env(env))
         return env
 
     async def install_dependencies(self, bus: EventBus) -> None:
@@ -190,15 +193,23 @@ def lay_out(env: Environment, episode_dir: Path, workspace: Path, variables: dic
         workspace.mkdir()
     (episode_dir / "logs").mkdir(exist_ok=True)
     (episode_dir / "screenshots").mkdir(exist_ok=True)
-    for spec in env.manifest.services:
+    for spec in episode_services(env):
         for var in spec.ports:
             if var not in variables:
                 port = free_port()
                 variables[var] = str(port)
                 if var.endswith("_PORT"):
                     variables.setdefault(var[: -len("_PORT")] + "_URL", f"http://127.0.0.1:{port}")
+    if env.manifest.postgres is not None:
+        variables[postgres.URL_VAR] = postgres.url_for(env.manifest.postgres, variables[postgres.PORT_VAR])
     variables.update(WORKSPACE=str(workspace), EPISODE_DIR=str(episode_dir),
                      SCREENSHOTS_DIR=str(episode_dir / "screenshots"))
+
+
+def episode_services(env: Environment) -> list[ServiceSpec]:
+    """The services an episode starts, in order: the environment's own PostgreSQL first when it asks for one."""
+    made = [postgres.service_spec(env.manifest.postgres)] if env.manifest.postgres is not None else []
+    return made + list(env.manifest.services)
 
 
 def new_episode_dir(env_id: str, requested: Path | None = None, root: Path | None = None) -> Path:
@@ -222,4 +233,4 @@ def new_episode_dir(env_id: str, requested: Path | None = None, root: Path | Non
     raise UserError(f"cannot find a free episode directory name under {base}")
 
 
-__all__ = ["Sandbox", "SandboxBase", "TRACE_NAME", "lay_out", "new_episode_dir"]
+__all__ = ["Sandbox", "SandboxBase", "TRACE_NAME", "episode_services", "lay_out", "new_episode_dir"]

@@ -1,0 +1,202 @@
+"""An app's npm packages with pnpm, cached between episodes: the first install fetches, later ones link.
+
+``python -m stripebench_tui.runtime.node_packages install --dir WORKSPACE`` runs a pinned pnpm (through ``npx``,
+so nothing is installed globally) with its content-addressed store in stripebench's cache: a later episode's
+``node_modules`` is hard links into that store, made in seconds and without the registry. A folder that ships
+no lockfile gets the one the first install resolved, cached by the hash of its ``package.json``, so every
+episode of it installs the same versions. Progress lines go to stdout; a failure is one line naming the cause
+and the fix (exit 2): the registry unreachable, a broken lockfile or ``package.json``, Node missing. A lockfile
+is cached only after an install succeeded, so a failed run leaves nothing a later one trips over.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from collections import deque
+from pathlib import Path
+from typing import Callable, Mapping
+
+from stripebench_tui.envs.deps import cache_root, with_bin_first
+
+PNPM = "pnpm@9.15.9"  # pinned: the same resolver and lockfile format on every machine
+LOCKFILE = "pnpm-lock.yaml"
+INSTALL_TIMEOUT = 900.0
+
+# What pnpm's and npm's output says, and the one line we answer with.
+_CAUSES: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"ERR_PNPM_(BROKEN_LOCKFILE|LOCKFILE_BREAKING_CHANGE)|lockfile.*(broken|invalid|not valid)", re.I),
+     f"{LOCKFILE} is broken: fix it, or delete it and the next install resolves a new one"),
+    (re.compile(r"ERR_PNPM_OUTDATED_LOCKFILE|lockfile.*not up to date", re.I),
+     f"{LOCKFILE} does not match package.json: delete it (a new one is resolved) or run `pnpm install` to update it"),
+    (re.compile(r"ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ETIMEDOUT|ECONNRESET|ERR_PNPM_META_FETCH_FAIL|"
+                r"ERR_PNPM_FETCH_|network|socket hang up|request to https?://\S+ failed", re.I),
+     "the npm registry is unreachable: check the network, or point npm_config_registry at a reachable mirror"),
+    (re.compile(r"ERR_PNPM_NO_MATCHING_VERSION|ERR_PNPM_FETCH_404|E404|No matching version", re.I),
+     "a package or version in package.json does not exist on the registry: correct package.json"),
+    (re.compile(r"ERR_PNPM_JSON_PARSE|Unexpected token .* in JSON|JSONError", re.I),
+     "package.json is not valid JSON: correct it"),
+)
+
+
+class InstallProblem(Exception):
+    """Why the packages could not be installed, with the fix (one line)."""
+
+
+def store_dir() -> Path:
+    return cache_root() / "node" / "pnpm-store"
+
+
+def shim_dir() -> Path:
+    """A directory holding ``pnpm``: the pinned version through npx (the Dockerfile installs it globally)."""
+    return cache_root() / "node" / "bin"
+
+
+def ensure_shim() -> Path:
+    """Write the ``pnpm`` shim (once; atomically) and return its directory."""
+    shim = shim_dir() / "pnpm"
+    text = f'#!/bin/sh\n# stripebench: the pnpm episodes use, with its store\nexec npx --yes {PNPM} "$@"\n'
+    if not shim.is_file() or shim.read_text() != text:
+        shim.parent.mkdir(parents=True, exist_ok=True)
+        tmp = shim.with_suffix(".tmp")
+        tmp.write_text(text)
+        tmp.chmod(0o755)
+        tmp.replace(shim)
+    return shim.parent
+
+
+def process_env(env: Mapping[str, str]) -> dict[str, str]:
+    """What every process of an episode with npm packages gets: ``pnpm`` on PATH, using the cached store (a
+    different store would make pnpm refuse the node_modules the install made), and no telemetry calls."""
+    return {"PATH": with_bin_first(shim_dir(), env.get("PATH")), "npm_config_store_dir": str(store_dir()),
+            "npm_config_update_notifier": "false", "NEXT_TELEMETRY_DISABLED": "1"}
+
+
+def _lock_cache(package_json: bytes) -> Path:
+    return cache_root() / "node" / "locks" / f"{hashlib.sha256(package_json).hexdigest()[:20]}.yaml"
+
+
+def explain(output: str, code: int) -> str:
+    """The one line for a failed install: the first known cause in pnpm's output, else its last line."""
+    for pattern, cause in _CAUSES:
+        if pattern.search(output):
+            return cause
+    last = next((ln.strip() for ln in reversed(output.splitlines()) if ln.strip()), "no output")
+    return f"pnpm install exited with code {code}: {last}"
+
+
+def node_version() -> str | None:
+    """``node --version`` (e.g. "v20.19.2"), or None when Node is not on PATH."""
+    node = shutil.which("node")
+    if node is None:
+        return None
+    try:
+        return subprocess.run([node, "--version"], capture_output=True, text=True, timeout=20).stdout.strip() or None
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+
+
+def describe() -> tuple[bool, str]:
+    """For ``doctor`` and ``envs --path``: whether Node and npx are here, and what the cache holds."""
+    version = node_version()
+    if version is None or shutil.which("npx") is None:
+        return False, "Node.js with npm not found: apt-get install nodejs npm (Node 18.18 or newer)"
+    major = int(re.sub(r"\D", " ", version).split()[0]) if re.search(r"\d", version) else 0
+    if major < 18:
+        return False, f"Node.js {version} is too old for Next.js 15: install Node 18.18 or newer"
+    store = store_dir()
+    cached = "cached packages in " + str(store) if store.is_dir() else "no packages cached yet (the first install fetches them)"
+    return True, f"Node.js {version} with {PNPM} through npx; {cached}"
+
+
+def install(workspace: Path, say: Callable[[str], None] = print, *, frozen: bool | None = None) -> float:
+    """Install ``workspace``'s packages (see the module docstring); the seconds it took. InstallProblem on failure."""
+    package = workspace / "package.json"
+    if not package.is_file():
+        raise InstallProblem(f"{workspace} has no package.json: nothing to install")
+    raw = package.read_bytes()
+    try:
+        json.loads(raw)
+    except ValueError as exc:
+        raise InstallProblem(f"{package} is not valid JSON ({exc}): correct it") from None
+    if shutil.which("npx") is None:
+        raise InstallProblem("npx not found: apt-get install nodejs npm")
+    ensure_shim()
+    lock = workspace / LOCKFILE
+    cached_lock = _lock_cache(raw)
+    own_lock = lock.is_file()
+    if not own_lock and cached_lock.is_file():
+        shutil.copyfile(cached_lock, lock)
+        say(f"using the {LOCKFILE} resolved by an earlier install of this package.json")
+    argv = ["npx", "--yes", PNPM, "install", "--store-dir", str(store_dir()), "--prefer-offline",
+            "--reporter=append-only", "--config.confirmModulesPurge=false"]
+    if frozen if frozen is not None else lock.is_file():
+        argv.append("--frozen-lockfile")
+    say(f"{' '.join(argv[2:4])} in {workspace} (store {store_dir()})")
+    started = time.monotonic()
+    tail: deque[str] = deque(maxlen=200)
+    env = {**os.environ, "CI": "1", "npm_config_update_notifier": "false", "NEXT_TELEMETRY_DISABLED": "1"}
+    try:
+        proc = subprocess.Popen(argv, cwd=workspace, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, env=env, text=True, errors="replace")
+    except OSError as exc:
+        raise InstallProblem(f"cannot start npx: {exc}") from None
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        line = line.rstrip()
+        tail.append(line)
+        if line:
+            say(line)
+    try:
+        code = proc.wait(timeout=INSTALL_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        raise InstallProblem(f"pnpm install took over {INSTALL_TIMEOUT:g} s: is the registry very slow?") from None
+    if code != 0:
+        if not own_lock and lock.is_file() and not cached_lock.is_file():
+            lock.unlink()  # a half-resolved lockfile must not look like the folder's own
+        raise InstallProblem(explain("\n".join(tail), code))
+    if not own_lock and lock.is_file() and not cached_lock.is_file():
+        cached_lock.parent.mkdir(parents=True, exist_ok=True)
+        tmp = cached_lock.with_suffix(".tmp")
+        shutil.copyfile(lock, tmp)
+        tmp.replace(cached_lock)
+    took = time.monotonic() - started
+    say(f"packages installed in {took:.1f} s")
+    return took
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m stripebench_tui.runtime.node_packages",
+        description=f"Install an app's npm packages with {PNPM}, its store cached between episodes.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    run = sub.add_parser("install", help="install the packages of the app in --dir")
+    run.add_argument("--dir", type=Path, default=Path("."), help="the app's directory (holding package.json)")
+    sub.add_parser("check", help="say whether Node and npx are here (exit 0) or what to install (exit 2)")
+    args = parser.parse_args(argv)
+    if args.command == "check":
+        ok, text = describe()
+        print(text)
+        return 0 if ok else 2
+
+    def say(text: str) -> None:
+        print(f"packages: {text}", flush=True)
+
+    try:
+        install(args.dir.resolve(), say)
+    except InstallProblem as exc:
+        print(f"packages: {exc}", file=sys.stderr, flush=True)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

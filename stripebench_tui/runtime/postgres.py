@@ -1,0 +1,289 @@
+"""A PostgreSQL cluster of the episode's own, from Debian's package: never the machine's system cluster.
+
+An environment whose app needs PostgreSQL runs this as a service (``python -m stripebench_tui.runtime.postgres
+serve …``, health on its TCP port). It makes a new cluster in the episode's directory (``initdb``, trust
+authentication, listening on 127.0.0.1 only, on the port the episode gave it), creates the role and the
+database the task names, then runs ``postgres`` in the foreground until it is told to stop (SIGTERM/SIGINT):
+then it shuts the server down fast and removes the cluster, so nothing half-made is left for a later run.
+
+As root, the server runs as the ``postgres`` user the package made (``initdb`` refuses root); the cluster goes
+where that user can reach it: the given directory, else a fresh one under the system's temporary directory.
+Every failure is one line naming the cause and the fix, with exit code 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import pwd
+import re
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from types import FrameType
+
+from stripebench_tui.envs.manifest import Health, PostgresSpec, ServiceSpec
+
+BIN_VAR = "STRIPEBENCH_PG_BIN"  # a PostgreSQL bin directory to use instead of Debian's newest
+DEBIAN_ROOT = Path("/usr/lib/postgresql")
+SERVER_USER = "postgres"  # the system user Debian's package creates, for running as root
+INSTALL_FIX = f"apt-get install postgresql (Debian's package), or set {BIN_VAR} to a directory holding initdb and postgres"
+SERVICE_NAME = "postgres"
+PORT_VAR = "POSTGRES_PORT"
+URL_VAR = "POSTGRES_URL"
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
+
+
+class ClusterProblem(Exception):
+    """Why the cluster cannot be made or started, with the fix (one line)."""
+
+
+@dataclass(frozen=True)
+class Binaries:
+    bin_dir: Path
+    version: str
+
+    @property
+    def initdb(self) -> str:
+        return str(self.bin_dir / "initdb")
+
+    @property
+    def postgres(self) -> str:
+        return str(self.bin_dir / "postgres")
+
+
+def service_spec(spec: PostgresSpec) -> ServiceSpec:
+    """The service an environment's ``[postgres]`` becomes: this module, healthy when its port accepts."""
+    command = (f"{shlex.quote(sys.executable)} -m stripebench_tui.runtime.postgres serve --data \"$EPISODE_DIR/postgres\" "
+               f"--port \"${PORT_VAR}\" --role {spec.role} --password {shlex.quote(spec.password)} --database {spec.database}")
+    return ServiceSpec(name=SERVICE_NAME, command=command, ports=[PORT_VAR],
+                       health=Health(tcp=f"127.0.0.1:${{{PORT_VAR}}}", timeout=spec.timeout))
+
+
+def url_for(spec: PostgresSpec, port: int | str) -> str:
+    """What the app connects to (``POSTGRES_URL``)."""
+    return f"postgresql://{spec.role}:{spec.password}@127.0.0.1:{port}/{spec.database}"
+
+
+def find_binaries(environ: dict[str, str] | None = None) -> Binaries | None:
+    """``$STRIPEBENCH_PG_BIN``, else the newest ``/usr/lib/postgresql/<version>/bin``; None when neither has both."""
+    env = os.environ if environ is None else environ
+    candidates: list[Path] = []
+    if env.get(BIN_VAR):
+        candidates.append(Path(env[BIN_VAR]))
+    elif DEBIAN_ROOT.is_dir():
+        versions = sorted((d for d in DEBIAN_ROOT.iterdir() if d.name.replace(".", "").isdigit()),
+                          key=lambda d: [int(p) for p in d.name.split(".")], reverse=True)
+        candidates += [d / "bin" for d in versions]
+    for bin_dir in candidates:
+        if (bin_dir / "initdb").is_file() and (bin_dir / "postgres").is_file():
+            return Binaries(bin_dir, _version(bin_dir))
+    return None
+
+
+def _version(bin_dir: Path) -> str:
+    try:
+        out = subprocess.run([str(bin_dir / "postgres"), "--version"], capture_output=True, text=True, timeout=10).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return "?"
+    match = re.search(r"(\d+(?:\.\d+)*)", out)
+    return match.group(1) if match else "?"
+
+
+def describe() -> tuple[bool, str]:
+    """For ``doctor`` and ``envs --path``: whether episodes can make clusters here, and how to fix it when not."""
+    found = find_binaries()
+    if found is None:
+        return False, f"PostgreSQL not found: {INSTALL_FIX}"
+    if os.geteuid() == 0 and _server_user() is None:
+        return False, f"PostgreSQL {found.version} at {found.bin_dir}, but no '{SERVER_USER}' user to run it as (root cannot): {INSTALL_FIX}"
+    return True, f"PostgreSQL {found.version} at {found.bin_dir} (each episode makes its own cluster)"
+
+
+def _server_user() -> pwd.struct_passwd | None:
+    try:
+        return pwd.getpwnam(SERVER_USER)
+    except KeyError:
+        return None
+
+
+@dataclass
+class Cluster:
+    """One cluster: where it lives, who runs it, and the role and database the app connects as."""
+
+    binaries: Binaries
+    data: Path
+    port: int
+    role: str
+    password: str
+    database: str
+    user: pwd.struct_passwd | None  # run as this user (we are root), else as ourselves
+    made_dir: Path  # what to remove at the end (the data directory, or the temporary one holding it)
+
+    @property
+    def url(self) -> str:
+        return f"postgresql://{self.role}:{self.password}@127.0.0.1:{self.port}/{self.database}"
+
+    def _popen(self, argv: list[str], **kw: object) -> subprocess.Popen[bytes]:
+        if self.user is not None:
+            kw.update(user=self.user.pw_uid, group=self.user.pw_gid, extra_groups=[])
+        env = {**os.environ, "LC_ALL": "C", "HOME": self.user.pw_dir if self.user else os.environ.get("HOME", "/")}
+        return subprocess.Popen(argv, env=env, **kw)  # type: ignore[call-overload]  # kw holds Popen's own options
+
+    def _run(self, argv: list[str], what: str, stdin: bytes | None = None, timeout: float = 120) -> None:
+        proc = self._popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        out, _ = proc.communicate(stdin, timeout=timeout)
+        text = out.decode(errors="replace")
+        if proc.returncode != 0 or "ERROR:" in text:
+            last = next((ln.strip() for ln in reversed(text.splitlines()) if ln.strip()), "no output")
+            raise ClusterProblem(f"{what} failed (exit {proc.returncode}): {last}")
+
+    def init(self) -> None:
+        """initdb, then the role and database in single-user mode (no server or socket needed yet)."""
+        self._run([self.binaries.initdb, "-D", str(self.data), "-U", SERVER_USER, "-A", "trust", "-E", "UTF8",
+                   "--locale=C", "--no-sync", "--no-instructions"], "initdb")
+        sql = (f'CREATE ROLE "{self.role}" LOGIN CREATEDB PASSWORD \'{self.password.replace(chr(39), chr(39) * 2)}\';\n'
+               f'CREATE DATABASE "{self.database}" OWNER "{self.role}";\n')
+        self._run([self.binaries.postgres, "--single", "-D", str(self.data), "-c", "fsync=off", "postgres"],
+                  f"creating role {self.role} and database {self.database}", stdin=sql.encode())
+
+    def start(self) -> subprocess.Popen[bytes]:
+        """The server in its own session (a service's SIGTERM reaches us, and we stop it fast)."""
+        return self._popen([self.binaries.postgres, "-D", str(self.data), "-p", str(self.port), "-h", "127.0.0.1",
+                            "-k", str(self.data), "-c", "fsync=off", "-c", "synchronous_commit=off",
+                            "-c", "full_page_writes=off"], start_new_session=True)
+
+    def remove(self) -> None:
+        shutil.rmtree(self.made_dir, ignore_errors=True)
+
+
+def make_cluster(data: Path, port: int, role: str, password: str, database: str,
+                 binaries: Binaries | None = None) -> Cluster:
+    """Check everything first, then lay out a new, empty data directory (ClusterProblem says what is wrong)."""
+    for what, name in (("role", role), ("database", database)):
+        if not _NAME.match(name):
+            raise ClusterProblem(f"the {what} name {name!r} is not a plain identifier (letters, digits, _)")
+    found = binaries or find_binaries()
+    if found is None:
+        raise ClusterProblem(f"PostgreSQL not found: {INSTALL_FIX}")
+    if not _port_free(port):
+        raise ClusterProblem(f"port {port} is taken: stop what listens there, or let the episode pick another port")
+    user = None
+    if os.geteuid() == 0:
+        user = _server_user()
+        if user is None:
+            raise ClusterProblem(f"running as root and there is no '{SERVER_USER}' user to run PostgreSQL as: {INSTALL_FIX}")
+    if data.exists() and any(data.iterdir()):
+        raise ClusterProblem(f"{data} exists and is not empty: a cluster is never reused; remove it or choose another directory")
+    data.mkdir(parents=True, exist_ok=True)
+    made = data
+    if user is not None:
+        os.chown(data, user.pw_uid, user.pw_gid)
+        data.chmod(0o700)
+        if not _reachable(data, user):  # e.g. under root's home: use a directory of that user's instead
+            data.rmdir()
+            made = Path(tempfile.mkdtemp(prefix="stripebench-pg-"))
+            data = made / "data"
+            data.mkdir(mode=0o700)
+            for path in (made, data):
+                os.chown(path, user.pw_uid, user.pw_gid)
+    return Cluster(found, data, port, role, password, database, user, made)
+
+
+def _reachable(path: Path, user: pwd.struct_passwd) -> bool:
+    """Whether ``user`` can enter every directory above ``path`` (others' execute bit, or theirs)."""
+    for parent in path.resolve().parents:
+        st = parent.stat()
+        if st.st_uid == user.pw_uid:
+            continue
+        if st.st_gid == user.pw_gid and st.st_mode & 0o010:
+            continue
+        if not st.st_mode & 0o001:
+            return False
+    return True
+
+
+def _port_free(port: int) -> bool:
+    import socket
+
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def serve(cluster: Cluster, out: object = sys.stdout) -> int:
+    """Init, start, wait; on SIGTERM/SIGINT a fast shutdown and the cluster removed. The server's exit code."""
+    def say(text: str) -> None:
+        print(f"postgres: {text}", file=out, flush=True)  # type: ignore[call-overload]  # a text stream
+
+    stop = {"signal": 0}
+
+    def on_signal(signum: int, _frame: FrameType | None) -> None:
+        stop["signal"] = signum
+
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, on_signal)
+    started = time.monotonic()
+    try:
+        say(f"making a cluster of PostgreSQL {cluster.binaries.version} in {cluster.data}")
+        cluster.init()
+        say(f"role {cluster.role} and database {cluster.database} made in {time.monotonic() - started:.1f} s")
+        server = cluster.start()
+        say(f"listening on 127.0.0.1:{cluster.port} ({cluster.url.replace(cluster.password, '***')})")
+        while server.poll() is None:
+            if stop["signal"]:
+                server.send_signal(signal.SIGINT)  # fast shutdown: connected apps do not hold it up
+                try:
+                    server.wait(timeout=20)
+                except subprocess.TimeoutExpired:
+                    server.kill()
+                    server.wait()
+                break
+            try:
+                server.wait(timeout=0.2)
+            except subprocess.TimeoutExpired:
+                pass
+        code = server.returncode
+        if not stop["signal"]:
+            say(f"the server exited by itself with code {code}")
+        return 0 if stop["signal"] else (code or 1)
+    finally:
+        cluster.remove()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m stripebench_tui.runtime.postgres",
+        description="Run a throwaway PostgreSQL cluster for one episode (Debian's package), removed when it stops.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    run = sub.add_parser("serve", help="make the cluster, the role and the database, and serve until SIGTERM")
+    run.add_argument("--data", type=Path, required=True, help="a new directory for the cluster (never reused)")
+    run.add_argument("--port", type=int, required=True, help="the TCP port on 127.0.0.1")
+    run.add_argument("--role", required=True)
+    run.add_argument("--password", required=True)
+    run.add_argument("--database", required=True)
+    sub.add_parser("check", help="say whether PostgreSQL is here (exit 0) or what to install (exit 2)")
+    args = parser.parse_args(argv)
+    if args.command == "check":
+        ok, text = describe()
+        print(text)
+        return 0 if ok else 2
+    try:
+        cluster = make_cluster(args.data, args.port, args.role, args.password, args.database)
+        return serve(cluster)
+    except ClusterProblem as exc:
+        print(f"postgres: {exc}", file=sys.stderr, flush=True)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
