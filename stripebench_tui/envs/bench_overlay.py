@@ -85,6 +85,7 @@ class MutantSpec(_StrictOverlay):
     description: str = ""
     files: str | None = None  # a directory of overlay files, relative to the overlay file
     steps: list[dict[str, Any]] = Field(default_factory=list)
+    finding: str = ""  # its signature finding (a detector's name), checked by validate
 
 
 class OverlayStripe(_StrictOverlay):

@@ -226,7 +226,8 @@ def _plans(folder: Path, problem: str | None, ident: str, overlay: Overlay, base
     for m in overlay.mutants:
         steps = _overlay_steps((base / m.files).resolve(), {}, [], f"mutant {m.name}") if m.files else []
         steps += [dict(s) for s in m.steps]
-        mutants.append(PlanRef(name=m.name, plan=str(_write_plan(ident, m.name, steps)), description=m.description))
+        mutants.append(PlanRef(name=m.name, plan=str(_write_plan(ident, m.name, steps)), description=m.description,
+                               finding=m.finding))
     return solution, mutants
 
 

@@ -1,7 +1,7 @@
 """An app's npm packages with pnpm, cached between episodes: the first install fetches, later ones link.
 
-``python -m stripebench_tui.runtime.node_packages install --dir WORKSPACE`` runs a pinned pnpm (through ``npx``,
-so nothing is installed globally) with its content-addressed store in stripebench's cache: a later episode's
+``python -m stripebench_tui.runtime.node_packages install --dir WORKSPACE`` runs a pinned pnpm (installed once
+into stripebench's cache with npm; nothing global) with its content-addressed store in stripebench's cache: a later episode's
 ``node_modules`` is hard links into that store, made in seconds and without the registry. A folder that ships
 no lockfile gets the one the first install resolved, cached by the hash of its ``package.json``, so every
 episode of it installs the same versions. Progress lines go to stdout; a failure is one line naming the cause
@@ -19,6 +19,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from collections import deque
 from pathlib import Path
@@ -26,7 +27,8 @@ from typing import Callable, Mapping
 
 from stripebench_tui.envs.deps import cache_root, with_bin_first
 
-PNPM = "pnpm@9.15.9"  # pinned: the same resolver and lockfile format on every machine
+PNPM_VERSION = "9.15.9"  # pinned: the same resolver and lockfile format on every machine
+PNPM = f"pnpm@{PNPM_VERSION}"
 LOCKFILE = "pnpm-lock.yaml"
 INSTALL_TIMEOUT = 900.0
 
@@ -55,14 +57,45 @@ def store_dir() -> Path:
 
 
 def shim_dir() -> Path:
-    """A directory holding ``pnpm``: the pinned version through npx (the Dockerfile installs it globally)."""
+    """A directory holding ``pnpm``: the pinned version from the cache (the Dockerfile installs it globally)."""
     return cache_root() / "node" / "bin"
+
+
+def pnpm_script() -> Path:
+    return cache_root() / "node" / PNPM / "node_modules" / "pnpm" / "bin" / "pnpm.cjs"
+
+
+def ensure_pnpm(say: Callable[[str], None] = print) -> Path:
+    """The pinned pnpm in the cache, installed with npm the first time (into a fresh directory, then moved in
+    place, so a failed install leaves nothing); later calls need no registry. InstallProblem on failure."""
+    script = pnpm_script()
+    if script.is_file():
+        return script
+    if shutil.which("npm") is None:
+        raise InstallProblem("npm not found: apt-get install nodejs npm")
+    home = script.parents[3]
+    home.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{PNPM}-", dir=home.parent))
+    say(f"installing {PNPM} into {home} (once)")
+    try:
+        out = subprocess.run(["npm", "install", "--no-save", "--no-audit", "--no-fund", "--prefix", str(staging), PNPM],
+                             capture_output=True, text=True, timeout=INSTALL_TIMEOUT, stdin=subprocess.DEVNULL)
+        if out.returncode != 0:
+            raise InstallProblem(explain(out.stdout + out.stderr, out.returncode).replace("pnpm install", "npm install pnpm"))
+        try:
+            staging.rename(home)
+        except OSError:  # another episode installed it meanwhile
+            if not script.is_file():
+                raise
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return script
 
 
 def ensure_shim() -> Path:
     """Write the ``pnpm`` shim (once; atomically) and return its directory."""
     shim = shim_dir() / "pnpm"
-    text = f'#!/bin/sh\n# stripebench: the pnpm episodes use, with its store\nexec npx --yes {PNPM} "$@"\n'
+    text = f'#!/bin/sh\n# stripebench: the pnpm episodes use, with its store\nexec node "{pnpm_script()}" "$@"\n'
     if not shim.is_file() or shim.read_text() != text:
         shim.parent.mkdir(parents=True, exist_ok=True)
         tmp = shim.with_suffix(".tmp")
@@ -104,16 +137,17 @@ def node_version() -> str | None:
 
 
 def describe() -> tuple[bool, str]:
-    """For ``doctor`` and ``envs --path``: whether Node and npx are here, and what the cache holds."""
+    """For ``doctor`` and ``envs --path``: whether Node and npm are here, and what the cache holds."""
     version = node_version()
-    if version is None or shutil.which("npx") is None:
+    if version is None or shutil.which("npm") is None:
         return False, "Node.js with npm not found: apt-get install nodejs npm (Node 18.18 or newer)"
     major = int(re.sub(r"\D", " ", version).split()[0]) if re.search(r"\d", version) else 0
     if major < 18:
         return False, f"Node.js {version} is too old for Next.js 15: install Node 18.18 or newer"
     store = store_dir()
     cached = "cached packages in " + str(store) if store.is_dir() else "no packages cached yet (the first install fetches them)"
-    return True, f"Node.js {version} with {PNPM} through npx; {cached}"
+    tool = f"{PNPM} cached" if pnpm_script().is_file() else f"{PNPM} installed on first use"
+    return True, f"Node.js {version}, {tool}; {cached}"
 
 
 def install(workspace: Path, say: Callable[[str], None] = print, *, frozen: bool | None = None) -> float:
@@ -126,8 +160,7 @@ def install(workspace: Path, say: Callable[[str], None] = print, *, frozen: bool
         json.loads(raw)
     except ValueError as exc:
         raise InstallProblem(f"{package} is not valid JSON ({exc}): correct it") from None
-    if shutil.which("npx") is None:
-        raise InstallProblem("npx not found: apt-get install nodejs npm")
+    pnpm = ensure_pnpm(say)
     ensure_shim()
     lock = workspace / LOCKFILE
     cached_lock = _lock_cache(raw)
@@ -135,11 +168,11 @@ def install(workspace: Path, say: Callable[[str], None] = print, *, frozen: bool
     if not own_lock and cached_lock.is_file():
         shutil.copyfile(cached_lock, lock)
         say(f"using the {LOCKFILE} resolved by an earlier install of this package.json")
-    argv = ["npx", "--yes", PNPM, "install", "--store-dir", str(store_dir()), "--prefer-offline",
+    argv = ["node", str(pnpm), "install", "--store-dir", str(store_dir()), "--prefer-offline",
             "--reporter=append-only", "--config.confirmModulesPurge=false"]
     if frozen if frozen is not None else lock.is_file():
         argv.append("--frozen-lockfile")
-    say(f"{' '.join(argv[2:4])} in {workspace} (store {store_dir()})")
+    say(f"{PNPM} install in {workspace} (store {store_dir()})")
     started = time.monotonic()
     tail: deque[str] = deque(maxlen=200)
     env = {**os.environ, "CI": "1", "npm_config_update_notifier": "false", "NEXT_TELEMETRY_DISABLED": "1"}
@@ -147,7 +180,7 @@ def install(workspace: Path, say: Callable[[str], None] = print, *, frozen: bool
         proc = subprocess.Popen(argv, cwd=workspace, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT, env=env, text=True, errors="replace")
     except OSError as exc:
-        raise InstallProblem(f"cannot start npx: {exc}") from None
+        raise InstallProblem(f"cannot start node: {exc}") from None
     assert proc.stdout is not None
     for line in proc.stdout:
         line = line.rstrip()
@@ -180,7 +213,7 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("install", help="install the packages of the app in --dir")
     run.add_argument("--dir", type=Path, default=Path("."), help="the app's directory (holding package.json)")
-    sub.add_parser("check", help="say whether Node and npx are here (exit 0) or what to install (exit 2)")
+    sub.add_parser("check", help="say whether Node and npm are here (exit 0) or what to install (exit 2)")
     args = parser.parse_args(argv)
     if args.command == "check":
         ok, text = describe()
