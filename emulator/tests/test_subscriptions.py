@@ -87,3 +87,17 @@ def test_subscription_discount_bills_the_first_invoice_less(stripe_client, emula
     invoice = stripe_client.v1.invoices.retrieve(done.invoice)
     assert (invoice.subtotal, invoice.total, invoice.amount_paid) == (1000, 700, 700)
     assert stripe_client.v1.coupons.retrieve(coupon.id).times_redeemed == 1
+
+
+def test_an_items_embedded_price_expands_its_product(stripe_client, emulator):
+    """As the Next.js SaaS starter's return route asks: items.data.price.product (the price is embedded whole)."""
+    done = _subscribe(stripe_client, emulator)
+    sub = stripe_client.v1.subscriptions.retrieve(done.subscription, params={"expand": ["items.data.price.product"]})
+    product = sub["items"].data[0].price.product
+    assert product.object == "product" and product.name == "Plan per month"
+    plan = stripe_client.v1.subscriptions.retrieve(done.subscription, params={"expand": ["items.data.plan.product"]})
+    assert plan["items"].data[0].plan.product.object == "product"
+    with pytest.raises(stripe.InvalidRequestError, match=r"cannot be expanded \(items.data.price.currency\)"):
+        stripe_client.v1.subscriptions.retrieve(done.subscription, params={"expand": ["items.data.price.currency"]})
+    with pytest.raises(stripe.InvalidRequestError, match=r"cannot be expanded \(items\)"):
+        stripe_client.v1.subscriptions.retrieve(done.subscription, params={"expand": ["items"]})

@@ -77,6 +77,9 @@ class ExternalGraderSpec(_StrictOverlay):
 class OracleSpec(_StrictOverlay):
     map: dict[str, str] = Field(default_factory=dict)  # solution/ path -> workspace path, where they differ
     skip: list[str] = Field(default_factory=list)  # globs of solution/ files not to write (notes, READMEs)
+    # A directory of our own files (relative to the overlay file) written after solution/'s, the same way: for
+    # folders whose solution/ holds only notes.
+    files: str | None = None
     steps: list[dict[str, Any]] = Field(default_factory=list)  # plan steps (see envs.plans) after the files
 
 

@@ -217,8 +217,10 @@ def _guess_submission(problem_file: Path, workspace: Path) -> str | None:
 def _plans(folder: Path, problem: str | None, ident: str, overlay: Overlay, base: Path) -> tuple[PlanRef | None, list[PlanRef]]:
     sol_dir = folder / "solution" / (problem or "")
     solution = None
-    if sol_dir.is_dir() or overlay.oracle.steps:
+    if sol_dir.is_dir() or overlay.oracle.steps or overlay.oracle.files:
         steps = _overlay_steps(sol_dir, overlay.oracle.map, overlay.oracle.skip, "the reference solution") if sol_dir.is_dir() else []
+        if overlay.oracle.files:
+            steps += _overlay_steps((base / overlay.oracle.files).resolve(), {}, [], "our oracle's files")
         steps += [dict(s) for s in overlay.oracle.steps]
         solution = PlanRef(name="oracle", plan=str(_write_plan(ident, "solution", steps)),
                            description="solution/ applied through real tool calls, then the overlay's oracle steps")
@@ -233,6 +235,8 @@ def _plans(folder: Path, problem: str | None, ident: str, overlay: Overlay, base
 
 def _overlay_steps(src: Path, mapping: dict[str, str], skip: list[str], what: str) -> list[dict[str, Any]]:
     """One tool call per file of ``src``: text through ``create_file`` (the trace shows it), other files by ``cp``."""
+    if not src.is_dir():
+        raise BadFileError(f"{src}: no such directory (the files of {what})")
     steps: list[dict[str, Any]] = []
     files = sorted(p for p in src.rglob("*") if p.is_file())
     for f in files:

@@ -111,6 +111,9 @@ class NodeSpec(_Strict):
 
     package_manager: Literal["pnpm"] = "pnpm"
     dir: str = "."  # where package.json is, relative to the workspace
+    # A package whose commands must be in node_modules/.bin though it is only a dependency's dependency (pnpm's
+    # public-hoist-pattern), e.g. "tsx" for a script that runs `npx tsx`; the same for every pnpm the episode runs.
+    public_hoist_pattern: str = ""
 
 
 class DockerSpec(_Strict):

@@ -51,8 +51,9 @@ class LocalSandbox(SandboxBase):
         packages (``packages`` events)."""
         await self._install_venv(bus)
         if self.env.manifest.node is not None:
-            await install_node_packages(bus, self.workspace / self.env.manifest.node.dir, self.logs / "packages.log",
-                                        self.redactor)
+            node = self.env.manifest.node
+            await install_node_packages(bus, self.workspace / node.dir, self.logs / "packages.log", self.redactor,
+                                        hoist=node.public_hoist_pattern)
 
     async def _install_venv(self, bus: EventBus) -> None:
         if self.deps is None:

@@ -105,11 +105,14 @@ def ensure_shim() -> Path:
     return shim.parent
 
 
-def process_env(env: Mapping[str, str]) -> dict[str, str]:
-    """What every process of an episode with npm packages gets: ``pnpm`` on PATH, using the cached store (a
-    different store would make pnpm refuse the node_modules the install made), and no telemetry calls."""
-    return {"PATH": with_bin_first(shim_dir(), env.get("PATH")), "npm_config_store_dir": str(store_dir()),
-            "npm_config_update_notifier": "false", "NEXT_TELEMETRY_DISABLED": "1"}
+def process_env(env: Mapping[str, str], hoist: str = "") -> dict[str, str]:
+    """What every process of an episode with npm packages gets: ``pnpm`` on PATH, using the cached store and the
+    install's hoisting (else pnpm refuses the node_modules the install made), and no telemetry calls."""
+    out = {"PATH": with_bin_first(shim_dir(), env.get("PATH")), "npm_config_store_dir": str(store_dir()),
+           "npm_config_update_notifier": "false", "NEXT_TELEMETRY_DISABLED": "1"}
+    if hoist:
+        out["npm_config_public_hoist_pattern"] = hoist
+    return out
 
 
 def _lock_cache(package_json: bytes) -> Path:
@@ -150,7 +153,7 @@ def describe() -> tuple[bool, str]:
     return True, f"Node.js {version}, {tool}; {cached}"
 
 
-def install(workspace: Path, say: Callable[[str], None] = print, *, frozen: bool | None = None) -> float:
+def install(workspace: Path, say: Callable[[str], None] = print, *, frozen: bool | None = None, hoist: str = "") -> float:
     """Install ``workspace``'s packages (see the module docstring); the seconds it took. InstallProblem on failure."""
     package = workspace / "package.json"
     if not package.is_file():
@@ -175,7 +178,7 @@ def install(workspace: Path, say: Callable[[str], None] = print, *, frozen: bool
     say(f"{PNPM} install in {workspace} (store {store_dir()})")
     started = time.monotonic()
     tail: deque[str] = deque(maxlen=200)
-    env = {**os.environ, "CI": "1", "npm_config_update_notifier": "false", "NEXT_TELEMETRY_DISABLED": "1"}
+    env = {**os.environ, **process_env(os.environ, hoist), "CI": "1"}
     try:
         proc = subprocess.Popen(argv, cwd=workspace, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT, env=env, text=True, errors="replace")
@@ -213,6 +216,7 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("install", help="install the packages of the app in --dir")
     run.add_argument("--dir", type=Path, default=Path("."), help="the app's directory (holding package.json)")
+    run.add_argument("--public-hoist-pattern", default="", help="a package to link into node_modules/.bin too (e.g. tsx)")
     sub.add_parser("check", help="say whether Node and npm are here (exit 0) or what to install (exit 2)")
     args = parser.parse_args(argv)
     if args.command == "check":
@@ -224,7 +228,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"packages: {text}", flush=True)
 
     try:
-        install(args.dir.resolve(), say)
+        install(args.dir.resolve(), say, hoist=args.public_hoist_pattern)
     except InstallProblem as exc:
         print(f"packages: {exc}", file=sys.stderr, flush=True)
         return 2

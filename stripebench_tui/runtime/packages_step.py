@@ -20,7 +20,8 @@ from stripebench_tui.runtime.services import ServiceFailed, with_tail
 SERVICE = "packages"
 
 
-async def install_node_packages(bus: EventBus, app_dir: Path, log_path: Path, redactor: Redactor) -> float:
+async def install_node_packages(bus: EventBus, app_dir: Path, log_path: Path, redactor: Redactor, *,
+                                hoist: str = "") -> float:
     """Install the packages of ``app_dir`` (seconds taken); ServiceFailed naming the cause, the fix and the log."""
     loop = asyncio.get_running_loop()
     tail: deque[str] = deque(maxlen=20)
@@ -35,7 +36,7 @@ async def install_node_packages(bus: EventBus, app_dir: Path, log_path: Path, re
             loop.call_soon_threadsafe(bus.publish_nowait, Service(service=SERVICE, status="log", text=line))
 
         try:
-            took = await asyncio.to_thread(install, app_dir, say)
+            took = await asyncio.to_thread(install, app_dir, say, hoist=hoist)
         except InstallProblem as exc:
             why = with_tail(f"npm packages: {exc} (see {log_path})", list(tail)[:-1] if tail else [])
             await bus.publish(Service(service=SERVICE, status="unhealthy", text=str(exc)))

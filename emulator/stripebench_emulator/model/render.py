@@ -192,6 +192,11 @@ def _expand(obj: Any, parts: list[str], full: str, ctx: RenderContext) -> None:
         if i == len(parts) and any(name.startswith(key + ".") for name in expandable) \
                 and all(isinstance(container.get(leaf), list) for container, leaf in _slots(obj, parts)):
             return  # an array of hashes holding expandable fields, such as a session's ``discounts``
+    nested = obj.get(parts[0])
+    if len(parts) > 1 and isinstance(nested, (dict, list)):
+        # through an object embedded whole (a subscription's items and their prices): its own fields expand
+        _expand(nested, parts[1:], full, ctx)
+        return
     raise invalid(f"This property cannot be expanded ({full}).", param="expand")
 
 

@@ -363,5 +363,17 @@
     return this.handleNextAction({ clientSecret });
   };
 
+  // Card tokens are the oldest API; the stand-in answers them with an error that says what to use instead.
+  StripeStandIn.prototype.createToken = function () {
+    return Promise.resolve({ error: { type: "validation_error",
+      message: "The emulator's stripe.js makes no card tokens: use createPaymentMethod or confirmCardPayment." } });
+  };
+
+  // The release the page asked for (@stripe/stripe-js loads https://js.stripe.com/<release>/stripe.js and checks
+  // it); 3 for the classic /v3 script.
+  const loadedFrom = (document.currentScript && document.currentScript.src) || "";
+  const release = /\/([a-z]+)\/stripe\.js(?:[?#]|$)/.exec(loadedFrom);
+  StripeStandIn.version = release ? release[1] : 3;
+
   window.Stripe = StripeStandIn;
 })();

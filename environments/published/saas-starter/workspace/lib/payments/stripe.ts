@@ -7,8 +7,16 @@ import {
   updateTeamSubscription,
 } from '../db/queries';
 
+// STRIPE_API_BASE (in .env) points the client at another Stripe API, e.g. a local one; unset, it is api.stripe.com.
+const apiBase = process.env.STRIPE_API_BASE ? new URL(process.env.STRIPE_API_BASE) : null;
+
 export const stripe = new Stripe(process.env.STRIPE_SECRET_KEY!, {
   apiVersion: '2025-04-30.basil',
+  ...(apiBase && {
+    host: apiBase.hostname,
+    port: apiBase.port || (apiBase.protocol === 'https:' ? 443 : 80),
+    protocol: apiBase.protocol.replace(':', '') as 'http' | 'https',
+  }),
 });
 
 // Start a hosted Checkout subscription for the signed-in user's team and send the browser to it.
