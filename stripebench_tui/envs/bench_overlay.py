@@ -89,6 +89,13 @@ class MutantSpec(_StrictOverlay):
     files: str | None = None  # a directory of overlay files, relative to the overlay file
     steps: list[dict[str, Any]] = Field(default_factory=list)
     finding: str = ""  # its signature finding (a detector's name), checked by validate
+    # A mutant made from the oracle: its plan (files and steps), changed by `replace` (old, new text in any step;
+    # each must be found), without the steps `drop` names, cut at the first step `cut_at` names (a step is named
+    # by its `say` or one of its arguments' values, whole); then `files` and `steps` as above.
+    from_oracle: bool = False
+    replace: list[tuple[str, str]] = Field(default_factory=list)
+    drop: list[str] = Field(default_factory=list)
+    cut_at: str | None = None
 
 
 class OverlayStripe(_StrictOverlay):

@@ -10,13 +10,14 @@ into the cache, and the grader runs on a copy (``grading.external``).
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import re
 from pathlib import Path
 from typing import Any
 
 from stripebench_tui.envs.deps import cache_root
-from stripebench_tui.envs.bench_overlay import OVERLAY_SUFFIX, ExternalGraderSpec, Overlay, find_overlay
+from stripebench_tui.envs.bench_overlay import OVERLAY_SUFFIX, ExternalGraderSpec, MutantSpec, Overlay, find_overlay
 from stripebench_tui.envs.manifest import ID_PATTERN, MANIFEST, DockerSpec, Environment, Manifest, PlanRef, StripeSetup
 from stripebench_tui.errors import BadFileError, UserError
 from stripebench_tui.core.json_value import JSONValue
@@ -217,20 +218,63 @@ def _guess_submission(problem_file: Path, workspace: Path) -> str | None:
 def _plans(folder: Path, problem: str | None, ident: str, overlay: Overlay, base: Path) -> tuple[PlanRef | None, list[PlanRef]]:
     sol_dir = folder / "solution" / (problem or "")
     solution = None
+    oracle: list[dict[str, Any]] = []
     if sol_dir.is_dir() or overlay.oracle.steps or overlay.oracle.files:
-        steps = _overlay_steps(sol_dir, overlay.oracle.map, overlay.oracle.skip, "the reference solution") if sol_dir.is_dir() else []
+        oracle = _overlay_steps(sol_dir, overlay.oracle.map, overlay.oracle.skip, "the reference solution") if sol_dir.is_dir() else []
         if overlay.oracle.files:
-            steps += _overlay_steps((base / overlay.oracle.files).resolve(), {}, [], "our oracle's files")
-        steps += [dict(s) for s in overlay.oracle.steps]
-        solution = PlanRef(name="oracle", plan=str(_write_plan(ident, "solution", steps)),
+            oracle += _overlay_steps((base / overlay.oracle.files).resolve(), {}, [], "our oracle's files")
+        oracle += [dict(s) for s in overlay.oracle.steps]
+        solution = PlanRef(name="oracle", plan=str(_write_plan(ident, "solution", oracle)),
                            description="solution/ applied through real tool calls, then the overlay's oracle steps")
     mutants = []
     for m in overlay.mutants:
-        steps = _overlay_steps((base / m.files).resolve(), {}, [], f"mutant {m.name}") if m.files else []
+        steps = _from_oracle(oracle, m) if m.from_oracle else []
+        steps += _overlay_steps((base / m.files).resolve(), {}, [], f"mutant {m.name}") if m.files else []
         steps += [dict(s) for s in m.steps]
         mutants.append(PlanRef(name=m.name, plan=str(_write_plan(ident, m.name, steps)), description=m.description,
                                finding=m.finding))
     return solution, mutants
+
+
+def _from_oracle(oracle: list[dict[str, Any]], mutant: MutantSpec) -> list[dict[str, Any]]:
+    """The oracle's steps changed as ``mutant`` says (``MutantSpec``); BadFileError for a change that finds nothing."""
+    what = f"mutant {mutant.name}"
+    if not oracle:
+        raise BadFileError(f"{what}: from_oracle, but the environment has no oracle plan")
+    steps = copy.deepcopy(oracle)
+    if mutant.cut_at is not None:
+        cut = next((i for i, step in enumerate(steps) if mutant.cut_at in _names(step)), None)
+        if cut is None:
+            raise BadFileError(f"{what}: cut_at {mutant.cut_at!r} names no step of the oracle")
+        steps = steps[:cut]
+    for name in mutant.drop:
+        kept = [step for step in steps if name not in _names(step)]
+        if len(kept) == len(steps):
+            raise BadFileError(f"{what}: drop {name!r} names no step of the oracle")
+        steps = kept
+    for old, new in mutant.replace:
+        found = [0]
+
+        def swap(value: Any) -> Any:
+            if isinstance(value, str):
+                found[0] += value.count(old)
+                return value.replace(old, new)
+            if isinstance(value, dict):
+                return {k: swap(v) for k, v in value.items()}
+            if isinstance(value, list):
+                return [swap(v) for v in value]
+            return value
+
+        steps = [swap(step) for step in steps]
+        if not found[0]:
+            raise BadFileError(f"{what}: replace finds no {old[:60]!r} in the oracle's steps")
+    return steps
+
+
+def _names(step: dict[str, Any]) -> set[str]:
+    """What names a plan step: its ``say`` and its arguments' string values."""
+    args = step.get("args") or {}
+    return {v for v in [step.get("say"), *args.values()] if isinstance(v, str) and v}
 
 
 def _overlay_steps(src: Path, mapping: dict[str, str], skip: list[str], what: str) -> list[dict[str, Any]]:
