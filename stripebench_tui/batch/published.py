@@ -101,6 +101,17 @@ def eval_targets(overlays: Path | None = None) -> list[tuple[re.Pattern[str], st
     return out
 
 
+def eval_name_of(env: str, targets: list[tuple[re.Pattern[str], str, Overlay]]) -> str:
+    """The name the published results give our environment ``env`` (its overlay's ``eval_name``), else ``env``."""
+    for _pattern, folder, overlay in targets:
+        name = overlay.eval_name or folder
+        if env == env_id(Path(folder), None) and "{problem}" not in name:
+            return name
+        if "{problem}" in name and env.startswith(env_id(Path(folder), None) + "-"):
+            return name.replace("{problem}", env[len(env_id(Path(folder), None)) + 1:])
+    return env
+
+
 def match_eval(name: str, targets: list[tuple[re.Pattern[str], str, Overlay]],
                known_envs: set[str]) -> EvalTarget | None:
     """Our environment for a published eval name: through an overlay's ``eval_name``, else an id we know."""
@@ -172,4 +183,4 @@ def comparison_tables(report: dict[str, Any]) -> dict[str, Any]:
     return {"results": cmp["results"], "runs": cmp["runs"], "tasks": tasks, "categories": categories, "notes": notes}
 
 
-__all__ = ["PublishedRun", "Results", "compare", "comparison_tables", "eval_targets", "match_eval", "read_results"]
+__all__ = ["eval_name_of", "PublishedRun", "Results", "compare", "comparison_tables", "eval_targets", "match_eval", "read_results"]

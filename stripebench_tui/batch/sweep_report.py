@@ -18,7 +18,7 @@ from typing import Any, Callable
 
 from stripebench_tui.batch.insight import insight
 from stripebench_tui.batch.manifest import Batch
-from stripebench_tui.batch.published import compare, comparison_tables, read_results
+from stripebench_tui.batch.published import compare, comparison_tables, eval_name_of, eval_targets, read_results
 from stripebench_tui.core.sanitize import sanitize
 from stripebench_tui.errors import UserError
 from stripebench_tui.core.trace import Trace
@@ -74,15 +74,22 @@ def _derived_findings(trace: Trace) -> list[tuple[str, int]]:
     return [(f.detector, f.turn) for f in detect(trace.iter_events(), header=trace.header)]
 
 
+def _task(task: dict[str, Any]) -> str:
+    """A task as the tables name it: our id, and the published results' name when that differs."""
+    return task["env"] if task["eval_name"] == task["env"] else f"{task['env']} ({task['eval_name']})"
+
+
 def build_report(batch: Batch) -> dict[str, Any]:
     """Every number of the report, from the traces of the batch's finished cells."""
     runs: list[dict[str, Any]] = []
+    targets = eval_targets()
     for cell in batch.cells:
         result = batch.result(cell)
         summary = read_episode(batch.episode_dir(cell)) if batch.finished(cell) else None
         if summary is None:
             continue
-        runs.append({"cell": cell.id, "env": cell.env, "category": cell.category, "model": cell.agent_label,
+        runs.append({"cell": cell.id, "env": cell.env, "eval_name": eval_name_of(cell.env, targets),
+                     "category": cell.category, "model": cell.agent_label,
                      "run": cell.run, "seed": cell.seed, "score": summary.score if summary.score is not None else 0.0,
                      "scored": summary.score is not None, "turns": summary.turns, "tokens": summary.tokens,
                      "cost_usd": summary.cost_usd, "reason": summary.reason, "failed": summary.failed_criteria,
@@ -95,7 +102,8 @@ def build_report(batch: Batch) -> dict[str, Any]:
         mine = [r for r in runs if r["env"] == env and r["model"] == model]
         best = max(r["score"] for r in mine)
         best_turns = [r["turns"] for r in mine if r["score"] == best]
-        tasks.append({"env": env, "category": mine[0]["category"], "model": model, "runs": len(mine), "best": best,
+        tasks.append({"env": env, "eval_name": mine[0]["eval_name"], "category": mine[0]["category"], "model": model,
+                      "runs": len(mine), "best": best,
                       "mean": mean(r["score"] for r in mine), "best_turns": [min(best_turns), max(best_turns)],
                       "tokens": sum(r["tokens"] for r in mine), "cost_usd": sum(r["cost_usd"] for r in mine)})
     categories = []
@@ -134,7 +142,7 @@ def render(report: dict[str, Any], fmt: str) -> str:
         writer = csv.writer(out, lineterminator="\n")
         writer.writerow(CSV_COLUMNS)
         for r in report["runs"]:
-            writer.writerow([r["env"], r["model"], r["run"], f"{r['score']:.4f}", r["turns"],
+            writer.writerow([r["eval_name"], r["model"], r["run"], f"{r['score']:.4f}", r["turns"],
                              "true" if r["passed"] else "false", f"{r['seconds']:.1f}", r["tokens"],
                              f"{r['cost_usd']:.4f}", ";".join(f"{f['kind']}@{f['turn']}" for f in r["findings"]),
                              ";".join(r["failed"])])
@@ -145,7 +153,7 @@ def render(report: dict[str, Any], fmt: str) -> str:
              + (f", {report['retried']} after an infrastructure retry" if report["retried"] else "") + ".", "",
              "## Per task", "", "| task | category | model | runs | best of k | mean | turns (best) | tokens | cost |",
              "|---|---|---|---:|---:|---:|---:|---:|---:|"]
-    lines += [f"| {clean(t['env'])} | {t['category']} | {clean(t['model'])} | {t['runs']} | {_pct(t['best'])} | "
+    lines += [f"| {clean(_task(t))} | {t['category']} | {clean(t['model'])} | {t['runs']} | {_pct(t['best'])} | "
               f"{_pct(t['mean'])} | {turn_range(t['best_turns'])} | {t['tokens']:,} | ${t['cost_usd']:.2f} |" for t in report["tasks"]]
     lines += ["", "## Per category (average of best of k)", "", "| category | model | tasks | score | turns |",
               "|---|---|---:|---:|---:|"]

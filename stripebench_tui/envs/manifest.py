@@ -32,6 +32,9 @@ class Health(_Strict):
     http: str | None = None  # e.g. "http://127.0.0.1:${APP_PORT}/health"
     tcp: str | None = None  # e.g. "127.0.0.1:${APP_PORT}"
     timeout: float = Field(30.0, gt=0, le=600)
+    # A 5xx answer ends the wait at once: a dev server that compiled with errors (next dev) answers 500 and will
+    # not get better by waiting. Off by default: some servers answer 502/503 while they start.
+    fail_on_5xx: bool = False
 
     @model_validator(mode="after")
     def _one_probe(self) -> "Health":

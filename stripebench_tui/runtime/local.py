@@ -94,7 +94,8 @@ class LocalSandbox(SandboxBase):
             service = ServiceProcess(bus, spec.name, spec.command, cwd=self.workspace, env=env,
                                      log_path=self.logs / f"{_safe(spec.name)}.log", health=health,
                                      health_timeout=spec.health.timeout if spec.health else 30.0,
-                                     restart=spec.restart, redactor=self.redactor)
+                                     restart=spec.restart, redactor=self.redactor,
+                                     fail_on_5xx=spec.health.fail_on_5xx if spec.health else False)
             self.services.append(service)
             await service.start()
 

@@ -166,24 +166,24 @@ def _tls() -> ssl.SSLContext:
     return httpx.create_ssl_context()
 
 
-async def probe(health: dict[str, str], timeout: float = 1.0) -> bool:
-    """One health probe: an HTTP GET answering below 400, or a TCP connection accepted."""
+async def probe_status(health: dict[str, str], timeout: float = 1.0) -> int | None:
+    """One health probe's answer: the HTTP status (200 for an accepted TCP connection), None for no answer."""
     if health.get("http"):
         try:
             async with httpx.AsyncClient(timeout=timeout, trust_env=False, verify=_tls()) as client:
                 response = await client.get(health["http"])
-            return response.status_code < 400
+            return response.status_code
         except httpx.HTTPError:
-            return False
+            return None
     host, _, port = health["tcp"].rpartition(":")
     try:
         _, writer = await asyncio.wait_for(asyncio.open_connection(host or "127.0.0.1", int(port)), timeout)
     except (OSError, asyncio.TimeoutError, ValueError):
-        return False
+        return None
     writer.close()
     with contextlib.suppress(Exception):
         await writer.wait_closed()
-    return True
+    return 200
 
 
 class ServiceProcess:
@@ -191,8 +191,9 @@ class ServiceProcess:
 
     def __init__(self, bus: EventBus, name: str, command: str, *, cwd: Path, env: dict[str, str], log_path: Path,
                  health: dict[str, str] | None = None, health_timeout: float = 30.0, restart: bool = False,
-                 redactor: Redactor | None = None) -> None:
+                 redactor: Redactor | None = None, fail_on_5xx: bool = False) -> None:
         self.bus, self.name, self.command = bus, name, command
+        self.fail_on_5xx = fail_on_5xx  # a 5xx answer to the health check ends the wait (see Health.fail_on_5xx)
         self.redactor = redactor or Redactor()  # applied to the log file as lines are written
         self.cwd, self.env, self.log_path = cwd, env, log_path
         self.health, self.health_timeout, self.restart = health, health_timeout, restart
@@ -234,8 +235,14 @@ class ServiceProcess:
                 why = with_tail(f"service {self.name} exited with code {self.proc.returncode} before it was healthy "
                                 f"({target})", self.tail)
                 break
-            if await probe(self.health):
+            status = await probe_status(self.health)
+            if status is not None and status < 400:
                 return
+            if status is not None and status >= 500 and self.fail_on_5xx:
+                await _settle(self._readers)
+                why = with_tail(f"service {self.name} answered HTTP {status} at {target}: it is up but broken "
+                                f"(see {self.log_path})", self.tail)
+                break
             if loop.time() > deadline:
                 why = with_tail(f"service {self.name} failed its health check: no answer from {target} within "
                                 f"{self.health_timeout:g} s", self.tail)
@@ -305,5 +312,5 @@ def port_is_free(port: int, host: str = "127.0.0.1") -> bool:
     return True
 
 
-__all__ = ["ServiceFailed", "ServiceProcess", "free_port", "log_tail", "port_is_free", "probe", "run_logged",
+__all__ = ["ServiceFailed", "ServiceProcess", "free_port", "log_tail", "port_is_free", "probe_status", "run_logged",
            "with_tail"]

@@ -213,3 +213,15 @@ def test_the_html_report_shows_the_published_comparison_with_the_markdowns_rows(
     assert [c for c in cells if c] == rows  # the same rows, in the same order, tasks then categories
     assert ["checkout-migration", "model-x", "published (checkout-migration)", "3", "100 %", "58 %", "31"] in rows
     assert "imaginary-eval (1 runs)" in page and "1 rows of the results file left out" in page
+
+
+def test_published_folders_are_named_as_the_published_results_name_them() -> None:
+    """The CSV's eval_name is the overlay's (saas-starter for the embedded-checkout folder), per problem for the
+    SDK folders, the folder's own name otherwise, and our id for environments of ours."""
+    from stripebench_tui.batch.published import eval_name_of, eval_targets
+
+    targets = eval_targets()
+    assert eval_name_of("saas-starter-embedded-checkout", targets) == "saas-starter"
+    assert eval_name_of("saas-starter-partial-payments", targets) == "saas-starter-partial-payments"
+    assert eval_name_of("sdk-upgrades-ruby-invoice-partial-payments", targets) == "ruby-invoice-partial-payments"
+    assert eval_name_of("checkout-migration", targets) == "checkout-migration"

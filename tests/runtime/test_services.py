@@ -9,7 +9,9 @@ from pathlib import Path
 
 from stripebench_tui.core.bus import EventBus
 from stripebench_tui.core.events import Event, Service
-from stripebench_tui.runtime.services import ServiceProcess, port_is_free, probe
+import pytest
+
+from stripebench_tui.runtime.services import ServiceFailed, ServiceProcess, free_port, port_is_free, probe_status
 
 
 def _group_members(pgid: int) -> list[int]:
@@ -57,10 +59,40 @@ async def test_probes_and_ports() -> None:
         s.listen()
         port = s.getsockname()[1]
         assert not port_is_free(port)
-        assert await probe({"tcp": f"127.0.0.1:{port}"})
+        assert await probe_status({"tcp": f"127.0.0.1:{port}"}) == 200
     assert port_is_free(port)
-    assert not await probe({"tcp": f"127.0.0.1:{port}"})
-    assert not await probe({"http": f"http://127.0.0.1:{port}/health"})
+    assert await probe_status({"tcp": f"127.0.0.1:{port}"}) is None
+    assert await probe_status({"http": f"http://127.0.0.1:{port}/health"}) is None
+
+
+# A server that is up and answers every GET with 500 and a compile error in its log, as `next dev` does.
+BROKEN = ("import http.server, sys\n"
+          "class H(http.server.BaseHTTPRequestHandler):\n"
+          "    def do_GET(self):\n"
+          "        print('Module not found: cannot resolve @/lib/db/drizzle', flush=True)\n"
+          "        self.send_response(500); self.end_headers()\n"
+          "http.server.HTTPServer(('127.0.0.1', int(sys.argv[1])), H).serve_forever()\n")
+
+
+@pytest.mark.parametrize("fail_on_5xx", [True, False])
+async def test_a_server_answering_500_fails_at_once_when_asked(tmp_path: Path, fail_on_5xx: bool) -> None:
+    (tmp_path / "broken.py").write_text(BROKEN)
+    port = free_port()
+    bus = EventBus()
+    svc = ServiceProcess(bus, "app", f"exec python3 broken.py {port}", cwd=tmp_path, env=dict(os.environ),
+                         log_path=tmp_path / "app.log", health={"http": f"http://127.0.0.1:{port}/"},
+                         health_timeout=3 if not fail_on_5xx else 120, fail_on_5xx=fail_on_5xx)
+    try:
+        with pytest.raises(ServiceFailed) as failed:
+            await svc.start()
+    finally:
+        await svc.stop()
+        await bus.close()
+    if fail_on_5xx:  # the first 500 ends the wait (the 120 s would fail the suite's time), with the log's error
+        assert str(failed.value).startswith(f"service app answered HTTP 500 at http://127.0.0.1:{port}/: it is up but broken")
+        assert "Module not found: cannot resolve @/lib/db/drizzle" in str(failed.value)
+    else:
+        assert "failed its health check: no answer from" in str(failed.value)
 
 
 async def test_logs_are_redacted_as_they_are_written(tmp_path: Path) -> None:
