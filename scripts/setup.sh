@@ -14,6 +14,9 @@ PY=${PYTHON:-python3}
 PY=$("$PY" -c 'import sys; print(sys.executable)')
 
 apt_pkgs=(chromium tmux sqlite3 nodejs npm ruby)  # ruby: the Ruby preload test (tests/runtime/test_preload.py)
+# PostgreSQL: environments whose app needs it make a cluster of their own per episode (runtime/postgres.py), as the
+# published Next.js SaaS-starter folders do; the package's own cluster is not used.
+apt_pkgs+=(postgresql)
 # The emulator's compile (below) needs a C compiler and this interpreter's headers: a version manager's Python has
 # its own; Debian's needs its -dev package.
 command -v "${CC:-cc}" >/dev/null || apt_pkgs+=(gcc)
