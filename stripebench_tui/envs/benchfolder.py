@@ -255,7 +255,7 @@ def _from_oracle(oracle: list[dict[str, Any]], mutant: MutantSpec) -> list[dict[
     for old, new in mutant.replace:
         found = [0]
 
-        def swap(value: Any) -> Any:
+        def swap(value: JSONValue) -> JSONValue:
             if isinstance(value, str):
                 found[0] += value.count(old)
                 return value.replace(old, new)

@@ -30,8 +30,10 @@ def published_folder(name: str, scratch: Path) -> Path:
         pytest.fail(f"no checkout of github.com/stripe/ai: set {CHECKOUT_VAR} to one (or keep a mirror at {MIRROR})")
     archive = scratch / f"{name}.tar"
     with archive.open("wb") as out:
-        subprocess.run(["git", f"--git-dir={MIRROR}", "archive", "HEAD", f"benchmarks/{name}"], stdout=out,
-                       check=True, timeout=120)
+        done = subprocess.run(["git", f"--git-dir={MIRROR}", "archive", "HEAD", f"benchmarks/{name}"], stdout=out,
+                              stderr=subprocess.PIPE, text=True, timeout=120)  # it warns of other folders' blobs
+    if done.returncode != 0:
+        pytest.fail(f"git archive of benchmarks/{name} from {MIRROR} failed: {done.stderr.strip()}")
     with tarfile.open(archive) as tar:
         tar.extractall(scratch, filter="tar")
     return scratch / "benchmarks" / name
