@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import types
@@ -52,3 +53,40 @@ def test_run_without_headless_opens_the_live_tui_with_the_config(monkeypatch: py
     assert [(c.env, c.seed, c.start_paused, c.headless, present) for c, present in opened] == [
         ("tiny-shop", 5, True, False, False), ("tiny-shop", 5, True, False, True)]
     assert not (tmp_path / "ep").exists()
+
+
+OVERLAY_WITH_SERVICES = """title = "An app on PostgreSQL and npm"
+[postgres]
+role = "model"
+database = "saas_db"
+[node]
+"""
+
+
+@pytest.mark.parametrize("pg_bin", ["", "/nowhere/bin"])
+def test_envs_path_and_doctor_say_whether_postgres_and_node_are_here(tmp_path: Path, pg_bin: str) -> None:
+    folder = tmp_path / "bench" / "pg-app"
+    (folder / "environment").mkdir(parents=True)
+    (folder / "grader").mkdir()
+    (folder / "environment" / "PROBLEM.md").write_text("# Use the database\n")
+    (folder.parent / "pg-app.stripebench.toml").write_text(OVERLAY_WITH_SERVICES)
+    env = {**os.environ, **({"STRIPEBENCH_PG_BIN": pg_bin} if pg_bin else {})}
+    listed = subprocess.run([sys.executable, "-m", "stripebench_tui", "envs", "--path", str(folder.parent)],
+                            capture_output=True, text=True, timeout=60, env=env)
+    assert listed.returncode == 0, listed.stderr
+    lines = [line.strip() for line in listed.stdout.splitlines()]
+    if pg_bin:
+        assert "MISSING: PostgreSQL not found: apt-get install postgresql (Debian's package), or set STRIPEBENCH_PG_BIN " \
+               "to a directory holding initdb and postgres" in lines, lines
+    else:
+        assert any(line.startswith("here: PostgreSQL ") and "(each episode makes its own cluster)" in line for line in lines)
+    assert any(line.startswith("here: Node.js v") for line in lines), lines
+    data = json.loads(subprocess.run([sys.executable, "-m", "stripebench_tui", "envs", "--path", str(folder.parent),
+                                      "--json"], capture_output=True, text=True, timeout=60, env=env).stdout)
+    assert [c["present"] for c in data[0]["here"]] == [not pg_bin, True]
+
+    doctor = subprocess.run([sys.executable, "-m", "stripebench_tui", "doctor", "--no-docker"], capture_output=True,
+                            text=True, timeout=120, env=env).stdout.splitlines()
+    # the published SaaS-starter folders need both; missing, the line is optional ("-"), not a failure
+    pg = next(line for line in doctor if "PostgreSQL" in line)
+    assert pg.startswith("-" if pg_bin else "ok") and "[for saas-starter-embedded-checkout, saas-starter-partial-payments]" in pg
