@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import functools
 import os
+import re
 import signal
 import socket
 import ssl
@@ -43,6 +44,21 @@ def log_tail(lines: Iterable[str], count: int = TAIL_LINES) -> str:
     kept = [line.strip() for line in lines if line.strip()][-count:]
     text = " | ".join(kept)
     return text if len(text) <= TAIL_CHARS else "…" + text[-TAIL_CHARS:]
+
+
+_ERROR_LINE = re.compile(r"(?i)\b(error|not found|cannot|can't|failed|exception)\b")
+
+
+def error_lines(lines: Iterable[str], most: int = 3) -> list[str]:
+    """The first ``most`` distinct lines that read like errors, in the order they were printed (each cut short)."""
+    found: list[str] = []
+    for line in lines:
+        text = line.strip()[:TAIL_CHARS // most]
+        if text and _ERROR_LINE.search(text) and text not in found:
+            found.append(text)
+            if len(found) == most:
+                break
+    return found
 
 
 def with_tail(message: str, lines: Iterable[str]) -> str:
@@ -202,7 +218,7 @@ class ServiceProcess:
         self._stopping = False
         self._monitor: asyncio.Task[None] | None = None
         self._readers: list[asyncio.Task[None]] = []
-        self.tail: deque[str] = deque(maxlen=50)  # the last lines it printed (why it died)
+        self.tail: deque[str] = deque(maxlen=200)  # the last lines it printed (why it died)
         self._log = open(log_path, "ab")
 
     @property
@@ -240,8 +256,10 @@ class ServiceProcess:
                 return
             if status is not None and status >= 500 and self.fail_on_5xx:
                 await _settle(self._readers)
-                why = with_tail(f"service {self.name} answered HTTP {status} at {target}: it is up but broken "
-                                f"(see {self.log_path})", self.tail)
+                why = f"service {self.name} answered HTTP {status} at {target}: it is up but broken"
+                errors = error_lines(self.tail)  # a compiler's error comes long before the last lines
+                why = (f"{why}: {' | '.join(errors)} (see {self.log_path})" if errors
+                       else with_tail(f"{why} (see {self.log_path})", self.tail))
                 break
             if loop.time() > deadline:
                 why = with_tail(f"service {self.name} failed its health check: no answer from {target} within "

@@ -28,6 +28,7 @@ def published_folder(name: str, scratch: Path) -> Path:
         return folder
     if not (MIRROR / "HEAD").is_file():
         pytest.fail(f"no checkout of github.com/stripe/ai: set {CHECKOUT_VAR} to one (or keep a mirror at {MIRROR})")
+    scratch.mkdir(parents=True, exist_ok=True)
     archive = scratch / f"{name}.tar"
     with archive.open("wb") as out:
         done = subprocess.run(["git", f"--git-dir={MIRROR}", "archive", "HEAD", f"benchmarks/{name}"], stdout=out,

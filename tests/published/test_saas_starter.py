@@ -65,3 +65,29 @@ def test_both_folders_in_one_batch_by_path_under_their_published_names(tmp_path:
     rows = {r["eval_name"]: r for r in csv.DictReader(io.StringIO(report.stdout.split("written:")[0]))}
     assert set(rows) == {"saas-starter", "saas-starter-partial-payments"}  # benchmarks-results-*.csv's names
     assert all(r["score"] == "1.0000" and r["passed"] == "true" for r in rows.values()), rows
+
+
+def test_an_app_that_does_not_compile_ends_setup_with_the_compilers_error(tmp_path: Path) -> None:
+    """A copy of the folder whose overlay (beside it, so it wins) also removes lib/utils.ts (the seed does not need it): `next dev` starts
+    and answers its first page with 500; the episode ends at setup with that and the log's error, not after the
+    health check's five minutes."""
+    import shutil
+
+    from stripebench_tui.envs.bench_overlay import published_dir
+
+    name = "saas-starter-embedded-checkout"
+    bench = tmp_path / "bench"
+    shutil.copytree(published_folder(name, tmp_path / "src"), bench / name)
+    (bench / "saas-starter").symlink_to(published_dir() / "saas-starter")
+    shipped = (published_dir() / f"{name}.toml").read_text()
+    last_setup = """  'bash "${BENCH_OVERLAY_DIR}/saas-starter/write-env.sh"',\n]"""
+    assert last_setup in shipped
+    (bench / f"{name}.stripebench.toml").write_text(
+        shipped.replace(last_setup, last_setup[:-1] + "  'rm lib/utils.ts',\n]"))
+    done = _stripebench("run", str(bench / name), "--headless", "--agent", "noop", "--episode-dir",
+                        str(tmp_path / "episode"), timeout=600)
+    assert done.returncode == 4, done.stdout[-2000:] + done.stderr[-2000:]
+    [error] = [line for line in done.stderr.splitlines() if line.startswith("stripebench:")]
+    assert "service app answered HTTP 500 at http://127.0.0.1:" in error and "it is up but broken" in error
+    assert "Module not found: Can't resolve '@/lib/utils'" in error, error  # the compiler's words, from its log
+    assert "Traceback" not in done.stderr
