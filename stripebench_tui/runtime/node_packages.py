@@ -217,12 +217,7 @@ def main(argv: list[str] | None = None) -> int:
     run = sub.add_parser("install", help="install the packages of the app in --dir")
     run.add_argument("--dir", type=Path, default=Path("."), help="the app's directory (holding package.json)")
     run.add_argument("--public-hoist-pattern", default="", help="a package to link into node_modules/.bin too (e.g. tsx)")
-    sub.add_parser("check", help="say whether Node and npm are here (exit 0) or what to install (exit 2)")
     args = parser.parse_args(argv)
-    if args.command == "check":
-        ok, text = describe()
-        print(text)
-        return 0 if ok else 2
 
     def say(text: str) -> None:
         print(f"packages: {text}", flush=True)

@@ -271,12 +271,7 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--role", required=True)
     run.add_argument("--password", required=True)
     run.add_argument("--database", required=True)
-    sub.add_parser("check", help="say whether PostgreSQL is here (exit 0) or what to install (exit 2)")
     args = parser.parse_args(argv)
-    if args.command == "check":
-        ok, text = describe()
-        print(text)
-        return 0 if ok else 2
     try:
         cluster = make_cluster(args.data, args.port, args.role, args.password, args.database)
         return serve(cluster)

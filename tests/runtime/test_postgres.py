@@ -82,14 +82,13 @@ def test_a_taken_port_is_one_line_with_the_fix(tmp_path: Path) -> None:
     assert not (tmp_path / "pg").exists(), "nothing half-made is left"
 
 
-def test_postgresql_missing_is_one_line_naming_the_package(tmp_path: Path) -> None:
+def test_postgresql_missing_is_one_line_naming_the_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     proc = _serve(tmp_path / "pg", free_port(), **{postgres.BIN_VAR: str(tmp_path / "no-such-bin")})
     out, _ = proc.communicate(timeout=60)
     assert proc.returncode == 2
     assert out.strip() == f"postgres: PostgreSQL not found: {postgres.INSTALL_FIX}"
-    check = subprocess.run([sys.executable, "-m", "stripebench_tui.runtime.postgres", "check"], capture_output=True,
-                           text=True, env={**os.environ, postgres.BIN_VAR: str(tmp_path / "no-such-bin")}, timeout=60)
-    assert check.returncode == 2 and "apt-get install postgresql" in check.stdout
+    monkeypatch.setenv(postgres.BIN_VAR, str(tmp_path / "no-such-bin"))
+    assert postgres.describe() == (False, f"PostgreSQL not found: {postgres.INSTALL_FIX}")  # doctor's line
 
 
 def test_a_cluster_is_never_reused(tmp_path: Path) -> None:

@@ -45,11 +45,8 @@ export function validatedActionWithUser<S extends z.ZodTypeAny, T>(
     if (!user) {
       throw new Error('User is not authenticated');
     }
-    const result = schema.safeParse(Object.fromEntries(formData));
-    if (!result.success) {
-      return { error: result.error.errors[0].message };
-    }
-    return action(result.data, formData, user);
+    const validated = validatedAction(schema, (data, form) => action(data, form, user));
+    return validated(prevState, formData);
   };
 }
 
