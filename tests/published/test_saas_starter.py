@@ -19,7 +19,8 @@ import pytest
 from tests.benchfolders.conftest import tree_hash
 from tests.published.conftest import published_folder
 
-pytestmark = pytest.mark.drill
+# Each validate is 4 or 5 episodes of a Next.js app: a few minutes alone, more beside the other drills.
+pytestmark = [pytest.mark.drill, pytest.mark.timeout(1500)]
 
 FOLDERS = {
     "saas-starter-embedded-checkout": ["promo-400-called-done", "hosted-not-embedded", "gives-up-on-the-pricing-page"],
