@@ -96,6 +96,13 @@ step "stripebench envs" "$PY" -m stripebench_tui envs
 step "stripebench replay --summary of a sample" "$PY" -m stripebench_tui replay replays/checkout-migration-oracle --summary
 step "stripebench validate bookings-payments" "$PY" -m stripebench_tui validate bookings-payments
 step "the main job, headless (make run ARGS=--headless)" env PYTHON="$PY" make run ARGS=--headless
+# A published folder (read-only): its own PostgreSQL cluster, pnpm and the app's packages from nothing, next dev on
+# this Node, our oracle through the app's pages in Chromium, the folder's own grader.
+if [ -d /fresh/published/saas-starter-partial-payments ]; then
+  step "a published Next.js + PostgreSQL folder, from nothing (saas-starter-partial-payments, the oracle)" \
+    "$PY" -m stripebench_tui run /fresh/published/saas-starter-partial-payments --headless --agent oracle \
+    --episode-dir "$LOGS/saas-starter"
+fi
 step "a two-episode batch on a local Ray cluster" ray_batch
 step "the suite's Ray tests (they start clusters of their own)" \
   "$PY" -m pytest -p no:cacheprovider -q --basetemp="$LOGS/pytest-ray" tests/batch/test_batch_ray.py

@@ -67,10 +67,27 @@ for var in SSL_CERT_FILE SSL_CERT_DIR REQUESTS_CA_BUNDLE CURL_CA_BUNDLE NODE_EXT
   [ -z "${!var:-}" ] || tls+=(-e "$var=${!var}")
 done
 
+# A published Next.js + PostgreSQL folder for the step that runs one (a checkout of github.com/stripe/ai in
+# STRIPEBENCH_STRIPE_AI, else this machine's mirror of it), mounted read-only: the run must not write to it.
+published="$work/published"
+folder=saas-starter-partial-payments
+mkdir -p "$published"
+if [ -n "${STRIPEBENCH_STRIPE_AI:-}" ] && [ -d "$STRIPEBENCH_STRIPE_AI/benchmarks/$folder" ]; then
+  cp -r "$STRIPEBENCH_STRIPE_AI/benchmarks/$folder" "$published/"
+elif [ -f /work/.mirror/stripe+ai/repo/HEAD ]; then
+  git --git-dir=/work/.mirror/stripe+ai/repo archive HEAD "benchmarks/$folder" 2>/dev/null | tar -x -C "$published" --strip-components=1
+fi
+if [ -d "$published/$folder" ]; then
+  echo "fresh-check: the published folder $folder is mounted read-only at /fresh/published"
+else
+  echo "fresh-check: NO checkout of github.com/stripe/ai (set STRIPEBENCH_STRIPE_AI): the published-folder step is left out"
+fi
+
 mkdir -p "$work/out"
 echo "fresh-check: starting a container from $image (host network, empty HOME, PATH without shims or virtualenvs)"
 docker run --rm --name "$name" --init --network host --shm-size 2g \
   -v "$work/origin:/fresh/origin:ro" -v "$conf:/fresh/conf:ro" -v "$work/out:/fresh/out" \
+  -v "$published:/fresh/published:ro" \
   -e HOME=/root -e PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin -e LANG=C.UTF-8 \
   -e DEBIAN_FRONTEND=noninteractive "${tls[@]}" \
   "$image" bash /fresh/origin/scripts/fresh-check-inside.sh
