@@ -117,6 +117,9 @@ class NodeSpec(_Strict):
     # A package whose commands must be in node_modules/.bin though it is only a dependency's dependency (pnpm's
     # public-hoist-pattern), e.g. "tsx" for a script that runs `npx tsx`; the same for every pnpm the episode runs.
     public_hoist_pattern: str = ""
+    # The oldest Node.js major version the app runs on (Next.js 15.5 needs 20; Debian 12 has 18): an older Node on
+    # this machine is replaced, for the episode's processes, by that version from the npm registry (cached).
+    min_node: int | None = Field(None, ge=16)
 
 
 class DockerSpec(_Strict):

@@ -53,7 +53,7 @@ class LocalSandbox(SandboxBase):
         if self.env.manifest.node is not None:
             node = self.env.manifest.node
             await install_node_packages(bus, self.workspace / node.dir, self.logs / "packages.log", self.redactor,
-                                        hoist=node.public_hoist_pattern)
+                                        hoist=node.public_hoist_pattern, min_node=node.min_node)
 
     async def _install_venv(self, bus: EventBus) -> None:
         if self.deps is None:

@@ -12,6 +12,7 @@ is cached only after an install succeeded, so a failed run leaves nothing a late
 from __future__ import annotations
 
 import argparse
+import functools
 import hashlib
 import json
 import os
@@ -105,10 +106,64 @@ def ensure_shim() -> Path:
     return shim.parent
 
 
-def process_env(env: Mapping[str, str], hoist: str = "") -> dict[str, str]:
-    """What every process of an episode with npm packages gets: ``pnpm`` on PATH, using the cached store and the
-    install's hoisting (else pnpm refuses the node_modules the install made), and no telemetry calls."""
-    out = {"PATH": with_bin_first(shim_dir(), env.get("PATH")), "npm_config_store_dir": str(store_dir()),
+def _major(version: str | None) -> int:
+    found = re.search(r"\d+", version or "")
+    return int(found.group()) if found else 0
+
+
+def node_dir(min_node: int) -> Path:
+    """Where Node ``min_node`` from the npm registry is kept (its ``bin/node``)."""
+    arch = {"x86_64": "x64", "aarch64": "arm64"}.get(os.uname().machine, os.uname().machine)
+    return cache_root() / "node" / f"node-{min_node}" / "node_modules" / f"node-linux-{arch}"
+
+
+def node_bin(min_node: int | None) -> Path | None:
+    """The bin directory to put first on PATH: None when this machine's Node is new enough (or none is asked)."""
+    if min_node is None or _major(node_version()) >= min_node:
+        return None
+    return node_dir(min_node) / "bin"
+
+
+def ensure_node(min_node: int | None, say: Callable[[str], None] = print) -> Path | None:
+    """``node_bin``, installed the first time from the npm registry (``node-linux-<arch>@<major>``, the official
+    binary) into a fresh directory that is moved in place only once it runs. InstallProblem on failure."""
+    wanted = node_bin(min_node)
+    if wanted is None or (wanted / "node").is_file():
+        return wanted
+    assert min_node is not None
+    home = wanted.parents[2]
+    home.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".node-{min_node}-", dir=home.parent))
+    package = f"{wanted.parent.name}@{min_node}"
+    say(f"this machine's Node.js is {node_version() or 'missing'}; the app needs {min_node}: installing {package} (once)")
+    try:
+        out = subprocess.run(["npm", "install", "--no-save", "--no-audit", "--no-fund", "--prefix", str(staging), package],
+                             capture_output=True, text=True, timeout=INSTALL_TIMEOUT, stdin=subprocess.DEVNULL)
+        if out.returncode != 0:
+            raise InstallProblem(explain(out.stdout + out.stderr, out.returncode).replace("pnpm install", f"npm install {package}"))
+        staged = staging / wanted.relative_to(home) / "node"
+        ran = subprocess.run([str(staged), "--version"], capture_output=True, text=True, timeout=30)
+        if ran.returncode != 0 or _major(ran.stdout) != min_node:
+            raise InstallProblem(f"{package} from the registry does not run here ({ran.stdout.strip() or ran.stderr.strip()})")
+        try:
+            staging.rename(home)
+        except OSError:  # another episode installed it meanwhile
+            if not (wanted / "node").is_file():
+                raise
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return wanted
+
+
+def process_env(env: Mapping[str, str], hoist: str = "", min_node: int | None = None) -> dict[str, str]:
+    """What every process of an episode with npm packages gets: ``pnpm`` (and the Node the app needs) first on PATH,
+    the cached store and the install's hoisting (else pnpm refuses the node_modules the install made), and no
+    telemetry calls."""
+    path = env.get("PATH")
+    newer = node_bin(min_node)
+    if newer is not None:
+        path = with_bin_first(newer, path)
+    out = {"PATH": with_bin_first(shim_dir(), path), "npm_config_store_dir": str(store_dir()),
            "npm_config_update_notifier": "false", "NEXT_TELEMETRY_DISABLED": "1"}
     if hoist:
         out["npm_config_public_hoist_pattern"] = hoist
@@ -128,8 +183,9 @@ def explain(output: str, code: int) -> str:
     return f"pnpm install exited with code {code}: {last}"
 
 
+@functools.lru_cache(maxsize=None)
 def node_version() -> str | None:
-    """``node --version`` (e.g. "v20.19.2"), or None when Node is not on PATH."""
+    """This machine's ``node --version`` (e.g. "v20.19.2"), or None when Node is not on PATH (asked once)."""
     node = shutil.which("node")
     if node is None:
         return None
@@ -139,7 +195,7 @@ def node_version() -> str | None:
         return None
 
 
-def describe() -> tuple[bool, str]:
+def describe(min_node: int | None = None) -> tuple[bool, str]:
     """For ``doctor`` and ``envs --path``: whether Node and npm are here, and what the cache holds."""
     version = node_version()
     if version is None or shutil.which("npm") is None:
@@ -150,10 +206,15 @@ def describe() -> tuple[bool, str]:
     store = store_dir()
     cached = "cached packages in " + str(store) if store.is_dir() else "no packages cached yet (the first install fetches them)"
     tool = f"{PNPM} cached" if pnpm_script().is_file() else f"{PNPM} installed on first use"
+    newer = node_bin(min_node)
+    if newer is not None:
+        where = "cached" if (newer / "node").is_file() else "installed from the npm registry on first use"
+        version = f"{version} (the app needs {min_node}: {where})"
     return True, f"Node.js {version}, {tool}; {cached}"
 
 
-def install(workspace: Path, say: Callable[[str], None] = print, *, frozen: bool | None = None, hoist: str = "") -> float:
+def install(workspace: Path, say: Callable[[str], None] = print, *, frozen: bool | None = None, hoist: str = "",
+            min_node: int | None = None) -> float:
     """Install ``workspace``'s packages (see the module docstring); the seconds it took. InstallProblem on failure."""
     package = workspace / "package.json"
     if not package.is_file():
@@ -163,6 +224,7 @@ def install(workspace: Path, say: Callable[[str], None] = print, *, frozen: bool
         json.loads(raw)
     except ValueError as exc:
         raise InstallProblem(f"{package} is not valid JSON ({exc}): correct it") from None
+    ensure_node(min_node, say)
     pnpm = ensure_pnpm(say)
     ensure_shim()
     lock = workspace / LOCKFILE
@@ -171,14 +233,15 @@ def install(workspace: Path, say: Callable[[str], None] = print, *, frozen: bool
     if not own_lock and cached_lock.is_file():
         shutil.copyfile(cached_lock, lock)
         say(f"using the {LOCKFILE} resolved by an earlier install of this package.json")
-    argv = ["node", str(pnpm), "install", "--store-dir", str(store_dir()), "--prefer-offline",
+    env = {**os.environ, **process_env(os.environ, hoist, min_node), "CI": "1"}
+    argv = [shutil.which("node", path=env["PATH"]) or "node", str(pnpm), "install", "--store-dir", str(store_dir()),
+            "--prefer-offline",
             "--reporter=append-only", "--config.confirmModulesPurge=false"]
     if frozen if frozen is not None else lock.is_file():
         argv.append("--frozen-lockfile")
     say(f"{PNPM} install in {workspace} (store {store_dir()})")
     started = time.monotonic()
     tail: deque[str] = deque(maxlen=200)
-    env = {**os.environ, **process_env(os.environ, hoist), "CI": "1"}
     try:
         proc = subprocess.Popen(argv, cwd=workspace, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT, env=env, text=True, errors="replace")

@@ -21,7 +21,7 @@ SERVICE = "packages"
 
 
 async def install_node_packages(bus: EventBus, app_dir: Path, log_path: Path, redactor: Redactor, *,
-                                hoist: str = "") -> float:
+                                hoist: str = "", min_node: int | None = None) -> float:
     """Install the packages of ``app_dir`` (seconds taken); ServiceFailed naming the cause, the fix and the log."""
     loop = asyncio.get_running_loop()
     tail: deque[str] = deque(maxlen=20)
@@ -36,7 +36,7 @@ async def install_node_packages(bus: EventBus, app_dir: Path, log_path: Path, re
             loop.call_soon_threadsafe(bus.publish_nowait, Service(service=SERVICE, status="log", text=line))
 
         try:
-            took = await asyncio.to_thread(install, app_dir, say, hoist=hoist)
+            took = await asyncio.to_thread(install, app_dir, say, hoist=hoist, min_node=min_node)
         except InstallProblem as exc:
             why = with_tail(f"npm packages: {exc} (see {log_path})", list(tail)[:-1] if tail else [])
             await bus.publish(Service(service=SERVICE, status="unhealthy", text=str(exc)))

@@ -129,7 +129,8 @@ class SandboxBase:
         if self.env.manifest.stripe_preload:  # the app's SDK finds the emulator without reading a base URL
             env.update(preload_env(env))
         if self.env.manifest.node is not None:  # `pnpm` for everyone, on the store the install used
-            env.update(node_packages.process_env(env, self.env.manifest.node.public_hoist_pattern))
+            node = self.env.manifest.node
+            env.update(node_packages.process_env(env, node.public_hoist_pattern, node.min_node))
         return env
 
     async def install_dependencies(self, bus: EventBus) -> None:

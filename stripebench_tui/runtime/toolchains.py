@@ -16,21 +16,24 @@ def manifest_checks(manifest: Manifest) -> list[tuple[bool, str]]:
     if manifest.postgres is not None:
         out.append(postgres.describe())
     if manifest.node is not None:
-        out.append(node_packages.describe())
+        out.append(node_packages.describe(manifest.node.min_node))
     return out
 
 
 def published_checks() -> list[tuple[bool, str]]:
     """The same checks once for every shipped overlay that asks for them, naming the folders that need each."""
     users: dict[str, list[str]] = {"postgres": [], "node": []}
+    overlays = []
     for path in sorted(published_dir().glob("*.toml")):
         overlay = Overlay.load(path)
+        overlays.append(overlay)
         if overlay.postgres is not None:
             users["postgres"].append(path.stem)
         if overlay.node is not None:
             users["node"].append(path.stem)
     out = []
-    for kind, describe in (("postgres", postgres.describe), ("node", node_packages.describe)):
+    needs = max((o.node.min_node or 0 for o in overlays if o.node is not None), default=0) or None
+    for kind, describe in (("postgres", postgres.describe), ("node", lambda: node_packages.describe(needs))):
         if users[kind]:
             ok, text = describe()
             out.append((ok, f"{text} [for {', '.join(users[kind])}]"))

@@ -93,3 +93,19 @@ def test_a_package_json_that_is_not_json_is_refused_before_pnpm_runs(tmp_path: P
 ])
 def test_what_pnpm_says_becomes_the_cause(output: str, cause: str) -> None:
     assert cause in node_packages.explain(output, 1)
+
+
+def test_an_older_node_on_this_machine_gives_way_to_the_one_the_app_needs(tmp_path: Path) -> None:
+    """As on Debian 12 (Node 18) with a Next.js 15.5 app (20): here the machine has 20, so the app asks for 22."""
+    mine = node_packages._major(node_packages.node_version())
+    wanted = mine + 2
+    assert node_packages.node_bin(mine) is None, "a new enough Node is used as it is"
+    lines: list[str] = []
+    bin_dir = node_packages.ensure_node(wanted, lines.append)
+    assert bin_dir is not None and (bin_dir / "node").is_file()
+    assert node_packages.ensure_node(wanted, lines.append) == bin_dir, "installed once, then reused"
+    env = {**os.environ, **node_packages.process_env(os.environ, "", wanted)}
+    ran = subprocess.run(["node", "--version"], capture_output=True, text=True, env=env, timeout=30)
+    assert node_packages._major(ran.stdout) == wanted, "every process of the episode runs the newer Node"
+    ok, text = node_packages.describe(wanted)
+    assert ok and f"(the app needs {wanted}: cached)" in text
