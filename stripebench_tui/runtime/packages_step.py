@@ -38,7 +38,7 @@ async def install_node_packages(bus: EventBus, app_dir: Path, log_path: Path, re
         try:
             took = await asyncio.to_thread(install, app_dir, say, hoist=hoist, min_node=min_node)
         except InstallProblem as exc:
-            why = with_tail(f"npm packages: {exc} (see {log_path})", list(tail)[:-1] if tail else [])
+            why = with_tail(f"npm packages: {exc} (see {log_path})", tail)
             await bus.publish(Service(service=SERVICE, status="unhealthy", text=str(exc)))
             raise ServiceFailed(why) from None
     await bus.publish(Service(service=SERVICE, status="healthy", text=f"installed in {took:.1f} s"))

@@ -8,15 +8,15 @@ if [ -e .env ]; then
   exit 0
 fi
 umask 077
-secret=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
+random() { head -c "$1" /dev/urandom | od -An -tx1 | tr -d ' \n'; }
 cat > .env <<ENV
 POSTGRES_URL=${POSTGRES_URL:?no POSTGRES_URL: the environment must ask for [postgres]}
 STRIPE_SECRET_KEY=${STRIPE_SECRET_KEY:?}
 STRIPE_PUBLISHABLE_KEY=${STRIPE_PUBLISHABLE_KEY:-}
 NEXT_PUBLIC_STRIPE_PUBLISHABLE_KEY=${STRIPE_PUBLISHABLE_KEY:-}
 STRIPE_API_BASE=${STRIPE_API_BASE:-}
-STRIPE_WEBHOOK_SECRET=whsec_${secret:0:32}
-AUTH_SECRET=${secret}
+STRIPE_WEBHOOK_SECRET=whsec_$(random 16)
+AUTH_SECRET=$(random 32)
 BASE_URL=http://localhost:${APP_PORT:?}
 ENV
 echo "write-env: .env written (POSTGRES_URL, Stripe keys, AUTH_SECRET, BASE_URL=http://localhost:${APP_PORT})"
