@@ -104,11 +104,11 @@ def eval_targets(overlays: Path | None = None) -> list[tuple[re.Pattern[str], st
 def eval_name_of(env: str, targets: list[tuple[re.Pattern[str], str, Overlay]]) -> str:
     """The name the published results give our environment ``env`` (its overlay's ``eval_name``), else ``env``."""
     for _pattern, folder, overlay in targets:
-        name = overlay.eval_name or folder
-        if env == env_id(Path(folder), None) and "{problem}" not in name:
+        name, ident = overlay.eval_name or folder, env_id(Path(folder), None)
+        if "{problem}" not in name and env == ident:
             return name
-        if "{problem}" in name and env.startswith(env_id(Path(folder), None) + "-"):
-            return name.replace("{problem}", env[len(env_id(Path(folder), None)) + 1:])
+        if "{problem}" in name and env.startswith(ident + "-"):
+            return name.replace("{problem}", env[len(ident) + 1:])
     return env
 
 
@@ -183,4 +183,5 @@ def comparison_tables(report: dict[str, Any]) -> dict[str, Any]:
     return {"results": cmp["results"], "runs": cmp["runs"], "tasks": tasks, "categories": categories, "notes": notes}
 
 
-__all__ = ["eval_name_of", "PublishedRun", "Results", "compare", "comparison_tables", "eval_targets", "match_eval", "read_results"]
+__all__ = ["PublishedRun", "Results", "compare", "comparison_tables", "eval_name_of", "eval_targets", "match_eval",
+           "read_results"]

@@ -95,8 +95,9 @@ def doctor(
     no_docker: bool = typer.Option(False, "--no-docker", help="Skip the Docker checks (you only use --sandbox local)."),
 ) -> None:
     """Check what live episodes need: a Docker engine and the base image (for --sandbox docker), Chromium, the Stripe
-    backend, each environment's dependencies (ready, installed on first run, or why the last install failed), PostgreSQL
-    and Node for the published folders whose apps need them, and the external agent harnesses (installed: where and which version; else the command that installs it).
+    backend, each environment's dependencies (ready, installed on first run, or why the last install failed),
+    PostgreSQL and Node for the published folders whose apps need them, and the external agent harnesses
+    (installed: where and which version; else the command that installs it).
 
     Prints one line per check; exits 4 when something required is missing, each line saying how to fix it (a
     harness that is not installed is optional: its line starts with `-`).

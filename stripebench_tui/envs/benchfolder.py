@@ -175,7 +175,8 @@ def _environment(folder: Path, problem: str | None, overlay: Overlay, overlay_pa
             summary=overlay.summary, problem=str(problem_file), workspace=str(workspace), submission=submission,
             tools=tools, setup=setup, requirements=requirements if requirements is not None else "",
             limits=overlay.limits, stripe=StripeSetup(seed=seed, api_version=overlay.stripe.api_version),
-            services=services, postgres=overlay.postgres, node=overlay.node, hints=list(per.get("hints") or overlay.hints), solution=solution, mutants=mutants,
+            services=services, postgres=overlay.postgres, node=overlay.node,
+            hints=list(per.get("hints") or overlay.hints), solution=solution, mutants=mutants,
             docker=DockerSpec(dockerfile=dockerfile, cpus=overlay.docker.cpus, memory=overlay.docker.memory),
             # The per-language Stripe SDK preload (stripebench_tui.preload) for apps that read no base URL.
             stripe_preload=overlay.stripe_preload,
@@ -253,22 +254,33 @@ def _from_oracle(oracle: list[dict[str, Any]], mutant: MutantSpec) -> list[dict[
             raise BadFileError(f"{what}: drop {name!r} names no step of the oracle")
         steps = kept
     for old, new in mutant.replace:
-        found = [0]
-
-        def swap(value: JSONValue) -> JSONValue:
-            if isinstance(value, str):
-                found[0] += value.count(old)
-                return value.replace(old, new)
-            if isinstance(value, dict):
-                return {k: swap(v) for k, v in value.items()}
-            if isinstance(value, list):
-                return [swap(v) for v in value]
-            return value
-
-        steps = [swap(step) for step in steps]
-        if not found[0]:
+        found = sum(_count_in(step, old) for step in steps)
+        if not found:
             raise BadFileError(f"{what}: replace finds no {old[:60]!r} in the oracle's steps")
+        steps = [_replaced(step, old, new) for step in steps]
     return steps
+
+
+def _count_in(value: JSONValue, text: str) -> int:
+    """How often ``text`` occurs in the strings of ``value``."""
+    if isinstance(value, str):
+        return value.count(text)
+    if isinstance(value, dict):
+        return sum(_count_in(v, text) for v in value.values())
+    if isinstance(value, list):
+        return sum(_count_in(v, text) for v in value)
+    return 0
+
+
+def _replaced(value: JSONValue, old: str, new: str) -> JSONValue:
+    """``value`` with ``old`` replaced by ``new`` in every string it holds."""
+    if isinstance(value, str):
+        return value.replace(old, new)
+    if isinstance(value, dict):
+        return {k: _replaced(v, old, new) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_replaced(v, old, new) for v in value]
+    return value
 
 
 def _names(step: dict[str, Any]) -> set[str]:

@@ -20,6 +20,7 @@ from stripebench_tui.errors import BadFileError
 
 MANIFEST = "environment.toml"
 ID_PATTERN = re.compile(r"^[a-z][a-z0-9-]{1,48}$")
+SQL_NAME = r"^[A-Za-z_][A-Za-z0-9_]{0,62}$"  # a PostgreSQL role or database name that needs no quoting
 
 
 class _Strict(BaseModel):
@@ -102,9 +103,9 @@ class PostgresSpec(_Strict):
     """A PostgreSQL cluster of the episode's own (``runtime.postgres``): started before the services, on a free
     port (``POSTGRES_PORT``), with the role and database the task names; ``POSTGRES_URL`` is its URL."""
 
-    role: str = Field("app", pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
+    role: str = Field("app", pattern=SQL_NAME)
     password: str = Field("password", min_length=1)
-    database: str = Field("app", pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
+    database: str = Field("app", pattern=SQL_NAME)
     timeout: float = Field(60.0, gt=0, le=600)  # seconds until it must accept connections
 
 

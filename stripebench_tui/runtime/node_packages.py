@@ -67,30 +67,37 @@ def pnpm_script() -> Path:
 
 
 def ensure_pnpm(say: Callable[[str], None] = print) -> Path:
-    """The pinned pnpm in the cache, installed with npm the first time (into a fresh directory, then moved in
-    place, so a failed install leaves nothing); later calls need no registry. InstallProblem on failure."""
+    """The pinned pnpm in the cache, installed with npm the first time; later calls need no registry.
+    InstallProblem on failure."""
     script = pnpm_script()
-    if script.is_file():
-        return script
+    if not script.is_file():
+        say(f"installing {PNPM} into {script.parents[3]} (once)")
+        _npm_install_once(PNPM, script.parents[3], script.relative_to(script.parents[3]))
+    return script
+
+
+def _npm_install_once(package: str, home: Path, made: Path, check: Callable[[Path], None] | None = None) -> None:
+    """``npm install package`` into ``home``: into a fresh directory first, which is moved in place only once it
+    holds ``made`` (a path relative to it) and ``check(made)`` passes, so a failed install leaves nothing. Another
+    episode installing it meanwhile is fine. InstallProblem on failure."""
     if shutil.which("npm") is None:
         raise InstallProblem("npm not found: apt-get install nodejs npm")
-    home = script.parents[3]
     home.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{PNPM}-", dir=home.parent))
-    say(f"installing {PNPM} into {home} (once)")
+    staging = Path(tempfile.mkdtemp(prefix=f".{home.name}-", dir=home.parent))
     try:
-        out = subprocess.run(["npm", "install", "--no-save", "--no-audit", "--no-fund", "--prefix", str(staging), PNPM],
+        out = subprocess.run(["npm", "install", "--no-save", "--no-audit", "--no-fund", "--prefix", str(staging), package],
                              capture_output=True, text=True, timeout=INSTALL_TIMEOUT, stdin=subprocess.DEVNULL)
         if out.returncode != 0:
-            raise InstallProblem(explain(out.stdout + out.stderr, out.returncode).replace("pnpm install", "npm install pnpm"))
+            raise InstallProblem(explain(out.stdout + out.stderr, out.returncode).replace("pnpm install", f"npm install {package}"))
+        if check is not None:
+            check(staging / made)
         try:
             staging.rename(home)
         except OSError:  # another episode installed it meanwhile
-            if not script.is_file():
+            if not (home / made).is_file():
                 raise
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    return script
 
 
 def ensure_shim() -> Path:
@@ -126,32 +133,21 @@ def node_bin(min_node: int | None) -> Path | None:
 
 def ensure_node(min_node: int | None, say: Callable[[str], None] = print) -> Path | None:
     """``node_bin``, installed the first time from the npm registry (``node-linux-<arch>@<major>``, the official
-    binary) into a fresh directory that is moved in place only once it runs. InstallProblem on failure."""
+    binary), moved in place only once it runs. InstallProblem on failure."""
     wanted = node_bin(min_node)
     if wanted is None or (wanted / "node").is_file():
         return wanted
     assert min_node is not None
     home = wanted.parents[2]
-    home.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".node-{min_node}-", dir=home.parent))
     package = f"{wanted.parent.name}@{min_node}"
     say(f"this machine's Node.js is {node_version() or 'missing'}; the app needs {min_node}: installing {package} (once)")
-    try:
-        out = subprocess.run(["npm", "install", "--no-save", "--no-audit", "--no-fund", "--prefix", str(staging), package],
-                             capture_output=True, text=True, timeout=INSTALL_TIMEOUT, stdin=subprocess.DEVNULL)
-        if out.returncode != 0:
-            raise InstallProblem(explain(out.stdout + out.stderr, out.returncode).replace("pnpm install", f"npm install {package}"))
-        staged = staging / wanted.relative_to(home) / "node"
-        ran = subprocess.run([str(staged), "--version"], capture_output=True, text=True, timeout=30)
+
+    def runs(node: Path) -> None:
+        ran = subprocess.run([str(node), "--version"], capture_output=True, text=True, timeout=30)
         if ran.returncode != 0 or _major(ran.stdout) != min_node:
             raise InstallProblem(f"{package} from the registry does not run here ({ran.stdout.strip() or ran.stderr.strip()})")
-        try:
-            staging.rename(home)
-        except OSError:  # another episode installed it meanwhile
-            if not (wanted / "node").is_file():
-                raise
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
+
+    _npm_install_once(package, home, (wanted / "node").relative_to(home), runs)
     return wanted
 
 
@@ -200,8 +196,7 @@ def describe(min_node: int | None = None) -> tuple[bool, str]:
     version = node_version()
     if version is None or shutil.which("npm") is None:
         return False, "Node.js with npm not found: apt-get install nodejs npm (Node 18.18 or newer)"
-    major = int(re.sub(r"\D", " ", version).split()[0]) if re.search(r"\d", version) else 0
-    if major < 18:
+    if _major(version) < 18:
         return False, f"Node.js {version} is too old for Next.js 15: install Node 18.18 or newer"
     store = store_dir()
     cached = "cached packages in " + str(store) if store.is_dir() else "no packages cached yet (the first install fetches them)"

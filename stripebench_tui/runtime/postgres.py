@@ -28,7 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 
-from stripebench_tui.envs.manifest import Health, PostgresSpec, ServiceSpec
+from stripebench_tui.envs.manifest import SQL_NAME, Health, PostgresSpec, ServiceSpec
+from stripebench_tui.runtime.services import port_is_free
 
 BIN_VAR = "STRIPEBENCH_PG_BIN"  # a PostgreSQL bin directory to use instead of Debian's newest
 DEBIAN_ROOT = Path("/usr/lib/postgresql")
@@ -37,7 +38,7 @@ INSTALL_FIX = f"apt-get install postgresql (Debian's package), or set {BIN_VAR} 
 SERVICE_NAME = "postgres"
 PORT_VAR = "POSTGRES_PORT"
 URL_VAR = "POSTGRES_URL"
-_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
+_NAME = re.compile(SQL_NAME)
 
 
 class ClusterProblem(Exception):
@@ -68,7 +69,11 @@ def service_spec(spec: PostgresSpec) -> ServiceSpec:
 
 def url_for(spec: PostgresSpec, port: int | str) -> str:
     """What the app connects to (``POSTGRES_URL``)."""
-    return f"postgresql://{spec.role}:{spec.password}@127.0.0.1:{port}/{spec.database}"
+    return _url(spec.role, spec.password, spec.database, port)
+
+
+def _url(role: str, password: str, database: str, port: int | str) -> str:
+    return f"postgresql://{role}:{password}@127.0.0.1:{port}/{database}"
 
 
 def find_binaries(environ: dict[str, str] | None = None) -> Binaries | None:
@@ -128,7 +133,7 @@ class Cluster:
 
     @property
     def url(self) -> str:
-        return f"postgresql://{self.role}:{self.password}@127.0.0.1:{self.port}/{self.database}"
+        return _url(self.role, self.password, self.database, self.port)
 
     def _popen(self, argv: list[str], **kw: object) -> subprocess.Popen[bytes]:
         if self.user is not None:
@@ -172,7 +177,7 @@ def make_cluster(data: Path, port: int, role: str, password: str, database: str,
     found = binaries or find_binaries()
     if found is None:
         raise ClusterProblem(f"PostgreSQL not found: {INSTALL_FIX}")
-    if not _port_free(port):
+    if not port_is_free(port):
         raise ClusterProblem(f"port {port} is taken: stop what listens there, or let the episode pick another port")
     user = None
     if os.geteuid() == 0:
@@ -205,17 +210,6 @@ def _reachable(path: Path, user: pwd.struct_passwd) -> bool:
         if st.st_gid == user.pw_gid and st.st_mode & 0o010:
             continue
         if not st.st_mode & 0o001:
-            return False
-    return True
-
-
-def _port_free(port: int) -> bool:
-    import socket
-
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        try:
-            s.bind(("127.0.0.1", port))
-        except OSError:
             return False
     return True
 

@@ -7,10 +7,10 @@ import os
 import socket
 from pathlib import Path
 
-from stripebench_tui.core.bus import EventBus
-from stripebench_tui.core.events import Event, Service
 import pytest
 
+from stripebench_tui.core.bus import EventBus
+from stripebench_tui.core.events import Event, Service
 from stripebench_tui.runtime.services import ServiceFailed, ServiceProcess, free_port, port_is_free, probe_status
 
 

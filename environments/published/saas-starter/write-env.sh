@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The app's .env in the episode's copy, as the folder's run_inside_docker.sh writes it (never in the folder):
-# this episode's own PostgreSQL, its Stripe keys, a fresh auth secret, the app's URL. Against the emulator the
-# app's stripe-node reaches it through the Node preload; STRIPE_API_BASE is here for code the agent writes.
+# this episode's own PostgreSQL, its Stripe keys, fresh secrets, the app's URL. Next.js bundles stripe-node, so
+# the Node preload cannot reach it: our lib/payments/stripe.ts reads STRIPE_API_BASE.
 set -euo pipefail
 if [ -e .env ]; then
   echo "write-env: .env exists already; keeping it" >&2
