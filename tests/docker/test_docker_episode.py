@@ -19,7 +19,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def _containers(client, tag: str) -> list:
-    return client.containers.list(all=True, filters={"label": f"{LABEL_EPISODE}={tag}"})
+    return client.containers.list(all=True, filters={"label": f"{LABEL_EPISODE}={tag}"}, ignore_removed=True)
 
 
 async def _run(docker_client, tmp_path: Path, **kwargs) -> tuple[Episode, list]:

@@ -43,7 +43,7 @@ def _header_and_ready(trace: Path, proc: subprocess.Popen, timeout: float = 90.0
 
 
 def _containers(client, tag: str) -> list:
-    return client.containers.list(all=True, filters={"label": f"{LABEL_EPISODE}={tag}"})
+    return client.containers.list(all=True, filters={"label": f"{LABEL_EPISODE}={tag}"}, ignore_removed=True)
 
 
 def _wait(condition, timeout: float) -> bool:

@@ -87,7 +87,8 @@ async def test_remote_engine_episode_copies_the_workspace_in_and_back(docker_cli
 
     def inspect_when_up(event: Any) -> None:  # the container only exists during the episode
         if isinstance(event, Service) and event.service == "docker" and event.status == "healthy":
-            found = docker_client.containers.list(filters={"label": f"{LABEL_EPISODE}={episode.sandbox.tag}"})
+            found = docker_client.containers.list(filters={"label": f"{LABEL_EPISODE}={episode.sandbox.tag}"},
+                                                 ignore_removed=True)
             mounts.extend(found[0].attrs["Mounts"])
 
     episode = Episode(EpisodeConfig(env="tiny-shop", sandbox="docker", episode_dir=tmp_path / "ep"),
@@ -104,7 +105,8 @@ async def test_remote_engine_episode_copies_the_workspace_in_and_back(docker_cli
     # what the agent's shell wrote in the container is here after the episode
     assert (workspace / "submission.txt").read_text().startswith("cus_")
     assert "metadata" in (workspace / "handlers.py").read_text()  # the oracle's edit, made by the files tool inside
-    assert docker_client.containers.list(all=True, filters={"label": f"{LABEL_EPISODE}={episode.sandbox.tag}"}) == []
+    assert docker_client.containers.list(all=True, filters={"label": f"{LABEL_EPISODE}={episode.sandbox.tag}"},
+                                       ignore_removed=True) == []
     volumes = {m["Name"] for m in mounts}
     assert volumes and not volumes & {v.name for v in docker_client.volumes.list()}  # removed with the container
     assert tagged_pids(episode.sandbox.tag) == []
