@@ -1,10 +1,16 @@
 """A PostgreSQL cluster of the episode's own, from Debian's package: never the machine's system cluster.
 
 An environment whose app needs PostgreSQL runs this as a service (``python -m stripebench_tui.runtime.postgres
-serve …``, health on its TCP port). It makes a new cluster in the episode's directory (``initdb``, trust
-authentication, listening on 127.0.0.1 only, on the port the episode gave it), creates the role and the
-database the task names, then runs ``postgres`` in the foreground until it is told to stop (SIGTERM/SIGINT):
-then it shuts the server down fast and removes the cluster, so nothing half-made is left for a later run.
+serve …``, health on its TCP port). It makes a new cluster in the episode's directory (``initdb``, listening on
+127.0.0.1 only, on the port the episode gave it), creates the role and the database the task names, then runs
+``postgres`` in the foreground until it is told to stop (SIGTERM/SIGINT): then it shuts the server down fast and
+removes the cluster, so nothing half-made is left for a later run.
+
+Nobody on this machine gets in without a password: TCP connections authenticate with scram-sha-256 (the app's role
+with the password its URL carries), the Unix socket lives in the 0700 data directory with peer authentication, and
+the superuser's password is random, made for this cluster alone and kept in a 0600 file inside the data directory
+(``superuser.password``). No password is ever on a command line (``ps`` shows those): the role's comes from an
+environment variable the episode sets (``POSTGRES_PASSWORD``), the superuser's reaches ``initdb`` as a file.
 
 As root, the server runs as the ``postgres`` user the package made (``initdb`` refuses root); the cluster goes
 where that user can reach it: the given directory, else a fresh one under the system's temporary directory.
@@ -19,6 +25,7 @@ import pwd
 import re
 import shlex
 import shutil
+import secrets
 import signal
 import subprocess
 import sys
@@ -38,6 +45,8 @@ INSTALL_FIX = f"apt-get install postgresql (Debian's package), or set {BIN_VAR} 
 SERVICE_NAME = "postgres"
 PORT_VAR = "POSTGRES_PORT"
 URL_VAR = "POSTGRES_URL"
+PASSWORD_VAR = "POSTGRES_PASSWORD"  # the app role's password, for the service (never on its command line)
+SUPERUSER_PASSWORD_FILE = "superuser.password"  # inside the data directory, 0600, the server user's
 _NAME = re.compile(SQL_NAME)
 
 
@@ -62,7 +71,7 @@ class Binaries:
 def service_spec(spec: PostgresSpec) -> ServiceSpec:
     """The service an environment's ``[postgres]`` becomes: this module, healthy when its port accepts."""
     command = (f"{shlex.quote(sys.executable)} -m stripebench_tui.runtime.postgres serve --data \"$EPISODE_DIR/postgres\" "
-               f"--port \"${PORT_VAR}\" --role {spec.role} --password {shlex.quote(spec.password)} --database {spec.database}")
+               f"--port \"${PORT_VAR}\" --role {spec.role} --password-env {PASSWORD_VAR} --database {spec.database}")
     return ServiceSpec(name=SERVICE_NAME, command=command, ports=[PORT_VAR],
                        health=Health(tcp=f"127.0.0.1:${{{PORT_VAR}}}", timeout=spec.timeout))
 
@@ -149,14 +158,37 @@ class Cluster:
             last = next((ln.strip() for ln in reversed(text.splitlines()) if ln.strip()), "no output")
             raise ClusterProblem(f"{what} failed (exit {proc.returncode}): {last}")
 
+    @property
+    def superuser_password_file(self) -> Path:
+        return self.data / SUPERUSER_PASSWORD_FILE
+
     def init(self) -> None:
-        """initdb, then the role and database in single-user mode (no server or socket needed yet)."""
-        self._run([self.binaries.initdb, "-D", str(self.data), "-U", SERVER_USER, "-A", "trust", "-E", "UTF8",
-                   "--locale=C", "--no-sync", "--no-instructions"], "initdb")
+        """initdb (password authentication on TCP, peer on the socket, a random superuser password), then the role
+        and database in single-user mode (no server or socket needed yet)."""
+        pwfile = self._private_file(self.made_dir.parent if self.made_dir == self.data else self.made_dir,
+                                    secrets.token_urlsafe(32))
+        try:
+            self._run([self.binaries.initdb, "-D", str(self.data), "-U", SERVER_USER, "--pwfile", str(pwfile),
+                       "--auth-host=scram-sha-256", "--auth-local=peer", "-E", "UTF8", "--locale=C", "--no-sync",
+                       "--no-instructions"], "initdb")
+            os.replace(pwfile, self.superuser_password_file)  # the data directory is 0700: only the server's user
+        finally:
+            pwfile.unlink(missing_ok=True)
         sql = (f'CREATE ROLE "{self.role}" LOGIN CREATEDB PASSWORD \'{self.password.replace(chr(39), chr(39) * 2)}\';\n'
                f'CREATE DATABASE "{self.database}" OWNER "{self.role}";\n')
         self._run([self.binaries.postgres, "--single", "-D", str(self.data), "-c", "fsync=off", "postgres"],
                   f"creating role {self.role} and database {self.database}", stdin=sql.encode())
+
+    def _private_file(self, where: Path, text: str) -> Path:
+        """A new 0600 file holding ``text``, owned by the server's user (who must read it)."""
+        fd, name = tempfile.mkstemp(prefix=".stripebench-pg-", dir=where)
+        try:
+            os.write(fd, text.encode())
+            if self.user is not None:
+                os.fchown(fd, self.user.pw_uid, self.user.pw_gid)
+        finally:
+            os.close(fd)
+        return Path(name)
 
     def start(self) -> subprocess.Popen[bytes]:
         """The server in its own session (a service's SIGTERM reaches us, and we stop it fast)."""
@@ -263,11 +295,16 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--data", type=Path, required=True, help="a new directory for the cluster (never reused)")
     run.add_argument("--port", type=int, required=True, help="the TCP port on 127.0.0.1")
     run.add_argument("--role", required=True)
-    run.add_argument("--password", required=True)
+    run.add_argument("--password-env", required=True, metavar="VAR",
+                     help="the environment variable holding the role's password (kept off the command line)")
     run.add_argument("--database", required=True)
     args = parser.parse_args(argv)
+    password = os.environ.get(args.password_env, "")
+    if not password:
+        print(f"postgres: ${args.password_env} is empty: it must hold the role's password", file=sys.stderr, flush=True)
+        return 2
     try:
-        cluster = make_cluster(args.data, args.port, args.role, args.password, args.database)
+        cluster = make_cluster(args.data, args.port, args.role, password, args.database)
         return serve(cluster)
     except ClusterProblem as exc:
         print(f"postgres: {exc}", file=sys.stderr, flush=True)

@@ -203,6 +203,7 @@ def lay_out(env: Environment, episode_dir: Path, workspace: Path, variables: dic
                     variables.setdefault(var[: -len("_PORT")] + "_URL", f"http://127.0.0.1:{port}")
     if env.manifest.postgres is not None:
         variables[postgres.URL_VAR] = postgres.url_for(env.manifest.postgres, variables[postgres.PORT_VAR])
+        variables[postgres.PASSWORD_VAR] = env.manifest.postgres.password
     variables.update(WORKSPACE=str(workspace), EPISODE_DIR=str(episode_dir),
                      SCREENSHOTS_DIR=str(episode_dir / "screenshots"))
 

@@ -21,8 +21,10 @@ PSQL = "/usr/bin/psql"
 
 def _serve(data: Path, port: int, **env: str) -> subprocess.Popen[str]:
     return subprocess.Popen([sys.executable, "-m", "stripebench_tui.runtime.postgres", "serve", "--data", str(data),
-                             "--port", str(port), "--role", "model", "--password", "password", "--database", "saas_db"],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env={**os.environ, **env})
+                             "--port", str(port), "--role", "model", "--password-env", postgres.PASSWORD_VAR,
+                             "--database", "saas_db"],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            env={**os.environ, postgres.PASSWORD_VAR: "password", **env})
 
 
 def _wait_listening(proc: subprocess.Popen[str], port: int, timeout: float = 60) -> list[str]:
@@ -111,4 +113,65 @@ def test_the_service_an_environment_asks_for() -> None:
     spec = postgres.service_spec(PostgresSpec(role="model", password="pass word", database="saas_db"))
     assert spec.name == "postgres" and spec.ports == ["POSTGRES_PORT"]
     assert spec.health is not None and spec.health.tcp == "127.0.0.1:${POSTGRES_PORT}"
-    assert "--password 'pass word'" in spec.command and spec.command.startswith(sys.executable)
+    assert spec.command.startswith(sys.executable)
+    assert "pass word" not in spec.command, "no password on a command line (ps shows those)"
+    assert f"--password-env {postgres.PASSWORD_VAR}" in spec.command
+
+
+def _psql(url: str, sql: str = "select 1", **env: str) -> subprocess.CompletedProcess[str]:
+    """psql as the test's own user, with nothing that would supply a password behind its back."""
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("PG")}
+    return subprocess.run([PSQL, url, "-w", "-tAc", sql], capture_output=True, text=True, timeout=30,
+                          env={**clean, "PGPASSFILE": os.devnull, **env})
+
+
+def test_nobody_gets_in_without_the_password(tmp_path: Path) -> None:
+    """Password authentication on TCP: the app's role with its password only; a wrong password, the superuser
+    without its password and the superuser's programs (COPY ... TO PROGRAM) are out of reach; no password is on
+    any command line; the superuser's own password is random and kept in a 0600 file in the 0700 data directory."""
+    port = free_port()
+    proc = _serve(tmp_path / "episode" / "postgres", port)
+    try:
+        lines = _wait_listening(proc, port)
+        good = postgres.url_for(PostgresSpec(role="model", password="password", database="saas_db"), port)
+        assert _psql(good, "select current_user").stdout.strip() == "model"
+        wrong = _psql(f"postgresql://model:not-the-password@127.0.0.1:{port}/saas_db")
+        assert wrong.returncode != 0 and "password authentication failed" in wrong.stderr
+        for superuser in (f"postgresql://postgres@127.0.0.1:{port}/postgres",
+                          f"postgresql://postgres:password@127.0.0.1:{port}/postgres",
+                          f"postgresql://postgres:@127.0.0.1:{port}/postgres"):
+            refused = _psql(superuser, "copy (select 1) to program 'true'")
+            assert refused.returncode != 0, superuser
+            assert "password" in refused.stderr, refused.stderr  # refused for want of the password, not by chance
+        # the app's role is no superuser: it cannot run programs either
+        assert "must be superuser" in _psql(good, "copy (select 1) to program 'true'").stderr
+        # nothing the cluster runs has a password on its command line
+        seen_server = False
+        for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+            try:
+                argv = cmdline.read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if any(b"stripebench_tui.runtime.postgres" in a for a in argv) or (argv and argv[0].endswith(b"/postgres")):
+                seen_server = seen_server or argv[0].endswith(b"/postgres")
+                assert b"password" not in b" ".join(argv[1:]).replace(b"password-env", b""), argv
+        assert seen_server, "the scan saw the server's own command line"
+        made_in = Path(next(ln for ln in lines if "making a cluster" in ln).rsplit(" in ", 1)[1])
+        secret = made_in / postgres.SUPERUSER_PASSWORD_FILE
+        assert secret.stat().st_mode & 0o777 == 0o600 and made_in.stat().st_mode & 0o777 == 0o700
+        superuser_password = secret.read_text().strip()
+        assert len(superuser_password) >= 32
+        ok = _psql(f"postgresql://postgres@127.0.0.1:{port}/postgres", "select current_user",
+                   PGPASSWORD=superuser_password)
+        assert ok.stdout.strip() == "postgres", ok.stderr  # the operator, with the file, still can
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=30)
+
+
+def test_the_role_password_must_be_given(tmp_path: Path) -> None:
+    proc = _serve(tmp_path / "pg", free_port(), **{postgres.PASSWORD_VAR: ""})
+    out, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 2
+    assert out.strip() == f"postgres: ${postgres.PASSWORD_VAR} is empty: it must hold the role's password"
+    assert not (tmp_path / "pg").exists()
