@@ -7,6 +7,10 @@ Modes: ``replay TRACE`` (the replay screen), ``attach TRACE [--control-file PATH
 ``pick FOLDER`` (a list of the folder's episodes). ``--present`` opens the
 presenter view of a replay, or the live presenter of an attached episode
 (viewers and the operator alike; P leaves it and opens it again).
+
+Every screen here is read-only (``EpisodeScreen.read_only``): a browser never
+forks, writes notes beside the served trace or runs a pager or any other process
+on the server's machine; only the operator's live controls reach the episode.
 """
 
 from __future__ import annotations
@@ -24,7 +28,6 @@ from stripebench_tui.tui.keymaps.live_keymap import live_commands
 from stripebench_tui.tui.screens.episode_screen import EpisodeScreen, PlaybackOptions
 from stripebench_tui.tui.screens.live_screen import LiveEpisodeScreen
 from stripebench_tui.tui.screens.picker import EpisodeEntry, PickerScreen
-from stripebench_tui.tui.actions.fork_action import open_fork
 
 MODES = ("replay", "attach", "pick")
 
@@ -35,9 +38,6 @@ class ServeApp(App[None]):
     TITLE = "stripebench"
     ENABLE_COMMAND_PALETTE = True
     BINDINGS = [Binding("escape", "back", "Back", show=False)]
-
-    def on_episode_screen_fork_requested(self, request: EpisodeScreen.ForkRequested) -> None:
-        open_fork(self, request)
 
     def __init__(self, mode: str, path: Path, *, control_url: str | None = None, present: bool = False,
                  speed: float = 1.0) -> None:
@@ -62,7 +62,8 @@ class ServeApp(App[None]):
 
         source = TraceSource(open_episode(path))
         self.sub_title = " · ".join(x for x in ((source.header.title or source.header.env), source.header.agent) if x)
-        self.push_screen(EpisodeScreen(source, PlaybackOptions(speed=self.speed, present=self.present)))
+        self.push_screen(EpisodeScreen(source, PlaybackOptions(speed=self.speed, present=self.present,
+                                                                read_only=True)))
 
     def push_attached(self, path: Path, control_url: str | None) -> None:
         from stripebench_tui.tui.screens.attached import AttachedScreen
@@ -91,7 +92,7 @@ class ServeApp(App[None]):
         else:
             return
         for cmd in commands:
-            if cmd.action != "quit":
+            if cmd.action != "quit" and screen.check_action(cmd.action, ()):
                 yield SystemCommand(cmd.title, cmd.description, lambda a=cmd.action: screen.run_action(a))
 
 

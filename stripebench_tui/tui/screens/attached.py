@@ -2,7 +2,9 @@
 
 Everything on screen comes from the episode's trace (``tui.follow``); the keys
 that steer the episode work only in the operator's app, which sends them to the
-server. Quitting (or closing the browser tab) leaves the episode running.
+server. Quitting (or closing the browser tab) leaves the episode running. The
+screen is read-only for everyone (``EpisodeScreen.read_only``): no fork, note or
+pager, the operator included.
 """
 
 from __future__ import annotations
@@ -27,6 +29,9 @@ class AttachedScreen(LiveEpisodeScreen):
             return AttachedEpisode(trace, source, control_url, on_error=self._control_problem)
 
         super().__init__(make, exit_app_on_quit=True, present=present, present_speed=speed)
+        # The operator steers the episode through the server; nobody writes beside its trace or starts processes
+        # on the server's machine from a browser (forks and notes are for the terminal that runs the episode).
+        self.read_only = True
 
     @property
     def operator(self) -> bool:

@@ -61,6 +61,13 @@ class PlaybackOptions:
     start_turn: int | None = None
     breakpoints: tuple[str, ...] = ()
     present: bool = False
+    read_only: bool = False  # a viewer's screen (``stripebench serve``): nothing written, forked or run
+
+
+# What a read-only screen refuses: the actions that write beside the trace (notes), start processes on the machine
+# that draws the screen (a fork's environment and agent, the pager) — for ``serve``, the server's machine.
+WRITING_ACTIONS = frozenset({"fork", "note", "open_pager"})
+READ_ONLY = "read only: this viewer cannot fork, note or run anything here"
 
 
 class EpisodeScreen(DebugControls, NotesActions, DerivedFindings, Screen[None]):
@@ -72,6 +79,7 @@ class EpisodeScreen(DebugControls, NotesActions, DerivedFindings, Screen[None]):
     def __init__(self, source: EpisodeSource, options: PlaybackOptions = PlaybackOptions()) -> None:
         super().__init__()
         self.init_debug(list(options.breakpoints))
+        self.read_only = options.read_only
         self.present = options.present  # open presenter mode once the episode is indexed
         self.source = source
         self.playback = Playback(clock=options.clock, speed=options.speed)
@@ -91,6 +99,13 @@ class EpisodeScreen(DebugControls, NotesActions, DerivedFindings, Screen[None]):
         self.note = ""
         self._timer: Timer | None = None
         self._collections = heap.CollectionsDeferred()  # held off while a selected turn's frame is drawn
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Textual asks before every key binding and ``run_action`` (the command palette too): a read-only screen
+        refuses the actions that write or start processes, and its footer does not offer them."""
+        if self.read_only and action in WRITING_ACTIONS:
+            return False
+        return True
 
     # ----- layout and loading -------------------------------------------------------------
     def compose(self) -> ComposeResult:
