@@ -17,6 +17,8 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
+EMULATOR_FILE_KINDS = {".py", ".typed", ".js", ".css", ".html", ".json", ".png", ".txt"}
+BUILT_OR_ARCHIVED = (".whl", ".egg", ".gem", ".jar", ".zip", ".tgz", ".tar.gz", ".so", ".pyc", ".pyd", ".dll")
 
 
 def _run(argv: list[str], cwd: Path, env: dict[str, str], timeout: float) -> subprocess.CompletedProcess:
@@ -41,11 +43,19 @@ def test_the_installed_wheel_runs_the_bundled_environments_graders_and_replays(t
         emulator_names = zf.namelist()
     assert "stripebench_emulator/web/static/stripe.js" in emulator_names
     assert not [n for n in emulator_names if "/.compiled/" in n or "__pycache__" in n or n.startswith("tests/")]
+    # The emulator's own source, its pages' data and the typing marker; nothing third-party or built (a wheel
+    # inside the package once shipped in it).
+    assert "stripebench_emulator/py.typed" in emulator_names
+    foreign = [n for n in emulator_names if not n.startswith("stripebench_emulator-")
+               and (not n.startswith("stripebench_emulator/") or Path(n).suffix not in EMULATOR_FILE_KINDS)]
+    assert foreign == []
     with zipfile.ZipFile(wheel) as zf:
         names = zf.namelist()
     assert "stripebench_tui/bundled/graders/bookings_payments.py" in names
     assert "stripebench_tui/bundled/replays/checkout-migration-400/trace.jsonl" in names
     assert not [n for n in names if "__pycache__" in n or "/.venv/" in n or n.endswith(".pyc")]
+    assert "stripebench_tui/py.typed" in names
+    assert not [n for n in names + emulator_names if n.endswith(BUILT_OR_ARCHIVED)]
 
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(venv)], check=True)
