@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from stripebench_tui.agents.llm_base import LlmAgent, StreamTiming
-from stripebench_tui.agents.pricing import turn_cost
+from stripebench_tui.agents.pricing import ANTHROPIC, TurnUsage, turn_cost
 from stripebench_tui.agents.prompting import (
     CONTINUE_MESSAGE,
     FIRST_USER_MESSAGE,
@@ -161,5 +161,6 @@ class AnthropicAgent(LlmAgent):
             model=model,
             tokens_in=tokens_in,
             tokens_out=usage.output_tokens,
-            cost_usd=turn_cost(self.options.model_price(model), tokens_in, usage.output_tokens, cache_write, cache_read),
+            cost_usd=turn_cost(model, TurnUsage(tokens_in, usage.output_tokens, cache_write, cache_read),
+                               provider=ANTHROPIC, price=self.options.price),
         )

@@ -7,7 +7,7 @@ from typing import Any
 
 from stripebench_tui.agents.chat_stream import ChatReply
 from stripebench_tui.agents.llm_base import LlmAgent, StreamTiming
-from stripebench_tui.agents.pricing import turn_cost
+from stripebench_tui.agents.pricing import OPENAI, TurnUsage, turn_cost
 from stripebench_tui.agents.prompting import (
     CONTINUE_MESSAGE,
     FIRST_USER_MESSAGE,
@@ -122,8 +122,10 @@ class OpenAICompatAgent(LlmAgent):
         turn.ttft, turn.latency = watch.ttft, watch.latency
         if reply.usage is not None:
             turn.tokens_in, turn.tokens_out = reply.usage.prompt_tokens, reply.usage.completion_tokens
-            # Cached prompt tokens are billed at the full input price: an upper bound.
-            turn.cost_usd = turn_cost(self.options.model_price(turn.model), turn.tokens_in, turn.tokens_out)
+            # Cached prompt tokens bill at the cached-input price (servers that do not say send no details).
+            cached = getattr(getattr(reply.usage, "prompt_tokens_details", None), "cached_tokens", None) or 0
+            turn.cost_usd = turn_cost(turn.model, TurnUsage(turn.tokens_in, turn.tokens_out, cache_read=cached),
+                                      provider=OPENAI, price=self.options.price)
         return turn
 
     # Any: the SDK's AsyncOpenAI, imported only when the agent runs

@@ -7,7 +7,6 @@ import time
 from dataclasses import dataclass, fields
 from typing import Any, Callable
 
-from stripebench_tui.agents.pricing import price_for
 from stripebench_tui.agents.retry import RetryCallback, RetryPolicy
 from stripebench_tui.errors import UserError
 
@@ -27,7 +26,7 @@ class LlmOptions:
     backoff_base: float = 1.0
     backoff_max: float = 30.0
     retry_after_max: float = 120.0
-    price: tuple[float, float] | None = None  # USD per million tokens (in, out); overrides the table
+    price: tuple[float, float] | None = None  # USD per million tokens (in, out); overrides the price table
     on_retry: RetryCallback | None = None
     clock: Callable[[], float] = time.perf_counter  # what time to first token and latency are read from
 
@@ -41,10 +40,6 @@ class LlmOptions:
             retry_after_max=self.retry_after_max,
             on_retry=self.on_retry,
         )
-
-    def model_price(self, model: str) -> tuple[float, float] | None:
-        """The price to bill ``model`` at: the ``price`` option, else the table."""
-        return self.price if self.price is not None else price_for(model)
 
 
 _NAMES = {f.name for f in fields(LlmOptions)}

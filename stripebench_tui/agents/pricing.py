@@ -1,70 +1,61 @@
-"""What a model turn cost, from a small table of list prices.
+"""What a model turn cost, from a maintained price table: the ``genai-prices`` package (Pydantic's, updated with each
+provider's list prices, with cached-token and long-context tiers where the provider has them).
 
-Prices are USD per million tokens (input, output), as published by each provider
-when the entry was added. A model that is not listed costs ``None`` (unknown),
-never a guess; a user can supply a price with the agents' ``price`` option.
+A model the table does not know costs ``None`` (shown as unknown), never a guess and never $0. A user can bill at a
+price of their own with the agents' ``price`` option (USD per million tokens, input and output), which overrides
+the table.
 """
 
 from __future__ import annotations
 
-import re
+from dataclasses import dataclass
 
-PRICES_PER_MTOK: dict[str, tuple[float, float]] = {
-    # Anthropic
-    "claude-fable-5-2": (8.0, 40.0),
-    "claude-fable-5-1": (10.0, 50.0),
-    "claude-opus-5-5": (4.0, 20.0),
-    "claude-opus-5": (5.0, 25.0),
-    "claude-sonnet-5-5": (2.0, 10.0),
-    "claude-sonnet-5": (2.0, 10.0),
-    "claude-sonnet-4-6": (3.0, 15.0),
-    "claude-opus-4-5": (5.0, 25.0),
-    "claude-opus-4-1": (15.0, 75.0),
-    "claude-opus-4-0": (15.0, 75.0),
-    "claude-opus-4": (15.0, 75.0),
-    "claude-sonnet-4-5": (3.0, 15.0),
-    "claude-sonnet-4-0": (3.0, 15.0),
-    "claude-sonnet-4": (3.0, 15.0),
-    "claude-3-7-sonnet": (3.0, 15.0),
-    "claude-haiku-4-5": (1.0, 5.0),
-    "claude-3-5-haiku": (0.8, 4.0),
-    # OpenAI (the rate for prompts up to 272K tokens; longer prompts cost more)
-    "gpt-6.1-sol": (2.0, 10.0),
-    "gpt-6-sol": (2.0, 10.0),
-    "gpt-5": (1.25, 10.0),
-    "gpt-5-mini": (0.25, 2.0),
-    "gpt-5-nano": (0.05, 0.4),
-    "gpt-4.1": (2.0, 8.0),
-    "gpt-4.1-mini": (0.4, 1.6),
-    "gpt-4.1-nano": (0.1, 0.4),
-    "gpt-4o": (2.5, 10.0),
-    "gpt-4o-mini": (0.15, 0.6),
-    "o3": (2.0, 8.0),
-    "o4-mini": (1.1, 4.4),
-}
+import genai_prices
 
-# Dated snapshots ("claude-sonnet-4-5-20250929", "gpt-4o-2024-08-06") cost what their alias costs.
-_DATE_SUFFIX = re.compile(r"-(\d{8}|\d{4}-\d{2}-\d{2})$")
+# The agents' own provider families, as the table names them.
+ANTHROPIC = "anthropic"
+OPENAI = "openai"
 
 
-def price_for(model: str) -> tuple[float, float] | None:
-    """(input, output) USD per million tokens for ``model``, or None when unknown."""
-    if model in PRICES_PER_MTOK:
-        return PRICES_PER_MTOK[model]
-    return PRICES_PER_MTOK.get(_DATE_SUFFIX.sub("", model))
+@dataclass(frozen=True)
+class TurnUsage:
+    """A turn's tokens: ``tokens_in`` counts every prompt token, the cached ones (written or read) included."""
+
+    tokens_in: int | None
+    tokens_out: int | None
+    cache_write: int = 0
+    cache_read: int = 0
 
 
-def turn_cost(
-    price: tuple[float, float] | None,
-    tokens_in: int | None,
-    tokens_out: int | None,
-    cache_write: int = 0,
-    cache_read: int = 0,
-) -> float | None:
-    """USD for one turn; cache writes bill at 1.25× and cache reads at 0.1× the input price (Anthropic's rule)."""
-    if price is None or tokens_in is None or tokens_out is None:
+def turn_cost(model: str, usage: TurnUsage, *, provider: str,
+              price: tuple[float, float] | None = None) -> float | None:
+    """USD for one turn of ``model``; None when the tokens or the model's price are unknown.
+
+    ``price`` (the user's, per million tokens in and out) bills every prompt token at its input price, with
+    Anthropic's cache rule (writes 1.25×, reads 0.1×). Otherwise the table's price of ``model`` at ``provider``, the
+    family whose API the agent speaks (``anthropic``, ``openai``): a model that family does not sell (a local vLLM's
+    or Ollama's behind an OpenAI-compatible URL) leaves the cost unknown.
+    """
+    if usage.tokens_in is None or usage.tokens_out is None:
         return None
+    if price is not None:
+        return _at_own_price(price, usage)
+    counted = genai_prices.Usage(input_tokens=usage.tokens_in, output_tokens=usage.tokens_out,
+                                 cache_write_tokens=usage.cache_write, cache_read_tokens=usage.cache_read)
+    try:
+        calculation = genai_prices.calc_price(counted, model, provider_id=provider)
+    except LookupError:
+        return None
+    return round(float(calculation.total_price), 8)
+
+
+def _at_own_price(price: tuple[float, float], usage: TurnUsage) -> float:
     per_in, per_out = price
-    plain_in = tokens_in - cache_write - cache_read
-    total = plain_in * per_in + cache_write * per_in * 1.25 + cache_read * per_in * 0.1 + tokens_out * per_out
+    assert usage.tokens_in is not None and usage.tokens_out is not None
+    plain_in = usage.tokens_in - usage.cache_write - usage.cache_read
+    total = (plain_in * per_in + usage.cache_write * per_in * 1.25 + usage.cache_read * per_in * 0.1
+             + usage.tokens_out * per_out)
     return round(total / 1_000_000, 8)
+
+
+__all__ = ["ANTHROPIC", "OPENAI", "TurnUsage", "turn_cost"]

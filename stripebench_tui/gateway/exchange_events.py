@@ -13,7 +13,7 @@ from __future__ import annotations
 import threading
 from typing import Callable
 
-from stripebench_tui.agents.pricing import price_for, turn_cost
+from stripebench_tui.agents.pricing import TurnUsage, turn_cost
 from stripebench_tui.core.events import Event, ModelMessage, Service, ToolCall, ToolResult
 from stripebench_tui.gateway.traffic import Exchange, ObservedResult
 from stripebench_tui.gateway.wire import Reply
@@ -26,7 +26,8 @@ SERVICE = "gateway"
 
 def reply_message(reply: Reply, exchange: Exchange) -> ModelMessage:
     """The assistant's ``model_message`` for a reply."""
-    cost = turn_cost(price_for(reply.model), reply.tokens_in, reply.tokens_out, reply.cache_write, reply.cache_read)
+    cost = turn_cost(reply.model, TurnUsage(reply.tokens_in, reply.tokens_out, reply.cache_write, reply.cache_read),
+                     provider=exchange.wire.family)
     return ModelMessage(role="assistant", text=reply.text, reasoning=reply.reasoning, model=reply.model,
                         tokens_in=reply.tokens_in, tokens_out=reply.tokens_out, cost_usd=cost,
                         ttft=None if exchange.ttft is None else round(exchange.ttft, 6),
