@@ -76,15 +76,11 @@ class TurnScan:
                     break  # written after the trace was opened
                 whole = raw.endswith(b"\n")
                 m = match(raw) if whole else None
-                if m is not None:
-                    turn = int(m[1])
-                else:
-                    self.parsed += 1
-                    turn = _turn_of(raw)
-                    if turn is None:
-                        if whole:
-                            return  # a damaged line: no index
-                        break  # a last line cut short (a crash mid-write) is no event
+                turn = int(m[1]) if m is not None else self._decode(raw)
+                if turn is None:
+                    if whole:
+                        return  # a damaged line: no index
+                    break  # a last line cut short (a crash mid-write) is no event
                 self.lines += 1
                 if not turns or turn != turns[-1]:
                     if turns and turn < turns[-1]:
@@ -94,9 +90,13 @@ class TurnScan:
                     yield turn
         self.complete = True
 
+    def _decode(self, raw: bytes) -> int | None:
+        """The top-level ``turn`` of one JSON line, or None if the line is not an object with an integer one."""
+        self.parsed += 1
+        return _turn_of(raw)
+
 
 def _turn_of(raw: bytes) -> int | None:
-    """The top-level ``turn`` of one JSON line, or None if the line is not an object with an integer one."""
     try:
         value = json.loads(raw)
     except (ValueError, RecursionError):

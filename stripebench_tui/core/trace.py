@@ -255,6 +255,7 @@ class Trace:
             yield from scan
         finally:
             if scan.complete and scan.found.turns:
+                self._quick = scan.found
                 cold_index.store(self.path, self.size, self.mtime_ns, scan.found)
             else:
                 self._quick = None  # cut short, or turns out of order: the full index is the way
