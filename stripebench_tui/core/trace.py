@@ -6,7 +6,8 @@ big to keep inline) and ``turns.idx`` (turn → byte offset, appended as the
 writer goes, so a reader can jump to any turn before it has scanned the file;
 its format is in ``turns_sidecar``).
 The sidecar index is only a hint: a reader checks it against the trace and
-falls back to scanning when it is missing or stale. Reading never writes.
+falls back to scanning when it is missing or stale. Reading writes only the
+index of a trace that came without one (``scan_turns``, see ``cold_index``).
 
 Opening is O(1) in trace size (header + tail); ``Trace.index()`` does the one
 full pass, after which ``state_at`` is fast (see ``trace_index``).
@@ -23,7 +24,7 @@ from stripebench_tui.core.events import Event, Header, ToolResult
 from stripebench_tui.core.state import EpisodeState, Reducer
 from stripebench_tui.core.trace_check import LineError, parse_event, parse_header
 from stripebench_tui.core.trace_index import IndexBuilder, TraceIndex
-from stripebench_tui.core import turns_sidecar
+from stripebench_tui.core import cold_index, turns_sidecar
 from stripebench_tui.core.episode_files import Refused, read_episode_file
 from stripebench_tui.core.trace_writer import TraceError, TraceWriter, sidecar_dir
 from stripebench_tui.core.turns_sidecar import QuickTurns
@@ -86,6 +87,7 @@ def open_trace(path: str | os.PathLike[str]) -> Trace:
             raise NotATraceError(f"{p}:1: {exc}", p) from None
         size = f.seek(0, os.SEEK_END)
         trace = Trace(p, header, header_end=len(head), size=size)
+        trace.mtime_ns = os.fstat(f.fileno()).st_mtime_ns
         trace._read_tail(f)
         return trace
 
@@ -99,6 +101,7 @@ class Trace:
         self.last_event: Event | None = None
         self.truncated = False
         self.size = size
+        self.mtime_ns = 0  # with path and size, what the cached turn index is keyed by
         self._header_end = header_end
         self._events: list[Event] | None = None  # in-memory traces (converted from another format)
         self._index: TraceIndex | None = None
@@ -221,14 +224,41 @@ class Trace:
         try:
             data = read_episode_file(self.path.parent, f"{sidecar_dir(self.path).name}/turns.idx")
         except (OSError, Refused):  # only a hint: without it the reader scans
+            data = None
+        for found in (data, cold_index.cached(self.path, self.size, self.mtime_ns)):
+            quick = turns_sidecar.parse(found) if found else None
+            if quick is not None and self._matches(quick):
+                self._quick = quick
+                return quick
+        return None
+
+    def _matches(self, quick: QuickTurns) -> bool:
+        """Whether a turn index fits this trace: in range, and its last turn starts where it says (else stale)."""
+        if max(quick.starts) >= self.size or self.last_event is None or self.last_event.turn != quick.turns[-1]:
+            return False  # a trace shorter than the index, or one whose last turn is another: stale
+        got = self._read_turn(quick.starts[-1], quick.turns[-1], trusted=False, limit=1)
+        return got is not None
+
+    def scan_turns(self, *, min_bytes: int = cold_index.MIN_BYTES) -> Iterator[int] | None:
+        """Turn numbers as one streaming pass finds them, for a trace without a usable turn index; None when it
+        has one, is held in memory, or is smaller than ``min_bytes``. Turns found are served at once
+        (``events_for_turn``); once the pass is over, ``quick_turns`` lists them all and the index is stored for
+        the next open (``cold_index.store``). Thread-safe against the other readers (its own file handle)."""
+        if self._events is not None or self.size < min_bytes or self._quick_offsets() is not None:
             return None
-        quick = turns_sidecar.parse(data)
-        if quick is None or max(quick.starts) >= self.size:
-            return None  # not our index, no turns, out of order, or a trace shorter than the index: stale
-        if self.last_event is None or self.last_event.turn != quick.turns[-1]:
-            return None
-        self._quick = quick
-        return quick
+        return self._scan_turns()
+
+    def _scan_turns(self) -> Iterator[int]:
+        scan = cold_index.TurnScan(self.path, self._header_end, self.size)
+        self._quick = scan.found  # grows as the scan goes
+        try:
+            yield from scan
+        finally:
+            if scan.complete and scan.found.turns:
+                self._quick = scan.found
+                cold_index.store(self.path, self.size, self.mtime_ns, scan.found)
+            else:
+                self._quick = None  # cut short, or turns out of order: the full index is the way
 
     def events_for_turn(self, turn: int) -> list[Event]:
         """The events of one turn, read from where that turn starts."""
@@ -251,8 +281,8 @@ class Trace:
             return []
         return self._read_turn(offset, turn, trusted=True) or []
 
-    def _read_turn(self, offset: int, turn: int, *, trusted: bool) -> list[Event] | None:
-        """Events of ``turn`` from ``offset``; None if an untrusted offset turns out wrong."""
+    def _read_turn(self, offset: int, turn: int, *, trusted: bool, limit: int = 0) -> list[Event] | None:
+        """Events of ``turn`` from ``offset`` (``limit``: at most that many); None if an untrusted offset is wrong."""
         if not trusted:
             with open(self.path, "rb") as f:
                 f.seek(offset - 1)
@@ -264,6 +294,8 @@ class Trace:
                 if ev.turn != turn:
                     break
                 out.append(ev)
+                if len(out) == limit:
+                    break
         except TraceError:
             if trusted:
                 raise

@@ -25,21 +25,11 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from stripebench_tui.core.user_cache import CACHE_VAR, cache_root
 from stripebench_tui.envs.manifest import Environment
 
-CACHE_VAR = "STRIPEBENCH_CACHE"
 LAYOUT = "envdeps-1"  # bump when the way venvs are built changes, so old ones are not reused
 MARKER = "stripebench-envdeps.json"  # written into a venv once it is complete
-
-
-def cache_root() -> Path:
-    """Where stripebench caches things: ``$STRIPEBENCH_CACHE``, else the user's cache directory."""
-    override = os.environ.get(CACHE_VAR)
-    if override:
-        return Path(override).expanduser().resolve()
-    from platformdirs import user_cache_dir
-
-    return Path(user_cache_dir("stripebench"))
 
 
 def requirements_file(env: Environment) -> Path | None:

@@ -12,10 +12,11 @@ from dataclasses import dataclass
 import os
 import shlex
 import subprocess
+import threading
 import time
 from collections import OrderedDict
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 from textual import work
 from textual.worker import get_current_worker
@@ -46,6 +47,8 @@ from stripebench_tui.tui.widgets.timeline import Timeline
 from stripebench_tui.tui.widgets.turn_detail import TurnDetail
 from stripebench_tui.tui.widgets.verdicts import Verdicts
 
+FIRST_TURNS = 64  # a cold open paints once its scan has found this many turns (or all of them)
+GROW_EVERY = 0.5  # seconds between timeline updates while the scan goes on
 STATE_CACHE = 16  # states kept for quick back-and-forth; each shares most of its data with the index
 EMPTY = "This trace has no turns: nothing happened in the episode, or it stopped before its first event."
 
@@ -135,18 +138,60 @@ class EpisodeScreen(DebugControls, NotesActions, DerivedFindings, Screen[None]):
 
     @work(thread=True, exclusive=True, group="index")
     def load_turns(self) -> None:
-        """Show turns known cheaply (the writer's sidecar) at once; else build the index first.
+        """Show turns known cheaply (the writer's sidecar) at once; else stream them in; else build the index first.
 
         The index (seconds on a huge trace) is built only after the first turn is on
         screen: built concurrently, it would hold the GIL and delay the first paint.
         The panes that need it (objects, verdicts, totals) fill in when it is ready.
+        A trace without its turn index streams: the first turns are painted as soon as
+        a scan has found them, the timeline grows while it goes on, and the scan leaves
+        the index for the next open (``core/cold_index.py``).
         """
         quick = self.source.quick_turns()
+        if not quick:
+            scan = self.source.scan_turns()
+            if scan is not None and self._stream_turns(scan):
+                return
+            quick = self.source.quick_turns()
         if quick:
             self.app.call_from_thread(self.turns_loaded, quick)
             self.app.call_from_thread(self.call_after_refresh, self.build_index)
         else:
             self.app.call_from_thread(self.index_ready, self.source.turn_numbers())
+
+    def _stream_turns(self, scan: Iterator[int]) -> bool:
+        """Paint the first turns a scan finds, grow the timeline as it goes (worker thread); True if it was cut off
+        (the screen is closing)."""
+        worker = get_current_worker()
+        found: list[int] = []
+        painted = threading.Event()
+        shown_at: float | None = None
+        for turn in scan:
+            found.append(turn)
+            if shown_at is None:
+                if len(found) < FIRST_TURNS or (self.start_turn is not None and turn < self.start_turn):
+                    continue  # (replay --turn N paints once turn N is found)
+                self.app.call_from_thread(self.turns_loaded, list(found))
+                # Let the first frame out before the scan takes the interpreter back.
+                self.app.call_from_thread(self.call_after_refresh, painted.set)
+                while not painted.wait(0.1):
+                    if worker.is_cancelled:
+                        return True
+                shown_at = time.monotonic()
+            elif time.monotonic() - shown_at >= GROW_EVERY:
+                if worker.is_cancelled:
+                    return True
+                self.app.call_from_thread(self.turns_grown, list(found))
+                shown_at = time.monotonic()
+        return worker.is_cancelled
+
+    def turns_grown(self, turns: list[int]) -> None:
+        """More turns found by a cold open's scan: the timeline lists them (the selection stays)."""
+        self.turns = turns
+        self._position_of = None
+        self.timeline.border_title = f"Turns ({len(turns)}…)"
+        self.timeline.set_rows(len(turns), self._row)
+        self.refresh_status()
 
     @work(thread=True, exclusive=True, group="build-index")
     def build_index(self) -> None:

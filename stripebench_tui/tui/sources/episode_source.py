@@ -11,7 +11,7 @@ from __future__ import annotations
 import bisect
 import threading
 from dataclasses import dataclass
-from typing import Iterable, Protocol
+from typing import Iterable, Iterator, Protocol
 
 from stripebench_tui.core.events import Event, GraderVerdict, Header, ModelMessage, ToolResult
 from stripebench_tui.core.state import EpisodeState, Reducer, Turn
@@ -44,6 +44,11 @@ class EpisodeSource(Protocol):
 
     def quick_turns(self) -> list[int] | None:
         """Turn numbers if they are known without reading the whole episode, else None."""
+
+    def scan_turns(self) -> Iterator[int] | None:
+        """When no turn list is known cheaply: turn numbers as a streaming pass finds them (the pass may block;
+        each turn is readable with ``events_for_turn`` once yielded, and ``quick_turns`` lists them all once it is
+        over, unless the pass found them unusable); None when there is nothing to stream."""
 
     def turn_numbers(self) -> list[int]:
         """Every turn number in order (may block: builds the index that ``state_at`` needs)."""
@@ -122,6 +127,11 @@ class TraceSource:
         with self._lock:
             return self.trace.quick_turns()
 
+    def scan_turns(self) -> Iterator[int] | None:
+        # A trace without its turns.idx: the pass writes one for the next open (core/cold_index.py).
+        with self._lock:
+            return self.trace.scan_turns()
+
     def turn_numbers(self) -> list[int]:
         index = self.trace.index()  # thread-safe per its contract; may take seconds
         return list(index.turns)
@@ -172,6 +182,9 @@ class EventListSource:
 
     def quick_turns(self) -> list[int] | None:
         return list(self._turns)
+
+    def scan_turns(self) -> Iterator[int] | None:
+        return None  # quick_turns always knows
 
     def turn_numbers(self) -> list[int]:
         return list(self._turns)
