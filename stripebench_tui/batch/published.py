@@ -13,18 +13,21 @@ from __future__ import annotations
 import csv
 import re
 from collections import Counter
+from fractions import Fraction
 from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import mean
 from typing import Any
 
+from stripebench_tui.batch.scorecard import VERDICTS, Scorecard, ScoredRun, TaskUnit, score_runs
 from stripebench_tui.envs.bench_overlay import Overlay, published_dir
 from stripebench_tui.envs.benchfolder import env_id
 from stripebench_tui.errors import BadFileError
 
 # The published header, and ours (``batch report --format csv``) which starts with the same five columns.
+# A ``verdict`` column (ours: the run review, ``batch.review``) is read when present.
 COLUMNS = {"eval name": "eval", "model": "model", "run id": "run", "score": "score", "turn count": "turns",
-           "eval_name": "eval", "run_id": "run", "turn_count": "turns"}
+           "eval_name": "eval", "run_id": "run", "turn_count": "turns", "verdict": "verdict"}
 REQUIRED = ("eval", "model", "run", "score", "turns")
 
 
@@ -35,6 +38,7 @@ class PublishedRun:
     run: str
     score: float
     turns: int
+    verdict: str | None = None  # the run review's verdict, when the file has the column and the run was reviewed
 
 
 @dataclass
@@ -45,9 +49,9 @@ class Results:
     ignored_columns: list[str] = field(default_factory=list)
 
 
-def read_results(path: Path) -> Results:
+def read_results(path: Path, strict: bool = False) -> Results:
     """The rows of a results CSV; BadFileError (one line) when it cannot be read or lacks a column, a counted skip
-    for each row that cannot be used."""
+    for each row that cannot be used (with ``strict``, BadFileError naming the first such row)."""
     try:
         text = path.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
@@ -66,21 +70,37 @@ def read_results(path: Path) -> Results:
     for line, row in enumerate(reader, start=2):
         if not any(cell.strip() for cell in row):
             continue
-        if len(row) < len(header):
-            out.skipped.append(f"line {line}: {len(row)} fields where the header has {len(header)}")
+        problem = _row_problem(row, len(header), where)
+        if problem is not None:
+            if strict:
+                raise BadFileError(f"{path}: line {line}: {problem}")
+            out.skipped.append(f"line {line}: {problem}")
             continue
-        try:
-            score, turns = float(row[where["score"]]), int(row[where["turns"]])
-        except ValueError:
-            out.skipped.append(f"line {line}: score {row[where['score']]!r} or turn count {row[where['turns']]!r} "
-                               "is not a number")
-            continue
-        if not 0.0 <= score <= 1.0:
-            out.skipped.append(f"line {line}: score {score} is outside 0..1")
-            continue
+        verdict = row[where["verdict"]].strip() if "verdict" in where else ""
         out.runs.append(PublishedRun(row[where["eval"]].strip(), row[where["model"]].strip(),
-                                     row[where["run"]].strip(), score, turns))
+                                     row[where["run"]].strip(), float(row[where["score"]]), int(row[where["turns"]]),
+                                     verdict or None))
     return out
+
+
+def _row_problem(row: list[str], width: int, where: dict[str, int]) -> str | None:
+    """Why a results row cannot be used, or None."""
+    if len(row) < width:
+        return f"{len(row)} fields where the header has {width}"
+    try:
+        score, turns = float(row[where["score"]]), int(row[where["turns"]])
+    except ValueError:
+        return f"score {row[where['score']]!r} or turn count {row[where['turns']]!r} is not a number"
+    if not 0.0 <= score <= 1.0:
+        return f"score {score} is outside 0..1"
+    if turns < 0:
+        return f"turn count {turns} is negative"
+    if not row[where["eval"]].strip() or not row[where["model"]].strip():
+        return "no eval name or no model"
+    verdict = row[where["verdict"]].strip() if "verdict" in where else ""
+    if verdict and verdict not in VERDICTS:
+        return f"verdict {verdict!r} is not one of {', '.join(VERDICTS)}"
+    return None
 
 
 @dataclass(frozen=True)
@@ -123,6 +143,47 @@ def match_eval(name: str, targets: list[tuple[re.Pattern[str], str, Overlay]],
         category = overlay.problem(problem).get("category") or overlay.category
         return EvalTarget(env_id(Path(folder), problem), category)
     return EvalTarget(name, None) if name in known_envs else None
+
+
+def task_unit(name: str, targets: list[tuple[re.Pattern[str], str, Overlay]]) -> TaskUnit | None:
+    """The task and category a published eval name counts toward, through the overlays: a problem of a folder with
+    several (``ruby-charges-on-payment-intent``) counts toward the folder's task (``sdk-upgrades-ruby``), as the
+    README coalesces each language's SDK-upgrade problems; None when no overlay names it or none gives a category."""
+    for pattern, folder, overlay in targets:
+        found = pattern.fullmatch(name)
+        if found is None:
+            continue
+        problem = found.groupdict().get("problem")
+        category = overlay.problem(problem).get("category") or overlay.category
+        return TaskUnit(env_id(Path(folder), None), category) if category else None
+    return None
+
+
+def scored_runs(results: Results) -> list[ScoredRun]:
+    """The results' runs with exact scores (the CSV's decimal text as a fraction, so no binary rounding decides a
+    half when the scorecard rounds)."""
+    return [ScoredRun(r.eval_name, r.model, r.run, Fraction(repr(r.score)), r.turns, r.verdict) for r in results.runs]
+
+
+def published_scorecard(path: Path, readme: Path | None = None,
+                        overlays: Path | None = None) -> tuple[Scorecard, Results]:
+    """The scorecard of the results CSV at ``path`` (a bad row is a BadFileError naming it), its eval names mapped
+    through the overlays, checked against the tables printed in ``readme`` when given."""
+    from stripebench_tui.batch.printed_tables import printed_rows
+
+    results = read_results(path, strict=True)
+    targets = eval_targets(overlays)
+    units = {name: unit for name in {r.eval_name for r in results.runs}
+             if (unit := task_unit(name, targets)) is not None}
+    printed = []
+    if readme is not None:
+        try:
+            printed = printed_rows(readme.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError) as exc:
+            raise BadFileError(f"{readme}: cannot read ({getattr(exc, 'strerror', None) or exc})") from None
+        if not printed:
+            raise BadFileError(f"{readme}: no score table under a Backend, Full-stack or Gym heading")
+    return score_runs(scored_runs(results), units, printed), results
 
 
 def compare(report: dict[str, Any], results: Results, overlays: Path | None = None) -> dict[str, Any]:
@@ -184,4 +245,4 @@ def comparison_tables(report: dict[str, Any]) -> dict[str, Any]:
 
 
 __all__ = ["PublishedRun", "Results", "compare", "comparison_tables", "eval_name_of", "eval_targets", "match_eval",
-           "read_results"]
+           "published_scorecard", "read_results", "scored_runs", "task_unit"]
