@@ -70,14 +70,15 @@ def printed_rows(markdown: str) -> list[PrintedRow]:
             if category is None or not rows:
                 continue
             header = [h.lower() for h in rows[0]]
+            model = next((n for n, h in enumerate(header) if "model" in h), 0)
             average = next((n for n, h in enumerate(header) if "average" in h), None)
             turns = next((n for n, h in enumerate(header) if "turn" in h), None)
             if average is None or turns is None:
                 continue
             for row in rows[1:]:
-                if len(row) <= max(average, turns) or not row[0].strip():
+                if len(row) <= max(model, average, turns) or not row[model].strip():
                     continue
-                out.append(PrintedRow(category, row[0].strip(), row[average].strip(), row[turns].strip(),
+                out.append(PrintedRow(category, row[model].strip(), row[average].strip(), row[turns].strip(),
                                       read_average(row[average]), read_turns(row[turns])))
             continue
         i += 1
