@@ -16,10 +16,11 @@ from collections import Counter
 from fractions import Fraction
 from dataclasses import dataclass, field
 from pathlib import Path
-from statistics import mean
 from typing import Any
 
-from stripebench_tui.batch.scorecard import VERDICTS, Scorecard, ScoredRun, TaskUnit, score_runs
+from stripebench_tui.batch.scorecard import (NOT_VALID, Scorecard, ScoredRun, TaskUnit, category_key, category_row,
+                                             review_counts, score_runs)
+from stripebench_tui.core.review import VERDICTS
 from stripebench_tui.envs.bench_overlay import Overlay, published_dir
 from stripebench_tui.envs.benchfolder import env_id
 from stripebench_tui.errors import BadFileError
@@ -103,13 +104,17 @@ def _row_problem(row: list[str], width: int, where: dict[str, int]) -> str | Non
     return None
 
 
+# (pattern of eval names, folder name, overlay) for each overlay we ship
+Target = tuple[re.Pattern[str], str, Overlay]
+
+
 @dataclass(frozen=True)
 class EvalTarget:
     env: str  # our environment id
     category: str | None
 
 
-def eval_targets(overlays: Path | None = None) -> list[tuple[re.Pattern[str], str, Overlay]]:
+def eval_targets(overlays: Path | None = None) -> list[Target]:
     """(pattern of eval names, folder name, overlay) for every overlay we ship."""
     out = []
     for path in sorted((overlays or published_dir()).glob("*.toml")):
@@ -121,7 +126,7 @@ def eval_targets(overlays: Path | None = None) -> list[tuple[re.Pattern[str], st
     return out
 
 
-def eval_name_of(env: str, targets: list[tuple[re.Pattern[str], str, Overlay]]) -> str:
+def eval_name_of(env: str, targets: list[Target]) -> str:
     """The name the published results give our environment ``env`` (its overlay's ``eval_name``), else ``env``."""
     for _pattern, folder, overlay in targets:
         name, ident = overlay.eval_name or folder, env_id(Path(folder), None)
@@ -132,7 +137,7 @@ def eval_name_of(env: str, targets: list[tuple[re.Pattern[str], str, Overlay]]) 
     return env
 
 
-def match_eval(name: str, targets: list[tuple[re.Pattern[str], str, Overlay]],
+def match_eval(name: str, targets: list[Target],
                known_envs: set[str]) -> EvalTarget | None:
     """Our environment for a published eval name: through an overlay's ``eval_name``, else an id we know."""
     for pattern, folder, overlay in targets:
@@ -145,7 +150,7 @@ def match_eval(name: str, targets: list[tuple[re.Pattern[str], str, Overlay]],
     return EvalTarget(name, None) if name in known_envs else None
 
 
-def task_unit(name: str, targets: list[tuple[re.Pattern[str], str, Overlay]]) -> TaskUnit | None:
+def task_unit(name: str, targets: list[Target]) -> TaskUnit | None:
     """The task and category a published eval name counts toward, through the overlays: a problem of a folder with
     several (``ruby-charges-on-payment-intent``) counts toward the folder's task (``sdk-upgrades-ruby``), as the
     README coalesces each language's SDK-upgrade problems; None when no overlay names it or none gives a category."""
@@ -187,32 +192,63 @@ def published_scorecard(path: Path, readme: Path | None = None,
 
 
 def compare(report: dict[str, Any], results: Results, overlays: Path | None = None) -> dict[str, Any]:
-    """The published models' numbers in the sweep's terms, task by task and category by category."""
-    sweep_envs = {t["env"]: t["category"] for t in report["tasks"]}
+    """The published models' numbers in the sweep's terms and by the published rule (``batch.scorecard``), task by
+    task and category by category: for a category the sweep covers only in part, their figure over the same tasks
+    beside their figure over the whole category."""
+    sweep_envs = {r["env"]: r["category"] for r in report["runs"]}
     targets = eval_targets(overlays)
     names = Counter(r.eval_name for r in results.runs)
     found = {name: match_eval(name, targets, set(sweep_envs)) for name in names}
     matched = {name: target for name, target in found.items() if target is not None}
     unmatched = {name: names[name] for name, target in found.items() if target is None}
+    units: dict[str, TaskUnit] = {}
+    for name, target in matched.items():
+        unit = task_unit(name, targets)
+        category = sweep_envs.get(target.env) or (unit.category if unit else target.category)
+        if category:
+            units[name] = TaskUnit(unit.task if unit else target.env, category)
+    scored = [r for r in scored_runs(results) if r.eval_name in units]
+    whole = score_runs(scored, units)
+    swept = {name for name, target in matched.items() if target.env in sweep_envs}
+    same = score_runs([r for r in scored if r.eval_name in swept], units)
     tasks = []
-    for (eval_name, model) in sorted({(r.eval_name, r.model) for r in results.runs if r.eval_name in matched}):
-        mine = [r for r in results.runs if r.eval_name == eval_name and r.model == model]
-        target = matched[eval_name]
-        best = max(r.score for r in mine)
-        tasks.append({"eval_name": eval_name, "env": target.env, "in_sweep": target.env in sweep_envs,
-                      "category": sweep_envs.get(target.env) or target.category or "—", "model": model,
-                      "runs": len(mine), "best": best, "mean": mean(r.score for r in mine),
-                      "best_turns": [min(r.turns for r in mine if r.score == best),
-                                     max(r.turns for r in mine if r.score == best)]})
+    for problem in sorted(whole.problems, key=lambda p: (p.eval_name, p.model)):
+        target = matched[problem.eval_name]
+        mine = [r for r in scored if r.eval_name == problem.eval_name and r.model == problem.model]
+        best = problem.best.score if problem.best else Fraction(0)
+        best_turns = [r.turns for r in mine if r.score == best and r.verdict not in NOT_VALID + ("infra-failure",)]
+        tasks.append({"eval_name": problem.eval_name, "env": target.env, "in_sweep": target.env in sweep_envs,
+                      "category": problem.category, "model": problem.model, "runs": problem.runs,
+                      "best": float(best), "mean": float(problem.mean),
+                      "best_turns": [min(best_turns), max(best_turns)] if best_turns else None})
+    whole_at = {(c.category, c.model): c for c in whole.categories}
+    same_at = {(c.category, c.model): c for c in same.categories}
     categories = []
-    for category, model in sorted({(t["category"], t["model"]) for t in tasks if t["in_sweep"]}):
-        mine = [t for t in tasks if t["in_sweep"] and t["category"] == category and t["model"] == model]
-        categories.append({"category": category, "model": model, "tasks": len(mine),
-                           "best_of_k": mean(t["best"] for t in mine)})
+    for category in sorted({r["category"] for r in report["runs"]}, key=category_key):
+        published = {name for name, unit in units.items() if unit.category == category}
+        covers_all = published <= swept
+        for model in dict.fromkeys(c.model for c in whole.categories if c.category == category):
+            mine, everything = same_at.get((category, model)), whole_at.get((category, model))
+            if mine is not None:
+                of_tasks = everything.of_tasks if everything else mine.of_tasks
+                categories.append({**category_row(mine), "of_tasks": of_tasks,
+                                   "scope": "all" if covers_all else "same tasks"})
+            if everything is not None and not covers_all:
+                categories.append({**category_row(everything), "scope": "whole category"})
     return {"results": str(results.path), "runs": len(results.runs), "skipped": results.skipped,
             "ignored_columns": results.ignored_columns, "tasks": tasks, "categories": categories,
+            "review": review_counts(whole),
             "unmatched": [{"eval_name": n, "runs": k} for n, k in sorted(unmatched.items())],
             "not_in_sweep": sorted({t["eval_name"] for t in tasks if not t["in_sweep"]})}
+
+
+def _source(c: dict[str, Any]) -> str:
+    """How a published category row is labelled: over every task, over the sweep's, or over the whole category."""
+    if c["scope"] == "same tasks":
+        return f"published, same {c['tasks']} of {c['of_tasks']} tasks as this sweep"
+    if c["scope"] == "whole category":
+        return f"published, whole category ({c['tasks']} of {c['of_tasks']} tasks)"
+    return "published"
 
 
 def comparison_tables(report: dict[str, Any]) -> dict[str, Any]:
@@ -226,10 +262,16 @@ def comparison_tables(report: dict[str, Any]) -> dict[str, Any]:
         rows += [(t, f"published ({t['eval_name']})") for t in published if t["env"] == env]
         tasks += [{"env": env, "model": t["model"], "source": source, "runs": t["runs"], "best": t["best"],
                    "mean": t["mean"], "best_turns": t["best_turns"]} for t, source in rows]
-    sources = [(c, "this sweep") for c in report["categories"]] + [(c, "published") for c in cmp["categories"]]
+    sources = [(c, "this sweep") for c in report["categories"]] + [(c, _source(c)) for c in cmp["categories"]]
+    order = {"this sweep": 0, "all": 1, "same tasks": 1, "whole category": 2}
+    sources.sort(key=lambda cs: (category_key(cs[0]["category"]), 0 if cs[1] == "this sweep" else 1,
+                                 order[cs[0].get("scope", "this sweep")], cs[0]["model"]))
     categories = [{"category": c["category"], "model": c["model"], "source": source, "tasks": c["tasks"],
-                   "best_of_k": c["best_of_k"]}
-                  for c, source in sorted(sources, key=lambda cs: (cs[0]["category"], cs[1], cs[0]["model"]))]
+                   # a row over the sweep's tasks is whole on its own terms (its label says of how many)
+                   "of_tasks": c["tasks"] if c.get("scope") == "same tasks" else c["of_tasks"],
+                   "best_of_k": c["best_of_k"], "best_percent": c["best_percent"],
+                   "best_turns": c["best_turns"], "mean_percent": c["mean_percent"],
+                   "pass_k_percent": c["pass_k_percent"]} for c, source in sources]
     notes = []
     if cmp["unmatched"]:
         notes.append("No environment matches these published eval names (no overlay names them): "

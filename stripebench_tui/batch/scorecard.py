@@ -29,7 +29,9 @@ from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal
 from fractions import Fraction
 
-VERDICTS = ("valid", "infra-failure", "integrity", "other")
+from stripebench_tui.core.json_value import JSONValue
+from stripebench_tui.core.review import VERDICTS
+
 NOT_VALID = ("integrity", "other")  # judged: it may not stand as a best run
 CATEGORY_ORDER = ("backend", "full-stack", "gym")
 
@@ -175,7 +177,8 @@ def _average(values: Iterable[Fraction]) -> Fraction:
     return sum(values, Fraction(0)) / len(values)
 
 
-def _category_key(category: str) -> tuple[int, str]:
+def category_key(category: str) -> tuple[int, str]:
+    """Categories in the README's order (backend, full-stack, gym), any other after them."""
     return (CATEGORY_ORDER.index(category) if category in CATEGORY_ORDER else len(CATEGORY_ORDER), category)
 
 
@@ -204,7 +207,7 @@ def score_runs(runs: Sequence[ScoredRun], units: Mapping[str, TaskUnit],
     for row in printed:
         order.setdefault(row.model, len(order))
     categories: list[CategoryScore] = []
-    for category in sorted(holds, key=_category_key):
+    for category in sorted(holds, key=category_key):
         for model in sorted(models, key=lambda m: (order.get(m, len(order)), models.index(m))):
             mine = [p for p in problems if p.category == category and p.model == model]
             if not mine:
@@ -231,6 +234,27 @@ def score_runs(runs: Sequence[ScoredRun], units: Mapping[str, TaskUnit],
     return card
 
 
+def category_row(c: CategoryScore) -> dict[str, JSONValue]:
+    """A category × model as a report's JSON carries it: shares (0..1) and the percentages printed from them."""
+    return {"category": c.category, "model": c.model, "tasks": c.tasks, "of_tasks": c.of_tasks,
+            "missing": list(c.missing), "best_of_k": float(c.best), "best_percent": percent(c.best),
+            "best_turns": list(c.turn_range) if c.turn_range else None, "mean": float(c.mean),
+            "mean_percent": percent(c.mean), "pass_k": float(c.pass_k), "pass_k_percent": percent(c.pass_k)}
+
+
+def review_counts(card: Scorecard) -> dict[str, int]:
+    """How much of a scorecard rests on review."""
+    return {"best_runs": card.best_runs, "best_reviewed": card.best_reviewed, "gave_way": card.gave_way,
+            "infra_failure_left_out": card.infra_left_out}
+
+
+def review_sentence(counts: Mapping[str, int]) -> str:
+    """``review_counts`` in words (Stripe reviewed every best run by hand)."""
+    return (f"Review: {counts['best_reviewed']} of {counts['best_runs']} best runs reviewed; {counts['gave_way']} "
+            f"judged not valid gave way to the next best; {counts['infra_failure_left_out']} runs left out as "
+            "infra-failure.")
+
+
 def compare_printed(categories: Sequence[CategoryScore],
                     printed: Sequence[PrintedRow]) -> tuple[list[Difference], list[tuple[str, str]]]:
     """Every printed cell against its recomputed one; and the computed rows the README does not print."""
@@ -255,6 +279,6 @@ def compare_printed(categories: Sequence[CategoryScore],
     return differences, not_printed
 
 
-__all__ = ["CATEGORY_ORDER", "CategoryScore", "Difference", "NOT_VALID", "PrintedRow", "ProblemScore", "ScoredRun",
-           "Scorecard", "TaskUnit", "VERDICTS", "best_run", "compare_printed", "percent", "percent_tenths",
-           "score_problem", "score_runs", "turn_text"]
+__all__ = ["best_run", "category_key", "CATEGORY_ORDER", "category_row", "CategoryScore", "compare_printed",
+           "Difference", "NOT_VALID", "percent", "percent_tenths", "PrintedRow", "ProblemScore", "review_counts",
+           "review_sentence", "score_problem", "score_runs", "Scorecard", "ScoredRun", "TaskUnit", "turn_text"]

@@ -11,7 +11,7 @@ import io
 import json
 from pathlib import Path
 
-from stripebench_tui.batch.scorecard import CategoryScore, Scorecard, percent, turn_text
+from stripebench_tui.batch.scorecard import CategoryScore, Scorecard, percent, review_counts, review_sentence, turn_text
 from stripebench_tui.core.json_value import JSONValue
 from stripebench_tui.core.sanitize import sanitize
 
@@ -31,24 +31,13 @@ def category_json(c: CategoryScore) -> dict[str, JSONValue]:
             "missing": list(c.missing), "printed": printed}
 
 
-def review_json(card: Scorecard) -> dict[str, JSONValue]:
-    return {"best_runs": card.best_runs, "best_reviewed": card.best_reviewed, "gave_way": card.gave_way,
-            "infra_failure_left_out": card.infra_left_out}
-
-
 def scorecard_json(card: Scorecard, results: Path, readme: Path | None, runs: int) -> dict[str, JSONValue]:
     return {"results": str(results), "readme": str(readme) if readme else None, "runs": runs,
             "categories": [category_json(c) for c in card.categories],
             "differences": [{"category": d.category, "model": d.model, "column": d.column, "printed": d.printed,
                              "recomputed": d.recomputed} for d in card.differences],
             "not_printed": [{"category": c, "model": m} for c, m in card.not_printed],
-            "unmatched": dict(sorted(card.unmatched.items())), "review": review_json(card)}
-
-
-def review_line(card: Scorecard) -> str:
-    """How much of the result rests on review (Stripe reviewed every best run by hand)."""
-    return (f"Review: {card.best_reviewed} of {card.best_runs} best runs reviewed; {card.gave_way} judged not valid "
-            f"gave way to the next best; {card.infra_left_out} runs left out as infra-failure.")
+            "unmatched": dict(sorted(card.unmatched.items())), "review": review_counts(card)}
 
 
 def notes(card: Scorecard) -> list[str]:
@@ -68,7 +57,7 @@ def notes(card: Scorecard) -> list[str]:
     if card.unmatched:
         out.append("eval names no overlay names (left out): "
                    + ", ".join(f"{n} ({k} runs)" for n, k in sorted(card.unmatched.items())))
-    return out + [review_line(card)]
+    return out + [review_sentence(review_counts(card))]
 
 
 def _printed_cell(c: CategoryScore) -> str:
@@ -138,4 +127,4 @@ def render_scorecard(card: Scorecard, fmt: str, results: Path, readme: Path | No
     return sanitize(text, max_line=None) if fmt == "table" else text
 
 
-__all__ = ["FORMATS", "category_json", "notes", "render_scorecard", "review_json", "review_line", "scorecard_json"]
+__all__ = ["FORMATS", "category_json", "notes", "render_scorecard", "scorecard_json"]
