@@ -137,15 +137,22 @@ def eval_name_of(env: str, targets: list[Target]) -> str:
     return env
 
 
+def _overlay_match(name: str, targets: list[Target]) -> tuple[str, str | None, str | None] | None:
+    """(folder, problem, category) of the first overlay whose eval name matches ``name``; None when none does."""
+    for pattern, folder, overlay in targets:
+        found = pattern.fullmatch(name)
+        if found is not None:
+            problem = found.groupdict().get("problem")
+            return folder, problem, overlay.problem(problem).get("category") or overlay.category
+    return None
+
+
 def match_eval(name: str, targets: list[Target],
                known_envs: set[str]) -> EvalTarget | None:
     """Our environment for a published eval name: through an overlay's ``eval_name``, else an id we know."""
-    for pattern, folder, overlay in targets:
-        found = pattern.fullmatch(name)
-        if found is None:
-            continue
-        problem = found.groupdict().get("problem")
-        category = overlay.problem(problem).get("category") or overlay.category
+    found = _overlay_match(name, targets)
+    if found is not None:
+        folder, problem, category = found
         return EvalTarget(env_id(Path(folder), problem), category)
     return EvalTarget(name, None) if name in known_envs else None
 
@@ -154,14 +161,10 @@ def task_unit(name: str, targets: list[Target]) -> TaskUnit | None:
     """The task and category a published eval name counts toward, through the overlays: a problem of a folder with
     several (``ruby-charges-on-payment-intent``) counts toward the folder's task (``sdk-upgrades-ruby``), as the
     README coalesces each language's SDK-upgrade problems; None when no overlay names it or none gives a category."""
-    for pattern, folder, overlay in targets:
-        found = pattern.fullmatch(name)
-        if found is None:
-            continue
-        problem = found.groupdict().get("problem")
-        category = overlay.problem(problem).get("category") or overlay.category
-        return TaskUnit(env_id(Path(folder), None), category) if category else None
-    return None
+    found = _overlay_match(name, targets)
+    if found is None or found[2] is None:
+        return None
+    return TaskUnit(env_id(Path(found[0]), None), found[2])
 
 
 def scored_runs(results: Results) -> list[ScoredRun]:
