@@ -146,3 +146,21 @@ def test_sdk_problems_count_toward_their_languages_task_in_a_sweep_and_beside_th
     assert rows == [("same tasks", 2, 3, 75, [5, 10]), ("whole category", 3, 3, 57, [5, 50])]  # (0.5+1+0.2)/3
     code, out, _ = cli(capsys, "batch", "report", batch.root, "--compare", results, "--format", "json")
     assert code == 0 and json.loads(out)["compare"]["categories"][0]["scope"] == "same tasks"
+
+
+def test_the_html_report_shows_the_scorecard_the_published_scopes_and_the_review_counts(tmp_path: Path) -> None:
+    import html
+
+    from stripebench_tui.batch.html import render_sweep
+
+    batch = make_batch(tmp_path / "b", [("galtee-basic", "a", 1, 1.0, 4), ("galtee-basic", "a", 2, 1.0, 4)],
+                       {"galtee-basic__a__r2": "checkout-migration-400"})
+    save_review(batch.episode_dir(batch.cells[0]), "integrity", "", "r")  # the 1.0 run: the 1/13 run stands
+    results = tmp_path / "results.csv"
+    results.write_text("eval name,model,run ID,score,turn count\ngaltee,pub,r,0.5,9\ngaltee-invoices,pub,r,0,3\n")
+    report = build_report(batch)
+    report["compare"] = compare(report, read_results(results))
+    page = html.unescape(render_sweep(report, {r["cell"]: "x.html" for r in report["runs"]}))
+    assert ">8 %</a>" in page and "turns 11 · mean 4 % · pass^k 0 %" in page  # 1/13 best; (0 + 1/13) / 2 mean
+    assert "Review: 0 of 1 best runs reviewed; 1 judged not valid gave way to the next best" in page
+    assert "published, same 1 of 2 tasks as this sweep" in page and "published, whole category (2 of 2 tasks)" in page
