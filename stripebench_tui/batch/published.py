@@ -167,6 +167,16 @@ def task_unit(name: str, targets: list[Target]) -> TaskUnit | None:
     return TaskUnit(env_id(Path(found[0]), None), found[2])
 
 
+def _our_task(name: str) -> TaskUnit | None:
+    """An environment of ours named ``name`` as a task of its manifest's category (our sweeps' CSVs name them so)."""
+    from stripebench_tui.envs.manifest import MANIFEST, environments_dir, load_manifest_environment
+
+    root = environments_dir() / name
+    if not re.fullmatch(r"[a-z0-9][a-z0-9-]*", name) or not (root / MANIFEST).is_file():
+        return None
+    return TaskUnit(name, load_manifest_environment(root).manifest.category)
+
+
 def scored_runs(results: Results) -> list[ScoredRun]:
     """The results' runs with exact scores (the CSV's decimal text as a fraction, so no binary rounding decides a
     half when the scorecard rounds)."""
@@ -182,7 +192,7 @@ def published_scorecard(path: Path, readme: Path | None = None,
     results = read_results(path, strict=True)
     targets = eval_targets(overlays)
     units = {name: unit for name in {r.eval_name for r in results.runs}
-             if (unit := task_unit(name, targets)) is not None}
+             if (unit := task_unit(name, targets) or _our_task(name)) is not None}
     printed = []
     if readme is not None:
         try:

@@ -26,7 +26,8 @@ def scorecard(
     The rule: per task and model the best of k runs (a tie goes to the fewest turns); each language's three
     SDK-upgrade problems averaged into one task first (the turn range still counts each problem's best run); tasks
     averaged by category, printed as a whole percentage rounded half up. Eval names map to tasks and categories
-    through the overlays we ship for the published folders (`environments/published/`). Beside each figure: the
+    through the overlays we ship for the published folders (`environments/published/`); an id of one of our environments
+    (a `batch report --format csv` of ours) by its manifest's category. Beside each figure: the
     mean of k and pass^k (the share of tasks where every run scored 1.0). With a verdict column (`stripebench
     review`), infra-failure runs are left out and a best run judged integrity or other gives way to the next best.
 

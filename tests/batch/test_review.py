@@ -164,3 +164,20 @@ def test_the_html_report_shows_the_scorecard_the_published_scopes_and_the_review
     assert ">8 %</a>" in page and "turns 11 · mean 4 % · pass^k 0 %" in page  # 1/13 best; (0 + 1/13) / 2 mean
     assert "Review: 0 of 1 best runs reviewed; 1 judged not valid gave way to the next best" in page
     assert "published, same 1 of 2 tasks as this sweep" in page and "published, whole category (2 of 2 tasks)" in page
+
+
+def test_our_report_csv_goes_through_the_scorecard_with_its_verdicts(tmp_path: Path,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    batch = make_batch(tmp_path / "b", [("checkout-migration", "a", 1, 1.0, 4), ("checkout-migration", "a", 2, 1.0, 4),
+                                        ("galtee-basic", "a", 1, 1.0, 4)],
+                       {"checkout-migration__a__r2": "checkout-migration-400"})
+    save_review(batch.episode_dir(batch.cells[0]), "integrity", "", "r")
+    ours = tmp_path / "ours.csv"
+    ours.write_text(render(build_report(batch), "csv"))
+    code, out, err = cli(capsys, "scorecard", ours, "--format", "json")
+    assert code == 0, err
+    card = json.loads(out)
+    # checkout-migration (ours: full-stack by its manifest) falls to its 1/13 run; galtee-basic is the published
+    # galtee (backend) through its overlay.
+    assert {(c["category"], c["best_average"]) for c in card["categories"]} == {("full-stack", 8), ("backend", 100)}
+    assert card["review"]["gave_way"] == 1 and card["unmatched"] == {}
