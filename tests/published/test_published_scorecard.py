@@ -67,3 +67,19 @@ def test_the_published_scorecard_recomputes_but_for_the_readmes_own_slip(tmp_pat
         main(["scorecard", str(results[-1])])
     text = capsys.readouterr().out
     assert text.count("≠ ") == 1 and "full-stack · sonnet-4.5: average printed 80%, recomputed 79% (79.4%)" in text
+
+
+def test_a_sweep_of_ours_shows_the_published_categories_as_printed(tmp_path: Path) -> None:
+    """The issue's new user: a sweep of two environments of ours beside the published CSV. The published models'
+    backend rows appear (over the whole category, labelled), at the README's figures, not averaged eval by eval."""
+    from stripebench_tui.batch.published import compare, read_results
+    from stripebench_tui.batch.sweep_report import build_report
+    from tests.batch.test_insight import make_sweep
+
+    folder = published_benchmarks(tmp_path / "benchmarks")
+    report = build_report(make_sweep(tmp_path / "sweep"))  # checkout-migration and bookings-payments, backend
+    cmp = compare(report, read_results(sorted(folder.glob("benchmarks-results-*.csv"))[-1]))
+    rows = {c["model"]: (c["scope"], c["tasks"], c["best_percent"], c["best_turns"]) for c in cmp["categories"]}
+    assert rows["opus-4.5"] == ("whole category", 5, 85, [19, 148])
+    assert rows["gpt-5"] == ("whole category", 5, 73, [18, 71])
+    assert rows["sonnet-4.5"] == ("whole category", 5, 75, [27, 101])
