@@ -20,7 +20,8 @@ import jinja2
 
 from stripebench_tui.batch.manifest import Batch
 from stripebench_tui.batch.published import comparison_tables
-from stripebench_tui.batch.sweep_report import turn_range
+from stripebench_tui.batch.scorecard import review_sentence
+from stripebench_tui.batch.sweep_report import tasks_text, turn_range
 
 TEMPLATES = Path(__file__).with_name("templates")
 
@@ -59,7 +60,9 @@ def sweep_view(report: dict[str, Any]) -> dict[str, Any]:
             c = by_category.get((category, agent))
             mine = [r["cell"] for r in report["runs"] if r["category"] == category and r["model"] == agent]
             cells.append(None if c is None else {
-                "score": c["best_of_k"], "tasks": c["tasks"],
+                "score": c["best_of_k"], "percent": c["best_percent"], "turns": c["best_turns"],
+                "mean_percent": c["mean_percent"], "pass_k_percent": c["pass_k_percent"], "tasks": c["tasks"],
+                "of_tasks": c["of_tasks"],
                 "anchor": groups.add(f"{category} · {agent}: every run", mine)})
         score_rows.append({"category": category, "cells": cells})
     agent_runs = {a: [r for r in report["runs"] if r["model"] == a] for a in agents}
@@ -82,7 +85,8 @@ def sweep_view(report: dict[str, Any]) -> dict[str, Any]:
     group_list = [{"anchor": g.anchor, "title": g.title, "runs": [runs[c] for c in g.cells if c in runs]}
                   for g in groups.by_anchor.values()]
     return {"agents": agents, "score_rows": score_rows, "heat_rows": heat_rows, "criteria": criteria, "tasks": tasks,
-            "groups": group_list, "compare": comparison_tables(report) if "compare" in report else None}
+            "groups": group_list, "compare": comparison_tables(report) if "compare" in report else None,
+            "review": review_sentence(report["review"])}
 
 
 def _environment() -> jinja2.Environment:
@@ -90,6 +94,7 @@ def _environment() -> jinja2.Environment:
                              lstrip_blocks=True, undefined=jinja2.StrictUndefined)
     env.filters["pct"] = lambda x: f"{100 * x:.0f} %"
     env.filters["turns"] = turn_range
+    env.filters["tasks"] = tasks_text
     return env
 
 

@@ -12,19 +12,24 @@ import csv
 import io
 import json
 from dataclasses import dataclass, field
+from fractions import Fraction
 from pathlib import Path
-from statistics import mean
 from typing import Any, Callable
 
 from stripebench_tui.batch.insight import insight
 from stripebench_tui.batch.manifest import Batch
-from stripebench_tui.batch.published import compare, comparison_tables, eval_name_of, eval_targets, read_results
+from stripebench_tui.batch.published import (Target, compare, comparison_tables, eval_name_of, eval_targets,
+                                             read_results, task_unit)
+from stripebench_tui.batch.scorecard import (NOT_VALID, Scorecard, ScoredRun, TaskUnit, category_row, review_counts,
+                                             review_sentence, score_runs)
+from stripebench_tui.core.review import load_review
 from stripebench_tui.core.sanitize import sanitize
 from stripebench_tui.errors import UserError
 from stripebench_tui.core.trace import Trace
 
-# The published benchmark's five columns first, then ours.
-CSV_COLUMNS = ("eval_name", "model", "run_id", "score", "turn_count", "passed", "seconds", "tokens", "cost_usd",
+# The published benchmark's five columns first, then ours (the run review's verdict first: `stripebench scorecard`
+# reads it).
+CSV_COLUMNS = ("eval_name", "model", "run_id", "score", "turn_count", "verdict", "passed", "seconds", "tokens", "cost_usd",
                "findings", "failed_criteria")
 FORMATS = ("md", "csv", "json")
 
@@ -80,7 +85,8 @@ def _task(task: dict[str, Any]) -> str:
 
 
 def build_report(batch: Batch) -> dict[str, Any]:
-    """Every number of the report, from the traces of the batch's finished cells."""
+    """Every number of the report, from the traces of the batch's finished cells and their reviews (``stripebench
+    review``): tasks and categories by the published scorecard's rule (``batch.scorecard``)."""
     runs: list[dict[str, Any]] = []
     targets = eval_targets()
     for cell in batch.cells:
@@ -88,6 +94,7 @@ def build_report(batch: Batch) -> dict[str, Any]:
         summary = read_episode(batch.episode_dir(cell)) if batch.finished(cell) else None
         if summary is None:
             continue
+        review = load_review(batch.episode_dir(cell))
         runs.append({"cell": cell.id, "env": cell.env, "eval_name": eval_name_of(cell.env, targets),
                      "category": cell.category, "model": cell.agent_label,
                      "run": cell.run, "seed": cell.seed, "score": summary.score if summary.score is not None else 0.0,
@@ -95,23 +102,28 @@ def build_report(batch: Batch) -> dict[str, Any]:
                      "cost_usd": summary.cost_usd, "reason": summary.reason, "failed": summary.failed_criteria,
                      "attempts": (result or {}).get("attempts", 1), "passed": summary.passed is True,
                      "seconds": round(summary.seconds, 3),
-                     "findings": [{"kind": k, "turn": t} for k, t in summary.findings]})
+                     "findings": [{"kind": k, "turn": t} for k, t in summary.findings],
+                     "verdict": review.verdict if review else None, "review_note": review.note if review else "",
+                     "reviewer": review.reviewer if review else "", "reviewed_at": review.at if review else ""})
+    card = sweep_scorecard(runs, targets)
     tasks: list[dict[str, Any]] = []
     keys = sorted({(r["env"], r["model"]) for r in runs}, key=lambda k: (k[1], k[0]))
+    problems = {(p.eval_name, p.model): p for p in card.problems}
     for env, model in keys:
         mine = [r for r in runs if r["env"] == env and r["model"] == model]
-        best = max(r["score"] for r in mine)
-        best_turns = [r["turns"] for r in mine if r["score"] == best]
+        problem = problems.get((env, model))
+        if problem is None:  # every run of it was an infrastructure failure
+            continue
+        counted = [r for r in mine if r["verdict"] != "infra-failure"]
+        best = float(problem.best.score) if problem.best else 0.0
+        best_turns = [r["turns"] for r in counted if r["score"] == best and r["verdict"] not in NOT_VALID]
         tasks.append({"env": env, "eval_name": mine[0]["eval_name"], "category": mine[0]["category"], "model": model,
-                      "runs": len(mine), "best": best,
-                      "mean": mean(r["score"] for r in mine), "best_turns": [min(best_turns), max(best_turns)],
+                      "runs": len(counted), "left_out": len(mine) - len(counted), "best": best,
+                      "best_run": problem.best.run if problem.best else None,
+                      "best_verdict": problem.best.verdict if problem.best else None,
+                      "mean": float(problem.mean), "best_turns": [min(best_turns), max(best_turns)] if best_turns else None,
                       "tokens": sum(r["tokens"] for r in mine), "cost_usd": sum(r["cost_usd"] for r in mine)})
-    categories = []
-    for category, model in sorted({(t["category"], t["model"]) for t in tasks}, key=lambda k: (k[1], k[0])):
-        mine = [t for t in tasks if t["category"] == category and t["model"] == model]
-        categories.append({"category": category, "model": model, "tasks": len(mine),
-                           "best_of_k": mean(t["best"] for t in mine),
-                           "best_turns": [min(t["best_turns"][0] for t in mine), max(t["best_turns"][1] for t in mine)]})
+    categories = sorted((category_row(c) for c in card.categories), key=lambda c: (c["model"], c["category"]))
     failures: dict[tuple[str, str], list[str]] = {}
     for r in runs:
         for criterion in r["failed"]:
@@ -121,16 +133,34 @@ def build_report(batch: Batch) -> dict[str, Any]:
                 for (env, c), cells in sorted(failures.items(), key=lambda kv: (-len(kv[1]), kv[0]))]
     return {"batch": str(batch.root), "cells": len(batch.cells), "finished": len(runs),
             "retried": sum(1 for r in runs if r["attempts"] > 1), "runs": runs, "tasks": tasks,
-            "categories": categories, "criteria": criteria, **insight(runs)}
+            "categories": categories, "criteria": criteria, "review": review_counts(card), **insight(runs)}
+
+
+def sweep_scorecard(runs: list[dict[str, Any]], targets: list[Target]) -> Scorecard:
+    """The sweep's runs by the published rule: each environment is a problem, counting toward the published task its
+    eval name maps to (an SDK-upgrade problem toward its language's task), else a task of its own."""
+    units = {}
+    for r in runs:
+        unit = task_unit(r["eval_name"], targets)
+        units[r["env"]] = TaskUnit(unit.task if unit else r["env"], r["category"])
+    return score_runs([ScoredRun(r["env"], r["model"], r["cell"], Fraction(repr(float(r["score"]))), r["turns"],
+                                 r["verdict"]) for r in runs], units)
 
 
 def _pct(x: float) -> str:
     return f"{100 * x:.0f} %"
 
 
-def turn_range(pair: list[int]) -> str:
-    """A turn range as the tables show it (``12`` or ``9–14``)."""
+def turn_range(pair: list[int] | None) -> str:
+    """A turn range as the tables show it (``12`` or ``9–14``; ``—`` when no run stands)."""
+    if not pair:
+        return "—"
     return str(pair[0]) if pair[0] == pair[1] else f"{pair[0]}–{pair[1]}"
+
+
+def tasks_text(c: dict[str, Any]) -> str:
+    """A category row's tasks (``3``, or ``2 of 5*`` when some of the category's tasks have no runs of it)."""
+    return str(c["tasks"]) if c["tasks"] >= c["of_tasks"] else f"{c['tasks']} of {c['of_tasks']}*"
 
 
 def render(report: dict[str, Any], fmt: str) -> str:
@@ -142,7 +172,7 @@ def render(report: dict[str, Any], fmt: str) -> str:
         writer = csv.writer(out, lineterminator="\n")
         writer.writerow(CSV_COLUMNS)
         for r in report["runs"]:
-            writer.writerow([r["eval_name"], r["model"], r["run"], f"{r['score']:.4f}", r["turns"],
+            writer.writerow([r["eval_name"], r["model"], r["run"], f"{r['score']:.4f}", r["turns"], r["verdict"] or "",
                              "true" if r["passed"] else "false", f"{r['seconds']:.1f}", r["tokens"],
                              f"{r['cost_usd']:.4f}", ";".join(f"{f['kind']}@{f['turn']}" for f in r["findings"]),
                              ";".join(r["failed"])])
@@ -155,10 +185,16 @@ def render(report: dict[str, Any], fmt: str) -> str:
              "|---|---|---|---:|---:|---:|---:|---:|---:|"]
     lines += [f"| {clean(_task(t))} | {t['category']} | {clean(t['model'])} | {t['runs']} | {_pct(t['best'])} | "
               f"{_pct(t['mean'])} | {turn_range(t['best_turns'])} | {t['tokens']:,} | ${t['cost_usd']:.2f} |" for t in report["tasks"]]
-    lines += ["", "## Per category (average of best of k)", "", "| category | model | tasks | score | turns |",
-              "|---|---|---:|---:|---:|"]
-    lines += [f"| {c['category']} | {clean(c['model'])} | {c['tasks']} | {_pct(c['best_of_k'])} | {turn_range(c['best_turns'])} |"
+    lines += ["", "## Per category (the published scorecard's rule: best of k, each language's SDK-upgrade problems as "
+              "one task, half-up)", "", "| category | model | tasks | best of k | turns (best) | mean of k | pass^k |",
+              "|---|---|---:|---:|---:|---:|---:|"]
+    lines += [f"| {c['category']} | {clean(c['model'])} | {tasks_text(c)} | {c['best_percent']} % | "
+              f"{turn_range(c['best_turns'])} | {c['mean_percent']} % | {c['pass_k_percent']} % |"
               for c in report["categories"]]
+    if any(c["tasks"] < c["of_tasks"] for c in report["categories"]):
+        lines += ["", "\\* partial: " + "; ".join(f"{clean(c['model'])} lacks {clean(', '.join(c['missing']))} in "
+                                                   f"{c['category']}" for c in report["categories"] if c["missing"])]
+    lines += ["", review_sentence(report["review"])]
     lines += ["", "## Failing criteria (across runs)", ""]
     if report["criteria"]:
         lines += ["| task | criterion | failed | of runs |", "|---|---|---:|---:|"]
@@ -195,8 +231,10 @@ def _compare_lines(report: dict[str, Any], clean: Callable[[Any], str]) -> list[
              "| task | model | source | runs | best of k | mean | turns (best) |", "|---|---|---|---:|---:|---:|---:|"]
     lines += [f"| {clean(t['env'])} | {clean(t['model'])} | {clean(t['source'])} | {t['runs']} | {_pct(t['best'])} | "
               f"{_pct(t['mean'])} | {turn_range(t['best_turns'])} |" for t in tables["tasks"]]
-    lines += ["", "| category | model | source | tasks | best of k |", "|---|---|---|---:|---:|"]
-    lines += [f"| {c['category']} | {clean(c['model'])} | {c['source']} | {c['tasks']} | {_pct(c['best_of_k'])} |"
+    lines += ["", "| category | model | source | tasks | best of k | turns (best) | mean of k | pass^k |",
+              "|---|---|---|---:|---:|---:|---:|---:|"]
+    lines += [f"| {c['category']} | {clean(c['model'])} | {c['source']} | {tasks_text(c)} | {c['best_percent']} % | "
+              f"{turn_range(c['best_turns'])} | {c['mean_percent']} % | {c['pass_k_percent']} % |"
               for c in tables["categories"]]
     notes = [clean(note) for note in tables["notes"]]
     return lines + ([""] + notes if notes else [])

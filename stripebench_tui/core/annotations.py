@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
 
 from stripebench_tui.core.episode_files import Refused, read_episode_file
+from stripebench_tui.core.whole_file import write_whole
 from stripebench_tui.errors import BadFileError
 
 NOTES_SCHEMA = "stripebench.notes/1"
@@ -112,23 +112,7 @@ class Annotations:
 
     def _save(self) -> None:
         doc = {"schema": NOTES_SCHEMA, "trace": self.trace_name, "notes": [asdict(n) for n in self.notes]}
-        data = (json.dumps(doc, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
-        try:
-            fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent)
-        except OSError as exc:
-            raise BadFileError(f"{self.path}: cannot write ({exc.strerror})") from None
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, self.path)
-        except OSError as exc:
-            Path(tmp).unlink(missing_ok=True)
-            raise BadFileError(f"{self.path}: cannot write ({exc.strerror})") from None
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        write_whole(self.path, (json.dumps(doc, ensure_ascii=False, indent=2) + "\n").encode("utf-8"))
 
 
 def _clean(text: str) -> str:

@@ -142,13 +142,19 @@ def test_compare_puts_published_models_beside_the_sweeps_agents(tmp_path: Path) 
     assert cmp["unmatched"] == [{"eval_name": "imaginary-eval", "runs": 1}]
     assert cmp["not_in_sweep"] == ["ruby-charges-on-payment-intent", "subscription gym"]
     assert len(cmp["skipped"]) == 1 and "line 8" in cmp["skipped"][0]
-    assert cmp["categories"] == [{"category": "backend", "model": "model-x", "tasks": 1, "best_of_k": 1.0}]
+    # The sweep covers 1 of the published backend's 2 tasks (checkout-migration; ruby's SDK upgrade it did not run):
+    # model-x over the same task, then over the whole category, by the published rule (ruby's task is 0.8).
+    assert [(c["scope"], c["model"], c["tasks"], c["of_tasks"], c["best_percent"], c["best_turns"])
+            for c in cmp["categories"]] == [("same tasks", "model-x", 1, 2, 100, [31, 31]),
+                                             ("whole category", "model-x", 2, 2, 90, [25, 31])]
 
     report["compare"] = cmp
     md = render(report, "md")
     assert "| checkout-migration | model-x | published (checkout-migration) | 3 | 100 % | 58 % | 31 |" in md
     assert "| checkout-migration | oracle | this sweep | 2 | 100 % | 100 % |" in md
     assert "imaginary-eval (1 runs)" in md and "1 rows of the results file left out" in md
+    assert "| backend | model-x | published, same 1 of 2 tasks as this sweep | 1 | 100 % | 31 |" in md
+    assert "| backend | model-x | published, whole category (2 of 2 tasks) | 2 | 90 % | 25–31 |" in md
 
 
 @pytest.mark.parametrize("text, message", [

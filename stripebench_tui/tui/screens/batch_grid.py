@@ -4,7 +4,9 @@ Enter opens the selected episode's replay; Escape (or b) comes back to the grid.
 cells' result and running files every second, so a batch that is still running fills in as episodes end.
 A cell whose episode has findings (recorded, or found by the detectors in its trace) is marked ⚑, the last
 column sums them per task, and f filters by finding kind (the other episodes are dimmed). / searches the
-batch (``stripebench search``'s queries) and Enter on a hit opens that episode at that turn.
+batch (``stripebench search``'s queries) and Enter on a hit opens that episode at that turn. r opens the review
+queue (``tui.screens.review_queue``); a reviewed run's cell carries its verdict's mark (✓ valid, ⌁ infra-failure,
+✗ integrity or other).
 """
 
 from __future__ import annotations
@@ -59,11 +61,29 @@ def cell_label(batch: Batch, cell: Cell, findings: list[str] | None = None, only
     """What a grid cell shows: the score coloured red → green (⚑ when it has findings), or where the episode is;
     dimmed when ``only`` names a finding kind it does not have."""
     text = _score_label(batch, cell)
+    mark = _review_mark(batch, cell)
+    if mark is not None:
+        text.append(f" {mark[0]}", style=mark[1])
     if findings:
         text.append(" ⚑", style="bold magenta")
     if only is not None and only not in (findings or []):
         return Text(text.plain, style="dim")
     return text
+
+
+REVIEW_MARKS = {"valid": ("✓", "green"), "infra-failure": ("⌁", "yellow"), "integrity": ("✗", "bold red"),
+                "other": ("✗", "red")}
+
+
+def _review_mark(batch: Batch, cell: Cell) -> tuple[str, str] | None:
+    from stripebench_tui.core.review import load_review
+    from stripebench_tui.errors import UserError
+
+    try:
+        review = load_review(batch.episode_dir(cell))
+    except UserError:
+        return ("?", "red")  # a review file that cannot be read: `stripebench review` names it
+    return REVIEW_MARKS[review.verdict] if review is not None else None
 
 
 def _score_label(batch: Batch, cell: Cell) -> Text:
@@ -154,7 +174,7 @@ class BatchGridScreen(Screen[None]):
     """Rows: environments; columns: model × run, then the findings of the row's episodes."""
 
     BINDINGS = [Binding("enter", "open", "Open episode"), Binding("f", "filter", "Filter by finding"),
-                Binding("slash", "search", "Search"), Binding("q", "quit", "Quit")]
+                Binding("slash", "search", "Search"), Binding("r", "review", "Review queue"), Binding("q", "quit", "Quit")]
 
     def __init__(self, root: Path) -> None:
         super().__init__()
@@ -230,13 +250,18 @@ class BatchGridScreen(Screen[None]):
 
         self.app.push_screen(SearchScreen(self.batch.root), opened)
 
+    def action_review(self) -> None:
+        from stripebench_tui.tui.screens.review_queue import ReviewQueueScreen
+
+        self.app.push_screen(ReviewQueueScreen(self.batch, lambda trace: self.open_at(trace, None)))
+
     def _summary(self) -> None:
         done = sum(1 for c in self.batch.cells if self.batch.finished(c))
         running = sum(1 for c in self.batch.cells if self.batch.running(c) is not None and not self.batch.finished(c))
         shown = f" · showing finding {self.only} (f: next)" if self.only else " · f filters by finding"
         self.query_one("#summary", Static).update(
             f"{self.batch.root} · {done}/{len(self.batch.cells)} episodes finished · {running} running · Enter opens one"
-            f"{shown} · / searches")
+            f"{shown} · / searches · r reviews")
 
     def selected(self) -> Cell | None:
         coordinate = self.grid.cursor_coordinate
