@@ -148,7 +148,10 @@ def process_env(env: Mapping[str, str], hoist: str = "", min_node: int | None = 
     the cached store and the install's hoisting (else pnpm refuses the node_modules the install made), and no
     telemetry calls."""
     path = env.get("PATH")
-    newer = node_bin(min_node)
+    try:
+        newer = node_bin(min_node)
+    except InstallProblem:  # no pinned Node that new: the install step has said so, in one line
+        newer = None
     if newer is not None:
         path = with_bin_first(newer, path)
     out = {"PATH": with_bin_first(shim_dir(), path), "npm_config_store_dir": str(store_dir()),
@@ -192,7 +195,7 @@ def describe(min_node: int | None = None) -> tuple[bool, str]:
         return False, f"Node.js {version} is too old for Next.js 15: install Node 18.18 or newer"
     store = store_dir()
     cached = "cached packages in " + str(store) if store.is_dir() else "no packages cached yet (the first install fetches them)"
-    tool = f"{PNPM} cached" if pnpm_script().is_file() else f"{PNPM} installed on first use"
+    tool = f"{PNPM} cached" if is_complete(pnpm_home()) else f"{PNPM} installed on first use"
     try:
         newer = node_bin(min_node)
     except InstallProblem as exc:
