@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from stripebench_tui.errors import UserError
-from stripebench_tui.shared_cache import ensure_entry
+from stripebench_tui.shared_cache import ensure_entry, is_complete
 
 # How a command is run (``subprocess.run``; tests pass a recorder).
 Runner = Callable[..., "subprocess.CompletedProcess[Any]"]
@@ -51,6 +51,10 @@ class Install:
     def bin_dir(self) -> Path:
         """Where the installed executables are."""
         return self.prefix / "node_modules" / ".bin" if self.manager == "npm" else self.prefix / "bin"
+
+    def installed_dirs(self) -> list[Path]:
+        """``[bin_dir]`` once an install of ours completed there, else ``[]`` (an interrupted one does not count)."""
+        return [self.bin_dir] if is_complete(self.prefix) else []
 
     @property
     def spec(self) -> str:
