@@ -142,8 +142,7 @@ def check_version(node: Path, pin: NodePin) -> None:
         said = type(exc).__name__
     if said != f"v{pin.version}":
         shown = re.sub(r"[^\x20-\x7e]", "?", said.splitlines()[0] if said else "nothing")[:80]
-        raise NodeRefused(f"{node} is not {pin.spec}: its --version says {shown}; remove {node.parent.parent} "
-                          "and run again to fetch it anew")
+        raise NodeRefused(f"{node} is not {pin.spec}: its --version says {shown}")
 
 
 def _unpack(pin: NodePin, tarball: Path, target: Path) -> None:
@@ -177,7 +176,10 @@ def ensure(pin: NodePin, say: Callable[[str], None] = print, fetch: Fetcher = np
         check_version(target / "bin" / "node", pin)
 
     ensure_entry(entry, build, on_wait=lambda: say(f"waiting for another run that is fetching {pin.spec}"))
-    check_version(entry / "bin" / "node", pin)
+    try:
+        check_version(entry / "bin" / "node", pin)
+    except NodeRefused as exc:  # changed in the cache since it was checked
+        raise NodeRefused(f"{exc}; remove {entry} and run again to fetch it anew") from None
     return entry / "bin"
 
 
