@@ -20,6 +20,7 @@ from stripebench_tui.envs.deps import cache_root
 from stripebench_tui.envs.bench_overlay import OVERLAY_SUFFIX, ExternalGraderSpec, MutantSpec, Overlay, find_overlay
 from stripebench_tui.envs.manifest import ID_PATTERN, MANIFEST, DockerSpec, Environment, Manifest, PlanRef, StripeSetup
 from stripebench_tui.errors import BadFileError, UserError
+from stripebench_tui.shared_cache import publish_file
 from stripebench_tui.core.json_value import JSONValue
 
 LAYOUT_HELP = "a benchmark folder holds environment/ (with PROBLEM.md, or problems in sub-folders), grader/ and optionally solution/"
@@ -356,10 +357,7 @@ def _write_plan(ident: str, name: str, steps: list[dict[str, Any]]) -> Path:
     digest = hashlib.sha256(text.encode()).hexdigest()[:16]
     path = cache_root() / "bench-plans" / f"{ident}-{digest}" / f"{name}.toml"
     if not path.is_file():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(path)
+        publish_file(path, text.encode("utf-8"))  # another process may be writing the same plan
     return path
 
 

@@ -9,17 +9,20 @@ why there are none (a crash, a timeout, garbage) with the output's last lines.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import re
 import shutil
 import signal
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from stripebench_tui.grading.external_reports import ReportError, TestResult, parse_report, tail
+from stripebench_tui.shared_cache import ensure_entry_async
 
 # What to install when a grader's command is missing (bash's exit 127, "NAME: command not found").
 INSTALL_HINTS = {
@@ -168,11 +171,11 @@ class GraderRun:
         return RunResult(tests=tests, output=tail(output, OUTPUT_TAIL), exit_code=code, duration=duration, submission=text)
 
 
-_VENV_LOCK = asyncio.Lock()
+async def grader_venv(requirements: list[str], on_wait: Callable[[], object] | None = None) -> str:
+    """The bin/ of a cached virtualenv holding ``requirements`` (built on first use); RuntimeError with pip's tail.
 
-
-async def grader_venv(requirements: list[str]) -> str:
-    """The bin/ of a cached virtualenv holding ``requirements`` (built on first use); RuntimeError with pip's tail."""
+    Other processes (batch workers, a second terminal) share the cache: the build is ``shared_cache``'s, one at a
+    time across processes, in place (a venv's scripts name their own path) and complete only once marked."""
     import hashlib
     import sys
 
@@ -180,22 +183,26 @@ async def grader_venv(requirements: list[str]) -> str:
 
     key = hashlib.sha256(("\n".join(sorted(requirements)) + sys.version).encode()).hexdigest()[:16]
     venv = cache_root() / "grader-venvs" / key
-    async with _VENV_LOCK:  # two graders of one run must not build the same venv at once
-        if (venv / "complete").is_file():
-            return str(venv / "bin")
-        # Built in place (a venv's scripts name their own path); only the marker says it is complete.
-        shutil.rmtree(venv, ignore_errors=True)
-        venv.parent.mkdir(parents=True, exist_ok=True)
-        for argv in ([sys.executable, "-m", "venv", str(venv)],
-                     [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check", *requirements]):
+
+    async def build(target: Path) -> None:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        for argv in ([sys.executable, "-m", "venv", str(target)],
+                     [str(target / "bin" / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check", *requirements]):
             proc = await asyncio.create_subprocess_exec(*argv, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
-            out, _ = await proc.communicate()
+            try:
+                out, _ = await proc.communicate()
+            except BaseException:  # cancelled: pip must not go on writing into what is being removed
+                with contextlib.suppress(ProcessLookupError):
+                    proc.kill()
+                await asyncio.shield(proc.wait())
+                raise
             if proc.returncode != 0:
-                shutil.rmtree(venv, ignore_errors=True)
                 raise RuntimeError(f"cannot install the grader's requirements ({' '.join(requirements)}): "
                                    f"{' '.join(argv[1:3])} exited {proc.returncode}\n" + tail(out.decode(errors="replace"), OUTPUT_TAIL))
-        (venv / "complete").write_text("\n".join(requirements))
-        return str(venv / "bin")
+        (target / "requirements.txt").write_text("\n".join(requirements) + "\n")
+
+    await ensure_entry_async(venv, build, in_place=True, on_wait=on_wait)
+    return str(venv / "bin")
 
 
 def missing_runtime(code: int | None, output: str) -> str:

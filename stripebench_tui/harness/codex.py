@@ -91,7 +91,7 @@ HARNESS = Harness(
     base_url_env=("OPENAI_BASE_URL",),
     key_env=("OPENAI_API_KEY",),
     extra_env=lambda ctx: {"CODEX_HOME": ctx.state_dir},
-    search_dirs=lambda: [CODEX.bin_dir],
+    search_dirs=CODEX.installed_dirs,
     native_servers=("shell", "files"),  # exec_command and its file edits; browser and stripe_docs over MCP
 )
 

@@ -64,7 +64,7 @@ CLAUDE_CODE = Harness(
     base_url_env=("ANTHROPIC_BASE_URL",),
     key_env=("ANTHROPIC_API_KEY",),
     extra_env=_claude_code_env,
-    search_dirs=lambda: [CLAUDE_CODE_INSTALL.bin_dir],
+    search_dirs=CLAUDE_CODE_INSTALL.installed_dirs,
     native_servers=("shell", "files"),  # Bash, Read/Write/Edit; browser and stripe_docs are offered over MCP
 )
 

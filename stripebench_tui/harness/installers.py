@@ -7,7 +7,6 @@ so their dependencies (litellm, …) never mix with ours or the user's.
 
 from __future__ import annotations
 
-import fcntl
 import os
 import shutil
 import subprocess
@@ -17,6 +16,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from stripebench_tui.errors import UserError
+from stripebench_tui.shared_cache import ensure_entry, is_complete
 
 # How a command is run (``subprocess.run``; tests pass a recorder).
 Runner = Callable[..., "subprocess.CompletedProcess[Any]"]
@@ -52,6 +52,10 @@ class Install:
         """Where the installed executables are."""
         return self.prefix / "node_modules" / ".bin" if self.manager == "npm" else self.prefix / "bin"
 
+    def installed_dirs(self) -> list[Path]:
+        """``[bin_dir]`` once an install of ours completed there, else ``[]`` (an interrupted one does not count)."""
+        return [self.bin_dir] if is_complete(self.prefix) else []
+
     @property
     def spec(self) -> str:
         return f"{self.package}@{self.version}" if self.manager == "npm" else f"{self.package}=={self.version}"
@@ -71,25 +75,24 @@ def _last_line(done: "subprocess.CompletedProcess[Any]") -> str:
 def install(spec: Install, run: Runner = subprocess.run) -> Path:
     """Install ``spec`` into its cache prefix with its package manager; returns the prefix.
 
-    One install of a prefix at a time (two episodes or tests may start the same harness at once): the others wait
-    for it, then find it done.
+    The prefix is a ``shared_cache`` entry: one install of it at a time across processes (two episodes or tests
+    may start the same harness at once; the others wait, then find it done), made in place (a virtualenv names
+    its own path) and complete only once marked, so what an interrupted install left is removed and made again.
     """
-    prefix = spec.prefix
-    prefix.parent.mkdir(parents=True, exist_ok=True)
-    with open(prefix.parent / f".{prefix.name}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file is closed
+    def build(prefix: Path) -> None:
+        prefix.mkdir(parents=True, exist_ok=True)
         if spec.manager == "npm":
             _npm_install(spec, prefix, run)
         else:
             _pip_install(spec, prefix, run)
-    return prefix
+
+    return ensure_entry(spec.prefix, build, in_place=True)
 
 
 def _npm_install(spec: Install, prefix: Path, run: Runner) -> None:
     npm = shutil.which("npm")
     if npm is None:
         raise UserError(f"installing {spec.name} needs npm: install Node.js and npm (Debian: apt-get install nodejs npm)")
-    prefix.mkdir(parents=True, exist_ok=True)
     done = run([npm, "install", "--no-audit", "--no-fund", "--prefix", str(prefix), spec.spec],
                capture_output=True, text=True)
     if done.returncode != 0:
@@ -97,10 +100,9 @@ def _npm_install(spec: Install, prefix: Path, run: Runner) -> None:
 
 
 def _pip_install(spec: Install, prefix: Path, run: Runner) -> None:
-    if not (prefix / "bin" / "pip").exists():  # no venv yet, or an interrupted one (a python, no pip): made afresh
-        made = run([sys.executable, "-m", "venv", "--clear", str(prefix)], capture_output=True, text=True)
-        if made.returncode != 0:
-            raise UserError(f"cannot make a virtualenv for {spec.name} in {prefix}: {_last_line(made)}")
+    made = run([sys.executable, "-m", "venv", "--clear", str(prefix)], capture_output=True, text=True)
+    if made.returncode != 0:
+        raise UserError(f"cannot make a virtualenv for {spec.name} in {prefix}: {_last_line(made)}")
     done = run([str(prefix / "bin" / "python"), "-m", "pip", "install", "--disable-pip-version-check", "--no-input",
                 spec.spec], capture_output=True, text=True)
     if done.returncode != 0:

@@ -54,7 +54,7 @@ HARNESS = Harness(
     base_url_env=("OPENAI_BASE_URL", "OPENAI_API_BASE"),
     key_env=("OPENAI_API_KEY",),
     extra_env=_env,
-    search_dirs=lambda: [MINI_SWE_AGENT.bin_dir],
+    search_dirs=MINI_SWE_AGENT.installed_dirs,
     native_servers=("shell", "files"),  # its bash; it has no MCP client, so the command ignores ctx.mcp_servers
 )
 

@@ -27,10 +27,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from stripebench_tui import __version__
-from stripebench_tui.envs.deps import requirements_file
+from stripebench_tui.envs.deps import cache_root, requirements_file
 from stripebench_tui.envs.manifest import Environment
 from stripebench_tui.errors import RuntimeProblem
 from stripebench_tui.runtime.docker_engine import BASE_IMAGE_VAR, DEFAULT_BASE_IMAGE, base_image_name
+from stripebench_tui.shared_cache import locked
 
 if TYPE_CHECKING:  # docker is loaded when a Docker sandbox is used
     from docker import DockerClient
@@ -158,12 +159,27 @@ def ensure_image(client: DockerClient, env: Environment, progress: Callable[[str
                                  f"({str(exc).splitlines()[0][:200]}); pull it, or unset {BASE_IMAGE_VAR} and run "
                                  "`stripebench images bootstrap`") from None
     tag = image_tag(env, base_image.id)
-    if not force:
-        try:
-            client.images.get(tag)
+    if not force and _has_image(client, tag):
+        return tag, False
+    # One build of a tag at a time across processes (batch workers start the same environment at once): the
+    # others wait, then find the tag; the engine tags an image only once its build succeeded.
+    lock = cache_root() / "images" / f".{tag.replace('/', '_').replace(':', '_')}.lock"
+    with locked(lock, lambda: progress(f"waiting for another run that is building {tag}")):
+        if not force and _has_image(client, tag):
             return tag, False
-        except Exception:  # noqa: BLE001
-            pass
+        _build_image(client, env, base, tag, progress)
+    return tag, True
+
+
+def _has_image(client: DockerClient, tag: str) -> bool:
+    try:
+        client.images.get(tag)
+        return True
+    except Exception:  # noqa: BLE001 - ImageNotFound or the engine's own error
+        return False
+
+
+def _build_image(client: DockerClient, env: Environment, base: str, tag: str, progress: Callable[[str], None]) -> None:
     below = base
     if env.manifest.docker.dockerfile:
         dockerfile = env.path(env.manifest.docker.dockerfile)
@@ -181,7 +197,6 @@ def ensure_image(client: DockerClient, env: Environment, progress: Callable[[str
     progress(f"building {tag} on {below}")
     _build(client, tag, progress, fileobj=_context(generated_dockerfile(below, req is not None, ca is not None), files),
            custom_context=True)
-    return tag, True
 
 
 def remove_old_images(client: DockerClient, env: Environment, keep: str) -> list[str]:

@@ -2,7 +2,8 @@
 
 ``ensure_venv`` returns the venv of an environment's requirements, building it on first use:
 
-* one build at a time per environment (a file lock; a second episode waits, then reuses what the first built);
+* one build at a time per environment across processes (``shared_cache.locked_async``; a second episode waits, then
+  reuses what the first built);
 * built in a fresh directory of its own and published by atomically replacing a symlink, so an interrupted or
   failed build never leaves anything a later run would take for a venv (its directory is removed, and any left by
   a killed process is swept by the next build);
@@ -19,7 +20,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import datetime as dt
-import fcntl
 import json
 import os
 import shutil
@@ -28,16 +28,16 @@ import sys
 import uuid
 import venv
 from collections import deque
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from importlib import metadata
 from pathlib import Path
 
 from stripebench_tui.envs.deps import CACHE_VAR, MARKER, EnvDeps
 from stripebench_tui.errors import BadFileError, RuntimeProblem
 from stripebench_tui.runtime.reaper import die_with_parent
+from stripebench_tui.shared_cache import locked_async
 
 INSTALL_TIMEOUT = 900.0
-LOCK_POLL = 0.2  # seconds between tries of a lock another build holds
 VENV_PREFIX = "venv-"
 _SHOWN = ("Looking in", "Collecting", "Processing", "Downloading", "Installing", "Successfully", "ERROR",
           "Requirement already")
@@ -66,31 +66,13 @@ async def ensure_venv(deps: EnvDeps, progress: Callable[[str], None] = lambda _l
     except OSError as exc:
         raise DependencyFailed(f"environment {deps.env_id}: cannot use the dependency cache {deps.home} "
                                f"({exc.strerror or exc}); set {CACHE_VAR} to a writable directory") from None
-    async with _locked(deps, progress):
+    waiting = f"waiting for another run that is installing {deps.env_id}'s dependencies"
+    async with locked_async(deps.lock_path, lambda: progress(waiting)):
         if deps.ready():  # another run built it while we waited
             progress(f"dependencies of {deps.env_id} are ready (built by another run)")
             return deps.link.resolve()
         _sweep(deps.home)
         return await _build(deps, progress, log_copy)
-
-
-@contextlib.asynccontextmanager
-async def _locked(deps: EnvDeps, progress: Callable[[str], None]) -> AsyncIterator[None]:
-    fd = os.open(deps.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        said = False
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if not said:
-                    progress(f"waiting for another run that is installing {deps.env_id}'s dependencies")
-                    said = True
-                await asyncio.sleep(LOCK_POLL)
-        yield
-    finally:
-        os.close(fd)  # closing releases the lock
 
 
 def _sweep(home: Path) -> None:

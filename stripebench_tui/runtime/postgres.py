@@ -36,6 +36,7 @@ from pathlib import Path
 from types import FrameType
 
 from stripebench_tui.envs.manifest import SQL_NAME, Health, PostgresSpec, ServiceSpec
+from stripebench_tui.runtime.reaper import die_with_parent
 from stripebench_tui.runtime.services import port_is_free
 
 BIN_VAR = "STRIPEBENCH_PG_BIN"  # a PostgreSQL bin directory to use instead of Debian's newest
@@ -148,6 +149,7 @@ class Cluster:
         if self.user is not None:
             kw.update(user=self.user.pw_uid, group=self.user.pw_gid, extra_groups=[])
         env = {**os.environ, "LC_ALL": "C", "HOME": self.user.pw_dir if self.user else os.environ.get("HOME", "/")}
+        kw.setdefault("preexec_fn", die_with_parent)  # killed with this wrapper (kill -9 too): no server outlives it
         return subprocess.Popen(argv, env=env, **kw)  # type: ignore[call-overload]  # kw holds Popen's own options
 
     def _run(self, argv: list[str], what: str, stdin: bytes | None = None, timeout: float = 120) -> None:

@@ -5,7 +5,8 @@ the agent's shell runs) inherits ``STRIPEBENCH_EPISODE=<tag>`` in its environmen
 A small watchdog process (``python -m stripebench_tui.runtime.reaper TAG``, in its
 own session so Ctrl+C does not reach it) holds a pipe from the episode: when the
 pipe closes — a normal end, or the parent dying from kill -9 — it stops every
-process carrying the tag (SIGTERM, then SIGKILL) and exits. ``tagged_pids`` is
+process carrying the tag (SIGTERM, then SIGKILL), removes the directories it was
+given (the episode's scratch directory, its PostgreSQL cluster) and exits. ``tagged_pids`` is
 the same /proc scan, for tests and for the final check of a normal end.
 """
 
@@ -15,10 +16,12 @@ import contextlib
 import ctypes
 import os
 import select
+import shutil
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 from stripebench_tui.child_env import base_env
@@ -101,15 +104,19 @@ def die_with_parent() -> None:
 
 
 class Watchdog:
-    """The watchdog process for one episode tag; ``close()`` makes it sweep and waits for it."""
+    """The watchdog process for one episode tag; ``close()`` makes it sweep and waits for it.
 
-    def __init__(self, tag: str) -> None:
+    After stopping the tagged processes it removes the directories in ``remove`` (what the episode's processes
+    leave that nothing else would: its scratch directory, a PostgreSQL cluster). ``hold`` is a file descriptor it
+    keeps open until then (the scratch directory's lock, see ``runtime.episode_scratch``)."""
+
+    def __init__(self, tag: str, remove: Sequence[Path] = (), hold: int | None = None) -> None:
         self.tag = tag
         env = {k: v for k, v in base_env().items() if k != TAG_VAR}
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "stripebench_tui.runtime.reaper", tag, str(os.getpid())],
+            [sys.executable, "-m", "stripebench_tui.runtime.reaper", tag, str(os.getpid()), *map(str, remove)],
             stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            env=env, start_new_session=True, close_fds=True,
+            env=env, start_new_session=True, close_fds=True, pass_fds=() if hold is None else (hold,),
         )
 
     def close(self, timeout: float = 10.0) -> None:
@@ -124,13 +131,15 @@ class Watchdog:
             self.process.wait()
 
 
-def _watch(tag: str) -> None:
+def _watch(tag: str, remove: Sequence[str] = ()) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # only the pipe closing ends the watch
     with contextlib.suppress(OSError):
         while sys.stdin.buffer.read(4096):
             pass
     kill_tagged(tag)
+    for path in remove:  # nothing of the episode runs any more: what it left in them is garbage
+        shutil.rmtree(path, ignore_errors=True)
 
 
 if __name__ == "__main__":
-    _watch(sys.argv[1])
+    _watch(sys.argv[1], sys.argv[3:])

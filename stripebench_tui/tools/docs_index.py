@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from importlib.metadata import version
 from pathlib import Path
 
+from stripebench_tui.shared_cache import lock_file, locked
+
 SCHEMA = 2
 NOTES_DIR = Path(__file__).with_name("docs_notes")
 _WORD = re.compile(r"[A-Za-z0-9_]+")
@@ -246,7 +248,16 @@ def _row(doc: DocEntry) -> tuple[str, str, str, str, str]:
 
 
 def build(path: Path, log=sys.stderr) -> int:
-    """Build the index at ``path`` (atomically), reporting progress on ``log``; returns the row count."""
+    """Build the index at ``path`` (atomically, one process at a time), reporting progress on ``log``; returns the
+    row count."""
+    with locked(lock_file(path)):
+        return _build(path, log)
+
+
+def _build(path: Path, log) -> int:
+    """Build the index; the caller holds its lock, so any partial file beside it is a killed build's."""
+    for stale in path.parent.glob(f"{path.stem}.partial-*"):
+        stale.unlink(missing_ok=True)
     started = time.monotonic()
     root = stripe_dir()
     files = sorted(p for p in root.rglob("*.py") if "params" not in p.relative_to(root).parts)
@@ -281,7 +292,9 @@ def open_index(cache_dir: Path, log=sys.stderr) -> sqlite3.Connection:
     """A connection to the index, building it first when it is missing."""
     path = index_file(cache_dir)
     if not path.exists():
-        build(path, log)
+        with locked(lock_file(path)):  # another process may be building it: wait, then use its build
+            if not path.exists():
+                _build(path, log)
     return sqlite3.connect(path)
 
 

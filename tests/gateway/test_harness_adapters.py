@@ -12,6 +12,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from stripebench_tui import shared_cache
 from stripebench_tui.agents import create_agent
 from stripebench_tui.errors import UserError
 from stripebench_tui.harness.external import HarnessContext
@@ -139,9 +140,13 @@ def test_doctor_lists_each_harness_installed_with_path_and_version_or_how_to_ins
     codex = _script(cache / "codex-0.171.0" / "node_modules" / ".bin" / "codex", "#!/bin/sh\necho codex-cli 0.171.0\n")
     python = _script(tmp_path / "venv-python", "#!/bin/sh\n[ \"$1\" = -c ] && echo 2.4.6\n")  # answers the metadata query
     mini = _script(cache / "mini-swe-agent-2.4.6" / "bin" / "mini", f"#!{python}\n")
+    half = _script(cache / "claude-code-2.1.332" / "node_modules" / ".bin" / "claude", "#!/bin/sh\necho 2.1.332\n")
+    for prefix in ("codex-0.171.0", "mini-swe-agent-2.4.6"):  # complete; claude-code's install was interrupted
+        (cache / prefix / shared_cache.MARKER).write_text("complete\n")
     found = _cli("doctor", "--no-docker", cache=cache).stdout.splitlines()
     assert f"ok    harness codex: 0.171.0 at {codex}" in found, found
     assert f"ok    harness mini-swe-agent: 2.4.6 at {mini}" in found, found
+    assert not any(str(half) in line for line in found), "a half-made install is not a harness"
 
 
 def test_agents_list_shows_the_new_harnesses_and_an_unknown_agent_lists_the_known_ones(tmp_path: Path) -> None:

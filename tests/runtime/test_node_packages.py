@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from stripebench_tui.runtime import node_packages
+from stripebench_tui.runtime import node_binary, node_packages
 
 DEAD_REGISTRY = {"npm_config_registry": "http://127.0.0.1:9", "npm_config_fetch_retries": "0"}
 
@@ -108,4 +108,4 @@ def test_an_older_node_on_this_machine_gives_way_to_the_one_the_app_needs(tmp_pa
     ran = subprocess.run(["node", "--version"], capture_output=True, text=True, env=env, timeout=30)
     assert node_packages._major(ran.stdout) == wanted, "every process of the episode runs the newer Node"
     ok, text = node_packages.describe(wanted)
-    assert ok and f"(the app needs {wanted}: cached)" in text
+    assert ok and f"(the app needs {wanted}: {node_binary.pin_for(wanted).spec}, cached)" in text
