@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -173,8 +174,13 @@ async def test_garbage_on_stdout_is_an_error_never_a_pass(tmp_path: Path) -> Non
 
 async def test_a_missing_runtime_is_named_with_how_to_install_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     env, ctx = _env(tmp_path, "command = 'bundle exec rspec --format json --out \"$REPORT\"'\n", submission="{}")
-    monkeypatch.setenv("PATH", str(tmp_path / "empty-bin") + ":/bin")  # no bundler here, whatever the machine has
-    (tmp_path / "empty-bin").mkdir()
+    # No bundler here, whatever the machine has (on a merged-/usr system /bin is /usr/bin, where Debian's ruby puts
+    # it): a PATH of the shells alone.
+    shells = tmp_path / "shells-only"
+    shells.mkdir()
+    for shell in ("bash", "sh"):
+        (shells / shell).symlink_to(shutil.which(shell) or f"/bin/{shell}")
+    monkeypatch.setenv("PATH", str(shells))
     status, evidence = (await _final(env, ctx))[GRADER_RUN]
     assert status == ERROR and "it needs bundle, which is not installed here (install Ruby's bundler" in evidence["error"]
 
