@@ -254,6 +254,27 @@ def test_no_two_files_import_each_other() -> None:
     assert file_cycles(PACKAGE_DIR) == []
 
 
+def tui_part_cycles(root_dir: Path) -> list[list[str]]:
+    """Groups of the TUI's parts (apps, screens, components, widgets, sources, keymaps…) that import each other."""
+    graph: dict[str, dict[str, list[Import]]] = defaultdict(lambda: defaultdict(list))
+    for imp in all_imports(root_dir):
+        src, dst = imp.module.split("."), imp.target.split(".")
+        if src[1:2] == dst[1:2] == ["tui"] and len(src) > 3 and len(dst) > 2 and src[2] != dst[2]:
+            graph[src[2]][dst[2]].append(imp)
+    return cycles(graph)
+
+
+def test_the_tuis_parts_import_one_way() -> None:
+    """Screens own components; components never reach back into a screen (they post messages instead)."""
+    assert tui_part_cycles(PACKAGE_DIR) == []
+
+
+def test_the_tui_part_check_sees_screens_and_components_importing_each_other(tmp_path: Path) -> None:
+    pkg = _write(tmp_path, {"tui/screens/episode.py": "from stripebench_tui.tui.components import debugger\n",
+                            "tui/components/debugger.py": "def f():\n    from stripebench_tui.tui.screens.episode import X\n"})
+    assert tui_part_cycles(pkg) == [["components", "screens"]]
+
+
 # The checker itself, on a made-up package: it must see what it claims to forbid.
 
 def _write(root: Path, files: dict[str, str]) -> Path:

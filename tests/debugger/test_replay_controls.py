@@ -118,14 +118,14 @@ async def test_breakpoint_dialog_adds_checks_and_removes(tmp_path):
         dialog.query_one("#bp-input").value = "finding nope"  # no such detector: refused, naming the known ones
         await pilot.press("enter")
         assert "no detector matches 'nope'" in str(dialog.query_one("#bp-error").render())
-        assert app.episode.break_exprs == [] and app.screen is dialog
+        assert app.episode.debugger.exprs == [] and app.screen is dialog
         dialog.query_one("#bp-input").value = "verdict pass payment_*"
         await pilot.press("enter")
         await settle(pilot)
-        assert app.episode.break_exprs == ["verdict pass payment_*"]
-        assert [h.turn for h in app.episode.marks.hits] == [6]
+        assert app.episode.debugger.exprs == ["verdict pass payment_*"]
+        assert [h.turn for h in app.episode.debugger.marks.hits] == [6]
         await pilot.press("tab", "down", "d")
-        assert app.episode.break_exprs == []
+        assert app.episode.debugger.exprs == []
         await pilot.press("escape")
         assert app.screen is app.episode
 

@@ -27,8 +27,8 @@ async def test_a_replay_without_findings_gets_the_detectors_run_on_open() -> Non
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         screen = app.episode
-        assert screen.derived_findings is not None and not screen.deriving
-        found = {(f.detector, f.turn) for f in screen.derived_findings}
+        assert screen.deriver.found is not None and not screen.deriver.deriving
+        found = {(f.detector, f.turn) for f in screen.deriver.found}
         assert ("400-as-success", 11) in found
         rows = widget_text(screen.timeline).splitlines()
         assert any(line.strip("│ ").startswith("11") and "⚐" in line for line in rows)
@@ -47,7 +47,7 @@ async def test_recorded_findings_are_shown_and_nothing_is_derived(tmp_path: Path
     app = create_app(TraceSource(trace), clock=lambda: 0.0)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        assert app.episode.derived_findings is None
+        assert app.episode.deriver.found is None
         assert app.episode.timeline.derived == set()
         await pilot.press("exclamation_mark")
         await pilot.pause()
@@ -77,10 +77,10 @@ async def test_the_detail_already_shown_gains_the_findings_once_they_are_derived
         screen = app.episode
         await pilot.press("end")
         await settle(pilot)
-        found = screen.derived_findings
+        found = screen.deriver.found
         screen.detail.set_derived([])  # as it was drawn before the detectors had finished
         assert "(derived)" not in screen.detail.message_text
-        screen._derived(found)
+        screen.show_derived(found or [])
         assert "finding 400-as-success (derived):" in screen.detail.message_text
 
 
@@ -89,8 +89,8 @@ async def test_a_finding_breakpoint_stops_the_replay_at_a_derived_finding() -> N
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         screen = app.episode
-        assert screen.marks is not None
-        assert [(h.turn, h.reason.split(": ")[1]) for h in screen.marks.hits] == [
+        assert screen.debugger.marks is not None
+        assert [(h.turn, h.reason.split(": ")[1]) for h in screen.debugger.marks.hits] == [
             (11, "finding 400-as-success"), (11, "finding unverified-finish")]
         assert screen.turn is not None and screen.turn.index == 0
         await pilot.press("m")  # playback at max speed, from turn 0
@@ -115,10 +115,10 @@ async def test_with_breakpoints_the_detectors_run_once_for_marks_and_findings(mo
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         screen = app.episode
-        await wait_for(pilot, lambda: screen.marks is not None and not screen.deriving, what="the marks scan")
+        await wait_for(pilot, lambda: screen.debugger.marks is not None and not screen.deriver.deriving, what="the marks scan")
         assert len(runs) == 1, f"the detectors ran {len(runs)} times"
-        found = {(f.detector, f.turn) for f in screen.derived_findings}
+        found = {(f.detector, f.turn) for f in screen.deriver.found}
         assert ("400-as-success", 11) in found  # the findings pane and ⚐ marks got the scan's findings
-        assert [h.turn for h in screen.marks.hits] == [11, 11]
+        assert [h.turn for h in screen.debugger.marks.hits] == [11, 11]
         rows = widget_text(screen.timeline).splitlines()
         assert any(line.strip("│ ").startswith("11") and "⚐" in line for line in rows)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from textual.app import App
 
-from stripebench_tui.tui.actions.fork_action import open_fork
+from stripebench_tui.tui.apps.fork_opener import open_fork
 from stripebench_tui.tui.screens.batch_grid import BatchGridScreen
 from stripebench_tui.tui.screens.episode_screen import EpisodeScreen
 

@@ -17,7 +17,7 @@ from textual.screen import Screen
 from stripebench_tui.tui.keymaps.live_keymap import live_commands
 from stripebench_tui.tui.sources.live_source import LiveSource
 from stripebench_tui.tui.screens.live_screen import LiveEpisodeScreen
-from stripebench_tui.tui.actions.fork_action import open_fork
+from stripebench_tui.tui.apps.fork_opener import open_fork
 from stripebench_tui.tui.screens.episode_screen import EpisodeScreen
 
 if TYPE_CHECKING:  # the command loads the runtime only when it runs an episode

@@ -12,7 +12,7 @@ from textual.screen import Screen
 from stripebench_tui.tui.keymaps.keymap import COMMANDS
 from stripebench_tui.tui.screens.episode_screen import EpisodeScreen, PlaybackOptions
 from stripebench_tui.tui.sources.episode_source import EpisodeSource, TraceSource
-from stripebench_tui.tui.actions.fork_action import open_fork
+from stripebench_tui.tui.apps.fork_opener import open_fork
 from stripebench_tui.core.trace import Trace
 
 

@@ -18,7 +18,7 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Callable, Iterator
 
-from textual import work
+from textual import on, work
 from textual.worker import get_current_worker
 from textual.app import ComposeResult
 from textual.app import SuspendNotSupported
@@ -33,9 +33,12 @@ from stripebench_tui.core.playback import Playback
 from stripebench_tui.core.state import EpisodeState, Turn
 from stripebench_tui.tui import heap
 from stripebench_tui.tui.keymaps import keymap
-from stripebench_tui.tui.actions.debug_controls import DebugControls
-from stripebench_tui.tui.actions.derived_findings import DerivedFindings
-from stripebench_tui.tui.actions.notes_actions import NotesActions
+from stripebench_tui.core.annotations import Annotations
+from stripebench_tui.core.playback import MAX, speed_label
+from stripebench_tui.errors import UserError
+from stripebench_tui.tui.components.debugger import FINDING, HIT, VERDICT, Debugger
+from stripebench_tui.tui.components.derived import FindingsDeriver
+from stripebench_tui.tui.components.notes import TraceNotes
 from stripebench_tui.tui.search import MESSAGE, TextMatch, find
 from stripebench_tui.tui.sources.episode_source import (EpisodeSource, TurnRow, row_for, row_from_turn,
                                                         turn_from_events, verdict_change_turns, verdict_changes)
@@ -73,15 +76,18 @@ WRITING_ACTIONS = frozenset({"fork", "note", "open_pager"})
 READ_ONLY = "read only: this viewer cannot fork, note or run anything here"
 
 
-class EpisodeScreen(DebugControls, NotesActions, DerivedFindings, Screen[None]):
-    """Timeline, turn detail, Stripe objects, verdicts and a status bar for one episode."""
+class EpisodeScreen(Screen[None]):
+    """Timeline, turn detail, Stripe objects, verdicts and a status bar for one episode; its debugger, derived findings
+    and notes are components it owns (``tui/components``)."""
 
     CSS_PATH = Path(__file__).with_suffix(".tcss")
     BINDINGS = keymap.bindings()
 
     def __init__(self, source: EpisodeSource, options: PlaybackOptions = PlaybackOptions()) -> None:
         super().__init__()
-        self.init_debug(list(options.breakpoints))
+        self.debugger = Debugger(source, self, list(options.breakpoints))
+        self.deriver = FindingsDeriver(source)
+        self.trace_notes = TraceNotes()
         self.read_only = options.read_only
         self.present = options.present  # open presenter mode once the episode is indexed
         self.source = source
@@ -121,6 +127,8 @@ class EpisodeScreen(DebugControls, NotesActions, DerivedFindings, Screen[None]):
         yield SearchBar(id="search")
         yield StatusBar(id="status")
         yield Footer()
+        yield self.debugger
+        yield self.deriver
 
     @property
     def timeline(self) -> Timeline:
@@ -211,14 +219,35 @@ class EpisodeScreen(DebugControls, NotesActions, DerivedFindings, Screen[None]):
             self.turns_loaded(turns)
         elif self.position is not None:
             self.select(self.position)
-        self.debug_index_ready()
+        self.debugger.index_ready()
         # with breakpoints, the marks scan runs the detectors (hits on findings need them): once is enough
-        self.derive_findings_if_none(scanning=bool(self.break_exprs))
+        self.deriver.derive_if_none(self.whole, scanning=bool(self.debugger.exprs))
         if first_index and self.present:
             self.action_present()
 
-    def marks_derived(self, found: list[Finding]) -> None:
-        self.take_derived(found)  # the marks scan's detector run serves the findings pane too
+    @property
+    def verdict_turns(self) -> list[int]:
+        """Turns where a verdict changed (known once indexed)."""
+        return list(self._verdict_turns or [])
+
+    @on(Debugger.MarksReady)
+    def _marks_ready(self, message: Debugger.MarksReady) -> None:
+        if message.marks.derived is not None:
+            self.deriver.take(message.marks.derived)  # the marks scan's detector run serves the findings pane too
+
+    @on(Debugger.GoTo)
+    def _jumped(self, message: Debugger.GoTo) -> None:
+        self._go(message.position)
+
+    @on(FindingsDeriver.Derived)
+    def _derived(self, message: FindingsDeriver.Derived) -> None:
+        self.show_derived(message.found)
+
+    def show_derived(self, found: list[Finding]) -> None:
+        """The derived findings as ⚐ marks in the timeline and in the selected turn's detail."""
+        self.timeline.set_derived({f.turn for f in found})
+        if self.turn is not None:
+            self.detail.set_derived(self.deriver.for_turn(self.turn.index))
 
     def on_unmount(self) -> None:
         self._collections.release()
@@ -276,7 +305,7 @@ class EpisodeScreen(DebugControls, NotesActions, DerivedFindings, Screen[None]):
         self.timeline.move_to(position)
         self.state = self._state_at(number) if self.indexed else None
         self.turn = turn_from_events(number, self.source.events_for_turn(number))
-        self.detail.show(self.turn, self.source.full_output, self.derived_for(number))
+        self.detail.show(self.turn, self.source.full_output, self.deriver.for_turn(number))
         if self.state is not None:
             self.query_one(StripeObjects).show(self.state, self.turn.object_ids)
             self.query_one(Verdicts).show(self.state, number)
@@ -312,8 +341,13 @@ class EpisodeScreen(DebugControls, NotesActions, DerivedFindings, Screen[None]):
             last_turn=self.turns[-1] if self.turns else None,
         )
 
-    def on_timeline_selected(self, message: Timeline.Selected) -> None:
-        self.select(message.position)
+    @on(Timeline.Selected)
+    def _row_selected(self, message: Timeline.Selected) -> None:
+        self.row_chosen(message.position)
+
+    def row_chosen(self, position: int) -> None:
+        """The user picked timeline row ``position`` (a click, Enter)."""
+        self.select(position)
 
     # ----- playback -----------------------------------------------------------------------
     @property
@@ -342,12 +376,22 @@ class EpisodeScreen(DebugControls, NotesActions, DerivedFindings, Screen[None]):
             if self.stop_at_breakpoint():
                 self._schedule_next()  # paused: drops the timer select() set
 
+    def stop_at_breakpoint(self) -> bool:
+        """After playback moved to a turn: pause there if one of this screen's breakpoints hit it; whether it did."""
+        hit = self.debugger.hit_at(self.turn.index) if self.turn is not None else None
+        if hit is None:
+            return False
+        self.playback.pause()
+        self.note = f"stopped: {hit.reason}"
+        self.refresh_status()
+        return True
+
     def action_toggle_play(self) -> None:
         if not self.turns or self.position is None:
             return
         self.note = ""
-        if not self.playing and self.break_exprs and self.marks is None:
-            self.with_marks(self.action_toggle_play)  # play only once the hits are known, or it could run past one
+        if not self.playing and self.debugger.exprs and self.debugger.marks is None:
+            self.debugger.with_marks(self.action_toggle_play)  # play only once the hits are known, or it could run past one
             return
         if not self.playing and self.position + 1 >= len(self.turns):
             self.select(0)  # play from the top when already at the end
@@ -364,6 +408,24 @@ class EpisodeScreen(DebugControls, NotesActions, DerivedFindings, Screen[None]):
         self.playback.slower()
         self._schedule_next()
         self.refresh_status()
+
+    def set_speed(self, speed: float) -> None:
+        self.playback.set_speed(speed)
+        self._schedule_next()
+        self.notify(f"Playback speed {speed_label(speed)}.", title="Speed", timeout=2)
+        self.refresh_status()
+
+    def action_speed_1(self) -> None:
+        self.set_speed(1.0)
+
+    def action_speed_2(self) -> None:
+        self.set_speed(2.0)
+
+    def action_speed_8(self) -> None:
+        self.set_speed(8.0)
+
+    def action_speed_max(self) -> None:
+        self.set_speed(MAX)
 
     # ----- moving around ------------------------------------------------------------------
     def _go(self, position: int) -> None:
@@ -398,6 +460,21 @@ class EpisodeScreen(DebugControls, NotesActions, DerivedFindings, Screen[None]):
             statuses = {name: c.status for name, c in self.state.verdicts.items()}
             self.find_verdict_change(self.position, statuses)
 
+    def action_previous_verdict(self) -> None:
+        self.debugger.jump(VERDICT, False)
+
+    def action_next_finding(self) -> None:
+        self.debugger.jump(FINDING, True)
+
+    def action_previous_finding(self) -> None:
+        self.debugger.jump(FINDING, False)
+
+    def action_next_hit(self) -> None:
+        self.debugger.jump(HIT, True)
+
+    def action_previous_hit(self) -> None:
+        self.debugger.jump(HIT, False)
+
     @work(thread=True, exclusive=True, group="verdict")
     def find_verdict_change(self, position: int, statuses: dict[str, str]) -> None:
         assert self.turns is not None
@@ -411,7 +488,8 @@ class EpisodeScreen(DebugControls, NotesActions, DerivedFindings, Screen[None]):
     def action_search(self) -> None:
         self.query_one(SearchBar).open()
 
-    def on_input_submitted(self, message: SearchBar.Submitted) -> None:
+    @on(SearchBar.Submitted)
+    def _search_submitted(self, message: SearchBar.Submitted) -> None:
         message.stop()
         query = message.value.strip()
         bar = self.query_one(SearchBar)
@@ -471,7 +549,7 @@ class EpisodeScreen(DebugControls, NotesActions, DerivedFindings, Screen[None]):
         if hit.part == MESSAGE:
             self.detail.output.current_line = None
             self.detail.output.refresh()
-            self.note = f"match in the message of turn {self.turns[hit.position]}"  # type: ignore[index]
+            self.note = f"match in the message of turn {self.turn.index if self.turn is not None else '?'}"
         else:
             self.detail.output.show_line(hit.line, hit.col, hit.length)
             self.note = f"match in the output, line {hit.line + 1}"
@@ -534,13 +612,97 @@ class EpisodeScreen(DebugControls, NotesActions, DerivedFindings, Screen[None]):
         from stripebench_tui.tui.screens.findings_screen import FindingsScreen
 
         state = self._episode_so_far()
-        findings, derived = self.findings_to_show()
+        findings, derived = self.deriver.to_show(state)
 
         def go_to(turn: int | None) -> None:
             if turn is not None and turn in self._positions():
                 self._go(self._positions()[turn])
 
         self.app.push_screen(FindingsScreen(findings, list(state.requests) if state else [], derived=derived), go_to)
+
+    # ----- breakpoints and the time profile ----------------------------------------------------
+    def action_breakpoints(self) -> None:
+        from stripebench_tui.tui.screens.breakpoints import BreakpointScreen
+
+        self.app.push_screen(BreakpointScreen(self.debugger.listing, self.debugger.add, self.debugger.remove,
+                                              live=False))
+
+    def action_where_time_went(self) -> None:
+        from stripebench_tui.tui.screens.time_screen import TimeScreen
+
+        def show() -> None:
+            self.app.push_screen(TimeScreen(self.debugger.profile))
+
+        self.debugger.with_marks(show, fresh=self.source.live)
+
+    # ----- notes (kept beside the trace: core.annotations) --------------------------------------
+    def notes(self) -> Annotations | None:
+        """The trace's notes (read once per trace); None when there is no trace yet or its notes file is unreadable."""
+        known = self.trace_notes.annotations
+        try:
+            notes = self.trace_notes.for_trace(self.trace_path())
+        except UserError as exc:
+            self.notify(str(exc), title="Notes", severity="error")
+            return None
+        if notes is not None and notes is not known:
+            self.show_note_marks()
+        return notes
+
+    def show_note_marks(self) -> None:
+        """Mark the noted turns in the timeline."""
+        self.timeline.set_marked(self.trace_notes.turns)
+
+    def action_note(self) -> None:
+        from stripebench_tui.tui.screens.note import REMOVE, NoteScreen
+
+        notes = self.notes()
+        if notes is None or self.turn is None:
+            self.notify("No turn of a recorded trace to note yet.", title="Notes")
+            return
+        number = self.turn.index
+
+        def done(result: str | object | None) -> None:
+            if result is None:
+                return
+            try:
+                if result is REMOVE:
+                    notes.remove(number)
+                    message = f"Removed the note on turn {number}."
+                else:
+                    notes.add(number, str(result))
+                    message = f"Noted turn {number} (in {notes.path.name})."
+            except UserError as exc:
+                self.notify(str(exc), title="Notes", severity="error")
+                return
+            self.show_note_marks()
+            self.notify(message, title="Notes")
+
+        self.app.push_screen(NoteScreen(number, notes.get(number)), done)
+
+    def action_next_note(self) -> None:
+        notes = self.notes()
+        if not notes or not self.turns or self.turn is None:
+            self.notify("No notes yet: n notes the selected turn.", title="Notes")
+            return
+        target = self.trace_notes.next_noted(self._positions(), self.turn.index)
+        if target is None:
+            self.notify("No noted turn is in this episode's timeline.", title="Notes")
+            return
+        self._go(self._positions()[target])
+
+    def action_list_notes(self) -> None:
+        from stripebench_tui.tui.screens.note import NotesListScreen
+
+        notes = self.notes()
+        if not notes:
+            self.notify("No notes yet: n notes the selected turn.", title="Notes")
+            return
+
+        def done(turn: int | None) -> None:
+            if turn is not None and turn in self._positions():
+                self._go(self._positions()[turn])
+
+        self.app.push_screen(NotesListScreen(notes.notes), done)
 
     # ----- help and quit ------------------------------------------------------------------
     def action_help(self) -> None:
@@ -573,7 +735,7 @@ class EpisodeScreen(DebugControls, NotesActions, DerivedFindings, Screen[None]):
 
     class ForkRequested(Message):
         """The operator asked to fork the episode shown, at ``turn`` of the trace at ``trace_path`` (either None when
-        there is nothing to fork); the app opens the fork (``fork_action.open_fork``)."""
+        there is nothing to fork); the app opens the fork (``tui/apps/fork_opener.open_fork``)."""
 
         def __init__(self, trace_path: Path | None, turn: int | None) -> None:
             super().__init__()

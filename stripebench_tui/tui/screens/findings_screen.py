@@ -3,7 +3,9 @@ screens up to date as a live episode goes on."""
 
 from __future__ import annotations
 
-from textual.app import ComposeResult
+from typing import Any
+
+from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.screen import ModalScreen
 from textual.widgets import Footer
@@ -56,7 +58,7 @@ class FindingsScreen(ModalScreen["int | None"]):
         self.dismiss(None)
 
 
-def update_open_screens(app, requests: list[StripeRequest], findings: list[Finding]) -> None:  # type: ignore[no-untyped-def]
+def update_open_screens(app: App[Any], requests: list[StripeRequest], findings: list[Finding]) -> None:
     """Bring every request log or findings screen on ``app``'s stack up to date with the episode so far."""
     for screen in app.screen_stack:
         if isinstance(screen, (RequestLogScreen, FindingsScreen)):

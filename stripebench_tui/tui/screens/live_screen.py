@@ -18,6 +18,7 @@ from textual.containers import Vertical
 from textual.screen import Screen
 
 from stripebench_tui.core.operator import ENDED, PAUSED, WAITING_FOR_APPROVAL, status_from_state
+from stripebench_tui.core.state import EpisodeState
 from stripebench_tui.tui.keymaps.live_keymap import live_bindings, live_help_rows
 from stripebench_tui.tui.sources.live_source import LiveSource
 from stripebench_tui.tui.screens.episode_screen import EpisodeScreen, PlaybackOptions
@@ -103,7 +104,7 @@ class LiveEpisodeScreen(EpisodeScreen, inherit_bindings=False):
 
     # ----- redrawing from the live state -----------------------------------------------
     @property
-    def live_state(self):  # type: ignore[no-untyped-def]
+    def live_state(self) -> EpisodeState:
         return self.live_source.state
 
     def live_redraw(self, force: bool = False) -> None:
@@ -216,10 +217,10 @@ class LiveEpisodeScreen(EpisodeScreen, inherit_bindings=False):
             self.following = position >= len(self.turns) - 1
         super()._go(position)
 
-    def on_timeline_selected(self, message) -> None:  # type: ignore[no-untyped-def]
+    def row_chosen(self, position: int) -> None:
         if self.turns:
-            self.following = message.position >= len(self.turns) - 1
-        super().on_timeline_selected(message)
+            self.following = position >= len(self.turns) - 1
+        super().row_chosen(position)
 
     def action_follow(self) -> None:
         self.following = True

@@ -19,7 +19,7 @@ from typing import Hashable
 from rich.console import RenderableType
 from rich.style import Style
 from rich.text import Text
-from textual.geometry import Size
+from textual.geometry import Region, Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
@@ -125,7 +125,7 @@ class LinesView(TitledPane, ScrollView, can_focus=True):
             self._render_strips(width)
             self.refresh()
 
-    def render_lines(self, crop):  # type: ignore[no-untyped-def]
+    def render_lines(self, crop: Region) -> list[Strip]:
         # Look the style up once per paint, not once per line: it is most of a line's cost.
         self._paint_style = self.rich_style
         try:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from rich.segment import Segment
 from rich.style import Style
-from textual.geometry import Size
+from textual.geometry import Region, Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
@@ -133,12 +133,12 @@ class OutputView(TitledPane, ScrollView, can_focus=True):
         top = self.scroll_offset.y
         return "\n".join(self._clean_line(x) for x in self.lines[top : top + self.size.height])
 
-    def render_lines(self, crop):  # type: ignore[no-untyped-def]
+    def render_lines(self, crop: Region) -> list[Strip]:
         # Look the styles up once per paint, not once per line.
         self._paint_styles = self._compute_paint_styles()
         return super().render_lines(crop)
 
-    def _compute_paint_styles(self):  # type: ignore[no-untyped-def]
+    def _compute_paint_styles(self) -> dict[str, Style]:
         base = self.rich_style
         return {
             "base": base,

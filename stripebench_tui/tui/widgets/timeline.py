@@ -12,8 +12,9 @@ from typing import Callable
 
 from rich.segment import Segment
 from rich.style import Style
+from textual import events
 from textual.binding import Binding
-from textual.geometry import Size
+from textual.geometry import Region, Size
 from textual.message import Message
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
@@ -135,7 +136,7 @@ class Timeline(ScrollView, can_focus=True, inherit_bindings=False):
     def action_page_down(self) -> None:
         self.move_to(self.cursor + max(1, self.size.height - 1), post=True)
 
-    def on_click(self, event) -> None:  # type: ignore[no-untyped-def]
+    def on_click(self, event: events.Click) -> None:
         inside = event.get_content_offset(self)  # event.y counts the border row: the row under the pointer is this
         if inside is None:
             return
@@ -146,12 +147,12 @@ class Timeline(ScrollView, can_focus=True, inherit_bindings=False):
     def on_resize(self) -> None:
         self.virtual_size = Size(self.size.width, self.row_count)
 
-    def render_lines(self, crop):  # type: ignore[no-untyped-def]
+    def render_lines(self, crop: Region) -> list[Strip]:
         # Look the styles up once per paint, not once per line: it is most of a line's cost.
         self._paint_styles = self._compute_paint_styles()
         return super().render_lines(crop)
 
-    def _compute_paint_styles(self):  # type: ignore[no-untyped-def]
+    def _compute_paint_styles(self) -> tuple[Style, ...]:
         base = self.rich_style
         return (
             base,

@@ -12,12 +12,19 @@ off the CSS of the class it is mixed into (a ``VerticalScroll`` would lose its
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Self
 
 from textual.geometry import Region
 
+if TYPE_CHECKING:  # what the class it is mixed into is; at run time a plain mixin (see above)
+    from textual.widget import Widget
 
-class TitledPane:
+    _Pane = Widget
+else:
+    _Pane = object
+
+
+class TitledPane(_Pane):
     """Mix in before a widget class: ``set_title`` changes the border title and repaints its line only."""
 
     _title_only = False  # set while the title is assigned: the whole-widget refresh that causes is dropped
@@ -28,16 +35,15 @@ class TitledPane:
             return  # the same text: nothing to repaint
         self._shown_title = title
         self._title_only = True
-        widget: Any = self  # a Widget, by the class this is mixed into
         try:
-            widget.border_title = title
+            self.border_title = title
         finally:
             self._title_only = False
         # Widget-relative rows are counted from the content (inside the border): the top border is row -1.
-        offset = widget.content_offset
-        widget.refresh(Region(-offset.x, -offset.y, widget.outer_size.width, max(1, offset.y)))
+        offset = self.content_offset
+        self.refresh(Region(-offset.x, -offset.y, self.outer_size.width, max(1, offset.y)))
 
-    def refresh(self, *regions: Region, repaint: bool = True, layout: bool = False, recompose: bool = False):  # type: ignore[no-untyped-def]
+    def refresh(self, *regions: Region, repaint: bool = True, layout: bool = False, recompose: bool = False) -> Self:
         if self._title_only and not regions and not layout and not recompose:
             return self
-        return super().refresh(*regions, repaint=repaint, layout=layout, recompose=recompose)  # type: ignore[misc]
+        return super().refresh(*regions, repaint=repaint, layout=layout, recompose=recompose)

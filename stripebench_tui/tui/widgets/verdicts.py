@@ -9,6 +9,7 @@ from pathlib import Path
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
+from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 
 from stripebench_tui.core.events import ERROR, FAIL, PASS, PENDING
@@ -32,7 +33,7 @@ class Verdicts(TitledPane, VerticalScroll):
         self._signature: tuple = ()
         self._held: OrderedDict[tuple, tuple[list[object], str]] = OrderedDict()  # signature → (its evidence, summary)
 
-    def compose(self):  # type: ignore[no-untyped-def]
+    def compose(self) -> ComposeResult:
         # Line API: a seek repaints the table, and lays the screen out again only if its height changed.
         yield LinesView(Text("Reading grader verdicts…", style="dim italic"), focusable=False, id="verdicts-table")
 
