@@ -15,6 +15,7 @@ from stripebench_emulator.model import compiled
 from stripebench_emulator.model import gc_policy
 from stripebench_emulator.web.app import create_app
 from stripebench_emulator.web.control import CONTROL_HEADER
+from stripebench_emulator.web.limits import REQUEST_TIMEOUT
 from stripebench_emulator.model.engine import Emulator
 from stripebench_emulator.model.problems import CannotServe
 
@@ -42,7 +43,9 @@ class EmulatorServer:
     """
 
     def __init__(self, seed: int | None = None, state: str | Path | None = None, api_version: str | None = None,
-                 host: str = "127.0.0.1", port: int = 0, control_token: str | None = None) -> None:
+                 host: str = "127.0.0.1", port: int = 0, control_token: str | None = None,
+                 request_timeout: float = REQUEST_TIMEOUT) -> None:
+        self.request_timeout = request_timeout
         self.emulator = Emulator(seed=seed, state=state, api_version=api_version, control_token=control_token)
         self.host, self.port = host, port
         self._server: uvicorn.Server | None = None
