@@ -1,13 +1,203 @@
-"""What one request may take: the size of its head (request line and headers) and how long it may take to arrive."""
+"""What one request may take before the app sees it: the size of its head and target, and how long it may take.
+
+uvicorn's httptools protocol (the fast one this package serves with) caps none of these: it buffers a header of any
+size (a 256 MB header was answered 200, with 276 MB more RSS), answers a request target over 65,535 bytes with a
+plain-text 400 (``httptools.parse_url`` keeps 16-bit offsets), and arms no timer until a first response is sent, so
+a client that trickles its head holds the connection for ever. uvicorn's ``h11_max_incomplete_event_size`` applies
+to its h11 protocol only, ``limit_concurrency`` answers 503 to everyone once reached, and ``timeout_keep_alive``
+starts after a response. So ``GuardedHTTP`` stands in front of uvicorn's protocol, through asyncio's public
+``Protocol`` interface only: it reads along with an ``httptools`` parser of its own (the callbacks count the target
+and head bytes, and mark each message's start and end), refuses before forwarding a byte too many, and times each
+request's reading. Its refusals are Stripe-shaped JSON (``{"error": {"type": "invalid_request_error", ...}}``, 431,
+414 or 400) written straight to the connection, which is then half-closed and closed (what it had sent is read and
+dropped meanwhile, so the client is not reset before it reads the answer); a request that takes too long to arrive
+gets its connection closed.
+"""
 
 from __future__ import annotations
 
-# The request line and header fields together (a Stripe SDK's are under 2 KB).
+import asyncio
+import json
+from typing import Any, cast
+
+import httptools
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+# The request line and header fields together (a Stripe SDK's are under 2 KB; Node's default cap is 16 KiB).
 MAX_HEAD_BYTES = 64 * 1024
-# The request target (path and query): under httptools.parse_url's 65,535-byte bound, far above any list call.
+# The request target (path and query): under httptools.parse_url's 65,535 bytes, far above any list call's query.
 MAX_TARGET_BYTES = 32 * 1024
-# Seconds a client has to send a whole request once it starts (or its first one once connected).
+# Seconds a client has to send a whole request (line, headers, body) once its first byte comes, and its first
+# request once connected. Between requests, uvicorn's keep-alive timeout (5 s) closes an idle connection.
 REQUEST_TIMEOUT = 10.0
+# How long a refused connection is drained (its unread bytes dropped) before it is closed.
+_LINGER_SECONDS = 2.0
 # The latest time the clock may be set to: 3000-01-01T00:00:00Z, centuries of billing periods short of the calendar's
 # end (datetime stops at the year 9999), and far inside int64.
 MAX_CLOCK = 32503680000
+# The head of a GET with no headers besides the request line: "GET " + target + " HTTP/1.1\r\n" + "\r\n".
+_LINE_OVERHEAD = len(" HTTP/1.1\r\n\r\n") + 1
+_PHRASES = {400: "Bad Request", 414: "URI Too Long", 431: "Request Header Fields Too Large"}
+
+
+def refusal(status: int, message: str) -> bytes:
+    """A whole HTTP/1.1 response in Stripe's error shape that closes the connection."""
+    body = json.dumps({"error": {"type": "invalid_request_error", "message": message}}).encode()
+    head = (f"HTTP/1.1 {status} {_PHRASES[status]}\r\ncontent-type: application/json\r\n"
+            f"content-length: {len(body)}\r\nconnection: close\r\n\r\n")
+    return head.encode("latin-1") + body
+
+
+class _Refused(Exception):
+    """Raised from a parser callback to stop parsing: the request is refused with ``status``."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status, self.message = status, message
+
+
+class GuardedHTTP(asyncio.Protocol):
+    """uvicorn's httptools protocol with caps on head and target bytes and a request read timeout.
+
+    ``guarded_protocol(timeout)`` makes the class to give ``uvicorn.Config(http=...)``.
+    """
+
+    request_timeout: float = REQUEST_TIMEOUT
+
+    def __init__(self, config: Any, server_state: Any, app_state: dict[str, Any],
+                 _loop: asyncio.AbstractEventLoop | None = None) -> None:  # uvicorn passes its loop as ``_loop``
+        self.inner = HttpToolsProtocol(config=config, server_state=server_state, app_state=app_state)
+        self.loop = _loop or asyncio.get_event_loop()
+        self.parser = httptools.HttpRequestParser(self)
+        try:  # the same leniency uvicorn gives its parser, so both read the same messages
+            self.parser.set_dangerous_leniencies(lenient_data_after_close=True)
+        except AttributeError:  # pragma: no cover - httptools < 0.6.3
+            pass
+        self.transport: asyncio.Transport | None = None
+        self.timer: asyncio.TimerHandle | None = None
+        self.state = "reading"  # "reading" (tracked), "passing" (after an Upgrade: uvicorn's alone), "refused"
+        self.in_head = False
+        self.began_now = False
+        self.head_bytes = 0  # the current head's target and complete header fields, as sent
+        self.target_bytes = 0
+        self.streamed = 0  # whole chunks that fell inside the current head
+
+    # asyncio.Protocol: each event goes to uvicorn's protocol unless the guard has refused the connection
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = cast(asyncio.Transport, transport)  # uvloop's transports do not subclass asyncio's
+        self.inner.connection_made(transport)
+        self._arm()  # the first request is timed from the connection's start
+
+    def data_received(self, data: bytes) -> None:
+        if self.state == "refused":
+            return  # draining: dropped
+        if self.state == "passing":
+            self.inner.data_received(data)
+            return
+        self.began_now = False
+        try:
+            self.parser.feed_data(data)
+        except httptools.HttpParserUpgrade:
+            # uvicorn's protocol answers it as a plain request (the server runs with ws="none": the emulator serves
+            # no WebSocket) and ignores what follows; the timer stays armed, so this cannot hold the connection
+            self.state = "passing"
+        except httptools.HttpParserError as exc:
+            refused = exc.__context__ if isinstance(exc.__context__, _Refused) else None
+            if refused is not None:
+                self._refuse(refused.status, refused.message)
+            else:
+                self._refuse(400, f"Invalid HTTP request: {exc}.")
+            return
+        if self.in_head and not self.began_now:
+            self.streamed += len(data)  # all of this chunk is inside the head
+            if self.streamed > MAX_HEAD_BYTES:
+                self._refuse(431, _HEAD_MESSAGE)
+                return
+        self.inner.data_received(data)
+
+    def eof_received(self) -> bool | None:
+        if self.state == "refused":
+            return None  # the client is done: close
+        return self.inner.eof_received()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm()
+        self.inner.connection_lost(exc)
+
+    def pause_writing(self) -> None:
+        self.inner.pause_writing()
+
+    def resume_writing(self) -> None:
+        self.inner.resume_writing()
+
+    # httptools callbacks (our own parser's)
+
+    def on_message_begin(self) -> None:
+        self.in_head, self.began_now = True, True
+        self.head_bytes = self.target_bytes = self.streamed = 0
+        if self.timer is None:
+            self._arm()
+
+    def on_url(self, url: bytes) -> None:  # called per piece as the target arrives
+        self.target_bytes += len(url)
+        if self.target_bytes > MAX_TARGET_BYTES:
+            raise _Refused(414, f"The request URL is too long: at most {MAX_TARGET_BYTES:,} bytes of path and query "
+                                "are accepted.")
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        self.head_bytes += len(name) + len(value) + 4  # name, ": ", value, CRLF
+        if self.head_bytes + self.target_bytes + 3 + _LINE_OVERHEAD > MAX_HEAD_BYTES:  # a method has 3+ letters
+            raise _Refused(431, _HEAD_MESSAGE)
+
+    def on_headers_complete(self) -> None:
+        method = self.parser.get_method()
+        if self.head_bytes + self.target_bytes + len(method) + _LINE_OVERHEAD > MAX_HEAD_BYTES:
+            raise _Refused(431, _HEAD_MESSAGE)
+        self.in_head = False
+
+    def on_message_complete(self) -> None:
+        self._disarm()
+
+    # the guard's own doings
+
+    def _arm(self) -> None:
+        self.timer = self.loop.call_later(self.request_timeout, self._timed_out)
+
+    def _disarm(self) -> None:
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+
+    def _timed_out(self) -> None:
+        self.timer = None
+        if self.transport is None or self.transport.is_closing():
+            return
+        if not self.transport.is_reading():  # uvicorn paused reading (busy with an earlier request): not the client
+            self._arm()
+            return
+        self.transport.close()
+
+    def _refuse(self, status: int, message: str) -> None:
+        self.state = "refused"
+        self._disarm()
+        transport = self.transport
+        if transport is None or transport.is_closing():
+            return
+        transport.write(refusal(status, message))
+        if transport.can_write_eof():
+            transport.write_eof()  # the answer, then FIN; the client's unread bytes are dropped until it closes
+            self.timer = self.loop.call_later(_LINGER_SECONDS, transport.close)
+        else:  # pragma: no cover - every TCP transport can
+            transport.close()
+
+
+_HEAD_MESSAGE = (f"The request's headers are too large: at most {MAX_HEAD_BYTES:,} bytes of request line and headers "
+                 "are accepted.")
+
+
+def guarded_protocol(request_timeout: float = REQUEST_TIMEOUT) -> type[GuardedHTTP]:
+    """The protocol class for ``uvicorn.Config(http=...)``, reading each request within ``request_timeout`` s."""
+    if not 0 < request_timeout <= 3600:
+        raise ValueError("the request timeout must be more than 0 and at most 3600 seconds")
+    return type("GuardedHTTP", (GuardedHTTP,), {"request_timeout": float(request_timeout)})
