@@ -9,8 +9,11 @@ server serves on. The protocol cases talk raw HTTP on 127.0.0.1 to a server with
 from __future__ import annotations
 
 import json
+import re
 import selectors
 import socket
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 
@@ -19,7 +22,7 @@ import pytest
 
 from stripebench_emulator import EmulatorServer
 from stripebench_emulator.web.dispatch import MAX_BODY_BYTES
-from stripebench_emulator.web.limits import MAX_HEAD_BYTES, MAX_TARGET_BYTES
+from stripebench_emulator.web.limits import MAX_HEAD_BYTES, MAX_TARGET_BYTES, REQUEST_TIMEOUT
 
 KEY = b"Authorization: Bearer sk_test_limits\r\n"
 TIMEOUT = 0.5  # the short read timeout of the server below
@@ -379,3 +382,27 @@ def test_the_clock_can_still_be_set_far_ahead_within_range(emulator, api) -> Non
     assert made.status_code == 200, made.text
     assert httpx.post(url, json={"advance": 5 * 365 * 86400}, headers=emulator.control_headers,
                       timeout=BOUND).status_code == 400
+
+
+# --- the command line ---
+
+@pytest.mark.parametrize("value", ["0", "-1", "nan", "3601"])
+def test_a_bad_request_timeout_is_a_one_line_usage_error(value: str) -> None:
+    done = subprocess.run([sys.executable, "-m", "stripebench_emulator", "--port", "0", "--request-timeout", value],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1 and "--request-timeout" in done.stderr, done.stderr
+
+
+def test_the_command_line_takes_the_request_timeout() -> None:
+    proc = subprocess.Popen([sys.executable, "-m", "stripebench_emulator", "--port", "0", "--request-timeout", "0.3"],
+                            stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
+    try:
+        assert proc.stderr is not None
+        port = int(re.search(r"127\.0\.0\.1:(\d+)", proc.stderr.readline()).group(1))
+        with socket.create_connection(("127.0.0.1", port), timeout=BOUND) as sock:
+            started = time.monotonic()
+            assert sock.recv(1) == b""  # closed by the server, well before the default
+            assert time.monotonic() - started < REQUEST_TIMEOUT - 1
+    finally:
+        proc.terminate()
+        proc.wait(10)

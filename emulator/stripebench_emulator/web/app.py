@@ -83,7 +83,7 @@ async def _read_body(emulator: Emulator, scope: Any, receive: Any, send: Any) ->
             except ValueError:
                 declared = 0  # the HTTP parser has refused a malformed length already
             if declared > MAX_BODY_BYTES:
-                await _refuse_too_large(emulator, send)
+                await _refuse_too_large(emulator, send, declared)
                 return None
     chunks = []
     size = 0
@@ -115,9 +115,9 @@ def _replay(body: bytes, receive: Any) -> Any:
     return replayed
 
 
-async def _refuse_too_large(emulator: Emulator, send: Any) -> None:
+async def _refuse_too_large(emulator: Emulator, send: Any, size: int | None = None) -> None:
     request_id = "req_" + emulator.ids.token("req", 14)
-    body = Reply(413, too_large().body(request_id)).encoded()
+    body = Reply(413, too_large(size).body(request_id)).encoded()
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
                (b"request-id", request_id.encode()), (b"connection", b"close")]
     await send({"type": "http.response.start", "status": 413, "headers": headers})

@@ -35,8 +35,6 @@ _LINGER_SECONDS = 2.0
 # The latest time the clock may be set to: 3000-01-01T00:00:00Z, centuries of billing periods short of the calendar's
 # end (datetime stops at the year 9999), and far inside int64.
 MAX_CLOCK = 32503680000
-# The head of a GET with no headers besides the request line: "GET " + target + " HTTP/1.1\r\n" + "\r\n".
-_LINE_OVERHEAD = len(" HTTP/1.1\r\n\r\n") + 1
 _PHRASES = {400: "Bad Request", 414: "URI Too Long", 431: "Request Header Fields Too Large"}
 
 
@@ -59,7 +57,8 @@ class _Refused(Exception):
 class GuardedHTTP(asyncio.Protocol):
     """uvicorn's httptools protocol with caps on head and target bytes and a request read timeout.
 
-    ``guarded_protocol(timeout)`` makes the class to give ``uvicorn.Config(http=...)``.
+    ``guarded_protocol(timeout)`` makes the class to give ``uvicorn.Config(http=...)``. Per request it costs four
+    parser callbacks and no timer: the timer runs per connection and looks at the current request's deadline.
     """
 
     request_timeout: float = REQUEST_TIMEOUT
@@ -75,32 +74,33 @@ class GuardedHTTP(asyncio.Protocol):
             pass
         self.transport: asyncio.Transport | None = None
         self.timer: asyncio.TimerHandle | None = None
+        self.deadline: float | None = None  # by when the request being read must be whole; None between requests
         self.state = "reading"  # "reading" (tracked), "passing" (after an Upgrade: uvicorn's alone), "refused"
-        self.in_head = False
-        self.began_now = False
-        self.head_bytes = 0  # the current head's target and complete header fields, as sent
+        self.in_message = self.in_head = self.began = self.head_done = False
+        self.head_seen = 0  # bytes of the current head known so far (whole chunks of it, and its first chunk)
         self.target_bytes = 0
-        self.streamed = 0  # whole chunks that fell inside the current head
+        self.tail = b""  # the last bytes of a chunk that ended inside a head (a blank line may straddle chunks)
 
     # asyncio.Protocol: each event goes to uvicorn's protocol unless the guard has refused the connection
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = cast(asyncio.Transport, transport)  # uvloop's transports do not subclass asyncio's
         self.inner.connection_made(transport)
-        self._arm()  # the first request is timed from the connection's start
+        self.deadline = self.loop.time() + self.request_timeout  # the first request, from the connection's start
+        self.timer = self.loop.call_later(self.request_timeout, self._check_deadline)
 
     def data_received(self, data: bytes) -> None:
-        if self.state == "refused":
-            return  # draining: dropped
-        if self.state == "passing":
-            self.inner.data_received(data)
-            return
-        self.began_now = False
+        if self.state != "reading":
+            if self.state == "passing":
+                self.inner.data_received(data)
+            return  # refused: drained
+        idle_before, head_before = not self.in_message, self.in_head
+        self.began = self.head_done = False
         try:
             self.parser.feed_data(data)
         except httptools.HttpParserUpgrade:
             # uvicorn's protocol answers it as a plain request (the server runs with ws="none": the emulator serves
-            # no WebSocket) and ignores what follows; the timer stays armed, so this cannot hold the connection
+            # no WebSocket) and ignores what follows; the deadline stays, so this cannot hold the connection
             self.state = "passing"
         except httptools.HttpParserError as exc:
             refused = exc.__context__ if isinstance(exc.__context__, _Refused) else None
@@ -109,11 +109,11 @@ class GuardedHTTP(asyncio.Protocol):
             else:
                 self._refuse(400, f"Invalid HTTP request: {exc}.")
             return
-        if self.in_head and not self.began_now:
-            self.streamed += len(data)  # all of this chunk is inside the head
-            if self.streamed > MAX_HEAD_BYTES:
-                self._refuse(431, _HEAD_MESSAGE)
-                return
+        if (self.in_head or self.head_done) and (self.in_head or not idle_before or len(data) > MAX_HEAD_BYTES) \
+                and self._head_size(data, idle_before, head_before) > MAX_HEAD_BYTES:  # (usual: one head, in a chunk)
+            self._refuse(431, f"The request's headers are too large: at most {MAX_HEAD_BYTES:,} bytes of request "
+                              "line and headers are accepted.")
+            return
         self.inner.data_received(data)
 
     def eof_received(self) -> bool | None:
@@ -122,7 +122,9 @@ class GuardedHTTP(asyncio.Protocol):
         return self.inner.eof_received()
 
     def connection_lost(self, exc: Exception | None) -> None:
-        self._disarm()
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
         self.inner.connection_lost(exc)
 
     def pause_writing(self) -> None:
@@ -134,10 +136,12 @@ class GuardedHTTP(asyncio.Protocol):
     # httptools callbacks (our own parser's)
 
     def on_message_begin(self) -> None:
-        self.in_head, self.began_now = True, True
-        self.head_bytes = self.target_bytes = self.streamed = 0
-        if self.timer is None:
-            self._arm()
+        self.in_message = self.in_head = self.began = True
+        self.target_bytes = 0
+        if self.deadline is None:
+            self.deadline = self.loop.time() + self.request_timeout
+            if self.timer is None:
+                self.timer = self.loop.call_later(self.request_timeout, self._check_deadline)
 
     def on_url(self, url: bytes) -> None:  # called per piece as the target arrives
         self.target_bytes += len(url)
@@ -145,42 +149,56 @@ class GuardedHTTP(asyncio.Protocol):
             raise _Refused(414, f"The request URL is too long: at most {MAX_TARGET_BYTES:,} bytes of path and query "
                                 "are accepted.")
 
-    def on_header(self, name: bytes, value: bytes) -> None:
-        self.head_bytes += len(name) + len(value) + 4  # name, ": ", value, CRLF
-        if self.head_bytes + self.target_bytes + 3 + _LINE_OVERHEAD > MAX_HEAD_BYTES:  # a method has 3+ letters
-            raise _Refused(431, _HEAD_MESSAGE)
-
     def on_headers_complete(self) -> None:
-        method = self.parser.get_method()
-        if self.head_bytes + self.target_bytes + len(method) + _LINE_OVERHEAD > MAX_HEAD_BYTES:
-            raise _Refused(431, _HEAD_MESSAGE)
-        self.in_head = False
+        self.in_head, self.head_done = False, True
 
     def on_message_complete(self) -> None:
-        self._disarm()
+        self.in_message = False
+        self.deadline = None
 
     # the guard's own doings
 
-    def _arm(self) -> None:
-        self.timer = self.loop.call_later(self.request_timeout, self._timed_out)
+    def _head_size(self, data: bytes, idle_before: bool, head_before: bool) -> int:
+        """The current head's bytes (a lower bound where a chunk holds more than one message: never more than
+        it has), once this chunk has been parsed; keeps what the next chunk needs."""
+        if head_before:  # the head went on from earlier chunks
+            if self.head_done and not self.began:  # ... and ends in this one, at its first blank line
+                end = (self.tail + data).find(b"\r\n\r\n") + 4 - len(self.tail)
+                size, self.head_seen, self.tail = self.head_seen + end, 0, b""
+                return size
+            if not self.began:  # ... and goes on after it
+                self.head_seen += len(data)
+                self.tail = data[-3:]
+                return self.head_seen
+        elif idle_before and self.began:  # a head began at this chunk's start (after any empty lines)
+            if self.head_done:  # ... and ends in it
+                end = data.find(b"\r\n\r\n")
+                return max(end + 4 - _leading_blank(data), 0)
+            self.head_seen, self.tail = len(data) - _leading_blank(data), data[-3:]
+            return self.head_seen
+        # more than one message in this chunk (pipelined): count from the next chunk on
+        self.head_seen, self.tail = 0, (data[-3:] if self.in_head else b"")
+        return 0
 
-    def _disarm(self) -> None:
-        if self.timer is not None:
-            self.timer.cancel()
-            self.timer = None
-
-    def _timed_out(self) -> None:
+    def _check_deadline(self) -> None:
         self.timer = None
-        if self.transport is None or self.transport.is_closing():
-            return
-        if not self.transport.is_reading():  # uvicorn paused reading (busy with an earlier request): not the client
-            self._arm()
-            return
-        self.transport.close()
+        transport = self.transport
+        if self.deadline is None or transport is None or transport.is_closing():
+            return  # between requests (uvicorn's keep-alive timeout watches those) or gone
+        left = self.deadline - self.loop.time()
+        if left > 0:
+            self.timer = self.loop.call_later(left, self._check_deadline)
+        elif not transport.is_reading():  # uvicorn paused reading (busy with an earlier request): not the client
+            self.deadline = self.loop.time() + self.request_timeout
+            self.timer = self.loop.call_later(self.request_timeout, self._check_deadline)
+        else:
+            transport.close()
 
     def _refuse(self, status: int, message: str) -> None:
         self.state = "refused"
-        self._disarm()
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
         transport = self.transport
         if transport is None or transport.is_closing():
             return
@@ -192,8 +210,12 @@ class GuardedHTTP(asyncio.Protocol):
             transport.close()
 
 
-_HEAD_MESSAGE = (f"The request's headers are too large: at most {MAX_HEAD_BYTES:,} bytes of request line and headers "
-                 "are accepted.")
+def _leading_blank(data: bytes) -> int:
+    """How many CR and LF bytes start ``data`` (the parser skips them before a request line)."""
+    count = 0
+    while data[count:count + 1] in (b"\r", b"\n"):
+        count += 1
+    return count
 
 
 def guarded_protocol(request_timeout: float = REQUEST_TIMEOUT) -> type[GuardedHTTP]:
