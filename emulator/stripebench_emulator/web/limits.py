@@ -100,8 +100,11 @@ class GuardedHTTP(asyncio.Protocol):
             self.parser.feed_data(data)
         except httptools.HttpParserUpgrade:
             # uvicorn's protocol answers it as a plain request (the server runs with ws="none": the emulator serves
-            # no WebSocket) and ignores what follows; the deadline stays, so this cannot hold the connection
+            # no WebSocket); whatever follows is uvicorn's to refuse, and gets one more request's time at most
             self.state = "passing"
+            self.deadline = self.loop.time() + self.request_timeout
+            if self.timer is None:
+                self.timer = self.loop.call_later(self.request_timeout, self._check_deadline)
         except httptools.HttpParserError as exc:
             refused = exc.__context__ if isinstance(exc.__context__, _Refused) else None
             if refused is not None:
