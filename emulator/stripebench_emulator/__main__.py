@@ -1,6 +1,7 @@
 """``stripebench-emulator`` (or ``python -m stripebench_emulator``): serve the emulator, or measure its fidelity.
 
     stripebench-emulator [--host H] [--port P] [--seed N] [--state FILE] [--api-version V] [--control-token T]
+                         [--request-timeout SECONDS]
     stripebench-emulator fidelity     # each object kind against stripe-python's declared fields
 """
 
@@ -11,6 +12,7 @@ import sys
 
 from stripebench_emulator import EmulatorProblem, serve_forever
 from stripebench_emulator.model.problems import BadOption
+from stripebench_emulator.web.limits import REQUEST_TIMEOUT
 
 MIN_TOKEN = 16
 
@@ -28,6 +30,9 @@ def serve_parser() -> argparse.ArgumentParser:
     parser.add_argument("--control-token",
                         help="token the /_emulator/ controls require in the Stripebench-Control-Token header "
                              "(default: a fresh one, printed at start)")
+    parser.add_argument("--request-timeout", type=float, default=REQUEST_TIMEOUT, metavar="SECONDS",
+                        help="seconds a client has to send a whole request once it starts (and its first one once "
+                             f"connected) before its connection is closed (default {REQUEST_TIMEOUT:g})")
     return parser
 
 
@@ -44,11 +49,14 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if not 0 <= args.port <= 65535:
             raise BadOption("--port must be 0..65535")
+        if not 0 < args.request_timeout <= 3600:
+            raise BadOption("--request-timeout must be more than 0 and at most 3600 seconds")
         if token is not None and len(token) < MIN_TOKEN:
             raise BadOption(f"--control-token must be at least {MIN_TOKEN} characters (or leave it out to get a "
                             "fresh one)")
         serve_forever(args.host, args.port, args.seed, args.state, args.api_version,
-                      announce=lambda line: print(line, file=sys.stderr, flush=True), control_token=token)
+                      announce=lambda line: print(line, file=sys.stderr, flush=True), control_token=token,
+                      request_timeout=args.request_timeout)
     except EmulatorProblem as exc:
         print(f"stripebench-emulator: {exc}", file=sys.stderr)
         return exc.exit_code

@@ -45,14 +45,15 @@ def parse_form(text: str) -> dict[str, Any]:
         parts = [match.group(1), *_PART.findall(match.group(2))]
         _insert(root, parts, value, key)
         nested = True
-    if not nested and (not root or not next(iter(root)).isdigit() or not all(k.isdigit() for k in root)):
-        return root  # nothing for _listify to turn into a list (a first name that is not a number says so)
-    return _listify(root)
+    if not nested:
+        return root
+    # the top level is always a hash of names (``0=x`` is a parameter named 0, which no endpoint takes), never a list
+    return {key: _listify(value) for key, value in root.items()}
 
 
 def _flat(text: str) -> dict[str, str] | None:
-    """The usual form, plain names only, in one pass; None for anything else (brackets, a name that is a number,
-    an empty name, bad escapes), which the general parser below then takes from the start."""
+    """The usual form, plain names only, in one pass; None for anything else (brackets, an empty name, bad
+    escapes), which the general parser below then takes from the start."""
     root: dict[str, str] = {}
     try:
         for piece in text.split("&"):
@@ -64,8 +65,6 @@ def _flat(text: str) -> dict[str, str] | None:
                 return None
             root[name] = _decode(value)
     except (UnicodeDecodeError, ValueError):
-        return None
-    if root and next(iter(root)).isdigit():  # maybe a list at the top: the general parser decides
         return None
     return root
 

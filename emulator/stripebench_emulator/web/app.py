@@ -1,6 +1,7 @@
 """The Starlette application: ``/v1/*`` goes through ``dispatch.handle``; ``/_emulator/*`` and pages are routes.
 
-Every ``/_emulator/`` request without the server's control token is answered 403 here (see ``control``).
+Every ``/_emulator/`` request without the server's control token is answered 403 here (see ``control``). Every
+request's body, on every route, is read here first and refused with a 413 past ``MAX_BODY_BYTES`` (``_read_body``).
 """
 
 from __future__ import annotations
@@ -35,7 +36,10 @@ class _EmulatorApp(Starlette):
     v1_pages = False
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        path = scope.get("path", "") if scope["type"] == "http" else ""
+        if scope["type"] != "http":
+            await super().__call__(scope, receive, send)
+            return
+        path = scope.get("path", "")
         # an API path is never a control path (checked first: it is nearly every request)
         if not path.startswith("/v1/") and is_control_path(path) and not self._authorized(scope):
             body = forbidden_body()
@@ -43,27 +47,15 @@ class _EmulatorApp(Starlette):
             await send({"type": "http.response.start", "status": 403, "headers": headers})
             await send({"type": "http.response.body", "body": body})
             return
+        payload = await _read_body(self.emulator, scope, receive, send)
+        if payload is None:  # refused (413 sent) or the client went away
+            return
         if not path.startswith("/v1/") or self.v1_pages:  # a page under /v1 must keep Starlette's routing
-            await super().__call__(scope, receive, send)
+            await super().__call__(scope, _replay(payload, receive), send)
             return
         headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
-        chunks = []
-        size = 0
-        while True:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                return
-            chunk = message.get("body", b"")
-            size += len(chunk)
-            if size > MAX_BODY_BYTES:  # stop reading: refused whole, the connection closed after the answer
-                await _refuse_too_large(self.emulator, send)
-                return
-            chunks.append(chunk)
-            if not message.get("more_body"):
-                break
         emulator = self.emulator
         query = scope.get("query_string", b"").decode("latin-1")
-        payload = chunks[0] if len(chunks) == 1 else b"".join(chunks)
         if emulator.request_hooks or emulator.response_hooks:
             reply = await _answer(emulator, scope["method"], path, query, payload, headers)
         else:  # nothing to run around the API (no faults, no request log): call it directly
@@ -80,9 +72,52 @@ class _EmulatorApp(Starlette):
         return token_matches(self.emulator.control_token, given)
 
 
-async def _refuse_too_large(emulator: Emulator, send: Any) -> None:
+async def _read_body(emulator: Emulator, scope: Any, receive: Any, send: Any) -> bytes | None:
+    """The request's whole body, for every route: at most ``MAX_BODY_BYTES``, else a 413 (sent here, from the
+    declared ``Content-Length`` before anything is read, or once the streamed body passes the limit) and None.
+    None too when the client goes away first."""
+    for name, value in scope["headers"]:
+        if name == b"content-length":
+            try:
+                declared = int(value)
+            except ValueError:
+                declared = 0  # the HTTP parser has refused a malformed length already
+            if declared > MAX_BODY_BYTES:
+                await _refuse_too_large(emulator, send, declared)
+                return None
+    chunks = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return None
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > MAX_BODY_BYTES:  # stop reading: refused whole, the connection closed after the answer
+            await _refuse_too_large(emulator, send)
+            return None
+        chunks.append(chunk)
+        if not message.get("more_body"):
+            return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+
+def _replay(body: bytes, receive: Any) -> Any:
+    """An ASGI ``receive`` that gives the body already read, then whatever the connection says next."""
+    given = False
+
+    async def replayed() -> Any:
+        nonlocal given
+        if given:
+            return await receive()
+        given = True
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    return replayed
+
+
+async def _refuse_too_large(emulator: Emulator, send: Any, size: int | None = None) -> None:
     request_id = "req_" + emulator.ids.token("req", 14)
-    body = Reply(413, too_large().body(request_id)).encoded()
+    body = Reply(413, too_large(size).body(request_id)).encoded()
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
                (b"request-id", request_id.encode()), (b"connection", b"close")]
     await send({"type": "http.response.start", "status": 413, "headers": headers})

@@ -18,6 +18,8 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from stripebench_emulator.api import account_clock
+from stripebench_emulator.web.bodies import json_object, whole_number
+from stripebench_emulator.web.limits import MAX_CLOCK
 from stripebench_emulator.model.engine import TOKEN_PREFIX, Emulator, new_control_token  # noqa: F401 - control's names
 from stripebench_emulator.model.forms import parse_form
 
@@ -26,10 +28,9 @@ async def _body(request: Request) -> dict[str, Any]:
     raw = await request.body()
     if not raw:
         return dict(request.query_params)
+    if "json" in request.headers.get("content-type", ""):
+        return json_object(raw)
     try:
-        if "json" in request.headers.get("content-type", ""):
-            data = json.loads(raw)
-            return data if isinstance(data, dict) else {}
         return parse_form(raw.decode())
     except Exception:  # noqa: BLE001  (any malformed control body is the caller's mistake)
         raise ValueError("the body must be a JSON object or a form") from None
@@ -80,10 +81,11 @@ def control_routes(emulator: Emulator) -> list[Route]:
                 with emulator.store.lock:
                     # forward, what falls due on the way runs for the objects on no test clock (account_clock)
                     if "advance" in body:
-                        account_clock.move_to(emulator, emulator.clock.now() + int(body["advance"]),
-                                              freeze=emulator.clock.frozen_at is not None)
+                        now = emulator.clock.now()
+                        seconds = whole_number(body["advance"], "advance", -now, MAX_CLOCK - now)
+                        account_clock.move_to(emulator, now + seconds, freeze=emulator.clock.frozen_at is not None)
                     elif "set" in body:
-                        account_clock.move_to(emulator, int(body["set"]),
+                        account_clock.move_to(emulator, whole_number(body["set"], "set", 0, MAX_CLOCK),
                                               freeze=str(body.get("freeze", "false")).lower() == "true")
                     elif "freeze" in body:
                         frozen = str(body["freeze"]).lower() == "true"

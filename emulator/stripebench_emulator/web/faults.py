@@ -10,27 +10,28 @@ or the next N events' webhooks arrive twice or out of order.
   (asynchronous: other requests are not held up).
 * ``{"kind": "webhook_duplicate", "count": 3}`` / ``{"kind": "webhook_out_of_order", "count": 3}``.
 
-``method`` defaults to any, ``path`` is a glob (default ``*``), ``count`` defaults to 1. ``GET`` lists the active
-rules, ``DELETE`` clears them. Rules are consumed in the order they were added.
+``method`` defaults to any, ``path`` is a glob (default ``*``), ``count`` defaults to 1 (at most 1,000,000).
+``GET`` lists the active rules, ``DELETE`` clears them. Rules are consumed in the order they were added.
 """
 
 from __future__ import annotations
 
 import asyncio
 import fnmatch
-import json
 import threading
 from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
+from stripebench_emulator.web.bodies import invalid_body, json_object, real_number, whole_number
 from stripebench_emulator.web.dispatch import Reply
 from stripebench_emulator.model.engine import SERVICES
 from stripebench_emulator.model.errors import StripeError
 from stripebench_emulator.model.registry import page_route
 from stripebench_emulator.model.engine import Emulator
 
+MAX_COUNT = 1_000_000  # the most requests or events one rule may cover
 _RATE = ("Request rate limit exceeded. Learn more about rate limits here https://stripe.com/docs/rate-limits.")
 
 
@@ -56,9 +57,7 @@ class Faults:
     def add(self, spec: dict[str, Any]) -> dict[str, Any]:
         """Validate and add one rule; returns it (webhook faults go to the dispatcher)."""
         kind = spec.get("kind")
-        count = int(spec.get("count", 1))
-        if count < 1:
-            raise ValueError("count must be at least 1")
+        count = whole_number(spec.get("count", 1), "count", 1, MAX_COUNT)
         if kind in ("webhook_duplicate", "webhook_out_of_order"):
             hooks = self.emulator.webhooks
             with hooks._cond:
@@ -72,14 +71,10 @@ class Faults:
         rule = {"kind": kind, "method": str(spec.get("method", "*")).upper(), "path": str(spec.get("path", "*")),
                 "remaining": count}
         if kind == "status":
-            rule["status"] = int(spec.get("status", 500))
-            if not 400 <= rule["status"] <= 599:
-                raise ValueError("status must be an HTTP error status (400-599)")
+            rule["status"] = whole_number(spec.get("status", 500), "status (an HTTP error status)", 400, 599)
             rule["should_retry"] = spec.get("should_retry")
         else:
-            rule["latency_ms"] = float(spec.get("latency_ms", 100))
-            if not 0 <= rule["latency_ms"] <= 60000:
-                raise ValueError("latency_ms must be between 0 and 60000")
+            rule["latency_ms"] = real_number(spec.get("latency_ms", 100), "latency_ms", 0, 60000)
         with self._lock:
             self._ids += 1
             rule["id"] = f"fault_{self._ids}"
@@ -134,13 +129,9 @@ def _faults_page(emulator: Emulator):
         faults = emulator.faults
         if request.method == "POST":
             try:
-                spec = json.loads(await request.body() or b"{}")
-                if not isinstance(spec, dict):
-                    raise ValueError("send one JSON object per rule")
-                rule = faults.add(spec)
+                rule = faults.add(json_object(await request.body()))
             except (ValueError, TypeError) as exc:
-                return JSONResponse({"error": {"type": "invalid_request_error", "message": str(exc)}},
-                                    status_code=400)
+                return invalid_body(str(exc))
             return JSONResponse(rule)
         if request.method == "DELETE":
             faults.reset()

@@ -7,7 +7,7 @@ import threading
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterator
 
 import uvicorn
 
@@ -15,6 +15,7 @@ from stripebench_emulator.model import compiled
 from stripebench_emulator.model import gc_policy
 from stripebench_emulator.web.app import create_app
 from stripebench_emulator.web.control import CONTROL_HEADER
+from stripebench_emulator.web.limits import REQUEST_TIMEOUT, guarded_protocol
 from stripebench_emulator.model.engine import Emulator
 from stripebench_emulator.model.problems import CannotServe
 
@@ -34,15 +35,25 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
+def server_config(app: Any, request_timeout: float = REQUEST_TIMEOUT) -> uvicorn.Config:
+    """uvicorn's settings for serving ``app``: its httptools protocol behind the emulator's guard (head and target
+    caps, ``request_timeout`` seconds to send a request; see ``limits``), no WebSocket, no lifespan, quiet."""
+    return uvicorn.Config(app, http=guarded_protocol(request_timeout), ws="none", log_level="warning",
+                          lifespan="off", access_log=False)
+
+
 class EmulatorServer:
     """The emulator on a background thread: ``with EmulatorServer(seed=1) as emu: stripe.api_base = emu.url``.
 
     Its ``/_emulator/`` controls answer only requests carrying ``control_headers`` (a token made per server
-    unless ``control_token`` is given): keep them away from the agent.
+    unless ``control_token`` is given): keep them away from the agent. A client has ``request_timeout`` seconds to
+    send a request once it starts (and its first once connected), else its connection is closed.
     """
 
     def __init__(self, seed: int | None = None, state: str | Path | None = None, api_version: str | None = None,
-                 host: str = "127.0.0.1", port: int = 0, control_token: str | None = None) -> None:
+                 host: str = "127.0.0.1", port: int = 0, control_token: str | None = None,
+                 request_timeout: float = REQUEST_TIMEOUT) -> None:
+        self.request_timeout = request_timeout
         self.emulator = Emulator(seed=seed, state=state, api_version=api_version, control_token=control_token)
         self.host, self.port = host, port
         self._server: uvicorn.Server | None = None
@@ -68,8 +79,7 @@ class EmulatorServer:
         sock = bind(self.host, self.port)
         self.port = sock.getsockname()[1]
         self.emulator.base_url = self.url
-        config = uvicorn.Config(create_app(self.emulator), log_level="warning", lifespan="off", access_log=False)
-        self._server = uvicorn.Server(config)
+        self._server = uvicorn.Server(server_config(create_app(self.emulator), self.request_timeout))
         self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [sock]},
                                         name=f"stripe-emulator:{self.port}", daemon=True)
         self._thread.start()
@@ -101,9 +111,11 @@ class EmulatorServer:
 
 @contextmanager
 def running_emulator(seed: int | None = None, state: str | Path | None = None, api_version: str | None = None,
-                     control_token: str | None = None) -> Iterator[EmulatorServer]:
+                     control_token: str | None = None,
+                     request_timeout: float = REQUEST_TIMEOUT) -> Iterator[EmulatorServer]:
     """A started emulator on a free local port, stopped on exit."""
-    server = EmulatorServer(seed=seed, state=state, api_version=api_version, control_token=control_token)
+    server = EmulatorServer(seed=seed, state=state, api_version=api_version, control_token=control_token,
+                            request_timeout=request_timeout)
     server.start()
     try:
         yield server
@@ -112,7 +124,8 @@ def running_emulator(seed: int | None = None, state: str | Path | None = None, a
 
 
 def serve_forever(host: str, port: int, seed: int | None, state: str | None, api_version: str | None,
-                  announce=print, control_token: str | None = None) -> None:
+                  announce=print, control_token: str | None = None,
+                  request_timeout: float = REQUEST_TIMEOUT) -> None:
     """Run in the foreground until interrupted (the ``stripebench emulator`` command)."""
     emulator = Emulator(seed=seed, state=state, api_version=api_version, control_token=control_token)
     sock = bind(host, port)
@@ -123,7 +136,7 @@ def serve_forever(host: str, port: int, seed: int | None, state: str | None, api
              + f", {compiled.describe()})")
     announce(f"Controls under /_emulator/ (reset, clock, faults, webhooks) need the header "
              f"{CONTROL_HEADER}: {emulator.control_token}")
-    config = uvicorn.Config(create_app(emulator), log_level="warning", lifespan="off", access_log=False)
+    config = server_config(create_app(emulator), request_timeout)
     # A process of its own: keep the collector off the stored objects (see gc_policy).
     policy = gc_policy.install()
     try:

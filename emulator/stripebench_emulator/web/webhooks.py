@@ -26,6 +26,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 
 from stripebench_emulator.model.engine import SERVICES
+from stripebench_emulator.web.bodies import invalid_body, json_object, real_number, whole_number
 from stripebench_emulator.model.registry import page_route
 from stripebench_emulator.model.context import RequestContext
 from stripebench_emulator.model.render import render
@@ -276,22 +277,27 @@ def _deliveries_page(emulator: Emulator):
     return endpoint
 
 
+# Each setting's range: the delivery thread does arithmetic with them (``2**attempt`` times the base, a timeout).
+SETTING_RANGES: dict[str, tuple[float, float]] = {"retry_base_seconds": (0, 86400), "max_attempts": (1, 100),
+                                                  "timeout_seconds": (0.001, 600), "hold_seconds": (0, 3600)}
+
+
 @page_route("/_emulator/webhook_settings", methods=["GET", "POST"])
 def _settings_page(emulator: Emulator):
     async def endpoint(request: Request) -> JSONResponse:
         hooks = emulator.webhooks
         if request.method == "POST":
             try:
-                body = json.loads(await request.body() or b"{}")
-                for key, value in body.items():
-                    if key not in hooks.settings:
-                        return JSONResponse({"error": {"type": "invalid_request_error",
-                                                       "message": f"Unknown setting {key!r}; known: "
-                                                                  f"{', '.join(hooks.settings)}"}}, status_code=400)
-                    hooks.settings[key] = float(value)
-            except (ValueError, TypeError, AttributeError) as exc:
-                return JSONResponse({"error": {"type": "invalid_request_error",
-                                               "message": f"Send a JSON object of settings: {exc}"}}, status_code=400)
+                changes = {}
+                for key, value in json_object(await request.body()).items():
+                    if key not in SETTING_RANGES:
+                        raise ValueError(f"Unknown setting {key!r}; known: {', '.join(hooks.settings)}")
+                    lowest, highest = SETTING_RANGES[key]
+                    changes[key] = (whole_number(value, key, int(lowest), int(highest)) if key == "max_attempts"
+                                    else real_number(value, key, lowest, highest))
+            except ValueError as exc:
+                return invalid_body(f"Send a JSON object of settings: {exc}")
+            hooks.settings.update(changes)  # all or nothing
         return JSONResponse(hooks.settings)
     return endpoint
 

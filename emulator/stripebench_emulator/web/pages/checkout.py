@@ -7,7 +7,6 @@ API; graders never need them). Every change runs in an emulator transaction thro
 
 from __future__ import annotations
 
-import json
 from html import escape
 from string import Template
 from typing import Any, Callable
@@ -15,6 +14,7 @@ from typing import Any, Callable
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 
+from stripebench_emulator.web.bodies import invalid_body, json_object
 from stripebench_emulator.web.pages.common import STATIC, transaction_result
 from stripebench_emulator.model.registry import page_route
 from stripebench_emulator.api import checkout_completion as completion
@@ -302,11 +302,9 @@ def _action(emulator: Any, work: Callable[[Any, dict[str, Any], dict[str, Any]],
         body: dict[str, Any] = {}
         if request.method == "POST":
             try:
-                body = json.loads(await request.body() or b"{}")
-            except ValueError:
-                return JSONResponse({"error": {"message": "The page sent a malformed body."}}, status_code=400)
-            if not isinstance(body, dict):
-                body = {}
+                body = json_object(await request.body())
+            except ValueError as exc:
+                return invalid_body(f"The page sent a malformed body: {exc}")
 
         def run(ctx: Any) -> tuple[int, dict[str, Any]]:
             session = _load(ctx, request.path_params["session_id"], request.query_params.get("secret"))
