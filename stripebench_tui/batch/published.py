@@ -16,8 +16,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import mean
-from typing import Any
+from typing import Any, Iterator
 
+from stripebench_tui.core.regular_file import open_regular
 from stripebench_tui.envs.bench_overlay import Overlay, published_dir
 from stripebench_tui.envs.benchfolder import env_id
 from stripebench_tui.errors import BadFileError
@@ -26,6 +27,7 @@ from stripebench_tui.errors import BadFileError
 COLUMNS = {"eval name": "eval", "model": "model", "run id": "run", "score": "score", "turn count": "turns",
            "eval_name": "eval", "run_id": "run", "turn_count": "turns"}
 REQUIRED = ("eval", "model", "run", "score", "turns")
+MAX_RESULTS_BYTES = 64 << 20  # the published results are some thousand rows: tens of kilobytes
 
 
 @dataclass
@@ -49,11 +51,18 @@ def read_results(path: Path) -> Results:
     """The rows of a results CSV; BadFileError (one line) when it cannot be read or lacks a column, a counted skip
     for each row that cannot be used."""
     try:
-        text = path.read_text(encoding="utf-8-sig")
+        with open_regular(path) as f:  # a FIFO or /dev/zero is refused, not read until memory runs out
+            data = f.read(MAX_RESULTS_BYTES + 1)
+        if len(data) > MAX_RESULTS_BYTES:
+            raise BadFileError(f"{path}: larger than {MAX_RESULTS_BYTES // (1 << 20)} MiB; not a results file")
+        text = data.decode("utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
         raise BadFileError(f"{path}: cannot read the results file ({getattr(exc, 'strerror', None) or exc})") from None
     reader = csv.reader(text.splitlines())
-    header = next(reader, None)
+    try:
+        header = next(reader, None)
+    except csv.Error as exc:
+        raise BadFileError(f"{path}:1: the header is not CSV ({exc})") from None
     if not header:
         raise BadFileError(f"{path}: empty; a results file starts with: eval name,model,run ID,score,turn count")
     names = [COLUMNS.get(h.strip().lower()) for h in header]
@@ -63,7 +72,7 @@ def read_results(path: Path) -> Results:
                            "eval name,model,run ID,score,turn count")
     out = Results(path, ignored_columns=[h for h, n in zip(header, names) if n is None])
     where = {n: i for i, n in enumerate(names) if n is not None}
-    for line, row in enumerate(reader, start=2):
+    for line, row in _rows(reader, out.skipped):
         if not any(cell.strip() for cell in row):
             continue
         if len(row) < len(header):
@@ -78,9 +87,26 @@ def read_results(path: Path) -> Results:
         if not 0.0 <= score <= 1.0:
             out.skipped.append(f"line {line}: score {score} is outside 0..1")
             continue
+        if turns < 0:
+            out.skipped.append(f"line {line}: turn count {turns} is negative")
+            continue
         out.runs.append(PublishedRun(row[where["eval"]].strip(), row[where["model"]].strip(),
                                      row[where["run"]].strip(), score, turns))
     return out
+
+
+def _rows(reader: Any, skipped: list[str]) -> Iterator[tuple[int, list[str]]]:
+    """(line, row) of each data row; a row the csv module refuses (a field over its size limit, a stray quote) is
+    a counted skip naming its line, and the rows after it are still read."""
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            skipped.append(f"line {reader.line_num}: {exc}")
+            continue
+        yield reader.line_num, row
 
 
 @dataclass(frozen=True)

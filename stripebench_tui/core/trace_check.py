@@ -11,6 +11,8 @@ import dataclasses
 import json
 from typing import Any
 
+from stripebench_tui.core.json_depth import TooDeep, loads
+
 from stripebench_tui.core.events import (
     EVENT_TYPES,
     SCHEMA,
@@ -87,10 +89,11 @@ def check_payload(d: dict[str, Any], cls: type[Event]) -> None:
 def decode_json(raw: bytes) -> Any:
     """The JSON value of one line, or LineError."""
     try:
-        # decode explicitly: json.loads(bytes) would guess UTF-16/32 from the first bytes
-        return json.loads(raw.decode("utf-8"))
+        return loads(raw)  # decoded as UTF-8: json.loads(bytes) would guess UTF-16/32 from the first bytes
     except UnicodeDecodeError:
         raise LineError("not UTF-8 text") from None
+    except TooDeep as exc:
+        raise LineError(str(exc)) from None
     except json.JSONDecodeError as exc:
         raise LineError(f"not JSON ({exc.msg} at column {exc.colno})") from None
 

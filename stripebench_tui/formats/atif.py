@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, Callable, TextIO
 
 from stripebench_tui import __version__
+from stripebench_tui.core import json_depth
 from stripebench_tui.core.annotations import load_notes
 from stripebench_tui.core.events import Event, EventError, Header, ModelMessage, ToolCall, ToolResult, event_from_dict
 from stripebench_tui.core.profile import Profiler
@@ -65,9 +66,11 @@ def load(path: str | Path) -> tuple[Header, list[Event]]:
     """Read an ATIF file into a header and events; AtifError on anything malformed."""
     p = Path(path)
     try:
-        doc = json.loads(p.read_bytes())
+        doc = json_depth.loads(p.read_bytes())
     except UnicodeDecodeError:
         raise AtifError(f"{p}: not UTF-8 text") from None
+    except json_depth.TooDeep as exc:
+        raise AtifError(f"{p}: not an ATIF file we read ({exc})") from None
     except ValueError as exc:
         raise AtifError(f"{p}:{getattr(exc, 'lineno', '?')}: not valid JSON ({getattr(exc, 'msg', exc)})") from None
     except OSError as exc:
