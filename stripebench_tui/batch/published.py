@@ -11,6 +11,7 @@ sweep's agents: best of k, mean, runs.
 from __future__ import annotations
 
 import csv
+import io
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -58,7 +59,7 @@ def read_results(path: Path) -> Results:
         text = data.decode("utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
         raise BadFileError(f"{path}: cannot read the results file ({getattr(exc, 'strerror', None) or exc})") from None
-    reader = csv.reader(text.splitlines())
+    reader = csv.reader(io.StringIO(text, newline=""))  # a quoted cell may hold a line break
     try:
         header = next(reader, None)
     except csv.Error as exc:

@@ -19,7 +19,7 @@ from typing import Any, Callable
 from stripebench_tui.batch.insight import insight
 from stripebench_tui.batch.manifest import Batch
 from stripebench_tui.batch.published import compare, comparison_tables, eval_name_of, eval_targets, read_results
-from stripebench_tui.core.sanitize import sanitize
+from stripebench_tui.core.escape import csv_cell, markdown_text
 from stripebench_tui.errors import UserError
 from stripebench_tui.core.trace import Trace
 
@@ -139,25 +139,28 @@ def render(report: dict[str, Any], fmt: str) -> str:
         return json.dumps(report, indent=2, sort_keys=True) + "\n"
     if fmt == "csv":
         out = io.StringIO()
-        writer = csv.writer(out, lineterminator="\n")
+        # CRLF, as RFC 4180 has it: the csv module then quotes a cell holding a carriage return, which a bare
+        # "\n" terminator leaves unquoted for a spreadsheet to read as a row break.
+        writer = csv.writer(out, lineterminator="\r\n")
         writer.writerow(CSV_COLUMNS)
-        for r in report["runs"]:
-            writer.writerow([r["eval_name"], r["model"], r["run"], f"{r['score']:.4f}", r["turns"],
+        for r in report["runs"]:  # names come from folders, flags, models and graders: every text cell is neutralised
+            writer.writerow([csv_cell(r["eval_name"]), csv_cell(r["model"]), r["run"], f"{r['score']:.4f}", r["turns"],
                              "true" if r["passed"] else "false", f"{r['seconds']:.1f}", r["tokens"],
-                             f"{r['cost_usd']:.4f}", ";".join(f"{f['kind']}@{f['turn']}" for f in r["findings"]),
-                             ";".join(r["failed"])])
+                             f"{r['cost_usd']:.4f}",
+                             csv_cell(";".join(f"{f['kind']}@{f['turn']}" for f in r["findings"])),
+                             csv_cell(";".join(r["failed"]))])
         return out.getvalue()
-    clean = lambda text: sanitize(str(text)).replace("|", "\\|")  # noqa: E731 - names come from manifests and flags
+    clean = markdown_text  # names come from folders, flags, models and graders' tests
     lines = [f"# Batch {clean(report['batch'])}", "",
              f"{report['finished']} of {report['cells']} episodes finished"
              + (f", {report['retried']} after an infrastructure retry" if report["retried"] else "") + ".", "",
              "## Per task", "", "| task | category | model | runs | best of k | mean | turns (best) | tokens | cost |",
              "|---|---|---|---:|---:|---:|---:|---:|---:|"]
-    lines += [f"| {clean(_task(t))} | {t['category']} | {clean(t['model'])} | {t['runs']} | {_pct(t['best'])} | "
+    lines += [f"| {clean(_task(t))} | {clean(t['category'])} | {clean(t['model'])} | {t['runs']} | {_pct(t['best'])} | "
               f"{_pct(t['mean'])} | {turn_range(t['best_turns'])} | {t['tokens']:,} | ${t['cost_usd']:.2f} |" for t in report["tasks"]]
     lines += ["", "## Per category (average of best of k)", "", "| category | model | tasks | score | turns |",
               "|---|---|---:|---:|---:|"]
-    lines += [f"| {c['category']} | {clean(c['model'])} | {c['tasks']} | {_pct(c['best_of_k'])} | {turn_range(c['best_turns'])} |"
+    lines += [f"| {clean(c['category'])} | {clean(c['model'])} | {c['tasks']} | {_pct(c['best_of_k'])} | {turn_range(c['best_turns'])} |"
               for c in report["categories"]]
     lines += ["", "## Failing criteria (across runs)", ""]
     if report["criteria"]:
@@ -196,7 +199,7 @@ def _compare_lines(report: dict[str, Any], clean: Callable[[Any], str]) -> list[
     lines += [f"| {clean(t['env'])} | {clean(t['model'])} | {clean(t['source'])} | {t['runs']} | {_pct(t['best'])} | "
               f"{_pct(t['mean'])} | {turn_range(t['best_turns'])} |" for t in tables["tasks"]]
     lines += ["", "| category | model | source | tasks | best of k |", "|---|---|---|---:|---:|"]
-    lines += [f"| {c['category']} | {clean(c['model'])} | {c['source']} | {c['tasks']} | {_pct(c['best_of_k'])} |"
+    lines += [f"| {clean(c['category'])} | {clean(c['model'])} | {clean(c['source'])} | {c['tasks']} | {_pct(c['best_of_k'])} |"
               for c in tables["categories"]]
     notes = [clean(note) for note in tables["notes"]]
     return lines + ([""] + notes if notes else [])

@@ -29,6 +29,7 @@ def search(
     Examples: `stripebench search sweep finding:400-as-success`,
     `stripebench search episodes "request:'POST /v1/checkout/*' status:4xx" --json`
     """
+    from stripebench_tui.core.sanitize import sanitize
     from stripebench_tui.search import search as run_search
 
     found = run_search(directory, " ".join(query), use_index=not no_index)
@@ -39,15 +40,15 @@ def search(
             "hits": [{"episode": e.label, "path": str(e.episode), "turn": h.turn, "kind": h.kind, "context": h.context}
                      for e in found.episodes for h in e.hits]}, indent=2))
     else:
-        for e in found.episodes:
+        for e in found.episodes:  # folder names and tool output: a terminal must show their escapes, not obey them
             for h in e.hits:
-                typer.echo(f"{e.label}  turn {h.turn:<4} {h.kind:<8} {h.context}")
+                typer.echo(sanitize(f"{e.label}  turn {h.turn:<4} {h.kind:<8} {h.context}"))
     note = f"{hits} hits in {len(found.episodes)} of {found.searched} episodes"
     if found.indexed:
         note += f" ({found.indexed} indexes built)"
     if found.skipped:
         note += f"; {len(found.skipped)} skipped: " + "; ".join(found.skipped[:3]) + ("…" if len(found.skipped) > 3 else "")
-    typer.echo(note, err=True)
+    typer.echo(sanitize(note), err=True)
     sys.exit(0 if hits else 1)
 
 
