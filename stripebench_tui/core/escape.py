@@ -38,7 +38,7 @@ def csv_cell(value: object) -> str:
 
 def markdown_text(value: object) -> str:
     """``value`` as inline Markdown text (a table cell, a heading): one line, no HTML, no Markdown marks."""
-    line = " ".join(sanitize(str(value)).split())
+    line = " ".join(sanitize(str(value), max_line=None).split())  # the caller cuts: a report says what it left out
     return html.escape(_MARKDOWN_MARKS.sub(r"\\\1", line), quote=False)
 
 
