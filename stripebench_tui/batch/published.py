@@ -59,11 +59,10 @@ def read_results(path: Path) -> Results:
         text = data.decode("utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
         raise BadFileError(f"{path}: cannot read the results file ({getattr(exc, 'strerror', None) or exc})") from None
-    reader = csv.reader(io.StringIO(text, newline=""))  # a quoted cell may hold a line break
-    try:
-        header = next(reader, None)
-    except csv.Error as exc:
-        raise BadFileError(f"{path}:1: the header is not CSV ({exc})") from None
+    rows = _rows(text)
+    _, header, problem = next(rows, (1, None, ""))
+    if problem:
+        raise BadFileError(f"{path}:1: the header is not CSV ({problem})")
     if not header:
         raise BadFileError(f"{path}: empty; a results file starts with: eval name,model,run ID,score,turn count")
     names = [COLUMNS.get(h.strip().lower()) for h in header]
@@ -73,7 +72,10 @@ def read_results(path: Path) -> Results:
                            "eval name,model,run ID,score,turn count")
     out = Results(path, ignored_columns=[h for h, n in zip(header, names) if n is None])
     where = {n: i for i, n in enumerate(names) if n is not None}
-    for line, row in _rows(reader, out.skipped):
+    for line, row, problem in rows:
+        if row is None:
+            out.skipped.append(f"line {line}: {problem}")
+            continue
         if not any(cell.strip() for cell in row):
             continue
         if len(row) < len(header):
@@ -96,18 +98,20 @@ def read_results(path: Path) -> Results:
     return out
 
 
-def _rows(reader: Any, skipped: list[str]) -> Iterator[tuple[int, list[str]]]:
-    """(line, row) of each data row; a row the csv module refuses (a field over its size limit, a stray quote) is
-    a counted skip naming its line, and the rows after it are still read."""
+def _rows(text: str) -> Iterator[tuple[int, list[str] | None, str]]:
+    """(line, row, "") for each row of the CSV ``text``; (line, None, why) for a row the csv module refuses (a field
+    over its size limit, a stray quote), after which the next rows are still read. A quoted cell may hold a line
+    break (so the text is not split into lines first)."""
+    reader = csv.reader(io.StringIO(text, newline=""))
     while True:
         try:
             row = next(reader)
         except StopIteration:
             return
         except csv.Error as exc:
-            skipped.append(f"line {reader.line_num}: {exc}")
+            yield reader.line_num, None, str(exc)
             continue
-        yield reader.line_num, row
+        yield reader.line_num, row, ""
 
 
 @dataclass(frozen=True)

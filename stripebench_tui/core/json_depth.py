@@ -32,9 +32,10 @@ def depth(raw: bytes) -> int:
 
 def check_depth(raw: bytes | str, limit: int = MAX_DEPTH) -> None:
     """``TooDeep`` when ``raw`` nests more than ``limit`` levels."""
-    if raw.count("[" if isinstance(raw, str) else b"[") + raw.count("{" if isinstance(raw, str) else b"{") <= limit:
+    data = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else raw
+    if data.count(b"[") + data.count(b"{") <= limit:
         return  # it cannot be deeper than its number of openings
-    found = depth(raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else raw)
+    found = depth(data)
     if found > limit:
         raise TooDeep(f"JSON nested {found} levels deep (more than {limit})")
 
