@@ -185,3 +185,21 @@ def test_a_broken_index_is_a_skipped_episode_with_its_reason_not_a_traceback(ind
     r = stripebench("search", indexed, "traceback")
     assert "Traceback (most recent call last)" not in r.stderr and r.returncode in (0, 1), r.stderr[-2000:]
     assert "1 skipped: checkout-migration-oracle" in r.stderr
+
+
+@pytest.mark.parametrize("command", [("replay", "--summary"), ("export", "-o", "-"), ("report", "-o", "out.html")])
+def test_a_negative_turn_in_a_trace_is_one_line_naming_its_line(tmp_path: Path, command: tuple[object, ...]) -> None:
+    import json
+
+    episode = tmp_path / "negative"
+    shutil.copytree(SAMPLE, episode)
+    shutil.rmtree(episode / "trace.jsonl.d")
+    trace = episode / "trace.jsonl"
+    lines = trace.read_text().splitlines()
+    event = json.loads(lines[5])
+    event["turn"] = -3
+    lines[5] = json.dumps(event)
+    trace.write_text("\n".join(lines) + "\n")
+    name, *rest = command
+    message = one_line_error(stripebench(name, trace, *rest, cwd=tmp_path))
+    assert f"{trace}:6:" in message and "negative turn" in message

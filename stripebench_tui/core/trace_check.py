@@ -125,6 +125,8 @@ def parse_event(raw: bytes, *, drop_output: bool = False) -> Event:
         value = d.get(key)
         if value is None or isinstance(value, bool) or not isinstance(value, want):
             raise LineError(f"{kind} event lacks {key!r}" if key not in d else f"{kind} event has a non-numeric {key!r}")
+    if d["turn"] < 0:  # turn 0 is the set-up, then the agent's turns from 1: a turn before it means nothing
+        raise LineError(f"{kind} event has a negative turn ({d['turn']})")
     check_payload(d, cls)
     names = _NAMES.get(cls)
     if names is None:
