@@ -20,7 +20,9 @@ def search(
     Terms: finding:KIND (finding:400-as-success), request:'METHOD PATH' or request:PATH with * wildcards, then
     optionally status:4xx or status:402 (request:'POST /v1/refunds' status:4xx), tool:NAME (tool:browser_type),
     verdict:STATUS then optionally criterion:NAME (verdict:fail criterion:paid); any other word is text in a tool's
-    output (case-insensitive). An episode is listed when every term has a hit in it.
+    output (case-insensitive). An episode is listed when every term has a hit in it. A term longer than 256
+    characters, or a pattern with more than 16 wildcards, is refused (search a shorter part of it). Hits are printed
+    sanitised: a tool output's terminal escapes are not obeyed.
 
     The first search of an episode builds its index (search-index.sqlite3, beside its trace.jsonl: the only file
     search writes), which makes the next ones quick; a trace that changed gets a new one. Exit 0 with hits, 1
