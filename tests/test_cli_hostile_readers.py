@@ -203,3 +203,18 @@ def test_a_negative_turn_in_a_trace_is_one_line_naming_its_line(tmp_path: Path, 
     name, *rest = command
     message = one_line_error(stripebench(name, trace, *rest, cwd=tmp_path))
     assert f"{trace}:6:" in message and "negative turn" in message
+
+
+def test_an_atif_file_over_the_size_cap_is_refused_before_it_is_read(tmp_path: Path) -> None:
+    from stripebench_tui.core.trace_writer import TraceError
+    from stripebench_tui.formats.atif import MAX_ATIF_BYTES
+    from stripebench_tui.formats.open import open_episode
+
+    big = tmp_path / "big.json"
+    with open(big, "wb") as f:
+        f.write(b'{"schema_version": "ATIF-v1.4", "steps": [')
+        f.truncate(MAX_ATIF_BYTES + 1)  # sparse: no disk used, and not read
+    started = time.monotonic()
+    with pytest.raises(TraceError, match="larger than 512 MiB"):
+        open_episode(big)
+    assert time.monotonic() - started < 5
