@@ -143,11 +143,9 @@ def test_a_huge_csv_field_and_a_negative_turn_count_are_skipped_rows(tmp_path: P
 def indexed(tmp_path: Path) -> Path:
     """A folder of five episodes, each with its search index built."""
     from stripebench_tui.search import search
+    from tests.search.test_search import copy_samples
 
-    root = tmp_path / "episodes"
-    for name in ("checkout-migration-400", "checkout-migration-oracle", "bookings-payments-oracle",
-                 "idempotent-payments-oracle", "webhook-fulfillment-oracle"):
-        shutil.copytree(REPLAYS / name, root / name)
+    root = copy_samples(tmp_path / "episodes")
     assert search(root, "tool:shell").indexed == 5
     return root
 

@@ -11,8 +11,6 @@ import dataclasses
 import json
 from typing import Any
 
-from stripebench_tui.core.json_depth import TooDeep, loads
-
 from stripebench_tui.core.events import (
     EVENT_TYPES,
     SCHEMA,
@@ -23,6 +21,7 @@ from stripebench_tui.core.events import (
     Header,
     event_from_dict,
 )
+from stripebench_tui.core.json_depth import TooDeep, loads
 
 
 class LineError(ValueError):
