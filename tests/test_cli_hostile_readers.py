@@ -216,3 +216,26 @@ def test_an_atif_file_over_the_size_cap_is_refused_before_it_is_read(tmp_path: P
     with pytest.raises(TraceError, match="larger than 512 MiB"):
         open_episode(big)
     assert time.monotonic() - started < 5
+
+
+def test_a_long_text_term_finds_through_the_index_what_the_scan_finds(indexed: Path) -> None:
+    """The index narrows by the term's first characters only (each trigram of a long term was one more lookup:
+    81 s for 2,000 characters on a sweep); the rows it returns are matched on the whole term."""
+    import json
+
+    from stripebench_tui.search import search
+    from stripebench_tui.search.index import PROBE_CHARS
+    from stripebench_tui.search.query import MAX_TERM_CHARS
+
+    outputs = [json.loads(line).get("output") or "" for trace in sorted(indexed.rglob("trace.jsonl"))
+               for line in trace.read_text().splitlines()[1:] if '"tool_result"' in line]
+    line = max((ln for out in outputs for ln in out.splitlines()), key=len)  # the longest line of any output
+    assert len(line) > PROBE_CHARS + 20
+    term = " ".join(line.split())[:MAX_TERM_CHARS].strip()
+    found = {(e.label, h.turn) for e in search(indexed, f"text:{term!r}" if " " in term else term).episodes
+             for h in e.hits}
+    scanned = {(e.label, h.turn) for e in search(indexed, f"text:{term!r}" if " " in term else term,
+                                                use_index=False).episodes for h in e.hits}
+    assert found == scanned and found
+    near_miss = term[:PROBE_CHARS] + "\u2603" + term[PROBE_CHARS + 1:]  # the same start, then not in any output
+    assert search(indexed, f"text:{near_miss!r}" if " " in near_miss else near_miss).episodes == []
