@@ -241,17 +241,22 @@ def test_a_long_text_term_finds_through_the_index_what_the_scan_finds(indexed: P
     assert search(indexed, f"text:{near_miss!r}" if " " in near_miss else near_miss).episodes == []
 
 
+def plant(path: Path, damage: str, nested: str) -> None:
+    """Replace the file ``path`` by a FIFO nobody writes, a link to /dev/zero, or the JSON text ``nested``."""
+    path.unlink()
+    if damage == "fifo":
+        os.mkfifo(path)
+    elif damage == "device":
+        path.symlink_to("/dev/zero")
+    else:
+        path.write_text(nested)
+
+
 @pytest.mark.parametrize("damage", ["fifo", "device", "nested"])
 def test_a_batch_directory_with_a_hostile_manifest_is_one_line(tmp_path: Path, damage: str) -> None:
     sweep = _sweep(tmp_path)
     manifest = sweep / "batch.json"
-    manifest.unlink()
-    if damage == "fifo":
-        os.mkfifo(manifest)
-    elif damage == "device":
-        manifest.symlink_to("/dev/zero")
-    else:
-        manifest.write_text('{"kind": "stripebench-batch", "x": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    plant(manifest, damage, '{"kind": "stripebench-batch", "x": ' + "[" * 100_000 + "]" * 100_000 + "}")
     message = one_line_error(stripebench("batch", "report", sweep))
     assert "is not a batch directory" in message
 
@@ -260,13 +265,7 @@ def test_a_batch_directory_with_a_hostile_manifest_is_one_line(tmp_path: Path, d
 def test_a_hostile_result_file_leaves_that_run_out_not_the_report(tmp_path: Path, damage: str) -> None:
     sweep = _sweep(tmp_path)
     result = sorted(sweep.glob("*/result.json"))[0]
-    result.unlink()
-    if damage == "fifo":
-        os.mkfifo(result)
-    elif damage == "device":
-        result.symlink_to("/dev/zero")
-    else:
-        result.write_text("[" * 100_000 + "]" * 100_000)
+    plant(result, damage, "[" * 100_000 + "]" * 100_000)
     r = stripebench("batch", "report", sweep)
     assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr[-2000:]
     assert "5 of 6 episodes finished" in r.stdout
