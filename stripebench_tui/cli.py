@@ -13,6 +13,7 @@ import sys
 import typer
 
 from stripebench_tui import __version__
+from stripebench_tui.core.sanitize import sanitize
 from stripebench_tui.errors import UserError
 
 app = typer.Typer(
@@ -56,7 +57,7 @@ def main(argv: list[str] | None = None) -> None:
     try:
         app(args=argv, standalone_mode=True)
     except UserError as exc:
-        typer.echo(f"stripebench: {exc}", err=True)
+        typer.echo(f"stripebench: {sanitize(str(exc))}", err=True)  # it may quote a file's name or content
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         typer.echo("stripebench: interrupted", err=True)
@@ -67,5 +68,5 @@ def main(argv: list[str] | None = None) -> None:
         emulator = sys.modules.get("stripebench_emulator")  # its front, never one of its modules
         if emulator is None or not isinstance(exc, emulator.EmulatorProblem):
             raise
-        typer.echo(f"stripebench: {exc}", err=True)
+        typer.echo(f"stripebench: {sanitize(str(exc))}", err=True)
         sys.exit(exc.exit_code)

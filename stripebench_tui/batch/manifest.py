@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from stripebench_tui.core import json_depth
+from stripebench_tui.core.regular_file import open_regular
 from stripebench_tui.batch.matrix import Cell
 from stripebench_tui.errors import BadFileError, UserError
 from stripebench_tui.core.json_value import JSONValue
@@ -56,9 +58,17 @@ def write_json(path: Path, data: JSONValue) -> None:
         tmp.unlink(missing_ok=True)
 
 
+MAX_JSON_BYTES = 64 << 20  # a manifest of thousands of cells is a few megabytes
+
+
 def read_json(path: Path) -> Any:
+    """The JSON in ``path``; None when it is missing, half-written, or not a regular file of at most
+    ``MAX_JSON_BYTES`` nested at most ``json_depth.MAX_DEPTH`` levels (a batch directory may come from anyone: a
+    FIFO would block the reader, ``/dev/zero`` never end, ``[[[…`` exhaust the stack)."""
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        with open_regular(path) as f:
+            raw = f.read(MAX_JSON_BYTES + 1)
+        return json_depth.loads(raw) if len(raw) <= MAX_JSON_BYTES else None
     except FileNotFoundError:
         return None
     except (OSError, ValueError):

@@ -11,15 +11,17 @@ sweep's agents: best of k, mean, runs.
 from __future__ import annotations
 
 import csv
+import io
 import re
 from collections import Counter
 from fractions import Fraction
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from stripebench_tui.batch.scorecard import (NOT_VALID, Scorecard, ScoredRun, TaskUnit, category_key, category_row,
                                              review_counts, score_runs)
+from stripebench_tui.core.regular_file import open_regular
 from stripebench_tui.core.review import VERDICTS
 from stripebench_tui.envs.bench_overlay import Overlay, published_dir
 from stripebench_tui.envs.benchfolder import env_id
@@ -30,6 +32,7 @@ from stripebench_tui.errors import BadFileError
 COLUMNS = {"eval name": "eval", "model": "model", "run id": "run", "score": "score", "turn count": "turns",
            "eval_name": "eval", "run_id": "run", "turn_count": "turns", "verdict": "verdict"}
 REQUIRED = ("eval", "model", "run", "score", "turns")
+MAX_RESULTS_BYTES = 64 << 20  # the published results are some thousand rows: tens of kilobytes
 
 
 @dataclass
@@ -54,11 +57,17 @@ def read_results(path: Path, strict: bool = False) -> Results:
     """The rows of a results CSV; BadFileError (one line) when it cannot be read or lacks a column, a counted skip
     for each row that cannot be used (with ``strict``, BadFileError naming the first such row)."""
     try:
-        text = path.read_text(encoding="utf-8-sig")
+        with open_regular(path) as f:  # a FIFO or /dev/zero is refused, not read until memory runs out
+            data = f.read(MAX_RESULTS_BYTES + 1)
+        if len(data) > MAX_RESULTS_BYTES:
+            raise BadFileError(f"{path}: larger than {MAX_RESULTS_BYTES // (1 << 20)} MiB; not a results file")
+        text = data.decode("utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
         raise BadFileError(f"{path}: cannot read the results file ({getattr(exc, 'strerror', None) or exc})") from None
-    reader = csv.reader(text.splitlines())
-    header = next(reader, None)
+    rows = _rows(text)
+    _, header, problem = next(rows, (1, None, ""))
+    if problem:
+        raise BadFileError(f"{path}:1: the header is not CSV ({problem})")
     if not header:
         raise BadFileError(f"{path}: empty; a results file starts with: eval name,model,run ID,score,turn count")
     names = [COLUMNS.get(h.strip().lower()) for h in header]
@@ -68,7 +77,10 @@ def read_results(path: Path, strict: bool = False) -> Results:
                            "eval name,model,run ID,score,turn count")
     out = Results(path, ignored_columns=[h for h, n in zip(header, names) if n is None])
     where = {n: i for i, n in enumerate(names) if n is not None}
-    for line, row in enumerate(reader, start=2):
+    for line, row, problem in rows:
+        if row is None:
+            out.skipped.append(f"line {line}: {problem}")
+            continue
         if not any(cell.strip() for cell in row):
             continue
         problem = _row_problem(row, len(header), where)
@@ -106,6 +118,22 @@ def _row_problem(row: list[str], width: int, where: dict[str, int]) -> str | Non
 
 # (pattern of eval names, folder name, overlay) for each overlay we ship
 Target = tuple[re.Pattern[str], str, Overlay]
+
+
+def _rows(text: str) -> Iterator[tuple[int, list[str] | None, str]]:
+    """(line, row, "") for each row of the CSV ``text``; (line, None, why) for a row the csv module refuses (a field
+    over its size limit, a stray quote), after which the next rows are still read. A quoted cell may hold a line
+    break (so the text is not split into lines first)."""
+    reader = csv.reader(io.StringIO(text, newline=""))
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            yield reader.line_num, None, str(exc)
+            continue
+        yield reader.line_num, row, ""
 
 
 @dataclass(frozen=True)

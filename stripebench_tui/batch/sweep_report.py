@@ -22,8 +22,8 @@ from stripebench_tui.batch.published import (Target, compare, comparison_tables,
                                              read_results, task_unit)
 from stripebench_tui.batch.scorecard import (NOT_VALID, Scorecard, ScoredRun, TaskUnit, category_row, review_counts,
                                              review_sentence, score_runs)
+from stripebench_tui.core.escape import csv_cell, markdown_text
 from stripebench_tui.core.review import load_review
-from stripebench_tui.core.sanitize import sanitize
 from stripebench_tui.errors import UserError
 from stripebench_tui.core.trace import Trace
 
@@ -169,31 +169,35 @@ def render(report: dict[str, Any], fmt: str) -> str:
         return json.dumps(report, indent=2, sort_keys=True) + "\n"
     if fmt == "csv":
         out = io.StringIO()
-        writer = csv.writer(out, lineterminator="\n")
+        # CRLF, as RFC 4180 has it: the csv module then quotes a cell holding a carriage return, which a bare
+        # "\n" terminator leaves unquoted for a spreadsheet to read as a row break.
+        writer = csv.writer(out, lineterminator="\r\n")
         writer.writerow(CSV_COLUMNS)
-        for r in report["runs"]:
-            writer.writerow([r["eval_name"], r["model"], r["run"], f"{r['score']:.4f}", r["turns"], r["verdict"] or "",
+        for r in report["runs"]:  # names come from folders, flags, models and graders: every text cell is neutralised
+            writer.writerow([csv_cell(r["eval_name"]), csv_cell(r["model"]), r["run"], f"{r['score']:.4f}", r["turns"],
+                             r["verdict"] or "",
                              "true" if r["passed"] else "false", f"{r['seconds']:.1f}", r["tokens"],
-                             f"{r['cost_usd']:.4f}", ";".join(f"{f['kind']}@{f['turn']}" for f in r["findings"]),
-                             ";".join(r["failed"])])
+                             f"{r['cost_usd']:.4f}",
+                             csv_cell(";".join(f"{f['kind']}@{f['turn']}" for f in r["findings"])),
+                             csv_cell(";".join(r["failed"]))])
         return out.getvalue()
-    clean = lambda text: sanitize(str(text)).replace("|", "\\|")  # noqa: E731 - names come from manifests and flags
+    clean = markdown_text  # names come from folders, flags, models and graders' tests
     lines = [f"# Batch {clean(report['batch'])}", "",
              f"{report['finished']} of {report['cells']} episodes finished"
              + (f", {report['retried']} after an infrastructure retry" if report["retried"] else "") + ".", "",
              "## Per task", "", "| task | category | model | runs | best of k | mean | turns (best) | tokens | cost |",
              "|---|---|---|---:|---:|---:|---:|---:|---:|"]
-    lines += [f"| {clean(_task(t))} | {t['category']} | {clean(t['model'])} | {t['runs']} | {_pct(t['best'])} | "
+    lines += [f"| {clean(_task(t))} | {clean(t['category'])} | {clean(t['model'])} | {t['runs']} | {_pct(t['best'])} | "
               f"{_pct(t['mean'])} | {turn_range(t['best_turns'])} | {t['tokens']:,} | ${t['cost_usd']:.2f} |" for t in report["tasks"]]
     lines += ["", "## Per category (the published scorecard's rule: best of k, each language's SDK-upgrade problems as "
               "one task, half-up)", "", "| category | model | tasks | best of k | turns (best) | mean of k | pass^k |",
               "|---|---|---:|---:|---:|---:|---:|"]
-    lines += [f"| {c['category']} | {clean(c['model'])} | {tasks_text(c)} | {c['best_percent']} % | "
+    lines += [f"| {clean(c['category'])} | {clean(c['model'])} | {tasks_text(c)} | {c['best_percent']} % | "
               f"{turn_range(c['best_turns'])} | {c['mean_percent']} % | {c['pass_k_percent']} % |"
               for c in report["categories"]]
     if any(c["tasks"] < c["of_tasks"] for c in report["categories"]):
         lines += ["", "\\* partial: " + "; ".join(f"{clean(c['model'])} lacks {clean(', '.join(c['missing']))} in "
-                                                   f"{c['category']}" for c in report["categories"] if c["missing"])]
+                                                   f"{clean(c['category'])}" for c in report["categories"] if c["missing"])]
     lines += ["", review_sentence(report["review"])]
     lines += ["", "## Failing criteria (across runs)", ""]
     if report["criteria"]:
@@ -233,7 +237,7 @@ def _compare_lines(report: dict[str, Any], clean: Callable[[Any], str]) -> list[
               f"{_pct(t['mean'])} | {turn_range(t['best_turns'])} |" for t in tables["tasks"]]
     lines += ["", "| category | model | source | tasks | best of k | turns (best) | mean of k | pass^k |",
               "|---|---|---|---:|---:|---:|---:|---:|"]
-    lines += [f"| {c['category']} | {clean(c['model'])} | {c['source']} | {tasks_text(c)} | {c['best_percent']} % | "
+    lines += [f"| {clean(c['category'])} | {clean(c['model'])} | {clean(c['source'])} | {tasks_text(c)} | {c['best_percent']} % | "
               f"{turn_range(c['best_turns'])} | {c['mean_percent']} % | {c['pass_k_percent']} % |"
               for c in tables["categories"]]
     notes = [clean(note) for note in tables["notes"]]

@@ -173,9 +173,11 @@ def batch_report(
     if fmt == "html":
         _write_html(batch, output or batch.root / "report.html", force, compare_with)
         return
+    from stripebench_tui.core.sanitize import sanitize
+
     text, path = write_report(batch, fmt, compare_with, output=output)
-    typer.echo(text, nl=False)
-    typer.echo(f"written: {path}", err=True)
+    typer.echo(sanitize(text, max_line=None), nl=False)  # the file keeps the data; a terminal obeys no escape in it
+    typer.echo(sanitize(f"written: {path}"), err=True)
 
 
 def _write_html(batch: "Batch", out: Path, force: bool, compare_with: Path | None = None) -> None:

@@ -41,7 +41,7 @@ def envs(as_json: bool = typer.Option(False, "--json", help="Print a JSON list i
     columns = [[e.id, e.manifest.category, e.manifest.stack or "-", str(sizes[e.id]), e.manifest.title] for e in found]
     widths = [max(len(row[i]) for row in columns) for i in range(4)]
     for row in columns:
-        typer.echo("  ".join(cell.ljust(w) for cell, w in zip(row, widths)) + "  " + row[4])
+        _say("  ".join(cell.ljust(w) for cell, w in zip(row, widths)) + "  " + row[4])
 
 
 def _bench_envs(path: Path, as_json: bool) -> None:
@@ -72,13 +72,20 @@ def _bench_envs(path: Path, as_json: bool) -> None:
         return
     width = max(len(r["id"]) for r in rows)
     for r in rows:
-        typer.echo(f"{r['id']:<{width}}  {r['category']:<10}  {r['title']}")
+        _say(f"{r['id']:<{width}}  {r['category']:<10}  {r['title']}")
         if r["run"]:
-            typer.echo(f"{'':<{width}}  run: {r['run']}" + ("" if r["overlay"] else "  (no overlay: defaults)"))
+            _say(f"{'':<{width}}  run: {r['run']}" + ("" if r["overlay"] else "  (no overlay: defaults)"))
         for need in r["needs"]:
-            typer.echo(f"{'':<{width}}  needs: {need}")
+            _say(f"{'':<{width}}  needs: {need}")
         for check in r.get("here", []):
-            typer.echo(f"{'':<{width}}  {'here' if check['present'] else 'MISSING'}: {check['text']}")
+            _say(f"{'':<{width}}  {'here' if check['present'] else 'MISSING'}: {check['text']}")
+
+
+def _say(line: str) -> None:
+    """Print a line of the listing: folder names and titles are anyone's, so a terminal gets no escape of theirs."""
+    from stripebench_tui.core.sanitize import sanitize
+
+    typer.echo(sanitize(line))
 
 
 def register(app: typer.Typer) -> None:

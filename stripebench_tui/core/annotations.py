@@ -16,6 +16,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
 
+from stripebench_tui.core import json_depth
 from stripebench_tui.core.episode_files import Refused, read_episode_file
 from stripebench_tui.core.whole_file import write_whole
 from stripebench_tui.errors import BadFileError
@@ -122,7 +123,7 @@ def _clean(text: str) -> str:
 
 def _parse(raw: bytes, path: Path) -> list[Note]:
     try:
-        doc: Any = json.loads(raw.decode("utf-8"))
+        doc: Any = json_depth.loads(raw)
     except (UnicodeDecodeError, ValueError) as exc:
         raise BadFileError(f"{path}: not a notes file (invalid JSON: {exc})") from None
     if not isinstance(doc, dict) or doc.get("schema") != NOTES_SCHEMA or not isinstance(doc.get("notes"), list):

@@ -25,6 +25,8 @@ import stat
 from pathlib import Path
 from typing import BinaryIO
 
+from stripebench_tui.core.regular_file import kind_of
+
 OUTSIDE = "it points outside the episode directory"
 
 
@@ -37,20 +39,8 @@ class Refused(Exception):
         self.reason = reason
 
 
-def _kind(mode: int) -> str:
-    if stat.S_ISFIFO(mode):
-        return "a FIFO"
-    if stat.S_ISDIR(mode):
-        return "a directory"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
-    return "not a regular file"
-
-
 def _not_regular(name: str, mode: int) -> Refused:
-    return Refused(name, f"it is not a regular file ({_kind(mode)})")
+    return Refused(name, f"it is not a regular file ({kind_of(mode)})")
 
 
 def episode_file(episode_dir: str | os.PathLike[str], name: str | os.PathLike[str]) -> Path:

@@ -26,6 +26,7 @@ from stripebench_tui.core.trace_check import LineError, parse_event, parse_heade
 from stripebench_tui.core.trace_index import IndexBuilder, TraceIndex
 from stripebench_tui.core import cold_index, turns_sidecar
 from stripebench_tui.core.episode_files import Refused, read_episode_file
+from stripebench_tui.core.regular_file import NotRegularFile, open_regular
 from stripebench_tui.core.trace_writer import TraceError, TraceWriter, sidecar_dir
 from stripebench_tui.core.turns_sidecar import QuickTurns
 
@@ -66,16 +67,16 @@ def open_trace(path: str | os.PathLike[str]) -> Trace:
     if p.is_dir() and (p / EPISODE_TRACE).is_file():
         p = p / EPISODE_TRACE
     try:
-        f = open(p, "rb")
+        f = open_regular(p)  # a FIFO or a device is refused, not read (it could block or never end)
     except FileNotFoundError:
         raise TraceError(f"{p}: no such file") from None
-    except IsADirectoryError:
-        raise TraceError(f"{p}: is a directory with no {EPISODE_TRACE}, not a trace file") from None
+    except (IsADirectoryError, NotRegularFile) as exc:
+        if isinstance(exc, IsADirectoryError) or exc.kind == "a directory":
+            raise TraceError(f"{p}: is a directory with no {EPISODE_TRACE}, not a trace file") from None
+        raise TraceError(f"{p}: {exc.strerror}, not a trace file") from None
     except OSError as exc:
         raise TraceError(f"{p}: cannot read ({exc.strerror})") from None
     with f:
-        if p.is_dir():  # pragma: no cover - open() on a directory raises on Linux already
-            raise TraceError(f"{p}: is a directory, not a trace file")
         head = f.readline(HEADER_MAX)
         if not head:
             raise TraceError(f"{p}: empty file (no trace header)")

@@ -21,6 +21,7 @@ from stripebench_tui.core.events import (
     Header,
     event_from_dict,
 )
+from stripebench_tui.core.json_depth import TooDeep, loads
 
 
 class LineError(ValueError):
@@ -87,10 +88,11 @@ def check_payload(d: dict[str, Any], cls: type[Event]) -> None:
 def decode_json(raw: bytes) -> Any:
     """The JSON value of one line, or LineError."""
     try:
-        # decode explicitly: json.loads(bytes) would guess UTF-16/32 from the first bytes
-        return json.loads(raw.decode("utf-8"))
+        return loads(raw)  # decoded as UTF-8: json.loads(bytes) would guess UTF-16/32 from the first bytes
     except UnicodeDecodeError:
         raise LineError("not UTF-8 text") from None
+    except TooDeep as exc:
+        raise LineError(str(exc)) from None
     except json.JSONDecodeError as exc:
         raise LineError(f"not JSON ({exc.msg} at column {exc.colno})") from None
 
@@ -122,6 +124,8 @@ def parse_event(raw: bytes, *, drop_output: bool = False) -> Event:
         value = d.get(key)
         if value is None or isinstance(value, bool) or not isinstance(value, want):
             raise LineError(f"{kind} event lacks {key!r}" if key not in d else f"{kind} event has a non-numeric {key!r}")
+    if d["turn"] < 0:  # turn 0 is the set-up, then the agent's turns from 1: a turn before it means nothing
+        raise LineError(f"{kind} event has a negative turn ({d['turn']})")
     check_payload(d, cls)
     names = _NAMES.get(cls)
     if names is None:

@@ -17,6 +17,7 @@ exported trace imports back whole; a foreign trajectory simply lacks them.
 from __future__ import annotations
 
 import json
+import os
 import secrets
 import shutil
 import tempfile
@@ -28,6 +29,8 @@ from pathlib import Path
 from typing import Any, Callable, TextIO
 
 from stripebench_tui import __version__
+from stripebench_tui.core import json_depth
+from stripebench_tui.core.regular_file import open_regular
 from stripebench_tui.core.annotations import load_notes
 from stripebench_tui.core.events import Event, EventError, Header, ModelMessage, ToolCall, ToolResult, event_from_dict
 from stripebench_tui.core.profile import Profiler
@@ -39,6 +42,7 @@ from stripebench_tui.core.json_value import JSONValue
 
 ATIF_VERSION = "ATIF-v1.4"  # what we write: the widely implemented revision
 READABLE_VERSIONS = frozenset(f"ATIF-v1.{i}" for i in range(8))
+MAX_ATIF_BYTES = 512 << 20  # an imported trajectory is one JSON document, decoded whole
 
 _ROOT = ({"schema_version", "agent", "steps"}, {"session_id", "trajectory_id", "notes", "final_metrics", "continued_trajectory_ref", "subagent_trajectories", "extra"})
 _AGENT = ({"name", "version"}, {"model_name", "tool_definitions", "extra"})
@@ -65,9 +69,16 @@ def load(path: str | Path) -> tuple[Header, list[Event]]:
     """Read an ATIF file into a header and events; AtifError on anything malformed."""
     p = Path(path)
     try:
-        doc = json.loads(p.read_bytes())
+        with open_regular(p) as f:
+            size = os.fstat(f.fileno()).st_size
+            if size > MAX_ATIF_BYTES:  # read whole and decoded whole: several times its size in memory
+                raise AtifError(f"{p}: larger than {MAX_ATIF_BYTES >> 20} MiB ({size:,} bytes); not an ATIF file we read")
+            raw = f.read()
+        doc = json_depth.loads(raw)
     except UnicodeDecodeError:
         raise AtifError(f"{p}: not UTF-8 text") from None
+    except json_depth.TooDeep as exc:
+        raise AtifError(f"{p}: not an ATIF file we read ({exc})") from None
     except ValueError as exc:
         raise AtifError(f"{p}:{getattr(exc, 'lineno', '?')}: not valid JSON ({getattr(exc, 'msg', exc)})") from None
     except OSError as exc:

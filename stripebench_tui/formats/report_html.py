@@ -10,7 +10,8 @@ parser only scans it, and it is a tenth of the bytes) that a few lines of
 inline script turn into a ``<pre>`` when its ``<details>`` is first opened
 (the only script in the file; nothing is fetched). The
 Markdown one escapes for Markdown instead (fenced blocks longer than any
-backtick run in their content, table cells without pipes or newlines).
+backtick run in their content; inline text through ``core.escape.markdown_text``: no HTML, no Markdown marks,
+no escape sequences, one line).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from pathlib import Path
 import jinja2
 import markupsafe
 
+from stripebench_tui.core.escape import markdown_text
 from stripebench_tui.formats.episode_report import Report
 
 TEMPLATES = Path(__file__).with_name("templates")
@@ -39,10 +41,8 @@ def _fence(text: str, lang: str = "") -> str:
 
 
 def _cell(text: object) -> str:
-    """``text`` safe inside a Markdown table cell (and as inline text)."""
-    s = " ".join(str(text).split())
-    s = re.sub(r"([\\`*_\[\]<>|#])", r"\\\1", s)
-    return s
+    """``text`` safe inside a Markdown table cell (and as inline text): the Markdown sink's one neutraliser."""
+    return markdown_text(text)
 
 
 def _quote(text: object) -> str:

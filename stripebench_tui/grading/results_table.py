@@ -38,7 +38,7 @@ def criteria_table(results: Iterable[Reported], title: str = "") -> Table:
     table.add_column("criterion")
     table.add_column("evidence")
     for r in results:
-        table.add_row(status_text(r.status), f"{r.criterion.weight:g}", Text(r.criterion.name),
+        table.add_row(status_text(r.status), f"{r.criterion.weight:g}", Text(sanitize(r.criterion.name)),
                       Text(evidence_line(r.evidence())))
     return table
 

@@ -17,6 +17,7 @@ from typing import Awaitable, Callable
 from rich.table import Table
 from rich.text import Text
 
+from stripebench_tui.core.sanitize import sanitize
 from stripebench_tui.envs.manifest import Environment
 from stripebench_tui.grading.loader import grader_path, load_grader
 from stripebench_tui.grading.results_table import GLYPHS, STYLES
@@ -134,8 +135,8 @@ def validation_table(rows: list[ValidationRow]) -> Table:
         table.add_column(name, justify=justify, no_wrap=name != "")  # type: ignore[arg-type]
     for row in rows:
         score = "—" if row.outcome.score is None else f"{row.outcome.score:.2f}"
-        verdict = Text("ok", style="green") if row.ok else Text(row.outcome.error or "wrong score", style="red")
-        table.add_row(Text(row.env), Text(row.run.label), score, row.run.expectation, glyphs(row),
+        verdict = Text("ok", style="green") if row.ok else Text(sanitize(row.outcome.error or "wrong score"), style="red")
+        table.add_row(Text(sanitize(row.env)), Text(sanitize(row.run.label)), score, row.run.expectation, glyphs(row),
                       f"{row.outcome.duration:.1f}s", verdict)
     return table
 

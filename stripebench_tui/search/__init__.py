@@ -7,6 +7,7 @@ changes). The query language is in ``search.query``.
 
 from __future__ import annotations
 
+import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -62,6 +63,9 @@ def search(root: Path, query: str | list[Clause], *, use_index: bool = True) -> 
                     hits = index.search(clauses)
             else:
                 hits = scan(trace, clauses)
+        except sqlite3.Error as exc:  # an index damaged after it was stamped current, a full disk while building
+            found.skipped.append(f"{label}: its search index cannot be read ({exc}); --no-index reads the trace")
+            continue
         except (UserError, OSError, ValueError) as exc:
             found.skipped.append(f"{label}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
             continue

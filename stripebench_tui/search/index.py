@@ -26,6 +26,7 @@ from stripebench_tui.search.query import Clause, status_matches
 INDEX_NAME = "search-index.sqlite3"
 SCHEMA = "1"
 CONTEXT_CHARS = 160
+PROBE_CHARS = 48  # of a text term, given to the trigram index (the rest is matched on the rows it returns)
 
 
 @dataclass(frozen=True)
@@ -186,8 +187,11 @@ class EpisodeIndex:
         if clause.kind == "text":
             if "%" in clause.value or "_" in clause.value:  # LIKE's own wildcards: read them all, match below
                 rows = db.execute("SELECT turn, body FROM outputs")
-            else:  # the trigram index answers this without reading every output
-                rows = db.execute("SELECT turn, body FROM outputs WHERE body LIKE ?", (f"%{clause.value}%",))
+            else:  # the trigram index answers this without reading every output; it looks up each trigram of the
+                # pattern, so a long term costs as many lookups: its first PROBE_CHARS narrow the rows, the check
+                # below (which every row passes through anyway) matches the whole term
+                rows = db.execute("SELECT turn, body FROM outputs WHERE body LIKE ?",
+                                  (f"%{clause.value[:PROBE_CHARS]}%",))
             return [SearchHit(int(turn), "text", _text_line(body, clause.value)) for turn, body in rows
                     if clause.value in body.lower()]  # LIKE folds ASCII case only: the same rule as the scan
         if clause.kind == "request":

@@ -23,6 +23,8 @@ from stripebench_tui.errors import UserError
 KINDS = ("finding", "request", "tool", "verdict", "text")
 QUALIFIERS = {"status": "request", "criterion": "verdict"}
 STATUS = re.compile(r"^([1-5])(xx|\d\d)$")
+MAX_TERM_CHARS = 256  # of one term's value: an eval name, a path, a sentence of output
+MAX_WILDCARDS = 16  # of one pattern (request:'POST /v1/checkout/*' has one)
 
 
 @dataclass(frozen=True)
@@ -70,7 +72,21 @@ def parse(query: str) -> list[Clause]:
             clauses.append(Clause(key, value if key == "request" else value.lower()))
     if words:
         clauses.append(Clause("text", " ".join(words).lower()))
+    for clause in clauses:
+        _check_size(clause)
     return clauses
+
+
+def _check_size(clause: Clause) -> None:
+    """UserError for a term too long or too wild to search quickly (the index's trigrams and SQLite's GLOB both
+    slow down with the pattern's length; SQLite refuses a pattern of thousands of wildcards outright)."""
+    for value in (clause.value, *clause.qualifiers.values()):
+        if len(value) > MAX_TERM_CHARS:
+            raise UserError(f"a search term of {len(value):,} characters is longer than the {MAX_TERM_CHARS} allowed; "
+                            "search for a shorter part of it")
+        if clause.kind != "text" and sum(value.count(c) for c in "*?[") > MAX_WILDCARDS:
+            raise UserError(f"{clause.kind}:{value[:40]}… has more than {MAX_WILDCARDS} wildcards (* ? [); "
+                            "one * stands for any run of characters")
 
 
 _EXAMPLE = {"finding": "400-as-success", "request": "'POST /v1/refunds'", "tool": "browser_type", "verdict": "fail",
@@ -85,4 +101,4 @@ def status_matches(pattern: str, status: int) -> bool:
     return str(status).startswith(found.group(1)) if found.group(2) == "xx" else str(status) == pattern
 
 
-__all__ = ["Clause", "KINDS", "parse", "status_matches"]
+__all__ = ["Clause", "KINDS", "MAX_TERM_CHARS", "MAX_WILDCARDS", "parse", "status_matches"]

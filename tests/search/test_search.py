@@ -22,13 +22,20 @@ from stripebench_tui.search.query import parse
 REPLAYS = Path(__file__).resolve().parents[2] / "replays"
 
 
-@pytest.fixture
-def folder(tmp_path: Path) -> Path:
-    root = tmp_path / "episodes"
-    for name in ("checkout-migration-400", "checkout-migration-oracle", "bookings-payments-oracle",
-                 "idempotent-payments-oracle", "webhook-fulfillment-oracle"):
+SAMPLES = ("checkout-migration-400", "checkout-migration-oracle", "bookings-payments-oracle",
+           "idempotent-payments-oracle", "webhook-fulfillment-oracle")
+
+
+def copy_samples(root: Path) -> Path:
+    """``root`` holding a copy of five sample episodes, one folder each."""
+    for name in SAMPLES:
         shutil.copytree(REPLAYS / name, root / name)
     return root
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    return copy_samples(tmp_path / "episodes")
 
 
 def plain(folder: Path, want) -> set[tuple[str, int]]:  # noqa: ANN001 - a predicate over one JSON event

@@ -10,6 +10,7 @@ from textual.app import App, SystemCommand
 from textual.screen import Screen
 
 from stripebench_tui.tui.keymaps.keymap import COMMANDS
+from stripebench_tui.tui.text import clean
 from stripebench_tui.tui.screens.episode_screen import EpisodeScreen, PlaybackOptions
 from stripebench_tui.tui.sources.episode_source import EpisodeSource, TraceSource
 from stripebench_tui.tui.apps.fork_opener import open_fork
@@ -31,7 +32,7 @@ class EpisodeApp(App[None]):
         self.options = options
         header = source.header
         if header is not None:
-            self.sub_title = " · ".join(x for x in (header.title or header.env, header.agent) if x)
+            self.sub_title = clean(" · ".join(x for x in (header.title or header.env, header.agent) if x))  # recorded
 
     def on_mount(self) -> None:
         self.push_screen(EpisodeScreen(self.source, self.options))

@@ -5,13 +5,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.widgets import Input, Label, TextArea
 
 from stripebench_tui.tui.screens.dialog import DialogScreen
-from stripebench_tui.tui.text import clean
+from stripebench_tui.tui.text import clean, plain
 
 
 def parse_arguments(text: str) -> dict[str, Any]:
@@ -37,7 +38,7 @@ class EditCallScreen(DialogScreen["dict[str, Any] | None"]):
 
     def compose(self) -> ComposeResult:
         with Vertical() as box:
-            box.border_title = f"Edit the arguments of {clean(self.tool)}"
+            box.border_title = plain(f"Edit the arguments of {self.tool}")  # the agent's tool name: text, not markup
             yield TextArea(json.dumps(self.arguments, indent=2, ensure_ascii=False), language="json", id="edit-args")
             yield Label("Ctrl+S runs the call with these arguments · Esc cancels", classes="help", id="edit-help")
 
@@ -45,7 +46,7 @@ class EditCallScreen(DialogScreen["dict[str, Any] | None"]):
         try:
             self.dismiss(parse_arguments(self.query_one(TextArea).text))
         except ValueError as exc:
-            self.query_one("#edit-help", Label).update(f"[b]{exc}[/b] — fix it, or Esc to cancel")
+            self.query_one("#edit-help", Label).update(Text.assemble((clean(str(exc)), "bold"), " — fix it, or Esc to cancel"))
 
     def action_cancel(self) -> None:
         self.dismiss(None)
@@ -62,7 +63,7 @@ class RejectScreen(DialogScreen["str | None"]):
 
     def compose(self) -> ComposeResult:
         with Vertical() as box:
-            box.border_title = f"Reject {clean(self.tool)}"
+            box.border_title = plain(f"Reject {self.tool}")
             yield Input(placeholder="why (the agent sees this); Enter to reject", id="reject-reason")
             yield Label("Esc cancels", classes="help")
 

@@ -25,6 +25,7 @@ from stripebench_tui.batch.manifest import Batch
 from stripebench_tui.batch.matrix import Cell
 from stripebench_tui.tui.screens.episode_screen import EpisodeScreen, PlaybackOptions
 from stripebench_tui.tui.sources.episode_source import TraceSource
+from stripebench_tui.tui.text import clean, plain
 
 REFRESH = 1.0  # seconds between looks at the batch directory
 
@@ -149,13 +150,13 @@ class SearchScreen(ModalScreen[tuple[Path, int] | None]):
         try:
             found = search(self.root, event.value)
         except UserError as exc:
-            status.update(Text(str(exc), style="red"))
+            status.update(plain(str(exc), style="red"))
             return
         for episode in found.episodes:
             for hit in episode.hits:
                 self.places.append((episode.episode, hit.turn))
-                hits.add_option(Option(Text.assemble((episode.label, "bold"), f"  turn {hit.turn}  ",
-                                                     (hit.kind, "cyan"), f"  {hit.context}")))
+                hits.add_option(Option(Text.assemble((clean(episode.label), "bold"), f"  turn {hit.turn}  ",
+                                                     (hit.kind, "cyan"), f"  {clean(hit.context)}")))
         total = len(self.places)
         status.update(f"{total} hits in {len(found.episodes)} of {found.searched} episodes"
                       + (f"; {len(found.skipped)} skipped" if found.skipped else "") + ("" if total else " — try another query"))
@@ -196,11 +197,11 @@ class BatchGridScreen(Screen[None]):
 
     def on_mount(self) -> None:
         grid = self.grid
-        for label, run in self.columns:
-            grid.add_column(f"{label} #{run}", key=f"{label}#{run}")
+        for label, run in self.columns:  # agent and environment names are text, never markup (a "[@click=…]" in one
+            grid.add_column(plain(f"{label} #{run}"), key=f"{label}#{run}")  # would be a live action)
         grid.add_column("findings", key=FINDINGS_KEY)
         for env in self.envs:
-            grid.add_row(*self._labels(env), self._findings_label(env), key=env, label=env)
+            grid.add_row(*self._labels(env), self._findings_label(env), key=env, label=plain(env))
         self._summary()
         grid.focus()
         self.set_interval(REFRESH, self.refresh_cells)
@@ -218,7 +219,7 @@ class BatchGridScreen(Screen[None]):
                 counts[kind] = counts.get(kind, 0) + 1
         text = Text()
         for kind, n in sorted(counts.items()):
-            text.append(("  " if text else "") + f"{kind} ×{n}",
+            text.append(("  " if text else "") + clean(f"{kind} ×{n}"),
                         style="bold magenta" if self.only in (None, kind) else "dim")
         return text or Text("—", style="dim")
 
@@ -259,9 +260,9 @@ class BatchGridScreen(Screen[None]):
         done = sum(1 for c in self.batch.cells if self.batch.finished(c))
         running = sum(1 for c in self.batch.cells if self.batch.running(c) is not None and not self.batch.finished(c))
         shown = f" · showing finding {self.only} (f: next)" if self.only else " · f filters by finding"
-        self.query_one("#summary", Static).update(
+        self.query_one("#summary", Static).update(plain(
             f"{self.batch.root} · {done}/{len(self.batch.cells)} episodes finished · {running} running · Enter opens one"
-            f"{shown} · / searches · r reviews")
+            f"{shown} · / searches · r reviews"))
 
     def selected(self) -> Cell | None:
         coordinate = self.grid.cursor_coordinate
@@ -285,7 +286,7 @@ class BatchGridScreen(Screen[None]):
         try:
             opened = open_episode(trace)
         except UserError as exc:
-            self.notify(str(exc), title="Batch", severity="error")
+            self.notify(clean(str(exc)), title="Batch", severity="error", markup=False)
             return
         self.app.push_screen(BatchEpisodeScreen(TraceSource(opened), PlaybackOptions(start_turn=turn)))
 

@@ -99,7 +99,7 @@ class LiveEpisodeScreen(EpisodeScreen, inherit_bindings=False):
         if self.result is not None and self.result.setup_failed:
             self.error = self.result.error
         if self.error:
-            self.notify(clean(self.error), title="Episode", severity="error", timeout=30)
+            self.notify(clean(self.error), title="Episode", severity="error", timeout=30, markup=False)
         self.live_redraw(force=True)
 
     # ----- redrawing from the live state -----------------------------------------------
@@ -173,7 +173,7 @@ class LiveEpisodeScreen(EpisodeScreen, inherit_bindings=False):
         found = [op for op in self.live_state.operator_actions if op.action == "divergence"]
         for op in found[self._divergences_seen:]:
             diverged = bool(op.details.get("diverged"))
-            self.notify(clean(op.text), title="Divergence" if diverged else "Re-executed",
+            self.notify(clean(op.text), title="Divergence" if diverged else "Re-executed", markup=False,
                         severity="warning" if diverged else "information", timeout=20 if diverged else 6)
         self._divergences_seen = len(found)
 
@@ -366,7 +366,8 @@ class LiveEpisodeScreen(EpisodeScreen, inherit_bindings=False):
 
         shot = self.live_source.screenshot()
         if shot is None or not shot.data:
-            self.notify(shot.caption if shot is not None else "No screenshot yet.", title="Screenshot")
+            self.notify(clean(shot.caption) if shot is not None else "No screenshot yet.", title="Screenshot",
+                        markup=False)
             return
         self.app.push_screen(ScreenshotScreen(shot))
 

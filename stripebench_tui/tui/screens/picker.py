@@ -13,7 +13,7 @@ from textual.widgets import DataTable, Footer, Static
 
 from stripebench_tui.core.events import EpisodeEnd
 from stripebench_tui.core.trace import EPISODE_TRACE
-from stripebench_tui.tui.text import clean
+from stripebench_tui.tui.text import clean, plain
 
 
 @dataclass(frozen=True)
@@ -68,7 +68,7 @@ class PickerScreen(Screen[None]):
         self.entries: list[EpisodeEntry] = []
 
     def compose(self) -> ComposeResult:
-        yield Static(f"Episodes in {clean(str(self.folder))} — Enter opens one, Esc goes back to this list",
+        yield Static(plain(f"Episodes in {self.folder} — Enter opens one, Esc goes back to this list"),
                      id="picker-title")
         yield DataTable(id="episodes", cursor_type="row")
         yield Footer()
@@ -84,14 +84,15 @@ class PickerScreen(Screen[None]):
         table.clear()
         self.entries = [describe(p, self.folder) for p in find_traces(self.folder)]
         for entry in self.entries:
-            table.add_row(clean(entry.name), clean(entry.env), clean(entry.agent), clean(entry.status))
+            # Folder, environment and agent names are the traces' own: text, never markup ("[@click=…]" would act).
+            table.add_row(plain(entry.name), plain(entry.env), plain(entry.agent), plain(entry.status))
         if not self.entries:
-            self.notify(f"No traces in {self.folder} yet (r reloads).", title="Episodes")
+            self.notify(clean(f"No traces in {self.folder} yet (r reloads)."), title="Episodes", markup=False)
 
     def on_data_table_row_selected(self, message: DataTable.RowSelected) -> None:
         entry = self.entries[message.cursor_row]
         if not entry.readable:
-            self.notify(entry.status, title="Episodes", severity="error")
+            self.notify(clean(entry.status), title="Episodes", severity="error", markup=False)
             return
         self.open_entry(entry)
 

@@ -22,6 +22,7 @@ from stripebench_tui.batch.manifest import Batch
 from stripebench_tui.batch.review_queue import BatchRun, QueueItem, batch_queue
 from stripebench_tui.core.review import save_review
 from stripebench_tui.errors import UserError
+from stripebench_tui.tui.text import clean, plain
 
 VERDICT_KEYS = {"v": "valid", "i": "infra-failure", "x": "integrity", "o": "other"}
 VERDICT_STYLE = {"valid": "green", "infra-failure": "yellow", "integrity": "bold red", "other": "red"}
@@ -63,10 +64,11 @@ class ReviewQueueScreen(Screen[None]):
         table.clear()
         for item, run in self.queue:
             verdict = item.run.verdict
-            table.add_row(Text("best", style="bold") if item.best else Text(""), run.cell.env, run.cell.agent_label,
-                          str(run.cell.run), f"{float(item.run.score):.2f}", str(item.run.turns),
-                          Text(verdict or "—", style=VERDICT_STYLE.get(verdict or "", "dim")),
-                          Text(run.review.note if run.review else ""), key=run.cell.id)
+            # names and notes are text, never markup (a "[@click=…]" in an agent's name would be a live action)
+            table.add_row(Text("best", style="bold") if item.best else Text(""), plain(run.cell.env),
+                          plain(run.cell.agent_label), str(run.cell.run), f"{float(item.run.score):.2f}",
+                          str(item.run.turns), Text(verdict or "—", style=VERDICT_STYLE.get(verdict or "", "dim")),
+                          plain(run.review.note if run.review else ""), key=run.cell.id)
         heads = [q for q, _ in self.queue if q.best]
         reviewed = sum(1 for q in heads if q.run.verdict is not None)
         self.query_one("#review-summary", Static).update(
@@ -91,11 +93,11 @@ class ReviewQueueScreen(Screen[None]):
         try:
             save_review(self.batch.episode_dir(run.cell), verdict, note_box.value)
         except UserError as exc:
-            self.notify(str(exc), title="Review", severity="error")
+            self.notify(clean(str(exc)), title="Review", severity="error", markup=False)
             return
         note_box.value = ""
         self.reload(keep=self.table.cursor_row + 1)
-        self.notify(f"{run.cell.id}: {verdict}", title="Review")
+        self.notify(clean(f"{run.cell.id}: {verdict}"), title="Review", markup=False)
 
     def action_note(self) -> None:
         self.query_one("#review-note", Input).focus()

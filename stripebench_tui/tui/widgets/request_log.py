@@ -18,7 +18,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.widgets import DataTable, Input, Static
 
 from stripebench_tui.core.events import StripeRequest
-from stripebench_tui.tui.text import clean
+from stripebench_tui.tui.text import clean, plain
 
 SOURCES = ("agent", "app", "browser", "grader")
 METHODS = ("GET", "POST", "DELETE", "PUT", "PATCH")
@@ -77,7 +77,7 @@ def _body(text: str) -> Syntax | Text:
 
 def request_detail(req: StripeRequest) -> Group:
     """One request in full: its line, the fields the log keeps, the request and response bodies."""
-    head = Text(f"{req.method} {clean(req.path)} → {req.status}", style="bold red" if req.status >= 400 else "bold")
+    head = Text(clean(f"{req.method} {req.path}") + f" → {req.status}", style="bold red" if req.status >= 400 else "bold")
     facts = [("request id", req.request_id), ("turn", str(req.turn)), ("source", req.source),
              ("error", " ".join(x for x in (req.error_type, req.error_code) if x)),
              ("idempotency key", req.idempotency_key), ("API version", req.api_version),
@@ -135,8 +135,8 @@ class RequestLogPane(Vertical):
         for req in filter_requests(requests, self.query_text):
             status = Text(str(req.status), style="bold red" if req.status >= 400 else "green")
             took = f"{req.latency * 1000:.0f}" if req.latency is not None else ""
-            table.add_row(str(req.turn), req.method, Text(clean(req.path)), status, req.source, took,
-                          req.request_id, key=str(len(self.shown)))
+            table.add_row(str(req.turn), plain(req.method), plain(req.path), status, plain(req.source), took,
+                          plain(req.request_id), key=str(len(self.shown)))  # recorded text: never markup
             self.shown.append(req)
         self.border_title = f"Stripe requests ({len(self.shown)} of {len(self.requests)})"
 
