@@ -109,6 +109,20 @@ def test_compare_with_a_device_or_a_fifo_is_one_line_not_a_hang(tmp_path: Path, 
     assert f"not a regular file ({kind})" in message
 
 
+@pytest.mark.parametrize("which", ["results", "readme"])
+@pytest.mark.parametrize("source, kind", [("/dev/zero", "a device"), ("fifo", "a FIFO")])
+def test_scorecard_given_a_device_or_a_fifo_is_one_line_not_a_hang(tmp_path: Path, source: str, kind: str,
+                                                                   which: str) -> None:
+    if source == "fifo":
+        os.mkfifo(tmp_path / "fifo")
+        source = str(tmp_path / "fifo")
+    results = tmp_path / "results.csv"
+    results.write_text("eval name,model,run ID,score,turn count\nbookings-payments,m,1,1.0,3\n")
+    args = [source] if which == "results" else [results, "--readme", source]
+    message = one_line_error(stripebench("scorecard", *args))
+    assert f"not a regular file ({kind})" in message
+
+
 def test_an_oversized_results_file_is_refused_before_it_is_read(tmp_path: Path) -> None:
     from stripebench_tui.batch.published import MAX_RESULTS_BYTES, read_results
     from stripebench_tui.errors import BadFileError

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from stripebench_tui.core import json_depth
-from stripebench_tui.core.regular_file import open_regular
+from stripebench_tui.core.regular_file import read_capped
 from stripebench_tui.batch.matrix import Cell
 from stripebench_tui.errors import BadFileError, UserError
 from stripebench_tui.core.json_value import JSONValue
@@ -66,9 +66,7 @@ def read_json(path: Path) -> Any:
     ``MAX_JSON_BYTES`` nested at most ``json_depth.MAX_DEPTH`` levels (a batch directory may come from anyone: a
     FIFO would block the reader, ``/dev/zero`` never end, ``[[[…`` exhaust the stack)."""
     try:
-        with open_regular(path) as f:
-            raw = f.read(MAX_JSON_BYTES + 1)
-        return json_depth.loads(raw) if len(raw) <= MAX_JSON_BYTES else None
+        return json_depth.loads(read_capped(path, MAX_JSON_BYTES))
     except FileNotFoundError:
         return None
     except (OSError, ValueError):

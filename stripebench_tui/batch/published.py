@@ -21,7 +21,7 @@ from typing import Any, Iterator
 
 from stripebench_tui.batch.scorecard import (NOT_VALID, Scorecard, ScoredRun, TaskUnit, category_key, category_row,
                                              review_counts, score_runs)
-from stripebench_tui.core.regular_file import open_regular
+from stripebench_tui.core.regular_file import read_capped
 from stripebench_tui.core.review import VERDICTS
 from stripebench_tui.envs.bench_overlay import Overlay, published_dir
 from stripebench_tui.envs.benchfolder import env_id
@@ -56,12 +56,8 @@ class Results:
 def read_results(path: Path, strict: bool = False) -> Results:
     """The rows of a results CSV; BadFileError (one line) when it cannot be read or lacks a column, a counted skip
     for each row that cannot be used (with ``strict``, BadFileError naming the first such row)."""
-    try:
-        with open_regular(path) as f:  # a FIFO or /dev/zero is refused, not read until memory runs out
-            data = f.read(MAX_RESULTS_BYTES + 1)
-        if len(data) > MAX_RESULTS_BYTES:
-            raise BadFileError(f"{path}: larger than {MAX_RESULTS_BYTES // (1 << 20)} MiB; not a results file")
-        text = data.decode("utf-8-sig")
+    try:  # a FIFO or /dev/zero is refused, not read until memory runs out
+        text = read_capped(path, MAX_RESULTS_BYTES).decode("utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
         raise BadFileError(f"{path}: cannot read the results file ({getattr(exc, 'strerror', None) or exc})") from None
     rows = _rows(text)
@@ -224,7 +220,7 @@ def published_scorecard(path: Path, readme: Path | None = None,
     printed = []
     if readme is not None:
         try:
-            printed = printed_rows(readme.read_text(encoding="utf-8"))
+            printed = printed_rows(read_capped(readme, MAX_RESULTS_BYTES).decode("utf-8"))
         except (OSError, UnicodeDecodeError) as exc:
             raise BadFileError(f"{readme}: cannot read ({getattr(exc, 'strerror', None) or exc})") from None
         if not printed:

@@ -50,4 +50,23 @@ def open_regular(path: str | os.PathLike[str]) -> BinaryIO:
     return os.fdopen(fd, "rb")  # O_NONBLOCK changes nothing for a regular file
 
 
-__all__ = ["NotRegularFile", "kind_of", "open_regular"]
+class TooLarge(OSError):
+    """A regular file larger than the reader's cap."""
+
+    def __init__(self, path: str | os.PathLike[str], cap: int) -> None:
+        super().__init__(f"larger than {cap >> 20} MiB" if cap >= 1 << 20 else f"larger than {cap:,} bytes")
+        self.strerror = str(self)
+        self.filename = os.fspath(path)
+
+
+def read_capped(path: str | os.PathLike[str], cap: int) -> bytes:
+    """The whole of regular file ``path`` if it holds at most ``cap`` bytes; ``NotRegularFile``, ``TooLarge`` or
+    another ``OSError`` otherwise (a FIFO never blocks the reader, ``/dev/zero`` never fills its memory)."""
+    with open_regular(path) as f:
+        data = f.read(cap + 1)
+    if len(data) > cap:
+        raise TooLarge(path, cap)
+    return data
+
+
+__all__ = ["NotRegularFile", "TooLarge", "kind_of", "open_regular", "read_capped"]
