@@ -1,0 +1,252 @@
+"""Terminal recordings: the TUI's presenter mode filmed under a pseudo-terminal, written as asciicast v2.
+
+The episode is played by the real app (``tui.apps.recording_app``, presenter
+mode: paced, captioned, masked) in a child process whose terminal is a pty of
+the chosen size; the bytes it draws are read with their times and written as
+``[t, "o", data]`` events by asciinema's own asciicast v2 writer, so
+``asciinema play`` and asciinema's web player read the file unchanged.
+
+Why not asciinema's recorder: it is made for a person at a terminal: it copies
+the child's output to ``/dev/tty``, puts stdin in raw mode and installs signal
+handlers, none of which an unattended export wants. Its file writer is used.
+
+What is written on top of what the app drew:
+
+- **Idle stretches are compressed**: no gap between two events is longer than
+  ``idle_limit`` seconds (the interpreter's start-up included).
+- **Input-only sequences are dropped** (keyboard protocol, mode queries).
+- **The app's exit is cut**: leaving the alternate screen would end the
+  recording on a blank terminal; it ends on the last frame instead.
+- **Secrets are redacted again**, in every run of text between escape
+  sequences, with the trace's own redaction (``core.redact``): the presenter
+  masks what it draws; this is the second lock.
+"""
+
+from __future__ import annotations
+
+import codecs
+import fcntl
+import os
+import re
+import select
+import signal
+import struct
+import subprocess
+import sys
+import termios
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from stripebench_tui.core.presenting import DWELL
+from stripebench_tui.core.redact import Redactor
+from stripebench_tui.core.trace import Header
+from stripebench_tui.errors import RuntimeProblem, UserError
+
+CHILD_MODULE = "stripebench_tui.tui.apps.recording_app"
+DEFAULT_SIZE = (160, 45)
+DEFAULT_IDLE_LIMIT = 2.0
+READ_BYTES = 1 << 16
+LEAVE_ALT_SCREEN = "\x1b[?1049l"  # what Textual writes first when it exits
+# Escape sequences (CSI, OSC/DCS/APC strings, two-byte ESC) between which the drawn text lies.
+_SEQUENCE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[P\]X^_][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[ -/]*[0-~]")
+# What only a live terminal answers or acts on (keyboard-protocol pushes and pops, mode queries, the pointer's
+# shape): dropped, so a player or terminal emulator that does not know them shows no stray characters.
+_INPUT_ONLY = re.compile(r"\x1b\[[<>=][0-9;]*u|\x1b\[\?[0-9;]*\$p|\x1b\]22;[^\x07\x1b]*(?:\x07|\x1b\\)")
+_SIZE = re.compile(r"^\s*(\d{2,4})\s*[xX×]\s*(\d{1,4})\s*$")
+
+
+@dataclass(frozen=True)
+class CastOptions:
+    """How to film an episode: terminal size, pacing, which turns, idle compression."""
+
+    cols: int = DEFAULT_SIZE[0]
+    rows: int = DEFAULT_SIZE[1]
+    speed: float = 1.0
+    from_turn: int | None = None
+    to_turn: int | None = None
+    idle_limit: float = DEFAULT_IDLE_LIMIT
+    timeout: float | None = None  # wall seconds before a child that never ends is stopped (default: from the turns)
+
+
+@dataclass
+class CastStats:
+    """What a recording came to."""
+
+    events: int = 0
+    duration: float = 0.0  # seconds of the recording, after idle compression
+    wall: float = 0.0  # seconds the filming took
+    redacted: int = 0  # runs of drawn text the second lock changed (0 when the presenter masked everything)
+    header: dict[str, object] = field(default_factory=dict)
+
+
+def parse_size(text: str) -> tuple[int, int]:
+    """``"160x45"`` → (160, 45); a one-line ``UserError`` for anything else or a terminal too small to read."""
+    m = _SIZE.match(text or "")
+    if not m:
+        raise UserError(f"--size {text!r}: write COLSxROWS, e.g. 160x45")
+    cols, rows = int(m.group(1)), int(m.group(2))
+    if not (60 <= cols <= 500 and 20 <= rows <= 200):
+        raise UserError(f"--size {text!r}: columns must be 60..500 and rows 20..200 (presenter mode needs 100x30 to "
+                        "show every pane)")
+    return cols, rows
+
+
+def cast_title(name: str, header: Header | None, redactor: Redactor | None = None) -> str:
+    """``"EPISODE · ENV · AGENT"``: what a player shows above the recording (masked like the rest)."""
+    parts = [name]
+    if header is not None:
+        parts += [p for p in (header.env, header.agent, header.model) if p]
+    return (redactor or Redactor()).text(" · ".join(parts))
+
+
+def cast_env(name: str, header: Header | None) -> dict[str, str]:
+    """The variables the child runs with that name the episode (they go into the asciicast header's ``env``)."""
+    env = {"TERM": "xterm-256color", "SHELL": os.environ.get("SHELL", "/bin/sh"), "STRIPEBENCH_EPISODE": name}
+    if header is not None:
+        env["STRIPEBENCH_ENV"] = header.env or ""
+        env["STRIPEBENCH_AGENT"] = header.agent or ""
+    redactor = Redactor()
+    return {k: redactor.text(v) for k, v in env.items()}
+
+
+def child_command(trace_path: Path, options: CastOptions) -> list[str]:
+    """The recorded program: this interpreter running the recording app on the trace."""
+    argv = [sys.executable, "-m", CHILD_MODULE, str(trace_path), "--speed", repr(options.speed)]
+    if options.from_turn is not None:
+        argv += ["--from-turn", str(options.from_turn)]
+    if options.to_turn is not None:
+        argv += ["--to-turn", str(options.to_turn)]
+    return argv
+
+
+def default_timeout(turns: int, speed: float) -> float:
+    """Generous wall seconds for ``turns`` turns: each held at most ``DWELL`` (over the speed), plus start-up."""
+    return 60.0 + turns * (DWELL / speed + 0.5) * 1.5
+
+
+def redact_drawn(data: str, redactor: Redactor) -> tuple[str, int]:
+    """``data`` with secrets redacted in each run of text between escape sequences; (text, runs changed)."""
+    out: list[str] = []
+    changed = 0
+    last = 0
+    for m in _SEQUENCE.finditer(data):
+        if m.start() > last:
+            run = data[last:m.start()]
+            clean = redactor.text(run)
+            changed += clean != run
+            out.append(clean)
+        out.append(m.group(0))
+        last = m.end()
+    if last < len(data):
+        run = data[last:]
+        clean = redactor.text(run)
+        changed += clean != run
+        out.append(clean)
+    return "".join(out), changed
+
+
+def film(argv: list[str], *, cols: int, rows: int, env: dict[str, str], timeout: float,
+         on_chunk: Callable[[float, bytes], None]) -> tuple[float, int]:
+    """Run ``argv`` under a ``cols``×``rows`` pty and pass each read (seconds since start, bytes) to ``on_chunk``.
+
+    Returns (wall seconds, exit code). Textual draws on stderr, so stdin, stdout and stderr are all the pty. A
+    child still running after ``timeout`` seconds is stopped (its whole process group) and reported.
+    """
+    master, slave = os.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
+    try:
+        proc = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave, env=env, close_fds=True,
+                                start_new_session=True)
+    finally:
+        os.close(slave)
+    start = time.monotonic()
+    timed_out = False
+    try:
+        while True:
+            if time.monotonic() - start > timeout:
+                timed_out = True
+                break
+            ready, _, _ = select.select([master], [], [], 0.5)
+            if not ready:
+                if proc.poll() is not None:
+                    break
+                continue
+            try:
+                data = os.read(master, READ_BYTES)
+            except OSError:  # EIO: every holder of the pty's other end has closed it
+                break
+            if not data:
+                break
+            on_chunk(time.monotonic() - start, data)
+    finally:
+        os.close(master)
+        if proc.poll() is None:
+            try:
+                os.killpg(proc.pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+        try:
+            code = proc.wait(10)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            code = proc.wait()
+    if timed_out:
+        raise RuntimeProblem(f"the recording had not ended after {timeout:.0f} s; stopped it")
+    return time.monotonic() - start, code
+
+
+def record_cast(trace_path: Path, out: Path, name: str, header: Header | None, turns: int,
+                options: CastOptions = CastOptions()) -> CastStats:
+    """Film ``trace_path``'s presenter playback into the asciicast v2 file ``out`` (``turns``: how many it plays)."""
+    from asciinema.asciicast import v2
+
+    env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "TEXTUAL", "COLUMNS", "LINES")}
+    env.update(cast_env(name, header))
+    env["COLORTERM"] = "truecolor"  # the theme's own colours, not the nearest of 256
+    # The child imports the package this process runs (a checkout beside an installed copy films its own code).
+    package_root = str(Path(__file__).resolve().parents[2])
+    env["PYTHONPATH"] = os.pathsep.join([package_root, *[p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]])
+    stats = CastStats()
+    stats.header = {"timestamp": int(time.time()), "title": cast_title(name, header),
+                    "env": {k: env[k] for k in ("SHELL", "TERM", "STRIPEBENCH_EPISODE", "STRIPEBENCH_ENV",
+                                                 "STRIPEBENCH_AGENT") if k in env}}
+    redactor = Redactor()
+    decoder = codecs.getincrementaldecoder("utf-8")("replace")
+    held: list[tuple[float, str]] = []  # the latest read, written once the next arrives (the exit is cut from the last)
+    clock = {"last_in": 0.0, "out": 0.0}
+
+    with v2.writer(str(out), metadata=stats.header, width=options.cols, height=options.rows) as writer:
+        def emit(t: float, text: str) -> None:
+            gap = t - clock["last_in"]
+            clock["last_in"] = t
+            clock["out"] += min(max(0.0, gap), options.idle_limit)
+            clean, changed = redact_drawn(_INPUT_ONLY.sub("", text), redactor)
+            stats.redacted += changed
+            writer.write_stdout(clock["out"], clean)
+            stats.events += 1
+
+        def on_chunk(t: float, data: bytes) -> None:
+            text = decoder.decode(data)
+            if not text:
+                return
+            if held:
+                emit(*held.pop())
+            held.append((t, text))
+
+        stats.wall, code = film(child_command(trace_path, options), cols=options.cols, rows=options.rows, env=env,
+                                timeout=options.timeout or default_timeout(turns, options.speed), on_chunk=on_chunk)
+        last = "".join(text for _, text in held) + decoder.decode(b"", final=True)
+        drawn, _, after = last.partition(LEAVE_ALT_SCREEN)
+        if code != 0:  # what it printed after leaving the screen says why (a traceback's last line)
+            lines = [ln for ln in _SEQUENCE.sub("", after).splitlines() if ln.strip()]
+            raise RuntimeProblem(f"the recorded app failed (exit {code}): {lines[-1] if lines else 'no message'}")
+        if held or drawn:
+            emit(held[0][0] if held else clock["last_in"], drawn)
+    stats.duration = clock["out"]
+    return stats
+
+
+__all__ = ["CastOptions", "CastStats", "DEFAULT_IDLE_LIMIT", "DEFAULT_SIZE", "cast_env", "cast_title",
+           "child_command", "film", "parse_size", "record_cast", "redact_drawn"]
