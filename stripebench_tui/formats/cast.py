@@ -12,8 +12,13 @@ handlers, none of which an unattended export wants. Its file writer is used.
 
 What is written on top of what the app drew:
 
+- **It starts at the first whole frame** (text on half the rows or more): the
+  interpreter's start-up, the terminal set-up and partial paints before it
+  take no time; they go out with that frame.
+- **Reads are frames**: reads closer than ``BURST_QUIET`` are one event, so a
+  frame Textual wrote at once is never shown half-drawn.
 - **Idle stretches are compressed**: no gap between two events is longer than
-  ``idle_limit`` seconds (the interpreter's start-up included).
+  ``idle_limit`` seconds.
 - **Input-only sequences are dropped** (keyboard protocol, mode queries).
 - **The app's exit is cut**: leaving the alternate screen would end the
   recording on a blank terminal; it ends on the last frame instead.
@@ -48,12 +53,16 @@ CHILD_MODULE = "stripebench_tui.tui.apps.recording_app"
 DEFAULT_SIZE = (160, 45)
 DEFAULT_IDLE_LIMIT = 2.0
 READ_BYTES = 1 << 16
+BURST_QUIET = 0.008  # seconds: reads closer together than this are one frame Textual wrote in pieces
+MAX_BURST = 1 << 21
 LEAVE_ALT_SCREEN = "\x1b[?1049l"  # what Textual writes first when it exits
 # Escape sequences (CSI, OSC/DCS/APC strings, two-byte ESC) between which the drawn text lies.
 _SEQUENCE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[P\]X^_][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[ -/]*[0-~]")
 # What only a live terminal answers or acts on (keyboard-protocol pushes and pops, mode queries, the pointer's
 # shape): dropped, so a player or terminal emulator that does not know them shows no stray characters.
 _INPUT_ONLY = re.compile(r"\x1b\[[<>=][0-9;]*u|\x1b\[\?[0-9;]*\$p|\x1b\]22;[^\x07\x1b]*(?:\x07|\x1b\\)")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_ROW_MOVE = re.compile(r"\x1b\[(\d+);\d+H((?:(?!\x1b\[\d+;\d+H)[\s\S])*)")  # a cursor move and what follows it
 _SIZE = re.compile(r"^\s*(\d{2,4})\s*[xX×]\s*(\d{1,4})\s*$")
 
 
@@ -126,6 +135,11 @@ def default_timeout(turns: int, speed: float) -> float:
     return 60.0 + turns * (DWELL / speed + 0.5) * 1.5
 
 
+def _rows_drawn(data: str) -> set[int]:
+    """The screen rows ``data`` writes text on (Textual moves the cursor to each row it paints)."""
+    return {int(m.group(1)) for m in _ROW_MOVE.finditer(data) if _CONTROL.sub("", _SEQUENCE.sub("", m.group(2)))}
+
+
 def redact_drawn(data: str, redactor: Redactor) -> tuple[str, int]:
     """``data`` with secrets redacted in each run of text between escape sequences; (text, runs changed)."""
     out: list[str] = []
@@ -145,6 +159,25 @@ def redact_drawn(data: str, redactor: Redactor) -> tuple[str, int]:
         changed += clean != run
         out.append(clean)
     return "".join(out), changed
+
+
+def _read_burst(master: int, quiet: float = BURST_QUIET) -> tuple[bytes, bool]:
+    """What is readable now and whatever follows within ``quiet`` seconds (one frame, not the pty's 4 KiB pieces),
+    and whether the child's side has closed."""
+    parts: list[bytes] = []
+    closed = False
+    while True:
+        try:
+            data = os.read(master, READ_BYTES)
+        except OSError:  # EIO: every holder of the pty's other end has closed it
+            data = b""
+        if not data:
+            closed = True
+            break
+        parts.append(data)
+        if sum(map(len, parts)) >= MAX_BURST or not select.select([master], [], [], quiet)[0]:
+            break
+    return b"".join(parts), closed
 
 
 def film(argv: list[str], *, cols: int, rows: int, env: dict[str, str], timeout: float,
@@ -173,13 +206,12 @@ def film(argv: list[str], *, cols: int, rows: int, env: dict[str, str], timeout:
                 if proc.poll() is not None:
                     break
                 continue
-            try:
-                data = os.read(master, READ_BYTES)
-            except OSError:  # EIO: every holder of the pty's other end has closed it
+            at = time.monotonic() - start
+            data, closed = _read_burst(master)
+            if data:
+                on_chunk(at, data)
+            if closed:
                 break
-            if not data:
-                break
-            on_chunk(time.monotonic() - start, data)
     finally:
         os.close(master)
         if proc.poll() is None:
@@ -215,7 +247,9 @@ def record_cast(trace_path: Path, out: Path, name: str, header: Header | None, t
     redactor = Redactor()
     decoder = codecs.getincrementaldecoder("utf-8")("replace")
     held: list[tuple[float, str]] = []  # the latest read, written once the next arrives (the exit is cut from the last)
-    clock = {"last_in": 0.0, "out": 0.0}
+    clock = {"last_in": 0.0, "out": 0.0, "drawing": 0.0}
+    setup: list[str] = []
+    rows_drawn: set[int] = set()
 
     with v2.writer(str(out), metadata=stats.header, width=options.cols, height=options.rows) as writer:
         def emit(t: float, text: str) -> None:
@@ -231,6 +265,12 @@ def record_cast(trace_path: Path, out: Path, name: str, header: Header | None, t
             text = decoder.decode(data)
             if not text:
                 return
+            if not clock["drawing"]:  # set-up and partial paints wait for the first whole frame: the start
+                setup.append(text)
+                rows_drawn.update(_rows_drawn(text))
+                if len(rows_drawn) < options.rows // 2:
+                    return
+                text, clock["drawing"], clock["last_in"] = "".join(setup), 1.0, t
             if held:
                 emit(*held.pop())
             held.append((t, text))
