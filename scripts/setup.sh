@@ -17,6 +17,8 @@ apt_pkgs=(chromium tmux sqlite3 nodejs npm ruby)  # ruby: the Ruby preload test 
 # PostgreSQL: environments whose app needs it make a cluster of their own per episode (runtime/postgres.py), as the
 # published Next.js SaaS-starter folders do; the package's own cluster is not used.
 apt_pkgs+=(postgresql)
+# `stripebench export --format gif`: agg draws the TUI in DejaVu Sans Mono (its box-drawing borders, ✔ ✘ ◆).
+apt_pkgs+=(fonts-dejavu-core)
 # The emulator's compile (below) needs a C compiler and this interpreter's headers: a version manager's Python has
 # its own; Debian's needs its -dev package.
 command -v "${CC:-cc}" >/dev/null || apt_pkgs+=(gcc)
