@@ -3,12 +3,14 @@
 The episode is played by the real app (``tui.apps.recording_app``, presenter
 mode: paced, captioned, masked) in a child process whose terminal is a pty of
 the chosen size; the bytes it draws are read with their times and written as
-``[t, "o", data]`` events by asciinema's own asciicast v2 writer, so
-``asciinema play`` and asciinema's web player read the file unchanged.
+asciicast v2 ``[t, "o", data]`` events, with a ``[t, "m", "turn N"]`` marker
+where each turn first shows, so ``asciinema play`` and asciinema's web player
+read the file unchanged (and the report's player seeks to a turn by its marker).
 
 Why not asciinema's recorder: it is made for a person at a terminal: it copies
 the child's output to ``/dev/tty``, puts stdin in raw mode and installs signal
-handlers, none of which an unattended export wants. Its file writer is used.
+handlers, none of which an unattended export wants; and its writer cannot label
+a marker. asciinema's reader checks these files in the tests.
 
 What is written on top of what the app drew:
 
@@ -31,6 +33,7 @@ from __future__ import annotations
 
 import codecs
 import fcntl
+import json
 import os
 import re
 import select
@@ -42,7 +45,7 @@ import termios
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import IO, Callable
 
 from stripebench_tui.core.presenting import DWELL
 from stripebench_tui.core.redact import Redactor
@@ -50,6 +53,7 @@ from stripebench_tui.core.trace import Header
 from stripebench_tui.errors import RuntimeProblem, UserError
 
 CHILD_MODULE = "stripebench_tui.tui.apps.recording_app"
+TURN_FD = "STRIPEBENCH_TURN_FD"  # (the recording app's name for the pipe it writes turn numbers to)
 DEFAULT_SIZE = (160, 45)
 DEFAULT_IDLE_LIMIT = 2.0
 READ_BYTES = 1 << 16
@@ -87,6 +91,7 @@ class CastStats:
     duration: float = 0.0  # seconds of the recording, after idle compression
     wall: float = 0.0  # seconds the filming took
     redacted: int = 0  # runs of drawn text the second lock changed (0 when the presenter masked everything)
+    markers: list[tuple[int, float]] = field(default_factory=list)  # (turn, seconds into the recording)
     header: dict[str, object] = field(default_factory=dict)
 
 
@@ -181,39 +186,56 @@ def _read_burst(master: int, quiet: float = BURST_QUIET) -> tuple[bytes, bool]:
 
 
 def film(argv: list[str], *, cols: int, rows: int, env: dict[str, str], timeout: float,
-         on_chunk: Callable[[float, bytes], None]) -> tuple[float, int]:
+         on_chunk: Callable[[float, bytes], None], on_turn: Callable[[float, int], None] = lambda t, n: None
+         ) -> tuple[float, int]:
     """Run ``argv`` under a ``cols``×``rows`` pty and pass each read (seconds since start, bytes) to ``on_chunk``.
 
-    Returns (wall seconds, exit code). Textual draws on stderr, so stdin, stdout and stderr are all the pty. A
-    child still running after ``timeout`` seconds is stopped (its whole process group) and reported.
+    The child may write turn numbers, a line each, to the pipe named by ``TURN_FD`` in its environment; each goes
+    to ``on_turn`` with its time. Returns (wall seconds, exit code). Textual draws on stderr, so stdin, stdout and
+    stderr are all the pty. A child still running after ``timeout`` seconds is stopped (its process group).
     """
     master, slave = os.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
+    turns_r, turns_w = os.pipe()
     try:
-        proc = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave, env=env, close_fds=True,
-                                start_new_session=True)
+        proc = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave, env={**env, TURN_FD: str(turns_w)},
+                                close_fds=True, pass_fds=(turns_w,), start_new_session=True)
     finally:
         os.close(slave)
+        os.close(turns_w)
     start = time.monotonic()
     timed_out = False
+    pending = b""
+    watched = [master, turns_r]
     try:
         while True:
             if time.monotonic() - start > timeout:
                 timed_out = True
                 break
-            ready, _, _ = select.select([master], [], [], 0.5)
+            ready, _, _ = select.select(watched, [], [], 0.5)
             if not ready:
                 if proc.poll() is not None:
                     break
                 continue
             at = time.monotonic() - start
-            data, closed = _read_burst(master)
-            if data:
-                on_chunk(at, data)
-            if closed:
-                break
+            if turns_r in ready:
+                got = os.read(turns_r, 4096)
+                if not got:
+                    watched.remove(turns_r)
+                pending += got
+                *lines, pending = pending.split(b"\n")
+                for line in lines:
+                    if line.strip().isdigit():
+                        on_turn(at, int(line))
+            if master in ready:
+                data, closed = _read_burst(master)
+                if data:
+                    on_chunk(at, data)
+                if closed:
+                    break
     finally:
         os.close(master)
+        os.close(turns_r)
         if proc.poll() is None:
             try:
                 os.killpg(proc.pid, signal.SIGTERM)
@@ -229,11 +251,29 @@ def film(argv: list[str], *, cols: int, rows: int, env: dict[str, str], timeout:
     return time.monotonic() - start, code
 
 
+class CastWriter:
+    """asciicast v2, one JSON array a line: ``[t, "o", text]`` output and ``[t, "m", label]`` markers.
+
+    (asciinema 2.4's own writer cannot label a marker; its reader is what the tests check these files with.)
+    """
+
+    def __init__(self, f: IO[str], header: dict[str, object]) -> None:
+        self.f = f
+        self.f.write(json.dumps({"version": 2, **header}, ensure_ascii=False) + "\n")
+
+    def output(self, t: float, text: str) -> None:
+        self.f.write(json.dumps([round(t, 6), "o", text], ensure_ascii=False) + "\n")
+
+    def marker(self, t: float, label: str) -> None:
+        self.f.write(json.dumps([round(t, 6), "m", label], ensure_ascii=False) + "\n")
+
+
 def record_cast(trace_path: Path, out: Path, name: str, header: Header | None, turns: int,
                 options: CastOptions = CastOptions()) -> CastStats:
-    """Film ``trace_path``'s presenter playback into the asciicast v2 file ``out`` (``turns``: how many it plays)."""
-    from asciinema.asciicast import v2
+    """Film ``trace_path``'s presenter playback into the asciicast v2 file ``out`` (``turns``: how many it plays).
 
+    Each turn gets a marker labelled ``turn N`` at the first frame that shows it (players list and seek to them).
+    """
     env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "TEXTUAL", "COLUMNS", "LINES")}
     env.update(cast_env(name, header))
     env["COLORTERM"] = "truecolor"  # the theme's own colours, not the nearest of 256
@@ -241,7 +281,8 @@ def record_cast(trace_path: Path, out: Path, name: str, header: Header | None, t
     package_root = str(Path(__file__).resolve().parents[2])
     env["PYTHONPATH"] = os.pathsep.join([package_root, *[p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]])
     stats = CastStats()
-    stats.header = {"timestamp": int(time.time()), "title": cast_title(name, header),
+    stats.header = {"width": options.cols, "height": options.rows, "timestamp": int(time.time()),
+                    "title": cast_title(name, header),
                     "env": {k: env[k] for k in ("SHELL", "TERM", "STRIPEBENCH_EPISODE", "STRIPEBENCH_ENV",
                                                  "STRIPEBENCH_AGENT") if k in env}}
     redactor = Redactor()
@@ -250,15 +291,22 @@ def record_cast(trace_path: Path, out: Path, name: str, header: Header | None, t
     clock = {"last_in": 0.0, "out": 0.0, "drawing": 0.0}
     setup: list[str] = []
     rows_drawn: set[int] = set()
+    turns_due: list[int] = []  # drawn by the app, waiting for the frame that shows them
 
-    with v2.writer(str(out), metadata=stats.header, width=options.cols, height=options.rows) as writer:
+    with open(out, "w", encoding="utf-8") as f:
+        writer = CastWriter(f, stats.header)
+
         def emit(t: float, text: str) -> None:
             gap = t - clock["last_in"]
             clock["last_in"] = t
             clock["out"] += min(max(0.0, gap), options.idle_limit)
             clean, changed = redact_drawn(_INPUT_ONLY.sub("", text), redactor)
             stats.redacted += changed
-            writer.write_stdout(clock["out"], clean)
+            for turn in turns_due:
+                writer.marker(clock["out"], f"turn {turn}")
+                stats.markers.append((turn, clock["out"]))
+            turns_due.clear()
+            writer.output(clock["out"], clean)
             stats.events += 1
 
         def on_chunk(t: float, data: bytes) -> None:
@@ -275,8 +323,14 @@ def record_cast(trace_path: Path, out: Path, name: str, header: Header | None, t
                 emit(*held.pop())
             held.append((t, text))
 
+        def on_turn(t: float, turn: int) -> None:
+            if held:  # what was read before the turn was drawn belongs to the turn before
+                emit(*held.pop())
+            turns_due.append(turn)
+
         stats.wall, code = film(child_command(trace_path, options), cols=options.cols, rows=options.rows, env=env,
-                                timeout=options.timeout or default_timeout(turns, options.speed), on_chunk=on_chunk)
+                                timeout=options.timeout or default_timeout(turns, options.speed), on_chunk=on_chunk,
+                                on_turn=on_turn)
         last = "".join(text for _, text in held) + decoder.decode(b"", final=True)
         drawn, _, after = last.partition(LEAVE_ALT_SCREEN)
         if code != 0:  # what it printed after leaving the screen says why (a traceback's last line)
@@ -288,5 +342,5 @@ def record_cast(trace_path: Path, out: Path, name: str, header: Header | None, t
     return stats
 
 
-__all__ = ["CastOptions", "CastStats", "DEFAULT_IDLE_LIMIT", "DEFAULT_SIZE", "cast_env", "cast_title",
+__all__ = ["CastOptions", "CastStats", "CastWriter", "DEFAULT_IDLE_LIMIT", "DEFAULT_SIZE", "cast_env", "cast_title",
            "child_command", "film", "parse_size", "record_cast", "redact_drawn"]

@@ -42,5 +42,5 @@ def frames(path: Path) -> Iterator[Frame]:
 
 
 def all_text(path: Path) -> str:
-    """Every output event's data, joined: what a GIF renderer or a player is given."""
+    """Every output event's data, joined: what a GIF renderer or a player draws."""
     return "".join(data for _, kind, data in read_cast(path)[1] if kind == "o")

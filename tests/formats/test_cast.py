@@ -54,8 +54,10 @@ def test_the_sample_records_to_a_cast_asciinema_reads(sample_cast: Path) -> None
     assert header["env"]["TERM"] == "xterm-256color"
     assert isinstance(header["timestamp"], int)
     times = [e[0] for e in events]
-    assert len(events) > 20 and all(e[1] == "o" for e in events)
+    assert len(events) > 10 and {e[1] for e in events} == {"o", "m"}
     assert times == sorted(times)
+    markers = [e[2] for e in events if e[1] == "m"]
+    assert markers == [f"turn {n}" for n in range(12)]
     gaps = [b - a for a, b in zip([0.0, *times], times)]
     assert max(gaps) <= 2.0 + 1e-6  # --idle-limit's default holds, start-up included
 
@@ -69,6 +71,17 @@ def test_the_finding_is_on_screen_at_the_turn_it_fires_and_not_before(sample_cas
     assert sorted(seen) == list(range(12))  # every turn was shown, in a recording that ended by itself
     assert seen[11] is True
     assert not any(seen[t] for t in range(11))
+
+
+def test_seeking_to_a_turns_marker_shows_that_turn(sample_cast: Path) -> None:
+    _, events = read_cast(sample_cast)
+    at = {e[2]: e[0] for e in events if e[1] == "m"}
+    shown_at: dict[float, int | None] = {}
+    for frame in frames(sample_cast):  # the screen a player shows at time t is the last frame with time <= t
+        shown_at[frame.t] = turn_on(frame.lines)
+    for turn in (5, 10, 11):
+        t = at[f"turn {turn}"]
+        assert shown_at[max(x for x in shown_at if x <= t)] == turn
 
 
 def test_the_recording_ends_on_the_last_frame_not_a_blank_terminal(sample_cast: Path) -> None:

@@ -9,8 +9,10 @@ end ends the recording. Everything it draws is the presenter's, so masked.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
+from typing import Callable
 
 from textual.app import App
 
@@ -19,21 +21,40 @@ from stripebench_tui.tui.screens.presenter import PresenterScreen
 from stripebench_tui.tui.sources.episode_source import EpisodeSource, TraceSource
 
 
+TURN_FD = "STRIPEBENCH_TURN_FD"  # the recorder's pipe: each turn's number, a line as it is drawn
+
+
+class RecordedPresenter(PresenterScreen):
+    """Presenter mode that says which turn it draws (the recording's markers)."""
+
+    def __init__(self, *args: object, on_turn: Callable[[int], object], **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self.on_turn = on_turn
+
+    def show(self, restart: bool = True) -> None:
+        super().show(restart)
+        if restart and self.turns:
+            self.on_turn(self.turns[self.position])
+
+
 class RecordingApp(App[None]):
     """Presenter mode over ``turns`` at ``speed``; exits after the last turn's hold."""
 
     TITLE = "stripebench"
     ENABLE_COMMAND_PALETTE = False
 
-    def __init__(self, source: EpisodeSource, turns: list[int], speed: float = 1.0) -> None:
+    def __init__(self, source: EpisodeSource, turns: list[int], speed: float = 1.0,
+                 on_turn: Callable[[int], object] = lambda turn: None) -> None:
         super().__init__()
         self.source = source
         self.turns = turns
         self.speed = speed
+        self.on_turn = on_turn
         self.played_to_end = False
 
     def on_mount(self) -> None:
-        self.push_screen(PresenterScreen(self.source, self.turns, speed=self.speed, at_end=self.the_end))
+        self.push_screen(RecordedPresenter(self.source, self.turns, speed=self.speed, at_end=self.the_end,
+                                           on_turn=self.on_turn))
 
     def the_end(self) -> None:
         """The last turn's hold is over: the recording is complete."""
@@ -47,10 +68,20 @@ def turns_between(numbers: list[int], first: int | None, last: int | None) -> li
 
 
 def create_recording_app(trace: Trace, *, speed: float = 1.0, from_turn: int | None = None,
-                         to_turn: int | None = None) -> RecordingApp:
+                         to_turn: int | None = None, on_turn: Callable[[int], object] = lambda turn: None
+                         ) -> RecordingApp:
     """The app for ``trace``'s turns from ``from_turn`` to ``to_turn``; tests run it with ``run_test``."""
     source = TraceSource(trace)
-    return RecordingApp(source, turns_between(source.turn_numbers(), from_turn, to_turn), speed)
+    return RecordingApp(source, turns_between(source.turn_numbers(), from_turn, to_turn), speed, on_turn)
+
+
+def turn_reporter() -> Callable[[int], object]:
+    """Writes each turn's number to the recorder's pipe (``TURN_FD``), or nothing when there is none."""
+    fd = os.environ.get(TURN_FD, "")
+    if not fd.isdigit():
+        return lambda turn: None
+    pipe = os.fdopen(int(fd), "w", buffering=1, encoding="ascii")
+    return lambda turn: pipe.write(f"{turn}\n")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -64,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--to-turn", type=int, default=None)
     args = parser.parse_args(argv)
     app = create_recording_app(open_episode(args.trace), speed=args.speed, from_turn=args.from_turn,
-                               to_turn=args.to_turn)
+                               to_turn=args.to_turn, on_turn=turn_reporter())
     app.run()
     # Only a playback that reached its end is a recording (an exception ends the app too, not always with an error code).
     return 0 if app.played_to_end and app.return_code in (None, 0) else 1
