@@ -60,6 +60,9 @@ fi
 # The emulator's API modules compiled with Cython (emulator/stripebench_emulator/model/compiled.py): only what changed since
 # the last build; without a C compiler the emulator runs as plain Python, and says so.
 "$PY" -m stripebench_emulator.cython_build || echo "setup: the emulator stays plain Python (the reason is above)"
+# asciinema's web player (npm, pinned) into the user cache, for reports that play a recording (`report --cast`):
+# inlined into each report from there, never committed here.
+"$PY" -m stripebench_tui.formats.player_assets >/dev/null || echo "setup: no web player for recordings in reports (the reason is above)"
 # Nothing here or in the tests runs `stripebench` by name (always `python -m stripebench_tui`); the shim is for you.
 if ! command -v stripebench >/dev/null && command -v pyenv >/dev/null; then
   pyenv rehash || true  # a fresh pyenv install: make the `stripebench` shim for the README's examples

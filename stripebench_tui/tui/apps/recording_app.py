@@ -30,11 +30,19 @@ class RecordedPresenter(PresenterScreen):
     def __init__(self, *args: object, on_turn: Callable[[int], object], **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
         self.on_turn = on_turn
+        self.painted = False
 
     def show(self, restart: bool = True) -> None:
         super().show(restart)
         if restart and self.turns:
             self.on_turn(self.turns[self.position])
+            if not self.painted:  # the first turn's hold counts from when it is on screen, not from start-up
+                self.call_after_refresh(self._hold_from_now, self.pacer.remaining())
+
+    def _hold_from_now(self, hold: float) -> None:
+        self.painted = True
+        if self.pacer.playing:
+            self.pacer.deadline = self.pacer.clock() + hold
 
 
 class RecordingApp(App[None]):
