@@ -78,9 +78,9 @@ def export(
         return
     if out is None:
         raise UserError("a recording is written to a file: give -o FILE, not '-'")
-    from stripebench_tui.commands.recording import Playback, export_cast, export_gif
+    from stripebench_tui.commands.recording import RecordingPlayback, export_cast, export_gif
 
-    playback = Playback(size=size, speed=speed, from_turn=from_turn, to_turn=to_turn, until=until,
+    playback = RecordingPlayback(size=size, speed=speed, from_turn=from_turn, to_turn=to_turn, until=until,
                         idle_limit=idle_limit)
     if fmt is ExportFormat.gif:
         export_gif(trace, trace_path, stem, out, playback, force, max_mb)

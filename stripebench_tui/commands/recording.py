@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True)
-class Playback:
+class RecordingPlayback:
     """The playback options as typed (the same names as `replay`'s where they exist)."""
 
     size: str = "160x45"
@@ -29,7 +29,7 @@ class Playback:
     idle_limit: float = 2.0
 
 
-def turn_range(trace: Trace, playback: Playback) -> tuple[list[int], str]:
+def turn_range(trace: Trace, playback: RecordingPlayback) -> tuple[list[int], str]:
     """The turns the recording plays and, when ``--until`` cut them, why (else "")."""
     from stripebench_tui.commands.run import parse_breaks
     from stripebench_tui.formats.text import summary_pass
@@ -56,7 +56,7 @@ def turn_range(trace: Trace, playback: Playback) -> tuple[list[int], str]:
     return turns, why
 
 
-def cast_options(trace: Trace, playback: Playback) -> tuple[CastOptions, list[int], str]:
+def cast_options(trace: Trace, playback: RecordingPlayback) -> tuple[CastOptions, list[int], str]:
     """The recorder's options for ``playback`` on ``trace``, the turns it plays and what ``--until`` did."""
     from stripebench_tui.formats.cast import CastOptions, parse_size
 
@@ -85,7 +85,7 @@ def write_atomically(out: Path, force: bool, write: Callable[[Path], object]) ->
         Path(tmp).unlink(missing_ok=True)
 
 
-def record_to(trace: Trace, trace_path: Path, name: str, path: Path, playback: Playback) -> CastStats:
+def record_to(trace: Trace, trace_path: Path, name: str, path: Path, playback: RecordingPlayback) -> CastStats:
     """Film ``trace`` into the asciicast file ``path``, saying on stderr what it is doing."""
     from stripebench_tui.formats.cast import record_cast
 
@@ -95,7 +95,7 @@ def record_to(trace: Trace, trace_path: Path, name: str, path: Path, playback: P
     return record_cast(trace_path, path, name, trace.header, len(turns), options)
 
 
-def export_cast(trace: Trace, trace_path: Path, name: str, out: Path, playback: Playback, force: bool) -> None:
+def export_cast(trace: Trace, trace_path: Path, name: str, out: Path, playback: RecordingPlayback, force: bool) -> None:
     """``export --format cast``: the recording written to ``out``."""
     stats: list[CastStats] = []
     write_atomically(out, force, lambda tmp: stats.append(record_to(trace, trace_path, name, tmp, playback)))
@@ -104,7 +104,7 @@ def export_cast(trace: Trace, trace_path: Path, name: str, out: Path, playback: 
                f"filmed in {s.wall:.1f} s)", err=True)
 
 
-def export_gif(trace: Trace, trace_path: Path, name: str, out: Path, playback: Playback, force: bool,
+def export_gif(trace: Trace, trace_path: Path, name: str, out: Path, playback: RecordingPlayback, force: bool,
                max_mb: float) -> None:
     """``export --format gif``: the recording rendered to ``out`` within ``max_mb`` megabytes."""
     from stripebench_tui.formats.gif import agg_path, render_gif
@@ -122,4 +122,4 @@ def export_gif(trace: Trace, trace_path: Path, name: str, out: Path, playback: P
                f"{f', after {g.attempts} tries' if g.attempts > 1 else ''})", err=True)
 
 
-__all__ = ["Playback", "cast_options", "export_cast", "export_gif", "record_to", "turn_range", "write_atomically"]
+__all__ = ["RecordingPlayback", "cast_options", "export_cast", "export_gif", "record_to", "turn_range", "write_atomically"]

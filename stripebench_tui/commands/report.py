@@ -87,11 +87,11 @@ def _recording(trace: Trace, episode: Path, stem: str, cast: Path | None, speed:
 
     if cast is not None:
         return embed_recording(cast)
-    from stripebench_tui.commands.recording import Playback, record_to
+    from stripebench_tui.commands.recording import RecordingPlayback, record_to
 
     with tempfile.TemporaryDirectory(prefix="stripebench-report-") as folder:
         path = Path(folder) / f"{stem}.cast"
-        record_to(trace, episode, stem, path, Playback(speed=speed))
+        record_to(trace, episode, stem, path, RecordingPlayback(speed=speed))
         return embed_recording(path)
 
 
