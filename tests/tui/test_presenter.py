@@ -198,6 +198,6 @@ async def test_at_end_is_called_once_after_the_last_hold_and_nothing_is_redrawn(
         screen.tick()
         screen.tick()
         await pilot.pause()
-        assert ended == [1] and screen.ended and screen.pacer.playing
+        assert ended == [1] and screen.played_out and screen.pacer.playing
         assert drawn(screen.query_one("#p-status")) != "" and "paused" not in drawn(screen.query_one("#p-status"))
         assert status.startswith("▶ playing")

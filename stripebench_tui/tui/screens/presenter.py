@@ -64,7 +64,7 @@ class PresenterScreen(Screen[int]):
                  clock: Callable[[], float] = time.monotonic, at_end: Callable[[], object] | None = None) -> None:
         super().__init__()
         self.at_end = at_end  # called once the last turn's hold is over (a recording ends there); else it pauses
-        self.ended = False
+        self.played_out = False
         self.source = source
         self.turns = turns
         self.position = max(0, min(start, len(turns) - 1)) if turns else 0
@@ -95,7 +95,7 @@ class PresenterScreen(Screen[int]):
     # ----- pacing -------------------------------------------------------------------------
     def tick(self) -> None:
         """Advance when the current turn's hold is over (the timer calls this; tests may too)."""
-        if self.ended:
+        if self.played_out:
             return
         if not self.pacer.due():
             self.draw_status()  # the countdown
@@ -104,7 +104,7 @@ class PresenterScreen(Screen[int]):
                 self.position += 1
                 self.show()
             elif self.at_end is not None:
-                self.ended = True  # no more drawing: the last frame stays as it was
+                self.played_out = True  # no more drawing: the last frame stays as it was
                 self.at_end()
             else:
                 self.pacer.toggle()  # the end: stay on the last turn, paused
