@@ -10,17 +10,17 @@ import json
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
 from stripebench_tui.errors import EXIT_BAD_FILE, EXIT_USAGE, BadFileError
 from stripebench_tui.formats.report_recording import embed_recording
 from tests.formats.cast_screens import read_cast
+from tests.formats.test_report_browser import browser, open_offline  # noqa: F401 (browser: a fixture used here)
 
 REPLAYS = Path(__file__).resolve().parents[2] / "replays"
 SAMPLE = REPLAYS / "checkout-migration-400"
-ORIGIN = "http://report.invalid"
 BUDGET = 600 * 1024  # bytes: the sample's report with its recording (player ~250 KB, cast ~30 KB packed)
 
 
@@ -80,38 +80,14 @@ def test_a_foreign_cast_is_redacted_on_the_way_in_and_a_non_cast_refused(tmp_pat
         embed_recording(bad)
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    from stripebench_tui.chromium import launch_options
-
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(**launch_options())
-        yield chromium
-        chromium.close()
-
-
 @pytest.mark.browser
 @pytest.mark.timeout(180)
 def test_clicking_the_finding_seeks_the_player_to_its_turn(browser: Any, sample_report: tuple[Path, Path]) -> None:
     cast, html = sample_report
     marker = embed_recording(cast).markers[11]
-    context = browser.new_context(viewport={"width": 1300, "height": 1000}, offline=True)
-    attempted: list[str] = []
-
-    def route(r: Any) -> None:
-        if r.request.url == f"{ORIGIN}/report.html":
-            r.fulfill(status=200, content_type="text/html; charset=utf-8", body=html.read_text(encoding="utf-8"))
-        else:
-            attempted.append(r.request.url)
-            r.abort()
-
-    context.route("**/*", route)
-    page = context.new_page()
+    page, attempted = open_offline(browser, html.read_text(encoding="utf-8"))
     page.set_default_timeout(30000)
     try:
-        page.goto(f"{ORIGIN}/report.html", wait_until="load")
         page.wait_for_function("window.stripebenchPlayer !== undefined")
         assert page.evaluate("window.stripebenchPlayer.getCurrentTime()") < marker
         assert page.locator("section.turn.playing#turn-11").count() == 0
@@ -124,6 +100,10 @@ def test_clicking_the_finding_seeks_the_player_to_its_turn(browser: Any, sample_
         # a verdict band of the chart seeks too (turn 0 set every criterion pending)
         page.locator('#verdict-chart a[href="#turn-0"]').first.click()
         page.wait_for_selector('#recording-player[data-turn="0"]')
+        # playing moves the highlight along the turns by itself
+        page.evaluate("window.stripebenchPlayer.play()")
+        page.wait_for_selector("section.turn.playing#turn-2")
+        assert page.locator("section.turn.playing").count() == 1
         assert attempted == []
     finally:
-        context.close()
+        page.context.close()
