@@ -47,6 +47,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Callable
 
+from stripebench_tui.core.caption import mask
 from stripebench_tui.core.presenting import DWELL
 from stripebench_tui.core.redact import Redactor
 from stripebench_tui.core.trace import Header
@@ -108,11 +109,11 @@ def parse_size(text: str) -> tuple[int, int]:
 
 
 def cast_title(name: str, header: Header | None, redactor: Redactor | None = None) -> str:
-    """``"EPISODE · ENV · AGENT"``: what a player shows above the recording (masked like the rest)."""
+    """``"EPISODE · ENV · AGENT"``: what a player shows above the recording (secrets and emails masked)."""
     parts = [name]
     if header is not None:
         parts += [p for p in (header.env, header.agent, header.model) if p]
-    return (redactor or Redactor()).text(" · ".join(parts))
+    return mask(" · ".join(parts), redactor)
 
 
 def cast_env(name: str, header: Header | None) -> dict[str, str]:
@@ -122,7 +123,7 @@ def cast_env(name: str, header: Header | None) -> dict[str, str]:
         env["STRIPEBENCH_ENV"] = header.env or ""
         env["STRIPEBENCH_AGENT"] = header.agent or ""
     redactor = Redactor()
-    return {k: redactor.text(v) for k, v in env.items()}
+    return {k: mask(v, redactor) for k, v in env.items()}
 
 
 def child_command(trace_path: Path, options: CastOptions) -> list[str]:

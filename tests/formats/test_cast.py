@@ -190,3 +190,14 @@ def test_a_hostile_trace_is_drawn_as_text(tmp_path: Path) -> None:
     assert "[bold red]MARKUP-LITERAL[/bold red]" in shown  # Rich markup shown as typed, not obeyed
     assert "<b>HTML-LITERAL</b>" in shown
     assert "RED" in shown and "\x1b" not in shown
+
+
+def test_the_title_and_header_variables_are_masked() -> None:
+    from stripebench_tui.core.trace import Header
+    from stripebench_tui.formats.cast import cast_env, cast_title
+
+    header = Header(env="checkout-migration", agent="anthropic", model=f"model {SECRETS[0]}")
+    title = cast_title("jane.doe@example.com", header)
+    assert SECRETS[0] not in title and "jane.doe" not in title and "j•••@example.com" in title
+    env = cast_env(f"ep {SECRETS[2]}", header)
+    assert SECRETS[2] not in env["STRIPEBENCH_EPISODE"] and env["STRIPEBENCH_AGENT"] == "anthropic"
