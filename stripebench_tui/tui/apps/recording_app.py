@@ -25,7 +25,9 @@ TURN_FD = "STRIPEBENCH_TURN_FD"  # the recorder's pipe: each turn's number, a li
 
 
 class RecordedPresenter(PresenterScreen):
-    """Presenter mode that says which turn it draws (the recording's markers)."""
+    """Presenter mode that says which turn it draws (the recording's markers); no key hints: a viewer has no keys."""
+
+    KEY_HINTS = ""
 
     def __init__(self, *args: object, on_turn: Callable[[int], object], **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]

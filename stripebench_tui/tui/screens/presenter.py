@@ -50,6 +50,7 @@ class PresenterScreen(Screen[int]):
 
     DEFAULT_CSS = PRESENTER_CSS
     TIMELINE_TITLE = "Turns"
+    KEY_HINTS = " │ Space pause · +/- speed · ←/→ step · Esc back"  # after the status (none in a recording: no keys)
     BINDINGS = [
         Binding("space", "toggle", "Pause/Play"),
         Binding("right,l", "next", "Next", show=False),
@@ -219,7 +220,7 @@ class PresenterScreen(Screen[int]):
         at_end = bool(self.turns) and self.position + 1 >= len(self.turns)
         when = " · end" if at_end and not self.pacer.playing else f" · next in {self.pacer.remaining():.1f}s"
         self.query_one("#p-status", Static).update(
-            f"{playing} ×{self.pacer.speed:g} · turn {number}/{last}{when} │ Space pause · +/- speed · ←/→ step · Esc back")
+            f"{playing} ×{self.pacer.speed:g} · turn {number}/{last}{when}{self.KEY_HINTS}")
 
     # ----- keys ---------------------------------------------------------------------------
     def action_toggle(self) -> None:
