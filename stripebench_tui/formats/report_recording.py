@@ -70,7 +70,8 @@ def embed_recording(path: Path, assets: PlayerAssets | None = None) -> EmbeddedR
     """``path`` (an asciicast v2 file) packed for the report, redacted again, with the player's assets."""
     header, events = read_recording(path)
     redactor = Redactor()
-    header = redactor.value(header)
+    # The player's clock must stay the file's (the markers' times): no idle limit of the player's own.
+    header = {k: v for k, v in redactor.value(header).items() if k != "idle_time_limit"}
     kept: list[list[object]] = []
     markers: dict[int, float] = {}
     for t, code, data in events:
