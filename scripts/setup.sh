@@ -17,6 +17,8 @@ apt_pkgs=(chromium tmux sqlite3 nodejs npm ruby)  # ruby: the Ruby preload test 
 # PostgreSQL: environments whose app needs it make a cluster of their own per episode (runtime/postgres.py), as the
 # published Next.js SaaS-starter folders do; the package's own cluster is not used.
 apt_pkgs+=(postgresql)
+# `stripebench export --format gif`: agg draws the TUI in DejaVu Sans Mono (its box-drawing borders, ✔ ✘ ◆).
+apt_pkgs+=(fonts-dejavu-core)
 # The emulator's compile (below) needs a C compiler and this interpreter's headers: a version manager's Python has
 # its own; Debian's needs its -dev package.
 command -v "${CC:-cc}" >/dev/null || apt_pkgs+=(gcc)
@@ -58,6 +60,9 @@ fi
 # The emulator's API modules compiled with Cython (emulator/stripebench_emulator/model/compiled.py): only what changed since
 # the last build; without a C compiler the emulator runs as plain Python, and says so.
 "$PY" -m stripebench_emulator.cython_build || echo "setup: the emulator stays plain Python (the reason is above)"
+# asciinema's web player (npm, pinned) into the user cache, for reports that play a recording (`report --cast`):
+# inlined into each report from there, never committed here.
+"$PY" -m stripebench_tui.formats.player_assets >/dev/null || echo "setup: no web player for recordings in reports (the reason is above)"
 # Nothing here or in the tests runs `stripebench` by name (always `python -m stripebench_tui`); the shim is for you.
 if ! command -v stripebench >/dev/null && command -v pyenv >/dev/null; then
   pyenv rehash || true  # a fresh pyenv install: make the `stripebench` shim for the README's examples

@@ -72,7 +72,8 @@ def object_state(ev: StripeObject) -> str:
     status = data.get("status")
     if ev.change == "created" and status in (None, "open", "draft", "active", "requires_payment_method"):
         return "created"
-    return str(status).replace("_", " ") if status else ev.change
+    # Masked before "_" becomes " ": "sk_test_…" spelt "sk test …" is no longer a key the redactor knows.
+    return mask(str(status)).replace("_", " ") if status else ev.change
 
 
 def _objects_part(events: list[StripeObject]) -> str:

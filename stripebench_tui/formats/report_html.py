@@ -22,12 +22,16 @@ import json
 import re
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import jinja2
 import markupsafe
 
 from stripebench_tui.core.escape import markdown_text
 from stripebench_tui.formats.episode_report import Report
+
+if TYPE_CHECKING:
+    from stripebench_tui.formats.report_recording import EmbeddedRecording
 
 TEMPLATES = Path(__file__).with_name("templates")
 FORMATS = ("html", "md")
@@ -76,8 +80,8 @@ def _env(fmt: str) -> jinja2.Environment:
     return env
 
 
-def render_report(report: Report, fmt: str = "html") -> str:
-    """The report as text in ``fmt`` ("html" or "md")."""
+def render_report(report: Report, fmt: str = "html", recording: EmbeddedRecording | None = None) -> str:
+    """The report as text in ``fmt`` ("html" or "md"); the HTML plays ``recording`` (``formats.report_recording``)."""
     if fmt not in FORMATS:
         raise ValueError(f"unknown report format {fmt!r}")
     from stripebench_tui import __version__
@@ -91,7 +95,8 @@ def render_report(report: Report, fmt: str = "html") -> str:
                     index[id(call.output)] = len(outputs)
                     outputs.append(call.output.body)
     return _env(fmt).get_template(f"report.{fmt}.j2").render(
-        r=report, version=__version__, outputs=pack_outputs(outputs), output_index=lambda output: index[id(output)]
+        r=report, version=__version__, outputs=pack_outputs(outputs), output_index=lambda output: index[id(output)],
+        rec=recording if fmt == "html" else None,
     )
 
 

@@ -155,3 +155,49 @@ def test_presenter_layout_at_100x30(snap_compare, tmp_path: Path) -> None:
                           clock=lambda: 0.0, present=True, start_turn=3)
 
     assert snap_compare(app(), terminal_size=(100, 30), run_before=settle)
+
+
+def test_an_object_status_holding_a_key_is_masked_before_it_is_spelt_out() -> None:
+    # object_state turns "requires_capture" into "requires capture"; a key so spelt ("sk test …") would slip the redactor.
+    ev = [StripeObject(t=1.0, turn=1, object_id="cus_1", object_type="customer", change="updated",
+                       data={"id": "cus_1", "object": "customer", "status": SECRET})]
+    said = caption(ev, {})
+    assert SECRET.removeprefix("sk_test_") not in said and "[REDACTED]" in said
+
+
+async def test_a_caption_with_rich_markup_is_drawn_as_typed(tmp_path: Path) -> None:
+    markup = "[bold red]LOUD[/bold red] [link=http://evil.test]click[/link]"
+    events = [GraderVerdict(t=0.0, turn=0, criterion="paid", status="pending"),
+              GraderVerdict(t=1.0, turn=1, criterion=f"paid {markup}", status="fail")]
+    trace = write_trace(tmp_path / "markup.jsonl", events, HEADER)
+    app = create_app(TraceSource(trace), clock=lambda: 0.0, present=True, start_turn=1)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, PresenterScreen)
+        screen.position = 1
+        screen.show()  # raised MarkupError before captions were drawn as Text
+        await pilot.pause()
+        assert markup in drawn(screen.query_one("#caption"))
+
+
+async def test_at_end_is_called_once_after_the_last_hold_and_nothing_is_redrawn(demo_trace) -> None:
+    now = [0.0]
+    ended: list[int] = []
+    screen = PresenterScreen(TraceSource(demo_trace), [3, 4], clock=lambda: now[0], at_end=lambda: ended.append(1))
+    app = create_app(TraceSource(demo_trace), clock=lambda: now[0])
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await app.push_screen(screen)
+        await pilot.pause()
+        now[0] = DWELL  # turn 3 (a verdict changed) is held DWELL, then turn 4
+        screen.tick()
+        assert screen.turns[screen.position] == 4 and not ended
+        status = drawn(screen.query_one("#p-status"))
+        now[0] += DWELL
+        screen.tick()
+        screen.tick()
+        await pilot.pause()
+        assert ended == [1] and screen.played_out and screen.pacer.playing
+        assert drawn(screen.query_one("#p-status")) != "" and "paused" not in drawn(screen.query_one("#p-status"))
+        assert status.startswith("▶ playing")

@@ -50,6 +50,7 @@ class PresenterScreen(Screen[int]):
 
     DEFAULT_CSS = PRESENTER_CSS
     TIMELINE_TITLE = "Turns"
+    KEY_HINTS = " │ Space pause · +/- speed · ←/→ step · Esc back"  # after the status (none in a recording: no keys)
     BINDINGS = [
         Binding("space", "toggle", "Pause/Play"),
         Binding("right,l", "next", "Next", show=False),
@@ -61,8 +62,10 @@ class PresenterScreen(Screen[int]):
     ]
 
     def __init__(self, source: EpisodeSource, turns: list[int], *, start: int = 0, speed: float = 1.0,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic, at_end: Callable[[], object] | None = None) -> None:
         super().__init__()
+        self.at_end = at_end  # called once the last turn's hold is over (a recording ends there); else it pauses
+        self.played_out = False
         self.source = source
         self.turns = turns
         self.position = max(0, min(start, len(turns) - 1)) if turns else 0
@@ -93,12 +96,17 @@ class PresenterScreen(Screen[int]):
     # ----- pacing -------------------------------------------------------------------------
     def tick(self) -> None:
         """Advance when the current turn's hold is over (the timer calls this; tests may too)."""
+        if self.played_out:
+            return
         if not self.pacer.due():
             self.draw_status()  # the countdown
         else:
             if self.position + 1 < len(self.turns):
                 self.position += 1
                 self.show()
+            elif self.at_end is not None:
+                self.played_out = True  # no more drawing: the last frame stays as it was
+                self.at_end()
             else:
                 self.pacer.toggle()  # the end: stay on the last turn, paused
                 self.draw_status()
@@ -119,7 +127,7 @@ class PresenterScreen(Screen[int]):
         turn = turn_from_events(number, events)
         if restart:
             self.pacer.shown(self._recorded(turn), notable)
-        self.query_one("#caption", Static).update(self.caption_text)
+        self.query_one("#caption", Static).update(Text(self.caption_text))  # text, never markup
         self.query_one("#p-timeline", Static).update(self.timeline_text())
         self.query_one("#p-turn", Static).update(self.turn_text(turn, events))
         self.query_one("#p-objects", Static).update(self.objects_text(state, set(turn.object_ids)))
@@ -212,7 +220,7 @@ class PresenterScreen(Screen[int]):
         at_end = bool(self.turns) and self.position + 1 >= len(self.turns)
         when = " · end" if at_end and not self.pacer.playing else f" · next in {self.pacer.remaining():.1f}s"
         self.query_one("#p-status", Static).update(
-            f"{playing} ×{self.pacer.speed:g} · turn {number}/{last}{when} │ Space pause · +/- speed · ←/→ step · Esc back")
+            f"{playing} ×{self.pacer.speed:g} · turn {number}/{last}{when}{self.KEY_HINTS}")
 
     # ----- keys ---------------------------------------------------------------------------
     def action_toggle(self) -> None:
