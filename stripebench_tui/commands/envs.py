@@ -111,9 +111,11 @@ def new(
     """
     from stripebench_tui.envs.catalog import find_environment
     from stripebench_tui.envs.scaffold import new_environment, targets_for
+    from stripebench_tui.grading.loader import grader_path, graders_dir
 
-    targets = targets_for(directory.expanduser().resolve() if directory else None)
-    made = new_environment(name, targets, find_environment(source) if source else None)
+    targets = targets_for(directory.expanduser().resolve() if directory else None, graders_dir())
+    copied = find_environment(source) if source else None
+    made = new_environment(name, targets, copied, grader_path(copied) if copied else None)
     typer.echo(f"made {made.env_id}" + (f" (a copy of {source})" if source else "") + ":")
     for path in made.files:
         typer.echo(f"  {path}")

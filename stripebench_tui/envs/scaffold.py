@@ -16,7 +16,6 @@ from pathlib import Path
 from stripebench_tui.envs.manifest import MANIFEST, ID_PATTERN, Environment, bundled_dir, environments_dir, \
     load_manifest_environment
 from stripebench_tui.errors import UserError
-from stripebench_tui.grading.loader import graders_dir
 
 SKELETON = Path(__file__).resolve().parent / "skeleton"
 SUFFIX = ".tmpl"
@@ -28,15 +27,11 @@ NOT_COPIED = shutil.ignore_patterns("__pycache__", "*.pyc", ".venv", "node_modul
 
 @dataclass(frozen=True)
 class Targets:
-    """Where a new environment's two parts go."""
+    """Where a new environment's two parts go; ``found`` when stripebench looks there already (no variables)."""
 
     environments: Path
     graders: Path
-
-    def is_default(self) -> bool:
-        """True when stripebench finds them there without STRIPEBENCH_ENVIRONMENTS/STRIPEBENCH_GRADERS."""
-        return (self.environments.resolve() == environments_dir().resolve()
-                and self.graders.resolve() == graders_dir().resolve())
+    found: bool = False
 
 
 @dataclass(frozen=True)
@@ -50,7 +45,7 @@ class Made:
     targets: Targets
 
     def next_command(self) -> str:
-        prefix = "" if self.targets.is_default() else (
+        prefix = "" if self.targets.found else (
             f"STRIPEBENCH_ENVIRONMENTS={self.targets.environments} STRIPEBENCH_GRADERS={self.targets.graders} ")
         return f"{prefix}stripebench validate {self.env_id}"
 
@@ -59,18 +54,20 @@ def grader_module(env_id: str) -> str:
     return env_id.replace("-", "_")
 
 
-def targets_for(directory: Path | None) -> Targets:
+def targets_for(directory: Path | None, graders: Path) -> Targets:
     """``directory``/environments and ``directory``/graders; without one, where stripebench looks for them (the
-    checkout's, or $STRIPEBENCH_ENVIRONMENTS and $STRIPEBENCH_GRADERS). The copies inside an installed wheel are
-    never written to: there, --dir is needed."""
+    checkout's, or $STRIPEBENCH_ENVIRONMENTS, and ``graders``: grading.loader.graders_dir()). The copies inside an
+    installed wheel are never written to: there, --dir is needed."""
+    envs = environments_dir()
     if directory is not None:
-        return Targets(directory / "environments", directory / "graders")
-    envs, graders = environments_dir(), graders_dir()
-    for found, name in ((envs, "environments"), (graders, "graders")):
-        if found.resolve() == bundled_dir(name).resolve() and "bundled" in found.parts:
+        mine = Targets(directory / "environments", directory / "graders")
+        return Targets(mine.environments, mine.graders, found=mine.environments.resolve() == envs.resolve()
+                       and mine.graders.resolve() == graders.resolve())
+    for where, name in ((envs, "environments"), (graders, "graders")):
+        if "bundled" in where.parts and where.resolve() == bundled_dir(name).resolve():
             raise UserError(f"no checkout around stripebench (its {name} are the installed package's); "
                             "pass --dir DIR to write DIR/environments and DIR/graders")
-    return Targets(envs, graders)
+    return Targets(envs, graders, found=True)
 
 
 def check_new_id(env_id: str, targets: Targets) -> None:
@@ -85,8 +82,10 @@ def check_new_id(env_id: str, targets: Targets) -> None:
         raise UserError(f"{grader} already exists; choose another name (nothing was written)")
 
 
-def new_environment(env_id: str, targets: Targets, source: Environment | None = None) -> Made:
-    """Write the skeleton (or a copy of ``source``) as ``env_id``; the result loads as an environment."""
+def new_environment(env_id: str, targets: Targets, source: Environment | None = None,
+                    source_grader: Path | None = None) -> Made:
+    """Write the skeleton (or a copy of ``source`` and its grader module ``source_grader``) as ``env_id``; the
+    result loads as an environment."""
     check_new_id(env_id, targets)
     if source is not None and not (source.root / MANIFEST).is_file():
         raise UserError(f"{source.id}: only environments with an {MANIFEST} can be copied (a published benchmark "
@@ -100,7 +99,7 @@ def new_environment(env_id: str, targets: Targets, source: Environment | None = 
             written_grader: Path | None = grader
             _write_skeleton(env_id, env_dir, grader)
         else:
-            written_grader = _copy_environment(source, env_id, env_dir, grader)
+            written_grader = _copy_environment(source, source_grader, env_id, env_dir, grader)
         load_manifest_environment(env_dir)  # what was written must load; a bug here is ours, not the user's
     except BaseException:
         shutil.rmtree(env_dir, ignore_errors=True)
@@ -119,7 +118,8 @@ def _write_skeleton(env_id: str, env_dir: Path, grader: Path) -> None:
         dest.write_text(text, encoding="utf-8")
 
 
-def _copy_environment(source: Environment, env_id: str, env_dir: Path, grader: Path) -> Path | None:
+def _copy_environment(source: Environment, source_grader: Path | None, env_id: str, env_dir: Path,
+                      grader: Path) -> Path | None:
     """Copy ``source`` as ``env_id``: its directory, its grader module, the id and grader names in its manifest."""
     shutil.copytree(source.root, env_dir, ignore=NOT_COPIED)
     manifest = env_dir / MANIFEST
@@ -130,8 +130,7 @@ def _copy_environment(source: Environment, env_id: str, env_dir: Path, grader: P
     # An explicit grader name would still point at the source's module: the copy names its own.
     text = re.sub(r'^grader\s*=\s*"[^"]*"', f'grader = "{grader_module(env_id)}"', text, count=1, flags=re.MULTILINE)
     manifest.write_text(text, encoding="utf-8")
-    source_grader = graders_dir() / f"{source.manifest.grader_module}.py"
-    if not source_grader.is_file():
+    if source_grader is None or not source_grader.is_file():
         return None
     shutil.copy2(source_grader, grader)
     return grader

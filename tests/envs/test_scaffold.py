@@ -19,6 +19,7 @@ from stripebench_tui.envs.scaffold import Targets, new_environment
 from stripebench_tui.envs.workspace import copy_workspace
 from stripebench_tui.errors import BadFileError, UserError
 from stripebench_tui.grading import Grader, load_grader
+from stripebench_tui.grading.loader import grader_path
 
 
 def _targets(tmp_path: Path) -> Targets:
@@ -57,7 +58,7 @@ def test_the_skeleton_is_a_complete_environment_with_a_grader_and_the_shared_dev
 
 def test_from_copies_an_environment_and_its_grader_under_the_new_id(tmp_path: Path) -> None:
     source = find_environment("checkout-migration")
-    made = new_environment("my-checkout", _targets(tmp_path), source)
+    made = new_environment("my-checkout", _targets(tmp_path), source, grader_path(source))
     manifest = tomllib.loads((made.env_dir / "environment.toml").read_text())
     assert manifest["id"] == "my-checkout" and manifest["grader"] == "my_checkout"
     env = load_manifest_environment(made.env_dir)
