@@ -13,8 +13,14 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from stripebench_tui.envs.manifest import MANIFEST, ID_PATTERN, Environment, bundled_dir, environments_dir, \
-    load_manifest_environment
+from stripebench_tui.envs.manifest import (
+    ID_PATTERN,
+    MANIFEST,
+    Environment,
+    bundled_dir,
+    environments_dir,
+    load_manifest_environment,
+)
 from stripebench_tui.errors import UserError
 
 SKELETON = Path(__file__).resolve().parent / "skeleton"
@@ -120,7 +126,8 @@ def _write_skeleton(env_id: str, env_dir: Path, grader: Path) -> None:
 
 def _copy_environment(source: Environment, source_grader: Path | None, env_id: str, env_dir: Path,
                       grader: Path) -> Path | None:
-    """Copy ``source`` as ``env_id``: its directory, its grader module, the id and grader names in its manifest."""
+    """Copy ``source`` as ``env_id``: its directory, its grader module with the source's id rewritten in it, and
+    the id and grader names in its manifest."""
     shutil.copytree(source.root, env_dir, ignore=NOT_COPIED)
     manifest = env_dir / MANIFEST
     text = manifest.read_text(encoding="utf-8")
@@ -132,7 +139,10 @@ def _copy_environment(source: Environment, source_grader: Path | None, env_id: s
     manifest.write_text(text, encoding="utf-8")
     if source_grader is None or not source_grader.is_file():
         return None
-    shutil.copy2(source_grader, grader)
+    # Graders name their environment (the path to its seed module, keys of their runs): those now mean the copy.
+    text = re.sub(rf"(?<![A-Za-z0-9_-]){re.escape(source.id)}(?![A-Za-z0-9_-])", env_id,
+                  source_grader.read_text(encoding="utf-8"))
+    grader.write_text(text, encoding="utf-8")
     return grader
 
 

@@ -56,7 +56,8 @@ def test_the_skeleton_is_a_complete_environment_with_a_grader_and_the_shared_dev
                                    f"STRIPEBENCH_GRADERS={tmp_path / 'graders'} stripebench validate demo-task")
 
 
-def test_from_copies_an_environment_and_its_grader_under_the_new_id(tmp_path: Path) -> None:
+def test_from_copies_an_environment_and_its_grader_under_the_new_id(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     source = find_environment("checkout-migration")
     made = new_environment("my-checkout", _targets(tmp_path), source, grader_path(source))
     manifest = tomllib.loads((made.env_dir / "environment.toml").read_text())
@@ -64,8 +65,15 @@ def test_from_copies_an_environment_and_its_grader_under_the_new_id(tmp_path: Pa
     env = load_manifest_environment(made.env_dir)
     assert sorted(p.name for p in env.workspace.iterdir()) == sorted(p.name for p in source.workspace.iterdir())
     assert made.grader is not None
-    assert made.grader.read_text() == (Path(source.root).parents[1] / "graders" / "checkout_migration.py").read_text()
+    original = grader_path(source).read_text()
+    # the grader finds its seed module by the environment's id: the copy's names the copy
+    assert 'environments_dir() / "checkout-migration" / "seed.py"' in original
+    assert made.grader.read_text() == original.replace("checkout-migration", "my-checkout")
+    monkeypatch.setenv("STRIPEBENCH_ENVIRONMENTS", str(tmp_path / "environments"))
     assert load_grader(env, tmp_path / "graders") is not None
+    (env.root / "seed.py").rename(env.root / "seed.moved")  # without the copy's seed, the copy's grader cannot load
+    with pytest.raises(BadFileError, match="the grader failed to load"):
+        load_grader(env, tmp_path / "graders")
 
 
 @pytest.mark.parametrize("name", ["Demo", "1st", "d", "demo_task", "-demo", "demo/x"])
