@@ -1,4 +1,4 @@
-"""``stripebench envs``: list the environments an episode can run."""
+"""``stripebench envs``: list the environments an episode can run; ``stripebench envs new``: make one."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ from pathlib import Path
 import typer
 
 
-def envs(as_json: bool = typer.Option(False, "--json", help="Print a JSON list instead of a table."),
+def envs(ctx: typer.Context,
+         as_json: bool = typer.Option(False, "--json", help="Print a JSON list instead of a table."),
          path: Path | None = typer.Option(None, "--path", help="List the benchmark folders under PATH (a folder in "
                                           "the published layout, or a directory of them, e.g. ~/ai/benchmarks) "
                                           "with how to run each and what it needs.")) -> None:
@@ -18,8 +19,11 @@ def envs(as_json: bool = typer.Option(False, "--json", help="Print a JSON list i
     benchmark folders there instead (environment/, grader/, solution/ as Stripe published them): each is run
     with `stripebench run PATH/<name>` (a problem of a multi-problem folder: PATH/<name>/environment/<problem>).
 
-    Examples: `stripebench envs --json`, `stripebench envs --path ~/ai/benchmarks`
+    Examples: `stripebench envs --json`, `stripebench envs --path ~/ai/benchmarks`; a new environment:
+    `stripebench envs new demo-task` (see `stripebench envs new --help`).
     """
+    if ctx.invoked_subcommand is not None:
+        return
     from stripebench_tui.envs.manifest import environments_dir
     from stripebench_tui.envs.catalog import list_environments
     from stripebench_tui.envs.size import workspace_size
@@ -88,9 +92,53 @@ def _say(line: str) -> None:
     typer.echo(sanitize(line))
 
 
+def new(
+    name: str = typer.Argument(..., metavar="NAME", help="The new environment's id: lower-case letters, digits and "
+                               "dashes, starting with a letter (e.g. demo-task)."),
+    source: str | None = typer.Option(None, "--from", metavar="ENV", help="Copy this environment (an id or a "
+                                      "path) under the new name instead of writing the skeleton."),
+    directory: Path | None = typer.Option(None, "--dir", help="Write DIR/environments/NAME and DIR/graders/ "
+                                          "instead of where stripebench looks (the checkout's, or "
+                                          "$STRIPEBENCH_ENVIRONMENTS and $STRIPEBENCH_GRADERS)."),
+) -> None:
+    """Lay out a new environment that `stripebench validate NAME` passes as generated.
+
+    Writes environments/NAME/ (environment.toml, PROBLEM.md, workspace/ with the app, seed.py, solution/plan.toml
+    with the files the oracle writes, mutants/ with one mutant) and graders/NAME_WITH_UNDERSCORES.py (the grader's
+    criteria). The skeleton is a small Flask members API: the oracle creates a Stripe customer through the official
+    SDK and the grader reads it back; the mutant forgets its metadata. Its app runs under the shared dev server
+    (`shared = ["devserver.py"]`), which restarts it on edits. Then edit the task into yours: docs/new-environment.md
+    walks through each file.
+
+    With --from ENV it copies that environment and its grader instead, with the id (and grader name) rewritten.
+    Refuses a NAME that is not a valid id or that exists already; nothing is overwritten.
+
+    Examples: `stripebench envs new demo-task`, `stripebench envs new my-checkout --from checkout-migration`,
+    `stripebench envs new demo-task --dir /tmp/bench`
+    """
+    from stripebench_tui.envs.catalog import find_environment
+    from stripebench_tui.envs.scaffold import new_environment, targets_for
+    from stripebench_tui.grading.loader import grader_path, graders_dir
+
+    targets = targets_for(directory.expanduser().resolve() if directory else None, graders_dir())
+    copied = find_environment(source) if source else None
+    made = new_environment(name, targets, copied, grader_path(copied) if copied else None)
+    typer.echo(f"made {made.env_id}" + (f" (a copy of {source})" if source else "") + ":")
+    for path in made.files:
+        typer.echo(f"  {path}")
+    if made.grader is not None:
+        typer.echo(f"  {made.grader}")
+    else:
+        typer.echo("  (no grader: the source has none)")
+    typer.echo(f"next: {made.next_command()}")
+
+
 def register(app: typer.Typer) -> None:
-    """Add ``envs`` to the CLI."""
-    app.command("envs")(envs)
+    """Add ``envs`` (and ``envs new``) to the CLI."""
+    group = typer.Typer(help=envs.__doc__, no_args_is_help=False)
+    group.callback(invoke_without_command=True)(envs)
+    group.command("new")(new)
+    app.add_typer(group, name="envs")
 
 
-__all__ = ["envs", "register"]
+__all__ = ["envs", "new", "register"]

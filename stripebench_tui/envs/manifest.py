@@ -19,6 +19,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from stripebench_tui.errors import BadFileError
 
 MANIFEST = "environment.toml"
+# Files every environment may ask for by name (``shared``): copied into the episode's workspace beside its own
+# files (envs.workspace.copy_workspace), so one dev server serves every Flask app instead of a copy in each.
+SHARED_DIR = Path(__file__).resolve().parent / "shared"
 ID_PATTERN = re.compile(r"^[a-z][a-z0-9-]{1,48}$")
 SQL_NAME = r"^[A-Za-z_][A-Za-z0-9_]{0,62}$"  # a PostgreSQL role or database name that needs no quoting
 
@@ -138,6 +141,9 @@ class Manifest(_Strict):
     summary: str = ""
     problem: str = "PROBLEM.md"
     workspace: str = "workspace"
+    # Names of files in stripebench's shared workspace files (stripebench_tui/envs/shared/, e.g. "devserver.py")
+    # copied into the workspace when an episode lays it out; the environment's workspace must not hold them itself.
+    shared: list[str] = Field(default_factory=list)
     submission: str | None = None  # file in the workspace where the agent puts its answer (e.g. a cs_ id)
     grader: str | None = None  # module in graders/ (default: the id with dashes as underscores)
     tools: list[str] = Field(default_factory=lambda: ["shell", "files", "stripe_docs"])
@@ -243,6 +249,12 @@ def load_manifest_environment(root: Path) -> Environment:
     ):
         if not env.path(rel).exists():
             raise BadFileError(f"{path}: {field_name}: {rel} does not exist")
+    for name in manifest.shared:
+        if "/" in name or not (SHARED_DIR / name).is_file():
+            known = ", ".join(sorted(p.name for p in SHARED_DIR.iterdir() if p.is_file()))
+            raise BadFileError(f"{path}: shared: no shared file {name!r} (there are: {known})")
+        if (env.workspace / name).exists():
+            raise BadFileError(f"{path}: shared: {name} is also in {manifest.workspace}/; remove one of them")
     return env
 
 

@@ -12,7 +12,6 @@ everything on this machine as this user and confines nothing; ``docker``
 from __future__ import annotations
 
 import datetime as dt
-import shutil
 import subprocess
 import uuid
 from collections import deque
@@ -25,6 +24,7 @@ from stripebench_tui.core.redact import Redactor
 from stripebench_tui.core.trace import EPISODE_TRACE
 from stripebench_tui.envs.deps import EnvDeps, with_bin_first, with_python_last
 from stripebench_tui.envs.manifest import Environment
+from stripebench_tui.envs.workspace import copy_workspace
 from stripebench_tui.errors import UserError
 from stripebench_tui.preload import preload_env
 from stripebench_tui.runtime import node_packages, postgres
@@ -184,14 +184,11 @@ class SandboxBase:
 
 
 def lay_out(env: Environment, episode_dir: Path, workspace: Path, variables: dict[str, str]) -> None:
-    """Copy the environment's workspace in, make logs/ and screenshots/, and fill ``variables``.
+    """Copy the workspace in (with its shared files), make logs/ and screenshots/, and fill ``variables``.
 
     Each service port variable gets a free port (and ``X_URL`` for ``X_PORT``), plus the paths every process sees.
     """
-    if env.workspace.is_dir():
-        shutil.copytree(env.workspace, workspace, symlinks=True)
-    else:
-        workspace.mkdir()
+    copy_workspace(env, workspace)  # its own files and the shared ones it names (e.g. devserver.py)
     (episode_dir / "logs").mkdir(exist_ok=True)
     (episode_dir / "screenshots").mkdir(exist_ok=True)
     for spec in episode_services(env):

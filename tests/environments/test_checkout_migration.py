@@ -18,6 +18,7 @@ import pytest
 
 from stripebench_tui.core.events import FAIL, PASS, PENDING
 from stripebench_tui.envs.catalog import find_environment
+from stripebench_tui.envs.workspace import copy_workspace
 from stripebench_tui.grading import GradingContext, GradingView, load_grader
 from stripebench_emulator.testing import TEST_KEY, emulator, emulator_server, stripe_client  # noqa: F401
 from tests.environments.helpers import assert_findings, played_files, run_seed
@@ -119,7 +120,7 @@ def _seed(workspace: Path, url: str, monkeypatch) -> None:
 @pytest.fixture
 def seeded(emulator, stripe_client, tmp_path, monkeypatch):  # noqa: F811 - pytest fixtures
     workspace = tmp_path / "workspace"
-    shutil.copytree(ENV.workspace, workspace)
+    copy_workspace(ENV, workspace)  # with the shared devserver.py
     _seed(workspace, emulator.url, monkeypatch)
     ctx = GradingContext(env=ENV, episode_dir=tmp_path, workspace=workspace, stripe_api_base=emulator.url,
                          stripe_api_key=TEST_KEY)
@@ -272,7 +273,7 @@ def _wait_for(predicate, timeout: float = 20.0) -> None:
 @pytest.mark.slow
 def test_devserver_restarts_the_app_when_its_code_changes(tmp_path):
     workspace = tmp_path / "workspace"
-    shutil.copytree(ENV.workspace, workspace)
+    copy_workspace(ENV, workspace)  # with the shared devserver.py
     port = _free_port()
     env = {**os.environ, "APP_PORT": str(port), "STRIPE_SECRET_KEY": TEST_KEY}
     proc = subprocess.Popen([sys.executable, "devserver.py"], cwd=workspace, env=env, stdout=subprocess.PIPE,

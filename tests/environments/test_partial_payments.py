@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 import sqlite3
 from pathlib import Path
 from types import SimpleNamespace
@@ -13,6 +12,7 @@ import stripe
 
 from stripebench_tui.core.events import FAIL, PASS, PENDING
 from stripebench_tui.envs.catalog import find_environment
+from stripebench_tui.envs.workspace import copy_workspace
 from stripebench_tui.grading import GradingContext, GradingView
 from stripebench_emulator.testing import TEST_KEY, emulator, emulator_server, stripe_client  # noqa: F401
 from tests.environments.helpers import load_grader_module, played_files, run_seed, validate_failing
@@ -50,7 +50,7 @@ def _seed(workspace: Path, url: str, monkeypatch) -> None:
 @pytest.fixture
 def seeded(emulator, stripe_client, tmp_path, monkeypatch):  # noqa: F811 - pytest fixtures
     workspace = tmp_path / "workspace"
-    shutil.copytree(ENV.workspace, workspace)
+    copy_workspace(ENV, workspace)  # with the shared devserver.py
     _seed(workspace, emulator.url, monkeypatch)
     row = sqlite3.connect(workspace / "desk.db").execute(
         "SELECT id, stripe_customer, stripe_invoice FROM members").fetchone()

@@ -43,8 +43,8 @@ def _envs(*args: str) -> str:
     from stripebench_tui.commands import envs
 
     app = typer.Typer()
-    envs.register(app)  # a one-command app runs that command without its name
-    done = CliRunner().invoke(app, list(args), env={"STRIPEBENCH_ENVIRONMENTS": str(bundled_dir("environments"))})
+    envs.register(app)  # `envs` is a group (with `envs new`), so it is invoked by name
+    done = CliRunner().invoke(app, ["envs", *args], env={"STRIPEBENCH_ENVIRONMENTS": str(bundled_dir("environments"))})
     assert done.exit_code == 0, done.output
     return done.output
 

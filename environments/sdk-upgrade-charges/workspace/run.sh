@@ -3,4 +3,4 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 bash bootstrap.sh
-exec .venv/bin/python devserver.py
+exec .venv/bin/python devserver.py --settle 1.0  # pip installs touch files over seconds
