@@ -333,15 +333,21 @@ class Checkpointer:
         turn = driver.bus.turn
         if not self.policy.wants(turn):
             return
+        recorder = driver.recorder
         await driver.bus.drain()
-        if driver.recorder is not None:
-            driver.recorder.end_turn()  # the trace is complete and durable up to here
-        info = await asyncio.to_thread(self.take, turn, driver.bus.next_seq)
+        while recorder is not None and recorder.written != driver.bus.next_seq:  # published meanwhile: not yet written
+            await driver.bus.drain()
+        # Read together, with nothing awaited in between: the trace's length and the seq that follows it.
+        next_seq = driver.bus.next_seq
+        if recorder is not None:
+            recorder.end_turn()  # the trace is complete and durable up to here
+        trace_bytes = self.trace_path.stat().st_size if self.trace_path.exists() else 0
+        info = await asyncio.to_thread(self.take, turn, next_seq, trace_bytes)
         pruned = await asyncio.to_thread(self.prune)
         if self.on_taken is not None:
             self.on_taken(info, pruned)
 
-    def take(self, turn: int, next_seq: int) -> CheckpointInfo:
+    def take(self, turn: int, next_seq: int, trace_bytes: int | None = None) -> CheckpointInfo:
         """Take the checkpoint of ``turn`` now (blocking): emulator, workspace, info last (it marks it complete)."""
         from stripebench_emulator import save_checkpoint
 
@@ -354,7 +360,8 @@ class Checkpointer:
         manifest, added = self.scanner.scan()
         text = json.dumps(manifest, separators=(",", ":"))
         (where / WORKSPACE_FILE).write_text(text, encoding="utf-8")
-        trace_bytes = self.trace_path.stat().st_size if self.trace_path.exists() else 0
+        if trace_bytes is None:
+            trace_bytes = self.trace_path.stat().st_size if self.trace_path.exists() else 0
         info = CheckpointInfo(turn=turn, path=where, taken=time.time(), trace_bytes=trace_bytes, next_seq=next_seq,
                               files=sum(1 for e in manifest["entries"].values() if e["kind"] == "file"),
                               bytes_new=added, bytes_own=own + len(text), variables=self.variables,

@@ -177,7 +177,7 @@ class Episode:
         cfg, env = self.config, self.env
         # The agent's commands may run as this user: /proc/<our pid>/environ must not show them a key either.
         hide_from_proc_environ([*getattr(self.agent, "secrets", ()), *runner_secrets()])
-        episode_dir = new_episode_dir(env.id, cfg.episode_dir, cfg.episodes_root)
+        episode_dir = self._episode_dir()
         self.backend = self._start_backend(episode_dir)
         try:
             if self.backend.kind != EMULATOR:  # before the sandbox: its STRIPE_API_BASE becomes the proxy's URL
@@ -199,6 +199,15 @@ class Episode:
             return await self._play()
         finally:
             await self._shutdown()
+
+    def _episode_dir(self) -> Path:
+        """A fresh episode directory (a resumed episode goes on in its own)."""
+        assert self.env is not None
+        return new_episode_dir(self.env.id, self.config.episode_dir, self.config.episodes_root)
+
+    def _recorder(self, path: Path, header: Header, secrets: list[str]) -> Recorder:
+        """The recorder of a new trace (a resumed episode's appends to its trace)."""
+        return Recorder.create(path, header, secrets=secrets)
 
     def _start_backend(self, episode_dir: Path) -> StripeBackend:
         """The Stripe backend; the emulator keeps its objects beside the trace so `stripebench grade` can re-read
@@ -268,6 +277,7 @@ class Episode:
             backend=backend.label, sandbox=self.sandbox.name, expects=env.manifest.expects.header_form(),
             extra={"agent_options": {k: str(v) for k, v in cfg.agent_options.items() if k not in ("api_key", "on_retry")},
                    "episode_dir": str(episode_dir), "process_tag": self.sandbox.tag,
+                   "checkpoint": cfg.checkpoint, "checkpoint_cap_mb": cfg.checkpoint_cap_mb,
                    # ports, URLs and paths (no keys), so a replay can map this episode's values onto its own
                    "variables": {k: v for k, v in self.sandbox.variables().items() if "KEY" not in k}},
         )
@@ -275,18 +285,22 @@ class Episode:
             header.extra["bench_folder"] = str(env.root)
         if hasattr(self.sandbox, "header_extra"):  # e.g. the docker sandbox's container
             header.extra.update(self.sandbox.header_extra())
-        self.bus = EventBus()
+        self.bus = self._new_bus()
         self._setup_watch = Stopwatch(self.bus.clock, since=self.bus.started_at)
         secrets = self.secrets()
         self.sandbox.add_secrets(secrets)
         if hasattr(self.agent, "add_secrets"):  # e.g. an external harness's model recording
             self.agent.add_secrets(secrets)
-        self.recorder = Recorder.create(episode_dir / TRACE_NAME, header, secrets=secrets)
+        self.recorder = self._recorder(episode_dir / TRACE_NAME, header, secrets)
         self.recorder.attach(self.bus)
         for handler in self.subscribers:
             if hasattr(handler, "add_secrets"):  # e.g. the headless printer redacts what it shows
                 handler.add_secrets(secrets)
             self.bus.subscribe(handler, name=getattr(handler, "__qualname__", "subscriber"))
+
+    def _new_bus(self) -> EventBus:
+        """The episode's bus (a resumed episode's numbers its events after those of its trace)."""
+        return EventBus()
 
     def secrets(self) -> list[str]:
         """Every value the trace, the logs and what is shown must never contain: the Stripe keys and the
