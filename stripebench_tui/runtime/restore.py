@@ -73,6 +73,7 @@ class ContinuingAgent:
         self.summarize = summarize
         self.checker = NoDivergence()
         self.native = callable(getattr(inner, "continue_from", None))
+        self.hint = ""  # an operator message for the first turn after the fork (bisect --hint)
         self._summary: str | None = None
 
     def __getattr__(self, name: str) -> Any:  # the human agent's submit/say/finish, etc.
@@ -91,6 +92,9 @@ class ContinuingAgent:
         if self._summary is not None:
             observations = [Observation(kind="operator_message", text=self._summary), *observations]
             self._summary = None
+        if self.hint:
+            observations = [*observations, Observation(kind="operator_message", text=self.hint)]
+            self.hint = ""
         return await self.inner.next_turn(observations)
 
     async def close(self) -> None:
