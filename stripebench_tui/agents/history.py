@@ -22,7 +22,7 @@ REJECT = "reject"  # the operator action that refuses a pending call (core.opera
 
 
 @dataclass
-class Exchange:
+class AgentExchange:
     """One recorded agent turn: what it was shown first, and what it answered."""
 
     turn: int
@@ -32,11 +32,11 @@ class Exchange:
     calls: list[ToolRequest] = field(default_factory=list)
 
 
-def recorded_exchanges(events: Iterable[Event], at_turn: int) -> tuple[list[Exchange], list[Observation]]:
+def recorded_exchanges(events: Iterable[Event], at_turn: int) -> tuple[list[AgentExchange], list[Observation]]:
     """The agent turns of 1..``at_turn`` and the observations owed after the last (see the module docstring)."""
-    exchanges: list[Exchange] = []
+    exchanges: list[AgentExchange] = []
     owed: list[Observation] = []
-    current: Exchange | None = None
+    current: AgentExchange | None = None
     operator_calls: dict[str, ToolCall] = {}
     for ev in events:
         if ev.turn < 1 or ev.turn > at_turn:
@@ -72,10 +72,10 @@ def recorded_exchanges(events: Iterable[Event], at_turn: int) -> tuple[list[Exch
     return exchanges, owed
 
 
-def _open(exchanges: list[Exchange], owed: list[Observation], turn: int, current: Exchange | None) -> Exchange:
+def _open(exchanges: list[AgentExchange], owed: list[Observation], turn: int, current: AgentExchange | None) -> AgentExchange:
     if current is not None and current.turn == turn:
         return current
-    exchange = Exchange(turn=turn, observations=list(owed))
+    exchange = AgentExchange(turn=turn, observations=list(owed))
     exchanges.append(exchange)
     return exchange
 
@@ -85,4 +85,4 @@ def arguments_json(arguments: dict[str, Any]) -> str:
     return json.dumps(arguments, ensure_ascii=False)
 
 
-__all__ = ["Exchange", "arguments_json", "recorded_exchanges"]
+__all__ = ["AgentExchange", "arguments_json", "recorded_exchanges"]

@@ -264,7 +264,7 @@ class EpisodeEnd(Event):
 
 
 @dataclass
-class Resume(Event):
+class EpisodeResume(Event):
     """The episode's process died and ``stripebench resume`` continued it from the checkpoint of ``from_turn``:
     what follows in the trace comes from the new process (the events recorded after that checkpoint, of the turn
     that was cut short, were moved to ``dropped``, a file beside the trace, and that turn is played again)."""
@@ -278,7 +278,7 @@ class Resume(Event):
 EVENT_TYPES: dict[str, type[Event]] = {
     cls.type: cls
     for cls in (ModelMessage, ToolCall, ToolResult, StripeObject, GraderVerdict, Service, Operator, StripeRequest,
-                WebhookDelivery, Finding, HarnessTime, EpisodeEnd, Resume)
+                WebhookDelivery, Finding, HarnessTime, EpisodeEnd, EpisodeResume)
 }
 
 _COMMON = ("seq", "t", "turn", "type")

@@ -83,6 +83,7 @@ def probe_fork(trace_path: Path, agent: str, *, options: dict[str, Any] | None =
     """The probe of ``bisect_turns``: ``runs`` forks per turn under ``root/turn-T-run-K``, each reported to
     ``on_fork(turn, run, result)``."""
     from stripebench_tui.runtime.fork import fork_config, fork_episode
+    from stripebench_tui.runtime.restore import RestoredEpisode
 
     async def probe(turn: int) -> Probe:
         found = Probe(turn=turn)
@@ -90,8 +91,8 @@ def probe_fork(trace_path: Path, agent: str, *, options: dict[str, Any] | None =
             where = root / f"turn-{turn}-run-{run}"
             config = fork_config(trace_path, agent, agent_options=dict(options or {}), episode_dir=where)
             episode = fork_episode(trace_path, turn, config)
-            if hint and episode.fork is not None:
-                episode.fork.hint = hint
+            if hint and isinstance(episode, RestoredEpisode) and episode.fork is not None:
+                episode.fork.hint = hint  # (a re-executing fork, for an external harness, has no way to be told)
             result = await episode.run()
             found.scores.append(result.score)
             found.passed_runs += 1 if result.passed else 0

@@ -43,10 +43,15 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from stripebench_tui.core.trace_writer import sidecar_dir
 from stripebench_tui.errors import UserError
+
+if TYPE_CHECKING:
+    from stripebench_emulator import Emulator
+
+    from stripebench_tui.core.driver import Driver
 
 CHECKPOINTS = "checkpoints"
 BLOBS = "blobs"
@@ -310,7 +315,7 @@ def blob_path(blobs: Path, sha: str) -> Path:
 class Checkpointer:
     """Takes the episode's checkpoints at turn ends (its ``turn_end_hook`` goes last among the driver's hooks)."""
 
-    def __init__(self, trace_path: Path, workspace: Path, emulator: Any, *, policy: Policy,
+    def __init__(self, trace_path: Path, workspace: Path, emulator: Emulator, *, policy: Policy,
                  cap_bytes: int = DEFAULT_CAP_MB * 1_000_000, variables: dict[str, str] | None = None,
                  services: list[str] | None = None, on_taken: Callable[[CheckpointInfo, list[int]], Any] | None = None
                  ) -> None:
@@ -328,7 +333,7 @@ class Checkpointer:
         self.taken: list[CheckpointInfo] = []
         self.blobs.mkdir(parents=True, exist_ok=True)
 
-    async def turn_end_hook(self, driver: Any) -> None:
+    async def turn_end_hook(self, driver: Driver) -> None:
         """After the turn's events are all written: take the turn's checkpoint if the policy wants one."""
         turn = driver.bus.turn
         if not self.policy.wants(turn):

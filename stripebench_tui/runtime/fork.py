@@ -295,8 +295,13 @@ def fork_episode(trace_path: Trace | Path, at_turn: int | None, config: EpisodeC
         if getattr(episode.fork.inner if episode.fork else None, "fork_from", None) is None:
             return episode
         # an external harness continues from its recorded model answers: its own calls are re-executed
-    episode = ForkEpisode(config, subscribers)
-    episode.prepare()
+    fork = ForkEpisode(config, subscribers)
+    fork.prepare()
+    return _reexecuting(fork, trace, trace_path, at_turn)
+
+
+def _reexecuting(episode: ForkEpisode, trace: Trace, trace_path: Path, at_turn: int | None) -> ForkEpisode:
+    """Give ``episode`` the agent that re-executes turns 1..N (an external harness's own, else ``ForkAgent``)."""
     external = getattr(episode.agent, "fork_from", None)
     if external is not None:
         fork = external(trace_path, at_turn)

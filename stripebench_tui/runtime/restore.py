@@ -9,6 +9,8 @@
   and no seed (the restored world already has what they made), and starts the services on the restored state;
 - publishes the recorded events of turns 1..N into its own trace (so the trace, the findings and the live grading
   see the episode whole) and numbers its own turns from N+1;
+- opens the page the agent last navigated to in a fresh browser (a browser is not part of a checkpoint: what
+  was typed into the page since is lost);
 - hands the continuing agent its history: natively when the agent can take it (``continue_from(events, turn)``:
   the oracle skips the plan steps already played, our LLM agents rebuild their message list), else as a summary
   observation (``summarize(events, turn)``).
@@ -27,7 +29,8 @@ from urllib.parse import urlsplit
 
 from stripebench_tui.core.agent import Agent, AgentTurn, Observation, Task
 from stripebench_tui.core.bus import EventBus, Handler
-from stripebench_tui.core.events import EpisodeEnd, Event, Header, Service
+from stripebench_tui.core.events import AGENT, EpisodeEnd, Event, Header, Service, ToolCall
+from stripebench_tui.core.trace import Trace
 from stripebench_tui.runtime.checkpoints import CheckpointInfo, restore_emulator, restore_workspace
 from stripebench_tui.runtime.episode import Episode, EpisodeConfig
 from stripebench_tui.runtime.grade import EMULATOR_STATE
@@ -36,10 +39,11 @@ from stripebench_tui.stripe_account.backend import StripeBackend, start_backend
 
 RESTORE = "restore"
 CHECKPOINT_SERVICE = "checkpoint"  # the service name of the checkpoint notes in a trace
+BROWSER_NAVIGATE = "browser_navigate"
 Summarize = Callable[[list[Event], int], str]
 
 
-def prefix_events(trace: Any, at_turn: int) -> list[Event]:
+def prefix_events(trace: Trace, at_turn: int) -> list[Event]:
     """The recorded events of turns 1..``at_turn`` of an open trace, without its end (what a restore republishes)."""
     out: list[Event] = []
     for ev in trace.iter_events():
@@ -104,7 +108,7 @@ class ContinuingAgent:
 class RestoredEpisode(Episode):
     """An Episode that starts from a checkpoint (see the module docstring)."""
 
-    def __init__(self, config: EpisodeConfig, checkpoint: CheckpointInfo, parent: Any, summarize: Summarize,
+    def __init__(self, config: EpisodeConfig, checkpoint: CheckpointInfo, parent: Trace, summarize: Summarize,
                  subscribers: list[Handler] | None = None) -> None:
         super().__init__(config, subscribers)
         self.checkpoint = checkpoint
@@ -164,6 +168,23 @@ class RestoredEpisode(Episode):
         for ev in self.fork.events:
             await bus.publish(ev, turn=ev.turn)
         bus.turn = max(bus.turn, self.at_turn)
+        await self._reopen_browser(bus, self.fork.events)
+
+    async def _reopen_browser(self, bus: EventBus, events: list[Event]) -> None:
+        """The browser is a process, not part of a checkpoint: open the page the agent last navigated to again
+        (the page as first loaded; what was typed into it since is gone), and say so."""
+        url = next((str(ev.arguments.get("url", "")) for ev in reversed(events) if isinstance(ev, ToolCall)
+                    and ev.actor == AGENT and ev.tool == BROWSER_NAVIGATE), "")
+        if not url or self.executor is None or self.sandbox is None:
+            return
+        now = self.sandbox.variables()
+        for name, old in self.checkpoint.variables.items():  # a port that had to move
+            if name.endswith("_PORT") and now.get(name, old) != old:
+                url = url.replace(f":{old}", f":{now[name]}")
+        outcome = await self.executor.call(BROWSER_NAVIGATE, {"url": url})
+        await bus.publish(Service(service=CHECKPOINT_SERVICE, status="log", stream="stderr" if outcome.is_error else "",
+                                  text=f"the browser is not in a checkpoint: reopened {url}"
+                                       + (f" (failed: {outcome.text[:200]})" if outcome.is_error else "")))
 
 
 def _port_of(url: str) -> int:
@@ -173,7 +194,7 @@ def _port_of(url: str) -> int:
         return 0
 
 
-def restored_episode(trace: Any, checkpoint: CheckpointInfo, config: EpisodeConfig, summarize: Summarize,
+def restored_episode(trace: Trace, checkpoint: CheckpointInfo, config: EpisodeConfig, summarize: Summarize,
                      subscribers: list[Handler] | None = None) -> RestoredEpisode:
     """A prepared ``RestoredEpisode`` of the open ``trace`` at ``checkpoint`` (see the module docstring)."""
     episode = RestoredEpisode(config, checkpoint, trace, summarize, subscribers)

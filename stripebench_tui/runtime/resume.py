@@ -22,9 +22,10 @@ from pathlib import Path
 from typing import Any
 
 from stripebench_tui.core.bus import EventBus, Handler
-from stripebench_tui.core.events import AGENT, EpisodeEnd, Event, Header, ModelMessage, Resume, ToolCall
+from stripebench_tui.core.events import AGENT, EpisodeEnd, Event, Header, ModelMessage, EpisodeResume, ToolCall
 from stripebench_tui.core.recorder import Recorder
 from stripebench_tui.core import turns_sidecar
+from stripebench_tui.core.trace import Trace
 from stripebench_tui.core.trace_writer import sidecar_dir
 from stripebench_tui.errors import EXIT_RUNTIME, UserError, with_exit_code
 from stripebench_tui.runtime.checkpoints import CheckpointInfo, list_checkpoints
@@ -37,7 +38,7 @@ DROPPED = "dropped-after-{turn}.jsonl"
 STRING_OPTIONS = ("plan", "model", "base_url", "cmd", "protocol")  # recorded agent options a resume passes on
 
 
-def resumable_checkpoint(trace: Any) -> CheckpointInfo:
+def resumable_checkpoint(trace: Trace) -> CheckpointInfo:
     """The checkpoint a resume starts from: the last one; UserError when the episode ended or has none."""
     path = Path(trace.path)
     if any(isinstance(ev, EpisodeEnd) for ev in trace.iter_events()):
@@ -50,7 +51,7 @@ def resumable_checkpoint(trace: Any) -> CheckpointInfo:
     return infos[-1]
 
 
-def resume_config(trace: Any, **overrides: Any) -> EpisodeConfig:
+def resume_config(trace: Trace, **overrides: Any) -> EpisodeConfig:
     """The recorded episode's configuration: its environment, agent (with its recorded plain options), seed,
     checkpoint policy and directory."""
     header = trace.header
@@ -59,7 +60,8 @@ def resume_config(trace: Any, **overrides: Any) -> EpisodeConfig:
     env = bench if bench and Path(bench).is_dir() else header.env
     if not env:
         raise UserError(f"{trace.path}: the trace does not say which environment it ran (header.env)")
-    recorded = extra.get("agent_options") if isinstance(extra.get("agent_options"), dict) else {}
+    recorded = extra.get("agent_options")
+    recorded = recorded if isinstance(recorded, dict) else {}
     options = {k: v for k, v in recorded.items() if k in STRING_OPTIONS and isinstance(v, str) and v}
     seed = header.seeds.get("emulator", 0) if isinstance(header.seeds, dict) else 0
     config = EpisodeConfig(env=env, agent=header.agent or "oracle", agent_options=options, seed=int(seed or 0),
@@ -102,7 +104,7 @@ def cut_trace(trace_path: Path, info: CheckpointInfo) -> tuple[Path | None, int]
 class ResumedEpisode(RestoredEpisode):
     """An episode going on in its own directory from its last checkpoint (see the module docstring)."""
 
-    def __init__(self, config: EpisodeConfig, checkpoint: CheckpointInfo, trace: Any, summarize: Summarize,
+    def __init__(self, config: EpisodeConfig, checkpoint: CheckpointInfo, trace: Trace, summarize: Summarize,
                  subscribers: list[Handler] | None = None) -> None:
         super().__init__(config, checkpoint, trace, summarize, subscribers)
         self.history: list[Event] = []
@@ -151,12 +153,13 @@ class ResumedEpisode(RestoredEpisode):
         assert self.recorder is not None
         bus.redeliver(self.history, skip=self.recorder.subscription)
         await bus.drain()
-        await bus.publish(Resume(from_turn=self.at_turn, dropped=self.dropped.name if self.dropped else "",
-                                 dropped_events=self.dropped_events))
+        await bus.publish(EpisodeResume(from_turn=self.at_turn, dropped=self.dropped.name if self.dropped else "",
+                                        dropped_events=self.dropped_events))
         bus.turn = max(bus.turn, self.at_turn)
+        await self._reopen_browser(bus, self.history)
 
 
-def resumed_episode(trace: Any, config: EpisodeConfig, summarize: Summarize,
+def resumed_episode(trace: Trace, config: EpisodeConfig, summarize: Summarize,
                     subscribers: list[Handler] | None = None) -> ResumedEpisode:
     """A prepared ``ResumedEpisode`` of the open ``trace`` (UserError when it ended or kept no checkpoint)."""
     info = resumable_checkpoint(trace)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from stripebench_tui.core.events import AGENT, EpisodeEnd, Resume, ToolCall
+from stripebench_tui.core.events import AGENT, EpisodeEnd, EpisodeResume, ToolCall
 from stripebench_tui.runtime.checkpoints import checkpoints_dir
 
 from .test_drills import REAP_WITHIN, check_trace, start_runner, survivors
@@ -44,7 +44,7 @@ def test_kill_9_then_resume_ends_like_an_uninterrupted_run(tmp_path: Path) -> No
                              stdin=subprocess.DEVNULL, capture_output=True, timeout=240)
     assert resumed.returncode == 0, resumed.stderr.decode()[-2000:]
     events = check_trace(killed / "trace.jsonl", "resumed")  # seq 0..n without gaps or repeats
-    [resume] = [e for e in events if isinstance(e, Resume)]
+    [resume] = [e for e in events if isinstance(e, EpisodeResume)]
     assert resume.from_turn >= 1
     assert calls_by_turn(events) == calls_by_turn(expected)  # each turn once, in order
     [end] = [e for e in events if isinstance(e, EpisodeEnd)]

@@ -29,14 +29,15 @@ async def _check(env_id: str, tmp_path: Path) -> None:
     assert result is not None and result.passed, (env_id, result)
     turns = compare_restores(episode, tmp_path / "scratch")
     assert turns and turns == list(range(1, len(turns) + 1)), turns
-    # The browser's page and cookies are not part of a checkpoint (the restored episode starts a fresh browser), and
-    # the oracle does not look at what its calls return: its fork goes on from before its first browser call.
+    # The browser's page and cookies are not part of a checkpoint (the restored episode reopens the last page the
+    # agent navigated to, as first loaded), and the oracle does not look at what its calls return: its fork goes on
+    # from no later than its first browser call.
     from stripebench_tui.core.events import ToolCall
     from stripebench_tui.core.trace import open_trace
 
     browsing = [e.turn for e in open_trace(result.trace_path).iter_events()
                 if isinstance(e, ToolCall) and e.tool.startswith("browser_")]
-    middle = min(turns[(len(turns) - 1) // 2], (browsing[0] - 1) if browsing else turns[-1])
+    middle = min(turns[(len(turns) - 1) // 2], browsing[0] if browsing else turns[-1])
     middle = max(middle, 1)
     fork = fork_episode(result.trace_path, middle, fork_config(result.trace_path, "oracle",
                                                               episode_dir=tmp_path / "fork"))

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from stripebench_tui.core.events import EpisodeEnd, Header, ModelMessage, Resume, ToolCall
+from stripebench_tui.core.events import EpisodeEnd, EpisodeResume, Header, ModelMessage, ToolCall
 from stripebench_tui.core.trace import open_trace
 from stripebench_tui.core.trace_writer import TraceWriter
 from stripebench_tui.core import turns_sidecar
@@ -52,7 +52,7 @@ def test_cut_moves_the_cut_short_turn_aside_and_the_writer_goes_on(tmp_path: Pat
     index = turns_sidecar.parse((trace.parent / "trace.jsonl.d" / "turns.idx").read_bytes())
     assert index is not None and list(index.turns) == [1, 2]
     with TraceWriter(trace, Header(), resume_at=(info.next_seq, info.turn)) as writer:
-        writer.write(Resume(seq=info.next_seq, turn=2, from_turn=2, dropped=dropped.name, dropped_events=count))
+        writer.write(EpisodeResume(seq=info.next_seq, turn=2, from_turn=2, dropped=dropped.name, dropped_events=count))
         writer.write(ModelMessage(seq=info.next_seq + 1, turn=3, text="turn 3 again"))
     events = list(open_trace(trace).iter_events())
     assert [e.seq for e in events] == list(range(len(events)))
