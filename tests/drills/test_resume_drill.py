@@ -52,3 +52,16 @@ def test_kill_9_then_resume_ends_like_an_uninterrupted_run(tmp_path: Path) -> No
     assert (end.score, end.passed) == (whole_end.score, whole_end.passed) == (1.0, True)
     turns = [e.turn for e in events]
     assert turns == sorted(turns)
+    # the readers take the resumed trace like any other
+    def cli(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "stripebench_tui", *args], stdin=subprocess.DEVNULL,
+                              capture_output=True, text=True, timeout=120)
+
+    shown = cli("replay", str(killed), "--headless")
+    assert shown.returncode == 0 and f"⟲ resumed from the checkpoint of turn {resume.from_turn}" in shown.stdout
+    assert cli("replay", str(killed), "--summary").returncode == 0
+    assert cli("report", str(killed), "-o", str(tmp_path / "report.html")).returncode == 0
+    assert cli("export", str(killed), "-o", str(tmp_path / "atif.json")).returncode == 0
+    compared = cli("diff", str(whole), str(killed))
+    assert compared.returncode in (0, 1) and "Traceback" not in compared.stderr, compared.stderr
+
