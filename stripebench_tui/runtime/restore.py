@@ -29,7 +29,8 @@ from urllib.parse import urlsplit
 
 from stripebench_tui.core.agent import Agent, AgentTurn, Observation, Task
 from stripebench_tui.core.bus import EventBus, Handler
-from stripebench_tui.core.events import AGENT, EpisodeEnd, Event, Header, Service, ToolCall
+from stripebench_tui.core.episode_files import Refused, episode_file
+from stripebench_tui.core.events import AGENT, EpisodeEnd, Event, Header, Service, ToolCall, ToolResult
 from stripebench_tui.core.trace import Trace
 from stripebench_tui.runtime.checkpoints import CheckpointInfo, restore_emulator, restore_workspace
 from stripebench_tui.runtime.episode import Episode, EpisodeConfig
@@ -164,11 +165,35 @@ class RestoredEpisode(Episode):
             + (f"; {', '.join(moved)} taken, given new ports" if moved else ""))))
 
     async def _before_agent(self, bus: EventBus) -> None:
-        assert self.fork is not None
+        assert self.fork is not None and self.sandbox is not None
         for ev in self.fork.events:
+            if isinstance(ev, ToolResult):
+                self._bring_files(ev, self.sandbox.episode_dir)
             await bus.publish(ev, turn=ev.turn)
         bus.turn = max(bus.turn, self.at_turn)
         await self._reopen_browser(bus, self.fork.events)
+
+    def _bring_files(self, ev: ToolResult, episode_dir: Path) -> None:
+        """Copy the files a recorded result names (its whole output, its screenshots) from the recorded episode,
+        under names of their own (``parent-…``: the new episode numbers its own files from 1 again)."""
+        parent_dir = Path(self.parent.path).parent
+        names = [ev.sidecar] if ev.sidecar else []
+        names += list(ev.images)
+        moved: dict[str, str] = {}
+        for name in names:
+            try:
+                source = episode_file(parent_dir, name)
+            except (Refused, OSError):
+                continue  # a name leaving the recorded episode, or a file gone: the event keeps its name
+            rel = Path(name)
+            new = rel.with_name(f"parent-{rel.name}")
+            target = episode_dir / new
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(source, target)
+            moved[name] = new.as_posix()
+        if ev.sidecar in moved:
+            ev.sidecar = moved[ev.sidecar]
+        ev.images = [moved.get(i, i) for i in ev.images]
 
     async def _reopen_browser(self, bus: EventBus, events: list[Event]) -> None:
         """The browser is a process, not part of a checkpoint: open the page the agent last navigated to again

@@ -242,3 +242,29 @@ def test_reexecute_or_a_turn_without_checkpoint_re_executes(parent, tmp_path: Pa
     assert isinstance(fork_episode(trace_path, 2, config, reexecute=True), ForkEpisode)
     config = fork_config(trace_path, "noop", episode_dir=tmp_path / "c")
     assert isinstance(fork_episode(trace_path, 2, config), RestoredEpisode)
+
+
+def test_a_fork_brings_the_recorded_outputs_and_screenshots_under_names_of_their_own(tmp_path: Path) -> None:
+    from types import SimpleNamespace
+
+    from stripebench_tui.core.events import ToolResult
+    from stripebench_tui.runtime.checkpoints import CheckpointInfo
+    from stripebench_tui.runtime.fork import summary_of
+
+    parent = tmp_path / "parent"
+    (parent / "trace.jsonl.d" / "outputs").mkdir(parents=True)
+    (parent / "trace.jsonl.d" / "outputs" / "00000012.txt").write_text("the whole output")
+    (parent / "screenshots").mkdir()
+    (parent / "screenshots" / "001-cart.png").write_bytes(b"png")
+    (tmp_path / "outside.png").write_bytes(b"not the episode's")
+    episode = RestoredEpisode(EpisodeConfig(env="tiny-shop"), CheckpointInfo(turn=1, path=tmp_path),
+                              SimpleNamespace(path=parent / "trace.jsonl"), summary_of)  # type: ignore[arg-type]
+    result = ToolResult(sidecar="trace.jsonl.d/outputs/00000012.txt",
+                        images=["screenshots/001-cart.png", "../outside.png"])
+    new = tmp_path / "new"
+    episode._bring_files(result, new)
+    assert result.sidecar == "trace.jsonl.d/outputs/parent-00000012.txt"
+    assert (new / result.sidecar).read_text() == "the whole output"
+    assert result.images == ["screenshots/parent-001-cart.png", "../outside.png"]  # nothing brought from outside
+    assert (new / "screenshots" / "parent-001-cart.png").read_bytes() == b"png"
+    assert not (tmp_path / "parent-outside.png").exists()
