@@ -68,12 +68,12 @@ async def bisect_turns(turns: list[int], probe: Callable[[int], Awaitable[Probe]
     return BisectResult(turns[good], ordered())
 
 
-def checkpointed_turns(trace_path: Path) -> list[int]:
-    """The turns with a checkpoint; exit code 4 (one line) when there are none."""
+def checkpointed_turns(trace_path: Path, what: str = "nothing to bisect") -> list[int]:
+    """The turns with a checkpoint; exit code 4 (one line, ending with ``what``) when there are none."""
     turns = [c.turn for c in list_checkpoints(trace_path)]
     if not turns:
         raise with_exit_code(EXIT_RUNTIME, f"{trace_path}: the episode kept no checkpoint (run it with --checkpoint "
-                                           "every, on the emulator in the local sandbox): nothing to bisect")
+                                           f"every, on the emulator in the local sandbox): {what}")
     return turns
 
 

@@ -268,3 +268,20 @@ def test_a_fork_brings_the_recorded_outputs_and_screenshots_under_names_of_their
     assert result.images == ["screenshots/parent-001-cart.png", "../outside.png"]  # nothing brought from outside
     assert (new / "screenshots" / "parent-001-cart.png").read_bytes() == b"png"
     assert not (tmp_path / "parent-outside.png").exists()
+
+
+def test_the_checkpoints_command_lists_disk_use(parent, capsys, tmp_path: Path) -> None:
+    from stripebench_tui.commands.checkpoints import checkpoints
+
+    checkpoints(parent.result.trace_path.parent)
+    lines = capsys.readouterr().out.splitlines()
+    infos = list_checkpoints(parent.result.trace_path)
+    assert lines[0].split() == ["turn", "files", "new", "files", "state", "on", "disk", "took"]
+    assert [int(line.split()[0]) for line in lines[1:-1]] == [i.turn for i in infos]
+    assert lines[-1].startswith("total ") and lines[-1].endswith(str(checkpoints_dir(parent.result.trace_path)))
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    (bare / "trace.jsonl").write_bytes(parent.result.trace_path.read_bytes())
+    with pytest.raises(UserError, match="nothing to list") as caught:
+        checkpoints(bare)
+    assert caught.value.exit_code == 4
