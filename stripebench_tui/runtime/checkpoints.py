@@ -189,13 +189,6 @@ class WorkspaceScanner:
         self.blobs = blobs
         self._known: dict[str, tuple[int, int, int, str]] = {}  # path -> (size, mtime_ns, ino, sha)
 
-    def prime(self, manifest: dict[str, Any]) -> None:
-        """Trust a previous manifest's stats (a resumed episode's last checkpoint) for unchanged files."""
-        for rel, entry in manifest.get("entries", {}).items():
-            if entry.get("kind") == "file" and "stat" in entry and not entry.get("sqlite"):
-                size, mtime, ino = entry["stat"]
-                self._known[rel] = (size, mtime, ino, entry["sha"])
-
     def scan(self) -> tuple[dict[str, Any], int]:
         """The workspace's manifest and the bytes of blobs added."""
         entries: dict[str, Any] = {}
