@@ -103,9 +103,17 @@ class AnthropicAgent(LlmAgent):
             messages.append({"role": "user", "content": blocks})
         return messages
 
+    def _replay_turn(self, observations: list[Observation], text: str, calls: list[ToolRequest]) -> None:
+        messages = self._request_messages(observations)
+        content: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
+        content += [{"type": "tool_use", "id": c.call_id, "name": self._wire_name(c.tool), "input": c.arguments}
+                    for c in calls]
+        self._messages = messages + ([{"role": "assistant", "content": content}] if content else [])
+        self._pending = [c.call_id for c in calls]
+
     async def next_turn(self, observations: list[Observation]) -> AgentTurn:
         """Send the observations, stream the model's reply (timed), hand back its tool calls."""
-        messages = self._request_messages(observations)
+        messages = self._request_messages(self._with_carried(observations))
         request: dict[str, Any] = {
             "model": self.options.model,
             "max_tokens": self.options.max_tokens,

@@ -7,7 +7,9 @@ from typing import Any, Awaitable, Callable
 from stripebench_tui.agents.options import read_options
 from stripebench_tui.agents.prompting import wire_tool_names
 from stripebench_tui.agents.retry import SdkErrors, call_with_retries
-from stripebench_tui.core.agent import AgentError, Task
+from stripebench_tui.agents.history import recorded_exchanges
+from stripebench_tui.core.agent import AgentError, Observation, Task, ToolRequest
+from stripebench_tui.core.events import Event
 from stripebench_tui.core.tool_types import ToolSpec
 from stripebench_tui.errors import UserError
 
@@ -57,6 +59,7 @@ class LlmAgent:
         self._errors: SdkErrors | None = None
         self._names: dict[str, str] = {}  # wire name -> tool name
         self._pending: list[str] = []  # call ids of the last reply, each owed a result
+        self._carried: list[Observation] = []  # a fork's last recorded results, sent with the first live request
 
     @property
     def secrets(self) -> list[str]:
@@ -81,6 +84,27 @@ class LlmAgent:
 
     def _tool_name(self, wire: str) -> str:
         return self._names.get(wire, wire)
+
+    def _wire_name(self, tool: str) -> str:
+        return next((wire for wire, name in self._names.items() if name == tool), tool)
+
+    def continue_from(self, events: list[Event], at_turn: int) -> None:
+        """Take turns 1..``at_turn`` of a recorded episode (its events, in order) as this agent's own conversation,
+        in its provider's format: each recorded answer is put in the message list as if the model had just sent it,
+        after the observations it was given; turn N's results go with the first live request. Call after start."""
+        exchanges, owed = recorded_exchanges(events, at_turn)
+        for exchange in exchanges:
+            self._replay_turn(exchange.observations, exchange.text, exchange.calls)
+        self._carried = owed
+
+    def _with_carried(self, observations: list[Observation]) -> list[Observation]:
+        """The observations of a turn, after those a fork still owed (once)."""
+        carried, self._carried = self._carried, []
+        return [*carried, *observations]
+
+    def _replay_turn(self, observations: list[Observation], text: str, calls: list[ToolRequest]) -> None:
+        """Append one recorded exchange to the message list (each provider's format)."""
+        raise NotImplementedError
 
     async def _call(self, call: Callable[[Any], Awaitable[Any]]) -> Any:
         """``call(client)`` with our retries."""

@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from stripebench_tui.agents.chat_stream import ChatReply
+from stripebench_tui.agents.history import arguments_json
 from stripebench_tui.agents.llm_base import LlmAgent, StreamTiming
 from stripebench_tui.agents.pricing import OPENAI, TurnUsage, turn_cost
 from stripebench_tui.agents.prompting import (
@@ -111,9 +112,18 @@ class OpenAICompatAgent(LlmAgent):
             request["temperature"] = self.options.temperature
         return request
 
+    def _replay_turn(self, observations: list[Observation], text: str, calls: list[ToolRequest]) -> None:
+        messages = self._messages + self._new_messages(observations)
+        assistant: dict[str, Any] = {"role": "assistant", "content": text}
+        if calls:
+            assistant["tool_calls"] = [{"id": c.call_id, "type": "function", "function": {
+                "name": self._wire_name(c.tool), "arguments": arguments_json(c.arguments)}} for c in calls]
+        self._messages = messages + [assistant]
+        self._pending, self._local_errors = [c.call_id for c in calls], {}
+
     async def next_turn(self, observations: list[Observation]) -> AgentTurn:
         """Send the observations, stream the model's reply (timed), hand back its tool calls."""
-        messages = self._messages + self._new_messages(observations)
+        messages = self._messages + self._new_messages(self._with_carried(observations))
         request = self._request(messages)
         reply, watch = await self._call(lambda client: self._streamed(client, request))
         turn, assistant = self._turn(reply)

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from stripebench_tui.core.agent import AgentError, AgentTurn, Observation, Task, ToolRequest
+from stripebench_tui.core.events import AGENT, ModelMessage, ToolCall
 from stripebench_tui.envs.plans import PlanError, PlanStep, expand, load_plan
 from stripebench_tui.envs.manifest import Environment
 
@@ -54,6 +55,13 @@ class OracleAgent:
         except PlanError as exc:
             raise AgentError(str(exc)) from None
         self.context = {k: str(v) for k, v in task.context.items()}
+
+    def continue_from(self, events: list[Any], at_turn: int) -> None:
+        """A fork of an episode at the end of ``at_turn`` (its recorded ``events``): the plan goes on after the steps
+        those turns played (one step per agent turn)."""
+        played = {ev.turn for ev in events if ev.turn <= at_turn and (
+            (isinstance(ev, ToolCall) and ev.actor == AGENT) or (isinstance(ev, ModelMessage) and ev.role == "assistant"))}
+        self._next = min(len(played), len(self.steps))
 
     async def next_turn(self, observations: list[Observation]) -> AgentTurn:
         """The next step of the plan; done after the last one."""

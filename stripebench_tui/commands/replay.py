@@ -25,8 +25,12 @@ def replay(
     play: bool = typer.Option(False, "--play", help="Start playing immediately instead of paused at the first turn."),
     present: bool = typer.Option(False, "--present", help="Presenter mode: paced playback that dwells on verdict "
                                  "changes, a large high-contrast layout, captions, secrets and emails masked (P in the TUI)."),
-    fork_at: int = typer.Option(None, "--fork-at", min=0, help="Re-execute the recorded tool calls up to this turn on a fresh "
-                                "environment (flagging the first divergence), then continue live with --agent."),
+    fork_at: int = typer.Option(None, "--fork-at", min=0, help="Continue live with --agent from the end of this turn: "
+                                "restored from the episode's checkpoint of that turn when it has one (no turn runs "
+                                "again), else by re-executing the recorded tool calls up to it on a fresh environment "
+                                "(flagging the first divergence)."),
+    reexecute: bool = typer.Option(False, "--reexecute", help="With --fork-at: re-execute turns 1..N even when a "
+                                   "checkpoint could be restored (checks that they still do the same)."),
     agent: str = typer.Option(None, "--agent", "-a", help="With --fork-at: who continues (human by default; oracle, noop, anthropic, "
                               "openai), or an external harness (claude-code) restarted with its model answered from the "
                               "episode's recording (model/exchanges.jsonl) for turns 1..N, then live."),
@@ -51,7 +55,8 @@ def replay(
     Exit code 0 when the episode passed, 1 when it failed or was not scored, 3 when the file cannot be read.
 
     Example: `stripebench replay replays/checkout-migration-400 --summary`;
-    fork: `stripebench replay episodes/X/trace.jsonl --fork-at 3 --agent noop --headless`;
+    fork: `stripebench replay episodes/X/trace.jsonl --fork-at 3 --agent noop --headless` (instant from the
+    episode's checkpoint of turn 3; `--reexecute` runs turns 1-3 again instead);
     an external harness: `stripebench replay episodes/X --fork-at 3 --agent claude-code --base-url URL --headless`;
     its whole episode offline: `stripebench replay episodes/X --rerun --headless`;
     where it stops: `stripebench replay replays/checkout-migration-400 --break 'tool replace_in_file' --summary`
@@ -81,7 +86,9 @@ def replay(
                                         agent_cmd, agent_protocol)
         options = {**agent_options(agent, None, model, base_url, None), **extra}
         raise typer.Exit(run_fork(trace_path, fork_at, agent, headless=headless, options=options, breakpoints=breaks,
-                                  **where))
+                                  reexecute=reexecute is True, **where))
+    if reexecute is True:
+        raise UserError("--reexecute applies to a fork: add --fork-at N")
     if agent_cmd or base_url:
         raise UserError("--agent-cmd and --base-url apply to a fork: add --fork-at N")
     from stripebench_tui.formats.open import open_episode
@@ -158,7 +165,7 @@ def run_rerun(trace_path: Path, *, headless: bool = False, episode_dir: Path | N
 
 def run_fork(trace_path: Trace | Path, at_turn: int | None, agent: str, *, headless: bool = False,
              options: dict[str, Any] | None = None, episode_dir: Path | None = None,
-             breakpoints: list[str] | None = None) -> int:
+             breakpoints: list[str] | None = None, reexecute: bool = False) -> int:
     """``replay TRACE --fork-at N``: the live TUI on the fork, or with ``headless`` its text; the exit code.
 
     Headless works like ``run --headless``: stdin takes operator commands and, for the human
@@ -175,21 +182,27 @@ def run_fork(trace_path: Trace | Path, at_turn: int | None, agent: str, *, headl
     config = fork_config(trace_path, agent, headless=headless, agent_options=dict(options or {}), episode_dir=episode_dir,
                          breakpoints=list(breakpoints or []))
     if not headless:
+        if reexecute:
+            raise UserError("--reexecute is for --headless forks (the TUI's fork restores a checkpoint when it can)")
         from stripebench_tui.tui.apps.live_app import run_live
 
         path = Path(trace_path.path) if isinstance(trace_path, Trace) else trace_path
         return run_live(config, fork=(path, at_turn))
-    return asyncio.run(_headless_fork(trace_path, at_turn, config))
+    return asyncio.run(_headless_fork(trace_path, at_turn, config, reexecute))
 
 
-async def _headless_fork(trace_path: Trace | Path, at_turn: int | None, config: EpisodeConfig) -> int:
+async def _headless_fork(trace_path: Trace | Path, at_turn: int | None, config: EpisodeConfig,
+                         reexecute: bool = False) -> int:
     from stripebench_tui.commands.run import play_headless
     from stripebench_tui.runtime.fork import fork_episode
 
     def make(config: EpisodeConfig, subscribers: list[Handler]) -> Episode:
-        return fork_episode(trace_path, at_turn, config, subscribers=subscribers)
+        return fork_episode(trace_path, at_turn, config, subscribers=subscribers, reexecute=reexecute)
 
     def after(episode: Episode, _result: EpisodeResult) -> None:
+        if getattr(episode, "checkpoint", None) is not None:
+            print(f"forked from the checkpoint of turn {at_turn} (nothing re-executed)", file=sys.stderr)
+            return
         div = episode.fork.checker.divergence
         print(f"divergence: {div['text']}" if div else "divergence: none", file=sys.stderr)
 

@@ -104,6 +104,11 @@ def run(
                                 help="Where the episode runs: local (this machine as you, the default: confines nothing) "
                                      "or docker (a container that sees only the workspace; see `stripebench doctor`). "
                                      "Default from $STRIPEBENCH_SANDBOX."),
+    checkpoint: str = typer.Option("every", "--checkpoint", help="Keep the world's state (emulator, workspace, the "
+                                   "app's SQLite databases) beside the trace at turn ends, for instant forks and "
+                                   "resume: every (each turn), every:K (each K-th turn) or off."),
+    checkpoint_cap: int = typer.Option(2048, "--checkpoint-cap", min=1, help="Megabytes the checkpoints may use; "
+                                       "the oldest are pruned first, never the newest."),
 ) -> None:
     """Run a live episode: start the environment, let the agent work, grade it.
 
@@ -125,6 +130,13 @@ def run(
                            backend=backend, stripe_key=stripe_key, seed=seed, episode_dir=episode_dir,
                            max_turns=max_turns, approval=approve, start_paused=paused, headless=headless,
                            breakpoints=parse_breaks(breaks))
+    if isinstance(checkpoint, str):  # (called as a function, the defaults are typer's OptionInfo)
+        from stripebench_tui.runtime.checkpoints import Policy
+
+        Policy.parse(checkpoint)  # a bad value is one line before anything starts
+        config.checkpoint = checkpoint
+    if isinstance(checkpoint_cap, int):
+        config.checkpoint_cap_mb = checkpoint_cap
     if isinstance(sandbox, str) and sandbox:  # (called as a function, the default is typer's OptionInfo)
         config.sandbox = sandbox
     if not headless:

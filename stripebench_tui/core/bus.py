@@ -186,6 +186,15 @@ class EventBus:
         event.turn = self.turn if turn is None else turn
         return event
 
+    def redeliver(self, events: list[Event], *, skip: "Subscription | None" = None) -> None:
+        """Hand events already recorded (a resumed episode's history) to every subscriber but ``skip`` as they
+        are: not stamped again, the bus's seq and turn unchanged. Subscribers that rebuild state from the events
+        (live grading, findings) see the whole episode; ``skip`` is the recorder, which has them already."""
+        for event in events:
+            for sub in list(self._subs):
+                if sub is not skip:
+                    sub._push(event)
+
     def publish_nowait(self, event: Event, *, turn: int | None = None) -> Event:
         """Stamp and queue ``event`` for every subscriber; never waits. Returns the stamped event."""
         self.stamp(event, turn)

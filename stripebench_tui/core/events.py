@@ -263,10 +263,22 @@ class EpisodeEnd(Event):
     error: str = ""
 
 
+@dataclass
+class EpisodeResume(Event):
+    """The episode's process died and ``stripebench resume`` continued it from the checkpoint of ``from_turn``:
+    what follows in the trace comes from the new process (the events recorded after that checkpoint, of the turn
+    that was cut short, were moved to ``dropped``, a file beside the trace, and that turn is played again)."""
+
+    type: ClassVar[str] = "resume"
+    from_turn: int = 0
+    dropped: str = ""  # the cut-short turn's events, beside the trace ("" when there were none)
+    dropped_events: int = 0
+
+
 EVENT_TYPES: dict[str, type[Event]] = {
     cls.type: cls
     for cls in (ModelMessage, ToolCall, ToolResult, StripeObject, GraderVerdict, Service, Operator, StripeRequest,
-                WebhookDelivery, Finding, HarnessTime, EpisodeEnd)
+                WebhookDelivery, Finding, HarnessTime, EpisodeEnd, EpisodeResume)
 }
 
 _COMMON = ("seq", "t", "turn", "type")

@@ -42,9 +42,20 @@ class Recorder:
         secrets: Iterable[str] = (),
         inline_cap: int = 64 * 1024,
         overwrite: bool = False,
+        resume_at: tuple[int, int] | None = None,
     ) -> "Recorder":
-        """A recorder writing a new trace at ``path`` (the header is written at once)."""
-        return cls(TraceWriter(path, header, secrets=secrets, inline_cap=inline_cap, overwrite=overwrite))
+        """A recorder writing a new trace at ``path`` (the header is written at once); with ``resume_at`` (next seq,
+        last turn) one appending to the existing trace there instead (a resumed episode)."""
+        recorder = cls(TraceWriter(path, header, secrets=secrets, inline_cap=inline_cap, overwrite=overwrite,
+                                   resume_at=resume_at))
+        if resume_at is not None:
+            recorder.written = resume_at[0]
+        return recorder
+
+    @property
+    def subscription(self) -> Subscription | None:
+        """Its subscription to the bus, once attached."""
+        return self._sub
 
     @property
     def path(self):  # noqa: ANN201 - a pathlib.Path

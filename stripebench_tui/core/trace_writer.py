@@ -16,6 +16,7 @@ from typing import Iterable
 from stripebench_tui.core import turns_sidecar
 from stripebench_tui.core.events import SCHEMA, Event, Header, ToolResult, event_from_dict
 from stripebench_tui.core.redact import Redactor
+from stripebench_tui.core.trace_check import LineError, parse_header
 from stripebench_tui.errors import BadFileError
 
 
@@ -40,11 +41,15 @@ class TraceWriter:
         secrets: Iterable[str] = (),
         inline_cap: int = 64 * 1024,
         overwrite: bool = False,
+        resume_at: tuple[int, int] | None = None,
     ) -> None:
         self.path = Path(path)
         self.inline_cap = inline_cap
         self._redactor = Redactor(secrets)
         self._sidecars = sidecar_dir(self.path)
+        if resume_at is not None:
+            self._reopen(*resume_at)
+            return
         try:
             self._f = open(self.path, "wb" if overwrite else "xb")
         except FileExistsError:
@@ -60,6 +65,24 @@ class TraceWriter:
         self._append(head)
         self._seq = 0
         self._turn: int | None = None
+        self.closed = False
+
+    def _reopen(self, next_seq: int, turn: int) -> None:
+        """Append to the existing trace (the ``header`` argument unused: line 1 is kept): its next event is seq ``next_seq``, and
+        ``turn`` is the turn its last event belongs to (a resumed episode; the caller truncated it first)."""
+        try:
+            with open(self.path, "rb") as fh:
+                first = fh.readline()
+            self.header = parse_header(first)
+            self._f = open(self.path, "ab")
+            self._index_f = open(self._sidecars / "turns.idx", "ab")
+        except OSError as exc:
+            raise TraceError(f"{self.path}: cannot append ({exc.strerror})") from None
+        except LineError as exc:
+            raise TraceError(f"{self.path}:1: {exc}") from None
+        self._offset = self.path.stat().st_size
+        self._seq = next_seq
+        self._turn = turn
         self.closed = False
 
     def __enter__(self) -> TraceWriter:

@@ -21,6 +21,7 @@ from stripebench_tui.core.events import (
     PASS,
     SIGNED,
     EpisodeEnd,
+    EpisodeResume,
     Event,
     Finding,
     GraderVerdict,
@@ -135,6 +136,9 @@ def format_event(trace: Trace, ev: Event) -> str | None:
         return sanitize(delivery_line(ev))
     if isinstance(ev, Finding):
         return sanitize(f"⚑ finding {ev.detector}: {ev.message}  {evidence_text(ev.evidence)}".rstrip())
+    if isinstance(ev, EpisodeResume):
+        moved = f" ({ev.dropped_events} events of the cut-short turn moved to {ev.dropped})" if ev.dropped else ""
+        return sanitize(f"⟲ resumed from the checkpoint of turn {ev.from_turn}{moved}")
     if isinstance(ev, EpisodeEnd):
         score = "unscored" if ev.score is None else f"score {ev.score:.2f}"
         verdict = {True: "PASSED", False: "FAILED", None: ""}[ev.passed]

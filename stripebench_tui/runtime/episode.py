@@ -39,6 +39,8 @@ from stripebench_tui.core.recorder import Recorder
 from stripebench_tui.envs.manifest import Environment
 from stripebench_tui.envs.catalog import find_environment
 from stripebench_tui.errors import EXIT_EPISODE_FAILED, EXIT_OK, EXIT_RUNTIME, UserError
+from stripebench_tui.runtime.checkpoints import DEFAULT_CAP_MB, Checkpointer, CheckpointInfo, Policy, human_bytes, \
+    unavailable_reason
 from stripebench_tui.runtime.grade import EMULATOR_STATE
 from stripebench_tui.runtime.local import LocalSandbox
 from stripebench_tui.runtime.sandbox import TRACE_NAME, new_episode_dir
@@ -78,6 +80,9 @@ class EpisodeConfig:
     # where the episode runs: "local" or "docker" (default: $STRIPEBENCH_SANDBOX, else local)
     sandbox: str = field(default_factory=lambda: os.environ.get("STRIPEBENCH_SANDBOX") or "local")
     breakpoints: list[str] = field(default_factory=list)  # core.breakpoints expressions (--break)
+    # the world's state at turn ends, beside the trace (runtime.checkpoints): every, every:K or off; capped on disk
+    checkpoint: str = "every"
+    checkpoint_cap_mb: int = DEFAULT_CAP_MB
     pause_at_breakpoints: bool = True  # False: hits are recorded and the episode runs on (nobody left to resume)
 
 
@@ -132,6 +137,7 @@ class Episode:
         self._stop_requested = ""
         self._setup_task: asyncio.Future[Any] | None = None
         self._setup_watch: Stopwatch | None = None  # the setup's parts, from the trace's t=0 to the driver's start
+        self.checkpointer: Checkpointer | None = None  # None when checkpoints are off or cannot be taken
 
     # ---- control ----
 
@@ -161,6 +167,7 @@ class Episode:
             raise UserError(f"unknown sandbox {cfg.sandbox!r}; choose one of {', '.join(SANDBOXES)}")
         if cfg.sandbox != "local" and getattr(self.agent, "local_only", False):
             raise UserError(f"the {cfg.agent} agent runs its harness on this machine: use --sandbox local")
+        self.policy = Policy.parse(cfg.checkpoint)
 
     async def run(self) -> EpisodeResult:
         """Play the episode to its end; always stops every process and closes the trace."""
@@ -170,20 +177,20 @@ class Episode:
         cfg, env = self.config, self.env
         # The agent's commands may run as this user: /proc/<our pid>/environ must not show them a key either.
         hide_from_proc_environ([*getattr(self.agent, "secrets", ()), *runner_secrets()])
-        episode_dir = new_episode_dir(env.id, cfg.episode_dir, cfg.episodes_root)
-        # The emulator keeps its objects beside the trace so `stripebench grade` can re-read them later.
-        self.backend = start_backend(cfg.backend, seed=cfg.seed, api_version=env.manifest.stripe.api_version,
-                                     stripe_key=cfg.stripe_key, state=episode_dir / EMULATOR_STATE)
+        episode_dir = self._episode_dir()
+        self.backend = self._start_backend(episode_dir)
         try:
             if self.backend.kind != EMULATOR:  # before the sandbox: its STRIPE_API_BASE becomes the proxy's URL
                 self.proxy = start_request_proxy(self.backend)
+            variables = {**self.backend.env_vars(), **self._preset_variables()}
             if cfg.sandbox == "docker":
                 from stripebench_tui.runtime.docker_sandbox import DockerSandbox
 
-                self.sandbox = DockerSandbox(env, episode_dir, self.backend.env_vars())
+                self.sandbox = DockerSandbox(env, episode_dir, variables)
             else:
-                self.sandbox = LocalSandbox(env, episode_dir, self.backend.env_vars())
+                self.sandbox = LocalSandbox(env, episode_dir, variables)
             self.sandbox.prepare()
+            self._prepared()
             use_sandbox = getattr(self.agent, "use_sandbox", None)
             if use_sandbox is not None:  # an agent whose process runs where the episode's code runs
                 use_sandbox(self.sandbox)
@@ -192,6 +199,66 @@ class Episode:
             return await self._play()
         finally:
             await self._shutdown()
+
+    def _episode_dir(self) -> Path:
+        """A fresh episode directory (a resumed episode goes on in its own)."""
+        assert self.env is not None
+        return new_episode_dir(self.env.id, self.config.episode_dir, self.config.episodes_root)
+
+    def _recorder(self, path: Path, header: Header, secrets: list[str]) -> Recorder:
+        """The recorder of a new trace (a resumed episode's appends to its trace)."""
+        return Recorder.create(path, header, secrets=secrets)
+
+    def _start_backend(self, episode_dir: Path) -> StripeBackend:
+        """The Stripe backend; the emulator keeps its objects beside the trace so `stripebench grade` can re-read
+        them later."""
+        cfg, env = self.config, self.env
+        assert env is not None
+        return start_backend(cfg.backend, seed=cfg.seed, api_version=env.manifest.stripe.api_version,
+                             stripe_key=cfg.stripe_key, state=episode_dir / EMULATOR_STATE)
+
+    def _preset_variables(self) -> dict[str, str]:
+        """Variables the sandbox keeps instead of choosing (a restored episode's ports); none here."""
+        return {}
+
+    def _prepared(self) -> None:
+        """The sandbox laid out its directories (a restored episode puts its checkpoint's workspace in)."""
+
+    async def _make_world(self, bus: EventBus) -> None:
+        """What makes the episode's starting world: the manifest's setup commands, then its Stripe seed."""
+        assert self.sandbox is not None
+        await self.sandbox.run_setup(bus)
+        await self.sandbox.run_seed(bus)
+
+    async def _before_agent(self, bus: EventBus) -> None:
+        """Last step before the agent's first turn (a restored episode publishes the turns it starts after)."""
+
+    def _checkpoints(self, bus: EventBus) -> Checkpointer | None:
+        """The episode's checkpointer, or None (policy off, or the episode cannot be rewound: said once, here)."""
+        cfg, env, sandbox, backend = self.config, self.env, self.sandbox, self.backend
+        assert env is not None and sandbox is not None and backend is not None and self.recorder is not None
+        policy = getattr(self, "policy", None) or Policy.parse(cfg.checkpoint)
+        if not policy.enabled:
+            return None
+        why = unavailable_reason(backend.kind, sandbox.name, env.manifest.postgres is not None)
+        if why:
+            bus.publish_nowait(Service(service="checkpoint", status="log",
+                                       text=f"no checkpoints: {why}; a fork of this episode re-executes its turns"))
+            return None
+        ports = {k: v for k, v in sandbox.variables().items()
+                 if k.endswith("_PORT") or k in ("STRIPE_API_BASE", "WORKSPACE", "EPISODE_DIR")}
+
+        def taken(info: CheckpointInfo, pruned: list[int]) -> None:
+            gone = f"; pruned turn{'s' if len(pruned) > 1 else ''} {', '.join(map(str, pruned))} (over "\
+                   f"{cfg.checkpoint_cap_mb} MB)" if pruned else ""
+            bus.publish_nowait(Service(service="checkpoint", status="log",
+                                       text=f"turn {info.turn}: {human_bytes(info.disk_bytes)} on disk "
+                                            f"({human_bytes(info.bytes_new)} of new files, {info.files} files) "
+                                            f"in {info.seconds * 1000:.0f} ms{gone}"))
+
+        return Checkpointer(self.recorder.path, sandbox.workspace, backend.server.emulator, policy=policy,
+                            cap_bytes=cfg.checkpoint_cap_mb * 1_000_000, variables=ports,
+                            services=[s.name for s in env.manifest.services], on_taken=taken)
 
     def _open_trace(self, episode_dir: Path) -> None:
         import stripe
@@ -210,6 +277,7 @@ class Episode:
             backend=backend.label, sandbox=self.sandbox.name, expects=env.manifest.expects.header_form(),
             extra={"agent_options": {k: str(v) for k, v in cfg.agent_options.items() if k not in ("api_key", "on_retry")},
                    "episode_dir": str(episode_dir), "process_tag": self.sandbox.tag,
+                   "checkpoint": cfg.checkpoint, "checkpoint_cap_mb": cfg.checkpoint_cap_mb,
                    # ports, URLs and paths (no keys), so a replay can map this episode's values onto its own
                    "variables": {k: v for k, v in self.sandbox.variables().items() if "KEY" not in k}},
         )
@@ -217,18 +285,22 @@ class Episode:
             header.extra["bench_folder"] = str(env.root)
         if hasattr(self.sandbox, "header_extra"):  # e.g. the docker sandbox's container
             header.extra.update(self.sandbox.header_extra())
-        self.bus = EventBus()
+        self.bus = self._new_bus()
         self._setup_watch = Stopwatch(self.bus.clock, since=self.bus.started_at)
         secrets = self.secrets()
         self.sandbox.add_secrets(secrets)
         if hasattr(self.agent, "add_secrets"):  # e.g. an external harness's model recording
             self.agent.add_secrets(secrets)
-        self.recorder = Recorder.create(episode_dir / TRACE_NAME, header, secrets=secrets)
+        self.recorder = self._recorder(episode_dir / TRACE_NAME, header, secrets)
         self.recorder.attach(self.bus)
         for handler in self.subscribers:
             if hasattr(handler, "add_secrets"):  # e.g. the headless printer redacts what it shows
                 handler.add_secrets(secrets)
             self.bus.subscribe(handler, name=getattr(handler, "__qualname__", "subscriber"))
+
+    def _new_bus(self) -> EventBus:
+        """The episode's bus (a resumed episode's numbers its events after those of its trace)."""
+        return EventBus()
 
     def secrets(self) -> list[str]:
         """Every value the trace, the logs and what is shown must never contain: the Stripe keys and the
@@ -272,6 +344,9 @@ class Episode:
         logs = [self.request_log] if self.request_log is not None else []
         turn_hooks = [*turn_hooks, *(x.turn_end_hook for x in logs)]
         final_hooks = [*final_hooks, *(x.final_hook for x in logs), self.findings.final_hook]
+        self.checkpointer = self._checkpoints(bus)
+        if self.checkpointer is not None:  # last: the turn's verdicts and requests are in the trace it points at
+            turn_hooks = [*turn_hooks, self.checkpointer.turn_end_hook]
         self.driver = Driver(agent=self.agent, executor=executor, task=task, bus=bus, recorder=self.recorder,
                              approval=cfg.approval, limits=limits,  # type: ignore[arg-type]
                              turn_end_hooks=[watcher.turn_end_hook, *turn_hooks],
@@ -281,6 +356,7 @@ class Episode:
         if self._stop_requested:
             self.driver.stop(self._stop_requested)
         await bus.publish(self._setup_time())
+        await self._before_agent(bus)
         self.ready.set()
         end = await self.driver.run()
         self.result = EpisodeResult(trace_path, sandbox.episode_dir, end.reason, end.score, end.passed, end.error,
@@ -319,8 +395,7 @@ class Episode:
         tools = asyncio.ensure_future(self.executor.start())
         try:
             await sandbox.install_dependencies(bus)
-            await sandbox.run_setup(bus)
-            await sandbox.run_seed(bus)
+            await self._make_world(bus)
             await sandbox.start_services(bus)
         except BaseException:
             tools.cancel()

@@ -27,7 +27,9 @@ from stripebench_tui.core.agent import Agent, AgentTurn, Observation, Task
 from stripebench_tui.core.trace import Trace
 from stripebench_tui.core.events import AGENT, Event, ModelMessage, Operator, StripeObject, ToolCall, ToolResult
 from stripebench_tui.errors import UserError
+from stripebench_tui.runtime.checkpoints import checkpoint_at
 from stripebench_tui.runtime.episode import Episode, EpisodeConfig
+from stripebench_tui.runtime.restore import RestoredEpisode, restored_episode
 from stripebench_tui.core.bus import Handler
 
 DIVERGENCE = "divergence"
@@ -89,8 +91,8 @@ def recorded_turns(trace: Trace | Path, up_to: int) -> tuple[list[RecordedTurn],
 
 def summary_of(events: list[Event], at_turn: int) -> str:
     """What the continuing agent is told about the replayed part of the episode."""
-    lines = [f"This episode was forked from a recorded one: turns 1-{at_turn} were replayed on this environment "
-             "and their results are below. Continue the task from here."]
+    lines = [f"This episode was forked from a recorded one at the end of turn {at_turn}: the environment is as it "
+             f"was then, and what turns 1-{at_turn} did is below. Continue the task from here."]
     for ev in events:
         if ev.turn == 0:
             continue
@@ -267,9 +269,13 @@ class ForkEpisode(Episode):
 
 
 def fork_episode(trace_path: Trace | Path, at_turn: int | None, config: EpisodeConfig,
-                 subscribers: list[Handler] | None = None) -> ForkEpisode:
-    """An ``Episode`` (not started) that re-executes ``trace_path`` up to ``at_turn`` and continues with ``config.agent``.
+                 subscribers: list[Handler] | None = None, *, reexecute: bool = False) -> ForkEpisode | RestoredEpisode:
+    """An ``Episode`` (not started) that starts where ``trace_path`` was at the end of ``at_turn`` and continues
+    with ``config.agent``.
 
+    When the recorded episode kept a checkpoint of that turn (``runtime.checkpoints``) the fork restores it
+    (``runtime.restore``: nothing re-executed, its cost independent of the turn), unless ``reexecute``; otherwise,
+    and for an external harness, turns 1..N are re-executed on a fresh environment with the divergence check.
     ``at_turn=None`` re-runs the whole episode with nothing live (``replay --rerun``). An external harness
     (an agent with ``fork_from``) re-executes its own calls, its model answered from the episode's recording.
     """
@@ -281,8 +287,21 @@ def fork_episode(trace_path: Trace | Path, at_turn: int | None, config: EpisodeC
         raise UserError("--fork-at must be a turn number, 0 or more")
     if not config.seed and isinstance(header.seeds, dict) and isinstance(header.seeds.get("emulator"), int):
         config.seed = header.seeds["emulator"]  # same seed, same ids: that is what makes the comparison work
-    episode = ForkEpisode(config, subscribers)
-    episode.prepare()
+    checkpoint = checkpoint_at(trace_path, at_turn) if at_turn is not None and not reexecute else None
+    restorable = checkpoint is not None and config.backend == header.backend == "emulator" and config.sandbox == "local"
+    if restorable:
+        assert checkpoint is not None
+        episode = restored_episode(trace, checkpoint, config, summary_of, subscribers)
+        if getattr(episode.fork.inner if episode.fork else None, "fork_from", None) is None:
+            return episode
+        # an external harness continues from its recorded model answers: its own calls are re-executed
+    fork = ForkEpisode(config, subscribers)
+    fork.prepare()
+    return _reexecuting(fork, trace, trace_path, at_turn)
+
+
+def _reexecuting(episode: ForkEpisode, trace: Trace, trace_path: Path, at_turn: int | None) -> ForkEpisode:
+    """Give ``episode`` the agent that re-executes turns 1..N (an external harness's own, else ``ForkAgent``)."""
     external = getattr(episode.agent, "fork_from", None)
     if external is not None:
         fork = external(trace_path, at_turn)

@@ -82,13 +82,14 @@ def check_test_key(key: str) -> str:
 
 
 def start_backend(kind: str = EMULATOR, *, seed: int | None = 0, api_version: str | None = None,
-                  stripe_key: str | None = None, state: Path | None = None) -> StripeBackend:
-    """Start the emulator (seeded, on a free port, kept in ``state`` if given) or select real test mode."""
+                  stripe_key: str | None = None, state: Path | None = None, port: int = 0) -> StripeBackend:
+    """Start the emulator (seeded, on ``port`` or else a free one, kept in ``state`` if given) or select real test
+    mode."""
     if kind == EMULATOR:
         from stripebench_emulator import EmulatorProblem, EmulatorServer
 
         try:
-            server = EmulatorServer(seed=seed, api_version=api_version, state=state).start()
+            server = EmulatorServer(seed=seed, api_version=api_version, state=state, port=port).start()
         except EmulatorProblem as exc:  # a bad state file or version, no port: the user's to fix, in one line
             raise with_exit_code(exc.exit_code, str(exc)) from None
         # Any sk_test_ key works on the emulator; a random one still exercises redaction like a real key.

@@ -26,7 +26,9 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> Path:
     os.environ["STRIPEBENCH_ENVIRONMENTS"] = str(FIXTURES)
     os.environ["STRIPEBENCH_GRADERS"] = str(FIXTURES / "graders")
     out = tmp_path_factory.mktemp("recorded")
-    result = asyncio.run(run_episode(EpisodeConfig(env="tiny-shop", agent="oracle", seed=7, episode_dir=out / "ep")))
+    # without checkpoints: these tests are about re-execution (a checkpointed episode forks by restoring)
+    result = asyncio.run(run_episode(EpisodeConfig(env="tiny-shop", agent="oracle", seed=7, episode_dir=out / "ep",
+                                                   checkpoint="off")))
     assert result.passed
     return result.trace_path
 

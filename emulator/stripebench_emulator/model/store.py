@@ -369,6 +369,53 @@ class Store:
                 self._db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, json.dumps(value)))
         self._idem_journal.clear()
 
+    def take_meta(self, key: str) -> Any:
+        """Remove the metadata entry ``key`` (from the state file too) and return it; None when absent."""
+        with self.lock:
+            value = self.meta.pop(key, None)
+            if self._db is not None:
+                with self._db:
+                    self._db.execute("DELETE FROM meta WHERE key=?", (key,))
+            return value
+
+    def backup(self, dest: Path, extra_meta: dict[str, Any] | None = None) -> None:
+        """Write a consistent copy of the whole store to a new SQLite file ``dest`` (same tables as the state
+        file), with ``extra_meta`` added to its metadata. Holds the lock, so no transaction is half in the copy.
+
+        With a state file, SQLite's online backup API copies it page by page (after writing what metadata
+        changed since the last commit); without one, every object is written out as the state file would hold it.
+        """
+        with self.lock:
+            dst = sqlite3.connect(str(dest), isolation_level=None)
+            try:
+                if self._db is not None:
+                    self._persist(set())
+                    self._db.backup(dst)
+                else:
+                    if self.meta_source is not None:
+                        self.meta.update(self.meta_source())
+                    self._write_all(dst)
+                dst.execute("PRAGMA journal_mode=DELETE")  # one self-contained file, whatever the source used
+                with dst:
+                    dst.execute("BEGIN")
+                    for key, value in (extra_meta or {}).items():
+                        dst.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, json.dumps(value)))
+            finally:
+                dst.close()
+
+    def _write_all(self, dst: sqlite3.Connection) -> None:
+        dst.execute("CREATE TABLE IF NOT EXISTS objects (kind TEXT, id TEXT, body TEXT, PRIMARY KEY (kind, id))")
+        dst.execute("CREATE TABLE IF NOT EXISTS idempotency (key TEXT PRIMARY KEY, body TEXT)")
+        dst.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, body TEXT)")
+        with dst:
+            dst.execute("BEGIN")
+            dst.executemany("INSERT OR REPLACE INTO objects VALUES (?, ?, ?)",
+                            [(kind, object_id, json.dumps({**obj, "_seq": self.seq_of(kind, object_id)}))
+                             for kind, bucket in self.objects.items() for object_id, obj in bucket.items()])
+            dst.executemany("INSERT OR REPLACE INTO idempotency VALUES (?, ?)",
+                            [(k, json.dumps(v)) for k, v in self.idempotency.items()])
+            dst.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", [(k, json.dumps(v)) for k, v in self.meta.items()])
+
     def close(self) -> None:
         """Close the SQLite file, if any."""
         if self._db is not None:

@@ -35,6 +35,7 @@ from stripebench_emulator.model.engine import Emulator
 log = logging.getLogger(__name__)
 MAX_LOG = 5000  # delivery records kept (oldest dropped first)
 ANSWER_CAP = 2000  # characters of the endpoint's answer a delivery hook hears
+CHECKPOINT_META = "checkpoint_webhooks"  # the state file's metadata key a checkpoint keeps the deliveries under
 
 
 def sign(payload: str, secret: str, timestamp: int | None = None) -> str:
@@ -71,6 +72,36 @@ class WebhookDispatcher:
         self._thread: threading.Thread | None = None
         emulator.pending_webhooks_for = self.count_endpoints
         emulator.on_event(self.on_event)
+        saved = emulator.store.take_meta(CHECKPOINT_META)  # a checkpoint's deliveries (see ``saved_state``)
+        if saved:
+            self.restore(saved)
+
+    # -- checkpoints --------------------------------------------------------------------------------------------------
+    def saved_state(self) -> dict[str, Any]:
+        """The delivery log, the deliveries still to be attempted (with their signed payloads), the settings and the
+        pending faults, as JSON: what a checkpoint keeps beside the store (``checkpoint.save_checkpoint``)."""
+        with self._cond:
+            # queued, held for a fault, or being attempted right now: each is attempted again after a restore
+            waiting = [r["id"] for r in self.deliveries if r["status"] == "pending"]
+            return {"deliveries": [{**r, "attempts": list(r["attempts"])} for r in self.deliveries],
+                    "waiting": waiting, "settings": dict(self.settings),
+                    "duplicate_next": self.duplicate_next, "reorder_next": self.reorder_next}
+
+    def restore(self, saved: dict[str, Any]) -> None:
+        """Take back what ``saved_state`` returned: the log, and every delivery that was waiting is due now."""
+        with self._cond:
+            self.deliveries = [dict(r) for r in saved.get("deliveries", [])]
+            self.settings.update(saved.get("settings", {}))
+            self.duplicate_next = int(saved.get("duplicate_next", 0))
+            self.reorder_next = int(saved.get("reorder_next", 0))
+            by_id = {r["id"]: r for r in self.deliveries}
+            now = time.monotonic()
+            for record_id in saved.get("waiting", []):
+                if record_id in by_id:
+                    self._schedule(by_id[record_id], now)
+            if self._heap:
+                self._ensure_thread()
+                self._cond.notify()
 
     # -- called on request threads ------------------------------------------------------------------------------
     def count_endpoints(self, event: dict[str, Any]) -> int:
