@@ -25,12 +25,21 @@ from stripebench_emulator.web.dispatch import MAX_BODY_BYTES
 from stripebench_emulator.web.limits import MAX_HEAD_BYTES, MAX_TARGET_BYTES, REQUEST_TIMEOUT
 
 KEY = b"Authorization: Bearer sk_test_limits\r\n"
-TIMEOUT = 0.5  # the short read timeout of the server below
+TIMEOUT = 2.0  # the short read timeout of ``short_server``, for the tests of the timeout itself
 BOUND = 15.0  # no wait in these tests is longer than this, whatever the machine's load
 
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[EmulatorServer]:
+    """For the tests of the caps: a read timeout no test comes near, so a test thread the machine's load holds up
+    between connecting and sending is never mistaken for a slow client."""
+    with EmulatorServer(request_timeout=BOUND) as served:
+        yield served
+
+
+@pytest.fixture(scope="module")
+def short_server() -> Iterator[EmulatorServer]:
+    """For the tests of the read timeout."""
     with EmulatorServer(request_timeout=TIMEOUT) as served:
         yield served
 
@@ -175,11 +184,11 @@ def test_a_request_that_is_not_http_is_a_400_in_stripes_shape(server: EmulatorSe
 
 # --- time: a request must arrive within the read timeout ---
 
-def test_connections_that_trickle_their_heads_are_closed_after_the_read_timeout(server: EmulatorServer) -> None:
+def test_connections_that_trickle_their_heads_are_closed_after_the_read_timeout(short_server: EmulatorServer) -> None:
     """Slowloris: each connection sends a byte of its head every 50 ms, never the end; each is closed."""
     head = get(b"/v1/customers")
     selector = selectors.DefaultSelector()
-    socks = [connect(server) for _ in range(20)]
+    socks = [connect(short_server) for _ in range(20)]
     started = time.monotonic()
     sent = dict.fromkeys(socks, 0)
     for sock in socks:
@@ -209,22 +218,22 @@ def test_connections_that_trickle_their_heads_are_closed_after_the_read_timeout(
             sock.close()
     assert not open_socks, f"{len(open_socks)} of 20 trickling connections still open after {BOUND} s"
     assert held >= TIMEOUT / 2  # closed by the timer (uvloop's clock and ours differ by a little)
-    alive(server)
+    alive(short_server)
 
 
-def test_a_connection_that_sends_nothing_is_closed_after_the_read_timeout(server: EmulatorServer) -> None:
-    with connect(server) as sock:
+def test_a_connection_that_sends_nothing_is_closed_after_the_read_timeout(short_server: EmulatorServer) -> None:
+    with connect(short_server) as sock:
         started = time.monotonic()
         assert sock.recv(1) == b""  # the server closes it (the socket's own timeout is BOUND)
         assert time.monotonic() - started >= TIMEOUT / 2
 
 
-def test_a_slow_answer_is_not_cut_by_the_read_timeout(server: EmulatorServer) -> None:
+def test_a_slow_answer_is_not_cut_by_the_read_timeout(short_server: EmulatorServer) -> None:
     """The timeout is on reading the request: a response that takes longer than it still arrives, and the
     connection then serves the next request."""
     rule = {"kind": "latency", "latency_ms": TIMEOUT * 1000 * 3, "path": "/v1/customers", "count": 1}
-    httpx.post(server.url + "/_emulator/faults", json=rule, headers=server.control_headers, timeout=BOUND)
-    with connect(server) as sock:
+    httpx.post(short_server.url + "/_emulator/faults", json=rule, headers=short_server.control_headers, timeout=BOUND)
+    with connect(short_server) as sock:
         sock.sendall(get(b"/v1/customers"))
         assert read_answer_keep(sock).status == 200
         sock.sendall(get(b"/v1/customers"))
@@ -246,6 +255,25 @@ def read_answer_keep(sock: socket.socket) -> Answer:
         raw += chunk
 
 
+def read_answers_keep(sock: socket.socket, count: int) -> list[Answer]:
+    """``count`` answers in a row on a connection that stays open (they may arrive in one chunk, or split anywhere)."""
+    raw, answers = b"", []
+    while len(answers) < count:
+        head, sep, body = raw.partition(b"\r\n\r\n")
+        if sep:
+            length = next(int(line.split(b":")[1]) for line in head.split(b"\r\n")[1:]
+                          if line.lower().startswith(b"content-length:"))
+            if len(body) >= length:
+                end = len(head) + len(sep) + length
+                answers.append(Answer(raw[:end], closed=False))
+                raw = raw[end:]
+                continue
+        chunk = sock.recv(65536)
+        assert chunk, f"closed after {len(answers)} of {count} answers"
+        raw += chunk
+    return answers
+
+
 def test_pipelined_requests_are_each_answered(server: EmulatorServer) -> None:
     """Several requests in one write (the guard reads along with the server's parser): each is answered."""
     body = b"email=piped%40example.com"
@@ -254,15 +282,15 @@ def test_pipelined_requests_are_each_answered(server: EmulatorServer) -> None:
             + b"\r\n\r\n" + body)
     with connect(server) as sock:
         sock.sendall(get(b"/v1/customers") + post + get(b"/v1/customers?email=piped%40example.com"))
-        answers = [read_answer_keep(sock) for _ in range(3)]
+        answers = read_answers_keep(sock, 3)
     assert [a.status for a in answers] == [200, 200, 200]
     assert json.loads(answers[2].body)["data"][0]["email"] == "piped@example.com"
 
 
-def test_after_an_upgrade_request_a_trickle_cannot_hold_the_connection(server: EmulatorServer) -> None:
+def test_after_an_upgrade_request_a_trickle_cannot_hold_the_connection(short_server: EmulatorServer) -> None:
     """The server takes no upgrade (no WebSocket here): the request is answered, and the connection is closed soon
     after (by uvicorn's own parser on the next byte today; the guard also gives what follows one request's time)."""
-    with connect(server) as sock:
+    with connect(short_server) as sock:
         sock.sendall(get(b"/v1/customers", b"Connection: Upgrade\r\nUpgrade: h2c\r\n"))
         assert read_answer_keep(sock).status == 200
         sock.settimeout(0.05)
