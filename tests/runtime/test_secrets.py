@@ -148,6 +148,10 @@ async def test_the_agents_key_is_registered_even_when_it_has_no_known_shape(tmp_
     assert odd not in shown.getvalue() and "[REDACTED]" in shown.getvalue()
     trace = result.trace_path.read_text()
     assert odd not in trace and "My key is [REDACTED]." in trace
-    # The only copy is the file the agent itself wrote into its workspace.
+    # The only copy is the file the agent itself wrote into its workspace, and the checkpoints' copies of that file
+    # (a checkpoint keeps the workspace as it was, byte for byte: restoring it must give the agent's file back).
+    said = tmp_path / "ep" / "workspace" / "said.txt"
     leftovers = [p for p in _files(tmp_path / "ep") if odd.encode() in p.read_bytes()]
-    assert leftovers == [tmp_path / "ep" / "workspace" / "said.txt"]
+    checkpoints = tmp_path / "ep" / "trace.jsonl.d" / "checkpoints"
+    assert [p for p in leftovers if checkpoints not in p.parents] == [said]
+    assert all(p.read_bytes() == said.read_bytes() for p in leftovers if checkpoints in p.parents)
