@@ -17,6 +17,10 @@ apt_pkgs=(chromium tmux sqlite3 nodejs npm ruby)  # ruby: the Ruby preload test 
 # PostgreSQL: environments whose app needs it make a cluster of their own per episode (runtime/postgres.py), as the
 # published Next.js SaaS-starter folders do; the package's own cluster is not used.
 apt_pkgs+=(postgresql)
+# Ruby graders and apps of the published folders (envs/ruby_gems.py): bundler, and Debian's gems where their
+# versions fit the folders' Gemfiles (the rest are built from their public source); ruby-dev for gems with C
+# extensions; netcat, which the galtee graders' grade.sh waits for the server with.
+apt_pkgs+=(ruby-dev ruby-bundler ruby-rest-client ruby-byebug netcat-openbsd)
 # The emulator's compile (below) needs a C compiler and this interpreter's headers: a version manager's Python has
 # its own; Debian's needs its -dev package.
 command -v "${CC:-cc}" >/dev/null || apt_pkgs+=(gcc)
