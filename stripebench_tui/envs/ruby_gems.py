@@ -142,6 +142,11 @@ class Plan:
         return [n for n in self.needs if not n.version]
 
 
+def bundle_of(folder: Path, gemfile: str, lockfile: str | None, use_lock: bool) -> GemBundle:
+    """The bundle of a folder's Gemfile (paths relative to the folder)."""
+    return GemBundle(folder / gemfile, folder / lockfile if lockfile else None, use_lock=use_lock)
+
+
 # ---- this machine ----
 
 @functools.lru_cache(maxsize=None)
@@ -505,5 +510,5 @@ def describe(bundle: GemBundle | None = None) -> list[tuple[bool, str]]:
     return out or [(True, head)]
 
 
-__all__ = ["GemBundle", "GemProblem", "GemSource", "MODE_VAR", "SOURCES", "SOURCES_VAR", "build", "describe",
+__all__ = ["GemBundle", "GemProblem", "GemSource", "MODE_VAR", "SOURCES", "SOURCES_VAR", "build", "bundle_of", "describe",
            "ensure", "find_checkout", "lock_differences", "mode", "plan", "process_env"]
