@@ -1,0 +1,51 @@
+"""galtee-basic as published, offline end to end (the long tier): its RSpec grader run unchanged under its Gemfile.
+
+`stripebench validate` on the folder: the grader's gems come from the Ruby registry where it answers, else from
+local sources (``envs.ruby_gems``: Debian's gems where they fit, the rest built from their repositories at the
+pinned tags, found through ``STRIPEBENCH_GEM_SOURCES`` or this machine's mirrors); the oracle (solution/ as
+run_inside_docker.sh injects it) scores 1.0, the untouched workspace 0, each mutant below 1.0, the 400 mutant with
+its signature finding; the folder byte for byte unchanged.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.benchfolders.conftest import tree_hash
+from tests.published.conftest import published_folder
+
+# One validate is four episodes of a Node server graded by RSpec; the first builds the grader's gems and compiles
+# sqlite3 for the server (minutes on a busy machine), later ones reuse both from the cache.
+pytestmark = [pytest.mark.drill, pytest.mark.timeout(2400)]
+
+MUTANTS = ["purchase-400-called-done", "bookings-not-migrated"]
+
+
+def _score(table: str, plan: str) -> float:
+    found = re.search(rf"│ {re.escape(plan)}\s+│\s+([0-9.]+)\s+│", table)
+    assert found, f"no row for {plan} in:\n{table}"
+    return float(found.group(1))
+
+
+def test_validate_runs_galtee_basic_as_published(tmp_path: Path) -> None:
+    folder = published_folder("galtee-basic", tmp_path)
+    before = tree_hash(folder)
+    envs = subprocess.run([sys.executable, "-m", "stripebench_tui", "envs", "--path", str(folder)], capture_output=True,
+                          text=True, timeout=300, stdin=subprocess.DEVNULL)
+    assert envs.returncode == 0 and "MISSING" not in envs.stdout, envs.stdout + envs.stderr
+    assert re.search(r"here: Ruby \S+; gems from (the registry|local sources)", envs.stdout), envs.stdout
+    done = subprocess.run([sys.executable, "-m", "stripebench_tui", "validate", str(folder)], capture_output=True,
+                          text=True, timeout=2400, stdin=subprocess.DEVNULL)
+    out = done.stdout
+    assert done.returncode == 0, out[-4000:] + done.stderr[-4000:]
+    assert _score(out, "oracle") == 1.0 and _score(out, "no-op") == 0.0
+    for mutant in MUTANTS:
+        assert _score(out, f"mutant {mutant}") < 1.0
+    assert "mutant purchase-400-called-done: 400-as-success" in out, out[-2000:]
+    assert "galtee-basic findings: oracle: none;" in out, out[-2000:]
+    assert tree_hash(folder) == before, "the published folder is byte for byte unchanged"
