@@ -1,6 +1,6 @@
-"""galtee-basic as published, offline end to end (the long tier): its RSpec grader run unchanged under its Gemfile.
+"""The two galtee folders as published, offline end to end (the long tier): RSpec graders run unchanged under their Gemfiles.
 
-`stripebench validate` on the folder: the grader's gems come from the Ruby registry where it answers, else from
+`stripebench validate` on each folder: the grader's gems come from the Ruby registry where it answers, else from
 local sources (``envs.ruby_gems``: Debian's gems where they fit, the rest built from their repositories at the
 pinned tags, found through ``STRIPEBENCH_GEM_SOURCES`` or this machine's mirrors); the oracle (solution/ as
 run_inside_docker.sh injects it) scores 1.0, the untouched workspace 0, each mutant below 1.0, the 400 mutant with
@@ -23,7 +23,10 @@ from tests.published.conftest import published_folder
 # sqlite3 for the server (minutes on a busy machine), later ones reuse both from the cache.
 pytestmark = [pytest.mark.drill, pytest.mark.timeout(2400)]
 
-MUTANTS = ["purchase-400-called-done", "bookings-not-migrated"]
+FOLDERS = {
+    "galtee-basic": ["purchase-400-called-done", "bookings-not-migrated"],
+    "galtee-invoicing": ["invoice-item-400-called-done", "migration-not-run"],
+}
 
 
 def _score(table: str, plan: str) -> float:
@@ -32,8 +35,9 @@ def _score(table: str, plan: str) -> float:
     return float(found.group(1))
 
 
-def test_validate_runs_galtee_basic_as_published(tmp_path: Path) -> None:
-    folder = published_folder("galtee-basic", tmp_path)
+@pytest.mark.parametrize("name", sorted(FOLDERS))
+def test_validate_runs_the_folder_as_published(name: str, tmp_path: Path) -> None:
+    folder = published_folder(name, tmp_path)
     before = tree_hash(folder)
     envs = subprocess.run([sys.executable, "-m", "stripebench_tui", "envs", "--path", str(folder)], capture_output=True,
                           text=True, timeout=300, stdin=subprocess.DEVNULL)
@@ -44,8 +48,8 @@ def test_validate_runs_galtee_basic_as_published(tmp_path: Path) -> None:
     out = done.stdout
     assert done.returncode == 0, out[-4000:] + done.stderr[-4000:]
     assert _score(out, "oracle") == 1.0 and _score(out, "no-op") == 0.0
-    for mutant in MUTANTS:
+    for mutant in FOLDERS[name]:
         assert _score(out, f"mutant {mutant}") < 1.0
-    assert "mutant purchase-400-called-done: 400-as-success" in out, out[-2000:]
-    assert "galtee-basic findings: oracle: none;" in out, out[-2000:]
+    assert f"mutant {FOLDERS[name][0]}: 400-as-success" in out, out[-2000:]
+    assert f"{name} findings: oracle: none;" in out, out[-2000:]
     assert tree_hash(folder) == before, "the published folder is byte for byte unchanged"
