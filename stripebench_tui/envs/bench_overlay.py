@@ -36,7 +36,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from stripebench_tui.envs.manifest import ManifestLimits, NodeSpec, PostgresSpec, ServiceSpec, bundled_dir, read_toml
+from stripebench_tui.envs.manifest import ManifestLimits, NodeSpec, PostgresSpec, RubySpec, ServiceSpec, bundled_dir, read_toml
 from stripebench_tui.errors import BadFileError
 
 OVERLAY_SUFFIX = ".stripebench.toml"
@@ -153,6 +153,7 @@ class Overlay(_StrictOverlay):
     # own (the role and database its PROBLEM.md names) and the app's npm packages (pnpm, cached between episodes).
     postgres: PostgresSpec | None = None
     node: NodeSpec | None = None
+    ruby: RubySpec | None = None  # the app's Gemfile, in the workspace (a Sinatra/Puma server)
     # What it needs that this machine may not have (real test mode, a toolchain, a package not reachable offline).
     needs: list[str] = Field(default_factory=list)
     offline: bool = True  # False: it cannot run on the emulator alone (say why in needs)

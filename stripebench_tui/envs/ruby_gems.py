@@ -51,6 +51,9 @@ PLANNER = Path(__file__).resolve().parent / "ruby" / "gem_plan.rb"
 TIMEOUT = 600.0
 
 
+Say = Callable[[str], None]
+
+
 class GemProblem(Exception):
     """Why the gems cannot be had, with the fix (one line)."""
 
@@ -90,6 +93,8 @@ SOURCES: dict[str, GemSource] = {
     "nio4r": GemSource("socketry/nio4r"),
     "tilt": GemSource("jeremyevans/tilt"),
     "webrick": GemSource("ruby/webrick"),
+    "json": GemSource("ruby/json"),
+    "rerun": GemSource("alexch/rerun"),
     "logger": GemSource("ruby/logger"),
     "base64": GemSource("ruby/base64"),
 }
@@ -456,7 +461,7 @@ def lock_differences(bundle: GemBundle, resolved: Path) -> list[str]:
             out.append(f"{name} {b}: not in Gemfile.lock (an installed gem's dependency)")
         else:
             reason = ("the Gemfile pins it" if name in pinned else "the Gemfile does not pin it"
-                      + ("" if bundle.use_lock else " and the folder installs without its lock"))
+                      + ("" if bundle.use_lock else " and bundler resolved it without the lock"))
             out.append(f"{name} {b} where Gemfile.lock has {a}: the installed one fits ({reason})")
     return out
 
@@ -510,5 +515,5 @@ def describe(bundle: GemBundle | None = None) -> list[tuple[bool, str]]:
     return out or [(True, head)]
 
 
-__all__ = ["GemBundle", "GemProblem", "GemSource", "MODE_VAR", "SOURCES", "SOURCES_VAR", "build", "bundle_of", "describe",
+__all__ = ["GemBundle", "GemProblem", "GemSource", "MODE_VAR", "SOURCES", "SOURCES_VAR", "Say", "build", "bundle_of", "describe",
            "ensure", "find_checkout", "lock_differences", "mode", "plan", "process_env"]

@@ -21,6 +21,9 @@ def manifest_checks(manifest: Manifest) -> list[tuple[bool, str]]:
         out.append(postgres.describe())
     if manifest.node is not None:
         out.append(node_packages.describe(manifest.node.min_node))
+    if manifest.ruby is not None and manifest.workspace:
+        gemfile = Path(manifest.workspace) / manifest.ruby.gemfile
+        out.extend(ruby_gems.describe(ruby_gems.GemBundle(gemfile, gemfile.with_name("Gemfile.lock"))))
     return out
 
 

@@ -180,7 +180,7 @@ def test_the_resolution_names_each_version_that_differs_from_the_folders_lock(tm
     lines = ruby_gems.lock_differences(GemBundle(folder / "Gemfile", folder / "Gemfile.lock"), resolved)
     assert lines == [
         "http-accept 2.2.0 where Gemfile.lock has 1.7.0: the installed one fits (the Gemfile does not pin it and "
-        "the folder installs without its lock)",
+        "bundler resolved it without the lock)",
         "logger: Gemfile.lock has 1.7.0; this resolution needs none",
         "unf 0.1.4: not in Gemfile.lock (an installed gem's dependency)",
     ]
