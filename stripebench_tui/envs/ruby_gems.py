@@ -110,7 +110,7 @@ class GemBundle:
 
     def key(self, mode: str) -> str:
         text = self.gemfile.read_bytes()
-        if self.use_lock and self.lockfile is not None and self.lockfile.is_file():
+        if mode == "registry" and self.use_lock and self.lockfile is not None and self.lockfile.is_file():
             text += b"\0" + self.lockfile.read_bytes()
         return hashlib.sha256(text + f"\0{mode}\0{ruby_version()}".encode()).hexdigest()[:16]
 
@@ -380,7 +380,9 @@ def ensure(bundle: GemBundle, say: Callable[[str], None] = print) -> Path:
         staging = Path(tempfile.mkdtemp(prefix=f".{final.name}-", dir=bundles_dir()))
         try:
             shutil.copyfile(bundle.gemfile, staging / "Gemfile")
-            if bundle.use_lock and bundle.lockfile is not None and bundle.lockfile.is_file():
+            # Offline the lock only names the versions to build: bundler resolves the Gemfile against what is here
+            # (the installed gems' versions may differ from the lock's; lock_differences lists them).
+            if which == "registry" and bundle.use_lock and bundle.lockfile is not None and bundle.lockfile.is_file():
                 shutil.copyfile(bundle.lockfile, staging / "Gemfile.lock")
             home = staging / "home"
             home.mkdir()
@@ -461,7 +463,8 @@ def lock_differences(bundle: GemBundle, resolved: Path) -> list[str]:
             out.append(f"{name} {b}: not in Gemfile.lock (an installed gem's dependency)")
         else:
             reason = ("the Gemfile pins it" if name in pinned else "the Gemfile does not pin it"
-                      + ("" if bundle.use_lock else " and bundler resolved it without the lock"))
+                      + (" and, offline, bundler resolves it against what is here" if bundle.use_lock
+                         else " and bundler resolved it without the lock"))
             out.append(f"{name} {b} where Gemfile.lock has {a}: the installed one fits ({reason})")
     return out
 
