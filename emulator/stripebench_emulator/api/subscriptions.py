@@ -28,7 +28,7 @@ from stripebench_emulator.model.versions import SUBSCRIPTION_PERIOD_ON_ITEMS
 resource = Resource("subscription", prefix="sub", noun="subscription",
                     expandable={"customer": "customer", "latest_invoice": "invoice",
                                 "default_payment_method": "payment_method", "discounts": "discount",
-                                "items.data.discounts": "discount"})
+                                "items.data.discounts": "discount", "pending_setup_intent": "setup_intent"})
 
 
 def _period_on_items(ctx: RequestContext) -> bool:
