@@ -522,3 +522,21 @@ def test_transform_quantity_bills_packages_of_usage_and_of_seats(stripe_client):
         stripe_client.v1.prices.create(params={"currency": "usd", "unit_amount": 1, "product_data": {"name": "x"},
                                                "transform_quantity": {"divide_by": 0, "round": "up"}})
     assert err.value.param == "transform_quantity[divide_by]"
+
+
+def test_a_schedules_subscription_starts_with_a_draft_invoice_the_page_can_pay_once_finalized(stripe_client):
+    """subscription-gym's instalment plan: a schedule for a customer with no card yet; Stripe leaves the first
+    invoice a draft (finalised an hour later), the app finalises it and hands its confirmation_secret to the page."""
+    customer = stripe_client.v1.customers.create(params={"email": "sofa@example.com"})
+    plan = _price(stripe_client, 20000, name="Sofa instalments")
+    sched = stripe_client.v1.subscription_schedules.create(params={
+        "customer": customer.id, "start_date": "now", "end_behavior": "cancel",
+        "phases": [{"items": [{"price": plan.id, "quantity": 1}], "iterations": 6}],
+        "expand": ["subscription.latest_invoice.confirmation_secret"]})
+    draft = sched.subscription.latest_invoice
+    assert sched.status == "active" and draft.status == "draft" and draft.amount_due == 20000
+    assert draft.automatically_finalizes_at == draft.created + 3600
+    opened = stripe_client.v1.invoices.finalize_invoice(draft.id, params={"expand": ["confirmation_secret"]})
+    assert opened.status == "open" and opened.confirmation_secret.client_secret
+    with pytest.raises(stripe.InvalidRequestError, match="no attached payment source or default payment method"):
+        stripe_client.v1.subscriptions.create(params={"customer": customer.id, "items": [{"price": plan.id}]})

@@ -110,11 +110,14 @@ def first_invoice(ctx: RequestContext, sub: dict[str, Any], params: dict[str, An
     behavior = params.get("payment_behavior", "allow_incomplete")
     lines = first_lines(ctx, sub, params, now)
     owes = sum(line["amount"] for line in lines) > 0
+    # A schedule's subscription starts with its first invoice a draft, finalised (and charged) an hour later, as a
+    # renewal's: no payment method is needed yet (the page can pay the invoice once it is finalised).
+    scheduled = bool(params.get("_from_schedule"))
     if (owes and sub["collection_method"] == "charge_automatically" and behavior != "default_incomplete"
-            and not cycle.payment_method_for(ctx, sub)):
+            and not scheduled and not cycle.payment_method_for(ctx, sub)):
         raise invalid(NO_PAYMENT_METHOD)
     moved = billing_time.at(ctx, now)
-    if sub["collection_method"] == "send_invoice":
+    if sub["collection_method"] == "send_invoice" or scheduled:
         # Stripe finalises a sent subscription's first invoice an hour after making it (a test clock's advance,
         # ``POST /v1/invoices/{id}/finalize`` or ``/send`` may do it first); one with nothing due is finalised, and
         # so paid, at once as before (Stripe's docs say nothing of a $0 one)
