@@ -1,4 +1,5 @@
-"""The two galtee folders as published, offline end to end (the long tier): RSpec graders run unchanged under their Gemfiles.
+"""The Ruby-graded folders as published, offline end to end (the long tier): RSpec graders run unchanged under their
+Gemfiles — the two galtee folders (a Node server) and subscription-gym (a Sinatra/Puma server under its own Gemfile).
 
 `stripebench validate` on each folder: the grader's gems come from the Ruby registry where it answers, else from
 local sources (``envs.ruby_gems``: Debian's gems where they fit, the rest built from their repositories at the
@@ -19,13 +20,14 @@ import pytest
 from tests.benchfolders.conftest import tree_hash
 from tests.published.conftest import published_folder
 
-# One validate is four episodes of a Node server graded by RSpec; the first builds the grader's gems and compiles
-# sqlite3 for the server (minutes on a busy machine), later ones reuse both from the cache.
+# One validate is four episodes of a server graded by RSpec; the first builds the gems (puma and json compile C
+# extensions) and sqlite3 for the galtee servers (minutes on a busy machine), later ones reuse them from the cache.
 pytestmark = [pytest.mark.drill, pytest.mark.timeout(2400)]
 
 FOLDERS = {
     "galtee-basic": ["purchase-400-called-done", "bookings-not-migrated"],
     "galtee-invoicing": ["invoice-item-400-called-done", "migration-not-run"],
+    "subscription-gym": ["trial-400-called-done", "upgrade-without-proration-invoice"],
 }
 
 
