@@ -55,3 +55,22 @@ def test_validate_runs_the_folder_as_published(name: str, tmp_path: Path) -> Non
     assert f"mutant {FOLDERS[name][0]}: 400-as-success" in out, out[-2000:]
     assert f"{name} findings: oracle: none;" in out, out[-2000:]
     assert tree_hash(folder) == before, "the published folder is byte for byte unchanged"
+
+
+def test_the_ruby_folders_in_one_batch_by_path_under_their_published_names(tmp_path: Path) -> None:
+    """One worker: the three servers all listen on 4242, so two of these episodes cannot run at once."""
+    import csv
+    import io
+
+    folders = [published_folder(name, tmp_path) for name in sorted(FOLDERS)]
+    out = tmp_path / "sweep"
+    ran = subprocess.run([sys.executable, "-m", "stripebench_tui", "batch", "run", *map(str, folders), "--agents", "oracle",
+                          "--runs", "1", "-j", "1", "--out", str(out)], capture_output=True, text=True, timeout=1800,
+                         stdin=subprocess.DEVNULL)
+    assert ran.returncode == 0, ran.stdout[-3000:] + ran.stderr[-3000:]
+    report = subprocess.run([sys.executable, "-m", "stripebench_tui", "batch", "report", str(out), "--format", "csv"],
+                            capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
+    assert report.returncode == 0, report.stderr
+    rows = {r["eval_name"]: r for r in csv.DictReader(io.StringIO(report.stdout.split("written:")[0]))}
+    assert set(rows) == {"galtee", "galtee-invoices", "subscription gym"}  # benchmarks-results-*.csv's names
+    assert all(r["score"] == "1.0000" and r["passed"] == "true" for r in rows.values()), rows
