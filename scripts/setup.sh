@@ -19,6 +19,12 @@ apt_pkgs=(chromium tmux sqlite3 nodejs npm ruby)  # ruby: the Ruby preload test 
 apt_pkgs+=(postgresql)
 # `stripebench export --format gif`: agg draws the TUI in DejaVu Sans Mono (its box-drawing borders, ✔ ✘ ◆).
 apt_pkgs+=(fonts-dejavu-core)
+# Ruby graders and apps of the published folders (envs/ruby_gems.py): bundler, and Debian's gems where their
+# versions fit the folders' Gemfiles (the rest are built from their public source); ruby-dev for gems with C
+# extensions; netcat, which the galtee graders' grade.sh waits for the server with.
+apt_pkgs+=(ruby-dev ruby-bundler ruby-rest-client ruby-byebug netcat-openbsd)
+# subscription-gym's server Gemfile: rerun's listen/rb-inotify/ffi, puma's nio4r, sinatra's tilt and mustermann
+apt_pkgs+=(ruby-listen ruby-rb-inotify ruby-ffi ruby-ruby2-keywords ruby-nio4r ruby-tilt ruby-mustermann)
 # The emulator's compile (below) needs a C compiler and this interpreter's headers: a version manager's Python has
 # its own; Debian's needs its -dev package.
 command -v "${CC:-cc}" >/dev/null || apt_pkgs+=(gcc)

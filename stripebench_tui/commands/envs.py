@@ -51,7 +51,7 @@ def envs(ctx: typer.Context,
 def _bench_envs(path: Path, as_json: bool) -> None:
     from stripebench_tui.envs.benchfolder import bench_folders_under, load_bench_folder
     from stripebench_tui.errors import UserError
-    from stripebench_tui.runtime.toolchains import manifest_checks
+    from stripebench_tui.runtime.toolchains import grader_checks, manifest_checks
 
     folders = bench_folders_under(path)
     if not folders:
@@ -70,7 +70,8 @@ def _bench_envs(path: Path, as_json: bool) -> None:
                          "run": f"stripebench run {target}", "overlay": str(e.overlay_path or ""),
                          "needs": e.needs, "offline": e.overlay.offline, "stripe_preload": e.overlay.stripe_preload,
                          "path": str(e.root),
-                         "here": [{"present": ok, "text": text} for ok, text in manifest_checks(e.manifest)]})
+                         "here": [{"present": ok, "text": text} for ok, text in
+                                  manifest_checks(e.manifest) + grader_checks(e.folder, e.external_grader)]})
     if as_json:
         typer.echo(json.dumps(rows, indent=2))
         return

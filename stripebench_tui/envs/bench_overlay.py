@@ -36,7 +36,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from stripebench_tui.envs.manifest import ManifestLimits, NodeSpec, PostgresSpec, ServiceSpec, bundled_dir, read_toml
+from stripebench_tui.envs.manifest import ManifestLimits, NodeSpec, PostgresSpec, RubySpec, ServiceSpec, bundled_dir, read_toml
 from stripebench_tui.errors import BadFileError
 
 OVERLAY_SUFFIX = ".stripebench.toml"
@@ -45,6 +45,18 @@ REPORT_KINDS = ("auto", "junit", "pytest-json", "rspec-json", "score-json")
 
 class _StrictOverlay(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class GemsSpec(_StrictOverlay):
+    """A Gemfile of the folder the grader runs under ``bundle exec`` (``envs.ruby_gems``): installed for it from the
+    Ruby registry, or where that is not reachable from local sources (installed gems where they fit, the rest built
+    from their public repositories at the pinned release); the grader's processes get ``BUNDLE_GEMFILE`` and the
+    ``GEM_HOME`` that holds them."""
+
+    gemfile: str = "Gemfile"  # relative to the folder
+    lockfile: str | None = "Gemfile.lock"  # the versions to build where the Gemfile does not pin one exactly
+    # Whether bundler resolves with the lock: as the folder's Dockerfile does (galtee's copies the Gemfile alone).
+    use_lock: bool = False
 
 
 class ExternalGraderSpec(_StrictOverlay):
@@ -72,6 +84,7 @@ class ExternalGraderSpec(_StrictOverlay):
     env: dict[str, str] = Field(default_factory=dict)
     # The name, beside the grader copy, of a link to the agent's workspace (published graders read ../environment/…).
     workspace_link: str = "environment"
+    gems: GemsSpec | None = None  # a Ruby grader's Gemfile (RSpec under bundle exec)
 
 
 class OracleSpec(_StrictOverlay):
@@ -140,6 +153,7 @@ class Overlay(_StrictOverlay):
     # own (the role and database its PROBLEM.md names) and the app's npm packages (pnpm, cached between episodes).
     postgres: PostgresSpec | None = None
     node: NodeSpec | None = None
+    ruby: RubySpec | None = None  # the app's Gemfile, in the workspace (a Sinatra/Puma server)
     # What it needs that this machine may not have (real test mode, a toolchain, a package not reachable offline).
     needs: list[str] = Field(default_factory=list)
     offline: bool = True  # False: it cannot run on the emulator alone (say why in needs)
@@ -189,4 +203,4 @@ def find_overlay(folder: Path) -> Path | None:
     return shipped if shipped.is_file() else None
 
 
-__all__ = ["ExternalGraderSpec", "OVERLAY_SUFFIX", "Overlay", "REPORT_KINDS", "find_overlay", "published_dir"]
+__all__ = ["ExternalGraderSpec", "GemsSpec", "OVERLAY_SUFFIX", "Overlay", "REPORT_KINDS", "find_overlay", "published_dir"]

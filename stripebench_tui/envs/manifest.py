@@ -126,6 +126,16 @@ class NodeSpec(_Strict):
     min_node: int | None = Field(None, ge=16)
 
 
+class RubySpec(_Strict):
+    """An app's Gemfile (``envs.ruby_gems``), installed before setup: from the Ruby registry with the app's own
+    Gemfile.lock, or offline from local sources (installed gems where they fit the Gemfile, the rest built at the
+    lock's versions), the episode's copy of the lock then being that resolution (the install log names each version
+    that differs). Every process of the episode gets the ``GEM_HOME`` holding the gems, so ``bundle exec`` in the
+    app's directory runs under the app's own Gemfile."""
+
+    gemfile: str = "Gemfile"  # relative to the workspace
+
+
 class DockerSpec(_Strict):
     dockerfile: str | None = None
     cpus: float = Field(1.0, gt=0)
@@ -162,6 +172,7 @@ class Manifest(_Strict):
     services: list[ServiceSpec] = Field(default_factory=list)
     postgres: PostgresSpec | None = None  # a cluster of the episode's own, before the services (local sandbox)
     node: NodeSpec | None = None  # npm packages installed before setup (local sandbox)
+    ruby: RubySpec | None = None  # an app's gems installed before setup (local sandbox)
     hints: list[str] = Field(default_factory=list)
     solution: PlanRef | None = None
     mutants: list[PlanRef] = Field(default_factory=list)

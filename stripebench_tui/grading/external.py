@@ -25,6 +25,7 @@ from stripebench_tui.core.bus import EventBus, Subscription
 from stripebench_tui.core.driver import FinalScore
 from stripebench_tui.core.events import ERROR, FAIL, PASS, Event, GraderVerdict, StripeObject, ToolResult
 from stripebench_tui.core.profile import GRADING, harness_part
+from stripebench_tui.envs.ruby_gems import GemBundle, bundle_of
 from stripebench_tui.grading.context import GradingContext
 from stripebench_tui.grading.criteria import Criterion, Outcome
 from stripebench_tui.grading.evaluate import Reported
@@ -67,7 +68,15 @@ class ExternalGrader:
         if ctx.env.manifest.stripe_preload:  # an unmodified grader finds the emulator as the app does
             env.update(preload_env(env))
         source = self.folder / Path(self.spec.cwd).parts[0]
-        return GraderRun(self.spec, source, work, ctx.workspace, env, ctx.submission_path, self.problem)
+        return GraderRun(self.spec, source, work, ctx.workspace, env, ctx.submission_path, self.problem,
+                         gems=self.gem_bundle())
+
+    def gem_bundle(self) -> GemBundle | None:
+        """The grader's Gemfile, as ``envs.ruby_gems`` installs it (None for a grader that asks for none)."""
+        gems = self.spec.gems
+        if gems is None:
+            return None
+        return bundle_of(self.folder, gems.gemfile, gems.lockfile, gems.use_lock)
 
 
 def outcomes(result: RunResult, submission_path: Path | None) -> dict[str, Reported]:

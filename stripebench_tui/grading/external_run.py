@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from stripebench_tui.envs import ruby_gems
 from stripebench_tui.grading.external_reports import ReportError, TestResult, parse_report, tail
 from stripebench_tui.shared_cache import ensure_entry_async
 
@@ -63,6 +64,7 @@ class GraderRun:
     env: dict[str, str]  # the process environment (allow-listed base, episode variables, Stripe settings)
     submission_path: Path | None = None
     problem: str = ""
+    gems: ruby_gems.GemBundle | None = None  # a Gemfile the command runs under (bundle exec)
     runs: int = 0
     _copied: bool = False
 
@@ -128,6 +130,12 @@ class GraderRun:
                 path_first = await grader_venv(self.spec.requirements)
             except RuntimeError as exc:
                 return RunResult(error=str(exc).splitlines()[0], output=str(exc), submission=text)
+        gem_env: dict[str, str] = {}
+        if self.gems is not None:
+            try:
+                gem_env = await asyncio.to_thread(self._gem_env)
+            except ruby_gems.GemProblem as exc:
+                return RunResult(error=f"the grader's gems: {exc}", output=str(exc), submission=text)
         self.runs += 1
         _, cwd = await asyncio.to_thread(self._prepare)
         report = self.work / f"report-{self.runs}{'.xml' if self.spec.report == 'junit' else '.json'}"
@@ -138,6 +146,8 @@ class GraderRun:
         if path_first:
             env["PATH"] = path_first + os.pathsep + env.get("PATH", "")
             env["VIRTUAL_ENV"] = str(Path(path_first).parent)
+        if gem_env:
+            env.update(gem_env, PATH=gem_env["PATH"] + os.pathsep + env.get("PATH", ""))
         started = time.monotonic()
         with open(log_path, "wb") as log:
             proc = await asyncio.create_subprocess_exec("bash", "-c", self.spec.command, cwd=str(cwd), env=env,
@@ -169,6 +179,14 @@ class GraderRun:
             return RunResult(error=f"the grader exited {code}; its report is unusable: {exc}",
                              output=tail(output, OUTPUT_TAIL), exit_code=code, duration=duration, submission=text)
         return RunResult(tests=tests, output=tail(output, OUTPUT_TAIL), exit_code=code, duration=duration, submission=text)
+
+    def _gem_env(self) -> dict[str, str]:
+        """The variables of the grader's bundle, installed the first time (its lines go to ``gems.log``)."""
+        assert self.gems is not None
+        self.work.mkdir(parents=True, exist_ok=True)
+        with open(self.work / "gems.log", "a", encoding="utf-8") as log:
+            where = ruby_gems.ensure(self.gems, lambda line: print(line, file=log, flush=True))
+        return ruby_gems.process_env(where, env_path="")
 
 
 async def grader_venv(requirements: list[str], on_wait: Callable[[], object] | None = None) -> str:

@@ -26,6 +26,7 @@ from stripebench_tui.runtime import episode_scratch
 from stripebench_tui.runtime.episode_scratch import EpisodeScratch
 from stripebench_tui.runtime.reaper import Watchdog, tagged_pids
 from stripebench_tui.runtime.packages_step import install_node_packages
+from stripebench_tui.runtime.ruby_step import install_app_gems
 from stripebench_tui.runtime.sandbox import SandboxBase, episode_services, lay_out
 from stripebench_tui.runtime.services import ServiceProcess
 
@@ -64,12 +65,15 @@ class LocalSandbox(SandboxBase):
 
     async def install_dependencies(self, bus: EventBus) -> None:
         """Build (or reuse) the environment's cached venv, its progress as ``deps`` service events; then its npm
-        packages (``packages`` events)."""
+        packages (``packages`` events) and its gems (``gems`` events)."""
         await self._install_venv(bus)
         if self.env.manifest.node is not None:
             node = self.env.manifest.node
             await install_node_packages(bus, self.workspace / node.dir, self.logs / "packages.log", self.redactor,
                                         hoist=node.public_hoist_pattern, min_node=node.min_node)
+        if self.env.manifest.ruby is not None:
+            self.ruby_env = await install_app_gems(bus, self.workspace, self.env.manifest.ruby, self.logs / "gems.log",
+                                                   self.redactor)
 
     async def _install_venv(self, bus: EventBus) -> None:
         if self.deps is None:

@@ -104,6 +104,7 @@ class SandboxBase:
         self._vars = dict(stripe_vars)
         self._stopped = False
         self.deps: EnvDeps | None = None  # a venv on this machine first on every process's PATH (local sandbox)
+        self.ruby_env: dict[str, str] = {}  # the app's gems (GEM_HOME…), once installed (local sandbox)
 
         self.redactor = Redactor()  # what the logs of services, setup and seed are redacted with
 
@@ -131,6 +132,8 @@ class SandboxBase:
         if self.env.manifest.node is not None:  # `pnpm` for everyone, on the store the install used
             node = self.env.manifest.node
             env.update(node_packages.process_env(env, node.public_hoist_pattern, node.min_node))
+        if self.ruby_env:  # the app's gems for every process; its bin/ (rackup, puma, rspec…) first on PATH
+            env.update(self.ruby_env, PATH=with_bin_first(Path(self.ruby_env["PATH"]), env.get("PATH")))
         return env
 
     async def install_dependencies(self, bus: EventBus) -> None:

@@ -230,3 +230,37 @@ async def test_an_absent_submission_still_runs_the_grader_and_says_so(tmp_path: 
     env, ctx = _env(tmp_path, 'command = \'python -m pytest -q --junitxml="$REPORT"\'\n', files)
     status, evidence = (await _final(env, ctx))["test_has_id"]
     assert status == FAIL and evidence["submission"] == "answer.json is absent" and "AssertionError" in evidence["message"]
+
+
+async def test_a_ruby_grader_runs_under_bundle_exec_with_the_folders_gemfile_installed_for_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`gems` in the grader's spec: the folder's Gemfile is installed into the cache (offline here: Ruby's own json
+    fits, nothing to build) and the command's `bundle exec` runs under it; the folder gets no Gemfile.lock."""
+    monkeypatch.setenv("STRIPEBENCH_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("STRIPEBENCH_RUBY_GEMS", "local")
+    script = ('require "json"; gemfile = ENV["BUNDLE_GEMFILE"].to_s; '
+              'ok = gemfile.start_with?(ENV["STRIPEBENCH_CACHE"]) && Gem.loaded_specs.key?("json") && defined?(Bundler); '
+              'File.write(ENV["REPORT"], JSON.generate("examples" => [{"full_description" => "bundled", '
+              '"status" => ok ? "passed" : "failed"}]))')
+    env, ctx = _env(tmp_path, f"command = '''bundle exec ruby -e '{script}' '''\nreport = 'rspec-json'\n"
+                              "gems = { gemfile = 'Gemfile', lockfile = 'Gemfile.lock' }\n", submission="{}")
+    (env.folder / "Gemfile").write_text('source "https://rubygems.org"\ngem "json"\n')
+    before = tree_hash(env.folder)
+    got = await _final(env, ctx)
+    assert got == {"bundled": (PASS, got["bundled"][1])}, got
+    assert tree_hash(env.folder) == before and not (env.folder / "Gemfile.lock").exists()
+
+
+async def test_a_grader_whose_gems_cannot_be_had_is_an_error_naming_the_gem_and_the_fix(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("STRIPEBENCH_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("STRIPEBENCH_RUBY_GEMS", "local")
+    monkeypatch.setenv("STRIPEBENCH_GEM_SOURCES", str(tmp_path / "no-sources"))
+    monkeypatch.setattr("stripebench_tui.envs.ruby_gems.MIRROR_ROOT", tmp_path / "no-mirror")
+    env, ctx = _env(tmp_path, "command = 'bundle exec rspec'\nreport = 'rspec-json'\ngems = { gemfile = 'Gemfile' }\n",
+                    submission="{}")
+    (env.folder / "Gemfile").write_text('source "https://rubygems.org"\ngem "stripe", "15.2.1"\n')
+    status, evidence = (await _final(env, ctx))[GRADER_RUN]
+    assert status == ERROR
+    assert evidence["error"].startswith("the grader's gems: gem stripe 15.2.1 must be built, but there is no checkout of it: "
+                                        "clone https://github.com/stripe/stripe-ruby"), evidence

@@ -3,6 +3,8 @@
 ``STRIPEBENCH_STRIPE_AI`` names a checkout (its ``benchmarks/`` folders are used in place, and must come out
 unchanged); without it, the folders are exported from this machine's mirror of the repository, a bare git
 directory at ``MIRROR``. With neither, the tests fail saying so: they are never skipped where they should run.
+A mirror may lack its largest blobs (galtee's client/img/annecy.png): ``git archive`` then stops, so such a
+folder is exported file by file without them (``MISSING_OK`` names the ones a drill may do without).
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ import pytest
 
 CHECKOUT_VAR = "STRIPEBENCH_STRIPE_AI"
 MIRROR = Path("/work/.mirror/stripe+ai/repo")
+# Files a mirror may lack that no grader, server or oracle reads (pictures of the client pages).
+MISSING_OK = {"environment/client/img/annecy.png"}
 
 
 def published_folder(name: str, scratch: Path) -> Path:
@@ -33,8 +37,32 @@ def published_folder(name: str, scratch: Path) -> Path:
     with archive.open("wb") as out:
         done = subprocess.run(["git", f"--git-dir={MIRROR}", "archive", "HEAD", f"benchmarks/{name}"], stdout=out,
                               stderr=subprocess.PIPE, text=True, timeout=120)  # it warns of other folders' blobs
+    if done.returncode != 0 and "invalid object" in done.stderr:
+        return _export_by_file(name, scratch)
     if done.returncode != 0:
         pytest.fail(f"git archive of benchmarks/{name} from {MIRROR} failed: {done.stderr.strip()}")
     with tarfile.open(archive) as tar:
         tar.extractall(scratch, filter="tar")
     return scratch / "benchmarks" / name
+
+
+def _export_by_file(name: str, scratch: Path) -> Path:
+    """``benchmarks/<name>`` blob by blob, leaving out those the mirror lacks (each must be in ``MISSING_OK``)."""
+    listed = subprocess.run(["git", f"--git-dir={MIRROR}", "ls-tree", "-r", "-z", "HEAD", f"benchmarks/{name}"],
+                            capture_output=True, text=True, check=True, timeout=120).stdout
+    root = scratch / "benchmarks" / name
+    for entry in filter(None, listed.split("\0")):
+        meta, path = entry.split("\t", 1)
+        mode, _, blob = meta.split()
+        rel = path.removeprefix(f"benchmarks/{name}/")
+        got = subprocess.run(["git", f"--git-dir={MIRROR}", "cat-file", "blob", blob], capture_output=True, timeout=120)
+        if got.returncode != 0:
+            if rel not in MISSING_OK:
+                pytest.fail(f"the mirror {MIRROR} lacks {path}, which {name} needs")
+            continue
+        target = scratch / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(got.stdout)
+        if mode == "100755":
+            target.chmod(0o755)
+    return root

@@ -225,3 +225,27 @@ def test_a_graders_process_on_this_machine_gets_the_preloads_too(tmp_path, emula
         assert host.start_process(f"{sys.executable} -c \"{script}\"", cwd=tmp_path, env={}, log=out).wait(60) == 0
     created = log.read_text().strip().splitlines()[-1]
     assert stripe_client.v1.customers.retrieve(created).email == "grader@example.com"
+
+
+RUBY_RAW_HTTP = """
+require "net/http"
+require "json"
+uri = URI("https://api.stripe.com/v1/customers")
+http = Net::HTTP.new(uri.host, uri.port)
+http.use_ssl = true
+post = Net::HTTP::Post.new(uri)
+post.set_form_data("email" => "raw@example.com")
+post["Authorization"] = "Bearer #{ENV['STRIPE_SECRET_KEY']}"
+made = JSON.parse(http.request(post).body)
+elsewhere = Net::HTTP.new("example.com", 443)
+puts JSON.generate("id" => made["id"], "elsewhere" => [elsewhere.address, elsewhere.port])
+"""
+
+
+def test_ruby_preload_points_raw_net_http_calls_to_api_stripe_com_at_the_base(tmp_path, emulator, stripe_client):
+    """subscription-gym's challenges.rb calls https://api.stripe.com with Net::HTTP itself, not through the gem."""
+    app = tmp_path / "raw.rb"
+    app.write_text(RUBY_RAW_HTTP)
+    got = _run(["ruby", str(app)], _env(emulator.url, STRIPE_SECRET_KEY=TEST_KEY))
+    assert stripe_client.v1.customers.retrieve(got["id"]).email == "raw@example.com"
+    assert got["elsewhere"] == ["example.com", 443]  # other hosts are left alone

@@ -1,4 +1,5 @@
-"""Prices: one-time and recurring, ``currency_options`` (included on request), ``product_data``, lookup keys."""
+"""Prices: one-time and recurring, ``currency_options`` (included on request), ``product_data``, lookup keys,
+``transform_quantity`` (the billed quantity divided and rounded: ``rules.billing_cycle.billed_quantity``)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,8 @@ CURRENCY_OPTION = Hash({"unit_amount": Int(min=0), "unit_amount_decimal": Num(mi
                         "tax_behavior": TAX_BEHAVIOR, "custom_unit_amount": CUSTOM_UNIT_AMOUNT})
 RECURRING = Hash({"interval": Enum("day", "week", "month", "year", required=True), "interval_count": Int(min=1),
                   "usage_type": Enum("licensed", "metered"), "trial_period_days": Int(min=0), "meter": Str()})
+# Billed quantity = quantity (or metered usage) / divide_by, rounded; the line still shows the quantity.
+TRANSFORM_QUANTITY = Hash({"divide_by": Int(min=1, required=True), "round": Enum("up", "down", required=True)})
 CREATE: dict[str, Param] = {
     "currency": Currency(required=True),
     "active": Bool(),
@@ -36,6 +39,7 @@ CREATE: dict[str, Param] = {
     "recurring": RECURRING,
     "tax_behavior": TAX_BEHAVIOR,
     "transfer_lookup_key": Bool(),
+    "transform_quantity": TRANSFORM_QUANTITY,
     "unit_amount": Int(min=0),
     "unit_amount_decimal": Num(min=0, as_string=True),
 }

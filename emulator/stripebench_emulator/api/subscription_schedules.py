@@ -103,7 +103,7 @@ def _shape(ctx: RequestContext, customer: dict[str, Any], phases: list[dict[str,
 def _start(ctx: RequestContext, sched: dict[str, Any], now: int) -> None:
     """Phase 0 begins: create the subscription (billed like ``POST /v1/subscriptions``)."""
     phase = sched["phases"][0]
-    params: dict[str, Any] = {"customer": sched["customer"],
+    params: dict[str, Any] = {"customer": sched["customer"], "_from_schedule": True,
                               "items": [{"price": i["price"], "quantity": i["quantity"]} for i in phase["items"]]}
     if phase["trial_end"]:
         params["trial_end"] = str(phase["trial_end"])

@@ -18,7 +18,7 @@ from stripebench_emulator.rules import billing_discounts, billing_start, billing
 from stripebench_emulator.model.context import LIST_PARAMS, RequestContext
 from stripebench_emulator.model.errors import StripeError, invalid
 from stripebench_emulator.model.params import Array, Bool, Currency, Enum, Hash, Int, Metadata, Str
-from stripebench_emulator.api import invoices
+from stripebench_emulator.api import invoices, setup_intents
 from stripebench_emulator.model.search import SEARCH_PARAMS, search_page
 from stripebench_emulator.model.registry import Resource
 from stripebench_emulator.model.fields import apply_metadata
@@ -28,7 +28,7 @@ from stripebench_emulator.model.versions import SUBSCRIPTION_PERIOD_ON_ITEMS
 resource = Resource("subscription", prefix="sub", noun="subscription",
                     expandable={"customer": "customer", "latest_invoice": "invoice",
                                 "default_payment_method": "payment_method", "discounts": "discount",
-                                "items.data.discounts": "discount"})
+                                "items.data.discounts": "discount", "pending_setup_intent": "setup_intent"})
 
 
 def _period_on_items(ctx: RequestContext) -> bool:
@@ -199,6 +199,11 @@ def create(ctx: RequestContext, params: dict[str, Any]) -> dict[str, Any]:
     ctx.emit("customer.subscription.created", sub)
     before = ctx.get("subscription", sub["id"])
     error = billing_start.first_invoice(moved, sub, params, now)
+    if sub["status"] == "trialing" and not cycle.payment_method_for(moved, sub):
+        # Nothing to charge yet and nothing to charge with: Stripe makes a SetupIntent to collect the card the
+        # trial's end will charge (its client_secret goes to the page; subscription-gym's trial task returns it)
+        sub["pending_setup_intent"] = setup_intents.new_setup_intent(
+            moved, {"customer": sub["customer"], "usage": "off_session"})["id"]
     ctx.save(sub)
     ctx.emit("customer.subscription.updated", sub, previous=before)
     return error or sub

@@ -15,6 +15,8 @@ unpaid for 23 hours becomes ``incomplete_expired`` and that invoice is voided.
 
 from __future__ import annotations
 
+import math
+
 from datetime import datetime, timezone
 from typing import Any
 
@@ -49,10 +51,20 @@ def describe(ctx: RequestContext, price: dict[str, Any], quantity: int) -> str:
             f"{recurring.get('interval', 'one time')})")
 
 
+def billed_quantity(price: dict[str, Any], quantity: float) -> float:
+    """The quantity a price charges for: ``transform_quantity`` divides it and rounds up or down (Stripe's "package"
+    pricing), else the quantity itself."""
+    transform = price.get("transform_quantity")
+    if not transform:
+        return quantity
+    parts = quantity / transform["divide_by"]
+    return math.ceil(parts) if transform["round"] == "up" else math.floor(parts)
+
+
 def item_amount(ctx: RequestContext, item: dict[str, Any]) -> int:
     """A licensed item's charge for one full period."""
     price = ctx.get("price", item["price"])
-    return round(_unit(price) * (item.get("quantity") or 0))
+    return round(_unit(price) * billed_quantity(price, item.get("quantity") or 0))
 
 
 def is_metered(ctx: RequestContext, item: dict[str, Any]) -> bool:
@@ -82,7 +94,7 @@ def usage_lines(ctx: RequestContext, sub: dict[str, Any], start: int, end: int) 
         meter = price["recurring"].get("meter")
         used = metering.usage(ctx, meter, sub["customer"], start, end) if meter else 0
         quantity = int(used) if float(used).is_integer() else used
-        lines.append({"amount": round(_unit(price) * used), "price": price["id"], "quantity": quantity,
+        lines.append({"amount": round(_unit(price) * billed_quantity(price, used)), "price": price["id"], "quantity": quantity,
                       "period": [start, end], "item": item["id"], "proration": False,
                       "description": describe(ctx, price, quantity), "tax_rates": item.get("tax_rates")})
     return lines

@@ -32,7 +32,7 @@ def _line(ctx: RequestContext, invoice_id: str, sub_id: str | None, line: dict[s
     return new_line(ctx, invoice_id, amount=line["amount"], currency=(price or {}).get("currency"),
                     quantity=line["quantity"], price=price, period=line["period"], description=line["description"],
                     subscription=sub_id, subscription_item=item, invoice_item=ii, proration=line["proration"],
-                    discountable=not line["proration"], preview=not save)
+                    discountable=line.get("discountable", not line["proration"]), preview=not save)
 
 
 def build_invoice(ctx: RequestContext, sub: dict[str, Any], lines: list[dict[str, Any]], *, reason: str, now: int,

@@ -85,7 +85,9 @@ def first_lines(ctx: RequestContext, sub: dict[str, Any], params: dict[str, Any]
             natural_start = _back(natural_start, interval[0])
         share = (sub["_period_end"] - now) / max(sub["_period_end"] - natural_start, 1)
         none = params.get("proration_behavior") == "none"
-        lines = [{**line, "proration": True, "amount": 0 if none else round(line["amount"] * share),
+        # the subscription's discount takes its share off this first part period too (a published benchmark's
+        # anchored, discounted subscription bills less than the full discounted month on Stripe)
+        lines = [{**line, "proration": True, "discountable": True, "amount": 0 if none else round(line["amount"] * share),
                   "description": f"Remaining time on {line['description'].split(' (at ')[0].split(' × ', 1)[1]} "
                                  f"after {changes._day(now)}"} for line in lines]
     return lines + changes.invoice_item_lines(ctx, sub, params.get("add_invoice_items") or [], now)
@@ -110,11 +112,14 @@ def first_invoice(ctx: RequestContext, sub: dict[str, Any], params: dict[str, An
     behavior = params.get("payment_behavior", "allow_incomplete")
     lines = first_lines(ctx, sub, params, now)
     owes = sum(line["amount"] for line in lines) > 0
+    # A schedule's subscription starts with its first invoice a draft, finalised (and charged) an hour later, as a
+    # renewal's: no payment method is needed yet (the page can pay the invoice once it is finalised).
+    scheduled = bool(params.get("_from_schedule"))
     if (owes and sub["collection_method"] == "charge_automatically" and behavior != "default_incomplete"
-            and not cycle.payment_method_for(ctx, sub)):
+            and not scheduled and not cycle.payment_method_for(ctx, sub)):
         raise invalid(NO_PAYMENT_METHOD)
     moved = billing_time.at(ctx, now)
-    if sub["collection_method"] == "send_invoice":
+    if sub["collection_method"] == "send_invoice" or scheduled:
         # Stripe finalises a sent subscription's first invoice an hour after making it (a test clock's advance,
         # ``POST /v1/invoices/{id}/finalize`` or ``/send`` may do it first); one with nothing due is finalised, and
         # so paid, at once as before (Stripe's docs say nothing of a $0 one)

@@ -103,7 +103,8 @@ def new_price(ctx: RequestContext, params: dict[str, Any], param: str = "") -> d
             "interval": recurring["interval"], "interval_count": recurring.get("interval_count", 1),
             "meter": recurring.get("meter"), "trial_period_days": recurring.get("trial_period_days"),
             "usage_type": recurring.get("usage_type", "licensed")},
-        "tax_behavior": tax_behavior, "tiers_mode": None, "transform_quantity": None,
+        "tax_behavior": tax_behavior, "tiers_mode": None,
+        "transform_quantity": _transform(params.get("transform_quantity")),
         "type": "recurring" if recurring else "one_time", "unit_amount": amount, "unit_amount_decimal": decimal,
         "_currency_options": {currency: {"custom_unit_amount": params.get("custom_unit_amount"),
                                          "tax_behavior": tax_behavior, "unit_amount": amount,
@@ -114,3 +115,8 @@ def new_price(ctx: RequestContext, params: dict[str, Any], param: str = "") -> d
     ctx.save(obj)
     ctx.emit("price.created", obj)
     return obj
+
+
+def _transform(given: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A price's ``transform_quantity`` as Stripe renders it."""
+    return None if not given else {"divide_by": given["divide_by"], "round": given["round"]}

@@ -7,7 +7,29 @@
 # `Stripe::StripeClient` (stripe-ruby 13+) once it exists. The gem is loaded however the app loads it (require,
 # Bundler.require, autoload). What the app sets itself afterwards (`Stripe.api_base = …`, `api_base:` on a client)
 # wins. With STRIPE_API_BASE empty (real Stripe test mode) nothing is installed.
+# Code that calls the API with Net::HTTP itself (subscription-gym's challenges.rb builds its own requests to
+# https://api.stripe.com) is pointed at the same base: a Net::HTTP made for the host api.stripe.com connects to the
+# base's host and port instead, with TLS only when the base is https.
 module StripebenchStripePreload
+  STRIPE_HOST = "api.stripe.com"
+
+  # Net::HTTP.new("api.stripe.com", 443) → the base's address; use_ssl follows the base's scheme.
+  module NetHTTPRedirect
+    def initialize(address, port = nil, *rest)
+      target = StripebenchStripePreload.base_uri
+      if target && address.to_s == STRIPE_HOST
+        @stripebench_plain = target.scheme == "http"
+        super(target.host, target.port, *rest)
+      else
+        super
+      end
+    end
+
+    def use_ssl=(flag)
+      super(@stripebench_plain ? false : flag)
+    end
+  end
+
   # Default api_base: for clients built without one.
   module ClientDefaults
     def initialize(*args, **kwargs, &block)
@@ -17,11 +39,13 @@ module StripebenchStripePreload
   end
 
   class << self
-    attr_reader :base
+    attr_reader :base, :base_uri
 
     def install(base)
       @base = base
-      @pending = %w[Stripe Stripe::StripeClient]
+      require "uri"
+      @base_uri = URI(base)
+      @pending = %w[Stripe Stripe::StripeClient Net::HTTP]
       @trace = TracePoint.new(:end) { |tp| seen(tp.self) }
       @trace.enable
     end
@@ -37,6 +61,10 @@ module StripebenchStripePreload
     end
 
     def configure(mod, name)
+      if name == "Net::HTTP"
+        mod.prepend(NetHTTPRedirect) unless mod.ancestors.include?(NetHTTPRedirect)
+        return true
+      end
       if name == "Stripe"
         return false unless mod.respond_to?(:api_base=)
 

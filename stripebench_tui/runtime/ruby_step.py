@@ -1,0 +1,71 @@
+"""The episode step that installs an app's gems (``[ruby]``): ``envs.ruby_gems.ensure`` with its progress on the bus.
+
+Each line becomes a ``gems`` service log event and a line of ``logs/gems.log``; the end is ``healthy`` or
+``unhealthy`` and ServiceFailed with the cause and fix. Offline, the episode's copy of the app's Gemfile.lock is
+replaced by the resolution the gems were installed for (each version that differs from the app's lock is logged),
+so ``bundle exec`` in the app's directory finds every gem it names. Returns the variables every process of the
+episode gets (``GEM_HOME``, ``GEM_PATH``, ``PATH``; not ``BUNDLE_GEMFILE``: the app's own Gemfile is found from its
+directory).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+from collections import deque
+from pathlib import Path
+
+from stripebench_tui.core.bus import EventBus
+from stripebench_tui.core.events import Service
+from stripebench_tui.core.redact import Redactor
+from stripebench_tui.envs import ruby_gems
+from stripebench_tui.envs.manifest import RubySpec
+from stripebench_tui.runtime.services import ServiceFailed, with_tail
+
+SERVICE = "gems"
+
+
+def _install(workspace: Path, spec: RubySpec, say: ruby_gems.Say) -> dict[str, str]:
+    gemfile = workspace / spec.gemfile
+    lock = gemfile.with_name("Gemfile.lock")
+    which, _ = ruby_gems.mode()
+    # the registry installs what the app's lock names; offline, the Gemfile resolved against what is here
+    bundle = ruby_gems.GemBundle(gemfile, lock if lock.is_file() else None, use_lock=which == "registry")
+    where = ruby_gems.ensure(bundle, say)
+    resolved = where / "Gemfile.lock"
+    if resolved.is_file() and (not lock.is_file() or lock.read_bytes() != resolved.read_bytes()):
+        if lock.is_file():
+            for line in ruby_gems.lock_differences(bundle, resolved):
+                say(f"{lock.relative_to(workspace)}: {line}")
+        shutil.copyfile(resolved, lock)
+    env = ruby_gems.process_env(where, env_path="")
+    env.pop("BUNDLE_GEMFILE", None)
+    env.pop("BUNDLE_FROZEN", None)
+    return env
+
+
+async def install_app_gems(bus: EventBus, workspace: Path, spec: RubySpec, log_path: Path,
+                           redactor: Redactor) -> dict[str, str]:
+    """Install the app's gems; the variables for the episode's processes. ServiceFailed naming the cause and fix."""
+    loop = asyncio.get_running_loop()
+    tail: deque[str] = deque(maxlen=20)
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    await bus.publish(Service(service=SERVICE, status="starting", text=f"gems of {spec.gemfile}"))
+    with log_path.open("a", encoding="utf-8") as log:
+        def say(line: str) -> None:  # called on the install's thread
+            line = redactor.text(line)
+            tail.append(line)
+            log.write(line + "\n")
+            log.flush()
+            loop.call_soon_threadsafe(bus.publish_nowait, Service(service=SERVICE, status="log", text=line))
+
+        try:
+            env = await asyncio.to_thread(_install, workspace, spec, say)
+        except ruby_gems.GemProblem as exc:
+            await bus.publish(Service(service=SERVICE, status="unhealthy", text=str(exc)))
+            raise ServiceFailed(with_tail(f"gems: {exc} (see {log_path})", tail)) from None
+    await bus.publish(Service(service=SERVICE, status="healthy", text=f"gems of {spec.gemfile} installed"))
+    return env
+
+
+__all__ = ["SERVICE", "install_app_gems"]

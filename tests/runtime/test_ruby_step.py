@@ -1,0 +1,89 @@
+"""An app's Gemfile (`[ruby]`) installed before setup: offline, the episode's Gemfile.lock becomes the resolution the
+gems were installed for (each differing pin logged), and `bundle exec` in the app's directory loads them."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from stripebench_tui.core.bus import EventBus
+from stripebench_tui.core.events import Service
+from stripebench_tui.core.redact import Redactor
+from stripebench_tui.envs import ruby_gems
+from stripebench_tui.envs.manifest import RubySpec
+from stripebench_tui.runtime.ruby_step import install_app_gems
+from stripebench_tui.runtime.services import ServiceFailed
+from tests.envs.test_ruby_gems import _toy_gem
+
+LOCK = """GEM
+  remote: https://rubygems.org/
+  specs:
+    json ({json})
+    toy-base (1.0.0)
+
+PLATFORMS
+  arm64-darwin-25
+
+DEPENDENCIES
+  json
+  toy-base (= 1.0.0)
+"""
+
+
+@pytest.fixture()
+def offline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    _toy_gem(tmp_path / "sources", "toy-base", {"1.0.0": ""})
+    monkeypatch.setenv(ruby_gems.SOURCES_VAR, str(tmp_path / "sources"))
+    monkeypatch.setenv(ruby_gems.MODE_VAR, "local")
+    monkeypatch.setenv("STRIPEBENCH_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(ruby_gems, "MIRROR_ROOT", tmp_path / "no-mirror")
+    return tmp_path
+
+
+def _install(workspace: Path, tmp_path: Path) -> tuple[dict[str, str], list[Service]]:
+    seen: list[Service] = []
+
+    async def go() -> dict[str, str]:
+        bus = EventBus()
+        bus.subscribe(lambda ev: seen.append(ev) if isinstance(ev, Service) else None, name="test")
+        try:
+            return await install_app_gems(bus, workspace, RubySpec(gemfile="server/Gemfile"),
+                                          tmp_path / "logs" / "gems.log", Redactor())
+        finally:
+            await bus.close()
+
+    env = asyncio.run(go())
+    return env, seen
+
+
+def test_the_apps_gems_are_installed_and_its_lock_becomes_what_was_resolved(offline: Path) -> None:
+    json_here = subprocess.run(["ruby", "-e", "print Gem::Specification.find_by_name('json').version"],
+                               capture_output=True, text=True, check=True).stdout
+    server = offline / "ws" / "server"
+    server.mkdir(parents=True)
+    (server / "Gemfile").write_text('source "https://rubygems.org"\ngem "toy-base", "1.0.0"\ngem "json"\n')
+    (server / "Gemfile.lock").write_text(LOCK.format(json="0.0.1"))  # a json no machine has: the installed one fits
+    env, seen = _install(offline / "ws", offline)
+    assert set(env) == {"GEM_HOME", "GEM_PATH", "PATH"}, env  # the app's own Gemfile, found from its directory
+    log = (offline / "logs" / "gems.log").read_text()
+    assert "building toy-base 1.0.0" in log
+    assert f"server/Gemfile.lock: json {json_here} where Gemfile.lock has 0.0.1: the installed one fits" in log, log
+    assert "x86_64-linux" in (server / "Gemfile.lock").read_text() or "ruby" in (server / "Gemfile.lock").read_text()
+    assert [s.status for s in seen][-1] == "healthy"
+    ran = subprocess.run(["bundle", "exec", "ruby", "-e", "require 'toy-base'; print ToyBase::VERSION"], cwd=server,
+                         env={**os.environ, **env, "PATH": env["PATH"] + os.pathsep + os.environ["PATH"]},
+                         capture_output=True, text=True, timeout=120)
+    assert ran.stdout == "1.0.0", ran.stderr
+
+
+def test_an_app_gem_that_cannot_be_had_fails_setup_naming_it(offline: Path) -> None:
+    server = offline / "ws" / "server"
+    server.mkdir(parents=True)
+    (server / "Gemfile").write_text('source "https://rubygems.org"\ngem "sinatra", "4.1.1"\n')
+    with pytest.raises(ServiceFailed, match=r"gems: gem sinatra 4\.1\.1 must be built, but there is no checkout of it: "
+                                            r"clone https://github.com/sinatra/sinatra"):
+        _install(offline / "ws", offline)
