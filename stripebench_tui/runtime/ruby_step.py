@@ -10,17 +10,14 @@ directory).
 
 from __future__ import annotations
 
-import asyncio
 import shutil
-from collections import deque
 from pathlib import Path
 
 from stripebench_tui.core.bus import EventBus
-from stripebench_tui.core.events import Service
 from stripebench_tui.core.redact import Redactor
 from stripebench_tui.envs import ruby_gems
 from stripebench_tui.envs.manifest import RubySpec
-from stripebench_tui.runtime.services import ServiceFailed, with_tail
+from stripebench_tui.runtime.install_step import run_install
 
 SERVICE = "gems"
 
@@ -47,25 +44,9 @@ def _install(workspace: Path, spec: RubySpec, say: ruby_gems.Say) -> dict[str, s
 async def install_app_gems(bus: EventBus, workspace: Path, spec: RubySpec, log_path: Path,
                            redactor: Redactor) -> dict[str, str]:
     """Install the app's gems; the variables for the episode's processes. ServiceFailed naming the cause and fix."""
-    loop = asyncio.get_running_loop()
-    tail: deque[str] = deque(maxlen=20)
-    log_path.parent.mkdir(parents=True, exist_ok=True)
-    await bus.publish(Service(service=SERVICE, status="starting", text=f"gems of {spec.gemfile}"))
-    with log_path.open("a", encoding="utf-8") as log:
-        def say(line: str) -> None:  # called on the install's thread
-            line = redactor.text(line)
-            tail.append(line)
-            log.write(line + "\n")
-            log.flush()
-            loop.call_soon_threadsafe(bus.publish_nowait, Service(service=SERVICE, status="log", text=line))
-
-        try:
-            env = await asyncio.to_thread(_install, workspace, spec, say)
-        except ruby_gems.GemProblem as exc:
-            await bus.publish(Service(service=SERVICE, status="unhealthy", text=str(exc)))
-            raise ServiceFailed(with_tail(f"gems: {exc} (see {log_path})", tail)) from None
-    await bus.publish(Service(service=SERVICE, status="healthy", text=f"gems of {spec.gemfile} installed"))
-    return env
+    return await run_install(bus, SERVICE, f"gems of {spec.gemfile}", log_path, redactor,
+                             lambda say: _install(workspace, spec, say), (ruby_gems.GemProblem,), "gems",
+                             lambda _env: f"gems of {spec.gemfile} installed")
 
 
 __all__ = ["SERVICE", "install_app_gems"]
