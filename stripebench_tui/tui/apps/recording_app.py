@@ -29,8 +29,9 @@ class RecordedPresenter(PresenterScreen):
 
     KEY_HINTS = ""
 
-    def __init__(self, *args: object, on_turn: Callable[[int], object], **kwargs: object) -> None:
-        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+    def __init__(self, source: EpisodeSource, turns: list[int], *, on_turn: Callable[[int], object], speed: float = 1.0,
+                 at_end: Callable[[], object] | None = None) -> None:
+        super().__init__(source, turns, speed=speed, at_end=at_end)
         self.on_turn = on_turn
         self.painted = False
 
