@@ -10,6 +10,7 @@ folder is exported file by file without them (``MISSING_OK`` names the ones a dr
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import tarfile
 from pathlib import Path
@@ -20,6 +21,13 @@ CHECKOUT_VAR = "STRIPEBENCH_STRIPE_AI"
 MIRROR = Path("/work/.mirror/stripe+ai/repo")
 # Files a mirror may lack that no grader, server or oracle reads (pictures of the client pages).
 MISSING_OK = {"environment/client/img/annecy.png"}
+
+
+def validated_score(table: str, plan: str) -> float:
+    """The score ``stripebench validate``'s table prints for ``plan`` (oracle, no-op or a mutant)."""
+    found = re.search(rf"│ {re.escape(plan)}\s+│\s+([0-9.]+)\s+│", table)
+    assert found, f"no row for {plan} in:\n{table}"
+    return float(found.group(1))
 
 
 def published_folder(name: str, scratch: Path) -> Path:

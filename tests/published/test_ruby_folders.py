@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from tests.benchfolders.conftest import tree_hash
-from tests.published.conftest import published_folder
+from tests.published.conftest import published_folder, validated_score
 
 # One validate is four episodes of a server graded by RSpec; the first builds the gems (puma and json compile C
 # extensions) and sqlite3 for the galtee servers (minutes on a busy machine), later ones reuse them from the cache.
@@ -29,12 +29,6 @@ FOLDERS = {
     "galtee-invoicing": ["invoice-item-400-called-done", "migration-not-run"],
     "subscription-gym": ["trial-400-called-done", "upgrade-without-proration-invoice"],
 }
-
-
-def _score(table: str, plan: str) -> float:
-    found = re.search(rf"│ {re.escape(plan)}\s+│\s+([0-9.]+)\s+│", table)
-    assert found, f"no row for {plan} in:\n{table}"
-    return float(found.group(1))
 
 
 @pytest.mark.parametrize("name", sorted(FOLDERS))
@@ -49,9 +43,9 @@ def test_validate_runs_the_folder_as_published(name: str, tmp_path: Path) -> Non
                           text=True, timeout=2400, stdin=subprocess.DEVNULL)
     out = done.stdout
     assert done.returncode == 0, out[-4000:] + done.stderr[-4000:]
-    assert _score(out, "oracle") == 1.0 and _score(out, "no-op") == 0.0
+    assert validated_score(out, "oracle") == 1.0 and validated_score(out, "no-op") == 0.0
     for mutant in FOLDERS[name]:
-        assert _score(out, f"mutant {mutant}") < 1.0
+        assert validated_score(out, f"mutant {mutant}") < 1.0
     assert f"mutant {FOLDERS[name][0]}: 400-as-success" in out, out[-2000:]
     assert f"{name} findings: oracle: none;" in out, out[-2000:]
     assert tree_hash(folder) == before, "the published folder is byte for byte unchanged"

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.benchfolders.conftest import tree_hash
-from tests.published.conftest import published_folder
+from tests.published.conftest import published_folder, validated_score
 
 # Each validate is 4 or 5 episodes of a Next.js app: a few minutes alone, more beside the other drills.
 pytestmark = [pytest.mark.drill, pytest.mark.timeout(1500)]
@@ -33,12 +33,6 @@ def _stripebench(*args: str, timeout: float) -> subprocess.CompletedProcess[str]
                           timeout=timeout, stdin=subprocess.DEVNULL)
 
 
-def _score(table: str, plan: str) -> float:
-    found = re.search(rf"│ {re.escape(plan)}\s+│\s+([0-9.]+)\s+│", table)
-    assert found, f"no row for {plan} in:\n{table}"
-    return float(found.group(1))
-
-
 @pytest.mark.parametrize("name", sorted(FOLDERS))
 def test_validate_runs_the_folder_as_published(name: str, tmp_path: Path) -> None:
     folder = published_folder(name, tmp_path)
@@ -46,9 +40,9 @@ def test_validate_runs_the_folder_as_published(name: str, tmp_path: Path) -> Non
     done = _stripebench("validate", str(folder), timeout=1500)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
     out = done.stdout
-    assert _score(out, "oracle") == 1.0 and _score(out, "no-op") == 0.0
+    assert validated_score(out, "oracle") == 1.0 and validated_score(out, "no-op") == 0.0
     for mutant in FOLDERS[name]:
-        assert _score(out, f"mutant {mutant}") < 1.0
+        assert validated_score(out, f"mutant {mutant}") < 1.0
     assert "findings: precision 1.00" in out and "recall 1.00" in out, out[-2000:]
     assert re.search(r"mutant [a-z0-9-]*400[a-z0-9-]*: 400-as-success", out), "the 400-as-success mutant fires it"
     assert f"{name} findings: oracle: none;" in out
