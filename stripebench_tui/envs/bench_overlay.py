@@ -154,6 +154,7 @@ class Overlay(_StrictOverlay):
     postgres: PostgresSpec | None = None
     node: NodeSpec | None = None
     ruby: RubySpec | None = None  # the app's Gemfile, in the workspace (a Sinatra/Puma server)
+    fixed_ports: list[int] = Field(default_factory=list)  # ports the folder's server or grader hard-codes (Manifest)
     # What it needs that this machine may not have (real test mode, a toolchain, a package not reachable offline).
     needs: list[str] = Field(default_factory=list)
     offline: bool = True  # False: it cannot run on the emulator alone (say why in needs)

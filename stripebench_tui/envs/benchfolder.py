@@ -177,6 +177,7 @@ def _environment(folder: Path, problem: str | None, overlay: Overlay, overlay_pa
             tools=tools, setup=setup, requirements=requirements if requirements is not None else "",
             limits=overlay.limits, stripe=StripeSetup(seed=seed, api_version=overlay.stripe.api_version),
             services=services, postgres=overlay.postgres, node=overlay.node, ruby=overlay.ruby,
+            fixed_ports=overlay.fixed_ports,
             hints=list(per.get("hints") or overlay.hints), solution=solution, mutants=mutants,
             docker=DockerSpec(dockerfile=dockerfile, cpus=overlay.docker.cpus, memory=overlay.docker.memory),
             # The per-language Stripe SDK preload (stripebench_tui.preload) for apps that read no base URL.

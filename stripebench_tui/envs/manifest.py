@@ -173,6 +173,10 @@ class Manifest(_Strict):
     postgres: PostgresSpec | None = None  # a cluster of the episode's own, before the services (local sandbox)
     node: NodeSpec | None = None  # npm packages installed before setup (local sandbox)
     ruby: RubySpec | None = None  # an app's gems installed before setup (local sandbox)
+    # Ports on this machine the app or its grader must listen on whatever the episode (a published folder's server
+    # hard-codes 4242): the episode holds each for its whole life, so a second episode of any environment that
+    # fixes the same port waits for the first instead of colliding with it (runtime.fixed_ports).
+    fixed_ports: list[int] = Field(default_factory=list)
     hints: list[str] = Field(default_factory=list)
     solution: PlanRef | None = None
     mutants: list[PlanRef] = Field(default_factory=list)
@@ -185,6 +189,14 @@ class Manifest(_Strict):
         if not ID_PATTERN.match(v):
             raise ValueError("must be lower-case letters, digits and dashes, starting with a letter")
         return v
+
+    @field_validator("fixed_ports")
+    @classmethod
+    def _port_numbers(cls, v: list[int]) -> list[int]:
+        bad = [p for p in v if not 1 <= p <= 65535]
+        if bad:
+            raise ValueError(f"{bad[0]} is not a TCP port (1-65535)")
+        return sorted(set(v))
 
     @field_validator("tools")
     @classmethod

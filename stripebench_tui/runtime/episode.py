@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import contextlib
 import datetime as dt
 import os
 import platform
@@ -41,6 +42,7 @@ from stripebench_tui.envs.catalog import find_environment
 from stripebench_tui.errors import EXIT_EPISODE_FAILED, EXIT_OK, EXIT_RUNTIME, UserError
 from stripebench_tui.runtime.checkpoints import DEFAULT_CAP_MB, Checkpointer, CheckpointInfo, Policy, human_bytes, \
     unavailable_reason
+from stripebench_tui.runtime.fixed_ports import hold_ports
 from stripebench_tui.runtime.grade import EMULATOR_STATE
 from stripebench_tui.runtime.local import LocalSandbox
 from stripebench_tui.runtime.sandbox import TRACE_NAME, new_episode_dir
@@ -138,6 +140,7 @@ class Episode:
         self._setup_task: asyncio.Future[Any] | None = None
         self._setup_watch: Stopwatch | None = None  # the setup's parts, from the trace's t=0 to the driver's start
         self.checkpointer: Checkpointer | None = None  # None when checkpoints are off or cannot be taken
+        self._held = contextlib.AsyncExitStack()  # what the episode holds until it ends (its fixed ports)
 
     # ---- control ----
 
@@ -369,6 +372,7 @@ class Episode:
         assert env is not None and bus is not None and sandbox is not None and backend is not None
         if self._stop_requested:
             raise _StopDuringSetup(self._stop_requested)
+        await self._hold_fixed_ports(bus, env, sandbox.episode_dir)
         self.watcher = StripeWatcher(backend.client(), bus, cfg.watch_interval or
                                      (EMULATOR_INTERVAL if backend.kind == EMULATOR else REAL_INTERVAL))
         await self.watcher.start()
@@ -407,6 +411,19 @@ class Episode:
         await tools  # what is left of the tool servers' start once the services are up
         watch.lap(TOOL_START)
         return self._grading(bus)
+
+    async def _hold_fixed_ports(self, bus: EventBus, env: Environment, episode_dir: Path) -> None:
+        """The ports the environment cannot move, held until the episode ends (a second episode waits here)."""
+        ports = env.manifest.fixed_ports
+        if not ports:
+            return
+
+        def say(text: str) -> None:
+            bus.publish_nowait(Service(service="ports", status="log", text=text))
+
+        await self._held.enter_async_context(hold_ports(ports, f"{env.id}, episode {episode_dir.name}", say))
+        say(f"holding port{'s' if len(ports) > 1 else ''} {', '.join(map(str, ports))} for this episode "
+            "(its app listens there whatever the episode)")
 
     def _setup_time(self) -> HarnessTime:
         """The ``harness_time`` event of the setup: everything since t=0 that was not waiting for the tool servers."""
@@ -471,6 +488,7 @@ class Episode:
             steps.append(self.executor.close)
         if self.sandbox is not None:
             steps.append(self.sandbox.stop)
+        steps.append(self._held.aclose)  # the fixed ports, once nothing of the episode listens on them
         cancelled = False
         for step in steps:
             work = asyncio.ensure_future(step())

@@ -36,6 +36,7 @@ from stripebench_tui.grading.context import GradingContext
 from stripebench_tui.grading.evaluate import Reported
 from stripebench_tui.grading.external import evaluator_for
 from stripebench_tui.grading.loader import grader_path, load_grader
+from stripebench_tui.runtime.fixed_ports import hold_ports
 from stripebench_tui.runtime.local import LocalSandbox
 from stripebench_tui.runtime.services import ServiceFailed
 
@@ -175,6 +176,8 @@ async def grade_episode(env: Environment, episode_dir: Path, *, stripe_api_base:
     if not workspace.is_dir():
         raise BadFileError(f"{episode_dir}: no workspace/ directory")
     async with AsyncExitStack() as stack:
+        # The ports the app or grader cannot move: not while an episode (or another grade) of them runs.
+        await stack.enter_async_context(hold_ports(env.manifest.fixed_ports, f"grading {episode_dir.name}", progress))
         base, key, described = _stripe_backend(stack, episode_dir, backend_label, stripe_api_base, stripe_key, emulator_state)
         progress(f"Stripe: {described}")
         variables: dict[str, str] = dict(app_urls or {})
