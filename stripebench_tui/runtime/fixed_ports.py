@@ -25,7 +25,10 @@ from pathlib import Path
 from stripebench_tui.errors import RuntimeProblem
 from stripebench_tui.shared_cache import locked_async
 
-DIR_VAR = "STRIPEBENCH_PORT_LOCKS"  # where the lock files live (default: a private directory under $TMPDIR)
+DIR_VAR = "STRIPEBENCH_PORT_LOCKS"  # where the lock files live (default: a private directory under /tmp)
+# Ports are the machine's, so the default is the same for every process of this user whatever its TMPDIR (an
+# episode's children get a TMPDIR of their own).
+SHARED_TMP = Path("/tmp")
 
 Say = Callable[[str], object]
 
@@ -34,9 +37,13 @@ class PortTaken(RuntimeProblem):
     """A fixed port answers although no episode of ours holds it."""
 
 
+def _shared_tmp() -> Path:
+    return SHARED_TMP if SHARED_TMP.is_dir() else Path(tempfile.gettempdir())
+
+
 def lock_dir() -> Path:
     """This user's directory of port locks, made private; RuntimeProblem when it is not ours or not private."""
-    path = Path(os.environ.get(DIR_VAR) or Path(tempfile.gettempdir()) / f"stripebench-{os.getuid()}-ports")
+    path = Path(os.environ.get(DIR_VAR) or _shared_tmp() / f"stripebench-{os.getuid()}-ports")
     try:
         path.mkdir(mode=0o700, parents=True, exist_ok=True)
         info = path.lstat()
