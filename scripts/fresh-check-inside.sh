@@ -103,6 +103,13 @@ if [ -d /fresh/published/saas-starter-partial-payments ]; then
     "$PY" -m stripebench_tui run /fresh/published/saas-starter-partial-payments --headless --agent oracle \
     --episode-dir "$LOGS/saas-starter"
 fi
+# A published Ruby folder (read-only): the Sinatra/Puma server's and the RSpec grader's gems from nothing (Debian's
+# where they fit, the rest built from the mounted public sources), our oracle, the folder's own grader.
+if [ -d /fresh/published/subscription-gym ]; then
+  step "a published Sinatra + RSpec folder, gems from nothing (subscription-gym, the oracle)" \
+    "$PY" -m stripebench_tui run /fresh/published/subscription-gym --headless --agent oracle \
+    --episode-dir "$LOGS/subscription-gym"
+fi
 step "a two-episode batch on a local Ray cluster" ray_batch
 step "the suite's Ray tests (they start clusters of their own)" \
   "$PY" -m pytest -p no:cacheprovider -q --basetemp="$LOGS/pytest-ray" tests/batch/test_batch_ray.py

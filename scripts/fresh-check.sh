@@ -67,27 +67,40 @@ for var in SSL_CERT_FILE SSL_CERT_DIR REQUESTS_CA_BUNDLE CURL_CA_BUNDLE NODE_EXT
   [ -z "${!var:-}" ] || tls+=(-e "$var=${!var}")
 done
 
-# A published Next.js + PostgreSQL folder for the step that runs one (a checkout of github.com/stripe/ai in
-# STRIPEBENCH_STRIPE_AI, else this machine's mirror of it), mounted read-only: the run must not write to it.
+# Published folders for the steps that run them (a checkout of github.com/stripe/ai in STRIPEBENCH_STRIPE_AI, else
+# this machine's mirror of it), mounted read-only: the run must not write to them. saas-starter-partial-payments:
+# Next.js + PostgreSQL; subscription-gym: a Sinatra/Puma app and an RSpec grader, its gems built from source.
 published="$work/published"
-folder=saas-starter-partial-payments
 mkdir -p "$published"
-if [ -n "${STRIPEBENCH_STRIPE_AI:-}" ] && [ -d "$STRIPEBENCH_STRIPE_AI/benchmarks/$folder" ]; then
-  cp -r "$STRIPEBENCH_STRIPE_AI/benchmarks/$folder" "$published/"
-elif [ -f /work/.mirror/stripe+ai/repo/HEAD ]; then
-  git --git-dir=/work/.mirror/stripe+ai/repo archive HEAD "benchmarks/$folder" 2>/dev/null | tar -x -C "$published" --strip-components=1
-fi
-if [ -d "$published/$folder" ]; then
-  echo "fresh-check: the published folder $folder is mounted read-only at /fresh/published"
+for folder in saas-starter-partial-payments subscription-gym; do
+  if [ -n "${STRIPEBENCH_STRIPE_AI:-}" ] && [ -d "$STRIPEBENCH_STRIPE_AI/benchmarks/$folder" ]; then
+    cp -r "$STRIPEBENCH_STRIPE_AI/benchmarks/$folder" "$published/"
+  elif [ -f /work/.mirror/stripe+ai/repo/HEAD ]; then
+    git --git-dir=/work/.mirror/stripe+ai/repo archive HEAD "benchmarks/$folder" 2>/dev/null | tar -x -C "$published" --strip-components=1
+  fi
+  if [ -d "$published/$folder" ]; then
+    echo "fresh-check: the published folder $folder is mounted read-only at /fresh/published/$folder"
+  else
+    echo "fresh-check: NO checkout of github.com/stripe/ai (set STRIPEBENCH_STRIPE_AI): the step of $folder is left out"
+  fi
+done
+# The Ruby registry is not reachable here: the gems' public repositories (STRIPEBENCH_GEM_SOURCES, else this
+# machine's mirrors) are mounted read-only, and the container builds the gems from them as a newcomer's machine would.
+gem_sources=${STRIPEBENCH_GEM_SOURCES:-/work/.mirror}
+gem_sources=${gem_sources%%:*}
+gems=()
+if [ -d "$gem_sources" ]; then
+  gems=(-v "$gem_sources:/fresh/gem-sources:ro" -e STRIPEBENCH_GEM_SOURCES=/fresh/gem-sources)
+  echo "fresh-check: the gems' public sources in $gem_sources are mounted read-only at /fresh/gem-sources"
 else
-  echo "fresh-check: NO checkout of github.com/stripe/ai (set STRIPEBENCH_STRIPE_AI): the published-folder step is left out"
+  echo "fresh-check: no gem sources (set STRIPEBENCH_GEM_SOURCES): the Ruby folder's step needs rubygems.org"
 fi
 
 mkdir -p "$work/out"
 echo "fresh-check: starting a container from $image (host network, empty HOME, PATH without shims or virtualenvs)"
 docker run --rm --name "$name" --init --network host --shm-size 2g \
   -v "$work/origin:/fresh/origin:ro" -v "$conf:/fresh/conf:ro" -v "$work/out:/fresh/out" \
-  -v "$published:/fresh/published:ro" \
+  -v "$published:/fresh/published:ro" "${gems[@]}" \
   -e HOME=/root -e PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin -e LANG=C.UTF-8 \
   -e DEBIAN_FRONTEND=noninteractive "${tls[@]}" \
   "$image" bash /fresh/origin/scripts/fresh-check-inside.sh
