@@ -91,7 +91,7 @@ def forked_from(extra: dict[str, Any]) -> tuple[Path | None, int | None, str]:
     if not isinstance(info, dict) or not isinstance(info.get("trace"), str) or not info["trace"]:
         return None, None, ""
     turn = info.get("turn")
-    mode = info.get("mode") if isinstance(info.get("mode"), str) else ""
+    mode = info["mode"] if isinstance(info.get("mode"), str) else ""
     if turn == "all":
         return Path(info["trace"]), None, "rerun"
     return Path(info["trace"]), turn if isinstance(turn, int) and not isinstance(turn, bool) else None, mode

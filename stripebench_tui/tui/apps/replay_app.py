@@ -27,7 +27,7 @@ class EpisodeApp(App[None]):
 
     TITLE = "stripebench"
     ENABLE_COMMAND_PALETTE = True
-    BINDINGS = [Binding("escape", "back", "Back", show=False)]
+    BINDINGS = [Binding("escape", "leave_branch", "Back", show=False)]
 
     def on_episode_screen_fork_requested(self, request: EpisodeScreen.ForkRequested) -> None:
         open_fork(self, request)
@@ -44,7 +44,7 @@ class EpisodeApp(App[None]):
     def _diff_branches(self, request: ForkTreeScreen.DiffBranches) -> None:
         diff_branches(self, request.a, request.b)
 
-    def action_back(self) -> None:
+    def action_leave_branch(self) -> None:
         """Esc: from a branch opened in the fork tree back to the tree."""
         if isinstance(self.screen, EpisodeScreen) and sum(isinstance(s, EpisodeScreen) for s in self.screen_stack) > 1:
             self.pop_screen()

@@ -107,11 +107,12 @@ class ForkTreeScreen(Screen[None]):
         return out
 
     @property
-    def tree(self) -> Tree[Branch]:
+    def branches(self) -> Tree[Branch]:
+        """The tree widget (``DOMNode.tree`` is Textual's own, the DOM's)."""
         return self.query_one("#fork-tree", Tree)
 
     def on_mount(self) -> None:
-        tree = self.tree
+        tree = self.branches
         self._grow(tree.root, self.lineage.root)
         tree.root.expand_all()
         tree.focus()
@@ -124,7 +125,7 @@ class ForkTreeScreen(Screen[None]):
 
     def _relabel(self) -> None:
         marks = {path: "AB"[i] for i, path in enumerate(self.marked)}
-        stack = [self.tree.root]
+        stack = [self.branches.root]
         while stack:
             node = stack.pop()
             if node.data is not None:
@@ -134,7 +135,7 @@ class ForkTreeScreen(Screen[None]):
     @property
     def selected(self) -> Branch | None:
         """The branch under the cursor."""
-        node = self.tree.cursor_node
+        node = self.branches.cursor_node
         return node.data if node is not None else None
 
     @on(Tree.NodeSelected)
