@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
-from stripebench_tui.core.events import EpisodeEnd, EpisodeResume, Finding
+from stripebench_tui.core.events import EpisodeEnd, EpisodeResume, Event, Finding
 from stripebench_tui.core.trace import EPISODE_TRACE, Trace, TraceError, open_trace
+from stripebench_tui.core.trace_check import LineError, parse_event
 from stripebench_tui.core.trace_writer import sidecar_dir
 
 FORKS_DIR = "forks"  # EPISODE/forks/<name>/: forks the TUI starts from this episode
@@ -178,14 +180,49 @@ class _Finder:
         return sorted(found.values(), key=lambda c: (c[1] if c[1] is not None else -1, str(c[0])))
 
 
+# A line whose type is one of these (a finding, a resume, the end); no other line is parsed, and the search for them
+# runs over whole blocks of the file, so a long trace is read at about disk speed.
+_WANTED = re.compile(rb'"type"\s*:\s*"(?:finding|resume|episode_end)"')
+BLOCK = 8 << 20
+
+
+def _marks(trace: Trace) -> Iterator[Event]:
+    """The events of ``trace`` that may be findings, resumes or its end, in order (the rest is not parsed)."""
+    if trace.in_memory:
+        yield from trace.iter_events()
+        return
+    with open(trace.path, "rb") as fh:
+        fh.readline()  # the header
+        carry = b""
+        while True:
+            block = fh.read(BLOCK)
+            data = carry + block
+            cut = data.rfind(b"\n") + 1 if block else len(data)  # whole lines only, until the last block
+            lines, carry = data[:cut], data[cut:]
+            done = -1
+            for found in _WANTED.finditer(lines):
+                start = lines.rfind(b"\n", 0, found.start()) + 1
+                if start <= done:
+                    continue  # the same line again (its type named twice)
+                end = lines.find(b"\n", found.end())
+                end = len(lines) if end == -1 else end
+                done = end
+                try:
+                    yield parse_event(lines[start:end].rstrip(b"\r"))
+                except LineError:
+                    continue  # a line cut short by a crash (or not ours): the tree shows what can be read
+            if not block:
+                return
+
+
 def branch_facts(trace: Trace, turn: int | None = None, mode: str = "") -> Branch:
     """A branch for an open trace, without its forks: how it ended (from its tail), its first recorded finding and
-    its resumes (one pass over its events)."""
+    its resumes (one pass over its lines, parsing only those that may be one of these)."""
     branch = Branch(path=Path(trace.path), turn=turn, mode=mode)
     last = trace.last_event
     if isinstance(last, EpisodeEnd):
         branch.ended, branch.score, branch.passed = True, last.score, last.passed
-    for ev in trace.iter_events():
+    for ev in _marks(trace):
         if isinstance(ev, EpisodeResume):
             branch.resumed_at.append(ev.from_turn)
         elif isinstance(ev, Finding) and not branch.first_finding:

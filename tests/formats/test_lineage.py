@@ -105,3 +105,25 @@ def test_a_bisect_result_is_kept_beside_the_trace(tmp_path: Path) -> None:
     assert odd is not None and odd.last_passing is None and odd.probes == [] and odd.agent == ""
     written.write_text("[", encoding="utf-8")
     assert read_bisect(trace) is None
+
+
+@pytest.mark.parametrize("block", [64, 1 << 20])
+def test_the_quick_scan_finds_what_the_reader_finds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, block: int) -> None:
+    from stripebench_tui.core.events import Finding, ToolResult
+    from stripebench_tui.core.trace import open_trace
+    from stripebench_tui.formats import lineage
+    from tests.tui.episode import checkout_events
+
+    monkeypatch.setattr(lineage, "BLOCK", block)  # small blocks: lines cut across reads are put back together
+    events = checkout_events()
+    events.insert(3, ToolResult(t=1.1, turn=1, call_id="x", tool="shell",
+                                output='{"type":"finding","detector":"fake"} and "type": "resume"'))
+    events.insert(8, EpisodeResume(t=4.5, turn=2, from_turn=1))
+    events.insert(12, Finding(t=8.5, turn=3, detector="lost-focus", message="first real one"))
+    events.insert(14, Finding(t=9.0, turn=3, detector="secrets", message="second"))
+    path = write_trace(tmp_path / "ep" / "trace.jsonl", events).path
+    with open(path, "ab") as fh:
+        fh.write(b'{"seq": 99, "type": "finding", "detector": "cut sh')  # a crash mid-line
+    branch = lineage.branch_facts(open_trace(path))
+    assert branch.first_finding == "turn 3 · lost-focus: first real one"
+    assert branch.resumed_at == [1] and branch.ended and branch.score == 1.0
