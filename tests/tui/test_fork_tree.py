@@ -127,6 +127,12 @@ async def test_a_fork_shows_its_parent_and_its_own_forks(tmp_path: Path) -> None
         assert "1 fork of this episode" in head and "forked at turn 2 from" in head
         lines = tree_lines(app.screen)
         assert "original-fork-2  passed 1.00" in lines[0] and "turn 3 → again" in lines[1] and len(lines) == 2
+        tree = app.screen
+        await pilot.press("u")  # the parent, as a replay over the tree
+        await wait_for(pilot, lambda: isinstance(app.screen, EpisodeScreen), what="the parent's replay")
+        assert app.screen.trace_path() == family.original.resolve()
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.screen is tree, what="back in the tree")
 
 
 async def test_an_episode_without_forks_says_so(make_app) -> None:
@@ -137,7 +143,11 @@ async def test_an_episode_without_forks_says_so(make_app) -> None:
         assert not any("fork" in s for s in said) and not any("Resume" in s or "resume" in s for s in said)
         await pilot.press("t")
         await wait_for(pilot, lambda: isinstance(app.screen, ForkTreeScreen), what="the fork tree")
-        assert "0 forks of this episode" in widget_text(app.screen.query_one("#fork-tree-head"))
+        tree = app.screen
+        assert "0 forks of this episode" in widget_text(tree.query_one("#fork-tree-head"))
+        await pilot.press("u")  # an original run has no parent to open
+        await pilot.pause()
+        assert app.screen is tree
 
 
 async def test_the_bisect_turn_is_marked_on_the_timeline(trace) -> None:

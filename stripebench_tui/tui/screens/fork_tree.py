@@ -1,6 +1,6 @@
 """The fork tree: the episode shown, the forks made from it at each turn, their forks, each with its score and first
-finding. Enter asks to open one, ``m`` marks up to two and ``d`` asks to diff them (the marked one and the one under
-the cursor, when only one is marked). The asks are messages (``OpenBranch``, ``DiffBranches``) the app handles
+finding. Enter asks to open one (``u``: the episode it was forked from), ``m`` marks up to two and ``d`` asks to diff
+them (the marked one and the one under the cursor, when only one is marked). The asks are messages (``OpenBranch``, ``DiffBranches``) the app handles
 (``tui.apps.branch_opener``); this screen only reads."""
 
 from __future__ import annotations
@@ -59,6 +59,7 @@ class ForkTreeScreen(Screen[None]):
         Binding("enter", "open_branch", "Open"),
         Binding("m", "mark", "Mark for diff"),
         Binding("d", "diff", "Diff marked"),
+        Binding("u", "open_parent", "Open parent"),
         Binding("escape,q", "back", "Back"),
     ]
 
@@ -103,7 +104,8 @@ class ForkTreeScreen(Screen[None]):
             found = self.bisect.last_passing
             out.append(f" · bisect ({clean(self.bisect.agent)}): "
                        + (f"last passing turn {found}" if found is not None else "no turn passes"))
-        out.append("\nEnter opens · m marks two · d diffs them · Esc back", style="dim")
+        parent = " · u opens the parent" if lineage.parent is not None and lineage.parent_exists else ""
+        out.append(f"\nEnter opens · m marks two · d diffs them{parent} · Esc back", style="dim")
         return out
 
     @property
@@ -148,6 +150,16 @@ class ForkTreeScreen(Screen[None]):
         branch = self.selected
         if branch is not None:
             self.post_message(self.OpenBranch(branch.path))
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """The parent can be opened only when the episode has one and it is still there."""
+        if action == "open_parent":
+            return self.lineage.parent is not None and self.lineage.parent_exists
+        return True
+
+    def action_open_parent(self) -> None:
+        if self.lineage.parent is not None and self.lineage.parent_exists:
+            self.post_message(self.OpenBranch(self.lineage.parent))
 
     def action_mark(self) -> None:
         """Mark (or unmark) the branch under the cursor; a third mark drops the oldest."""
