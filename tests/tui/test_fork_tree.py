@@ -10,6 +10,7 @@ import pytest
 from textual.app import App
 from textual.widgets import Tree
 
+from stripebench_tui.core.events import Header
 from stripebench_tui.formats.bisect_record import BisectRecord, write_bisect
 from stripebench_tui.tui.apps.replay_app import EpisodeApp, create_app
 from stripebench_tui.tui.screens.diff_screen import DiffScreen
@@ -194,6 +195,35 @@ async def test_an_ended_episode_is_not_offered_a_resume(make_app) -> None:
         await pilot.press("r")
         await pilot.pause()
         assert app.screen is episode and any("ended: nothing to resume" in s for s in said)
+
+
+async def test_an_episode_whose_processes_still_run_is_not_resumed(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    from stripebench_tui.runtime.reaper import TAG_VAR
+    from tests.tui.episode import HEADER
+
+    tag = f"forktree-test-{os.getpid()}"
+    header = Header(**{**{f: getattr(HEADER, f) for f in ("env", "agent", "title", "backend")},
+                       "extra": {"process_tag": tag}})
+    running = write_trace(tmp_path / "running" / "trace.jsonl", checkout_events()[:-1], header).path
+    service = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"],
+                               env={**os.environ, TAG_VAR: tag})  # one of its processes, still alive
+    try:
+        app = app_for(running)
+        said = notes_of(app)
+        async with app.run_test(size=SIZE) as pilot:
+            episode = await family_known(pilot, app)
+            await pilot.press("r")
+            await wait_for(pilot, lambda: isinstance(app.screen, ResumeScreen), what="the resume dialog")
+            await pilot.press("enter")
+            await wait_for(pilot, lambda: any("has not died" in s for s in said), what="the refusal")
+            assert app.screen is episode and any(f"pid {service.pid}" in s for s in said)
+    finally:
+        service.kill()
+        service.wait()
 
 
 @pytest.mark.parametrize("key", ["t", "r"])
