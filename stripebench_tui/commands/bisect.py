@@ -25,12 +25,14 @@ def bisect(
 
     Assumes that once forks from a turn fail, forks from later turns do too (the mistake is made by then): probes
     the first and last checkpointed turns, then halves. Prints each probe (turn, scores, fork directories) as it
-    ends and, last, the turn. Exit code 0 when some turn still passes, 1 when none does, 4 without checkpoints.
+    ends and, last, the turn; the result is kept beside the trace (`trace.jsonl.d/bisect.json`), where the TUI's
+    timeline marks the turn. Exit code 0 when some turn still passes, 1 when none does, 4 without checkpoints.
 
     Example: `stripebench bisect episodes/X --agent oracle` (deterministic on our environments);
     `stripebench bisect episodes/X --agent anthropic --runs 3 --hint 'the webhook must verify signatures'`
     """
     from stripebench_tui.commands.run import agent_options
+    from stripebench_tui.formats.bisect_record import BisectRecord, ProbeRecord, write_bisect
     from stripebench_tui.formats.open import open_episode
     from stripebench_tui.runtime.bisect import bisect_turns, checkpointed_turns, probe_fork
 
@@ -56,6 +58,12 @@ def bisect(
         scores = ", ".join("-" if s is None else f"{s:.2f}" for s in p.scores)
         print(f"  turn {p.turn}: {'passes' if p.passed else 'fails'} (scores {scores})")
     forks = sum(len(p.forks) for p in found.probes)
+    record = BisectRecord(agent, found.last_passing, [ProbeRecord(p.turn, p.passed, list(p.scores),
+                                                                  [str(f) for f in p.forks]) for p in found.probes])
+    try:
+        write_bisect(trace_path, record)  # the TUI marks the turn on the timeline, the report names it
+    except OSError as exc:
+        print(f"(not kept beside the trace: {exc.strerror})", file=sys.stderr)
     if found.last_passing is None:
         print(f"no checkpointed turn rescues the run: a fork from turn {turns[0]} already fails ({forks} forks)")
         raise typer.Exit(1)

@@ -43,6 +43,7 @@ from stripebench_tui.core.trace import Trace
 from stripebench_tui.errors import UserError
 from stripebench_tui.findings.runner import detect
 from stripebench_tui.formats.report_chart import Chart, verdict_chart
+from stripebench_tui.formats.report_lineage import ReportLineage, report_lineage
 from stripebench_tui.formats.text import episode_passed
 from stripebench_tui.core.json_value import JSONValue
 
@@ -149,6 +150,7 @@ class Report:
     findings_derived: bool  # the trace recorded no findings: these are the detectors' over it, now
     source: str  # the trace's file name
     problems: list[str] = field(default_factory=list)  # files of the episode that could not be used, and why
+    lineage: ReportLineage | None = None  # the fork tree (parent, forks, their forks), when there is one
 
 
 class _Text:
@@ -388,6 +390,7 @@ def build_report(trace: Trace, *, embed_images: bool = True) -> Report:
         findings_derived=findings_derived,
         source=clean(source),
         problems=problems,
+        lineage=None if trace.in_memory else report_lineage(Path(trace.path), lambda text: clean(text, None)),
     )
 
 

@@ -27,9 +27,11 @@ from stripebench_tui.core.agent import Agent, AgentTurn, Observation, Task
 from stripebench_tui.core.trace import Trace
 from stripebench_tui.core.events import AGENT, Event, ModelMessage, Operator, StripeObject, ToolCall, ToolResult
 from stripebench_tui.errors import UserError
+from stripebench_tui.formats.lineage import record_child
 from stripebench_tui.runtime.checkpoints import checkpoint_at
 from stripebench_tui.runtime.episode import Episode, EpisodeConfig
 from stripebench_tui.runtime.restore import RestoredEpisode, restored_episode
+from stripebench_tui.runtime.sandbox import TRACE_NAME
 from stripebench_tui.core.bus import Handler
 
 DIVERGENCE = "divergence"
@@ -261,6 +263,9 @@ class ForkEpisode(Episode):
         previous = getattr(sandbox, "header_extra", None)
         sandbox.header_extra = lambda: {**(previous() if previous else {}), "forked_from": forked}
         super()._open_trace(episode_dir)
+        turn = forked.get("turn")
+        record_child(Path(forked["trace"]), episode_dir / TRACE_NAME, turn if isinstance(turn, int) else None,
+                     "" if isinstance(turn, int) else "rerun")
         bus = self.bus
         if bus is None:
             raise RuntimeError("the trace was opened before the episode's bus existed")

@@ -32,9 +32,11 @@ from stripebench_tui.core.bus import EventBus, Handler
 from stripebench_tui.core.episode_files import Refused, episode_file
 from stripebench_tui.core.events import AGENT, EpisodeEnd, Event, Header, Service, ToolCall, ToolResult
 from stripebench_tui.core.trace import Trace
+from stripebench_tui.formats.lineage import record_child
 from stripebench_tui.runtime.checkpoints import CheckpointInfo, restore_emulator, restore_workspace
 from stripebench_tui.runtime.episode import Episode, EpisodeConfig
 from stripebench_tui.runtime.grade import EMULATOR_STATE
+from stripebench_tui.runtime.sandbox import TRACE_NAME
 from stripebench_tui.runtime.services import port_is_free
 from stripebench_tui.stripe_account.backend import StripeBackend, start_backend
 
@@ -155,6 +157,7 @@ class RestoredEpisode(Episode):
         previous = getattr(sandbox, "header_extra", None)
         sandbox.header_extra = lambda: {**(previous() if previous else {}), "forked_from": forked}
         super()._open_trace(episode_dir)
+        record_child(Path(self.parent.path), episode_dir / TRACE_NAME, self.at_turn, RESTORE)  # (a resume: skipped)
 
     async def _make_world(self, bus: EventBus) -> None:
         ports = {k: v for k, v in self.checkpoint.variables.items() if k.endswith("_PORT")}

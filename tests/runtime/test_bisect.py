@@ -53,3 +53,12 @@ def test_bisect_finds_the_turn_before_the_planted_mistake(tmp_path: Path, capsys
     assert out.rstrip().splitlines()[-1].startswith("last turn from which oracle still passes: 1 ")
     assert "turn 1: passes" in out and "turn 2: fails" in out
     assert sorted(p.name for p in (tmp_path / "forks").iterdir()) == ["turn-1-run-1", "turn-2-run-1", "turn-4-run-1"]
+    # kept beside the trace for the TUI's timeline; each fork named in the mutant's lineage (its forks.jsonl)
+    from stripebench_tui.formats.bisect_record import read_bisect
+    from stripebench_tui.formats.lineage import read_lineage
+
+    record = read_bisect(tmp_path / "mutant" / "trace.jsonl")
+    assert record is not None and record.last_passing == 1 and [p.turn for p in record.probes] == [1, 2, 4]
+    tree = read_lineage(tmp_path / "mutant").root
+    assert [(c.name, c.turn, c.mode, c.passed) for c in tree.children] == [
+        ("turn-1-run-1", 1, "restore", True), ("turn-2-run-1", 2, "restore", False), ("turn-4-run-1", 4, "restore", False)]

@@ -1,4 +1,4 @@
-"""A ``serve`` connection's app is read-only: no fork, no note, no pager or other process, whatever key or command
+"""A ``serve`` connection's app is read-only: no fork, no resume, no note, no pager or other process, whatever key or command
 a viewer (or the live episode's operator) tries; the operator's live controls still reach the episode."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from stripebench_tui.tui.apps.serve_app import ServeApp
 from stripebench_tui.tui.screens import episode_screen
 from stripebench_tui.tui.screens.attached import AttachedScreen
 from stripebench_tui.tui.screens.episode_screen import EpisodeScreen
-WRITING_ACTIONS = frozenset({"fork", "note", "open_pager"})
+WRITING_ACTIONS = frozenset({"fork", "note", "open_pager", "resume"})
 from tests.tui.episode import write_trace
 from tests.tui_live.helpers import wait_for
 
@@ -37,7 +37,7 @@ def no_processes(monkeypatch: pytest.MonkeyPatch) -> list[object]:
 
 async def _try_everything(app: App[None], pilot: object, screen: EpisodeScreen) -> None:
     """Each writing action by its key, by ``run_action`` (what the command palette calls) and by the palette's list."""
-    for key in ("F", "n", "p"):
+    for key in ("F", "n", "p", "r"):
         await pilot.press(key)  # type: ignore[attr-defined]
         await pilot.pause()  # type: ignore[attr-defined]
         assert app.screen is screen, f"{key!r} opened {type(app.screen).__name__}"
@@ -45,7 +45,7 @@ async def _try_everything(app: App[None], pilot: object, screen: EpisodeScreen) 
         assert await app.run_action(action, screen) is False, action
         assert app.screen is screen
     offered = {command.title for command in app.get_system_commands(screen)}
-    assert not offered & {"Fork", "Note", "Pager"}, offered
+    assert not offered & {"Fork", "Note", "Pager", "Resume"}, offered
     assert {"Requests", "Findings"} <= offered  # what only reads is still there
     shown = {binding.action for _key, binding, enabled, _tip in app.active_bindings.values()
              if binding.show and enabled}

@@ -27,6 +27,8 @@ MENTIONS = [
     ("README.md", rf"{K}/{K}, {K}/{K} and {K}/{K} jump to\s+the next/previous verdict change, finding and breakpoint hit",
      ["next_verdict", "previous_verdict", "next_finding", "previous_finding", "next_hit", "previous_hit"]),
     ("README.md", rf"and {K} shows where the time went", ["where_time_went"]),
+    ("README.md", rf"In the TUI, {K} shows the fork tree", ["fork_tree"]),
+    ("README.md", rf"offered a resume when opened \({K}\)", ["resume"]),
     ("docs/findings.md", rf"In the TUI, {K} lists them", ["findings"]),
     ("docs/findings.md", rf"labelled in {K}\); `finding` breakpoints, {K} and", ["findings", "next_finding"]),
 ]

@@ -45,3 +45,25 @@ class TestHelp:
             await pilot.pause()
 
         assert snap_compare(snapshot_app(1), terminal_size=SIZE, run_before=help_)
+
+
+class TestForkTree:
+    def test_fork_tree_with_a_marked_branch_and_a_bisect(self, snap_compare, tmp_path: Path) -> None:
+        from stripebench_tui.formats.bisect_record import BisectRecord, write_bisect
+        from stripebench_tui.formats.open import open_episode
+        from tests.formats.lineage_family import write_family
+        from tests.tui_live.helpers import wait_for
+
+        family = write_family(tmp_path)
+        write_bisect(family.original, BisectRecord("oracle", 2, []))
+        app = create_app(TraceSource(open_episode(family.original)), clock=lambda: 0.0)
+
+        async def tree(pilot) -> None:
+            await settle(pilot)
+            await wait_for(pilot, lambda: app.episode.lineage.family is not None, what="the episode's family")
+            await pilot.press("t")
+            await settle(pilot)
+            await pilot.press("down", "down", "m", "down")
+            await pilot.pause()
+
+        assert snap_compare(app, terminal_size=SIZE, run_before=tree)

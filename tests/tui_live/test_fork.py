@@ -56,6 +56,12 @@ async def test_re_execute_reproduces_ids_and_reports_no_divergence(recorded: Pat
     assert "No-op" in messages[-1]["text"] or "no-op" in messages[-1]["text"].lower()
     calls = [e for e in events if e["type"] == "tool_call"]
     assert [c["tool"] for c in calls] == [c["tool"] for c in original if c["type"] == "tool_call"][:3]
+    # the recorded episode knows its fork (noted in its forks.jsonl: the fork went elsewhere), re-executed at turn 3
+    from stripebench_tui.formats.lineage import read_lineage
+
+    forks = {c.path: c for c in read_lineage(recorded).root.children}
+    fork = forks[result.trace_path.resolve()]
+    assert (fork.turn, fork.mode, fork.ended) == (3, "", True)
 
 
 async def test_an_altered_recorded_result_is_the_first_divergence(recorded: Path, tmp_path: Path) -> None:

@@ -6,14 +6,19 @@ from __future__ import annotations
 import time
 from typing import Callable, Iterable
 
+from textual import on
 from textual.app import App, SystemCommand
+from textual.binding import Binding
 from textual.screen import Screen
 
 from stripebench_tui.tui.keymaps.keymap import COMMANDS
 from stripebench_tui.tui.text import clean
 from stripebench_tui.tui.screens.episode_screen import EpisodeScreen, PlaybackOptions
 from stripebench_tui.tui.sources.episode_source import EpisodeSource, TraceSource
+from stripebench_tui.tui.apps.branch_opener import diff_branches, open_branch
 from stripebench_tui.tui.apps.fork_opener import open_fork
+from stripebench_tui.tui.apps.resume_opener import open_resume
+from stripebench_tui.tui.screens.fork_tree import ForkTreeScreen
 from stripebench_tui.core.trace import Trace
 
 
@@ -22,9 +27,27 @@ class EpisodeApp(App[None]):
 
     TITLE = "stripebench"
     ENABLE_COMMAND_PALETTE = True
+    BINDINGS = [Binding("escape", "leave_branch", "Back", show=False)]
 
     def on_episode_screen_fork_requested(self, request: EpisodeScreen.ForkRequested) -> None:
         open_fork(self, request)
+
+    @on(EpisodeScreen.ResumeRequested)
+    def _resume(self, request: EpisodeScreen.ResumeRequested) -> None:
+        open_resume(self, request)
+
+    @on(ForkTreeScreen.OpenBranch)
+    def _open_branch(self, request: ForkTreeScreen.OpenBranch) -> None:
+        open_branch(self, request.path)
+
+    @on(ForkTreeScreen.DiffBranches)
+    def _diff_branches(self, request: ForkTreeScreen.DiffBranches) -> None:
+        diff_branches(self, request.a, request.b)
+
+    def action_leave_branch(self) -> None:
+        """Esc: from a branch opened in the fork tree back to the tree."""
+        if isinstance(self.screen, EpisodeScreen) and sum(isinstance(s, EpisodeScreen) for s in self.screen_stack) > 1:
+            self.pop_screen()
 
     def __init__(self, source: EpisodeSource, options: PlaybackOptions = PlaybackOptions()) -> None:
         super().__init__()

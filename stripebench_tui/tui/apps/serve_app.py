@@ -9,8 +9,9 @@ presenter view of a replay, or the live presenter of an attached episode
 (viewers and the operator alike; P leaves it and opens it again).
 
 Every screen here is read-only (``EpisodeScreen.read_only``): a browser never
-forks, writes notes beside the served trace or runs a pager or any other process
-on the server's machine; only the operator's live controls reach the episode.
+forks, resumes, writes notes beside the served trace or runs a pager or any other
+process on the server's machine; only the operator's live controls reach the
+episode. The fork tree (t) only reads: its branches open as read-only replays.
 """
 
 from __future__ import annotations
@@ -19,13 +20,16 @@ import argparse
 from pathlib import Path
 from typing import Iterable
 
+from textual import on
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
 
+from stripebench_tui.tui.apps.branch_opener import diff_branches, open_branch
 from stripebench_tui.tui.keymaps.keymap import COMMANDS
 from stripebench_tui.tui.keymaps.live_keymap import live_commands
 from stripebench_tui.tui.screens.episode_screen import EpisodeScreen, PlaybackOptions
+from stripebench_tui.tui.screens.fork_tree import ForkTreeScreen
 from stripebench_tui.tui.screens.live_screen import LiveEpisodeScreen
 from stripebench_tui.tui.screens.picker import EpisodeEntry, PickerScreen
 
@@ -78,9 +82,21 @@ class ServeApp(App[None]):
         else:
             self.push_attached(entry.path, None)
 
+    @on(ForkTreeScreen.OpenBranch)
+    def _open_branch(self, request: ForkTreeScreen.OpenBranch) -> None:
+        """A branch of the fork tree, read-only like every replay here."""
+        open_branch(self, request.path, read_only=True)
+
+    @on(ForkTreeScreen.DiffBranches)
+    def _diff_branches(self, request: ForkTreeScreen.DiffBranches) -> None:
+        diff_branches(self, request.a, request.b)
+
     def action_back(self) -> None:
-        """Esc: from an episode opened in the list back to the list."""
-        if self.mode == "pick" and isinstance(self.screen, EpisodeScreen) and len(self.screen_stack) > 2:
+        """Esc: from an episode opened in the list, or in a fork tree, back to it."""
+        if not isinstance(self.screen, EpisodeScreen):
+            return
+        if (self.mode == "pick" and len(self.screen_stack) > 2) or sum(isinstance(s, EpisodeScreen)
+                                                                        for s in self.screen_stack) > 1:
             self.pop_screen()
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:

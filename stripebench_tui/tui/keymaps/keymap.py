@@ -54,6 +54,10 @@ COMMANDS: tuple[KeyCommand, ...] = (
     KeyCommand("copy_item", "Copy", "Copy the current item (output, object or verdict) to the clipboard"),
     KeyCommand("present", "Present", "Presenter mode: paced, captioned playback for an audience", show=False),
     KeyCommand("fork", "Fork", "Re-execute the episode up to the selected turn on a fresh environment, then continue live"),
+    KeyCommand("fork_tree", "Forks", "The fork tree: this episode, its forks at each turn and theirs, with scores and "
+               "first findings; Enter opens one, m marks two, d diffs them", show=False),
+    KeyCommand("resume", "Resume", "An episode that ended without an end event: go on from its last checkpoint "
+               "(stripebench resume)", show=False),
     KeyCommand("request_log", "Requests", "The Stripe request log: filter by status, path, source; Enter shows the bodies",
             show=False),
     KeyCommand("findings", "Findings", "What the failure-mode detectors found; Enter jumps to the turn", show=False),
@@ -93,6 +97,8 @@ DEFAULT_KEYMAP: dict[str, tuple[str, ...]] = {
     "copy_item": ("y", "c"),
     "present": ("P",),
     "fork": ("F",),
+    "fork_tree": ("t",),
+    "resume": ("r",),
     "request_log": ("R",),
     "findings": ("exclamation_mark",),
     "help": ("question_mark",),

@@ -28,9 +28,10 @@ LIVE_COMMANDS: tuple[KeyCommand, ...] = (
     KeyCommand("stop_episode", "Stop", "End the episode now (processes stopped, trace kept)"),
 )
 
-# Replay commands that do not apply live (playback pacing; quit is redefined to stop the episode first).
-# Presenter mode does: it paces the live stream (tui.screens.live_presenter).
-_REPLAY_ONLY = {"toggle_play", "faster", "slower", "speed_1", "speed_2", "speed_8", "speed_max"}
+# Replay commands that do not apply live (playback pacing; quit is redefined to stop the episode first; a running
+# episode has no forks to show yet and nothing to resume). Presenter mode does: it paces the live stream
+# (tui.screens.live_presenter).
+_REPLAY_ONLY = {"toggle_play", "faster", "slower", "speed_1", "speed_2", "speed_8", "speed_max", "fork_tree", "resume"}
 
 _QUIET = {"step_forward", "next_verdict", "open_pager", "copy_item", "breakpoints"}
 

@@ -78,12 +78,16 @@ class DiffScreen(Screen[None]):
 
     DEFAULT_CSS = DIFF_CSS
     BINDINGS = [Binding("n", "next_divergence", "Next difference"), Binding("p", "previous_divergence", "Prev difference"),
-                Binding("q", "quit", "Quit")]
+                Binding("escape", "close", "Back"), Binding("q", "quit", "Quit")]
 
-    def __init__(self, diff: EpisodeDiff, labels: tuple[str, str]) -> None:
+    def __init__(self, diff: EpisodeDiff, labels: tuple[str, str], *, closable: bool = False) -> None:
         super().__init__()
         self.diff = diff
         self.labels = labels
+        self.closable = closable  # opened over another screen (the fork tree's diff): Esc and q go back to it
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        return self.closable or action != "close"
 
     def compose(self) -> ComposeResult:
         yield Static(self._summary(), id="diff-summary")
@@ -150,5 +154,11 @@ class DiffScreen(Screen[None]):
     def action_previous_divergence(self) -> None:
         self._move(False)
 
+    def action_close(self) -> None:
+        self.dismiss()
+
     def action_quit(self) -> None:
-        self.app.exit()
+        if self.closable:
+            self.dismiss()
+        else:
+            self.app.exit()

@@ -38,6 +38,7 @@ from stripebench_tui.core.playback import MAX, speed_label
 from stripebench_tui.errors import UserError
 from stripebench_tui.tui.components.debugger import FINDING, HIT, VERDICT, Debugger
 from stripebench_tui.tui.components.derived import FindingsDeriver
+from stripebench_tui.tui.components.lineage import Family, LineageReader
 from stripebench_tui.tui.components.notes import TraceNotes
 from stripebench_tui.tui.search import MESSAGE, TextMatch, find
 from stripebench_tui.tui.sources.episode_source import (EpisodeSource, TurnRow, row_for, row_from_turn,
@@ -72,8 +73,8 @@ class PlaybackOptions:
 
 # What a read-only screen refuses: the actions that write beside the trace (notes), start processes on the machine
 # that draws the screen (a fork's environment and agent, the pager) — for ``serve``, the server's machine.
-WRITING_ACTIONS = frozenset({"fork", "note", "open_pager"})
-READ_ONLY = "read only: this viewer cannot fork, note or run anything here"
+WRITING_ACTIONS = frozenset({"fork", "note", "open_pager", "resume"})
+READ_ONLY = "read only: this viewer cannot fork, resume, note or run anything here"
 
 
 class EpisodeScreen(Screen[None]):
@@ -87,6 +88,7 @@ class EpisodeScreen(Screen[None]):
         super().__init__()
         self.debugger = Debugger(source, self, list(options.breakpoints))
         self.deriver = FindingsDeriver(source)
+        self.lineage = LineageReader()  # the forks, the bisect and how the episode ended, read after the first paint
         self.trace_notes = TraceNotes()
         self.read_only = options.read_only
         self.present = options.present  # open presenter mode once the episode is indexed
@@ -129,6 +131,7 @@ class EpisodeScreen(Screen[None]):
         yield Footer()
         yield self.debugger
         yield self.deriver
+        yield self.lineage
 
     @property
     def timeline(self) -> Timeline:
@@ -220,6 +223,9 @@ class EpisodeScreen(Screen[None]):
         elif self.position is not None:
             self.select(self.position)
         self.debugger.index_ready()
+        trace_path = self.trace_path()
+        if first_index and trace_path is not None and not self.source.live:
+            self.lineage.read(trace_path)
         # with breakpoints, the marks scan runs the detectors (hits on findings need them): once is enough
         self.deriver.derive_if_none(self.whole, scanning=bool(self.debugger.exprs))
         if first_index and self.present:
@@ -234,6 +240,18 @@ class EpisodeScreen(Screen[None]):
     def _marks_ready(self, message: Debugger.MarksReady) -> None:
         if message.marks.derived is not None:
             self.deriver.take(message.marks.derived)  # the marks scan's detector run serves the findings pane too
+
+    @on(LineageReader.Ready)
+    def _family_known(self, message: LineageReader.Ready) -> None:
+        family = message.family
+        if family.bisect is not None and family.bisect.last_passing is not None:
+            self.timeline.set_bisect(family.bisect.last_passing)
+        if family.forks:
+            self.notify(f"This episode has {family.forks} fork{'s' if family.forks != 1 else ''}: t shows the tree.",
+                        title="Forks")
+        if not family.ended and not self.read_only:
+            self.notify("This episode ended without an end event (its process died, or it still runs elsewhere): "
+                        "r offers to resume it from its last checkpoint.", title="Resume", timeout=10)
 
     @on(Debugger.GoTo)
     def _jumped(self, message: Debugger.GoTo) -> None:
@@ -741,6 +759,49 @@ class EpisodeScreen(Screen[None]):
             super().__init__()
             self.trace_path = trace_path
             self.turn = turn
+
+    class ResumeRequested(Message):
+        """The operator chose to resume the episode at ``trace_path`` (``stripebench resume``); the app runs it
+        (``tui/apps/resume_opener.open_resume``)."""
+
+        def __init__(self, trace_path: Path) -> None:
+            super().__init__()
+            self.trace_path = trace_path
+
+    def _known_family(self) -> Family | None:
+        family = self.lineage.family
+        if family is None:
+            self.notify("Still reading the episode and its forks; try again in a moment.", title="Forks")
+        return family
+
+    def action_fork_tree(self) -> None:
+        from stripebench_tui.tui.screens.fork_tree import ForkTreeScreen
+
+        family = self._known_family()
+        if family is None:
+            return
+        if family.lineage is None:
+            self.notify("This trace is not one of ours (an import): it has no forks.", title="Forks")
+            return
+        self.app.push_screen(ForkTreeScreen(family.lineage, family.bisect))
+
+    def action_resume(self) -> None:
+        from stripebench_tui.tui.screens.resume import ResumeScreen
+
+        family = self._known_family()
+        if family is None:
+            return
+        if family.ended:
+            self.notify("This episode ended: nothing to resume. F forks it from the selected turn instead.",
+                        title="Resume")
+            return
+        path = family.trace_path
+
+        def chosen(resume: bool | None) -> None:
+            if resume:
+                self.post_message(self.ResumeRequested(path))
+
+        self.app.push_screen(ResumeScreen(path), chosen)
 
     def action_fork(self) -> None:
         self.post_message(self.ForkRequested(self.trace_path(), self.turn.index if self.turn is not None else None))

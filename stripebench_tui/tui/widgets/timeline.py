@@ -62,6 +62,7 @@ class Timeline(ScrollView, can_focus=True, inherit_bindings=False):
         self._paint_styles = None  # set per paint by render_lines
         self.marked: set[int] = set()  # turn numbers with an operator's note
         self.derived: set[int] = set()  # turn numbers with a finding derived on open (not recorded): ⚐
+        self.bisect_turn: int | None = None  # the last turn a bisect found a fork still passes from: ⌖
 
     def set_marked(self, turns: set[int]) -> None:
         """Mark these turn numbers (the noted ones) with ✎."""
@@ -73,6 +74,12 @@ class Timeline(ScrollView, can_focus=True, inherit_bindings=False):
         """Mark these turn numbers with ⚐: the detectors, run on open, found something there."""
         if turns != self.derived:
             self.derived = set(turns)
+            self.refresh()
+
+    def set_bisect(self, turn: int | None) -> None:
+        """Mark ``turn`` with ⌖: `stripebench bisect` found it the last from which a fork still passes."""
+        if turn != self.bisect_turn:
+            self.bisect_turn = turn
             self.refresh()
 
     def set_rows(self, count: int, row_for: Callable[[int], TurnRow]) -> None:
@@ -178,7 +185,8 @@ class Timeline(ScrollView, can_focus=True, inherit_bindings=False):
         elif position > self.cursor:
             style = future_style
         # A row's line follows from what it shows alone: drawn lines are kept by that (a seek back draws none again).
-        key = (row, style, width, row.index in self.marked, row.index in self.derived, verdict_style, finding_style)
+        key = (row, style, width, row.index in self.marked, row.index in self.derived, row.index == self.bisect_turn,
+               verdict_style, finding_style)
         strip = self._strips.get(key)
         if strip is None:
             strip = self._strips[key] = self._draw_row(row, width, style, verdict_style, finding_style)
@@ -198,7 +206,9 @@ class Timeline(ScrollView, can_focus=True, inherit_bindings=False):
             mark, mark_style = "⚐", finding_style
         else:
             mark, mark_style = "◆" if row.verdict_changes else " ", verdict_style
-        left = f"{row.index:>5}{'✎' if row.index in self.marked else ' '}{actor} "
+        # The bisect's turn outranks a note in the mark column before the actor (the note stays in the detail pane).
+        noted = "⌖" if row.index == self.bisect_turn else "✎" if row.index in self.marked else " "
+        left = f"{row.index:>5}{noted}{actor} "
         right = f" {duration(row.duration):>6}"
         middle_width = max(0, width - len(left) - len(right) - 4)
         middle = tools[:middle_width].ljust(middle_width)
