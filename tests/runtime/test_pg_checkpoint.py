@@ -1,0 +1,179 @@
+"""The app's PostgreSQL database in a checkpoint (runtime.pg_checkpoint), on real clusters from Debian's package:
+dumped at a checkpoint, the rows changed, then loaded into a new cluster before it listens: the tables as they were."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from stripebench_tui.envs.manifest import PostgresSpec
+from stripebench_tui.runtime import postgres
+from stripebench_tui.runtime.checkpoints import CheckpointFailed, Checkpointer, Policy, list_checkpoints
+from stripebench_tui.runtime.pg_checkpoint import DUMP_FILE, PostgresSaver, database_savers, stage_restore
+from stripebench_tui.runtime.services import free_port
+
+from tests.runtime.test_postgres import PSQL
+
+SPEC = PostgresSpec(role="model", password="password", database="saas_db")
+TABLES = ("customers", "orders")
+
+
+class Server:
+    """One cluster served by ``python -m stripebench_tui.runtime.postgres serve`` (the episode's service)."""
+
+    def __init__(self, data: Path, restore_from: Path | None = None) -> None:
+        self.port = free_port()
+        argv = [sys.executable, "-m", "stripebench_tui.runtime.postgres", "serve", "--data", str(data),
+                "--port", str(self.port), "--role", SPEC.role, "--password-env", postgres.PASSWORD_VAR,
+                "--database", SPEC.database]
+        if restore_from is not None:
+            argv += ["--restore-from", str(restore_from)]
+        self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                     env={**os.environ, postgres.PASSWORD_VAR: SPEC.password})
+        self.lines: list[str] = []
+
+    @property
+    def url(self) -> str:
+        return postgres.url_for(SPEC, self.port)
+
+    def wait_listening(self) -> list[str]:
+        """Its own lines, once the server on the episode's port (started after any restore) accepts connections."""
+        assert self.proc.stdout is not None
+        listening = False
+        for line in self.proc.stdout:
+            if line.startswith("postgres:"):
+                self.lines.append(line.rstrip())
+            listening = listening or line.startswith(f"postgres: listening on 127.0.0.1:{self.port} ")
+            if listening and "database system is ready to accept connections" in line:
+                return self.lines
+        raise AssertionError(f"exited with {self.proc.wait()}: {self.lines}")
+
+    def sql(self, text: str) -> str:
+        out = subprocess.run([PSQL, self.url, "-w", "-v", "ON_ERROR_STOP=1", "-tAc", text], capture_output=True,
+                             text=True, timeout=30, env={**os.environ, "PGPASSFILE": os.devnull})
+        assert out.returncode == 0, out.stderr
+        return out.stdout
+
+    def tables(self) -> dict[str, str]:
+        """Each table's rows, in key order, as psql prints them."""
+        return {t: self.sql(f"select * from {t} order by id") for t in TABLES}
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            self.proc.wait(timeout=30)
+
+
+@pytest.fixture
+def servers():  # noqa: ANN201 - a list the test appends its Servers to; all stopped at the end
+    made: list[Server] = []
+    yield made
+    for server in made:
+        server.stop()
+
+
+def _fill(server: Server) -> None:
+    server.sql("create table customers (id serial primary key, email text unique not null, created timestamptz "
+               "default now());"
+               "create table orders (id serial primary key, customer int references customers(id), amount int, "
+               "status text default 'open', meta jsonb);"
+               "create index orders_status on orders(status);"
+               "insert into customers (email) values ('alice@example.com'), ('bob@example.com');"
+               "insert into orders (customer, amount, meta) values (1, 1000, '{\"sku\": \"a\"}'), (2, 2500, null);")
+
+
+def test_a_dump_at_a_checkpoint_restores_the_tables_as_they_were_after_later_changes(tmp_path: Path, servers) -> None:
+    first = Server(tmp_path / "one" / "postgres")
+    servers.append(first)
+    first.wait_listening()
+    _fill(first)
+    at_checkpoint = first.tables()
+    checkpoint = tmp_path / "checkpoint"
+    checkpoint.mkdir()
+    size = PostgresSaver(SPEC, first.port, postgres.find_binaries()).save(checkpoint)
+    assert size == (checkpoint / DUMP_FILE).stat().st_size > 0
+    assert sorted(p.name for p in checkpoint.iterdir()) == [DUMP_FILE], "no partial file left"
+    # the turns after the checkpoint change every table
+    first.sql("update orders set status = 'paid' where id = 1; delete from orders where id = 2;"
+              "insert into customers (email) values ('carol@example.com'); drop index orders_status;")
+    assert first.tables() != at_checkpoint
+    first.stop()
+
+    episode = tmp_path / "two"
+    staged = stage_restore(checkpoint, 3, episode)
+    assert staged == size
+    second = Server(episode / "postgres", restore_from=episode / postgres.RESTORE_FILE)
+    servers.append(second)
+    lines = second.wait_listening()
+    assert any(ln.startswith(f"postgres: restored {SPEC.database} from {postgres.RESTORE_FILE}") for ln in lines), lines
+    assert second.tables() == at_checkpoint
+    assert second.sql("select indexname from pg_indexes where tablename = 'orders' order by 1").split() == \
+        ["orders_pkey", "orders_status"]
+    assert second.sql("select tableowner from pg_tables where schemaname = 'public' order by tablename").split() == \
+        ["model", "model"], "the app's role owns what it made"
+    # the sequences go on where they were: the next customer is the third, as in the recorded run at that turn
+    assert second.sql("insert into customers (email) values ('dave@example.com') returning id").split()[0] == "3"
+    assert not (episode / postgres.RESTORE_FILE).exists(), "a loaded dump is consumed"
+
+
+def test_without_a_dump_the_cluster_starts_empty(tmp_path: Path, servers) -> None:
+    server = Server(tmp_path / "pg", restore_from=tmp_path / postgres.RESTORE_FILE)  # what a fresh episode runs
+    servers.append(server)
+    lines = server.wait_listening()
+    assert not any("restored" in ln for ln in lines)
+    assert server.sql("select count(*) from pg_tables where schemaname = 'public'").strip() == "0"
+
+
+def test_a_dump_that_does_not_load_fails_the_service_with_one_line(tmp_path: Path) -> None:
+    bad = tmp_path / postgres.RESTORE_FILE
+    bad.write_bytes(b"PGDMP not really a dump")
+    server = Server(tmp_path / "pg", restore_from=bad)
+    out, _ = server.proc.communicate(timeout=120)
+    assert server.proc.returncode == 2
+    last = out.strip().splitlines()[-1]
+    assert last.startswith(f"postgres: restoring {postgres.RESTORE_FILE} with pg_restore failed (exit 1): "), out
+    assert not (tmp_path / "pg").exists(), "nothing half-made is left"
+
+
+def test_the_checkpointer_counts_the_dump_and_a_failed_dump_leaves_no_checkpoint(tmp_path: Path, servers) -> None:
+    from stripebench_emulator import Emulator
+
+    server = Server(tmp_path / "episode" / "postgres")
+    servers.append(server)
+    server.wait_listening()
+    _fill(server)
+    savers = database_savers(SPEC, {postgres.PORT_VAR: str(server.port)})
+    assert [s.name for s in savers] == ["postgres"]
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    (workspace / "app.py").write_text("print('hi')\n")
+    trace = tmp_path / "episode" / "trace.jsonl"
+    emulator = Emulator(seed=1)
+    try:
+        checkpointer = Checkpointer(trace, workspace, emulator, policy=Policy(), databases=savers, cap_bytes=10**9)
+        info = checkpointer.take(1, next_seq=5)
+        dump = info.path / DUMP_FILE
+        assert info.databases == ["postgres"] and dump.is_file()
+        emulator_bytes = (info.path / "emulator.sqlite").stat().st_size
+        assert info.bytes_own >= emulator_bytes + dump.stat().st_size, "the dump is in the checkpoint's disk use"
+        assert list_checkpoints(trace)[0].databases == ["postgres"], "info.json says what it holds"
+        # the cap counts the dumps: a cap below two checkpoints prunes the older one
+        second = checkpointer.take(2, next_seq=9)
+        checkpointer.cap_bytes = second.disk_bytes + info.disk_bytes - 1
+        assert checkpointer.prune() == [1]
+        server.stop()  # the database is gone: the next turn cannot be dumped
+        with pytest.raises(CheckpointFailed, match="pg_dump of saas_db failed"):
+            checkpointer.take(3, next_seq=12)
+        assert not (info.path.parent / "3").exists(), "nothing of a failed checkpoint is left"
+        assert [c.turn for c in list_checkpoints(trace)] == [2]
+    finally:
+        emulator.close()
+
+
+def test_no_postgres_no_saver() -> None:
+    assert database_savers(None, {postgres.PORT_VAR: "5432"}) == []
