@@ -177,3 +177,68 @@ def test_the_checkpointer_counts_the_dump_and_a_failed_dump_leaves_no_checkpoint
 
 def test_no_postgres_no_saver() -> None:
     assert database_savers(None, {postgres.PORT_VAR: "5432"}) == []
+
+
+# ---- end to end: an episode on the pg-shop fixture, then a fork of it at turn N ----
+
+def _tables(trace_path: Path) -> dict[int, list[str]]:
+    """Each turn's customers table at the turn's end, as the episode's shell call printed it (its rows)."""
+    from stripebench_tui.core.events import ToolResult
+    from stripebench_tui.core.trace import open_trace
+
+    return {e.turn: _rows(e.output) for e in open_trace(trace_path).iter_events() if isinstance(e, ToolResult)}
+
+
+def _rows(text: str) -> list[str]:
+    return [ln for ln in text.splitlines() if "|" in ln]
+
+
+PG_ENVS = Path(__file__).resolve().parents[1] / "fixtures" / "pg_envs"
+
+
+@pytest.mark.slow
+async def test_a_fork_of_a_postgres_episode_restores_its_database_at_turn_n(tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    from stripebench_tui.core.events import Service
+    from stripebench_tui.core.trace import open_trace
+    from stripebench_tui.runtime.episode import Episode, EpisodeConfig
+    from stripebench_tui.runtime.fork import fork_config, fork_episode
+    from stripebench_tui.runtime.restore import RestoredEpisode
+
+    monkeypatch.setenv("STRIPEBENCH_ENVIRONMENTS", str(PG_ENVS))
+    parent = await Episode(EpisodeConfig(env="pg-shop", episode_dir=tmp_path / "parent")).run()
+    assert parent.reason == "agent_done", parent
+    notes = [e.text for e in open_trace(parent.trace_path).iter_events()
+             if isinstance(e, Service) and e.service == "checkpoint"]
+    assert not [n for n in notes if "no checkpoint" in n], notes
+    infos = list_checkpoints(parent.trace_path)
+    assert [(i.turn, i.databases) for i in infos] == [(t, ["postgres"]) for t in (1, 2, 3, 4)]
+    recorded = _tables(parent.trace_path)
+    assert recorded[2] == ["1|alice@example.com|paid", "2|bob@example.com|new"]
+
+    at = 2
+    fork = fork_episode(parent.trace_path, at, fork_config(parent.trace_path, "oracle", episode_dir=tmp_path / "fork"))
+    assert isinstance(fork, RestoredEpisode)
+    seen: dict[str, str] = {}
+    continue_from = fork._before_agent
+
+    async def look_then_continue(bus) -> None:  # noqa: ANN001 - the episode's EventBus
+        url = fork.sandbox.variables()["POSTGRES_URL"]
+        out = subprocess.run([PSQL, url, "-w", "-tAc", "select * from customers order by id"], capture_output=True,
+                             text=True, timeout=30, env={**os.environ, "PGPASSFILE": os.devnull})
+        seen["rows"], seen["error"] = out.stdout, out.stderr
+        await continue_from(bus)
+
+    fork._before_agent = look_then_continue  # type: ignore[method-assign]
+    result = await fork.run()
+    assert result.reason == "agent_done", result
+    # before the agent went on: the table as the recorded run left it at turn N (not empty, not as at its end)
+    assert seen["error"] == "", seen
+    assert _rows(seen["rows"]) == recorded[at]
+    events = list(open_trace(result.trace_path).iter_events())
+    setup = [e for e in events if e.turn == 0 and isinstance(e, Service)]
+    assert any(e.service == "checkpoint" and e.text.startswith(f"restored turn {at} ")
+               and "the PostgreSQL database" in e.text for e in setup), [e.text for e in setup]
+    assert any(e.service == "postgres" and "restored shop from postgres-restore.dump" in e.text for e in setup)
+    # the oracle's next step ran on the restored table and printed what the recorded run printed
+    assert _tables(result.trace_path)[at + 1] == recorded[at + 1] == ["2|bob@example.com|new", "3|carol@example.com|new"]
