@@ -54,6 +54,7 @@ PORT_VAR = "POSTGRES_PORT"
 URL_VAR = "POSTGRES_URL"
 PASSWORD_VAR = "POSTGRES_PASSWORD"  # the app role's password, for the service (never on its command line)
 SUPERUSER_PASSWORD_FILE = "superuser.password"  # inside the data directory, 0600, the server user's
+DATA_DIR = "postgres"  # the cluster's directory in the episode directory
 RESTORE_FILE = "postgres-restore.dump"  # in the episode directory: a checkpoint's dump the cluster starts from
 READY_TIMEOUT = 60.0  # seconds the server may take to accept connections on its private port before a restore
 _NAME = re.compile(SQL_NAME)
@@ -83,7 +84,7 @@ class Binaries:
 
 def service_spec(spec: PostgresSpec) -> ServiceSpec:
     """The service an environment's ``[postgres]`` becomes: this module, healthy when its port accepts."""
-    command = (f"{shlex.quote(sys.executable)} -m stripebench_tui.runtime.postgres serve --data \"$EPISODE_DIR/postgres\" "
+    command = (f"{shlex.quote(sys.executable)} -m stripebench_tui.runtime.postgres serve --data \"$EPISODE_DIR/{DATA_DIR}\" "
                f"--port \"${PORT_VAR}\" --role {spec.role} --password-env {PASSWORD_VAR} --database {spec.database} "
                f"--restore-from \"$EPISODE_DIR/{RESTORE_FILE}\"")
     return ServiceSpec(name=SERVICE_NAME, command=command, ports=[PORT_VAR],

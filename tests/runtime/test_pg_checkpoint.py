@@ -242,3 +242,42 @@ async def test_a_fork_of_a_postgres_episode_restores_its_database_at_turn_n(tmp_
     assert any(e.service == "postgres" and "restored shop from postgres-restore.dump" in e.text for e in setup)
     # the oracle's next step ran on the restored table and printed what the recorded run printed
     assert _tables(result.trace_path)[at + 1] == recorded[at + 1] == ["2|bob@example.com|new", "3|carol@example.com|new"]
+
+
+@pytest.mark.slow
+async def test_a_resumed_postgres_episode_gets_its_database_back_from_the_last_checkpoint(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import shutil
+
+    from stripebench_tui.core.events import EpisodeResume, ToolResult
+    from stripebench_tui.core.trace import open_trace
+    from stripebench_tui.runtime.episode import Episode, EpisodeConfig
+    from stripebench_tui.runtime.fork import summary_of
+    from stripebench_tui.runtime.resume import resume_config, resumed_episode
+
+    monkeypatch.setenv("STRIPEBENCH_ENVIRONMENTS", str(PG_ENVS))
+    episode_dir = tmp_path / "episode"
+    whole = await Episode(EpisodeConfig(env="pg-shop", episode_dir=episode_dir)).run()
+    trace_path = whole.trace_path
+    recorded = _tables(trace_path)
+    # made into a run that died in turn 3: its trace as it was when turn 3's checkpoint was about to be taken,
+    # no checkpoint after turn 2, and the dead server's cluster left in the episode directory
+    infos = {i.turn: i for i in list_checkpoints(trace_path)}
+    with trace_path.open("r+b") as fh:
+        fh.truncate(infos[3].trace_bytes)
+    for turn in (3, 4):
+        shutil.rmtree(infos[turn].path)
+    (episode_dir / postgres.DATA_DIR).mkdir()
+    (episode_dir / postgres.DATA_DIR / "PG_VERSION").write_text("15\n")
+
+    trace = open_trace(trace_path)
+    resumed = resumed_episode(trace, resume_config(trace), summary_of)
+    result = await resumed.run()
+    assert result.reason == "agent_done", result
+    events = list(open_trace(trace_path).iter_events())
+    [resume] = [e for e in events if isinstance(e, EpisodeResume)]
+    assert resume.from_turn == 2
+    assert [e.turn for e in events if isinstance(e, ToolResult)] == [1, 2, 3], "turn 3 played once, again"
+    # turn 3 deleted Alice and signed up Carol on the database as it was at turn 2: the same table (and ids) as
+    # the uninterrupted run's
+    assert _tables(trace_path)[3] == recorded[3] == ["2|bob@example.com|new", "3|carol@example.com|new"]
