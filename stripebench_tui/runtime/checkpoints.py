@@ -519,6 +519,6 @@ def restore_emulator(info: CheckpointInfo, state: Path) -> None:
     restore_checkpoint(info.path / EMULATOR_FILE, state)
 
 
-__all__ = ["CHECKPOINTS", "CheckpointFailed", "CheckpointInfo", "Checkpointer", "DatabaseSaver", "DEFAULT_CAP_MB", "Policy", "WorkspaceScanner",
-           "checkpoint_at", "checkpoints_dir", "collect_blobs", "du", "human_bytes", "list_checkpoints",
+__all__ = ["CHECKPOINTS", "CheckpointFailed", "CheckpointInfo", "Checkpointer", "DatabaseSaver", "DEFAULT_CAP_MB",
+           "Policy", "WorkspaceScanner", "checkpoint_at", "checkpoints_dir", "collect_blobs", "du", "human_bytes", "list_checkpoints",
            "restore_emulator", "restore_workspace", "unavailable_reason"]

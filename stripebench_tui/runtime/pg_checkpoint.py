@@ -31,7 +31,7 @@ from pathlib import Path
 
 from stripebench_tui.envs.manifest import PostgresSpec
 from stripebench_tui.errors import UserError
-from stripebench_tui.runtime.postgres import PORT_VAR, RESTORE_FILE, Binaries, find_binaries
+from stripebench_tui.runtime.postgres import PORT_VAR, RESTORE_FILE, Binaries, client_args, client_env, find_binaries
 from stripebench_tui.runtime.reaper import die_with_parent
 
 DUMP_FILE = "postgres.dump"  # in a checkpoint's directory
@@ -56,12 +56,10 @@ class PostgresSaver:
         """Write ``where/postgres.dump``; its size in bytes. DumpFailed (nothing left behind) when pg_dump fails."""
         target = where / DUMP_FILE
         partial = where / (DUMP_FILE + ".partial")
-        argv = [self.binaries.tool("pg_dump"), "-h", "127.0.0.1", "-p", str(self.port), "-U", self.spec.role,
-                "-d", self.spec.database, "-w", "--format=custom", "--file", str(partial)]
-        env = {k: v for k, v in os.environ.items() if not k.startswith("PG")}
-        env.update(LC_ALL="C", PGPASSWORD=self.spec.password, PGPASSFILE=os.devnull, PGCONNECT_TIMEOUT="10")
+        argv = [self.binaries.tool("pg_dump"), *client_args(self.port, self.spec.role, self.spec.database),
+                "--format=custom", "--file", str(partial)]
         try:
-            done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=DUMP_TIMEOUT,
+            done = subprocess.run(argv, env=client_env(self.spec.password), capture_output=True, text=True, timeout=DUMP_TIMEOUT,
                                   preexec_fn=die_with_parent)
         except (OSError, subprocess.TimeoutExpired) as exc:
             partial.unlink(missing_ok=True)
@@ -95,11 +93,6 @@ def missing_tools() -> str:
     return f"{', '.join(absent)} not found in {binaries.bin_dir}" if absent else ""
 
 
-def has_dump(checkpoint_dir: Path) -> bool:
-    """Whether the checkpoint at ``checkpoint_dir`` holds a PostgreSQL database."""
-    return (checkpoint_dir / DUMP_FILE).is_file()
-
-
 def stage_restore(checkpoint_dir: Path, turn: int, episode_dir: Path) -> int:
     """Put the checkpoint's dump where the episode's cluster service loads it before listening; its size.
     UserError when the checkpoint holds none (an environment with PostgreSQL needs it)."""
@@ -113,5 +106,4 @@ def stage_restore(checkpoint_dir: Path, turn: int, episode_dir: Path) -> int:
     return target.stat().st_size
 
 
-__all__ = ["DUMP_FILE", "DumpFailed", "PostgresSaver", "database_savers", "has_dump", "missing_tools",
-           "stage_restore"]
+__all__ = ["DUMP_FILE", "DumpFailed", "PostgresSaver", "database_savers", "missing_tools", "stage_restore"]

@@ -216,26 +216,16 @@ class Cluster:
     def remove(self) -> None:
         shutil.rmtree(self.made_dir, ignore_errors=True)
 
-    def client_env(self) -> dict[str, str]:
-        """The environment of a client program connecting as the app's role: its password in ``PGPASSWORD`` (never
-        on a command line), and no other ``PG*`` setting of ours steering it elsewhere."""
-        env = {k: v for k, v in os.environ.items() if not k.startswith("PG")}
-        return {**env, "LC_ALL": "C", "PGPASSWORD": self.password, "PGPASSFILE": os.devnull, "PGCONNECT_TIMEOUT": "10"}
-
-    def client_args(self, port: int) -> list[str]:
-        """``-h -p -U -d`` of the app's database at ``port``, never prompting for a password."""
-        return ["-h", "127.0.0.1", "-p", str(port), "-U", self.role, "-d", self.database, "-w"]
-
     def load(self, dump: Path, port: int) -> None:
         """Restore a ``pg_dump -Fc`` of the app's database into this (new) cluster's server at ``port``: as the app's
         role, every object owned by it, all or nothing (one transaction, the first error stops it).
 
         pg_restore runs as ourselves, not as the server's user: it is a client, and the dump may be where only we
         can read it."""
-        argv = [self.binaries.tool("pg_restore"), *self.client_args(port), "--no-owner", "--single-transaction",
-                "--exit-on-error", str(dump)]
+        argv = [self.binaries.tool("pg_restore"), *client_args(port, self.role, self.database), "--no-owner",
+                "--single-transaction", "--exit-on-error", str(dump)]
         try:
-            done = subprocess.run(argv, env=self.client_env(), capture_output=True, text=True, timeout=600,
+            done = subprocess.run(argv, env=client_env(self.password), capture_output=True, text=True, timeout=600,
                                   preexec_fn=die_with_parent)
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise ClusterProblem(f"restoring {dump.name} failed: {exc}") from None
@@ -251,7 +241,7 @@ class Cluster:
             if server.poll() is not None:
                 raise ClusterProblem(f"the server exited with code {server.returncode} while starting")
             ready = subprocess.run([self.binaries.tool("pg_isready"), "-q", "-h", "127.0.0.1", "-p", str(port),
-                                    "-t", "5"], env=self.client_env(), timeout=30)
+                                    "-t", "5"], env=client_env(self.password), timeout=30)
             if ready.returncode == 0:
                 return
             if time.monotonic() > deadline:
@@ -267,6 +257,18 @@ class Cluster:
             self.load(dump, port)
         finally:
             _stop(server)
+
+
+def client_env(password: str) -> dict[str, str]:
+    """The environment of a client program (pg_dump, pg_restore) connecting as the app's role: its password in
+    ``PGPASSWORD`` (never on a command line), and no ``PG*`` setting of ours steering it elsewhere."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PG")}
+    return {**env, "LC_ALL": "C", "PGPASSWORD": password, "PGPASSFILE": os.devnull, "PGCONNECT_TIMEOUT": "10"}
+
+
+def client_args(port: int, role: str, database: str) -> list[str]:
+    """``-h -p -U -d`` of a database on 127.0.0.1, never prompting for a password."""
+    return ["-h", "127.0.0.1", "-p", str(port), "-U", role, "-d", database, "-w"]
 
 
 def make_cluster(data: Path, port: int, role: str, password: str, database: str,
