@@ -175,6 +175,41 @@ def test_the_checkpointer_counts_the_dump_and_a_failed_dump_leaves_no_checkpoint
         emulator.close()
 
 
+async def test_a_turn_whose_database_cannot_be_saved_says_so_and_the_episode_goes_on(tmp_path: Path) -> None:
+    from types import SimpleNamespace
+
+    from stripebench_emulator import Emulator
+
+    from stripebench_tui.core.bus import EventBus
+    from stripebench_tui.core.events import Service
+
+    class Unreachable:
+        name = "postgres"
+
+        def save(self, where: Path) -> int:
+            raise RuntimeError("pg_dump of shop failed (exit 1): connection refused")
+
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    trace = tmp_path / "episode" / "trace.jsonl"
+    emulator = Emulator(seed=1)
+    bus = EventBus()
+    seen: list = []
+    bus.subscribe(seen.append)
+    try:
+        checkpointer = Checkpointer(trace, workspace, emulator, policy=Policy(), databases=[Unreachable()],
+                                    on_taken=lambda info, pruned: seen.append(info))
+        bus.turn = 4
+        await checkpointer.turn_end_hook(SimpleNamespace(bus=bus, recorder=None))  # type: ignore[arg-type]
+        await bus.drain(5)
+    finally:
+        await bus.close()
+        emulator.close()
+    assert [(e.service, e.stream, e.text) for e in seen if isinstance(e, Service)] == \
+        [("checkpoint", "stderr", "turn 4: no checkpoint: pg_dump of shop failed (exit 1): connection refused")]
+    assert list_checkpoints(trace) == [] and checkpointer.taken == []
+
+
 def test_no_postgres_no_saver() -> None:
     assert database_savers(None, {postgres.PORT_VAR: "5432"}) == []
 
