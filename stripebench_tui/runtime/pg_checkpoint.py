@@ -89,7 +89,7 @@ def missing_tools() -> str:
     binaries = find_binaries()
     if binaries is None:
         return "PostgreSQL is not installed"
-    absent = [name for name in ("pg_dump", "pg_restore", "pg_isready") if not Path(binaries.tool(name)).is_file()]
+    absent = [name for name in ("pg_dump", "pg_restore") if not Path(binaries.tool(name)).is_file()]
     return f"{', '.join(absent)} not found in {binaries.bin_dir}" if absent else ""
 
 

@@ -215,7 +215,7 @@ def test_checkpoints_are_unavailable_where_the_world_is_not_ours(tmp_path: Path,
         (bin_dir / name).write_text("#!/bin/sh\n")
     monkeypatch.setenv(postgres.BIN_VAR, str(bin_dir))
     assert unavailable_reason("emulator", "local", True) == \
-        f"the environment's PostgreSQL database cannot be dumped here (pg_dump, pg_restore, pg_isready not found in {bin_dir})"
+        f"the environment's PostgreSQL database cannot be dumped here (pg_dump, pg_restore not found in {bin_dir})"
 
 
 @pytest.mark.slow

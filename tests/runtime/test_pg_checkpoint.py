@@ -35,7 +35,8 @@ class Server:
             argv += ["--restore-from", str(restore_from)]
         self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                      env={**os.environ, postgres.PASSWORD_VAR: SPEC.password})
-        self.lines: list[str] = []
+        self.lines: list[str] = []  # its own ("postgres: …")
+        self.output: list[str] = []  # everything, the server's log too
 
     @property
     def url(self) -> str:
@@ -46,6 +47,7 @@ class Server:
         assert self.proc.stdout is not None
         listening = False
         for line in self.proc.stdout:
+            self.output.append(line.rstrip())
             if line.startswith("postgres:"):
                 self.lines.append(line.rstrip())
             listening = listening or line.startswith(f"postgres: listening on 127.0.0.1:{self.port} ")
@@ -111,6 +113,7 @@ def test_a_dump_at_a_checkpoint_restores_the_tables_as_they_were_after_later_cha
     servers.append(second)
     lines = second.wait_listening()
     assert any(ln.startswith(f"postgres: restored {SPEC.database} from {postgres.RESTORE_FILE}") for ln in lines), lines
+    assert not [ln for ln in second.output if "FATAL" in ln], "nothing probed the server while it started"
     assert second.tables() == at_checkpoint
     assert second.sql("select indexname from pg_indexes where tablename = 'orders' order by 1").split() == \
         ["orders_pkey", "orders_status"]
