@@ -47,7 +47,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence
 
 from stripebench_tui.core.events import Service
 from stripebench_tui.core.trace_writer import sidecar_dir
@@ -336,7 +336,7 @@ class Checkpointer:
     def __init__(self, trace_path: Path, workspace: Path, emulator: Emulator, *, policy: Policy,
                  cap_bytes: int = DEFAULT_CAP_MB * 1_000_000, variables: dict[str, str] | None = None,
                  services: list[str] | None = None, on_taken: Callable[[CheckpointInfo, list[int]], Any] | None = None,
-                 databases: list[DatabaseSaver] | None = None) -> None:
+                 databases: Sequence[DatabaseSaver] | None = None) -> None:
         self.trace_path = trace_path
         self.root = checkpoints_dir(trace_path)
         self.blobs = self.root / BLOBS
@@ -520,5 +520,5 @@ def restore_emulator(info: CheckpointInfo, state: Path) -> None:
 
 
 __all__ = ["CHECKPOINTS", "CheckpointFailed", "CheckpointInfo", "Checkpointer", "DatabaseSaver", "DEFAULT_CAP_MB",
-           "Policy", "WorkspaceScanner", "checkpoint_at", "checkpoints_dir", "collect_blobs", "du", "human_bytes", "list_checkpoints",
-           "restore_emulator", "restore_workspace", "unavailable_reason"]
+           "Policy", "WorkspaceScanner", "checkpoint_at", "checkpoints_dir", "collect_blobs", "du", "human_bytes",
+           "list_checkpoints", "restore_emulator", "restore_workspace", "unavailable_reason"]

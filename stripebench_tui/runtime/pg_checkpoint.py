@@ -59,8 +59,8 @@ class PostgresSaver:
         argv = [self.binaries.tool("pg_dump"), *client_args(self.port, self.spec.role, self.spec.database),
                 "--format=custom", "--file", str(partial)]
         try:
-            done = subprocess.run(argv, env=client_env(self.spec.password), capture_output=True, text=True, timeout=DUMP_TIMEOUT,
-                                  preexec_fn=die_with_parent)
+            done = subprocess.run(argv, env=client_env(self.spec.password), capture_output=True, text=True,
+                                  timeout=DUMP_TIMEOUT, preexec_fn=die_with_parent)
         except (OSError, subprocess.TimeoutExpired) as exc:
             partial.unlink(missing_ok=True)
             raise DumpFailed(f"pg_dump of {self.spec.database} failed: {exc}") from None

@@ -84,8 +84,9 @@ class Binaries:
 
 def service_spec(spec: PostgresSpec) -> ServiceSpec:
     """The service an environment's ``[postgres]`` becomes: this module, healthy when its port accepts."""
-    command = (f"{shlex.quote(sys.executable)} -m stripebench_tui.runtime.postgres serve --data \"$EPISODE_DIR/{DATA_DIR}\" "
-               f"--port \"${PORT_VAR}\" --role {spec.role} --password-env {PASSWORD_VAR} --database {spec.database} "
+    command = (f"{shlex.quote(sys.executable)} -m stripebench_tui.runtime.postgres serve "
+               f"--data \"$EPISODE_DIR/{DATA_DIR}\" --port \"${PORT_VAR}\" --role {spec.role} "
+               f"--password-env {PASSWORD_VAR} --database {spec.database} "
                f"--restore-from \"$EPISODE_DIR/{RESTORE_FILE}\"")
     return ServiceSpec(name=SERVICE_NAME, command=command, ports=[PORT_VAR],
                        health=Health(tcp=f"127.0.0.1:${{{PORT_VAR}}}", timeout=spec.timeout))
@@ -209,8 +210,8 @@ class Cluster:
     def start(self, port: int | None = None) -> subprocess.Popen[bytes]:
         """The server in its own session (a service's SIGTERM reaches us, and we stop it fast), on the cluster's
         port unless told another."""
-        return self._popen([self.binaries.postgres, "-D", str(self.data), "-p", str(port or self.port), "-h", "127.0.0.1",
-                            "-k", str(self.data), "-c", "fsync=off", "-c", "synchronous_commit=off",
+        return self._popen([self.binaries.postgres, "-D", str(self.data), "-p", str(port or self.port),
+                            "-h", "127.0.0.1", "-k", str(self.data), "-c", "fsync=off", "-c", "synchronous_commit=off",
                             "-c", "full_page_writes=off"], start_new_session=True)
 
     def remove(self) -> None:

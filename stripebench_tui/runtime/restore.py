@@ -6,8 +6,9 @@
   is free (object URLs the app stored keep working), and gives the services their recorded ports likewise;
 - lays its workspace out from the checkpoint (the recorded episode's absolute paths in small text files become
   the new episode's), puts the checkpoint's PostgreSQL dump where the episode's new cluster loads it before it
-  listens (``runtime.pg_checkpoint``; an environment with ``[postgres]``), installs the environment's dependencies as usual (from the caches), runs no setup command
-  and no seed (the restored world already has what they made), and starts the services on the restored state;
+  listens (``runtime.pg_checkpoint``; an environment with ``[postgres]``), installs the environment's
+  dependencies as usual (from the caches), runs no setup command and no seed (the restored world already has
+  what they made), and starts the services on the restored state;
 - publishes the recorded events of turns 1..N into its own trace (so the trace, the findings and the live grading
   see the episode whole) and numbers its own turns from N+1;
 - opens the page the agent last navigated to in a fresh browser (a browser is not part of a checkpoint: what

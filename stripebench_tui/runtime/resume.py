@@ -6,7 +6,8 @@
   recorded after it, of the turn the process died in, are moved to ``trace.jsonl.d/dropped-after-<N>.jsonl`` and
   that turn is played again; the turn index is cut the same way;
 - restores the checkpoint's emulator state and workspace in place (``runtime.restore``) and its PostgreSQL
-  database into a new cluster (the dead run's cluster directory is removed first), starts the services on them, and appends to the trace: its events are numbered after the recorded ones, first a ``resume`` event;
+  database into a new cluster (the dead run's cluster directory is removed first), starts the services on
+  them, and appends to the trace: its events are numbered after the recorded ones, first a ``resume`` event;
 - hands the recorded events to the subscribers that rebuild state from them (live grading, findings) without
   writing them again, and the agent its history as a fork does (natively for the oracle and our LLM agents);
 - counts the recorded agent turns against the turn limit.

@@ -50,7 +50,8 @@ async def test_a_late_fork_of_the_saas_starter_restores_its_database_and_passes(
     trace_path = parent.trace_path
     assert trace_path is not None
     # the last turn before the oracle's closing shell check: every browser step (sign-up, both payments) is behind
-    shell_turns = [e.turn for e in open_trace(trace_path).iter_events() if isinstance(e, ToolCall) and e.tool == "shell"]
+    shell_turns = [e.turn for e in open_trace(trace_path).iter_events()
+                   if isinstance(e, ToolCall) and e.tool == "shell"]
     at = shell_turns[-1] - 1
     info = checkpoint_at(trace_path, at)
     assert info is not None and info.databases == ["postgres"]

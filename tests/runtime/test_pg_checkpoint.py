@@ -279,7 +279,8 @@ async def test_a_fork_of_a_postgres_episode_restores_its_database_at_turn_n(tmp_
                and "the PostgreSQL database" in e.text for e in setup), [e.text for e in setup]
     assert any(e.service == "postgres" and "restored shop from postgres-restore.dump" in e.text for e in setup)
     # the oracle's next step ran on the restored table and printed what the recorded run printed
-    assert _tables(result.trace_path)[at + 1] == recorded[at + 1] == ["2|bob@example.com|new", "3|carol@example.com|new"]
+    assert _tables(result.trace_path)[at + 1] == recorded[at + 1] == \
+        ["2|bob@example.com|new", "3|carol@example.com|new"]
 
 
 @pytest.mark.slow
