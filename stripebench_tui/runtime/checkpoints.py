@@ -5,6 +5,7 @@ Layout, under the trace's sidecar directory (``trace.jsonl.d/checkpoints/``)::
     blobs/ab/abcdef…       one copy of each file content seen in any checkpoint (sha-256 named), shared
     <turn>/emulator.sqlite the emulator's whole state (``stripebench_emulator.save_checkpoint``)
     <turn>/workspace.json  the workspace: each path's kind, mode, size and blob (or link target)
+    <turn>/postgres.dump   the app's PostgreSQL database, when the environment has one (``runtime.pg_checkpoint``)
     <turn>/info.json       when it was taken, the trace's length then, the variables the services ran with, disk use
 
 What a checkpoint holds:
@@ -16,16 +17,19 @@ What a checkpoint holds:
   the same caches, for the restored package files;
 - the app's SQLite databases (any workspace file starting with SQLite's header), through the backup API, so a write
   in progress is never half copied (their ``-wal``/``-shm``/``-journal`` companions are then left out);
+- the app's PostgreSQL database (an environment with ``[postgres]``), as a ``pg_dump`` of it: consistent whatever
+  the app writes meanwhile, restored by the new episode's cluster before it listens (``runtime.pg_checkpoint``);
 - what the services need to start again: the port variables they ran with (a restore asks for the same ports).
 
 A restore copies the blobs into a fresh workspace (a reflink where the file system offers one): hard links would
 share the stored copy with files the app and the agent's tools rewrite in place (SQLite pages, ``write_text``).
 
-Disk use: each checkpoint records the bytes it added; ``cap_bytes`` bounds the whole directory, the oldest
-checkpoints pruned first (never the newest), with the blobs no remaining checkpoint uses.
+Disk use: each checkpoint records the bytes it added (a database's dump among its own); ``cap_bytes`` bounds the
+whole directory, the oldest checkpoints pruned first (never the newest), with the blobs no remaining checkpoint uses.
 
-Where a checkpoint cannot be taken (real Stripe test mode, the docker sandbox, an environment with its own
-PostgreSQL), ``unavailable_reason`` says why; the episode says so once and forks re-execute instead.
+Where a checkpoint cannot be taken (real Stripe test mode, the docker sandbox, PostgreSQL without its client
+programs), ``unavailable_reason`` says why; the episode says so once and forks re-execute instead. A turn whose
+database could not be dumped gets no checkpoint (the episode says why); the others are kept.
 """
 
 from __future__ import annotations
@@ -43,10 +47,12 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence
 
+from stripebench_tui.core.events import Service
 from stripebench_tui.core.trace_writer import sidecar_dir
 from stripebench_tui.errors import UserError
+from stripebench_tui.runtime.pg_checkpoint import missing_tools
 
 if TYPE_CHECKING:
     from stripebench_emulator import Emulator
@@ -97,6 +103,20 @@ class Policy:
         return self.enabled and turn >= 1 and turn % self.every == 0
 
 
+class DatabaseSaver(Protocol):
+    """Saves one of the app's databases into a checkpoint's directory (``runtime.pg_checkpoint.PostgresSaver``)."""
+
+    name: str
+
+    def save(self, where: Path) -> int:
+        """Write the database's files under ``where``; their bytes. Raises (one line) when it cannot."""
+        ...
+
+
+class CheckpointFailed(Exception):
+    """A turn's checkpoint could not be taken (one line); nothing of it is left."""
+
+
 @dataclass
 class CheckpointInfo:
     """One checkpoint as ``info.json`` describes it."""
@@ -112,6 +132,7 @@ class CheckpointInfo:
     bytes_own: int = 0  # its emulator file and manifests
     variables: dict[str, str] = field(default_factory=dict)
     services: list[str] = field(default_factory=list)
+    databases: list[str] = field(default_factory=list)  # what the savers saved beside the workspace ("postgres")
 
     @property
     def disk_bytes(self) -> int:
@@ -121,7 +142,8 @@ class CheckpointInfo:
     def to_dict(self) -> dict[str, Any]:
         return {"turn": self.turn, "taken": self.taken, "seconds": self.seconds, "trace_bytes": self.trace_bytes,
                 "next_seq": self.next_seq, "files": self.files, "bytes_new": self.bytes_new,
-                "bytes_own": self.bytes_own, "variables": self.variables, "services": self.services}
+                "bytes_own": self.bytes_own, "variables": self.variables, "services": self.services,
+                "databases": self.databases}
 
     @classmethod
     def read(cls, path: Path) -> "CheckpointInfo":
@@ -131,7 +153,8 @@ class CheckpointInfo:
                    next_seq=int(data.get("next_seq", 0)), files=int(data.get("files", 0)),
                    bytes_new=int(data.get("bytes_new", 0)), bytes_own=int(data.get("bytes_own", 0)),
                    variables={str(k): str(v) for k, v in dict(data.get("variables", {})).items()},
-                   services=[str(s) for s in data.get("services", [])])
+                   services=[str(s) for s in data.get("services", [])],
+                   databases=[str(d) for d in data.get("databases", [])])
 
 
 def checkpoints_dir(trace_path: Path) -> Path:
@@ -166,7 +189,9 @@ def unavailable_reason(backend_kind: str, sandbox: str, has_postgres: bool) -> s
     if sandbox != "local":
         return f"the {sandbox} sandbox is not checkpointed yet (only local)"
     if has_postgres:
-        return "the environment's PostgreSQL database is not checkpointed yet"
+        missing = missing_tools()
+        if missing:
+            return f"the environment's PostgreSQL database cannot be dumped here ({missing})"
     return ""
 
 
@@ -310,8 +335,8 @@ class Checkpointer:
 
     def __init__(self, trace_path: Path, workspace: Path, emulator: Emulator, *, policy: Policy,
                  cap_bytes: int = DEFAULT_CAP_MB * 1_000_000, variables: dict[str, str] | None = None,
-                 services: list[str] | None = None, on_taken: Callable[[CheckpointInfo, list[int]], Any] | None = None
-                 ) -> None:
+                 services: list[str] | None = None, on_taken: Callable[[CheckpointInfo, list[int]], Any] | None = None,
+                 databases: Sequence[DatabaseSaver] | None = None) -> None:
         self.trace_path = trace_path
         self.root = checkpoints_dir(trace_path)
         self.blobs = self.root / BLOBS
@@ -322,6 +347,7 @@ class Checkpointer:
         self.variables = dict(variables or {})
         self.services = list(services or [])
         self.on_taken = on_taken
+        self.databases = list(databases or [])
         self.scanner = WorkspaceScanner(workspace, self.blobs)
         self.taken: list[CheckpointInfo] = []
         self.blobs.mkdir(parents=True, exist_ok=True)
@@ -340,13 +366,19 @@ class Checkpointer:
         if recorder is not None:
             recorder.end_turn()  # the trace is complete and durable up to here
         trace_bytes = self.trace_path.stat().st_size if self.trace_path.exists() else 0
-        info = await asyncio.to_thread(self.take, turn, next_seq, trace_bytes)
+        try:
+            info = await asyncio.to_thread(self.take, turn, next_seq, trace_bytes)
+        except CheckpointFailed as exc:
+            await driver.bus.publish(Service(service="checkpoint", status="log", stream="stderr",
+                                             text=f"turn {turn}: no checkpoint: {exc}"))
+            return
         pruned = await asyncio.to_thread(self.prune)
         if self.on_taken is not None:
             self.on_taken(info, pruned)
 
     def take(self, turn: int, next_seq: int, trace_bytes: int | None = None) -> CheckpointInfo:
-        """Take the checkpoint of ``turn`` now (blocking): emulator, workspace, info last (it marks it complete)."""
+        """Take the checkpoint of ``turn`` now (blocking): emulator, databases, workspace, info last (it marks it
+        complete). CheckpointFailed, and nothing of it left, when a database cannot be saved."""
         from stripebench_emulator import save_checkpoint
 
         started = time.monotonic()
@@ -355,6 +387,12 @@ class Checkpointer:
             shutil.rmtree(where)
         where.mkdir(parents=True)
         own = save_checkpoint(self.emulator, where / EMULATOR_FILE)
+        for database in self.databases:
+            try:
+                own += database.save(where)
+            except Exception as exc:  # noqa: BLE001 - a saver's failure is one line; the episode goes on
+                shutil.rmtree(where, ignore_errors=True)
+                raise CheckpointFailed(str(exc) or type(exc).__name__) from None
         manifest, added = self.scanner.scan()
         text = json.dumps(manifest, separators=(",", ":"))
         (where / WORKSPACE_FILE).write_text(text, encoding="utf-8")
@@ -363,7 +401,7 @@ class Checkpointer:
         info = CheckpointInfo(turn=turn, path=where, taken=time.time(), trace_bytes=trace_bytes, next_seq=next_seq,
                               files=sum(1 for e in manifest["entries"].values() if e["kind"] == "file"),
                               bytes_new=added, bytes_own=own + len(text), variables=self.variables,
-                              services=self.services)
+                              services=self.services, databases=[d.name for d in self.databases])
         info.seconds = round(time.monotonic() - started, 4)
         _write_atomic(where / INFO_FILE, json.dumps(info.to_dict(), indent=1))
         self.taken.append(info)
@@ -481,6 +519,6 @@ def restore_emulator(info: CheckpointInfo, state: Path) -> None:
     restore_checkpoint(info.path / EMULATOR_FILE, state)
 
 
-__all__ = ["CHECKPOINTS", "CheckpointInfo", "Checkpointer", "DEFAULT_CAP_MB", "Policy", "WorkspaceScanner",
-           "checkpoint_at", "checkpoints_dir", "collect_blobs", "du", "human_bytes", "list_checkpoints",
-           "restore_emulator", "restore_workspace", "unavailable_reason"]
+__all__ = ["CHECKPOINTS", "CheckpointFailed", "CheckpointInfo", "Checkpointer", "DatabaseSaver", "DEFAULT_CAP_MB",
+           "Policy", "WorkspaceScanner", "checkpoint_at", "checkpoints_dir", "collect_blobs", "du", "human_bytes",
+           "list_checkpoints", "restore_emulator", "restore_workspace", "unavailable_reason"]

@@ -45,6 +45,7 @@ from stripebench_tui.runtime.checkpoints import DEFAULT_CAP_MB, Checkpointer, Ch
 from stripebench_tui.runtime.fixed_ports import hold_ports
 from stripebench_tui.runtime.grade import EMULATOR_STATE
 from stripebench_tui.runtime.local import LocalSandbox
+from stripebench_tui.runtime.pg_checkpoint import database_savers
 from stripebench_tui.runtime.sandbox import TRACE_NAME, new_episode_dir
 from stripebench_tui.runtime.services import ServiceFailed
 from stripebench_tui.runtime.tools import McpToolExecutor
@@ -261,7 +262,8 @@ class Episode:
 
         return Checkpointer(self.recorder.path, sandbox.workspace, backend.server.emulator, policy=policy,
                             cap_bytes=cfg.checkpoint_cap_mb * 1_000_000, variables=ports,
-                            services=[s.name for s in env.manifest.services], on_taken=taken)
+                            services=[s.name for s in env.manifest.services], on_taken=taken,
+                            databases=database_savers(env.manifest.postgres, sandbox.variables()))
 
     def _open_trace(self, episode_dir: Path) -> None:
         import stripe

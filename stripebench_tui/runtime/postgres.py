@@ -6,6 +6,12 @@ serve …``, health on its TCP port). It makes a new cluster in the episode's di
 ``postgres`` in the foreground until it is told to stop (SIGTERM/SIGINT): then it shuts the server down fast and
 removes the cluster, so nothing half-made is left for a later run.
 
+A fork or a resume restores the database of a checkpoint (``runtime.pg_checkpoint``) through this same service: the
+episode puts the checkpoint's dump at ``$EPISODE_DIR/postgres-restore.dump`` and ``serve --restore-from`` loads it
+with ``pg_restore`` into the new cluster before the cluster listens on the episode's port, so the health check (and
+every service after it) only ever sees the restored database. The load happens on a private port the server then
+leaves (a restart, a fraction of a second): the port is the health check's signal.
+
 Nobody on this machine gets in without a password: TCP connections authenticate with scram-sha-256 (the app's role
 with the password its URL carries), the Unix socket lives in the 0700 data directory with peer authentication, and
 the superuser's password is random, made for this cluster alone and kept in a 0600 file inside the data directory
@@ -37,7 +43,7 @@ from types import FrameType
 
 from stripebench_tui.envs.manifest import SQL_NAME, Health, PostgresSpec, ServiceSpec
 from stripebench_tui.runtime.reaper import die_with_parent
-from stripebench_tui.runtime.services import port_is_free
+from stripebench_tui.runtime.services import free_port, port_is_free
 
 BIN_VAR = "STRIPEBENCH_PG_BIN"  # a PostgreSQL bin directory to use instead of Debian's newest
 DEBIAN_ROOT = Path("/usr/lib/postgresql")
@@ -48,6 +54,9 @@ PORT_VAR = "POSTGRES_PORT"
 URL_VAR = "POSTGRES_URL"
 PASSWORD_VAR = "POSTGRES_PASSWORD"  # the app role's password, for the service (never on its command line)
 SUPERUSER_PASSWORD_FILE = "superuser.password"  # inside the data directory, 0600, the server user's
+DATA_DIR = "postgres"  # the cluster's directory in the episode directory
+RESTORE_FILE = "postgres-restore.dump"  # in the episode directory: a checkpoint's dump the cluster starts from
+READY_TIMEOUT = 60.0  # seconds the server may take to accept connections on its private port before a restore
 _NAME = re.compile(SQL_NAME)
 
 
@@ -68,11 +77,17 @@ class Binaries:
     def postgres(self) -> str:
         return str(self.bin_dir / "postgres")
 
+    def tool(self, name: str) -> str:
+        """A client program beside the server (``pg_dump``, ``pg_restore``): the same version."""
+        return str(self.bin_dir / name)
+
 
 def service_spec(spec: PostgresSpec) -> ServiceSpec:
     """The service an environment's ``[postgres]`` becomes: this module, healthy when its port accepts."""
-    command = (f"{shlex.quote(sys.executable)} -m stripebench_tui.runtime.postgres serve --data \"$EPISODE_DIR/postgres\" "
-               f"--port \"${PORT_VAR}\" --role {spec.role} --password-env {PASSWORD_VAR} --database {spec.database}")
+    command = (f"{shlex.quote(sys.executable)} -m stripebench_tui.runtime.postgres serve "
+               f"--data \"$EPISODE_DIR/{DATA_DIR}\" --port \"${PORT_VAR}\" --role {spec.role} "
+               f"--password-env {PASSWORD_VAR} --database {spec.database} "
+               f"--restore-from \"$EPISODE_DIR/{RESTORE_FILE}\"")
     return ServiceSpec(name=SERVICE_NAME, command=command, ports=[PORT_VAR],
                        health=Health(tcp=f"127.0.0.1:${{{PORT_VAR}}}", timeout=spec.timeout))
 
@@ -192,14 +207,74 @@ class Cluster:
             os.close(fd)
         return Path(name)
 
-    def start(self) -> subprocess.Popen[bytes]:
-        """The server in its own session (a service's SIGTERM reaches us, and we stop it fast)."""
-        return self._popen([self.binaries.postgres, "-D", str(self.data), "-p", str(self.port), "-h", "127.0.0.1",
-                            "-k", str(self.data), "-c", "fsync=off", "-c", "synchronous_commit=off",
+    def start(self, port: int | None = None) -> subprocess.Popen[bytes]:
+        """The server in its own session (a service's SIGTERM reaches us, and we stop it fast), on the cluster's
+        port unless told another."""
+        return self._popen([self.binaries.postgres, "-D", str(self.data), "-p", str(port or self.port),
+                            "-h", "127.0.0.1", "-k", str(self.data), "-c", "fsync=off", "-c", "synchronous_commit=off",
                             "-c", "full_page_writes=off"], start_new_session=True)
 
     def remove(self) -> None:
         shutil.rmtree(self.made_dir, ignore_errors=True)
+
+    def load(self, dump: Path, port: int) -> None:
+        """Restore a ``pg_dump -Fc`` of the app's database into this (new) cluster's server at ``port``: as the app's
+        role, every object owned by it, all or nothing (one transaction, the first error stops it).
+
+        pg_restore runs as ourselves, not as the server's user: it is a client, and the dump may be where only we
+        can read it."""
+        argv = [self.binaries.tool("pg_restore"), *client_args(port, self.role, self.database), "--no-owner",
+                "--single-transaction", "--exit-on-error", str(dump)]
+        try:
+            done = subprocess.run(argv, env=client_env(self.password), capture_output=True, text=True, timeout=600,
+                                  preexec_fn=die_with_parent)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise ClusterProblem(f"restoring {dump.name} failed: {exc}") from None
+        if done.returncode != 0:
+            last = next((ln.strip() for ln in reversed(done.stderr.splitlines()) if ln.strip()), "no output")
+            raise ClusterProblem(f"restoring {dump.name} with pg_restore failed (exit {done.returncode}): {last}")
+
+    def wait_ready(self, server: subprocess.Popen[bytes], port: int, timeout: float = READY_TIMEOUT) -> None:
+        """Until the server at ``port`` accepts connections; ClusterProblem when it exits first or takes longer than
+        ``timeout``. Read from ``postmaster.pid`` as ``pg_ctl -w`` does: a probing connection while the server
+        starts is a FATAL line in its log."""
+        deadline = time.monotonic() + timeout
+        pid_file = self.data / "postmaster.pid"
+        while True:
+            if server.poll() is not None:
+                raise ClusterProblem(f"the server exited with code {server.returncode} while starting")
+            try:
+                lines = pid_file.read_text().splitlines()
+            except OSError:
+                lines = []
+            # line 4 the port, line 8 the server's state ("starting", "ready", "stopping")
+            if len(lines) >= 8 and lines[3].strip() == str(port) and lines[7].strip() == "ready":
+                return
+            if time.monotonic() > deadline:
+                raise ClusterProblem(f"the server did not accept connections within {timeout:.0f} s")
+            time.sleep(0.02)  # the server writes its state there once; nothing to wake us
+
+    def restore_from(self, dump: Path) -> None:
+        """Start the server on a private port, load ``dump``, stop it: the cluster then starts as usual, restored."""
+        port = free_port()
+        server = self.start(port)
+        try:
+            self.wait_ready(server, port)
+            self.load(dump, port)
+        finally:
+            _stop(server)
+
+
+def client_env(password: str) -> dict[str, str]:
+    """The environment of a client program (pg_dump, pg_restore) connecting as the app's role: its password in
+    ``PGPASSWORD`` (never on a command line), and no ``PG*`` setting of ours steering it elsewhere."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PG")}
+    return {**env, "LC_ALL": "C", "PGPASSWORD": password, "PGPASSFILE": os.devnull, "PGCONNECT_TIMEOUT": "10"}
+
+
+def client_args(port: int, role: str, database: str) -> list[str]:
+    """``-h -p -U -d`` of a database on 127.0.0.1, never prompting for a password."""
+    return ["-h", "127.0.0.1", "-p", str(port), "-U", role, "-d", database, "-w"]
 
 
 def make_cluster(data: Path, port: int, role: str, password: str, database: str,
@@ -248,8 +323,21 @@ def _reachable(path: Path, user: pwd.struct_passwd) -> bool:
     return True
 
 
-def serve(cluster: Cluster, out: object = sys.stdout) -> int:
-    """Init, start, wait; on SIGTERM/SIGINT a fast shutdown and the cluster removed. The server's exit code."""
+def _stop(server: subprocess.Popen[bytes]) -> None:
+    """A fast shutdown (connected apps do not hold it up); killed after 20 s."""
+    if server.poll() is not None:
+        return
+    server.send_signal(signal.SIGINT)
+    try:
+        server.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        server.kill()
+        server.wait()
+
+
+def serve(cluster: Cluster, out: object = sys.stdout, restore_from: Path | None = None) -> int:
+    """Init, (restore,) start, wait; on SIGTERM/SIGINT a fast shutdown and the cluster removed. The server's exit
+    code. ``restore_from``: a dump to load first when that file exists (it is removed once loaded)."""
     def say(text: str) -> None:
         print(f"postgres: {text}", file=out, flush=True)  # type: ignore[call-overload]  # a text stream
 
@@ -265,16 +353,17 @@ def serve(cluster: Cluster, out: object = sys.stdout) -> int:
         say(f"making a cluster of PostgreSQL {cluster.binaries.version} in {cluster.data}")
         cluster.init()
         say(f"role {cluster.role} and database {cluster.database} made in {time.monotonic() - started:.1f} s")
+        if restore_from is not None and restore_from.is_file():
+            loading = time.monotonic()
+            cluster.restore_from(restore_from)
+            say(f"restored {cluster.database} from {restore_from.name} ({restore_from.stat().st_size} bytes) "
+                f"in {time.monotonic() - loading:.1f} s")
+            restore_from.unlink()  # loaded: a later start of this episode's cluster is not a restore
         server = cluster.start()
         say(f"listening on 127.0.0.1:{cluster.port} ({cluster.url.replace(cluster.password, '***')})")
         while server.poll() is None:
             if stop["signal"]:
-                server.send_signal(signal.SIGINT)  # fast shutdown: connected apps do not hold it up
-                try:
-                    server.wait(timeout=20)
-                except subprocess.TimeoutExpired:
-                    server.kill()
-                    server.wait()
+                _stop(server)
                 break
             try:
                 server.wait(timeout=0.2)
@@ -300,6 +389,8 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--password-env", required=True, metavar="VAR",
                      help="the environment variable holding the role's password (kept off the command line)")
     run.add_argument("--database", required=True)
+    run.add_argument("--restore-from", type=Path, metavar="DUMP",
+                     help="a pg_dump -Fc of the database to load before listening, when that file exists")
     args = parser.parse_args(argv)
     password = os.environ.get(args.password_env, "")
     if not password:
@@ -307,7 +398,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         cluster = make_cluster(args.data, args.port, args.role, password, args.database)
-        return serve(cluster)
+        return serve(cluster, restore_from=args.restore_from)
     except ClusterProblem as exc:
         print(f"postgres: {exc}", file=sys.stderr, flush=True)
         return 2

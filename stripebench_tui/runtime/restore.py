@@ -5,8 +5,10 @@
 - makes its emulator's state file from the checkpoint and serves it on the recorded emulator's port when that port
   is free (object URLs the app stored keep working), and gives the services their recorded ports likewise;
 - lays its workspace out from the checkpoint (the recorded episode's absolute paths in small text files become
-  the new episode's), installs the environment's dependencies as usual (from the caches), runs no setup command
-  and no seed (the restored world already has what they made), and starts the services on the restored state;
+  the new episode's), puts the checkpoint's PostgreSQL dump where the episode's new cluster loads it before it
+  listens (``runtime.pg_checkpoint``; an environment with ``[postgres]``), installs the environment's
+  dependencies as usual (from the caches), runs no setup command and no seed (the restored world already has
+  what they made), and starts the services on the restored state;
 - publishes the recorded events of turns 1..N into its own trace (so the trace, the findings and the live grading
   see the episode whole) and numbers its own turns from N+1;
 - opens the page the agent last navigated to in a fresh browser (a browser is not part of a checkpoint: what
@@ -32,10 +34,12 @@ from stripebench_tui.core.bus import EventBus, Handler
 from stripebench_tui.core.episode_files import Refused, episode_file
 from stripebench_tui.core.events import AGENT, EpisodeEnd, Event, Header, Service, ToolCall, ToolResult
 from stripebench_tui.core.trace import Trace
+from stripebench_tui.errors import UserError
 from stripebench_tui.formats.lineage import record_child
 from stripebench_tui.runtime.checkpoints import CheckpointInfo, restore_emulator, restore_workspace
 from stripebench_tui.runtime.episode import Episode, EpisodeConfig
 from stripebench_tui.runtime.grade import EMULATOR_STATE
+from stripebench_tui.runtime.pg_checkpoint import stage_restore
 from stripebench_tui.runtime.sandbox import TRACE_NAME
 from stripebench_tui.runtime.services import port_is_free
 from stripebench_tui.stripe_account.backend import StripeBackend, start_backend
@@ -121,9 +125,14 @@ class RestoredEpisode(Episode):
         self.forked_from = {"trace": str(Path(parent.path).resolve()), "turn": checkpoint.turn, "mode": RESTORE}
         self.fork: ContinuingAgent | None = None
         self.restored_files = 0
+        self.restored_database = 0  # bytes of the PostgreSQL dump handed to the cluster (0: none)
 
     def prepare(self) -> None:
         super().prepare()
+        assert self.env is not None
+        if self.env.manifest.postgres is not None and "postgres" not in self.checkpoint.databases:
+            raise UserError(f"the checkpoint of turn {self.at_turn} holds no PostgreSQL database: "
+                            "fork with --reexecute instead")
         self.fork = ContinuingAgent(self.agent, prefix_events(self.parent, self.at_turn), self.at_turn, self.summarize)
         self.agent = self.fork
 
@@ -151,6 +160,8 @@ class RestoredEpisode(Episode):
         old = self.checkpoint.variables.get("EPISODE_DIR", "")
         remap = [(old.rstrip("/") + "/", str(sandbox.episode_dir).rstrip("/") + "/")] if old else []
         self.restored_files = restore_workspace(self.checkpoint, sandbox.workspace, remap)
+        if self.env is not None and self.env.manifest.postgres is not None:
+            self.restored_database = stage_restore(self.checkpoint.path, self.at_turn, sandbox.episode_dir)
 
     def _open_trace(self, episode_dir: Path) -> None:
         sandbox, forked = self.sandbox, self.forked_from
@@ -163,8 +174,9 @@ class RestoredEpisode(Episode):
         ports = {k: v for k, v in self.checkpoint.variables.items() if k.endswith("_PORT")}
         moved = [k for k, v in ports.items() if self.sandbox is not None and self.sandbox.variables().get(k) != v]
         await bus.publish(Service(service=CHECKPOINT_SERVICE, status="log", text=(
-            f"restored turn {self.at_turn} of {self.forked_from['trace']}: the emulator's state and "
-            f"{self.restored_files} workspace files; no setup, no seed"
+            f"restored turn {self.at_turn} of {self.forked_from['trace']}: the emulator's state"
+            + (f", the PostgreSQL database ({self.restored_database} bytes dumped)" if self.restored_database else "")
+            + f" and {self.restored_files} workspace files; no setup, no seed"
             + (f"; {', '.join(moved)} taken, given new ports" if moved else ""))))
 
     async def _before_agent(self, bus: EventBus) -> None:

@@ -5,7 +5,8 @@
 - cuts the trace where the last checkpoint was taken (every event of turns ≤ N stays, written once): the events
   recorded after it, of the turn the process died in, are moved to ``trace.jsonl.d/dropped-after-<N>.jsonl`` and
   that turn is played again; the turn index is cut the same way;
-- restores the checkpoint's emulator state and workspace in place (``runtime.restore``), starts the services on
+- restores the checkpoint's emulator state and workspace in place (``runtime.restore``) and its PostgreSQL
+  database into a new cluster (the dead run's cluster directory is removed first), starts the services on
   them, and appends to the trace: its events are numbered after the recorded ones, first a ``resume`` event;
 - hands the recorded events to the subscribers that rebuild state from them (live grading, findings) without
   writing them again, and the agent its history as a fork does (natively for the oracle and our LLM agents);
@@ -29,6 +30,7 @@ from stripebench_tui.core.trace import Trace
 from stripebench_tui.core.trace_writer import sidecar_dir
 from stripebench_tui.errors import EXIT_RUNTIME, UserError, with_exit_code
 from stripebench_tui.runtime.checkpoints import CheckpointInfo, list_checkpoints
+from stripebench_tui.runtime import postgres
 from stripebench_tui.runtime.episode import EpisodeConfig
 from stripebench_tui.runtime.grade import EMULATOR_STATE
 from stripebench_tui.runtime.restore import RestoredEpisode, Summarize
@@ -133,6 +135,9 @@ class ResumedEpisode(RestoredEpisode):
         shutil.rmtree(episode_dir / "workspace", ignore_errors=True)
         for suffix in ("", "-wal", "-shm", "-journal"):
             Path(str(episode_dir / EMULATOR_STATE) + suffix).unlink(missing_ok=True)
+        # the dead process's PostgreSQL cluster (its server died with it): the checkpoint's dump makes a new one
+        shutil.rmtree(episode_dir / postgres.DATA_DIR, ignore_errors=True)
+        (episode_dir / postgres.RESTORE_FILE).unlink(missing_ok=True)
         return episode_dir
 
     def _prepared(self) -> None:

@@ -200,13 +200,22 @@ async def test_checkpoints_off_takes_none(tmp_path: Path) -> None:
                 and e.service == "checkpoint"]
 
 
-def test_checkpoints_are_unavailable_where_the_world_is_not_ours() -> None:
+def test_checkpoints_are_unavailable_where_the_world_is_not_ours(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    from stripebench_tui.runtime import postgres
     from stripebench_tui.runtime.checkpoints import unavailable_reason
 
     assert "real Stripe" in unavailable_reason("stripe", "local", False)
     assert "docker" in unavailable_reason("emulator", "docker", False)
-    assert "PostgreSQL" in unavailable_reason("emulator", "local", True)
     assert unavailable_reason("emulator", "local", False) == ""
+    assert unavailable_reason("emulator", "local", True) == "", "a PostgreSQL database is dumped with pg_dump"
+    bin_dir = tmp_path / "bin"  # a server without its client programs
+    bin_dir.mkdir()
+    for name in ("initdb", "postgres"):
+        (bin_dir / name).write_text("#!/bin/sh\n")
+    monkeypatch.setenv(postgres.BIN_VAR, str(bin_dir))
+    assert unavailable_reason("emulator", "local", True) == \
+        f"the environment's PostgreSQL database cannot be dumped here (pg_dump, pg_restore not found in {bin_dir})"
 
 
 @pytest.mark.slow
