@@ -14,7 +14,7 @@ import copy
 import hashlib
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from stripebench_tui.envs.deps import cache_root
 from stripebench_tui.envs.bench_overlay import OVERLAY_SUFFIX, ExternalGraderSpec, MutantSpec, Overlay, find_overlay
@@ -258,7 +258,7 @@ def _from_oracle(oracle: list[dict[str, Any]], mutant: MutantSpec) -> list[dict[
         found = sum(_count_in(step, old) for step in steps)
         if not found:
             raise BadFileError(f"{what}: replace finds no {old[:60]!r} in the oracle's steps")
-        steps = [_replaced(step, old, new) for step in steps]
+        steps = [cast("dict[str, Any]", _replaced(step, old, new)) for step in steps]
     return steps
 
 

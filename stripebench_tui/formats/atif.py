@@ -152,8 +152,8 @@ def _num(value: JSONValue, default: float) -> float:
 
 def _ours(extra: JSONValue) -> dict[str, Any]:
     """Our own round-trip metadata inside an ATIF ``extra`` object, if any."""
-    if isinstance(extra, dict) and isinstance(extra.get("stripebench"), dict):
-        return extra["stripebench"]
+    if isinstance(extra, dict) and isinstance(ours := extra.get("stripebench"), dict):
+        return ours
     return {}
 
 
@@ -396,7 +396,8 @@ class AtifExport:
             shutil.copyfileobj(spool, out)
         out.write(text[steps_end:])
 
-    def _skeleton(self, by_turn: JSONValue, events: JSONValue, steps: JSONValue) -> dict[str, Any]:
+    def _skeleton(self, by_turn: list[dict[str, Any]] | str, events: list[dict[str, Any]] | str,
+                  steps: list[dict[str, Any]] | str) -> dict[str, Any]:
         """The document, with ``by_turn`` (the time profile's turns), ``events`` and ``steps`` as given."""
         trace, header = self.trace, self.trace.header
         ours: dict[str, Any] = {"header": header.to_dict(), "events": events}
