@@ -6,7 +6,8 @@ import logging
 import secrets
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Callable, Literal, cast
 
 from stripebench_emulator.model.determinism import Clock, IdFactory
 from stripebench_emulator.model.errors import StripeError
@@ -164,7 +165,8 @@ class _Transaction:
             emulator.store.lock.__exit__(None, None, None)
             raise
 
-    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> bool:
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> Literal[False]:
         emulator = self.emulator
         try:
             try:
@@ -173,7 +175,7 @@ class _Transaction:
             finally:
                 emulator._queued = self.outer
             if exc_type is None:
-                emulator._deliver(events)
+                emulator._deliver(cast("list[dict[str, Any]]", events))  # __enter__ set a list
         finally:
             emulator.store.lock.__exit__(None, None, None)
         return False
