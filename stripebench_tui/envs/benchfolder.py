@@ -96,7 +96,7 @@ def problems(folder: Path) -> list[str | None]:
     subs = sorted(d.name for d in env_dir.iterdir() if d.is_dir() and (d / "PROBLEM.md").is_file())
     if not subs:
         raise BadFileError(f"{folder}: environment/ has no PROBLEM.md, neither at its top nor in a sub-folder ({LAYOUT_HELP})")
-    return subs
+    return cast("list[str | None]", subs)
 
 
 def env_id(folder: Path, problem: str | None) -> str:

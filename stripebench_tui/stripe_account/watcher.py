@@ -29,6 +29,7 @@ from stripebench_tui.core.driver import Driver
 
 if TYPE_CHECKING:  # the SDK is loaded by whoever makes the client
     import stripe
+    from stripe.params import EventListParams
 
 log = logging.getLogger(__name__)
 
@@ -119,7 +120,7 @@ class StripeWatcher:
             fresh: list[Any] = []
             if self.cursor is None:
                 # No event existed at start: everything listed is new. Walk from the newest backwards.
-                params: dict[str, Any] = {"limit": PAGE}
+                params: EventListParams = {"limit": PAGE}
                 while True:
                     page = await self.client.v1.events.list_async(params=params, options=_OWN)
                     fresh.extend(page.data)
