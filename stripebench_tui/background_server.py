@@ -11,7 +11,7 @@ import asyncio
 import socket
 import threading
 import time
-from typing import Awaitable, Callable
+from typing import Awaitable, Callable, Literal
 
 import uvicorn
 from starlette.types import ASGIApp
@@ -31,7 +31,7 @@ class BackgroundServer:
     ``log_level`` are uvicorn's.
     """
 
-    def __init__(self, app: ASGIApp, name: str, *, host: str = "127.0.0.1", port: int = 0, lifespan: str = "off",
+    def __init__(self, app: ASGIApp, name: str, *, host: str = "127.0.0.1", port: int = 0, lifespan: Literal["auto", "on", "off"] = "off",
                  log_level: str = "warning", loop_factory: Callable[[], asyncio.AbstractEventLoop] | None = None,
                  on_loop: Callable[[asyncio.AbstractEventLoop], None] | None = None,
                  after_serve: Callable[[], Awaitable[None]] | None = None) -> None:

@@ -16,7 +16,7 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import stripe
 
@@ -93,13 +93,13 @@ def make_objects(client: stripe.StripeClient, classes: dict[str, type]) -> dict[
                                                "confirm": True, "automatic_payment_methods": {
                                                    "enabled": True, "allow_redirects": "never"}})
     keep(intent)
-    charge = v1.charges.retrieve(intent.latest_charge)
+    charge = v1.charges.retrieve(cast(str, intent.latest_charge))
     keep(charge)
-    keep(v1.balance_transactions.retrieve(charge.balance_transaction))
+    keep(v1.balance_transactions.retrieve(cast(str, charge.balance_transaction)))
     keep(v1.refunds.create(params={"payment_intent": intent.id, "amount": 500}))
     keep(v1.setup_intents.create(params={"customer": customer.id, "payment_method": "pm_card_visa", "confirm": True,
                                          "automatic_payment_methods": {"enabled": True, "allow_redirects": "never"}}))
-    keep(v1.tokens.create(params={"card": {"number": "4242424242424242", "exp_month": 12, "exp_year": 2034,
+    keep(v1.tokens.create(params={"card": {"number": "4242424242424242", "exp_month": "12", "exp_year": "2034",
                                            "cvc": "123"}}))
     keep(v1.customers.payment_sources.create(customer.id, params={"source": "tok_visa"}))
     keep(v1.checkout.sessions.create(params={"mode": "payment", "success_url": "https://example.com/ok",

@@ -8,9 +8,10 @@ new call id starts a new call even at an index already taken, and one without an
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from stripebench_tui.core.json_value import JSONValue
+if TYPE_CHECKING:  # the type only: the SDK loads with the harness that streams
+    from openai.types.chat import ChatCompletionChunk
 
 
 @dataclass
@@ -35,7 +36,7 @@ class ChatReply:
     usage: Any = None  # the last chunk's, when the request asked for it (stream_options.include_usage)
     _by_index: dict[int, ChatCall] = field(default_factory=dict, repr=False)
 
-    def feed(self, chunk: JSONValue) -> bool:
+    def feed(self, chunk: ChatCompletionChunk) -> bool:
         """Add one chunk; True when it carried output (text, reasoning, a refusal or a tool call): a token."""
         self.model = chunk.model or self.model
         if getattr(chunk, "usage", None) is not None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, cast
 
 from stripebench_tui.agents.chat_stream import ChatReply
 from stripebench_tui.agents.history import arguments_json
@@ -174,7 +174,7 @@ class OpenAICompatAgent(LlmAgent):
                 # Keep "{}" in the history: vLLM and Ollama parse past arguments and would reject the whole request.
                 raw = "{}"
             else:
-                calls.append(ToolRequest(call.id, self._tool_name(call.name), arguments))
+                calls.append(ToolRequest(call.id, self._tool_name(call.name), cast("dict[str, Any]", arguments)))
             history_calls.append({"id": call.id, "type": "function", "function": {"name": call.name, "arguments": raw}})
         assistant: dict[str, Any] = {"role": "assistant", "content": reply.text}
         if history_calls:

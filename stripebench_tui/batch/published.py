@@ -79,11 +79,11 @@ def read_results(path: Path, strict: bool = False) -> Results:
             continue
         if not any(cell.strip() for cell in row):
             continue
-        problem = _row_problem(row, len(header), where)
-        if problem is not None:
+        fault = _row_problem(row, len(header), where)
+        if fault is not None:
             if strict:
-                raise BadFileError(f"{path}: line {line}: {problem}")
-            out.skipped.append(f"line {line}: {problem}")
+                raise BadFileError(f"{path}: line {line}: {fault}")
+            out.skipped.append(f"line {line}: {fault}")
             continue
         verdict = row[where["verdict"]].strip() if "verdict" in where else ""
         out.runs.append(PublishedRun(row[where["eval"]].strip(), row[where["model"]].strip(),
@@ -265,10 +265,10 @@ def compare(report: dict[str, Any], results: Results, overlays: Path | None = No
         published = {name for name, unit in units.items() if unit.category == category}
         covers_all = published <= swept
         for model in dict.fromkeys(c.model for c in whole.categories if c.category == category):
-            mine, everything = same_at.get((category, model)), whole_at.get((category, model))
-            if mine is not None:
-                of_tasks = everything.of_tasks if everything else mine.of_tasks
-                categories.append({**category_row(mine), "of_tasks": of_tasks,
+            ours, everything = same_at.get((category, model)), whole_at.get((category, model))
+            if ours is not None:
+                of_tasks = everything.of_tasks if everything else ours.of_tasks
+                categories.append({**category_row(ours), "of_tasks": of_tasks,
                                    "scope": "all" if covers_all else "same tasks"})
             if everything is not None and not covers_all:
                 categories.append({**category_row(everything), "scope": "whole category"})

@@ -10,6 +10,7 @@ import csv
 import io
 import json
 from pathlib import Path
+from typing import cast
 
 from stripebench_tui.batch.scorecard import CategoryScore, Scorecard, percent, review_counts, review_sentence, turn_text
 from stripebench_tui.core.json_value import JSONValue
@@ -37,7 +38,8 @@ def scorecard_json(card: Scorecard, results: Path, readme: Path | None, runs: in
             "differences": [{"category": d.category, "model": d.model, "column": d.column, "printed": d.printed,
                              "recomputed": d.recomputed} for d in card.differences],
             "not_printed": [{"category": c, "model": m} for c, m in card.not_printed],
-            "unmatched": dict(sorted(card.unmatched.items())), "review": review_counts(card)}
+            "unmatched": dict(sorted(card.unmatched.items())),
+            "review": cast("dict[str, JSONValue]", review_counts(card))}
 
 
 def notes(card: Scorecard) -> list[str]:

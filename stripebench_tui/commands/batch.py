@@ -8,10 +8,11 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
-import click
 import typer
 
 if TYPE_CHECKING:
+    from typer._click.core import Context as TyperContext  # typer vendors click: its groups take this Context
+
     from stripebench_tui.batch.manifest import Batch
 from typer.core import TyperGroup
 
@@ -21,7 +22,7 @@ from stripebench_tui.errors import RuntimeProblem, UserError
 class _RunByDefault(TyperGroup):
     """``stripebench batch ENV…`` is ``stripebench batch run ENV…``; ``batch report DIR`` is the other command."""
 
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+    def parse_args(self, ctx: TyperContext, args: list[str]) -> list[str]:
         if args and args[0] not in self.commands and args[0] not in ("--help", "-h"):
             args = ["run", *args]
         return super().parse_args(ctx, args)

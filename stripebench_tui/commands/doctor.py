@@ -116,8 +116,8 @@ def doctor(
     results.extend(_check_environments())
     results.extend(_check_toolchains())
     results.extend(_check_harnesses())
-    for ok, text in results:
-        typer.echo(f"{'-   ' if ok is None else 'ok  ' if ok else 'FAIL'}  {text}")
+    for state, text in results:
+        typer.echo(f"{'-   ' if state is None else 'ok  ' if state else 'FAIL'}  {text}")
     failed = sum(1 for ok, _ in results if ok is False)
     if failed:
         typer.echo(f"stripebench doctor: {failed} problem(s) found", err=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -56,7 +57,7 @@ def _bench_envs(path: Path, as_json: bool) -> None:
     folders = bench_folders_under(path)
     if not folders:
         raise UserError(f"{path}: no benchmark folders there (each holds environment/ and grader/)")
-    rows = []
+    rows: list[dict[str, Any]] = []
     for folder in folders:
         try:
             found = load_bench_folder(folder)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import typer
 
@@ -203,7 +203,7 @@ async def _headless_fork(trace_path: Trace | Path, at_turn: int | None, config: 
         if getattr(episode, "checkpoint", None) is not None:
             print(f"forked from the checkpoint of turn {at_turn} (nothing re-executed)", file=sys.stderr)
             return
-        div = episode.fork.checker.divergence
+        div = cast(Any, episode).fork.checker.divergence  # a forked episode (runtime.fork) carries its fork
         print(f"divergence: {div['text']}" if div else "divergence: none", file=sys.stderr)
 
     return await play_headless(config, make, after)

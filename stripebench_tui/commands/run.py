@@ -141,7 +141,7 @@ def run(
         config.sandbox = sandbox
     if not headless:
         try:
-            from stripebench_tui.tui.apps.live_app import run_live  # type: ignore[import-not-found]
+            from stripebench_tui.tui.apps.live_app import run_live
         except ImportError:
             raise UserError("the live TUI is not built yet; run with --headless to print the episode instead") from None
         raise typer.Exit(run_live(config, present=present is True))
@@ -210,7 +210,7 @@ OPERATOR_WORDS = {
 }
 
 
-def operator_line(driver: Driver, line: str) -> bool:
+def operator_line(driver: Driver | None, line: str) -> bool:
     """Apply a headless operator command (approve, reject [why], edit JSON, stop, pause, resume, step, inject TEXT); False if none."""
     word, _, rest = line.strip().partition(" ")
     action = OPERATOR_WORDS.get(word)

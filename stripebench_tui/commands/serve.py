@@ -52,7 +52,7 @@ def serve(
 
 
 def _target(target: str, present: bool, speed: float, agent: str, approve: str, paused: bool, seed: int,
-            episode_dir: Path | None):  # type: ignore[no-untyped-def]
+            episode_dir: Path | None):
     """What to serve, checked before the server starts (a bad trace or environment is one line, not a page)."""
     from stripebench_tui.commands.replay import sample_or_path
     from stripebench_tui.core.events import EpisodeEnd
@@ -83,7 +83,7 @@ def _target(target: str, present: bool, speed: float, agent: str, approve: str, 
     return live_target, host
 
 
-def _live_target(env: str, agent: str, approve: str, paused: bool, seed: int, episode_dir: Path | None):  # type: ignore[no-untyped-def]
+def _live_target(env: str, agent: str, approve: str, paused: bool, seed: int, episode_dir: Path | None):
     from stripebench_tui.runtime.episode import Episode, EpisodeConfig
     from stripebench_tui.runtime.sandbox import TRACE_NAME, new_episode_dir
     from stripebench_tui.serve.server import LiveHost, ServeTarget

@@ -88,7 +88,7 @@ class Redactor:
         """``raw`` (a log line) with secrets replaced; bytes that are not UTF-8 pass through unchanged."""
         return self.text(raw.decode("utf-8", "surrogateescape")).encode("utf-8", "surrogateescape")
 
-    def value(self, v: JSONValue) -> Any:
+    def value(self, v: object) -> Any:
         """A copy of ``v`` (str, dict, list, tuple or scalar) with secrets replaced everywhere."""
         if isinstance(v, str):
             return self.text(v)

@@ -21,7 +21,7 @@ import os
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Callable
+from typing import Callable, cast
 
 from stripebench_tui.core.episode_files import Refused, read_episode_file
 from stripebench_tui.core.json_value import JSONValue
@@ -81,7 +81,7 @@ def _parse(raw: bytes, path: Path) -> tuple[Review, list[Review]]:
     def one(item: JSONValue, where: str) -> Review:
         if not isinstance(item, dict) or item.get("verdict") not in VERDICTS:
             raise BadFileError(f"{path}: {where} has no verdict among {', '.join(VERDICTS)}")
-        return Review(item["verdict"], str(item.get("note", ""))[:MAX_NOTE_CHARS], str(item.get("reviewer", "")),
+        return Review(cast(str, item["verdict"]), str(item.get("note", ""))[:MAX_NOTE_CHARS], str(item.get("reviewer", "")),
                       str(item.get("at", "")))
 
     history = doc.get("history", [])

@@ -14,7 +14,7 @@ import copy
 import hashlib
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from stripebench_tui.envs.deps import cache_root
 from stripebench_tui.envs.bench_overlay import OVERLAY_SUFFIX, ExternalGraderSpec, MutantSpec, Overlay, find_overlay
@@ -96,7 +96,7 @@ def problems(folder: Path) -> list[str | None]:
     subs = sorted(d.name for d in env_dir.iterdir() if d.is_dir() and (d / "PROBLEM.md").is_file())
     if not subs:
         raise BadFileError(f"{folder}: environment/ has no PROBLEM.md, neither at its top nor in a sub-folder ({LAYOUT_HELP})")
-    return subs
+    return cast("list[str | None]", subs)
 
 
 def env_id(folder: Path, problem: str | None) -> str:
@@ -259,7 +259,7 @@ def _from_oracle(oracle: list[dict[str, Any]], mutant: MutantSpec) -> list[dict[
         found = sum(_count_in(step, old) for step in steps)
         if not found:
             raise BadFileError(f"{what}: replace finds no {old[:60]!r} in the oracle's steps")
-        steps = [_replaced(step, old, new) for step in steps]
+        steps = [cast("dict[str, Any]", _replaced(step, old, new)) for step in steps]
     return steps
 
 

@@ -75,14 +75,16 @@ class Detector400:
 
     def feed(self, event: Event) -> list[Finding] | None:
         if isinstance(event, StripeRequest):
-            return self._request(event)
+            self._request(event)
+            return None
         if isinstance(event, ToolCall):
             self.calls[event.call_id] = event
             if event.tool == "create_file" and "submission" in str(event.arguments.get("path", "")):
                 return self._claim(event, "writes the submission")
             return None
         if isinstance(event, ToolResult):
-            return self._result(event)
+            self._result(event)
+            return None
         if isinstance(event, ModelMessage) and event.role == "assistant" and claims_done(event.text):
             return self._claim(event, "says the work is done")
         return None

@@ -7,7 +7,7 @@ Only an end the agent chose counts (``agent_done``): running out of turns or bei
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, cast
 
 from stripebench_tui.core.events import FAIL, PASS, Event, Finding, GraderVerdict, StripeRequest, ToolCall
 from stripebench_tui.findings.base import finding, is_edit, shell_command
@@ -40,7 +40,7 @@ class UnverifiedFinish:
                 pass  # already checked: no need to read the command
             elif event.tool.startswith("browser_") or _REACHES_APP.search(shell_command(event)):
                 self.checked_since_edit = True
-        elif not self.checked_since_edit and event.source in ("app", "browser"):  # a StripeRequest
+        elif not self.checked_since_edit and cast(StripeRequest, event).source in ("app", "browser"):  # see wants
             self.checked_since_edit = True
         return None
 

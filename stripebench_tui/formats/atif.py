@@ -26,7 +26,7 @@ from dataclasses import asdict
 from datetime import datetime, timedelta, timezone
 from itertools import islice
 from pathlib import Path
-from typing import Any, Callable, TextIO
+from typing import Any, Callable, TextIO, cast
 
 from stripebench_tui import __version__
 from stripebench_tui.core import json_depth
@@ -49,9 +49,9 @@ _AGENT = ({"name", "version"}, {"model_name", "tool_definitions", "extra"})
 _STEP = ({"step_id", "source", "message"}, {"timestamp", "model_name", "reasoning_effort", "reasoning_content", "tool_calls", "observation", "metrics", "extra", "llm_call_count", "is_copied_context"})
 _CALL = ({"tool_call_id", "function_name", "arguments"}, {"extra"})
 _OBSERVATION = ({"results"}, {"extra"})
-_RESULT = (set(), {"source_call_id", "content", "subagent_trajectory_ref", "extra"})
-_METRICS = (set(), {"prompt_tokens", "completion_tokens", "cached_tokens", "cost_usd", "prompt_token_ids", "completion_token_ids", "logprobs", "extra"})
-_FINAL = (set(), {"total_prompt_tokens", "total_completion_tokens", "total_cached_tokens", "total_cost_usd", "total_steps", "extra"})
+_RESULT: tuple[set[str], set[str]] = (set(), {"source_call_id", "content", "subagent_trajectory_ref", "extra"})
+_METRICS: tuple[set[str], set[str]] = (set(), {"prompt_tokens", "completion_tokens", "cached_tokens", "cost_usd", "prompt_token_ids", "completion_token_ids", "logprobs", "extra"})
+_FINAL: tuple[set[str], set[str]] = (set(), {"total_prompt_tokens", "total_completion_tokens", "total_cached_tokens", "total_cost_usd", "total_steps", "extra"})
 _ROLE_TO_SOURCE = {"assistant": "agent", "user": "user", "system": "system", "operator": "user"}
 _SOURCE_TO_ROLE = {"agent": "assistant", "user": "user", "system": "system"}
 
@@ -152,8 +152,8 @@ def _num(value: JSONValue, default: float) -> float:
 
 def _ours(extra: JSONValue) -> dict[str, Any]:
     """Our own round-trip metadata inside an ATIF ``extra`` object, if any."""
-    if isinstance(extra, dict) and isinstance(extra.get("stripebench"), dict):
-        return extra["stripebench"]
+    if isinstance(extra, dict) and isinstance(ours := extra.get("stripebench"), dict):
+        return ours
     return {}
 
 
@@ -252,11 +252,11 @@ def events_from_atif(doc: JSONValue, source: str = "ATIF") -> tuple[Header, list
         else:
             has_message = bool(text or reasoning or metrics or src != "agent" or not step.get("tool_calls"))
         if has_message:
-            role = mine.get("role") if mine.get("role") in _ROLE_TO_SOURCE else _SOURCE_TO_ROLE[src]
+            role = cast(str, mine.get("role")) if mine.get("role") in _ROLE_TO_SOURCE else _SOURCE_TO_ROLE[src]
             events.append(ModelMessage(seq=seq_for(mine.get("seq")), t=t, turn=turn, role=role, text=text, reasoning=reasoning,
                                        model=step.get("model_name") or "", tokens_in=tokens_in, tokens_out=tokens_out,
                                        cost_usd=float(cost) if cost is not None else None, ttft=ttft, latency=latency))
-        calls_meta = mine.get("calls") if isinstance(mine.get("calls"), dict) else {}
+        calls_meta = got if isinstance(got := mine.get("calls"), dict) else {}
         tool_calls = step.get("tool_calls") or []
         if not isinstance(tool_calls, list):
             raise check.fail(where, "'tool_calls' must be an array")
@@ -268,7 +268,7 @@ def events_from_atif(doc: JSONValue, source: str = "ATIF") -> tuple[Header, list
             args = call.get("arguments")
             if not isinstance(args, dict):
                 raise check.fail(cwhere, "'arguments' must be an object")
-            cm = calls_meta.get(call_id) if isinstance(calls_meta.get(call_id), dict) else {}
+            cm = got if isinstance(got := calls_meta.get(call_id), dict) else {}
             call_tools[call_id] = name
             events.append(ToolCall(seq=seq_for(cm.get("seq")), t=_num(cm.get("t"), t), turn=turn, call_id=call_id, tool=name,
                                    arguments=args, actor=str(cm.get("actor", "agent")), server=str(cm.get("server", ""))))
@@ -278,13 +278,13 @@ def events_from_atif(doc: JSONValue, source: str = "ATIF") -> tuple[Header, list
             results = observation["results"]
             if not isinstance(results, list):
                 raise check.fail(f"{where}.observation", "'results' must be an array")
-            results_meta = mine.get("results") if isinstance(mine.get("results"), dict) else {}
+            results_meta = got if isinstance(got := mine.get("results"), dict) else {}
             for i, res in enumerate(results):
                 rwhere = f"{where}.observation.results[{i}]"
                 check.obj(res, rwhere, _RESULT)
                 call_id = check.typed(res, "source_call_id", str, rwhere) or f"step{step_id}-result{i}"
                 output = _content_text(res.get("content"), check, f"{rwhere}.content")
-                rm = results_meta.get(call_id) if isinstance(results_meta.get(call_id), dict) else {}
+                rm = got if isinstance(got := results_meta.get(call_id), dict) else {}
                 rturn = rm["turn"] if isinstance(rm.get("turn"), int) else turn  # answered in a later turn
                 events.append(ToolResult(seq=seq_for(rm.get("seq")), t=_num(rm.get("t"), t), turn=rturn, call_id=call_id,
                                          tool=call_tools.get(call_id, "observation"), output=output,
@@ -363,7 +363,7 @@ class AtifExport:
         found, self.derived = fold.summary.findings, False
         if not found:  # a trace from before the detectors: what they find over it now, labelled derived (as in a report)
             found, self.derived = deriver.findings, bool(deriver.findings)
-        self.findings = [{"detector": f.detector, "message": f.message, "severity": f.severity, "turn": f.turn,
+        self.findings: list[dict[str, Any]] = [{"detector": f.detector, "message": f.message, "severity": f.severity, "turn": f.turn,
                           "seq": None if self.derived else f.seq, "evidence": f.evidence,
                           **({"derived": True} if self.derived else {})} for f in found]
         self.notes = load_notes(trace.path)
@@ -396,7 +396,8 @@ class AtifExport:
             shutil.copyfileobj(spool, out)
         out.write(text[steps_end:])
 
-    def _skeleton(self, by_turn: JSONValue, events: JSONValue, steps: JSONValue) -> dict[str, Any]:
+    def _skeleton(self, by_turn: list[dict[str, Any]] | str, events: list[dict[str, Any]] | str,
+                  steps: list[dict[str, Any]] | str) -> dict[str, Any]:
         """The document, with ``by_turn`` (the time profile's turns), ``events`` and ``steps`` as given."""
         trace, header = self.trace, self.trace.header
         ours: dict[str, Any] = {"header": header.to_dict(), "events": events}
@@ -466,7 +467,7 @@ class AtifExport:
             if kind == _AS_MESSAGE:
                 assert isinstance(ev, ModelMessage) and i is not None
                 source = _ROLE_TO_SOURCE.get(ev.role, "user")
-                step = {"step_id": 0, "source": source, "message": ev.text}
+                step: dict[str, Any] = {"step_id": 0, "source": source, "message": ev.text}
                 stamp(step, ev.t)
                 if source == "agent":
                     if ev.model:

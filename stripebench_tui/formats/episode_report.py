@@ -308,10 +308,11 @@ def build_report(trace: Trace, *, embed_images: bool = True) -> Report:
             turn.calls.append(call)
             turn_of[("call_id", ev.call_id)] = ev.turn
         elif isinstance(ev, ToolResult):
-            call = calls.get(ev.call_id)
-            if call is None:  # a result whose call is not in the trace: shown on its own
-                call = ReportCall(clean(ev.call_id), clean(ev.tool), "", "")
-                turn.calls.append(call)
+            found = calls.get(ev.call_id)
+            if found is None:  # a result whose call is not in the trace: shown on its own
+                found = ReportCall(clean(ev.call_id), clean(ev.tool), "", "")
+                turn.calls.append(found)
+            call = found
             failed = ev.is_error or ev.exit_code not in (None, 0)
             call.status, call.exit_code, call.duration = ("failed" if failed else "ok"), ev.exit_code, ev.duration
             call.output = cut_output(trace.full_output(ev) if ev.sidecar else ev.output, clean)

@@ -13,6 +13,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from stripebench_tui.core.redact import Redactor
 from stripebench_tui.errors import BadFileError
@@ -39,7 +40,7 @@ class EmbeddedRecording:
         return json.dumps(sorted([t, turn] for turn, t in self.markers.items()))
 
 
-def read_recording(path: Path) -> tuple[dict[str, object], list[list[object]]]:
+def read_recording(path: Path) -> tuple[dict[str, Any], list[list[object]]]:
     """(header, events) of an asciicast v2 file; ``BadFileError`` naming the line when it is not one."""
     try:
         lines = path.read_text(encoding="utf-8").splitlines()

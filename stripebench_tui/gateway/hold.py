@@ -52,7 +52,7 @@ class Holds:
     """Which calls hold a response, the operator's decisions on them, and the history a rejection restores."""
 
     def __init__(self, needs: Callable[[str], bool], stand_in: StandIn = unknown_tool,
-                 on_held: Callable[[Exchange], None] | None = None) -> None:
+                 on_held: Callable[[Exchange], object] | None = None) -> None:
         self.needs = needs
         self.stand_in = stand_in
         self.on_held = on_held

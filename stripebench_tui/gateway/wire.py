@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import orjson
 
@@ -86,8 +86,8 @@ def _content_text(content: JSONValue) -> str:
         if isinstance(part, str):
             parts.append(part)
         elif isinstance(part, dict):
-            if isinstance(part.get("text"), str):
-                parts.append(part["text"])
+            if isinstance(text := part.get("text"), str):
+                parts.append(text)
             elif part.get("type") in ("image", "image_url", "input_image"):
                 parts.append("[image]")
     return "\n".join(parts)
@@ -310,8 +310,8 @@ class OpenAIChat(Wire):
 
 def _openai_usage(reply: Reply, usage: JSONValue) -> None:
     if isinstance(usage, dict):
-        reply.tokens_in = usage.get("prompt_tokens", usage.get("input_tokens"))
-        reply.tokens_out = usage.get("completion_tokens", usage.get("output_tokens"))
+        reply.tokens_in = cast("int | None", usage.get("prompt_tokens", usage.get("input_tokens")))
+        reply.tokens_out = cast("int | None", usage.get("completion_tokens", usage.get("output_tokens")))
 
 
 class _ChatStream(StreamParser):

@@ -11,7 +11,7 @@ import json
 import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from stripebench_tui.core.json_value import JSONValue
 
@@ -133,7 +133,7 @@ def _item(name: str, value: JSONValue) -> TestResult:
         elif status:
             ok = status in _PASS_WORDS
         elif isinstance(score, (int, float)) and not isinstance(score, bool):
-            ok = score >= float(value.get("max_score", 1.0))
+            ok = score >= float(cast(float, value.get("max_score", 1.0)))  # not a number: raises, as before
         else:
             raise ReportError(f"score JSON entry {name!r} has neither score, passed nor status")
         message = "" if ok else str(value.get("message") or value.get("error") or "")

@@ -33,7 +33,7 @@ import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, cast
 
 from stripebench_tui.errors import RuntimeProblem
 
@@ -199,7 +199,7 @@ class EpisodeServer:
         await ws.prepare(request)
         control = self.control_file if role == "operator" else None
         service = AppService(self.app_command(control), write_bytes=ws.send_bytes, write_str=ws.send_str,
-                             close=ws.close, download_manager=self.textual.download_manager)
+                             close=cast("Callable[[], Awaitable[None]]", ws.close), download_manager=self.textual.download_manager)
         await service.start(_int(request.query.get("width", "80"), 80), _int(request.query.get("height", "24"), 24))
         try:
             async for message in ws:

@@ -11,9 +11,12 @@ import os
 import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from stripebench_tui.errors import UserError, with_exit_code
+
+if TYPE_CHECKING:
+    from stripe._base_address import BaseAddresses
 
 EMULATOR, REAL = "emulator", "stripe"
 BACKENDS = (EMULATOR, REAL)
@@ -59,7 +62,7 @@ class StripeBackend:
         """An official SDK client for this backend (async calls go through httpx)."""
         import stripe
 
-        base = {"api": self.api_base} if self.api_base else {}
+        base: BaseAddresses = {"api": self.api_base} if self.api_base else {}
         if self.api_version:
             kwargs.setdefault("stripe_version", self.api_version)
         return stripe.StripeClient(self.secret_key, base_addresses=base, http_client=stripe.HTTPXClient(), **kwargs)

@@ -42,7 +42,7 @@ from stripebench_tui.core.driver import Driver
 from stripebench_tui.core.json_value import JSONValue
 
 if TYPE_CHECKING:  # the emulator is loaded when an episode uses it
-    from stripebench_emulator import Emulator
+    from stripebench_emulator import Emulator, HookReply
 
 BODY_CAP = 4000  # characters kept of each body; the rest is counted, not kept
 MAX_IDS = 20  # object ids kept per request (a list answer can name a hundred)
@@ -76,11 +76,11 @@ def object_ids(path: str, body: JSONValue) -> list[str]:
     """The object ids a request touched: those in its path, the answer's own id, a list answer's items."""
     found: list[str] = [seg for seg, is_id in path_parts(path) or () if is_id]
     if isinstance(body, dict):
-        if isinstance(body.get("id"), str) and body.get("object") not in ("list", "search_result"):
-            found.append(body["id"])
-        for item in body.get("data", ()) if isinstance(body.get("data"), list) else ():
-            if isinstance(item, dict) and isinstance(item.get("id"), str):
-                found.append(item["id"])
+        if isinstance(own := body.get("id"), str) and body.get("object") not in ("list", "search_result"):
+            found.append(own)
+        for item in data if isinstance(data := body.get("data"), list) else ():
+            if isinstance(item, dict) and isinstance(listed := item.get("id"), str):
+                found.append(listed)
     seen: list[str] = []
     for i in found:
         if i not in seen:
@@ -183,7 +183,7 @@ class RequestLog:
             reply_body = payload.decode("utf-8", "replace")
         self._record(method, path, query, body, headers, status, reply_headers, reply_body, seconds)
 
-    def hook(self, method: str, path: str, query: str, body: bytes, headers: dict[str, str], reply: JSONValue,
+    def hook(self, method: str, path: str, query: str, body: bytes, headers: dict[str, str], reply: HookReply,
              seconds: float) -> None:
         """The emulator's response hook (serving thread): queue the event, ask the loop to publish it."""
         self._record(method, path, query, body, headers, reply.status, reply.headers, reply.body, seconds)

@@ -19,17 +19,17 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from stripebench_tui.core.bus import EventBus
 from stripebench_tui.core.events import SOURCE_HEADER, Service, StripeObject
 from stripebench_tui.core.profile import PUBLISH, harness_part
 from stripebench_tui.errors import RuntimeProblem
 from stripebench_tui.core.driver import Driver
-from stripebench_tui.core.json_value import JSONValue
 
 if TYPE_CHECKING:  # the SDK is loaded by whoever makes the client
     import stripe
+    from stripe.params import EventListParams
 
 log = logging.getLogger(__name__)
 
@@ -39,13 +39,13 @@ REAL_INTERVAL = 1.0  # real Stripe rate-limits test mode; once a second is plent
 _OWN: Any = {"headers": {SOURCE_HEADER: "watcher"}}  # the request log leaves the watcher's own polls out
 
 
-def _plain(obj: JSONValue) -> Any:
+def _plain(obj: stripe.StripeObject) -> Any:
     """An SDK object as plain JSON-ready data."""
     if hasattr(obj, "to_dict"):
         try:
             return obj.to_dict(recursive=True)
         except TypeError:  # older SDKs: to_dict_recursive
-            return obj.to_dict_recursive()
+            return cast(Any, obj).to_dict_recursive()
     return obj
 
 
@@ -120,7 +120,7 @@ class StripeWatcher:
             fresh: list[Any] = []
             if self.cursor is None:
                 # No event existed at start: everything listed is new. Walk from the newest backwards.
-                params: dict[str, Any] = {"limit": PAGE}
+                params: EventListParams = {"limit": PAGE}
                 while True:
                     page = await self.client.v1.events.list_async(params=params, options=_OWN)
                     fresh.extend(page.data)

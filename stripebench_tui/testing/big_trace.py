@@ -76,7 +76,7 @@ def events(count: int, *, turns: int | None = None, findings: bool = True, seed:
     while seq < last:
         turn += 1
         budget = per_turn or rng.randint(8, 16)
-        turn_events = [_message(rng)]
+        turn_events: list[Event] = [_message(rng)]
         while len(turn_events) < budget:
             n += 1
             turn_events += _call(rng, n)

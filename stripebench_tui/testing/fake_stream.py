@@ -39,6 +39,7 @@ def anthropic_events(reply: dict[str, Any]) -> Iterator[bytes]:
     yield sse("message_start", {"type": "message_start", "message": start})
     for index, block in enumerate(reply["content"]):
         kind = block["type"]
+        first: dict[str, Any]
         if kind == "text":
             first, deltas = {"type": "text", "text": ""}, [{"type": "text_delta", "text": p} for p in _pieces(block["text"])]
         elif kind == "thinking":
@@ -87,7 +88,7 @@ def _offered(body: dict[str, Any]) -> dict[str, tuple[str, str, str]]:
     (Codex's MCP tools), each as (namespace, name, type). Codex may also list tools in an ``additional_tools`` item."""
     found: dict[str, tuple[str, str, str]] = {}
     listed = list(body.get("tools") or [])
-    for item in body.get("input") if isinstance(body.get("input"), list) else []:
+    for item in given if isinstance(given := body.get("input"), list) else []:
         if isinstance(item, dict) and item.get("type") == "additional_tools":
             listed += item.get("tools") or []
     for tool in listed:

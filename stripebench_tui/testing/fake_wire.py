@@ -38,7 +38,7 @@ class ScriptedTurn:
         """Build from the script file's JSON form."""
         calls = [ScriptedCall(c["name"], c.get("arguments") or {}, c.get("raw_arguments")) for c in data.get("tool_calls", [])]
         usage = tuple(data["usage"]) if data.get("usage") else None
-        return cls(data.get("text", ""), calls, data.get("reasoning", ""), usage)  # type: ignore[arg-type]
+        return cls(data.get("text", ""), calls, data.get("reasoning", ""), usage)
 
 
 def turns_from_plan(steps: list[Any], final_text: str = "Done: the task is complete.") -> list[ScriptedTurn]:
@@ -159,11 +159,11 @@ def check_anthropic(body: dict[str, Any]) -> str | None:
     for i, msg in _turns(messages):
         if msg.get("role") != expected:
             return f"messages.{i}: roles must alternate, starting with user"
-        content = msg["content"] if isinstance(msg.get("content"), list) else [{"type": "text", "text": msg.get("content")}]
+        content: list[dict[str, Any]] = msg["content"] if isinstance(msg.get("content"), list) else [{"type": "text", "text": msg.get("content")}]
         if not content:
             return f"messages.{i}: content must not be empty"
         if expected == "user":
-            results = [b.get("tool_use_id") for b in content[: len(owed)] if b.get("type") == "tool_result"]
+            results: list[Any] = [b.get("tool_use_id") for b in content[: len(owed)] if b.get("type") == "tool_result"]
             if sorted(results) != sorted(owed):
                 return f"messages.{i}: tool_use ids were found without tool_result blocks immediately after: {owed}"
             extra = [b for b in content[len(owed):] if b.get("type") == "tool_result"]

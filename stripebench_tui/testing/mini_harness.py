@@ -19,7 +19,10 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
+
+if TYPE_CHECKING:
+    from openai.types.chat import ChatCompletionMessageFunctionToolCall
 
 SCHEMA = {
     "shell": {"type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]},
@@ -42,8 +45,8 @@ def anthropic_loop(task: str, hang_after: int | None) -> None:
     import anthropic
 
     client = anthropic.Anthropic(max_retries=2)
-    tools = [{"name": n, "description": n, "input_schema": s} for n, s in SCHEMA.items()]
-    messages: list[dict[str, Any]] = [{"role": "user", "content": task}]
+    tools: list[Any] = [{"name": n, "description": n, "input_schema": s} for n, s in SCHEMA.items()]  # the SDK's dicts
+    messages: list[Any] = [{"role": "user", "content": task}]
     for turn in range(1, 100):
         with client.messages.stream(model="claude-sonnet-5-5", max_tokens=1024, messages=messages, tools=tools) as s:
             reply = s.get_final_message()
@@ -65,8 +68,8 @@ def openai_loop(task: str, hang_after: int | None) -> None:
     import openai
 
     client = openai.OpenAI(max_retries=2)
-    tools = [{"type": "function", "function": {"name": n, "parameters": s}} for n, s in SCHEMA.items()]
-    messages: list[dict[str, Any]] = [{"role": "user", "content": task}]
+    tools: list[Any] = [{"type": "function", "function": {"name": n, "parameters": s}} for n, s in SCHEMA.items()]
+    messages: list[Any] = [{"role": "user", "content": task}]
     for turn in range(1, 100):
         reply = client.chat.completions.create(model="gpt-4o", messages=messages, tools=tools)
         message = reply.choices[0].message
@@ -74,7 +77,7 @@ def openai_loop(task: str, hang_after: int | None) -> None:
         messages.append(message.model_dump(mode="json", exclude_none=True))
         if not message.tool_calls:
             return
-        for call in message.tool_calls:
+        for call in cast("list[ChatCompletionMessageFunctionToolCall]", message.tool_calls):  # the tools are functions
             output, _failed = run_tool(call.function.name, json.loads(call.function.arguments or "{}"))
             messages.append({"role": "tool", "tool_call_id": call.id, "content": output})
         if hang_after is not None and turn >= hang_after:

@@ -18,7 +18,8 @@ from urllib.parse import urlsplit
 from mcp.server.mcpserver import MCPServer
 from mcp_types import CallToolResult
 from playwright.async_api import Error as PlaywrightError
-from playwright.async_api import Locator, Page, async_playwright
+from playwright.async_api import Browser as PlaywrightBrowser
+from playwright.async_api import Locator, Page, Playwright, async_playwright
 
 from stripebench_tui.chromium import launch_options
 from stripebench_tui.errors import UserError
@@ -40,8 +41,8 @@ class Browser:
         # how long a click or key press waits for the page requests it started: no longer than an action may take
         self.settle_limit_s = min(LIMIT_S, timeout_s)
         self.headed = headed
-        self._playwright = None
-        self._browser = None
+        self._playwright: Playwright | None = None
+        self._browser: PlaywrightBrowser | None = None
         self._page: Page | None = None
         self._lock = asyncio.Lock()
         self._shots = 0

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from typing import cast
 
 from playwright.async_api import Frame, Locator, Page
 
@@ -41,11 +42,11 @@ def click_strategies(target: str, role: str | None) -> list[tuple[str, LocatorFa
     if looks_like_selector(target):
         ways.append((f"selector {target!r}", lambda f: f.locator(target)))
     for r in CLICKABLE_ROLES:
-        ways.append((f"{r} named {target!r}", lambda f, r=r: f.get_by_role(r, name=target, exact=True)))
+        ways.append((f"{r} named {target!r}", cast(LocatorFactory, lambda f, r=r: f.get_by_role(r, name=target, exact=True))))
     ways.append((f"field labelled {target!r}", lambda f: f.get_by_label(target, exact=True)))
     ways.append((f"text {target!r}", lambda f: f.get_by_text(target, exact=True)))
     for r in CLICKABLE_ROLES[:2]:
-        ways.append((f"{r} named like {target!r}", lambda f, r=r: f.get_by_role(r, name=target)))
+        ways.append((f"{r} named like {target!r}", cast(LocatorFactory, lambda f, r=r: f.get_by_role(r, name=target))))
     ways.append((f"text like {target!r}", lambda f: f.get_by_text(target)))
     return ways
 
@@ -60,7 +61,7 @@ def field_strategies(field: str) -> list[tuple[str, LocatorFactory]]:
         (f"field with placeholder {field!r}", lambda f: f.get_by_placeholder(field, exact=True)),
     ]
     for r in FIELD_ROLES:
-        ways.append((f"{r} named {field!r}", lambda f, r=r: f.get_by_role(r, name=field, exact=True)))
+        ways.append((f"{r} named {field!r}", cast(LocatorFactory, lambda f, r=r: f.get_by_role(r, name=field, exact=True))))
     ways += [
         (f"field labelled like {field!r}", lambda f: f.get_by_label(field)),
         (f"field with placeholder like {field!r}", lambda f: f.get_by_placeholder(field)),

@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from importlib.metadata import version
 from pathlib import Path
+from typing import cast
 
 from stripebench_tui.shared_cache import lock_file, locked
 
@@ -112,7 +113,7 @@ def _request_line(fn: ast.FunctionDef) -> str:
             if len(args) >= 2 and isinstance(args[0], ast.Constant):
                 path = args[1]
                 if isinstance(path, ast.Call) and getattr(path.func, "attr", "") == "format":
-                    path = path.func.value  # "/v1/customers/{customer}".format(...)
+                    path = cast(ast.Attribute, path.func).value  # "/v1/customers/{customer}".format(...)
                 if isinstance(path, ast.Constant):
                     text = str(path.value)
                 elif isinstance(path, ast.JoinedStr):

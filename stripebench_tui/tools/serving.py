@@ -23,7 +23,7 @@ import signal
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from mcp.server.lowlevel import Server
 from mcp.server.mcpserver import MCPServer
@@ -32,6 +32,9 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import CallToolRequestParams, CallToolResult, ListToolsResult, PaginatedRequestParams, TextContent
 
 from stripebench_tui.tools import SERVER_META
+
+if TYPE_CHECKING:
+    from anyio import AsyncFile
 
 Cleanup = Callable[[], Awaitable[None]]
 Served = tuple[MCPServer, list[Cleanup]]  # a server ready to serve and what to run when it stops
@@ -171,7 +174,9 @@ async def _serve_fast(endpoint: Server) -> None:
     await asyncio.get_running_loop().connect_read_pipe(
         lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(wire_in, "rb", 0)
     )
-    async with stdio_server(_LineReader(reader), _PipeWriter(wire_out)) as (read_stream, write_stream):
+    # the two give what the SDK's transport uses of an AsyncFile (readline/write/flush), without its threads
+    async with stdio_server(cast("AsyncFile[str]", _LineReader(reader)), cast("AsyncFile[str]", _PipeWriter(wire_out))) \
+            as (read_stream, write_stream):
         await endpoint.run(read_stream, write_stream, endpoint.create_initialization_options())
 
 
@@ -193,7 +198,7 @@ async def serve_stdio(server: MCPServer | list[MCPServer], cleanups: list[Cleanu
     """
     servers = server if isinstance(server, list) else [server]
     loop = asyncio.get_running_loop()
-    main = asyncio.current_task()
+    main = cast("asyncio.Task[Any]", asyncio.current_task())  # called in a task
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, main.cancel)
     try:

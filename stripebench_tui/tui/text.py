@@ -8,7 +8,6 @@ import re
 from rich.text import Text
 
 from stripebench_tui.core.sanitize import sanitize
-from stripebench_tui.core.json_value import JSONValue
 
 
 def clean(text: str) -> str:
@@ -21,7 +20,7 @@ def plain(text: str, style: str = "") -> Text:
     return Text(clean(text), style=style)
 
 
-def pretty_json(value: JSONValue) -> str:
+def pretty_json(value: object) -> str:
     """Indented JSON for display (non-JSON values fall back to ``str``)."""
     try:
         return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=False, default=str)

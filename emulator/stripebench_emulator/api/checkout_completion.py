@@ -12,7 +12,7 @@ SetupIntent confirmed as its endpoint confirms it) and calls them for it.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, cast
 
 from stripebench_emulator.rules import billing_changes as changes
 from stripebench_emulator.rules import billing_cycle, redemption
@@ -100,13 +100,14 @@ def submit(ctx: RequestContext, session: dict[str, Any], form: dict[str, Any]) -
     if problem:
         return problem
     details = _details(ctx, session, form) | options.record_answers(session, form)
-    month, year = (int(part) for part in _EXPIRY.match(form["expiry"]).groups() if part is not None)
+    month, year = (int(part) for part in cast(re.Match[str], _EXPIRY.match(form["expiry"])).groups()  # _validate matched it
+                   if part is not None)
     try:
         pm = methods.create_card(ctx, form["card_number"], month, year, form["cvc"].strip(),
                                          billing_details={k: details[k] for k in ("email", "name", "phone")}
                                          | ({"address": details["address"]} if details["address"] else {}))
-    except StripeError as err:
-        return _from_stripe_error(err)
+    except StripeError as exc:
+        return _from_stripe_error(exc)
     session["_details"] = details
     session["_shipping"] = {"address": _address(form, "shipping"), "name": details["name"]} \
         if session.get("shipping_address_collection") else None
@@ -317,7 +318,7 @@ def apply_promotion_code(ctx: RequestContext, session: dict[str, Any], code: str
     return None
 
 
-def set_quantity(ctx: RequestContext, session: dict[str, Any], index: Any, quantity: Any) -> dict[str, Any] | None:
+def set_quantity(ctx: RequestContext, session: dict[str, Any], index: object, quantity: object) -> dict[str, Any] | None:
     """Change an adjustable line item's quantity within its bounds (None on success, else the page error)."""
     items = session["_items"]
     if session["status"] != "open" or not isinstance(index, int) or not 0 <= index < len(items):
@@ -336,7 +337,7 @@ def set_quantity(ctx: RequestContext, session: dict[str, Any], index: Any, quant
     return None
 
 
-def add_optional_item(ctx: RequestContext, session: dict[str, Any], index: Any) -> dict[str, Any] | None:
+def add_optional_item(ctx: RequestContext, session: dict[str, Any], index: object) -> dict[str, Any] | None:
     """The buyer adds one of the session's ``optional_items`` to the order (None on success, else the page error)."""
     offered = session.get("optional_items") or []
     added = session.setdefault("_added_optional", [])
@@ -353,7 +354,7 @@ def add_optional_item(ctx: RequestContext, session: dict[str, Any], index: Any) 
     return None
 
 
-def set_shipping_rate(ctx: RequestContext, session: dict[str, Any], rate_id: Any) -> dict[str, Any] | None:
+def set_shipping_rate(ctx: RequestContext, session: dict[str, Any], rate_id: object) -> dict[str, Any] | None:
     """The buyer picks one of the session's ``shipping_options`` (None on success, else the page error)."""
     chosen = next((o for o in session.get("shipping_options") or [] if o["shipping_rate"] == rate_id), None)
     if session["status"] != "open" or chosen is None:

@@ -56,7 +56,7 @@ def _subscription(ctx: RequestContext, params: dict[str, Any]) -> dict[str, Any]
 
 
 def _change_from_details(details: dict[str, Any]) -> dict[str, Any]:
-    change = {k: details[k] for k in ("items", "proration_behavior", "proration_date", "trial_end",
+    change: dict[str, Any] = {k: details[k] for k in ("items", "proration_behavior", "proration_date", "trial_end",
                                       "default_tax_rates") if k in details}
     if details.get("billing_cycle_anchor") == "now":
         change["billing_cycle_anchor"] = "now"

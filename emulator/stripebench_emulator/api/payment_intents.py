@@ -95,7 +95,7 @@ def create(ctx: RequestContext, params: dict[str, Any]) -> Any:
     if params.get("automatic_payment_methods") and params.get("payment_method_types"):
         raise invalid("You may only specify one of these parameters: automatic_payment_methods, "
                       "payment_method_types.", param="automatic_payment_methods")
-    confirm_params = {k: params.pop(k) for k in ("off_session", "return_url", "error_on_requires_action",
+    confirm_params: dict[str, Any] = {k: params.pop(k) for k in ("off_session", "return_url", "error_on_requires_action",
                                                   "mandate_data", "use_stripe_sdk", "confirm", "radar_options",
                                                   "confirmation_token") if k in params}
     if confirm_params.get("off_session") and not confirm_params.get("confirm"):

@@ -25,7 +25,7 @@ _INLINE_PRODUCT = {"name": Str(required=True), "active": Bool(), "id": Str(), "m
 class ProductRef(Param):
     """``product=prod_…`` or ``product[name]=…`` (Stripe accepts either on plans)."""
 
-    def convert(self, value: Any, name: str) -> Any:
+    def convert(self, value: object, name: str) -> Any:
         if isinstance(value, dict):
             return validate(_INLINE_PRODUCT, value, prefix=name)
         return Str().convert(value, name)

@@ -163,7 +163,7 @@ def create_confirmed(ctx: RequestContext, customer: str | None, payment_method: 
 @resource.route("POST", "/v1/setup_intents", params=CREATE)
 def create(ctx: RequestContext, params: dict[str, Any]) -> Any:
     """Create a SetupIntent (``confirm=true`` confirms it too)."""
-    confirm_params = {k: params.pop(k) for k in ("confirm", "return_url", "mandate_data", "use_stripe_sdk",
+    confirm_params: dict[str, Any] = {k: params.pop(k) for k in ("confirm", "return_url", "mandate_data", "use_stripe_sdk",
                                                   "confirmation_token") if k in params}
     si = new_setup_intent(ctx, params)
     if confirm_params.get("confirm"):

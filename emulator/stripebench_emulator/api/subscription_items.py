@@ -61,7 +61,7 @@ def _change(ctx: RequestContext, sub: dict[str, Any], spec: dict[str, Any], para
     if sub["status"] == "canceled":
         raise invalid("A canceled subscription can only update its cancellation_details and metadata.")
     now = billing_time.clock_now(ctx, sub.get("test_clock"))
-    update = {k: params[k] for k in ("proration_behavior", "proration_date", "payment_behavior") if k in params}
+    update: dict[str, Any] = {k: params[k] for k in ("proration_behavior", "proration_date", "payment_behavior") if k in params}
     error = billing_update.apply(billing_time.at(ctx, now), sub, {**update, "items": [spec]}, now)
     ctx.save(sub)
     ctx.emit("customer.subscription.updated", sub, previous=before)

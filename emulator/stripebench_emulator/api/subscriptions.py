@@ -64,7 +64,7 @@ def create_subscription(ctx: RequestContext, customer_id: str, items: list[dict[
     sub_id = ctx.new_id("sub")
     prices = [ctx.get("price", item["price"]) for item in items]
     recurring = [p for p in prices if p["recurring"]]
-    interval = recurring[0]["recurring"] if recurring else {"interval": "month", "interval_count": 1}
+    interval: dict[str, Any] = recurring[0]["recurring"] if recurring else {"interval": "month", "interval_count": 1}
     obj: dict[str, Any] = {
         "id": sub_id, "object": "subscription", "application": None, "application_fee_percent": None,
         "automatic_tax": {"disabled_reason": None, "enabled": False, "liability": None},
@@ -151,7 +151,7 @@ def _cancel_fields(sub: dict[str, Any], params: dict[str, Any], now: int) -> Non
 
 
 @resource.route("POST", "/v1/subscriptions", params=CREATE)
-def create(ctx: RequestContext, params: dict[str, Any]) -> dict[str, Any]:
+def create(ctx: RequestContext, params: dict[str, Any]) -> dict[str, Any] | StripeError:
     """Create a subscription and bill its first invoice (see ``billing_start``)."""
     customer = ctx.get("customer", params["customer"], param="customer")
     now = billing_time.clock_now(ctx, customer.get("test_clock"))

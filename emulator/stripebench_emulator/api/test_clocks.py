@@ -102,9 +102,9 @@ def _due(ctx: RequestContext, clock_id: str | None) -> tuple[list[tuple[int, int
             heap.append((invoice["automatically_finalizes_at"], 1, "invoice", invoice["id"], "finalize"))
     for sched in ctx.store.scan("subscription_schedule"):
         if sched.get("test_clock") == clock_id:
-            nxt = schedules.next_action(sched)
-            if nxt:
-                heap.append((nxt, 0, "subscription_schedule", sched["id"], "phase"))
+            phase_at = schedules.next_action(sched)
+            if phase_at:
+                heap.append((phase_at, 0, "subscription_schedule", sched["id"], "phase"))
     heapq.heapify(heap)
     return heap, [s for s in subs if s["status"] not in ("canceled", "incomplete_expired")]
 

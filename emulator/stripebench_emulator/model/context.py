@@ -93,7 +93,7 @@ class RequestContext:
         return emit_event(self.emulator, event_type, obj, previous=previous,
                            request_id=self.request_id, idempotency_key=self.idempotency_key)
 
-    def render(self, obj: Any) -> Any:
+    def render(self, obj: object) -> Any:
         """Render an object for this request's version (for embedding a full object inside another)."""
         return render(obj, self)
 

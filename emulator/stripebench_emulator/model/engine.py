@@ -6,13 +6,17 @@ import logging
 import secrets
 import threading
 from pathlib import Path
-from typing import Any, Callable
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Callable, Literal, cast
 
 from stripebench_emulator.model.determinism import Clock, IdFactory
 from stripebench_emulator.model.errors import StripeError
 from stripebench_emulator.model.store import Store
 from stripebench_emulator.model.problems import BadOption
 from stripebench_emulator.model.versions import check_version, default_api_version
+
+if TYPE_CHECKING:
+    from stripebench_emulator.model.hooks import DeliveryHook, ResponseHook
 
 log = logging.getLogger(__name__)
 EventListener = Callable[[dict[str, Any]], None]
@@ -60,10 +64,10 @@ class Emulator:
         self.request_hooks: list[Callable[[str, str, dict[str, str]], Any]] = []
         # response_hooks (the request log): hook(method, path, query, body, headers, reply, seconds) after every
         # answered request, on the serving thread; must be quick and must not raise.
-        self.response_hooks: list[Callable[..., None]] = []
+        self.response_hooks: list[ResponseHook] = []  # the contract: model/hooks.py
         # delivery_hooks (the delivery log): hook(delivery) after every webhook delivery attempt, on the delivering
         # thread, with the delivery's public fields (webhooks.WebhookDispatcher.attempt_record); quick, never raising.
-        self.delivery_hooks: list[Callable[[dict[str, Any]], None]] = []
+        self.delivery_hooks: list[DeliveryHook] = []
         # webhooks (signed deliveries of every committed event), faults (/_emulator/faults rules, applied through
         # request_hooks): see SERVICES
         self.webhooks: Any = None
@@ -161,7 +165,8 @@ class _Transaction:
             emulator.store.lock.__exit__(None, None, None)
             raise
 
-    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> bool:
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> Literal[False]:
         emulator = self.emulator
         try:
             try:
@@ -170,7 +175,7 @@ class _Transaction:
             finally:
                 emulator._queued = self.outer
             if exc_type is None:
-                emulator._deliver(events)
+                emulator._deliver(cast("list[dict[str, Any]]", events))  # __enter__ set a list
         finally:
             emulator.store.lock.__exit__(None, None, None)
         return False

@@ -63,6 +63,6 @@ def unknown_param(param: str) -> ParamError:
     return ParamError(f"Received unknown parameter: {param}", param=param, code="parameter_unknown")
 
 
-def no_such(noun: str, object_id: str, param: str = "id") -> StripeError:
+def no_such(noun: str | None, object_id: str, param: str = "id") -> StripeError:
     """Stripe's 404 for an id that does not exist, e.g. ``No such customer: 'cus_x'``."""
     return StripeError(f"No such {noun}: '{object_id}'", status=404, code="resource_missing", param=param)

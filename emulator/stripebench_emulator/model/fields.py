@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from stripebench_emulator.model.params import Hash, Str
@@ -13,7 +14,7 @@ SHIPPING = Hash({"address": Hash({k: Str(emptyable=True) for k in ("city", "coun
                  "name": Str(required=True), "phone": Str(emptyable=True)}, emptyable=True)
 
 
-def apply_metadata(current: dict[str, str] | None, cleaned: dict[str, str | None] | None) -> dict[str, str]:
+def apply_metadata(current: dict[str, str] | None, cleaned: Mapping[str, str | None] | None) -> dict[str, str]:
     """Stripe's metadata merge: keys set to ``""`` are removed, ``metadata=""`` clears everything."""
     if cleaned is None:
         return {}

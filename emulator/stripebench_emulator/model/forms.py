@@ -133,7 +133,7 @@ def _insert(node: dict[str, Any], parts: list[str], value: str, key: str) -> Non
         node = nxt
 
 
-def _listify(node: Any) -> Any:
+def _listify(node: object) -> Any:
     """Turn hashes whose keys are all integers (``a[0]``, ``a[1]``) or that came from ``a[]`` into lists."""
     if not isinstance(node, dict):
         return node

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from decimal import Decimal, InvalidOperation
-from typing import Any
+from typing import Any, cast
 
 from stripebench_emulator.model.errors import invalid, missing_param, unknown_param
 
@@ -24,19 +24,19 @@ class Param:
         self.required = required
         self.emptyable = emptyable
 
-    def clean(self, value: Any, name: str) -> Any:
+    def clean(self, value: object, name: str) -> Any:
         if value == "" and self.emptyable:
             return None
         return self.convert(value, name)
 
-    def convert(self, value: Any, name: str) -> Any:
+    def convert(self, value: object, name: str) -> Any:
         return value
 
     @staticmethod
-    def scalar(value: Any, name: str, kind: str) -> str:
+    def scalar(value: object, name: str, kind: str) -> str:
         if isinstance(value, (dict, list)):
             raise invalid(f"Invalid {kind}: {name} must be a {kind}, not a {'hash' if isinstance(value, dict) else 'array'}", param=name)
-        return value
+        return cast(str, value)  # a form's leaves are strings
 
 
 class Str(Param):
@@ -46,7 +46,7 @@ class Str(Param):
         super().__init__(required, emptyable)
         self.max_length = max_length
 
-    def convert(self, value: Any, name: str) -> str:
+    def convert(self, value: object, name: str) -> str:
         if not isinstance(value, str):  # the usual case skips the call
             value = self.scalar(value, name, "string")
         if self.max_length and len(value) > self.max_length:
@@ -61,7 +61,7 @@ class Int(Param):
         super().__init__(required, emptyable)
         self.min, self.max = min, max
 
-    def convert(self, value: Any, name: str) -> int:
+    def convert(self, value: object, name: str) -> int:
         if not isinstance(value, str):
             value = self.scalar(value, name, "integer")
         if not _INTEGER.fullmatch(value):
@@ -81,7 +81,7 @@ class Num(Param):
         super().__init__(required, emptyable)
         self.min, self.max, self.as_string = min, max, as_string
 
-    def convert(self, value: Any, name: str) -> Any:
+    def convert(self, value: object, name: str) -> Any:
         value = self.scalar(value, name, "decimal")
         try:
             number = Decimal(value)
@@ -99,7 +99,7 @@ class Num(Param):
 class Bool(Param):
     """``true`` or ``false``."""
 
-    def convert(self, value: Any, name: str) -> bool:
+    def convert(self, value: object, name: str) -> bool:
         value = self.scalar(value, name, "boolean")
         # Older SDKs (stripe-python before 5) form-encode Python booleans as "True"/"False".
         if value not in ("true", "false", "True", "False"):
@@ -114,7 +114,7 @@ class Enum(Param):
         super().__init__(required, emptyable)
         self.choices = choices
 
-    def convert(self, value: Any, name: str) -> str:
+    def convert(self, value: object, name: str) -> str:
         value = self.scalar(value, name, "string")
         if value not in self.choices:
             options = ", ".join(self.choices[:-1]) + (f", or {self.choices[-1]}" if len(self.choices) > 1 else self.choices[0])
@@ -125,7 +125,7 @@ class Enum(Param):
 class Currency(Str):
     """A three-letter ISO currency code, lower-cased."""
 
-    def convert(self, value: Any, name: str) -> str:
+    def convert(self, value: object, name: str) -> str:
         value = super().convert(value, name).lower()
         if not _CURRENCY.fullmatch(value):
             raise invalid(f"Invalid currency: {value}. Stripe currently supports these currencies: usd, eur, gbp, ...", param=name)
@@ -139,7 +139,7 @@ class Hash(Param):
         super().__init__(required, emptyable)
         self.fields = fields
 
-    def convert(self, value: Any, name: str) -> dict[str, Any]:
+    def convert(self, value: object, name: str) -> dict[str, Any]:
         if not isinstance(value, dict):
             raise invalid(f"Invalid hash: {name} must be a hash", param=name)
         return validate(self.fields, value, prefix=name)
@@ -152,7 +152,7 @@ class AnyHash(Param):
         super().__init__(required, emptyable)
         self.values = values
 
-    def convert(self, value: Any, name: str) -> dict[str, Any]:
+    def convert(self, value: object, name: str) -> dict[str, Any]:
         if not isinstance(value, dict):
             raise invalid(f"Invalid hash: {name} must be a hash", param=name)
         return {k: self.values.clean(v, f"{name}[{k}]") for k, v in value.items()}
@@ -164,7 +164,7 @@ class Metadata(Param):
     def __init__(self) -> None:
         super().__init__(emptyable=True)
 
-    def convert(self, value: Any, name: str) -> dict[str, str | None]:
+    def convert(self, value: object, name: str) -> dict[str, str | None]:
         if not isinstance(value, dict):
             raise invalid(f"Invalid hash: {name} must be a hash", param=name)
         if len(value) > 50:
@@ -189,7 +189,7 @@ class Array(Param):
         self.item = item
         self.max_items = max_items
 
-    def convert(self, value: Any, name: str) -> list[Any]:
+    def convert(self, value: object, name: str) -> list[Any]:
         if isinstance(value, dict):  # a[5]=x alone arrives as a list already; a hash here is a real mistake
             raise invalid(f"Invalid array: {name} must be an array", param=name)
         if not isinstance(value, list):
@@ -205,7 +205,7 @@ _RANGE_OPERATORS: dict[str, Param] = {op: Int() for op in ("gt", "gte", "lt", "l
 class Range(Param):
     """A list filter such as ``created``: an integer, or a hash of ``gt``/``gte``/``lt``/``lte``."""
 
-    def convert(self, value: Any, name: str) -> dict[str, int]:
+    def convert(self, value: object, name: str) -> dict[str, int]:
         if isinstance(value, dict):
             return validate(_RANGE_OPERATORS, value, prefix=name)
         return {"eq": Int().convert(value, name)}

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from stripebench_emulator.model.errors import invalid
 from stripebench_emulator.model.registry import RESOURCES, Resource
@@ -33,6 +33,7 @@ def _public(obj: dict[str, Any], private: bool) -> dict[str, Any]:
     """``obj`` without its ``_`` fields: in place when ``private``, else a shallow copy, or ``obj`` itself when it
     has none (then shared like a stored object: read it, never change it)."""
     last = _LAST_KEYS.get(obj.get("object"))
+    internal: tuple[str, ...] | None
     if last is not None and obj.keys() == last[0]:  # the usual case: the key set this kind had last time
         internal = last[1]
     else:
@@ -70,7 +71,7 @@ def _public_of_shared(value: dict[str, Any], kind: str, ctx: RenderContext) -> d
     return view
 
 
-def render(value: Any, ctx: RenderContext, private: bool = False) -> Any:
+def render(value: object, ctx: RenderContext, private: bool = False) -> Any:
     """Render an internal object (or list page) for ``ctx.api_version``; fields starting with ``_`` never leave.
 
     ``private``: ``value`` is a copy nobody else holds, so renderers may change it in place. Otherwise an object
@@ -90,7 +91,7 @@ def render(value: Any, ctx: RenderContext, private: bool = False) -> Any:
     if resource is None or value.get("deleted"):
         return _public(value, private)
     if _needs_no_renderer(resource, ctx) and not _marked(resource, value):
-        return _public(value, True) if private else _public_of_shared(value, kind, ctx)
+        return _public(value, True) if private else _public_of_shared(value, cast(str, kind), ctx)
     render_fn = resource.render_fn
     if private:
         obj = value
@@ -113,7 +114,7 @@ def _needs_no_renderer(resource: Resource, ctx: RenderContext) -> bool:
 
 def _marked(resource: Resource, value: dict[str, Any]) -> bool:
     """True when ``value`` carries the key that makes its kind's renderer run at every version."""
-    return resource.render_fn is not None and bool(resource.render_if) and bool(value.get(resource.render_if))
+    return resource.render_fn is not None and bool(resource.render_if) and bool(value.get(cast(str, resource.render_if)))
 
 
 def _render_items(items: list[Any], ctx: RenderContext) -> list[Any]:
@@ -138,11 +139,11 @@ def _render_items(items: list[Any], ctx: RenderContext) -> list[Any]:
         if item.get("deleted") or _marked(resource, item):
             out.append(render(item, ctx))
         else:
-            out.append(_public_of_shared(item, kind, ctx))
+            out.append(_public_of_shared(item, cast(str, kind), ctx))
     return out
 
 
-def expand(rendered: Any, paths: list[str], ctx: RenderContext) -> Any:
+def expand(rendered: object, paths: list[str], ctx: RenderContext) -> Any:
     """Apply each ``expand[]`` path (``customer``, ``data.customer``, ``a.b.c``) in place; bad paths raise 400."""
     for path in paths:
         parts = path.split(".")
@@ -153,7 +154,7 @@ def expand(rendered: Any, paths: list[str], ctx: RenderContext) -> Any:
     return rendered
 
 
-def _expand(obj: Any, parts: list[str], full: str, ctx: RenderContext) -> None:
+def _expand(obj: object, parts: list[str], full: str, ctx: RenderContext) -> None:
     if isinstance(obj, list):  # an array of hashes (a session's ``discounts``): expand inside each entry
         for entry in obj:
             _expand(entry, parts, full, ctx)
@@ -200,13 +201,13 @@ def _expand(obj: Any, parts: list[str], full: str, ctx: RenderContext) -> None:
     raise invalid(f"This property cannot be expanded ({full}).", param="expand")
 
 
-def _expanded(ctx: RenderContext, kind: str, value: Any) -> Any:
+def _expanded(ctx: RenderContext, kind: str, value: object) -> Any:
     """The object ``value`` names, rendered (a copy), or ``value`` itself when it is no id of a stored one."""
     target = ctx.store.get(kind, value) if isinstance(value, str) else None
     return render(target, ctx, private=True) if target is not None else value
 
 
-def _exists(obj: Any, parts: list[str]) -> bool:
+def _exists(obj: object, parts: list[str]) -> bool:
     """Whether the rendered object has the field ``parts`` (null along the way counts: the field is there)."""
     if isinstance(obj, list):
         return not obj or any(_exists(entry, parts) for entry in obj)
@@ -217,7 +218,7 @@ def _exists(obj: Any, parts: list[str]) -> bool:
     return len(parts) == 1 or _exists(obj[parts[0]], parts[1:])
 
 
-def _slots(obj: Any, parts: list[str]) -> list[tuple[dict[str, Any], str]]:
+def _slots(obj: object, parts: list[str]) -> list[tuple[dict[str, Any], str]]:
     """Every (hash, key) that ``parts`` reaches from ``obj``, walking through arrays along the way."""
     if isinstance(obj, list):
         return [slot for entry in obj for slot in _slots(entry, parts)]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import copy
 import re
-from typing import Any, Callable
+from typing import Any, Callable, cast
 
 from stripebench_emulator.model.context import RequestContext
 from stripebench_emulator.model.errors import invalid
@@ -47,7 +47,7 @@ def _clause(text: str, fields: set[str]) -> Callable[[dict[str, Any]], bool]:
                       param="query")
 
     def lookup(obj: dict[str, Any]) -> Any:
-        return (obj.get("metadata") or {}).get(key) if key is not None else obj.get(field)
+        return (obj.get("metadata") or {}).get(key) if key is not None else obj.get(cast(str, field))
 
     def test(obj: dict[str, Any]) -> bool:
         actual = lookup(obj)

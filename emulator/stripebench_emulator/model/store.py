@@ -25,7 +25,8 @@ import orjson
 import sqlite3
 import threading
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from types import TracebackType
+from typing import Any, Callable, Iterator, Literal, cast
 
 from stripebench_emulator.model.problems import BadStateFile
 
@@ -38,6 +39,7 @@ class OwnershipError(AssertionError):
     """An object changed in place after it was saved (an emulator bug; only with ``Store.checks``)."""
 
 
+# Any: JSON-like data of whatever shape the caller holds, given back in the same shape
 def clone(obj: Any) -> Any:
     """A deep copy of JSON-like data, in C: an orjson round trip (a third faster than marshal's).
 
@@ -56,7 +58,7 @@ def clone(obj: Any) -> Any:
         return copy.deepcopy(obj)
 
 
-def _json_exact(obj: Any) -> bool:
+def _json_exact(obj: object) -> bool:
     """A dict or list at the top (what the store keeps); nested tuples come back as lists, as from the state file."""
     return type(obj) is dict or type(obj) is list
 
@@ -78,7 +80,8 @@ class _Transaction:
     def __enter__(self) -> None:
         self.seq_before = self.store.begin()
 
-    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> bool:
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> Literal[False]:
         self.store.end(self.seq_before, failed=exc_type is not None)
         return False
 
@@ -163,7 +166,7 @@ class Store:
         """The object's place in creation order (1 for the store's first object); 0 if it was never stored."""
         return self.seqs.get(kind, {}).get(object_id, 0)
 
-    def _index_put(self, kind: str, old: Any, new: dict[str, Any] | None) -> None:
+    def _index_put(self, kind: str, old: object, new: dict[str, Any] | None) -> None:
         self._order.pop(kind, None)
         rows = self._asc.get(kind)
         if rows is None:
@@ -171,7 +174,7 @@ class Store:
         keys = self._asc_keys[kind]
         seqs = self.seqs.get(kind, {})
         if old is not _MISSING and old is not None:
-            i = bisect.bisect_left(keys, _key(old, seqs))
+            i = bisect.bisect_left(keys, _key(cast("dict[str, Any]", old), seqs))  # a stored object
             while i < len(rows) and rows[i] is not old:
                 i += 1
             if i < len(rows):
@@ -244,7 +247,7 @@ class Store:
             with self._db:
                 self._db.executemany("DELETE FROM idempotency WHERE key=?", [(k,) for k in stale])
 
-    def _record(self, kind: str, object_id: str, previous: Any) -> None:
+    def _record(self, kind: str, object_id: str, previous: object) -> None:
         self.writes += 1
         if self._journal is not None:
             self._journal.append((kind, object_id, previous))

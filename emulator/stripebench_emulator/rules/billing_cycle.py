@@ -43,7 +43,7 @@ def _unit(price: dict[str, Any]) -> float:
     return float(price.get("unit_amount_decimal") or 0)
 
 
-def describe(ctx: RequestContext, price: dict[str, Any], quantity: int) -> str:
+def describe(ctx: RequestContext, price: dict[str, Any], quantity: float) -> str:
     """Stripe's line description: ``1 × Pro (at $20.00 / month)``."""
     product = ctx.find("product", price.get("product", "")) or {}
     recurring = price.get("recurring") or {}

@@ -153,7 +153,7 @@ def attempt(ctx: RequestContext, invoice: dict[str, Any], pm_id: str | None, now
         return None
     invoice["attempted"], invoice["attempt_count"] = True, invoice["attempt_count"] + 1
     if not pm_id:
-        error = StripeError("This customer has no attached payment source or default payment method. Please "
+        error: StripeError | None = StripeError("This customer has no attached payment source or default payment method. Please "
                             "consider adding a default payment method.", code="resource_missing")
         ctx.save(invoice)
         ctx.emit("invoice.payment_failed", invoice)

@@ -16,7 +16,7 @@ def record(ctx: RequestContext, source_id: str, amount: int, currency: str, kind
     """Store a balance transaction for a capture (``charge``) or ``refund``; returns its id."""
     fee = round(amount * 0.029) + 30 if kind == "charge" else 0
     now = ctx.now()
-    txn = {
+    txn: dict[str, Any] = {
         "id": ctx.new_id("txn"), "object": "balance_transaction", "amount": amount, "available_on": now + PAYOUT_DELAY,
         "created": now, "currency": currency, "description": None, "exchange_rate": None, "fee": fee,
         "fee_details": ([{"amount": fee, "application": None, "currency": currency,

@@ -250,7 +250,7 @@ def create_confirmed(ctx: RequestContext, amount: int, currency: str, customer: 
         params["payment_method"] = payment_method
     if metadata:
         params["metadata"] = metadata
-    confirm_params = {k: params.pop(k) for k in ("off_session", "return_url", "error_on_requires_action")
+    confirm_params: dict[str, Any] = {k: params.pop(k) for k in ("off_session", "return_url", "error_on_requires_action")
                       if k in params}
     pi = new_intent(ctx, params)
     return confirm_intent(ctx, pi, confirm_params)

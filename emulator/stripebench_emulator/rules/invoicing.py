@@ -86,7 +86,7 @@ def describe(ctx: RequestContext, price: dict[str, Any] | None, quantity: int, f
     return f"{quantity} × {product.get('name', 'Item')} (at {(price.get('unit_amount') or 0) / 100:.2f} / {interval})"
 
 
-def new_line(ctx: RequestContext, invoice_id: str, *, amount: int, currency: str, quantity: int,
+def new_line(ctx: RequestContext, invoice_id: str, *, amount: int, currency: str | None, quantity: int,
              price: dict[str, Any] | None, period: tuple[int, int], description: str | None = None,
              subscription: str | None = None, subscription_item: str | None = None,
              invoice_item: str | None = None, discount: int = 0, discount_id: str | None = None,

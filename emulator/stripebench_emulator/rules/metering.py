@@ -9,7 +9,7 @@ from typing import Any
 from stripebench_emulator.model.context import RequestContext
 
 
-def meter_value(raw: Any) -> Decimal | None:
+def meter_value(raw: object) -> Decimal | None:
     try:
         value = Decimal(str(raw))
     except InvalidOperation:

@@ -56,9 +56,9 @@ def resolve(ctx: RequestContext, pm_id: str, param: str = "payment_method") -> d
         return found
     if pm_id.startswith("card_"):  # a legacy card on a customer (``/v1/customers/{id}/sources``)
 
-        card = ctx.find("card", pm_id)
-        if card is not None and not card.get("deleted"):
-            return card_as_payment_method(card)
+        legacy = ctx.find("card", pm_id)
+        if legacy is not None and not legacy.get("deleted"):
+            return card_as_payment_method(legacy)
     card = cards.card_for_magic_id(pm_id)
     if card is None and pm_id.startswith("tok_"):  # a token made by POST /v1/tokens
         token = ctx.find("token", pm_id)

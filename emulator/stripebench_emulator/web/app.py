@@ -9,12 +9,12 @@ from __future__ import annotations
 import inspect
 import logging
 import time
-from typing import Any
 
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
+from starlette.types import Message, Receive, Scope, Send
 
 from stripebench_emulator.web.control import (CONTROL_HEADER, control_routes, forbidden_body, is_control_path,
                                               token_matches)
@@ -35,7 +35,7 @@ class _EmulatorApp(Starlette):
     emulator: Emulator
     v1_pages = False
 
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await super().__call__(scope, receive, send)
             return
@@ -43,8 +43,8 @@ class _EmulatorApp(Starlette):
         # an API path is never a control path (checked first: it is nearly every request)
         if not path.startswith("/v1/") and is_control_path(path) and not self._authorized(scope):
             body = forbidden_body()
-            headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
-            await send({"type": "http.response.start", "status": 403, "headers": headers})
+            refused = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+            await send({"type": "http.response.start", "status": 403, "headers": refused})
             await send({"type": "http.response.body", "body": body})
             return
         payload = await _read_body(self.emulator, scope, receive, send)
@@ -66,13 +66,13 @@ class _EmulatorApp(Starlette):
         await send({"type": "http.response.start", "status": reply.status, "headers": raw_headers})
         await send({"type": "http.response.body", "body": body})
 
-    def _authorized(self, scope: Any) -> bool:
+    def _authorized(self, scope: Scope) -> bool:
         wanted = CONTROL_HEADER.lower().encode("latin-1")
         given = next((v.decode("latin-1") for k, v in scope.get("headers", []) if k.lower() == wanted), None)
         return token_matches(self.emulator.control_token, given)
 
 
-async def _read_body(emulator: Emulator, scope: Any, receive: Any, send: Any) -> bytes | None:
+async def _read_body(emulator: Emulator, scope: Scope, receive: Receive, send: Send) -> bytes | None:
     """The request's whole body, for every route: at most ``MAX_BODY_BYTES``, else a 413 (sent here, from the
     declared ``Content-Length`` before anything is read, or once the streamed body passes the limit) and None.
     None too when the client goes away first."""
@@ -101,11 +101,11 @@ async def _read_body(emulator: Emulator, scope: Any, receive: Any, send: Any) ->
             return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
-def _replay(body: bytes, receive: Any) -> Any:
+def _replay(body: bytes, receive: Receive) -> Receive:
     """An ASGI ``receive`` that gives the body already read, then whatever the connection says next."""
     given = False
 
-    async def replayed() -> Any:
+    async def replayed() -> Message:
         nonlocal given
         if given:
             return await receive()
@@ -115,7 +115,7 @@ def _replay(body: bytes, receive: Any) -> Any:
     return replayed
 
 
-async def _refuse_too_large(emulator: Emulator, send: Any, size: int | None = None) -> None:
+async def _refuse_too_large(emulator: Emulator, send: Send, size: int | None = None) -> None:
     request_id = "req_" + emulator.ids.token("req", 14)
     body = Reply(413, too_large(size).body(request_id)).encoded()
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),

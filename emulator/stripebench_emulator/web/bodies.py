@@ -32,7 +32,7 @@ def json_object(raw: bytes) -> dict[str, Any]:
     return value
 
 
-def whole_number(value: Any, name: str, lowest: int, highest: int) -> int:
+def whole_number(value: object, name: str, lowest: int, highest: int) -> int:
     """``value`` (a JSON number or a string of digits) as an int within ``lowest..highest``."""
     number: int | None = None
     if isinstance(value, int) and not isinstance(value, bool):
@@ -46,7 +46,7 @@ def whole_number(value: Any, name: str, lowest: int, highest: int) -> int:
     return number
 
 
-def real_number(value: Any, name: str, lowest: float, highest: float) -> float:
+def real_number(value: object, name: str, lowest: float, highest: float) -> float:
     """``value`` (a JSON number or a numeric string) as a finite float within ``lowest..highest``."""
     number: float | None = None
     if isinstance(value, (int, float)) and not isinstance(value, bool):

@@ -9,7 +9,7 @@ import json
 import logging
 import traceback
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import orjson
 
@@ -184,7 +184,7 @@ def _serve(emulator: Emulator, method: str, path: str, query: str, body: bytes, 
                 rendered = reusable_snapshot(emulator, result, ctx)
                 if rendered is None:
                     rendered = expand(render(result, ctx), expand_paths, ctx)
-        reply = Reply(committed_error.status, committed_error.body(request_id)) if committed_error else Reply(200, rendered)
+        reply = Reply(committed_error.status, committed_error.body(request_id)) if committed_error else Reply(200, cast("dict[str, Any]", rendered))
     except ParamError:
         raise  # failed validation inside a handler: like Stripe, not saved under the idempotency key
     except StripeError as exc:
@@ -201,7 +201,7 @@ def _serve(emulator: Emulator, method: str, path: str, query: str, body: bytes, 
     return reply
 
 
-def reusable_snapshot(emulator: Emulator, result: Any, ctx: RequestContext) -> dict[str, Any] | None:
+def reusable_snapshot(emulator: Emulator, result: object, ctx: RequestContext) -> dict[str, Any] | None:
     """The last event's ``data.object`` when it is what rendering ``result`` for ``ctx`` would give: the event is
     this request's own (a renderer may read the clock), ``result`` is the stored object that snapshot was rendered
     from, unchanged, nothing was written since, and ``ctx`` renders as events do (their API version and address,

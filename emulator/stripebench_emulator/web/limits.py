@@ -21,7 +21,9 @@ import json
 from typing import Any, cast
 
 import httptools
+from uvicorn.config import Config
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+from uvicorn.server import ServerState
 
 # The request line and header fields together (a Stripe SDK's are under 2 KB; Node's default cap is 16 KiB).
 MAX_HEAD_BYTES = 64 * 1024
@@ -63,7 +65,7 @@ class GuardedHTTP(asyncio.Protocol):
 
     request_timeout: float = REQUEST_TIMEOUT
 
-    def __init__(self, config: Any, server_state: Any, app_state: dict[str, Any],
+    def __init__(self, config: Config, server_state: ServerState, app_state: dict[str, Any],
                  _loop: asyncio.AbstractEventLoop | None = None) -> None:  # uvicorn passes its loop as ``_loop``
         self.inner = HttpToolsProtocol(config=config, server_state=server_state, app_state=app_state)
         self.loop = _loop or asyncio.get_event_loop()
@@ -85,7 +87,7 @@ class GuardedHTTP(asyncio.Protocol):
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = cast(asyncio.Transport, transport)  # uvloop's transports do not subclass asyncio's
-        self.inner.connection_made(transport)
+        self.inner.connection_made(self.transport)
         self.deadline = self.loop.time() + self.request_timeout  # the first request, from the connection's start
         self.timer = self.loop.call_later(self.request_timeout, self._check_deadline)
 
@@ -122,7 +124,8 @@ class GuardedHTTP(asyncio.Protocol):
     def eof_received(self) -> bool | None:
         if self.state == "refused":
             return None  # the client is done: close
-        return self.inner.eof_received()
+        self.inner.eof_received()  # uvicorn's answers None: close
+        return None
 
     def connection_lost(self, exc: Exception | None) -> None:
         if self.timer is not None:

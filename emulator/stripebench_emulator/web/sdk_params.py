@@ -70,13 +70,13 @@ def params_class(route: Route) -> type | None:
     return None
 
 
-def _is_typeddict(value: Any) -> bool:
+def _is_typeddict(value: object) -> bool:
     """A TypedDict class, typing's or typing_extensions' (the SDK's; ``typing.is_typeddict`` on 3.11 sees only
     typing's): a dict subclass with the ``__total__`` every TypedDict class has."""
     return isinstance(value, type) and issubclass(value, dict) and hasattr(value, "__total__")
 
 
-def _resolve(annotation: Any, namespace: dict[str, Any]) -> list[Any]:
+def _resolve(annotation: object, namespace: dict[str, Any]) -> list[Any]:
     """The TypedDicts (and plain types) an annotation may hold, through NotRequired, Optional, unions and lists."""
     if isinstance(annotation, str):
         try:

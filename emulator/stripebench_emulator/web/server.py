@@ -7,9 +7,10 @@ import threading
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Iterator
 
 import uvicorn
+from starlette.types import ASGIApp
 
 from stripebench_emulator.model import compiled
 from stripebench_emulator.model import gc_policy
@@ -35,7 +36,7 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-def server_config(app: Any, request_timeout: float = REQUEST_TIMEOUT) -> uvicorn.Config:
+def server_config(app: ASGIApp, request_timeout: float = REQUEST_TIMEOUT) -> uvicorn.Config:
     """uvicorn's settings for serving ``app``: its httptools protocol behind the emulator's guard (head and target
     caps, ``request_timeout`` seconds to send a request; see ``limits``), no WebSocket, no lifespan, quiet."""
     return uvicorn.Config(app, http=guarded_protocol(request_timeout), ws="none", log_level="warning",

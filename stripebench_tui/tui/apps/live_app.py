@@ -33,7 +33,7 @@ class LiveApp(App[Any]):
     def on_episode_screen_fork_requested(self, request: EpisodeScreen.ForkRequested) -> None:
         open_fork(self, request)
 
-    def __init__(self, config: EpisodeConfig, fork: tuple[Path, int] | None = None, *, present: bool = False,
+    def __init__(self, config: EpisodeConfig, fork: tuple[Path, int | None] | None = None, *, present: bool = False,
                  clock: Callable[[], float] | None = None) -> None:
         super().__init__()
         self.config = config
@@ -78,13 +78,13 @@ class LiveApp(App[Any]):
         self.exit(self.live.result if self.live is not None else None)
 
 
-def create_live_app(config: EpisodeConfig, fork: tuple[Path, int] | None = None, *, present: bool = False,
+def create_live_app(config: EpisodeConfig, fork: tuple[Path, int | None] | None = None, *, present: bool = False,
                     clock: Callable[[], float] | None = None) -> LiveApp:
     """The live app for ``config`` (forking ``fork=(trace, turn)`` when given; in presenter mode if ``present``)."""
     return LiveApp(config, fork, present=present, clock=clock)
 
 
-def run_live(config: EpisodeConfig, fork: tuple[Path, int] | None = None, *, present: bool = False) -> int:
+def run_live(config: EpisodeConfig, fork: tuple[Path, int | None] | None = None, *, present: bool = False) -> int:
     """Run the live TUI until the user quits; the exit code (0 passed, 1 failed or stopped, 4 setup failed)."""
     from stripebench_tui.errors import EXIT_EPISODE_FAILED, UserError
     from stripebench_tui.runtime.episode import Episode

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from html import escape
 from string import Template
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
@@ -21,6 +21,10 @@ from stripebench_emulator.api import checkout_completion as completion
 from stripebench_emulator.api import checkout_options as options
 from stripebench_emulator.rules import checkout_totals as totals
 from stripebench_emulator.api.checkout_sessions import expire_if_due
+
+if TYPE_CHECKING:
+    from stripebench_emulator.model.context import RequestContext
+    from stripebench_emulator.model.engine import Emulator
 
 COUNTRIES = [("US", "United States"), ("GB", "United Kingdom"), ("CA", "Canada"), ("AU", "Australia"),
              ("DE", "Germany"), ("FR", "France"), ("IE", "Ireland"), ("NL", "Netherlands"), ("ES", "Spain"),
@@ -47,7 +51,7 @@ def _address_fields(prefix: str, countries: list[str] | None) -> str:
     ])
 
 
-def page_state(ctx: Any, session: dict[str, Any]) -> dict[str, Any]:
+def page_state(ctx: RequestContext, session: dict[str, Any]) -> dict[str, Any]:
     """What the page shows: items, totals, which fields to collect, the button label."""
     items = []
     for item in session["_items"]:
@@ -98,7 +102,7 @@ def page_state(ctx: Any, session: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _shipping(ctx: Any, session: dict[str, Any]) -> dict[str, Any] | None:
+def _shipping(ctx: RequestContext, session: dict[str, Any]) -> dict[str, Any] | None:
     cost = session.get("shipping_cost")
     if not cost:
         return None
@@ -106,7 +110,7 @@ def _shipping(ctx: Any, session: dict[str, Any]) -> dict[str, Any] | None:
     return {"name": rate.get("display_name") or "Shipping", "amount": cost["amount_total"]}
 
 
-def _load(ctx: Any, session_id: str, secret: str | None) -> dict[str, Any] | None:
+def _load(ctx: RequestContext, session_id: str, secret: str | None) -> dict[str, Any] | None:
     """The session this page may act on (embedded ones need their client secret), or None."""
     session = ctx.find("checkout.session", session_id)
     if session is None or session.get("object") != "checkout.session":
@@ -146,7 +150,7 @@ def _custom_field(field: dict[str, Any]) -> str:
     return f'<div class="field">{label}{hint}{control}</div>'
 
 
-def _shipping_choices(ctx: Any, session: dict[str, Any]) -> str:
+def _shipping_choices(ctx: RequestContext, session: dict[str, Any]) -> str:
     chosen = (session.get("shipping_cost") or {}).get("shipping_rate")
     rows = []
     for i, option in enumerate(session.get("shipping_options") or []):
@@ -167,19 +171,19 @@ def _money(amount: int, currency: str) -> str:
     return f"{symbols[currency]}{value}" if currency in symbols else f"{value} {currency.upper()}"
 
 
-def _known_email(ctx: Any, session: dict[str, Any]) -> str | None:
+def _known_email(ctx: RequestContext, session: dict[str, Any]) -> str | None:
     """The email the session fixes (``customer_email`` or its customer's), which the page shows read-only."""
     customer = ctx.find("customer", session["customer"]) if session.get("customer") else None
     return session.get("customer_email") or (customer or {}).get("email")
 
 
-def _email_attrs(ctx: Any, session: dict[str, Any]) -> str:
+def _email_attrs(ctx: RequestContext, session: dict[str, Any]) -> str:
     """A known email is in the HTML itself, read-only: the field never shows empty and editable, then locks."""
     email = _known_email(ctx, session)
     return f' value="{escape(email)}" readonly' if email else ""
 
 
-def page_parts(ctx: Any, session: dict[str, Any]) -> dict[str, str]:
+def page_parts(ctx: RequestContext, session: dict[str, Any]) -> dict[str, str]:
     """The template's pieces for this session: only the fields and blocks its configuration asks for."""
     text = session.get("custom_text") or {}
     message = lambda name: (text.get(name) or {}).get("message")  # noqa: E731
@@ -266,12 +270,12 @@ def _not_found(message: str) -> HTMLResponse:
                         status_code=404)
 
 
-def _with_parts(ctx: Any, session: dict[str, Any] | None) -> list[Any] | None:
+def _with_parts(ctx: RequestContext, session: dict[str, Any] | None) -> list[Any] | None:
     return None if session is None else [session, page_parts(ctx, session)]
 
 
 @page_route("/c/pay/{session_id}")
-def hosted_page(emulator: Any) -> Callable[[Request], Any]:
+def hosted_page(emulator: Emulator) -> Callable[[Request], Any]:
     """The hosted Checkout page."""
     async def endpoint(request: Request) -> Response:
         found = transaction_result(emulator, request, lambda ctx: _with_parts(
@@ -284,7 +288,7 @@ def hosted_page(emulator: Any) -> Callable[[Request], Any]:
 
 
 @page_route("/c/embedded/{session_id}")
-def embedded_frame(emulator: Any) -> Callable[[Request], Any]:
+def embedded_frame(emulator: Emulator) -> Callable[[Request], Any]:
     """The embedded Checkout document (mounted in an iframe by ``initEmbeddedCheckout``)."""
     async def endpoint(request: Request) -> Response:
         secret = request.query_params.get("secret", "")
@@ -297,7 +301,7 @@ def embedded_frame(emulator: Any) -> Callable[[Request], Any]:
     return endpoint
 
 
-def _action(emulator: Any, work: Callable[[Any, dict[str, Any], dict[str, Any]], dict[str, Any] | None]):
+def _action(emulator: Emulator, work: Callable[[Any, dict[str, Any], dict[str, Any]], dict[str, Any] | None]):
     async def endpoint(request: Request) -> Response:
         body: dict[str, Any] = {}
         if request.method == "POST":
@@ -306,7 +310,7 @@ def _action(emulator: Any, work: Callable[[Any, dict[str, Any], dict[str, Any]],
             except ValueError as exc:
                 return invalid_body(f"The page sent a malformed body: {exc}")
 
-        def run(ctx: Any) -> tuple[int, dict[str, Any]]:
+        def run(ctx: RequestContext) -> tuple[int, dict[str, Any]]:
             session = _load(ctx, request.path_params["session_id"], request.query_params.get("secret"))
             if session is None:
                 return 404, {"error": {"message": "No such Checkout Session (or wrong client secret)."}}
@@ -321,46 +325,46 @@ def _action(emulator: Any, work: Callable[[Any, dict[str, Any], dict[str, Any]],
 
 
 @page_route("/_checkout/{session_id}/state")
-def state_endpoint(emulator: Any) -> Callable[[Request], Any]:
+def state_endpoint(emulator: Emulator) -> Callable[[Request], Any]:
     """The page's view of a session (JSON)."""
     return _action(emulator, lambda ctx, session, body: None)
 
 
 @page_route("/_checkout/{session_id}/submit", methods=["POST"])
-def submit_endpoint(emulator: Any) -> Callable[[Request], Any]:
+def submit_endpoint(emulator: Emulator) -> Callable[[Request], Any]:
     """The Pay / Subscribe / Save button."""
     return _action(emulator, lambda ctx, session, body: completion.submit(
         ctx, session, {k: str(v) for k, v in body.items() if isinstance(v, (str, int))}))
 
 
 @page_route("/_checkout/{session_id}/promotion", methods=["POST"])
-def promotion_endpoint(emulator: Any) -> Callable[[Request], Any]:
+def promotion_endpoint(emulator: Emulator) -> Callable[[Request], Any]:
     """The promotion code's Apply button."""
     return _action(emulator, lambda ctx, session, body: completion.apply_promotion_code(
         ctx, session, str(body.get("code") or "")))
 
 
 @page_route("/_checkout/{session_id}/authenticate", methods=["POST"])
-def authenticate_endpoint(emulator: Any) -> Callable[[Request], Any]:
+def authenticate_endpoint(emulator: Emulator) -> Callable[[Request], Any]:
     """The 3-D Secure challenge's Complete / Fail buttons."""
     return _action(emulator, lambda ctx, session, body: completion.authenticate(ctx, session,
                                                                                 bool(body.get("success"))))
 
 
 @page_route("/_checkout/{session_id}/quantity", methods=["POST"])
-def quantity_endpoint(emulator: Any) -> Callable[[Request], Any]:
+def quantity_endpoint(emulator: Emulator) -> Callable[[Request], Any]:
     """A line item's quantity picker (only for ``adjustable_quantity[enabled]`` items)."""
     return _action(emulator, lambda ctx, session, body: completion.set_quantity(
         ctx, session, body.get("item"), body.get("quantity")))
 
 
 @page_route("/_checkout/{session_id}/shipping", methods=["POST"])
-def shipping_endpoint(emulator: Any) -> Callable[[Request], Any]:
+def shipping_endpoint(emulator: Emulator) -> Callable[[Request], Any]:
     """A shipping method's radio button (one of the session's ``shipping_options``)."""
     return _action(emulator, lambda ctx, session, body: completion.set_shipping_rate(ctx, session, body.get("rate")))
 
 
 @page_route("/_checkout/{session_id}/optional", methods=["POST"])
-def optional_endpoint(emulator: Any) -> Callable[[Request], Any]:
+def optional_endpoint(emulator: Emulator) -> Callable[[Request], Any]:
     """An optional item's Add button."""
     return _action(emulator, lambda ctx, session, body: completion.add_optional_item(ctx, session, body.get("item")))

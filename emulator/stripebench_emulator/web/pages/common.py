@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Any, Callable, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 from starlette.requests import Request
 from starlette.responses import FileResponse, PlainTextResponse, Response
@@ -12,6 +12,9 @@ from starlette.responses import FileResponse, PlainTextResponse, Response
 from stripebench_emulator.model.context import RequestContext
 from stripebench_emulator.model.errors import StripeError
 from stripebench_emulator.model.registry import page_route
+
+if TYPE_CHECKING:
+    from stripebench_emulator.model.engine import Emulator
 
 log = logging.getLogger(__name__)
 STATIC = Path(__file__).resolve().parent.parent / "static"
@@ -22,7 +25,7 @@ _TYPES = {".js": "application/javascript", ".css": "text/css", ".html": "text/ht
 T = TypeVar("T")
 
 
-def page_context(emulator: Any, request: Request) -> RequestContext:
+def page_context(emulator: Emulator, request: Request) -> RequestContext:
     """A context for page work at the account's API version, addressed as the browser reached us.
 
     No request id: events the pages cause (``checkout.session.completed``) came from no API request, as on Stripe.
@@ -32,7 +35,7 @@ def page_context(emulator: Any, request: Request) -> RequestContext:
                           base_url=f"http://{host}" if host else None)
 
 
-def transaction_result(emulator: Any, request: Request, work: Callable[[RequestContext], T]) -> T | Any:
+def transaction_result(emulator: Emulator, request: Request, work: Callable[[RequestContext], T]) -> T | Any:
     """Run ``work(ctx)`` in one emulator transaction; a Stripe error becomes ``(400, {"error": …})``."""
     ctx = page_context(emulator, request)
     try:
@@ -46,7 +49,7 @@ def transaction_result(emulator: Any, request: Request, work: Callable[[RequestC
 
 
 @page_route("/static/{name}")
-def static_file(emulator: Any) -> Callable[[Request], Any]:
+def static_file(emulator: Emulator) -> Callable[[Request], Any]:
     """The pages' CSS and scripts (only files that exist directly in ``static/``)."""
     async def endpoint(request: Request) -> Response:
         name = request.path_params["name"]

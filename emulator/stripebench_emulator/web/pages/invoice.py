@@ -8,7 +8,7 @@ outcome (``Paid``, or the decline message).
 from __future__ import annotations
 
 from html import escape
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 from urllib.parse import quote
 
 from starlette.requests import Request
@@ -19,6 +19,10 @@ from stripebench_emulator.rules import invoice_lifecycle
 from stripebench_emulator.rules import methods
 from stripebench_emulator.web.pages.common import transaction_result
 from stripebench_emulator.model.registry import page_route
+
+if TYPE_CHECKING:
+    from stripebench_emulator.model.context import RequestContext
+    from stripebench_emulator.model.engine import Emulator
 
 _MISSING = "<!doctype html><title>Invoice</title><p>This invoice does not exist.</p>"
 _STATUS = {"paid": "Paid", "open": "Due", "void": "Void", "uncollectible": "Uncollectible", "draft": "Draft"}
@@ -64,7 +68,7 @@ def _page(invoice: dict[str, Any], error: str | None) -> str:
 
 
 @page_route("/i/{invoice_id}")
-def hosted_invoice(emulator: Any) -> Callable[[Request], Any]:
+def hosted_invoice(emulator: Emulator) -> Callable[[Request], Any]:
     """Invoice number, status, lines and amounts; a card form while something remains to pay."""
     async def endpoint(request: Request) -> Response:
         invoice = transaction_result(emulator, request, lambda ctx: ctx.find("invoice", request.path_params["invoice_id"]))
@@ -85,13 +89,13 @@ def _expiry(text: str) -> tuple[int, int]:
 
 
 @page_route("/i/{invoice_id}/pay", methods=["POST"])
-def pay_hosted_invoice(emulator: Any) -> Callable[[Request], Any]:
+def pay_hosted_invoice(emulator: Emulator) -> Callable[[Request], Any]:
     """Pay the invoice with the typed card, then show the page again (with the error, if any)."""
     async def endpoint(request: Request) -> Response:
         invoice_id = request.path_params["invoice_id"]
         form = await request.form()
 
-        def work(ctx: Any) -> Any:
+        def work(ctx: RequestContext) -> Any:
             invoice = ctx.get("invoice", invoice_id, param="invoice")
             month, year = _expiry(str(form.get("card_expiry", "")))
             pm = methods.create_card(ctx, str(form.get("card_number", "")).replace(" ", ""), month, year,

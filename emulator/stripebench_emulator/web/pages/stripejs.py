@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from html import escape
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 from urllib.parse import parse_qsl, urlencode
 
 from starlette.requests import Request
@@ -21,6 +21,10 @@ from stripebench_emulator.model.registry import page_route
 from stripebench_emulator.rules import intents
 from stripebench_emulator.api import setup_intents
 
+if TYPE_CHECKING:
+    from stripebench_emulator.model.context import RequestContext
+    from stripebench_emulator.model.engine import Emulator
+
 
 def _origin(request: Request) -> str:
     host = request.headers.get("host") or request.url.netloc
@@ -28,7 +32,7 @@ def _origin(request: Request) -> str:
 
 
 @page_route("/v3")
-def stripe_js(emulator: Any) -> Callable[[Request], Any]:
+def stripe_js(emulator: Emulator) -> Callable[[Request], Any]:
     """The stand-in script, with this emulator's address baked in."""
     async def endpoint(request: Request) -> Response:
         source = (STATIC / "stripe.js").read_text().replace("__EMULATOR_ORIGIN__", json.dumps(_origin(request)))
@@ -41,7 +45,7 @@ page_route("/v3/")(stripe_js)
 
 
 @page_route("/elements/card")
-def card_frame(emulator: Any) -> Callable[[Request], Any]:
+def card_frame(emulator: Emulator) -> Callable[[Request], Any]:
     """The card element's iframe document: Card number, Expiration, CVC."""
     async def endpoint(request: Request) -> Response:
         return HTMLResponse((STATIC / "card-element.html").read_text())
@@ -76,7 +80,7 @@ document.getElementById("fail").onclick = () => finish(false);
 
 
 @page_route(intents.AUTHENTICATE_PATH, methods=["GET", "POST"])
-def challenge(emulator: Any) -> Callable[[Request], Any]:
+def challenge(emulator: Emulator) -> Callable[[Request], Any]:
     """GET: the Complete / Fail page; POST (client_secret, success): finish the PaymentIntent's authentication."""
     async def endpoint(request: Request) -> Response:
         pi_id = request.path_params["id"]
@@ -86,7 +90,7 @@ def challenge(emulator: Any) -> Callable[[Request], Any]:
 
         return_url: list[str | None] = [None]
 
-        def load(ctx: Any) -> Any:
+        def load(ctx: RequestContext) -> Any:
             kind, complete = (("setup_intent", setup_intents.complete_authentication) if pi_id.startswith("seti_")
                               else ("payment_intent", intents.complete_authentication))
             pi = ctx.find(kind, pi_id)
