@@ -25,6 +25,9 @@ apt_pkgs+=(fonts-dejavu-core)
 apt_pkgs+=(ruby-dev ruby-bundler ruby-rest-client ruby-byebug netcat-openbsd)
 # subscription-gym's server Gemfile: rerun's listen/rb-inotify/ffi, puma's nio4r, sinatra's tilt and mustermann
 apt_pkgs+=(ruby-listen ruby-rb-inotify ruby-ffi ruby-ruby2-keywords ruby-nio4r ruby-tilt ruby-mustermann)
+# sdk-upgrades-ruby's grader Gemfile (rspec 3.13 without a lock: rspec-expectations' and rspec-mocks' diff-lcs);
+# lsof and curl, with which its oracle restarts the server on port 4242 and waits for it
+apt_pkgs+=(ruby-diff-lcs lsof curl)
 # The emulator's compile (below) needs a C compiler and this interpreter's headers: a version manager's Python has
 # its own; Debian's needs its -dev package.
 command -v "${CC:-cc}" >/dev/null || apt_pkgs+=(gcc)

@@ -26,7 +26,8 @@ overlays we ship for the published benchmark), else every field's default. Examp
 
 The grader's command runs with bash in a copy of ``grader/`` (``cwd``), with ``SUBMISSION`` (the submission's text),
 ``SUBMISSION_PATH``, ``REPORT`` (where to write the report), ``WORKSPACE``, ``PROBLEM`` and the episode's
-``STRIPE_API_BASE`` / ``STRIPE_SECRET_KEY`` in its environment: write ``"$SUBMISSION"`` quoted, it is the agent's text.
+``STRIPE_API_BASE`` / ``STRIPE_SECRET_KEY`` in its environment (and ``APP_GEM_HOME``, the app's gems, when the
+environment has ``[ruby]``): write ``"$SUBMISSION"`` quoted, it is the agent's text.
 """
 
 from __future__ import annotations
@@ -132,6 +133,8 @@ class ProblemOverride(_StrictOverlay):
     setup: list[str] = Field(default_factory=list)
     hints: list[str] = Field(default_factory=list)
     grader: ExternalGraderSpec | None = None
+    # This problem's mutants, after the folder-wide ones (a mutant made from one problem's oracle names its text).
+    mutants: list[MutantSpec] = Field(default_factory=list)
 
 
 class Overlay(_StrictOverlay):
@@ -184,6 +187,11 @@ class Overlay(_StrictOverlay):
         if name is None or name not in self.problems:
             return {}
         return self.problems[name].model_dump(exclude_defaults=True)
+
+    def mutants_for(self, problem: str | None) -> list[MutantSpec]:
+        """The folder's mutants, then problem ``problem``'s own."""
+        override = self.problems.get(problem) if problem else None
+        return list(self.mutants) + (list(override.mutants) if override is not None else [])
 
     def grader_for(self, problem: str | None) -> ExternalGraderSpec:
         override = self.problems.get(problem) if problem else None

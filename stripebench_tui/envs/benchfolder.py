@@ -230,7 +230,7 @@ def _plans(folder: Path, problem: str | None, ident: str, overlay: Overlay, base
         solution = PlanRef(name="oracle", plan=str(_write_plan(ident, "solution", oracle)),
                            description="solution/ applied through real tool calls, then the overlay's oracle steps")
     mutants = []
-    for m in overlay.mutants:
+    for m in overlay.mutants_for(problem):
         steps = _from_oracle(oracle, m) if m.from_oracle else []
         steps += _overlay_steps((base / m.files).resolve(), {}, [], f"mutant {m.name}") if m.files else []
         steps += [dict(s) for s in m.steps]

@@ -134,6 +134,9 @@ class RubySpec(_Strict):
     app's directory runs under the app's own Gemfile."""
 
     gemfile: str = "Gemfile"  # relative to the workspace
+    # Gems installed beside the app's, "name version" each, as the folder's Dockerfile prefetches them (the SDK an
+    # upgrade task moves to): `bundle install --local` of the agent's changed Gemfile finds them without a registry.
+    prefetch: list[str] = Field(default_factory=list)
 
 
 class DockerSpec(_Strict):

@@ -106,11 +106,16 @@ class GemBundle:
     gemfile: Path
     lockfile: Path | None = None
     use_lock: bool = False  # the folder's Dockerfile copies the lock too: bundler resolves with it
+    # (name, version) of gems installed beside the bundle, as a Dockerfile prefetches them (the SDK an upgrade task
+    # moves to): a later `bundle install --local` of the changed Gemfile finds them here.
+    extra: tuple[tuple[str, str], ...] = ()
 
     def key(self, mode: str) -> str:
         text = self.gemfile.read_bytes()
         if mode == "registry" and self.use_lock and self.lockfile is not None and self.lockfile.is_file():
             text += b"\0" + self.lockfile.read_bytes()
+        if self.extra:
+            text += b"\0" + " ".join(f"{name}={version}" for name, version in self.extra).encode()
         return hashlib.sha256(text + f"\0{mode}\0{ruby_version()}".encode()).hexdigest()[:16]
 
 
@@ -391,6 +396,8 @@ def ensure(bundle: GemBundle, say: Callable[[str], None] = print) -> Path:
                                  f"{_last_line(done.stderr or done.stdout)}")
             for line in lock_differences(bundle, staging / "Gemfile.lock"):
                 say(line)
+            for name, version in bundle.extra:
+                _install_extra(name, version, which, home, say)
             (staging / "complete").write_text(why + "\n")
             try:
                 staging.rename(final)
@@ -400,6 +407,31 @@ def ensure(bundle: GemBundle, say: Callable[[str], None] = print) -> Path:
         finally:
             shutil.rmtree(staging, ignore_errors=True)
     return final
+
+
+def parse_extra(specs: list[str]) -> tuple[tuple[str, str], ...]:
+    """("name", "version") of each "name version" (``RubySpec.prefetch``); GemProblem for another form."""
+    out = []
+    for spec in specs:
+        parts = spec.split()
+        if len(parts) != 2 or not re.match(r"^\d[0-9A-Za-z.]*$", parts[1]):
+            raise GemProblem(f"prefetch {spec!r}: say a gem and its exact version, e.g. 'stripe 15.5.0'")
+        out.append((parts[0], parts[1]))
+    return tuple(out)
+
+
+def _install_extra(name: str, version: str, which: str, home: Path, say: Callable[[str], None]) -> None:
+    """``name`` ``version`` into ``home`` beside the bundle: from the registry, else built from its checkout."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GEM_", "BUNDLE_", "RUBYOPT"))}
+    argv = ["gem", "install", "--no-document", "--install-dir", str(home)]
+    if which == "registry":
+        argv += [name, "-v", version]
+    else:
+        argv += ["--local", "--ignore-dependencies", str(build(name, version, say))]
+    ran = subprocess.run(argv, capture_output=True, text=True, timeout=TIMEOUT, env=env, stdin=subprocess.DEVNULL)
+    if ran.returncode != 0:
+        raise GemProblem(f"gem install {name} {version} (prefetched) failed: {_last_line(ran.stderr or ran.stdout)}")
+    say(f"{name} {version} installed beside the bundle (prefetched)")
 
 
 def _install_local(bundle: GemBundle, home: Path, say: Callable[[str], None]) -> None:
@@ -509,4 +541,4 @@ def describe(bundle: GemBundle | None = None) -> list[tuple[bool, str]]:
 
 
 __all__ = ["GemBundle", "GemProblem", "GemSource", "MODE_VAR", "SOURCES", "SOURCES_VAR", "Say", "build", "bundle_of", "describe",
-           "ensure", "find_checkout", "lock_differences", "mode", "plan", "process_env"]
+           "ensure", "find_checkout", "lock_differences", "mode", "parse_extra", "plan", "process_env"]

@@ -31,7 +31,7 @@ from stripebench_tui.grading.criteria import Criterion, Outcome
 from stripebench_tui.grading.evaluate import Reported
 from stripebench_tui.grading.external_reports import PASSED, SKIPPED, criterion_name
 from stripebench_tui.grading.external_run import GraderRun, RunResult
-from stripebench_tui.preload import preload_env
+from stripebench_tui.preload import REQUEST_SOURCE_VAR, preload_env
 from stripebench_tui.core.driver import Driver
 
 log = logging.getLogger(__name__)
@@ -67,6 +67,10 @@ class ExternalGrader:
         env["STRIPE_API_BASE"] = ctx.stripe_api_base or "https://api.stripe.com"
         if ctx.env.manifest.stripe_preload:  # an unmodified grader finds the emulator as the app does
             env.update(preload_env(env))
+            env[REQUEST_SOURCE_VAR] = "grader"  # the request log's source: the Ruby preload marks its requests
+        app_gems = getattr(ctx.processes, "ruby_env", None) or {}
+        if app_gems.get("GEM_HOME"):  # the app's gems ([ruby]), for a grader that asks bundler about the app
+            env["APP_GEM_HOME"] = app_gems["GEM_HOME"]
         source = self.folder / Path(self.spec.cwd).parts[0]
         return GraderRun(self.spec, source, work, ctx.workspace, env, ctx.submission_path, self.problem,
                          gems=self.gem_bundle())

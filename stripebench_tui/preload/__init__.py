@@ -20,6 +20,8 @@ PRELOAD_DIR = Path(__file__).resolve().parent
 PYTHON_DIR = "python"  # holds sitecustomize.py alone: everything in it becomes importable
 NODE_FILE = "node/stripe-preload.cjs"
 RUBY_FILE = "ruby/stripebench_stripe_preload.rb"
+# Set by a grader's process: the Ruby preload marks its requests with X-Stripebench-Source (the request log's source).
+REQUEST_SOURCE_VAR = "STRIPEBENCH_REQUEST_SOURCE"
 
 
 def preload_env(env: Mapping[str, str], *, root: str | os.PathLike[str] = PRELOAD_DIR,
@@ -56,4 +58,4 @@ def _node_quote(path: str) -> str:
     return '"' + path.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-__all__ = ["PRELOAD_DIR", "preload_env"]
+__all__ = ["PRELOAD_DIR", "REQUEST_SOURCE_VAR", "preload_env"]

@@ -26,7 +26,7 @@ from stripebench_tui.runtime import episode_scratch
 from stripebench_tui.runtime.episode_scratch import EpisodeScratch
 from stripebench_tui.runtime.reaper import Watchdog, tagged_pids
 from stripebench_tui.runtime.packages_step import install_node_packages
-from stripebench_tui.runtime.ruby_step import install_app_gems
+from stripebench_tui.runtime.ruby_step import install_app_gems, planned_env
 from stripebench_tui.runtime.sandbox import SandboxBase, episode_services, lay_out
 from stripebench_tui.runtime.services import ServiceProcess
 
@@ -45,6 +45,8 @@ class LocalSandbox(SandboxBase):
         """Copy the workspace in, make the directories, allocate ports and start the watchdog; remove what killed
         episodes left in the temporary directory."""
         lay_out(self.env, self.episode_dir, self.workspace, self._vars)
+        if self.env.manifest.ruby is not None:  # the tool servers start before the gems are installed
+            self.ruby_env = planned_env(self.workspace, self.env.manifest.ruby)
         episode_scratch.sweep_orphans()
         self.scratch = episode_scratch.make(self.tag)
         # What the watchdog removes once nothing of the episode runs, also after kill -9: the scratch directory

@@ -22,12 +22,36 @@ from stripebench_tui.runtime.install_step import run_install
 SERVICE = "gems"
 
 
-def _install(workspace: Path, spec: RubySpec, say: ruby_gems.Say) -> dict[str, str]:
+def _bundle(workspace: Path, spec: RubySpec) -> ruby_gems.GemBundle:
     gemfile = workspace / spec.gemfile
     lock = gemfile.with_name("Gemfile.lock")
     which, _ = ruby_gems.mode()
     # the registry installs what the app's lock names; offline, the Gemfile resolved against what is here
-    bundle = ruby_gems.GemBundle(gemfile, lock if lock.is_file() else None, use_lock=which == "registry")
+    return ruby_gems.GemBundle(gemfile, lock if lock.is_file() else None, use_lock=which == "registry",
+                               extra=ruby_gems.parse_extra(spec.prefetch))
+
+
+def _episode_env(where: Path) -> dict[str, str]:
+    env = ruby_gems.process_env(where, env_path="")
+    env.pop("BUNDLE_GEMFILE", None)
+    env.pop("BUNDLE_FROZEN", None)
+    return env
+
+
+def planned_env(workspace: Path, spec: RubySpec) -> dict[str, str]:
+    """The variables the install will give, known before it runs (the bundle's directory is named by the Gemfile,
+    the path and Ruby): the agent's tool servers start meanwhile, and their shell must find the app's gems too.
+    {} when the path cannot be told yet (the install then says why)."""
+    try:
+        bundle = _bundle(workspace, spec)
+        return _episode_env(ruby_gems.bundle_dir(bundle, ruby_gems.mode()[0]))
+    except (ruby_gems.GemProblem, OSError):
+        return {}
+
+
+def _install(workspace: Path, spec: RubySpec, say: ruby_gems.Say) -> dict[str, str]:
+    bundle = _bundle(workspace, spec)
+    lock = bundle.gemfile.with_name("Gemfile.lock")
     where = ruby_gems.ensure(bundle, say)
     resolved = where / "Gemfile.lock"
     if resolved.is_file() and (not lock.is_file() or lock.read_bytes() != resolved.read_bytes()):
@@ -35,10 +59,7 @@ def _install(workspace: Path, spec: RubySpec, say: ruby_gems.Say) -> dict[str, s
             for line in ruby_gems.lock_differences(bundle, resolved):
                 say(f"{lock.relative_to(workspace)}: {line}")
         shutil.copyfile(resolved, lock)
-    env = ruby_gems.process_env(where, env_path="")
-    env.pop("BUNDLE_GEMFILE", None)
-    env.pop("BUNDLE_FROZEN", None)
-    return env
+    return _episode_env(where)
 
 
 async def install_app_gems(bus: EventBus, workspace: Path, spec: RubySpec, log_path: Path,
@@ -49,4 +70,4 @@ async def install_app_gems(bus: EventBus, workspace: Path, spec: RubySpec, log_p
                              lambda _env: f"gems of {spec.gemfile} installed")
 
 
-__all__ = ["SERVICE", "install_app_gems"]
+__all__ = ["SERVICE", "install_app_gems", "planned_env"]

@@ -23,7 +23,11 @@ def manifest_checks(manifest: Manifest) -> list[tuple[bool, str]]:
         out.append(node_packages.describe(manifest.node.min_node))
     if manifest.ruby is not None and manifest.workspace:
         gemfile = Path(manifest.workspace) / manifest.ruby.gemfile
-        out.extend(ruby_gems.describe(ruby_gems.GemBundle(gemfile, gemfile.with_name("Gemfile.lock"))))
+        try:
+            extra = ruby_gems.parse_extra(manifest.ruby.prefetch)
+        except ruby_gems.GemProblem as exc:
+            return [*out, (False, str(exc))]
+        out.extend(ruby_gems.describe(ruby_gems.GemBundle(gemfile, gemfile.with_name("Gemfile.lock"), extra=extra)))
     return out
 
 

@@ -264,3 +264,21 @@ async def test_a_grader_whose_gems_cannot_be_had_is_an_error_naming_the_gem_and_
     assert status == ERROR
     assert evidence["error"].startswith("the grader's gems: gem stripe 15.2.1 must be built, but there is no checkout of it: "
                                         "clone https://github.com/stripe/stripe-ruby"), evidence
+
+
+async def test_a_grader_gets_the_apps_gem_home_and_marks_its_requests_when_the_preload_is_on(tmp_path: Path) -> None:
+    """sdk-upgrades-ruby's grade.sh asks bundler about the app's Gemfile: the grader's process gets the app's gems
+    ([ruby], APP_GEM_HOME); with the SDK preload its own requests say they are the grader's."""
+    from types import SimpleNamespace
+
+    files = {"test_env.py": "import os\n\ndef test_app_gems():\n    assert os.environ['APP_GEM_HOME'] == '/gems/app'\n\n"
+                            "def test_source():\n    assert os.environ['STRIPEBENCH_REQUEST_SOURCE'] == 'grader'\n"}
+    env, ctx = _env(tmp_path, 'command = \'python -m pytest -q -p no:cacheprovider --junitxml="$REPORT"\'\n', files)
+    (tmp_path / "task.stripebench.toml").write_text('stripe_preload = true\n[grader]\ncommand = \'python -m pytest -q '
+                                                    '-p no:cacheprovider --junitxml="$REPORT"\'\n')
+    env = load_bench_environment(env.folder)
+    app = SimpleNamespace(ruby_env={"GEM_HOME": "/gems/app", "GEM_PATH": "/gems/app", "PATH": "/gems/app/bin"})
+    ctx = GradingContext(env=env, episode_dir=tmp_path, workspace=ctx.workspace, stripe_api_base="http://127.0.0.1:9",
+                         stripe_api_key="sk_test_external", processes=app)  # type: ignore[arg-type]
+    got = await _final(env, ctx)
+    assert {name: status for name, (status, _) in got.items()} == {"test_app_gems": PASS, "test_source": PASS}

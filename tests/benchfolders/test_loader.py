@@ -125,3 +125,24 @@ def test_listing_a_directory_of_folders(tmp_path: Path) -> None:
     (tmp_path / "notes").mkdir()
     assert [p.name for p in bench_folders_under(tmp_path)] == ["a-task", "b-task"]
     assert bench_folders_under(tmp_path / "a-task") == [tmp_path / "a-task"]
+
+
+def test_a_problem_of_a_folder_has_its_own_mutants_after_the_folders(tmp_path: Path) -> None:
+    folder = _folder(tmp_path, "sdk-upgrades-go", problems=("charges", "invoices"))
+    for p in ("charges", "invoices"):
+        (folder / "solution" / p / "server").mkdir(parents=True)
+        (folder / "solution" / p / "server" / "main.go").write_text(f"package main // {p}: Charge.list\n")
+    overlay = tmp_path / "sdk-upgrades-go.stripebench.toml"
+    overlay.write_text('[[mutants]]\nname = "everywhere"\nsteps = [{ say = "Give up.", done = true }]\n\n'
+                       '[[problems.charges.mutants]]\nname = "charges-only"\nfrom_oracle = true\n'
+                       'replace = [["Charge.list", "PaymentIntent.charges"]]\n')
+    charges, invoices = load_bench_folder(folder)
+    assert [m.name for m in charges.manifest.mutants] == ["everywhere", "charges-only"]
+    assert [m.name for m in invoices.manifest.mutants] == ["everywhere"]
+    mutated = load_plan(Path(charges.manifest.mutants[1].plan), charges.root)
+    assert mutated[0].args["content"] == "package main // charges: PaymentIntent.charges\n"
+    # a problem's replace that finds nothing in its own oracle is an error naming the mutant
+    overlay.write_text('[[problems.invoices.mutants]]\nname = "wrong"\nfrom_oracle = true\n'
+                       'replace = [["Subscription.list", "x"]]\n')
+    with pytest.raises(BadFileError, match="mutant wrong: replace finds no"):
+        load_bench_folder(folder)

@@ -195,3 +195,31 @@ def test_the_mode_follows_the_variable_and_rejects_nonsense(monkeypatch: pytest.
     monkeypatch.setenv(ruby_gems.MODE_VAR, "sometimes")
     with pytest.raises(GemProblem, match="say registry, local or auto"):
         ruby_gems.mode()
+
+
+@pytest.mark.drill  # ruby, gem and bundler start several times
+def test_a_prefetched_gem_lands_beside_the_bundle_for_a_later_bundle_install_local(sources: Path, tmp_path: Path) -> None:
+    """As sdk-upgrades-ruby's Dockerfile prefetches stripe 15: the app's Gemfile pins toy-base 1, the upgrade moves
+    it to 2, and `bundle install --local` of the changed Gemfile finds 2.0.0 installed."""
+    folder = tmp_path / "app"
+    plain = _gemfile(folder, "gem 'toy-base', '~> 1.0'\n", "GEM\n  remote: https://rubygems.org/\n  specs:\n"
+                     "    toy-base (1.0.0)\n\nPLATFORMS\n  ruby\n\nDEPENDENCIES\n  toy-base (~> 1.0)\n")
+    bundle = GemBundle(plain.gemfile, plain.lockfile, extra=ruby_gems.parse_extra(["toy-base 2.0.0"]))
+    assert bundle.key("local") != plain.key("local")  # the prefetch is part of the bundle
+    said: list[str] = []
+    where = ruby_gems.ensure(bundle, said.append)
+    assert "toy-base 2.0.0 installed beside the bundle (prefetched)" in said
+    assert "toy-base (1.0.0)" in (where / "Gemfile.lock").read_text()  # the Gemfile's own resolution is unchanged
+    (folder / "Gemfile").write_text('source "https://rubygems.org"\ngem "toy-base", "~> 2.0"\n')
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GEM_", "BUNDLE_"))}
+    env.update({k: v for k, v in ruby_gems.process_env(where).items() if not k.startswith("BUNDLE_")})
+    ran = subprocess.run(["bundle", "install", "--local"], cwd=folder, env=env, capture_output=True, text=True, timeout=120)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert "toy-base (2.0.0)" in (folder / "Gemfile.lock").read_text()
+
+
+@pytest.mark.parametrize("spec", ["stripe", "stripe ~> 15", "stripe 15.5.0 extra"])
+def test_a_prefetch_names_a_gem_and_its_exact_version(spec: str) -> None:
+    assert ruby_gems.parse_extra(["stripe 15.5.0"]) == (("stripe", "15.5.0"),)
+    with pytest.raises(GemProblem, match="say a gem and its exact version"):
+        ruby_gems.parse_extra([spec])

@@ -249,3 +249,52 @@ def test_ruby_preload_points_raw_net_http_calls_to_api_stripe_com_at_the_base(tm
     got = _run(["ruby", str(app)], _env(emulator.url, STRIPE_SECRET_KEY=TEST_KEY))
     assert stripe_client.v1.customers.retrieve(got["id"]).email == "raw@example.com"
     assert got["elsewhere"] == ["example.com", 443]  # other hosts are left alone
+
+
+RUBY_TWO_CALLS = """
+require "net/http"
+require "json"
+a = Net::HTTP.new("api.stripe.com", 443)
+a.use_ssl = true
+a.request(Net::HTTP::Get.new("/v1/customers"))
+base = URI(ENV["STRIPE_API_BASE"])
+Net::HTTP.new(base.host, base.port).request(Net::HTTP::Get.new("/v1/charges"))
+puts JSON.generate("ok" => true)
+"""
+
+
+def test_a_graders_ruby_requests_say_they_are_the_graders(tmp_path):
+    """STRIPEBENCH_REQUEST_SOURCE (set for a grader's process) puts X-Stripebench-Source on every request to the
+    base, so the request log does not take a grader's own setup for the app's; without it nothing is added."""
+    import http.server
+    import threading
+
+    from stripebench_tui.core.events import SOURCE_HEADER
+    from stripebench_tui.preload import REQUEST_SOURCE_VAR
+
+    seen: list[tuple[str, str | None]] = []
+
+    class Recorder(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 - the handler's protocol
+            seen.append((self.path, self.headers.get(SOURCE_HEADER)))
+            self.send_response(200)
+            self.send_header("Content-Length", "2")
+            self.end_headers()
+            self.wfile.write(b"{}")
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Recorder)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        app = tmp_path / "calls.rb"
+        app.write_text(RUBY_TWO_CALLS)
+        base = f"http://127.0.0.1:{server.server_address[1]}"
+        _run(["ruby", str(app)], _env(base, **{REQUEST_SOURCE_VAR: "grader"}))
+        assert seen == [("/v1/customers", "grader"), ("/v1/charges", "grader")]
+        seen.clear()
+        _run(["ruby", str(app)], _env(base))
+        assert seen == [("/v1/customers", None), ("/v1/charges", None)]
+    finally:
+        server.shutdown()

@@ -15,7 +15,7 @@ from stripebench_tui.core.events import Service
 from stripebench_tui.core.redact import Redactor
 from stripebench_tui.envs import ruby_gems
 from stripebench_tui.envs.manifest import RubySpec
-from stripebench_tui.runtime.ruby_step import install_app_gems
+from stripebench_tui.runtime.ruby_step import install_app_gems, planned_env
 from stripebench_tui.runtime.services import ServiceFailed
 from tests.envs.test_ruby_gems import _toy_gem
 
@@ -67,8 +67,10 @@ def test_the_apps_gems_are_installed_and_its_lock_becomes_what_was_resolved(offl
     server.mkdir(parents=True)
     (server / "Gemfile").write_text('source "https://rubygems.org"\ngem "toy-base", "1.0.0"\ngem "json"\n')
     (server / "Gemfile.lock").write_text(LOCK.format(json="0.0.1"))  # a json no machine has: the installed one fits
+    planned = planned_env(offline / "ws", RubySpec(gemfile="server/Gemfile"))  # what the agent's tools start with
     env, seen = _install(offline / "ws", offline)
     assert set(env) == {"GEM_HOME", "GEM_PATH", "PATH"}, env  # the app's own Gemfile, found from its directory
+    assert planned == env
     log = (offline / "logs" / "gems.log").read_text()
     assert "building toy-base 1.0.0" in log
     assert f"server/Gemfile.lock: json {json_here} where Gemfile.lock has 0.0.1: the installed one fits" in log, log

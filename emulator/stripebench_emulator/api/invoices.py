@@ -39,8 +39,11 @@ resource = Resource("invoice", prefix="in", noun="invoice",
                                 "lines.data.discounts": "discount",
                                 "lines.data.discount_amounts.discount": "discount"},
                     includable={"payments", "confirmation_secret"})
+# From 2025-03-31 a line names its price by id under pricing.price_details (expandable, as the sdk-upgrades-ruby
+# solution asks with lines.data.pricing.price_details.price); before, the whole price is on the line.
 line_resource = Resource("line_item", prefix="il", noun="invoice line item",
-                         expandable={"discounts": "discount", "discount_amounts.discount": "discount"})
+                         expandable={"discounts": "discount", "discount_amounts.discount": "discount",
+                                     "pricing.price_details.price": "price"})
 line_resource.renderer(render_line)
 
 # Before 2022-08-01 a new invoice swept up the customer's pending invoice items by default.

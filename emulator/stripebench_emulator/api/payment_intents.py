@@ -26,7 +26,7 @@ from stripebench_emulator.model.search import SEARCH_PARAMS, search_page
 
 resource = Resource("payment_intent", prefix="pi", noun="payment_intent",
                     expandable={"customer": "customer", "latest_charge": "charge", "payment_method": "payment_method",
-                                "last_payment_error.payment_method": "payment_method"},
+                                "last_payment_error.payment_method": "payment_method", "invoice": "invoice"},
                     shallow_render=True)
 
 
@@ -82,6 +82,8 @@ def render_pi(obj: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
         obj["charges"] = {"object": "list", "data": data, "has_more": False, "total_count": len(data),
                           "url": f"/v1/charges?payment_intent={obj['id']}"}
         obj.pop("latest_charge", None)
+    if not ctx.version_at_least(versions.PAYMENT_INTENT_INVOICE_REMOVED):  # the invoice it pays, before basil
+        obj["invoice"] = obj.get("_invoice")
     if ctx.publishable:  # stripe.js sees a subset; the customer and metadata stay private
         for key in ("customer", "metadata", "application_fee_amount", "transfer_data", "transfer_group",
                     "on_behalf_of", "review", "statement_descriptor", "statement_descriptor_suffix"):

@@ -16,14 +16,14 @@ from stripebench_emulator.rules import billing_cycle as cycle
 from stripebench_emulator.rules import billing_time
 from stripebench_emulator.rules import billing_discounts, billing_start, billing_tax, billing_update
 from stripebench_emulator.model.context import LIST_PARAMS, RequestContext
-from stripebench_emulator.model.errors import StripeError, invalid
+from stripebench_emulator.model.errors import StripeError, invalid, unknown_param
 from stripebench_emulator.model.params import Array, Bool, Currency, Enum, Hash, Int, Metadata, Str
 from stripebench_emulator.api import invoices, setup_intents
 from stripebench_emulator.model.search import SEARCH_PARAMS, search_page
 from stripebench_emulator.model.registry import Resource
 from stripebench_emulator.model.fields import apply_metadata
 from stripebench_emulator.api.subscription_items import render_item
-from stripebench_emulator.model.versions import SUBSCRIPTION_PERIOD_ON_ITEMS
+from stripebench_emulator.model.versions import LIST_TOTAL_COUNT_REMOVED, SUBSCRIPTION_PERIOD_ON_ITEMS
 
 resource = Resource("subscription", prefix="sub", noun="subscription",
                     expandable={"customer": "customer", "latest_invoice": "invoice",
@@ -225,10 +225,13 @@ def retrieve(ctx: RequestContext, params: dict[str, Any], id: str) -> dict[str, 
     **LIST_PARAMS, "customer": Str(), "price": Str(), "test_clock": Str(),
     "collection_method": Enum("charge_automatically", "send_invoice"),
     "status": Enum("active", "all", "canceled", "ended", "incomplete", "incomplete_expired", "past_due", "paused",
-                   "trialing", "unpaid")})
+                   "trialing", "unpaid"), "include": Array(Enum("total_count"))})
 def list_subscriptions(ctx: RequestContext, params: dict[str, Any]) -> dict[str, Any]:
-    """List subscriptions (not canceled ones unless ``status`` asks) with ``customer``/``price`` filters."""
+    """List subscriptions (not canceled ones unless ``status`` asks) with ``customer``/``price`` filters; before
+    2025-03-31, ``include[]=total_count`` adds how many match in all (from then on the parameter is unknown)."""
     status = params.get("status")
+    if params.get("include") and ctx.version_at_least(LIST_TOTAL_COUNT_REMOVED):
+        raise unknown_param("include")
 
     def keep(s: dict[str, Any]) -> bool:
         if status is None and s["status"] == "canceled":
@@ -240,7 +243,10 @@ def list_subscriptions(ctx: RequestContext, params: dict[str, Any]) -> dict[str,
                 return False
         return "price" not in params or any(i["price"] == params["price"] for i in s["_items"])
 
-    return ctx.list_page("subscription", params, "/v1/subscriptions", where=keep)
+    page = ctx.list_page("subscription", params, "/v1/subscriptions", where=keep)
+    if params.get("include"):
+        page["total_count"] = sum(1 for s in ctx.store.newest_first("subscription") if not s.get("deleted") and keep(s))
+    return page
 
 
 def _payment_settings(sub: dict[str, Any], params: dict[str, Any]) -> None:

@@ -147,11 +147,32 @@ def expand(rendered: object, paths: list[str], ctx: RenderContext) -> Any:
     """Apply each ``expand[]`` path (``customer``, ``data.customer``, ``a.b.c``) in place; bad paths raise 400."""
     for path in paths:
         parts = path.split(".")
-        if len(parts) > MAX_EXPAND_DEPTH or not all(parts):
-            raise invalid(f"You cannot expand more than {MAX_EXPAND_DEPTH} levels of a property."
-                          if all(parts) else f"This property cannot be expanded ({path}).", param="expand")
+        if not all(parts):
+            raise invalid(f"This property cannot be expanded ({path}).", param="expand")
+        if len(parts) > MAX_EXPAND_DEPTH and _levels(rendered, parts) > MAX_EXPAND_DEPTH:
+            raise invalid(f"You cannot expand more than {MAX_EXPAND_DEPTH} levels of a property.", param="expand")
         _expand(rendered, parts, path, ctx)
     return rendered
+
+
+def _levels(rendered: object, parts: list[str]) -> int:
+    """How many levels ``parts`` goes down: a list's ``data``, an object, an id to expand each count; a plain hash
+    on the way (an invoice line's ``pricing.price_details``) is no level of its own, so Stripe takes
+    ``lines.data.pricing.price_details.price`` (and refuses ``data.invoice.lines.data.pricing.price_details.price``)."""
+    count, node = 0, rendered
+    for part in parts:
+        if isinstance(node, dict) and node.get("object") in ("list", "search_result"):
+            data = node.get("data") if part == "data" else None
+            node = data[0] if isinstance(data, list) and data else None
+            count += 1
+            continue
+        value = node.get(part) if isinstance(node, dict) else None
+        if isinstance(value, dict) and "object" not in value:
+            node = value  # a hash inside the object
+            continue
+        count += 1
+        node = value if isinstance(value, dict) else None
+    return count
 
 
 def _expand(obj: object, parts: list[str], full: str, ctx: RenderContext) -> None:
@@ -170,7 +191,8 @@ def _expand(obj: object, parts: list[str], full: str, ctx: RenderContext) -> Non
         return
     resource = RESOURCES.get(obj.get("object", ""))
     expandable = resource.expandable if resource else {}
-    if resource is not None and parts[0] in resource.includable:
+    if resource is not None and parts[0] in resource.includable and not any(
+            ".".join(parts[:i]) in expandable for i in range(2, len(parts) + 1)):
         # rendered by the resource's renderer (``line_items``); a longer path goes on inside it
         _expand(obj.get(parts[0]), parts[1:], full, ctx)
         return

@@ -21,6 +21,10 @@ CUSTOMER_SOURCES_NOT_INCLUDED = "2020-08-27"
 SUBSCRIPTION_PERIOD_ON_ITEMS = "2025-03-31"
 # Basil also removed the singular ``coupon`` and ``promotion_code`` params (customers, subscriptions, previews).
 SINGULAR_COUPON_REMOVED = "2025-03-31"
+# ...a PaymentIntent's ``invoice`` (an invoice's payments name its PaymentIntents instead)...
+PAYMENT_INTENT_INVOICE_REMOVED = "2025-03-31"
+# ...and ``include[]=total_count`` on lists (the sdk-upgrades-ruby subscription server sends it on acacia).
+LIST_TOTAL_COUNT_REMOVED = "2025-03-31"
 
 
 def default_api_version() -> str:

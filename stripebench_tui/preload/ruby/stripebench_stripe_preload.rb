@@ -9,9 +9,11 @@
 # wins. With STRIPE_API_BASE empty (real Stripe test mode) nothing is installed.
 # Code that calls the API with Net::HTTP itself (subscription-gym's challenges.rb builds its own requests to
 # https://api.stripe.com) is pointed at the same base: a Net::HTTP made for the host api.stripe.com connects to the
-# base's host and port instead, with TLS only when the base is https.
+# base's host and port instead, with TLS only when the base is https. With STRIPEBENCH_REQUEST_SOURCE set (a
+# grader's process), every request to the base says who sent it (X-Stripebench-Source).
 module StripebenchStripePreload
   STRIPE_HOST = "api.stripe.com"
+  SOURCE_HEADER = "X-Stripebench-Source" # stripebench_tui.core.events.SOURCE_HEADER
 
   # Net::HTTP.new("api.stripe.com", 443) → the base's address; use_ssl follows the base's scheme.
   module NetHTTPRedirect
@@ -28,6 +30,17 @@ module StripebenchStripePreload
     def use_ssl=(flag)
       super(@stripebench_plain ? false : flag)
     end
+
+    # A grader's process says so (STRIPEBENCH_REQUEST_SOURCE=grader): its requests to the base carry the header
+    # the episode's request log reads, so its own setup (three subscriptions alike…) is not taken for the app's.
+    def request(req, *rest, &block)
+      source = StripebenchStripePreload.source
+      target = StripebenchStripePreload.base_uri
+      if source && target && address == target.host && port == target.port && !req.key?(SOURCE_HEADER)
+        req[SOURCE_HEADER] = source
+      end
+      super
+    end
   end
 
   # Default api_base: for clients built without one.
@@ -39,10 +52,12 @@ module StripebenchStripePreload
   end
 
   class << self
-    attr_reader :base, :base_uri
+    attr_reader :base, :base_uri, :source
 
     def install(base)
       @base = base
+      @source = ENV.fetch("STRIPEBENCH_REQUEST_SOURCE", "").strip
+      @source = nil if @source.empty?
       require "uri"
       @base_uri = URI(base)
       @pending = %w[Stripe Stripe::StripeClient Net::HTTP]
