@@ -25,6 +25,8 @@ apt_pkgs+=(fonts-dejavu-core)
 apt_pkgs+=(ruby-dev ruby-bundler ruby-rest-client ruby-byebug netcat-openbsd)
 # subscription-gym's server Gemfile: rerun's listen/rb-inotify/ffi, puma's nio4r, sinatra's tilt and mustermann
 apt_pkgs+=(ruby-listen ruby-rb-inotify ruby-ffi ruby-ruby2-keywords ruby-nio4r ruby-tilt ruby-mustermann)
+# checkout-gym's server Gemfile: sinatra 3.2 runs on rack 2.2 (the gems built from source are rack 3's)
+apt_pkgs+=(ruby-rack)
 # The emulator's compile (below) needs a C compiler and this interpreter's headers: a version manager's Python has
 # its own; Debian's needs its -dev package.
 command -v "${CC:-cc}" >/dev/null || apt_pkgs+=(gcc)
