@@ -28,6 +28,8 @@ apt_pkgs+=(ruby-listen ruby-rb-inotify ruby-ffi ruby-ruby2-keywords ruby-nio4r r
 # sdk-upgrades-ruby's grader Gemfile (rspec 3.13 without a lock: rspec-expectations' and rspec-mocks' diff-lcs);
 # lsof and curl, with which its oracle restarts the server on port 4242 and waits for it
 apt_pkgs+=(ruby-diff-lcs lsof curl)
+# checkout-gym's server Gemfile: sinatra 3.2 runs on rack 2.2 (the gems built from source are rack 3's)
+apt_pkgs+=(ruby-rack)
 # The emulator's compile (below) needs a C compiler and this interpreter's headers: a version manager's Python has
 # its own; Debian's needs its -dev package.
 command -v "${CC:-cc}" >/dev/null || apt_pkgs+=(gcc)

@@ -434,3 +434,22 @@ def test_subscription_checkout_promotion_code_typed_on_the_page_discounts_the_su
         900, 500, [sub.discounts[0].id], [[{"amount": 400, "discount": sub.discounts[0].id}]])
     assert stripe_client.v1.promotion_codes.retrieve(promo.id).times_redeemed == 1
     assert stripe_client.v1.coupons.retrieve(coupon.id).times_redeemed == 1  # once, not once per path
+
+
+def test_the_page_lists_the_payment_methods_a_session_names_beyond_cards(stripe_client, emulator):
+    """checkout-gym's Korean page: payment_method_types card, kr_card, payco, naver_pay are shown, in that order, by
+    Checkout's names (only cards are paid here); a session of cards alone shows the card form only."""
+    won = stripe_client.v1.prices.create(params={"currency": "krw", "unit_amount": 160000,
+                                                 "product_data": {"name": "Backpack"}})
+    s = _create(stripe_client, mode="payment", success_url="https://a.test", locale="ko",
+                line_items=[{"price": won.id, "quantity": 5}],
+                payment_method_types=["card", "kr_card", "payco", "naver_pay"])
+    assert s.payment_method_types == ["card", "kr_card", "payco", "naver_pay"] and s.locale == "ko"
+    page = httpx.get(s.url).text
+    assert ('<ul class="methods" id="payment-methods" aria-label="Payment methods"><li data-type="card">Card</li>'
+            '<li data-type="kr_card">Korean card</li><li data-type="payco">PAYCO</li>'
+            '<li data-type="naver_pay">Naver Pay</li></ul>') in page
+    assert '<html lang="ko">' in page
+    cards = _create(stripe_client, mode="payment", success_url="https://a.test", payment_method_types=["card"],
+                    line_items=[{"price": won.id, "quantity": 1}])
+    assert 'id="payment-methods"' not in httpx.get(cards.url).text

@@ -54,7 +54,8 @@ class GemsSpec(_StrictOverlay):
     from their public repositories at the pinned release); the grader's processes get ``BUNDLE_GEMFILE`` and the
     ``GEM_HOME`` that holds them."""
 
-    gemfile: str = "Gemfile"  # relative to the folder
+    # Relative to the folder; ${BENCH_OVERLAY_DIR}/… is a file of ours beside the overlay (a lock for a folder without one).
+    gemfile: str = "Gemfile"
     lockfile: str | None = "Gemfile.lock"  # the versions to build where the Gemfile does not pin one exactly
     # Whether bundler resolves with the lock: as the folder's Dockerfile does (galtee's copies the Gemfile alone).
     use_lock: bool = False

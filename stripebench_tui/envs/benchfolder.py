@@ -44,8 +44,16 @@ class BenchEnvironment(Environment):
 
     @property
     def external_grader(self) -> ExternalGraderSpec:
-        """How to run this folder's grader (``grading.external`` reads it)."""
-        return self.overlay.grader_for(self.problem)
+        """How to run this folder's grader (``grading.external`` reads it); ``${BENCH_OVERLAY_DIR}`` in its ``gems``
+        paths is the overlay's directory (a Gemfile.lock of ours for a folder that ships none)."""
+        spec = self.overlay.grader_for(self.problem)
+        gems = spec.gems
+        if gems is None or self.overlay_path is None:
+            return spec
+        here = str(self.overlay_path.parent.resolve())
+        placed = {k: v.replace(OVERLAY_DIR_VAR, here) for k, v in (("gemfile", gems.gemfile), ("lockfile", gems.lockfile))
+                  if v is not None and OVERLAY_DIR_VAR in v}
+        return spec.model_copy(update={"gems": gems.model_copy(update=placed)}) if placed else spec
 
     @property
     def grader_dir(self) -> Path:

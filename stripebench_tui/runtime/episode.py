@@ -391,6 +391,11 @@ class Episode:
         self.findings = FindingsRunner.live(bus, header=header)  # the header: what the task asks
         if hasattr(sandbox, "start"):  # the docker sandbox's engine, image and container
             await sandbox.start(bus)
+        # The app's gems first where it has a Gemfile: their variables (GEM_HOME, its bin/ on PATH) are known once
+        # installed, and the agent's shell needs them (`bundle exec ruby …` in the app's directory).
+        gems_first = env.manifest.ruby is not None
+        if gems_first:
+            await sandbox.install_dependencies(bus)
         # Tool servers need nothing from the seed or the services (ports are already chosen): start them meanwhile.
         if hasattr(sandbox, "tool_executor"):
             self.executor = sandbox.tool_executor(env.manifest.tools)
@@ -400,7 +405,8 @@ class Episode:
                                             redactor=sandbox.redactor)
         tools = asyncio.ensure_future(self.executor.start())
         try:
-            await sandbox.install_dependencies(bus)
+            if not gems_first:
+                await sandbox.install_dependencies(bus)
             await self._make_world(bus)
             await sandbox.start_services(bus)
         except BaseException:

@@ -282,3 +282,32 @@ async def test_a_grader_gets_the_apps_gem_home_and_marks_its_requests_when_the_p
                          stripe_api_key="sk_test_external", processes=app)  # type: ignore[arg-type]
     got = await _final(env, ctx)
     assert {name: status for name, (status, _) in got.items()} == {"test_app_gems": PASS, "test_source": PASS}
+
+
+async def test_a_lock_of_ours_beside_the_overlay_names_what_a_folder_without_one_leaves_open(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`${BENCH_OVERLAY_DIR}` in `gems.lockfile`: the folder's Gemfile pins toy-app, whose toy-base (~> 2.0) no
+    lock of the folder names (checkout-gym's grader: rspec 3.13.0's rspec-core ~> 3.13.0); offline, our lock beside
+    the overlay says which version to build, and the grader runs under it."""
+    from tests.envs.test_ruby_gems import _toy_gem
+
+    sources = tmp_path / "sources"
+    _toy_gem(sources, "toy-base", {"2.0.0": "", "2.1.0": ""})
+    _toy_gem(sources, "toy-app", {"0.3.0": "'toy-base', '~> 2.0'"})
+    monkeypatch.setenv("STRIPEBENCH_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("STRIPEBENCH_RUBY_GEMS", "local")
+    monkeypatch.setenv("STRIPEBENCH_GEM_SOURCES", str(sources))
+    monkeypatch.setattr("stripebench_tui.envs.ruby_gems.MIRROR_ROOT", tmp_path / "no-mirror")
+    script = ('require "json"; require "toy-base"; File.write(ENV["REPORT"], JSON.generate("examples" => '
+              '[{"full_description" => "toy-base #{ToyBase::VERSION}", "status" => "passed"}]))')
+    env, ctx = _env(tmp_path, f"command = '''bundle exec ruby -e '{script}' '''\nreport = 'rspec-json'\n"
+                              "gems = { gemfile = 'Gemfile', lockfile = '${BENCH_OVERLAY_DIR}/task.Gemfile.lock' }\n",
+                    submission="{}")
+    (env.folder / "Gemfile").write_text('source "https://rubygems.org"\ngem "toy-app", "0.3.0"\n')
+    (tmp_path / "task.Gemfile.lock").write_text(
+        "GEM\n  remote: https://rubygems.org/\n  specs:\n    toy-app (0.3.0)\n      toy-base (~> 2.0)\n"
+        "    toy-base (2.0.0)\n\nPLATFORMS\n  ruby\n\nDEPENDENCIES\n  toy-app (= 0.3.0)\n")
+    bundle = ExternalGrader.for_env(env).gem_bundle()
+    assert bundle is not None and bundle.lockfile == tmp_path.resolve() / "task.Gemfile.lock"
+    got = await _final(env, ctx)
+    assert got == {"toy-base 2.0.0": (PASS, got["toy-base 2.0.0"][1])}, got

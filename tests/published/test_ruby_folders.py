@@ -1,5 +1,6 @@
 """The Ruby-graded folders as published, offline end to end (the long tier): RSpec graders run unchanged under their
-Gemfiles — the two galtee folders (a Node server) and subscription-gym (a Sinatra/Puma server under its own Gemfile).
+Gemfiles — the two galtee folders (a Node server), subscription-gym (a Sinatra/Puma server under its own Gemfile) and
+checkout-gym (a Sinatra/WEBrick server; its submission made by the folder's generate_solution.sh against the emulator).
 
 `stripebench validate` on each folder: the grader's gems come from the Ruby registry where it answers, else from
 local sources (``envs.ruby_gems``: Debian's gems where they fit, the rest built from their repositories at the
@@ -28,6 +29,7 @@ FOLDERS = {
     "galtee-basic": ["purchase-400-called-done", "bookings-not-migrated"],
     "galtee-invoicing": ["invoice-item-400-called-done", "migration-not-run"],
     "subscription-gym": ["trial-400-called-done", "upgrade-without-proration-invoice"],
+    "checkout-gym": ["proration-400-called-done", "hoodie-size-misread"],
 }
 
 
@@ -52,7 +54,7 @@ def test_validate_runs_the_folder_as_published(name: str, tmp_path: Path) -> Non
 
 
 def test_the_ruby_folders_in_one_batch_by_path_under_their_published_names(tmp_path: Path) -> None:
-    """One worker: the three servers all listen on 4242, so two of these episodes cannot run at once."""
+    """One worker: the four servers all listen on 4242, so two of these episodes cannot run at once."""
     import csv
     import io
 
@@ -66,5 +68,5 @@ def test_the_ruby_folders_in_one_batch_by_path_under_their_published_names(tmp_p
                             capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
     assert report.returncode == 0, report.stderr
     rows = {r["eval_name"]: r for r in csv.DictReader(io.StringIO(report.stdout.split("written:")[0]))}
-    assert set(rows) == {"galtee", "galtee-invoices", "subscription gym"}  # benchmarks-results-*.csv's names
+    assert set(rows) == {"checkout-gym", "galtee", "galtee-invoices", "subscription gym"}  # benchmarks-results-*.csv's names
     assert all(r["score"] == "1.0000" and r["passed"] == "true" for r in rows.values()), rows

@@ -213,6 +213,16 @@ def test_ruby_preload_sets_the_gems_api_base_and_client_default(tmp_path):
                                                     "own": "http://mine"}
 
 
+def test_ruby_preload_configures_a_gem_required_before_it(tmp_path):
+    """`ruby -rstripe -e …` requires the gem before RUBYOPT's -r (the command line's first): configured at once."""
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    (lib / "stripe.rb").write_text(RUBY_APP[:RUBY_APP.index("puts JSON.generate")])
+    script = 'puts JSON.generate(module_level: Stripe.api_base, client: Stripe::StripeClient.new("sk_test_x").api_base)'
+    assert _run(["ruby", "-I", str(lib), "-rjson", "-rstripe", "-e", script], _env("http://127.0.0.1:4242")) == {
+        "module_level": "http://127.0.0.1:4242", "client": "http://127.0.0.1:4242"}
+
+
 def test_a_graders_process_on_this_machine_gets_the_preloads_too(tmp_path, emulator, stripe_client):
     from stripebench_tui.grading.context import ThisMachine
 

@@ -89,3 +89,31 @@ def test_an_app_gem_that_cannot_be_had_fails_setup_naming_it(offline: Path) -> N
     with pytest.raises(ServiceFailed, match=r"gems: gem sinatra 4\.1\.1 must be built, but there is no checkout of it: "
                                             r"clone https://github.com/sinatra/sinatra"):
         _install(offline / "ws", offline)
+
+
+@pytest.mark.slow
+async def test_the_agents_shell_runs_bundle_exec_with_the_apps_gems(offline: Path) -> None:
+    """The tool servers start once the gems are installed: their processes get GEM_HOME and the rest, so an agent's
+    `bundle exec ruby …` in the app's directory loads what the app loads (checkout-gym's oracle runs
+    generate_solution.sh's `bundle exec` so)."""
+    import shutil
+
+    from stripebench_tui.envs.catalog import load_environment
+    from stripebench_tui.runtime.episode import Episode, EpisodeConfig
+
+    root = offline / "envs" / "tiny-shop"
+    shutil.copytree(Path(__file__).parents[1] / "fixtures" / "envs" / "tiny-shop", root)
+    manifest = root / "environment.toml"
+    manifest.write_text(manifest.read_text() + '\n[ruby]\ngemfile = "server/Gemfile"\n')
+    server = root / "workspace" / "server"
+    server.mkdir()
+    (server / "Gemfile").write_text('source "https://rubygems.org"\ngem "toy-base", "1.0.0"\n')
+    (root / "plans" / "solution.toml").write_text(
+        '[[step]]\nsay = "Load the app\'s gem."\ntool = "shell"\n'
+        'args = { command = "cd server && bundle exec ruby -e \\"require %q(toy-base); print ToyBase::VERSION\\" > ../gem.txt" }\n\n'
+        '[[step]]\nsay = "Done."\ndone = true\n')
+    episode_dir = offline / "episode"
+    result = await Episode(EpisodeConfig(env=load_environment(root), agent="oracle", episode_dir=episode_dir,
+                                         grading=False)).run()
+    assert not result.setup_failed, result.error
+    assert (episode_dir / "workspace" / "gem.txt").read_text() == "1.0.0"

@@ -61,6 +61,10 @@ module StripebenchStripePreload
       require "uri"
       @base_uri = URI(base)
       @pending = %w[Stripe Stripe::StripeClient Net::HTTP]
+      # What is loaded already (`ruby -rstripe …` requires the gem before RUBYOPT's -r) is configured now
+      @pending.dup.each { |name| (mod = defined_module(name)) && seen(mod) }
+      return if @pending.empty?
+
       @trace = TracePoint.new(:end) { |tp| seen(tp.self) }
       @trace.enable
     end
@@ -72,7 +76,11 @@ module StripebenchStripePreload
       return unless name && @pending.include?(name)
 
       @pending.delete(name) if configure(mod, name)
-      @trace.disable if @pending.empty?
+      @trace.disable if @trace && @pending.empty?
+    end
+
+    def defined_module(name)
+      name.split("::").inject(Object) { |scope, part| scope.const_defined?(part, false) ? scope.const_get(part, false) : (return nil) }
     end
 
     def configure(mod, name)

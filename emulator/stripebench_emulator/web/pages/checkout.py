@@ -193,7 +193,7 @@ def page_parts(ctx: RequestContext, session: dict[str, Any]) -> dict[str, str]:
     parts = {
         "promo_block": "", "tax_row": "", "shipping_block": "", "shipping_options_block": "", "billing_block": "",
         "phone_block": "", "custom_fields_block": "", "tax_id_block": "", "consent_block": "",
-        "optional_block": "", "trial_block": "",
+        "optional_block": "", "trial_block": "", "methods_block": _methods(session),
         "submit_text": _text(message("submit"), "custom-text-submit"),
         "after_submit_text": _text(message("after_submit"), "custom-text-after-submit"),
         "submit_label": escape(options.submit_label(session)),
@@ -255,6 +255,24 @@ def page_parts(ctx: RequestContext, session: dict[str, Any]) -> dict[str, str]:
         days = round((trial_end - session["created"]) / options.DAY)
         parts["trial_block"] = f'<p class="trial" id="trial">{days} days free</p>'
     return parts
+
+
+# What Checkout calls the payment method types a session may name (others are shown by their type).
+METHOD_NAMES = {"card": "Card", "kr_card": "Korean card", "payco": "PAYCO", "naver_pay": "Naver Pay",
+                "kakao_pay": "Kakao Pay", "samsung_pay": "Samsung Pay", "link": "Link", "us_bank_account": "US bank account",
+                "sepa_debit": "SEPA Direct Debit", "ideal": "iDEAL", "bancontact": "Bancontact", "klarna": "Klarna",
+                "afterpay_clearpay": "Afterpay", "affirm": "Affirm", "cashapp": "Cash App Pay", "alipay": "Alipay",
+                "wechat_pay": "WeChat Pay", "paypal": "PayPal", "eps": "EPS", "giropay": "giropay", "p24": "Przelewy24"}
+
+
+def _methods(session: dict[str, Any]) -> str:
+    """The payment methods the page offers when the session names more than cards (only cards are paid here)."""
+    types = session.get("payment_method_types") or ["card"]
+    if types == ["card"]:
+        return ""
+    items = "".join(f'<li data-type="{escape(t)}">{escape(METHOD_NAMES.get(t, t.replace("_", " ").title()))}</li>'
+                    for t in types)
+    return f'<ul class="methods" id="payment-methods" aria-label="Payment methods">{items}</ul>'
 
 
 def _html(parts: dict[str, str], session: dict[str, Any], embedded: bool, secret: str) -> HTMLResponse:
