@@ -131,7 +131,7 @@ def _recorded_children(trace_path: Path) -> list[Path]:
     return out
 
 
-class _Finder:
+class _ForkFinder:
     """Opens traces at most once per ``read_lineage`` call and lists the episode directories of a folder."""
 
     def __init__(self) -> None:
@@ -237,7 +237,7 @@ def read_lineage(path: str | os.PathLike[str]) -> Lineage:
 
     Raises ``TraceError`` when ``path`` itself is not a readable trace; forks that cannot be read are left out.
     """
-    finder = _Finder()
+    finder = _ForkFinder()
     trace = open_trace(path)
     parent, parent_turn, mode = forked_from(trace.header.extra)
     root = branch_facts(trace, parent_turn, mode)
