@@ -96,6 +96,8 @@ SOURCES: dict[str, GemSource] = {
     "rerun": GemSource("alexch/rerun"),
     "logger": GemSource("ruby/logger"),
     "base64": GemSource("ruby/base64"),
+    # rspec-expectations' and rspec-mocks' diff-lcs: a grader's lock may pin one newer than Debian's ruby-diff-lcs
+    "diff-lcs": GemSource("halostatue/diff-lcs"),
 }
 
 
