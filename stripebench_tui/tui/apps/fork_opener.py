@@ -8,6 +8,7 @@ from typing import Any
 from textual.app import App
 
 from stripebench_tui.errors import UserError
+from stripebench_tui.runtime.checkpoints import checkpoint_at
 from stripebench_tui.runtime.fork import fork_config, fork_episode
 from stripebench_tui.tui.screens.episode_screen import EpisodeScreen
 from stripebench_tui.tui.screens.fork import ForkScreen
@@ -15,7 +16,8 @@ from stripebench_tui.tui.screens.live_screen import LiveEpisodeScreen
 
 
 def open_fork(app: App[Any], request: EpisodeScreen.ForkRequested) -> None:
-    """Ask which agent continues, then push a live screen re-executing the trace up to the requested turn."""
+    """Ask which agent continues, then push a live screen of the fork (the turn's checkpoint restored where the
+    episode kept one, else the trace re-executed up to the turn)."""
     trace_path, turn = request.trace_path, request.turn
     if trace_path is None or turn is None:
         app.notify("Select a turn of a recorded episode first.", title="Fork")
@@ -36,4 +38,4 @@ def open_fork(app: App[Any], request: EpisodeScreen.ForkRequested) -> None:
             return
         app.push_screen(live)
 
-    app.push_screen(ForkScreen(turn), chosen)
+    app.push_screen(ForkScreen(turn, restores=checkpoint_at(trace_path, turn) is not None), chosen)

@@ -1,4 +1,4 @@
-"""The fork dialog: who continues after the recorded turns are re-executed."""
+"""The fork dialog: who continues from a recorded turn (its checkpoint restored, or the turns re-executed)."""
 
 from __future__ import annotations
 
@@ -18,15 +18,18 @@ class ForkScreen(DialogScreen["str | None"]):
 
     BINDINGS = [Binding("escape", "cancel", "Cancel")]
 
-    def __init__(self, turn: int) -> None:
+    def __init__(self, turn: int, restores: bool = False) -> None:
         super().__init__()
         self.turn = turn
+        self.restores = restores  # the episode kept a checkpoint of the turn: nothing is re-executed
 
     def compose(self) -> ComposeResult:
         with Vertical() as box:
             box.border_title = f"Fork at turn {self.turn}"
-            yield Label(f"Turns 1-{self.turn} are re-executed on a fresh environment (the first divergence is "
-                        "flagged), then this agent continues live:", classes="help", markup=False)
+            how = (f"Turn {self.turn}'s checkpoint is restored (the Stripe account, workspace and databases as they "
+                   "were; nothing is re-executed)" if self.restores else
+                   f"Turns 1-{self.turn} are re-executed on a fresh environment (the first divergence is flagged)")
+            yield Label(f"{how}, then this agent continues live:", classes="help", markup=False)
             yield OptionList(*[Option(name, id=name) for name in FORK_AGENTS], id="fork-agent")
             yield Label("Enter picks · Esc cancels", classes="help")
 
