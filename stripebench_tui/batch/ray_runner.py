@@ -15,6 +15,7 @@ Every node needs this package (same version) and the environments at the same pa
 from __future__ import annotations
 
 import io
+import logging
 import shutil
 import tarfile
 import tempfile
@@ -193,11 +194,11 @@ class RayRunner:
         self._ready = True
         if not ray.is_initialized():
             try:
-                ray.init(address=self.address, log_to_driver=False, logging_level="ERROR")
+                ray.init(address=self.address, log_to_driver=False, logging_level=logging.ERROR)
             except ConnectionError:
                 if self.address != "auto":
                     raise RuntimeProblem(f"no Ray cluster answers at {self.address}") from None
-                ray.init(log_to_driver=False, logging_level="ERROR")  # none found: a local one for this batch
+                ray.init(log_to_driver=False, logging_level=logging.ERROR)  # none found: a local one for this batch
                 self._started_here = True
         if self.requested is None:
             self.slots = max(1, int(ray.cluster_resources().get("CPU", 1)))
