@@ -10,10 +10,10 @@ objects that appeared during the turn. The first difference is published as an
 ``operator`` event with ``action="divergence"`` (details say what differed); later
 ones are not repeated. The new trace's header has ``extra.forked_from``.
 
-The continuing agent cannot be handed the recorded conversation as native prior
-turns (the LLM agents keep their own message list and have no way to be seeded),
-so its first observation is a summary of the replayed turns: what was called and
-what came back.
+On this re-executing path (no checkpoint of the turn, ``--reexecute``, an external harness) the continuing agent's
+first observation is a summary of the replayed turns: what was called and what came back. A fork that restores a
+checkpoint (``runtime.restore``) hands an agent that can take it (``continue_from``) its recorded conversation
+natively instead.
 """
 
 from __future__ import annotations
