@@ -11,7 +11,8 @@ import asyncio
 import socket
 import threading
 import time
-from typing import Awaitable, Callable, Literal
+from collections.abc import Awaitable, Callable
+from typing import Literal
 
 import uvicorn
 from starlette.types import ASGIApp
@@ -65,7 +66,7 @@ class BackgroundServer:
         self.port = sock.getsockname()[1]
         return sock
 
-    def start(self) -> "BackgroundServer":
+    def start(self) -> BackgroundServer:
         """Serve on the background thread; returns once connections are accepted (ServerDidNotStart if not)."""
         self._sock = sock = self.bind()
         self.server = server = uvicorn.Server(self.config())
@@ -101,7 +102,7 @@ class BackgroundServer:
         if self._sock is not None:
             self._sock.close()
 
-    def __enter__(self) -> "BackgroundServer":
+    def __enter__(self) -> BackgroundServer:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:

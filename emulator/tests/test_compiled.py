@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from stripebench_emulator.model import compiled
 from stripebench_emulator.cython_build import build, main
+from stripebench_emulator.model import compiled
 
 SUFFIX = importlib.machinery.EXTENSION_SUFFIXES[0]
 

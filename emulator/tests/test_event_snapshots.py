@@ -11,9 +11,9 @@ from pathlib import Path
 
 import httpx
 import stripe
+from test_webhooks import receiver  # noqa: F401  (the fixture)
 
 from stripebench_emulator.web.server import running_emulator
-from test_webhooks import receiver  # noqa: F401  (the fixture)
 
 KEY = "sk_test_emulator_123"
 OLD = "2020-08-27"  # before latest_charge: a payment intent embeds its charges, a charge its refunds

@@ -12,8 +12,9 @@ import functools
 import importlib
 import inspect
 import time
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Awaitable, Callable, Mapping, TypeVar
+from typing import Any, TypeVar
 
 from stripebench_tui.core.agent import AgentError
 

@@ -8,8 +8,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from stripebench_tui.envs.manifest import Environment
 from stripebench_tui.envs.catalog import find_environment, list_environments
+from stripebench_tui.envs.manifest import Environment
 from stripebench_tui.errors import UserError
 
 # Agents a batch can run unattended: the built-in non-interactive ones and the external harnesses (":MODEL").
@@ -125,7 +125,7 @@ class Cell:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "Cell":
+    def from_dict(cls, data: dict[str, Any]) -> Cell:
         return cls(**{k: data[k] for k in cls.__dataclass_fields__ if k in data})
 
     def command(self, episode_dir: Path) -> list[str]:

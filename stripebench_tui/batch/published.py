@@ -14,13 +14,22 @@ import csv
 import io
 import re
 from collections import Counter
-from fractions import Fraction
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from fractions import Fraction
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
-from stripebench_tui.batch.scorecard import (NOT_VALID, Scorecard, ScoredRun, TaskUnit, category_key, category_row,
-                                             review_counts, score_runs)
+from stripebench_tui.batch.scorecard import (
+    NOT_VALID,
+    Scorecard,
+    ScoredRun,
+    TaskUnit,
+    category_key,
+    category_row,
+    review_counts,
+    score_runs,
+)
 from stripebench_tui.core.regular_file import read_capped
 from stripebench_tui.core.review import VERDICTS
 from stripebench_tui.envs.bench_overlay import Overlay, published_dir

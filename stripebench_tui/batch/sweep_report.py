@@ -11,21 +11,37 @@ from __future__ import annotations
 import csv
 import io
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from stripebench_tui.batch.insight import insight
 from stripebench_tui.batch.manifest import Batch
-from stripebench_tui.batch.published import (Target, compare, comparison_tables, eval_name_of, eval_targets,
-                                             read_results, task_unit)
-from stripebench_tui.batch.scorecard import (NOT_VALID, Scorecard, ScoredRun, TaskUnit, category_row, review_counts,
-                                             review_sentence, score_runs)
+from stripebench_tui.batch.published import (
+    Target,
+    compare,
+    comparison_tables,
+    eval_name_of,
+    eval_targets,
+    read_results,
+    task_unit,
+)
+from stripebench_tui.batch.scorecard import (
+    NOT_VALID,
+    Scorecard,
+    ScoredRun,
+    TaskUnit,
+    category_row,
+    review_counts,
+    review_sentence,
+    score_runs,
+)
 from stripebench_tui.core.escape import csv_cell, markdown_text
 from stripebench_tui.core.review import load_review
-from stripebench_tui.errors import UserError
 from stripebench_tui.core.trace import Trace
+from stripebench_tui.errors import UserError
 
 # The published benchmark's five columns first, then ours (the run review's verdict first: `stripebench scorecard`
 # reads it).

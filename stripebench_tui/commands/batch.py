@@ -6,7 +6,7 @@ import signal
 import socket
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -107,7 +107,7 @@ def _plan(envs: list[str], agents: str, runs: int, out: Path | None, all_envs: b
         raise UserError(f"unknown sandbox {sandbox!r}; choose local or docker")
     cells = build_cells(resolved, specs, runs, seed, backend=backend, sandbox=sandbox, max_turns=max_turns)
     if out is None:
-        out = Path("batches") / dt.datetime.now(dt.timezone.utc).strftime("batch-%Y%m%dT%H%M%SZ")
+        out = Path("batches") / dt.datetime.now(dt.UTC).strftime("batch-%Y%m%dT%H%M%SZ")
     request = {"envs": [ref for ref, _ in resolved], "agents": [s.label for s in specs], "runs": runs, "seed": seed,
                "backend": backend, "sandbox": sandbox, "max_turns": max_turns, "workers": workers, "ray": ray}
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
@@ -143,9 +143,9 @@ def batch_report(
     fmt: str = typer.Option("md", "--format", "-f", help="md (tables), csv (one row per run: eval_name, model, run_id, "
                             "score, turn_count, then ours), json (everything) or html (one offline file, with each "
                             "run's episode report beside it)."),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Where to write (default: DIR/report.FORMAT)."),
+    output: Path | None = typer.Option(None, "--output", "-o", help="Where to write (default: DIR/report.FORMAT)."),
     force: bool = typer.Option(False, "--force", help="Overwrite --output (and its episode reports) if they exist."),
-    compare_with: Optional[Path] = typer.Option(
+    compare_with: Path | None = typer.Option(
         None, "--compare", metavar="RESULTS.CSV",
         help="Put the models of a results file in the published benchmark's format (eval name,model,run ID,score,"
              "turn count) beside this sweep's agents, matched by the published eval names."),
@@ -181,7 +181,7 @@ def batch_report(
     typer.echo(sanitize(f"written: {path}"), err=True)
 
 
-def _write_html(batch: "Batch", out: Path, force: bool, compare_with: Path | None = None) -> None:
+def _write_html(batch: Batch, out: Path, force: bool, compare_with: Path | None = None) -> None:
     from stripebench_tui.batch.html import write_sweep
     from stripebench_tui.batch.sweep_report import with_comparison
 

@@ -25,8 +25,8 @@ def envs(ctx: typer.Context,
     """
     if ctx.invoked_subcommand is not None:
         return
-    from stripebench_tui.envs.manifest import environments_dir
     from stripebench_tui.envs.catalog import list_environments
+    from stripebench_tui.envs.manifest import environments_dir
     from stripebench_tui.envs.size import workspace_size
 
     if path is not None:

@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING, Any, cast
 
 import typer
 
+from stripebench_tui.core.bus import Handler
 from stripebench_tui.core.trace import Trace
 from stripebench_tui.errors import EXIT_EPISODE_FAILED, EXIT_OK, UserError
-from stripebench_tui.core.bus import Handler
 
 if TYPE_CHECKING:  # the command loads the runtime only when it runs an episode
     from stripebench_tui.runtime.episode import Episode, EpisodeConfig, EpisodeResult

@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from stripebench_tui.errors import UserError
 from stripebench_tui.commands.output import write_new
+from stripebench_tui.errors import UserError
 
 if TYPE_CHECKING:
     from stripebench_tui.core.trace import Trace
@@ -50,8 +50,8 @@ def report(
     with the TUI playing: `stripebench report replays/checkout-migration-400 --recording`
     """
     from stripebench_tui.commands.replay import sample_or_path
-    from stripebench_tui.formats.open import open_episode
     from stripebench_tui.formats.episode_report import build_report
+    from stripebench_tui.formats.open import open_episode
     from stripebench_tui.formats.report_html import render_report
 
     episode = sample_or_path(episode)

@@ -7,13 +7,14 @@ import json
 import signal
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 import typer
 
-from stripebench_tui.errors import UserError
 from stripebench_tui.core.bus import Handler
+from stripebench_tui.errors import UserError
 
 if TYPE_CHECKING:  # the command loads the runtime only when it runs an episode
     from stripebench_tui.core.driver import Driver

@@ -26,8 +26,9 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable
+from typing import Any
 
 from stripebench_tui.core import operator as op
 from stripebench_tui.core.agent import Agent, AgentError, AgentTurn, Observation, Task, ToolRequest
@@ -35,9 +36,9 @@ from stripebench_tui.core.breakpoints import BREAK_HIT, BreakpointError, Breakpo
 from stripebench_tui.core.bus import EventBus
 from stripebench_tui.core.events import OPERATOR, EpisodeEnd, ModelMessage, Operator, Service, ToolCall, ToolResult
 from stripebench_tui.core.executor import ToolExecutor
-from stripebench_tui.core.tool_types import ToolOutcome
 from stripebench_tui.core.limits import ActiveTime, Limits, Usage, exceeded
 from stripebench_tui.core.profile import PUBLISH, Stopwatch, part_of
+from stripebench_tui.core.tool_types import ToolOutcome
 
 log = logging.getLogger(__name__)
 
@@ -491,7 +492,7 @@ class Driver(op.Controls):
         if self._pause_after_turn:
             self._paused, self._pause_after_turn = True, False
 
-    async def _run_hook(self, hook: Callable[["Driver"], Awaitable[Any]], kind: str) -> Any:
+    async def _run_hook(self, hook: Callable[[Driver], Awaitable[Any]], kind: str) -> Any:
         try:
             return await self._interruptible(hook(self))
         except (_End, asyncio.CancelledError):

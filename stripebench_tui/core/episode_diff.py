@@ -19,8 +19,9 @@ from __future__ import annotations
 import difflib
 import json
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 from stripebench_tui.core.events import (
     OPERATOR,
@@ -34,8 +35,8 @@ from stripebench_tui.core.events import (
     ToolCall,
     ToolResult,
 )
-from stripebench_tui.core.state import FAILED, OK, REJECTED, RUNNING, EpisodeState, Turn, score_of
 from stripebench_tui.core.json_value import JSONValue
+from stripebench_tui.core.state import FAILED, OK, REJECTED, RUNNING, EpisodeState, Turn, score_of
 
 SAME, CHANGED, ONLY_A, ONLY_B = "same", "changed", "only_a", "only_b"
 

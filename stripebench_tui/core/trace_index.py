@@ -15,6 +15,7 @@ from __future__ import annotations
 import bisect
 from collections import deque
 from dataclasses import dataclass, field, replace
+
 from stripebench_tui.core.events import (
     EpisodeEnd,
     Event,

@@ -16,12 +16,12 @@ import re
 from pathlib import Path
 from typing import Any, cast
 
-from stripebench_tui.envs.deps import cache_root
+from stripebench_tui.core.json_value import JSONValue
 from stripebench_tui.envs.bench_overlay import OVERLAY_SUFFIX, ExternalGraderSpec, MutantSpec, Overlay, find_overlay
+from stripebench_tui.envs.deps import cache_root
 from stripebench_tui.envs.manifest import ID_PATTERN, MANIFEST, DockerSpec, Environment, Manifest, PlanRef, StripeSetup
 from stripebench_tui.errors import BadFileError, UserError
 from stripebench_tui.shared_cache import publish_file
-from stripebench_tui.core.json_value import JSONValue
 
 LAYOUT_HELP = "a benchmark folder holds environment/ (with PROBLEM.md, or problems in sub-folders), grader/ and optionally solution/"
 _PLAN_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")  # what envs.plans.expand would replace

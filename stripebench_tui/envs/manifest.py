@@ -41,7 +41,7 @@ class Health(_Strict):
     fail_on_5xx: bool = False
 
     @model_validator(mode="after")
-    def _one_probe(self) -> "Health":
+    def _one_probe(self) -> Health:
         if (self.http is None) == (self.tcp is None):
             raise ValueError("give exactly one of 'http' or 'tcp'")
         return self

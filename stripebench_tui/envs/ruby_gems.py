@@ -35,9 +35,9 @@ import shutil
 import socket
 import subprocess
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 from stripebench_tui.envs.deps import cache_root
 from stripebench_tui.shared_cache import locked
@@ -158,7 +158,7 @@ def bundle_of(folder: Path, gemfile: str, lockfile: str | None, use_lock: bool) 
 
 # ---- this machine ----
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def ruby_version() -> str:
     """``ruby -e 'print RUBY_VERSION'``, "" without Ruby."""
     ruby = shutil.which("ruby")
@@ -170,7 +170,7 @@ def ruby_version() -> str:
         return ""
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _default_gem_path() -> str:
     """Ruby's own gem path (Debian's gems are on it), without GEM_HOME/GEM_PATH of ours."""
     env = {k: v for k, v in os.environ.items() if k not in ("GEM_HOME", "GEM_PATH")}

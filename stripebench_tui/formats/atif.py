@@ -22,23 +22,24 @@ import secrets
 import shutil
 import tempfile
 from array import array
+from collections.abc import Callable
 from dataclasses import asdict
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from itertools import islice
 from pathlib import Path
-from typing import Any, Callable, TextIO, cast
+from typing import Any, TextIO, cast
 
 from stripebench_tui import __version__
 from stripebench_tui.core import json_depth
-from stripebench_tui.core.regular_file import open_regular
 from stripebench_tui.core.annotations import load_notes
 from stripebench_tui.core.events import Event, EventError, Header, ModelMessage, ToolCall, ToolResult, event_from_dict
+from stripebench_tui.core.json_value import JSONValue
 from stripebench_tui.core.profile import Profiler
+from stripebench_tui.core.regular_file import open_regular
 from stripebench_tui.core.summary import Summariser
 from stripebench_tui.core.trace import Trace, TraceError
 from stripebench_tui.core.trace_check import LineError, check_payload
 from stripebench_tui.findings.derived import Deriver
-from stripebench_tui.core.json_value import JSONValue
 
 ATIF_VERSION = "ATIF-v1.4"  # what we write: the widely implemented revision
 READABLE_VERSIONS = frozenset(f"ATIF-v1.{i}" for i in range(8))
@@ -142,7 +143,7 @@ def _parse_time(value: JSONValue) -> datetime | None:
         dt = datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
         return None
-    return dt if dt.tzinfo else dt.replace(tzinfo=timezone.utc)
+    return dt if dt.tzinfo else dt.replace(tzinfo=UTC)
 
 
 def _num(value: JSONValue, default: float) -> float:

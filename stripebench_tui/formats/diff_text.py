@@ -6,8 +6,8 @@ import json
 from typing import TextIO
 
 from stripebench_tui.core.episode_diff import CHANGED, ONLY_A, ONLY_B, SAME, EpisodeDiff, TurnPair, TurnSide
-from stripebench_tui.core.sanitize import sanitize
 from stripebench_tui.core.json_value import JSONValue
+from stripebench_tui.core.sanitize import sanitize
 
 _MARK = {SAME: "=", CHANGED: "~", ONLY_A: "<", ONLY_B: ">"}
 COLUMN = 44

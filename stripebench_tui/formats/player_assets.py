@@ -52,7 +52,7 @@ def player_dir() -> Path:
 def _install(target: Path) -> None:
     npm = shutil.which("npm")
     if npm is None:
-        raise RuntimeProblem(f"embedding a recording needs asciinema's player, installed once with npm: install "
+        raise RuntimeProblem("embedding a recording needs asciinema's player, installed once with npm: install "
                              "Node.js and npm (Debian: apt-get install nodejs npm)")
     with tempfile.TemporaryDirectory(prefix=".player-", dir=target.parent) as tmp:
         done = subprocess.run([npm, "install", "--no-audit", "--no-fund", "--ignore-scripts", "--prefix", tmp,

@@ -8,15 +8,16 @@ sanitiser the TUI uses too.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Iterable, TextIO
+from typing import Any, TextIO
 
 from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
 from stripebench_tui.core.annotations import load_notes
-from stripebench_tui.core.breakpoints import BreakpointSet, BreakHit
+from stripebench_tui.core.breakpoints import BreakHit, BreakpointSet
 from stripebench_tui.core.events import (
     PASS,
     SIGNED,

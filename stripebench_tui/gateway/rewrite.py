@@ -12,8 +12,9 @@ the stream event that begins a tool call and its tool name. Nothing here does I/
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any
 
 import orjson
 

@@ -105,7 +105,7 @@ class Wire:
     def reply(self, body: dict[str, Any]) -> Reply:
         raise NotImplementedError
 
-    def stream(self) -> "StreamParser":
+    def stream(self) -> StreamParser:
         raise NotImplementedError
 
     def append_user(self, body: dict[str, Any], text: str) -> dict[str, Any]:

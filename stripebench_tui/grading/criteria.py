@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import inspect
 import re
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable, Mapping
+from typing import Any
 
 from stripebench_tui.core.events import ERROR, FAIL, PASS, PENDING, VERDICT_STATUSES
 from stripebench_tui.core.json_value import JSONValue

@@ -22,7 +22,7 @@ from typing import Any
 
 from stripebench_tui.child_env import base_env
 from stripebench_tui.core.bus import EventBus, Subscription
-from stripebench_tui.core.driver import FinalScore
+from stripebench_tui.core.driver import Driver, FinalScore
 from stripebench_tui.core.events import ERROR, FAIL, PASS, Event, GraderVerdict, StripeObject, ToolResult
 from stripebench_tui.core.profile import GRADING, harness_part
 from stripebench_tui.envs.ruby_gems import GemBundle, bundle_of
@@ -32,7 +32,6 @@ from stripebench_tui.grading.evaluate import Reported
 from stripebench_tui.grading.external_reports import PASSED, SKIPPED, criterion_name
 from stripebench_tui.grading.external_run import GraderRun, RunResult
 from stripebench_tui.preload import REQUEST_SOURCE_VAR, preload_env
-from stripebench_tui.core.driver import Driver
 
 log = logging.getLogger(__name__)
 
@@ -56,7 +55,7 @@ class ExternalGrader:
 
     # Any: an Environment, or a test's stand-in with the same fields
     @classmethod
-    def for_env(cls, env: Any) -> "ExternalGrader":
+    def for_env(cls, env: Any) -> ExternalGrader:
         spec = env.external_grader
         return cls(spec, env.folder, env.problem or "", description=f"external grader: {spec.command}")
 
@@ -159,7 +158,7 @@ class ExternalLiveGrading:
         self._idle = asyncio.Event()
         self._idle.set()
 
-    def attach(self, bus: EventBus) -> "ExternalLiveGrading":
+    def attach(self, bus: EventBus) -> ExternalLiveGrading:
         """Subscribe to ``bus`` and start the first run (the untouched workspace's verdicts)."""
         self.bus = bus
         self._sub = bus.subscribe(self._on_event, name="external-grading")

@@ -155,7 +155,7 @@ class GraderRun:
                                                         stderr=asyncio.subprocess.STDOUT, start_new_session=True)
             try:
                 code = await asyncio.wait_for(proc.wait(), self.spec.timeout)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 await _kill(proc)
                 output = _read_tail(log_path)
                 return RunResult(error=f"the grader ran longer than {self.spec.timeout:g}s and was stopped",
@@ -244,7 +244,7 @@ async def _kill(proc: asyncio.subprocess.Process) -> None:
         pass
     try:
         await asyncio.wait_for(proc.wait(), 5)
-    except asyncio.TimeoutError:  # pragma: no cover - a process SIGKILL cannot stop is the kernel's business
+    except TimeoutError:  # pragma: no cover - a process SIGKILL cannot stop is the kernel's business
         pass
 
 

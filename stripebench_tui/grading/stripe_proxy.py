@@ -26,8 +26,9 @@ import logging
 import re
 import threading
 import time
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, AsyncIterator, Callable, Iterator
+from typing import Any
 from urllib.parse import parse_qsl
 
 import httpx

@@ -10,9 +10,9 @@ the verdict logic without running episodes.
 from __future__ import annotations
 
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Awaitable, Callable
 
 from rich.table import Table
 from rich.text import Text

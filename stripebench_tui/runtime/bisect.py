@@ -10,9 +10,10 @@ probe: ``runs`` forks restored from the turn's checkpoint (``runtime.restore``),
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Awaitable, Callable
+from typing import Any
 
 from stripebench_tui.errors import EXIT_RUNTIME, with_exit_code
 from stripebench_tui.runtime.checkpoints import list_checkpoints

@@ -61,7 +61,7 @@ def exec_argv(container: str, argv: list[str], *, user: str | None = None, workd
     return out + ["--", *argv]
 
 
-def writable_socket(sock: "socket.socket | socket.SocketIO") -> socket.socket:
+def writable_socket(sock: socket.socket | socket.SocketIO) -> socket.socket:
     """A socket to send the command's input on, from what ``exec_start(socket=True)`` returned.
 
     docker-py returns the TLS socket itself over https, but over a unix or plain TCP connection

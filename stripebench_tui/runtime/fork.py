@@ -24,15 +24,15 @@ from pathlib import Path
 from typing import Any
 
 from stripebench_tui.core.agent import Agent, AgentTurn, Observation, Task
-from stripebench_tui.core.trace import Trace
+from stripebench_tui.core.bus import Handler
 from stripebench_tui.core.events import AGENT, Event, ModelMessage, Operator, StripeObject, ToolCall, ToolResult
+from stripebench_tui.core.trace import Trace
 from stripebench_tui.errors import UserError
 from stripebench_tui.formats.lineage import record_child
 from stripebench_tui.runtime.checkpoints import checkpoint_at
 from stripebench_tui.runtime.episode import Episode, EpisodeConfig
 from stripebench_tui.runtime.restore import RestoredEpisode, restored_episode
 from stripebench_tui.runtime.sandbox import TRACE_NAME
-from stripebench_tui.core.bus import Handler
 
 DIVERGENCE = "divergence"
 SUMMARY_OUTPUT_CHARS = 600  # per replayed tool result, in the summary the continuing agent gets

@@ -22,8 +22,8 @@ import subprocess
 import sys
 import time
 from collections import deque
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Callable, Mapping
 
 from stripebench_tui.envs.deps import cache_root, with_bin_first
 from stripebench_tui.runtime import node_binary
@@ -174,7 +174,7 @@ def explain(output: str, code: int) -> str:
     return f"pnpm install exited with code {code}: {last}"
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def node_version() -> str | None:
     """This machine's ``node --version`` (e.g. "v20.19.2"), or None when Node is not on PATH (asked once)."""
     node = shutil.which("node")

@@ -29,9 +29,9 @@ import argparse
 import os
 import pwd
 import re
+import secrets
 import shlex
 import shutil
-import secrets
 import signal
 import subprocess
 import sys

@@ -22,9 +22,8 @@ from typing import Any, BinaryIO
 
 from mcp.shared.exceptions import MCPError
 
-from stripebench_tui.core.tool_types import ToolSpec
-from stripebench_tui.core.tool_types import ToolOutcome
 from stripebench_tui.core.redact import Redactor
+from stripebench_tui.core.tool_types import ToolOutcome, ToolSpec
 from stripebench_tui.errors import RuntimeProblem
 from stripebench_tui.tools import BUILTIN_SERVERS
 from stripebench_tui.tools.bundle import command_args

@@ -34,12 +34,12 @@ import orjson
 
 from stripebench_tui.core.api_keys import api_key, key_kind
 from stripebench_tui.core.bus import EventBus
-from stripebench_tui.core.events import SOURCE_HEADER, SIGNED, Event, StripeRequest, WebhookDelivery
+from stripebench_tui.core.driver import Driver
+from stripebench_tui.core.events import SIGNED, SOURCE_HEADER, Event, StripeRequest, WebhookDelivery
+from stripebench_tui.core.json_value import JSONValue
 from stripebench_tui.core.profile import PUBLISH, harness_part
 from stripebench_tui.core.redact import Redactor
 from stripebench_tui.findings.base import path_parts
-from stripebench_tui.core.driver import Driver
-from stripebench_tui.core.json_value import JSONValue
 
 if TYPE_CHECKING:  # the emulator is loaded when an episode uses it
     from stripebench_emulator import Emulator, HookReply

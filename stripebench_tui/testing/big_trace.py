@@ -20,7 +20,8 @@ import argparse
 import json
 import os
 import random
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from stripebench_tui.core.events import (
     EpisodeEnd,

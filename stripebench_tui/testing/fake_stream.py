@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from stripebench_tui.testing.fake_wire import ScriptedCall, ScriptedTurn, _usage
 

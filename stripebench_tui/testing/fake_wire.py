@@ -34,7 +34,7 @@ class ScriptedTurn:
     usage: tuple[int, int] | None = None  # (input, output) tokens; derived from sizes when None
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "ScriptedTurn":
+    def from_dict(cls, data: dict[str, Any]) -> ScriptedTurn:
         """Build from the script file's JSON form."""
         calls = [ScriptedCall(c["name"], c.get("arguments") or {}, c.get("raw_arguments")) for c in data.get("tool_calls", [])]
         usage = tuple(data["usage"]) if data.get("usage") else None

@@ -17,8 +17,8 @@ from urllib.parse import urlsplit
 
 from mcp.server.mcpserver import MCPServer
 from mcp_types import CallToolResult
-from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Browser as PlaywrightBrowser
+from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Locator, Page, Playwright, async_playwright
 
 from stripebench_tui.chromium import launch_options
@@ -27,7 +27,6 @@ from stripebench_tui.stripejs import route_stripe_js
 from stripebench_tui.tools import browser_page as bp
 from stripebench_tui.tools.page_requests import LIMIT_S, PageRequests
 from stripebench_tui.tools.serving import Served, argument_parser, new_server, run, tool_error, tool_result, workspace_dir
-
 
 WEB_SCHEMES = ("http", "https", "about")  # never file:, view-source:, chrome: …
 

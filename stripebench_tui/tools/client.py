@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from mcp import ClientSession
-from mcp.shared.exceptions import MCPError
 from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.shared.exceptions import MCPError
 from mcp_types import TextContent
 
 from stripebench_tui.core.tool_types import ToolSpec

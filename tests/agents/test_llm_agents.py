@@ -7,8 +7,8 @@ import time
 from typing import Any
 
 import pytest
-from conftest import MODELS
 
+from conftest import MODELS
 from stripebench_tui.agents import create_agent
 from stripebench_tui.core.agent import AgentError, Observation, ToolRequest
 from stripebench_tui.errors import UserError

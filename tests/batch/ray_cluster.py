@@ -57,7 +57,7 @@ class LocalCluster:
         self.address = f"127.0.0.1:{self.port}"
         self.cpus = cpus
 
-    def start(self) -> "LocalCluster":
+    def start(self) -> LocalCluster:
         started = time.monotonic()
         _ray(["--head", "--node-ip-address", "127.0.0.1", "--port", str(self.port), "--num-cpus", str(self.cpus),
               "--include-dashboard", "false", "--temp-dir", str(self.temp), *_own_ports()], self.env)

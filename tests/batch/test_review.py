@@ -16,7 +16,7 @@ import pytest
 from stripebench_tui.batch.manifest import Batch
 from stripebench_tui.batch.matrix import Cell
 from stripebench_tui.batch.published import compare, read_results
-from stripebench_tui.batch.review_queue import batch_queue, review_queue
+from stripebench_tui.batch.review_queue import review_queue
 from stripebench_tui.batch.scorecard import ScoredRun
 from stripebench_tui.batch.sweep_report import build_report, render
 from stripebench_tui.cli import main

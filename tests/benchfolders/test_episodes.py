@@ -19,7 +19,6 @@ from stripebench_tui.runtime.fork import fork_config
 from stripebench_tui.runtime.grade import grade_episode
 from tests.benchfolders.conftest import FOLDERS, tree_hash
 
-
 pytestmark = pytest.mark.drill
 
 

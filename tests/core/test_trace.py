@@ -14,7 +14,6 @@ from stripebench_tui.core.events import SCHEMA, Header, ModelMessage, ToolCall, 
 from stripebench_tui.core.state import reduce
 from stripebench_tui.core.trace import TraceError, TraceWriter, open_trace, sidecar_dir
 from stripebench_tui.errors import EXIT_BAD_FILE
-
 from tests.core.episodes import header, small_episode, summary
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from stripebench_tui.core.episode_diff import CHANGED, ONLY_A, SAME, diff_states, flatten
-from stripebench_tui.core.events import GraderVerdict, Header, ModelMessage, StripeObject, ToolCall, ToolResult
+from stripebench_tui.core.events import GraderVerdict, Header, StripeObject, ToolCall, ToolResult
 from stripebench_tui.core.state import reduce
 from stripebench_tui.formats.open import open_episode
 

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from stripebench_tui.core.bus import EventBus
-from stripebench_tui.envs.manifest import Environment
-from stripebench_tui.envs.catalog import find_environment
-from stripebench_tui.runtime.docker_sandbox import DockerSandbox
 from stripebench_emulator.testing import TEST_KEY, emulator, emulator_server, stripe_client  # noqa: F401
+from stripebench_tui.core.bus import EventBus
+from stripebench_tui.envs.catalog import find_environment
+from stripebench_tui.envs.manifest import Environment
+from stripebench_tui.runtime.docker_sandbox import DockerSandbox
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 

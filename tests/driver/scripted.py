@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from stripebench_tui.core.agent import AgentTurn, Observation, Task, ToolRequest
-from stripebench_tui.core.tool_types import ToolSpec
 from stripebench_tui.core.bus import EventBus
 from stripebench_tui.core.driver import Driver
 from stripebench_tui.core.events import Event
-from stripebench_tui.core.tool_types import ToolOutcome
+from stripebench_tui.core.tool_types import ToolOutcome, ToolSpec
 
 
 class FakeClock:

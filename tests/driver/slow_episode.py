@@ -11,12 +11,11 @@ import sys
 from typing import Any
 
 from stripebench_tui.core.agent import AgentTurn, Task, ToolRequest
-from stripebench_tui.core.tool_types import ToolSpec
 from stripebench_tui.core.bus import EventBus
 from stripebench_tui.core.driver import Driver
 from stripebench_tui.core.events import Header
-from stripebench_tui.core.tool_types import ToolOutcome
 from stripebench_tui.core.recorder import Recorder
+from stripebench_tui.core.tool_types import ToolOutcome, ToolSpec
 
 
 class SlowAgent:

@@ -8,15 +8,16 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Iterator
+from typing import Any
 from urllib.parse import parse_qs, urlparse
 
 import pytest
 import stripe
 
-from stripebench_tui.chromium import launch_options
 from stripebench_emulator.testing import TEST_KEY
+from stripebench_tui.chromium import launch_options
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(120)]
 NEW = "2026-03-25.dahlia"

@@ -11,6 +11,7 @@ import httpx
 import pytest
 import stripe
 
+from stripebench_emulator.testing import TEST_KEY, emulator, emulator_server  # noqa: F401 - pytest fixtures
 from stripebench_tui.core.bus import EventBus
 from stripebench_tui.core.events import SIGNED, SOURCE_HEADER, StripeRequest, WebhookDelivery
 from stripebench_tui.core.redact import Redactor
@@ -23,7 +24,6 @@ from stripebench_tui.stripe_account.request_log import (
     object_ids,
     request_source,
 )
-from stripebench_emulator.testing import TEST_KEY, emulator, emulator_server  # noqa: F401 - pytest fixtures
 
 
 @pytest.mark.parametrize("headers, source", [

@@ -12,7 +12,6 @@ from stripebench_tui.core.state import reduce
 from stripebench_tui.core.trace import NotATraceError, TraceError, TraceWriter, open_trace
 from stripebench_tui.formats.atif import ATIF_VERSION, AtifError, atif_from_trace, events_from_atif
 from stripebench_tui.formats.open import open_episode
-
 from tests.core.episodes import header, random_episode, summary
 
 REPLAYS = Path(__file__).resolve().parents[2] / "replays"

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from stripebench_tui.core.annotations import Annotations
-from stripebench_tui.formats.open import open_episode
 from stripebench_tui.formats.episode_report import HEAD_LINES, TAIL_LINES, build_report
+from stripebench_tui.formats.open import open_episode
 from stripebench_tui.formats.report_html import _fence, render_report, unpack_outputs
 from tests.formats.report_fixtures import HOSTILE, LONG_LINES, SECRETS, write_raw_trace
 

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import io
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
 from stripebench_tui.chromium import launch_options
 from stripebench_tui.core.annotations import Annotations
-from stripebench_tui.formats.open import open_episode
 from stripebench_tui.formats.episode_report import build_report
+from stripebench_tui.formats.open import open_episode
 from stripebench_tui.formats.report_html import render_report
 from tests.formats.report_fixtures import SECRETS, write_raw_trace
 

@@ -15,10 +15,10 @@ import pytest
 
 from stripebench_tui.agents import create_agent
 from stripebench_tui.core.agent import Task
-from stripebench_tui.core.tool_types import ToolSpec
 from stripebench_tui.core.bus import EventBus
 from stripebench_tui.core.driver import Driver
 from stripebench_tui.core.limits import Limits
+from stripebench_tui.core.tool_types import ToolSpec
 from stripebench_tui.testing.fake_models import FakeModelServer
 from stripebench_tui.testing.fake_wire import ScriptedCall, ScriptedTurn
 from tests.fixture_envs import FIXTURES, fixture_envs  # noqa: F401  (autouse: the fixture environments)

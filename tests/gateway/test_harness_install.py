@@ -10,8 +10,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from stripebench_tui.harness.harnesses import CLAUDE_CODE, install_harness
 from stripebench_tui.errors import UserError
+from stripebench_tui.harness.harnesses import CLAUDE_CODE, install_harness
 from stripebench_tui.runtime.episode import Episode, EpisodeConfig
 from tests.fixture_envs import fixture_envs  # noqa: F401  (autouse: the fixture environments)
 

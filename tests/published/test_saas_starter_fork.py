@@ -18,7 +18,6 @@ from stripebench_tui.runtime.episode import Episode, EpisodeConfig
 from stripebench_tui.runtime.fork import fork_config, fork_episode
 from stripebench_tui.runtime.pg_checkpoint import DUMP_FILE
 from stripebench_tui.runtime.restore import RestoredEpisode
-
 from tests.published.conftest import published_folder
 
 pytestmark = [pytest.mark.drill, pytest.mark.slow, pytest.mark.timeout(1500)]

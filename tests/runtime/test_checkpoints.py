@@ -14,14 +14,21 @@ import pytest
 from stripebench_tui.core.events import ModelMessage, Service, ToolCall
 from stripebench_tui.core.trace import open_trace
 from stripebench_tui.errors import UserError
-from stripebench_tui.runtime.checkpoints import (BLOBS, Checkpointer, Policy, WorkspaceScanner, checkpoints_dir,
-                                                  collect_blobs, du, list_checkpoints, restore_workspace)
+from stripebench_tui.runtime.checkpoints import (
+    BLOBS,
+    Checkpointer,
+    Policy,
+    WorkspaceScanner,
+    checkpoints_dir,
+    collect_blobs,
+    du,
+    list_checkpoints,
+    restore_workspace,
+)
 from stripebench_tui.runtime.episode import EpisodeConfig
 from stripebench_tui.runtime.fork import ForkEpisode, fork_config, fork_episode
 from stripebench_tui.runtime.restore import RestoredEpisode
-
 from tests.checkpoint_checks import compare_restores, play_witnessed, workspace_files
-
 
 # ---- the policy ----
 

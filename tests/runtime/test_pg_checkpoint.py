@@ -13,10 +13,9 @@ import pytest
 
 from stripebench_tui.envs.manifest import PostgresSpec
 from stripebench_tui.runtime import postgres
-from stripebench_tui.runtime.checkpoints import CheckpointFailed, Checkpointer, Policy, list_checkpoints
+from stripebench_tui.runtime.checkpoints import Checkpointer, CheckpointFailed, Policy, list_checkpoints
 from stripebench_tui.runtime.pg_checkpoint import DUMP_FILE, PostgresSaver, database_savers, stage_restore
 from stripebench_tui.runtime.services import free_port
-
 from tests.runtime.test_postgres import PSQL
 
 SPEC = PostgresSpec(role="model", password="password", database="saas_db")
@@ -182,7 +181,6 @@ async def test_a_turn_whose_database_cannot_be_saved_says_so_and_the_episode_goe
     from types import SimpleNamespace
 
     from stripebench_emulator import Emulator
-
     from stripebench_tui.core.bus import EventBus
     from stripebench_tui.core.events import Service
 

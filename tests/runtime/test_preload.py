@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
+from stripebench_emulator.testing import TEST_KEY, emulator, emulator_server, stripe_client  # noqa: F401
 from stripebench_tui.envs.catalog import find_environment
 from stripebench_tui.preload import PRELOAD_DIR, preload_env
-from stripebench_emulator.testing import TEST_KEY, emulator, emulator_server, stripe_client  # noqa: F401
 
 PY_APP = """
 import importlib.util, json

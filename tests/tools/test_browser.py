@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import functools
-import os
 import http.server
+import os
 import threading
 import time
 from pathlib import Path

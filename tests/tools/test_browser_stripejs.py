@@ -9,19 +9,20 @@ from __future__ import annotations
 import json
 import os
 import threading
+from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
+from stripebench_emulator.testing import TEST_KEY, emulator, emulator_server, stripe_client  # noqa: F401
 from stripebench_tui.core.bus import EventBus
 from stripebench_tui.core.events import StripeRequest
 from stripebench_tui.envs.manifest import Environment, Manifest
 from stripebench_tui.stripe_account.request_log import RequestLog
 from stripebench_tui.stripejs import is_stripe_js, stand_in, target_url
 from stripebench_tui.tools.client import ToolServerHandle
-from stripebench_emulator.testing import TEST_KEY, emulator, emulator_server, stripe_client  # noqa: F401
 
 PAGE = """<!doctype html><html><head><title>Pay</title><script src="https://js.stripe.com/v3/"></script></head>
 <body><h1>Pay for your order</h1><div id="card"></div><button id="pay">Pay now</button><p id="result"></p>

@@ -4,8 +4,8 @@ the index for the next open (core/cold_index.py)."""
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 

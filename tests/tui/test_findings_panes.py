@@ -6,13 +6,13 @@ from pathlib import Path
 
 import pytest
 
+from stripebench_tui.core.state import reduce
 from stripebench_tui.tui.apps.replay_app import create_app
 from stripebench_tui.tui.screens.findings_screen import FindingsScreen
 from stripebench_tui.tui.screens.request_log_screen import RequestLogScreen
 from stripebench_tui.tui.sources.episode_source import TraceSource
 from stripebench_tui.tui.widgets.request_log import RequestFilter, filter_requests
 from stripebench_tui.tui.widgets.verdicts import Verdicts
-from stripebench_tui.core.state import reduce
 from tests.tui.conftest import SIZE, settle, widget_text
 from tests.tui.episode import write_trace
 from tests.tui.findings_episode import findings_events

@@ -10,19 +10,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from stripebench_emulator.model.context import LIST_PARAMS, RequestContext
-from stripebench_emulator.model.errors import StripeError, invalid, missing_param
-from stripebench_emulator.model.params import Array, Bool, Currency, Enum, Hash, Int, Metadata, Num, Str
-from stripebench_emulator.model.registry import Resource
 from stripebench_emulator.api import checkout_options as options
-from stripebench_emulator.rules import checkout_totals as totals
-from stripebench_emulator.model.fields import apply_metadata
 from stripebench_emulator.api.payment_intents import Loose
-from stripebench_emulator.rules.catalog import new_price
 from stripebench_emulator.api.shipping_rates import CREATE as SHIPPING_RATE_DATA
 from stripebench_emulator.api.shipping_rates import new_shipping_rate
-from stripebench_emulator.rules.billing_time import period_end
+from stripebench_emulator.model.context import LIST_PARAMS, RequestContext
+from stripebench_emulator.model.errors import StripeError, invalid, missing_param
+from stripebench_emulator.model.fields import apply_metadata
+from stripebench_emulator.model.params import Array, Bool, Currency, Enum, Hash, Int, Metadata, Num, Str
+from stripebench_emulator.model.registry import Resource
 from stripebench_emulator.model.versions import CHECKOUT_UI_MODE_PAGE_NAMES
+from stripebench_emulator.rules import checkout_totals as totals
+from stripebench_emulator.rules.billing_time import period_end
+from stripebench_emulator.rules.catalog import new_price
 
 resource = Resource("checkout.session", prefix="cs", noun="checkout.session",
                     expandable={"customer": "customer", "payment_intent": "payment_intent",

@@ -10,16 +10,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from stripebench_emulator.rules import billing_changes as changes
-from stripebench_emulator.rules import billing_cycle as cycle
-from stripebench_emulator.rules import billing_time
-from stripebench_emulator.rules import billing_update
+from stripebench_emulator.api import subscriptions
 from stripebench_emulator.model.context import LIST_PARAMS, RequestContext
 from stripebench_emulator.model.errors import invalid
+from stripebench_emulator.model.fields import apply_metadata
 from stripebench_emulator.model.params import Array, Enum, Hash, Int, Metadata, Str
 from stripebench_emulator.model.registry import Resource
-from stripebench_emulator.model.fields import apply_metadata
-from stripebench_emulator.api import subscriptions
+from stripebench_emulator.rules import billing_changes as changes
+from stripebench_emulator.rules import billing_cycle as cycle
+from stripebench_emulator.rules import billing_time, billing_update
 
 resource = Resource("subscription_schedule", prefix="sub_sched", noun="subscription schedule",
                     expandable={"customer": "customer", "subscription": "subscription"})

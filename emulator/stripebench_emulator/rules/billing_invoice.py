@@ -12,12 +12,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from stripebench_emulator.rules import billing_tax, discount_amounts
 from stripebench_emulator.model.context import RequestContext
 from stripebench_emulator.model.errors import StripeError
+from stripebench_emulator.rules import billing_tax, discount_amounts, intents, invoice_lifecycle
 from stripebench_emulator.rules.invoicing import invoice_entries, new_line
-from stripebench_emulator.rules import invoice_lifecycle
-from stripebench_emulator.rules import intents
 
 DAY = 86400
 FINALIZE_DELAY = 3600  # Stripe finalises a renewal's draft invoice about an hour after creating it

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from stripebench_emulator.rules import redemption
 from stripebench_emulator.model.context import RequestContext
 from stripebench_emulator.model.errors import StripeError, invalid
 from stripebench_emulator.model.versions import PROMOTION_CODE_POLYMORPHIC
+from stripebench_emulator.rules import redemption
 
 
 def find_promotion_code(ctx: RequestContext, code: str) -> dict[str, Any] | None:

@@ -27,9 +27,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from stripebench_emulator.rules import billing_time
 from stripebench_emulator.model.context import RequestContext
 from stripebench_emulator.model.errors import StripeError, invalid
+from stripebench_emulator.rules import billing_time
 
 FIRST_TIME = "This promotion code cannot be redeemed because the associated customer has prior transactions."
 

@@ -17,11 +17,11 @@ from stripebench_emulator.model.context import RequestContext
 from stripebench_emulator.model.engine import Emulator
 from stripebench_emulator.model.errors import ParamError, StripeError, invalid
 from stripebench_emulator.model.forms import parse_form
-from stripebench_emulator.web import sdk_params
 from stripebench_emulator.model.params import Array, Str, validate
 from stripebench_emulator.model.registry import match
 from stripebench_emulator.model.render import expand, render
 from stripebench_emulator.model.versions import check_version
+from stripebench_emulator.web import sdk_params
 
 log = logging.getLogger(__name__)
 

@@ -6,8 +6,8 @@ built from these two tables, so a binding is defined once and listed everywhere.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 from textual.binding import Binding
 

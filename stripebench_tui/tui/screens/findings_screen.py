@@ -11,8 +11,8 @@ from textual.screen import ModalScreen
 from textual.widgets import Footer
 
 from stripebench_tui.core.events import Finding, StripeRequest
-from stripebench_tui.tui.widgets.findings import FindingsPane
 from stripebench_tui.tui.screens.request_log_screen import RequestLogScreen
+from stripebench_tui.tui.widgets.findings import FindingsPane
 
 
 class FindingsScreen(ModalScreen["int | None"]):

@@ -11,7 +11,7 @@ the replay at the turn the presenter reached.
 from __future__ import annotations
 
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from rich.text import Text
 from textual.app import ComposeResult

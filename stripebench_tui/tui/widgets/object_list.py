@@ -23,7 +23,8 @@ set by the program (``set_rows``, ``cursor = …``) posts nothing.
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import Hashable, NamedTuple, Sequence
+from collections.abc import Hashable, Sequence
+from typing import NamedTuple
 
 from rich.style import Style
 from rich.text import Text

@@ -7,8 +7,8 @@ and kept in a small cache, so opening a huge trace does not read every turn.
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from rich.segment import Segment
 from rich.style import Style
