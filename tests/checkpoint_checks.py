@@ -88,7 +88,7 @@ class WitnessedEpisode(Episode):
 
     witness: Witness
 
-    def _checkpoints(self, bus):  # noqa: ANN001, ANN202
+    def _checkpoints(self, bus):
         checkpointer = super()._checkpoints(bus)
         if checkpointer is None:
             return None

@@ -11,11 +11,11 @@ from stripebench_emulator.model import compiled
 
 compiled.install()  # before any API module is imported: their compiled builds load while current (see compiled)
 
-from stripebench_emulator.checkpoint import restore_checkpoint, save_checkpoint  # noqa: E402
-from stripebench_emulator.model.engine import Emulator  # noqa: E402
-from stripebench_emulator.model.hooks import DeliveryHook, HookReply, ResponseHook  # noqa: E402
-from stripebench_emulator.model.problems import EmulatorProblem  # noqa: E402
-from stripebench_emulator.web.server import EmulatorServer, running_emulator, serve_forever  # noqa: E402
+from stripebench_emulator.checkpoint import restore_checkpoint, save_checkpoint  # noqa: E402 - after compiled.install()
+from stripebench_emulator.model.engine import Emulator  # noqa: E402 - after compiled.install()
+from stripebench_emulator.model.hooks import DeliveryHook, HookReply, ResponseHook  # noqa: E402 - after compiled.install()
+from stripebench_emulator.model.problems import EmulatorProblem  # noqa: E402 - after compiled.install()
+from stripebench_emulator.web.server import EmulatorServer, running_emulator, serve_forever  # noqa: E402 - after compiled.install()
 
 __version__ = "0.1.0"
 __all__ = ["DeliveryHook", "Emulator", "EmulatorProblem", "EmulatorServer", "HookReply", "ResponseHook", "__version__",

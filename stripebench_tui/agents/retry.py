@@ -185,7 +185,7 @@ async def call_with_retries(
         attempt += 1
         try:
             return await call()
-        except Exception as exc:  # noqa: BLE001 - sorted below; non-provider errors re-raised
+        except Exception as exc:  # sorted below; non-provider errors re-raised
             failure = classify(exc, errors)
             if failure is None:
                 raise

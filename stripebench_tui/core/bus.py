@@ -121,7 +121,7 @@ class Subscription:
                 if inspect.isawaitable(result):  # an async handler cannot be flushed synchronously
                     getattr(result, "close", lambda: None)()
                     raise TypeError("flush_now needs a synchronous handler")
-            except Exception as exc:  # noqa: BLE001
+            except Exception as exc:  # noqa: BLE001 - a handler's failure is reported, not raised into the publisher
                 self._failed(exc)
             self._done_one()
 

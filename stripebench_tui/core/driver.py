@@ -133,7 +133,7 @@ class Driver(op.Controls):
                 reason, error = end.reason, end.error
             except AgentError as exc:
                 reason, error = op.ERROR, f"agent error: {exc}"
-            except Exception as exc:  # noqa: BLE001 - a broken agent (or driver bug) still ends the trace cleanly
+            except Exception as exc:  # a broken agent (or driver bug) still ends the trace cleanly
                 log.exception("episode failed")
                 reason, error = op.ERROR, f"{type(exc).__name__}: {exc}"
             self._finishing = True  # limits no longer apply: final grading runs to completion
@@ -278,7 +278,7 @@ class Driver(op.Controls):
             outcome: ToolOutcome = await self._interruptible(self.executor.call(call.tool, arguments))
         except (_End, asyncio.CancelledError):
             raise
-        except Exception as exc:  # noqa: BLE001 - the executor itself broke: record it and end the episode
+        except Exception as exc:  # the executor itself broke: record it and end the episode
             log.exception("tool executor failed")
             error = f"tool executor failed on {call.tool}: {type(exc).__name__}: {exc}"
             await self.bus.publish(
@@ -497,7 +497,7 @@ class Driver(op.Controls):
             return await self._interruptible(hook(self))
         except (_End, asyncio.CancelledError):
             raise
-        except Exception as exc:  # noqa: BLE001 - a grader bug is shown, not fatal
+        except Exception as exc:  # a grader bug is shown, not fatal
             log.exception("%s hook failed", kind)
             name = getattr(hook, "__qualname__", repr(hook))
             await self.bus.publish(
@@ -550,7 +550,7 @@ class Driver(op.Controls):
         for callback in self.on_status:
             try:
                 callback(status)
-            except Exception:  # noqa: BLE001 - a UI callback must not break the episode
+            except Exception:  # a UI callback must not break the episode
                 log.exception("status callback failed")
 
     def _server_of(self, tool: str) -> str:
@@ -571,7 +571,7 @@ class Driver(op.Controls):
         if self.recorder is not None:
             try:
                 self.recorder.close()
-            except Exception:  # noqa: BLE001 - closing twice or a full disk must not hide the episode's end
+            except Exception:  # closing twice or a full disk must not hide the episode's end
                 log.exception("closing the recorder failed")
 
     async def _close_agent(self) -> None:
@@ -579,7 +579,7 @@ class Driver(op.Controls):
             await asyncio.wait_for(self.agent.close(), CANCEL_GRACE)
         except asyncio.CancelledError:
             raise
-        except Exception:  # noqa: BLE001
+        except Exception:
             log.exception("closing the agent failed")
 
 

@@ -58,7 +58,7 @@ class Recorder:
         return self._sub
 
     @property
-    def path(self):  # noqa: ANN201 - a pathlib.Path
+    def path(self):  # a pathlib.Path
         return self.writer.path
 
     @property

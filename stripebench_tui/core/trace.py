@@ -124,7 +124,7 @@ class Trace:
     def _error(self, offset: int, reason: str) -> TraceError:
         return TraceError(f"{self.path}:{_line_number_at(self.path, offset)}: {reason}")
 
-    def _read_tail(self, f) -> None:  # noqa: ANN001 - a binary file
+    def _read_tail(self, f) -> None:  # a binary file
         size, start_min = self.size, self._header_end
         if size <= start_min:
             return

@@ -222,7 +222,7 @@ class ExternalLiveGrading:
                     return
         except asyncio.CancelledError:
             raise
-        except Exception:  # noqa: BLE001 - a bug here must not end the episode; the final run reports
+        except Exception:  # a bug here must not end the episode; the final run reports
             log.exception("external grader run failed")
         finally:
             if self._timer is None and not self._again:

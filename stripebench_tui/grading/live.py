@@ -162,7 +162,7 @@ class LiveGrading:
                     await self._process(jobs)
                 except asyncio.CancelledError:
                     raise
-                except Exception:  # noqa: BLE001 - a framework bug must not end live grading for the episode
+                except Exception:  # a framework bug must not end live grading for the episode
                     log.exception("live grading batch failed")
                 finally:
                     for job in jobs:

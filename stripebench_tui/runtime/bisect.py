@@ -52,7 +52,7 @@ async def bisect_turns(turns: list[int], probe: Callable[[int], Awaitable[Probe]
             done[turn] = await probe(turn)
         return done[turn].passed
 
-    ordered = lambda: [done[t] for t in sorted(done)]  # noqa: E731
+    ordered = lambda: [done[t] for t in sorted(done)]
     if not turns:
         return BisectResult(None, [])
     if not await at(0):

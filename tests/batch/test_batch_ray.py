@@ -33,7 +33,7 @@ def ray_cluster(batch_envs: Path) -> Iterator[LocalCluster]:
     # Imported here, not at the top: `make test` collects this module without running it and installs no Ray, so a
     # top-level import broke a fresh machine's `make test`. `make drills` installs the ray extra: without it the
     # tests here must fail, not skip.
-    import ray  # noqa: F401
+    import ray  # noqa: F401 - fails the tests, not skips them, without Ray (above)
     cluster = LocalCluster(batch_env(batch_envs))
     try:
         yield cluster.start()

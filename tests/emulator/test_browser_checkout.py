@@ -44,11 +44,11 @@ class Merchant:
                 self.end_headers()
                 self.wfile.write(data)
 
-            def do_GET(self) -> None:  # noqa: N802
+            def do_GET(self) -> None:
                 url = urlparse(self.path)
                 self._send(merchant.page(url.path, parse_qs(url.query)))
 
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 self._send(json.dumps({"clientSecret": merchant.new_session()}), "application/json")
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)

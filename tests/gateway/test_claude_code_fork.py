@@ -37,7 +37,7 @@ def _events(episode: Path, kind: str) -> list[dict[str, Any]]:
     return [e for e in map(json.loads, (episode / "trace.jsonl").read_text().splitlines()) if e["type"] == kind]
 
 
-def test_a_claude_code_episode_forks_at_turn_2_onto_another_script_and_re_runs_offline(claude_code: str,  # noqa: F811
+def test_a_claude_code_episode_forks_at_turn_2_onto_another_script_and_re_runs_offline(claude_code: str,  # noqa: F811 - pytest fixtures imported above, requested by name
                                                                                       tmp_path: Path) -> None:
     recorded, fork, again = tmp_path / "recorded", tmp_path / "fork", tmp_path / "again"
     handlers = (FIXTURES / "tiny-shop" / "solution" / "handlers.py").read_text()

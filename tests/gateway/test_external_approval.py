@@ -33,7 +33,7 @@ def script() -> list[ScriptedTurn]:
     ]
 
 
-def waiting_calls(ep) -> asyncio.Queue:  # noqa: ANN001
+def waiting_calls(ep) -> asyncio.Queue:
     """Call ids as the driver starts waiting for approval of each."""
     queue: asyncio.Queue[str] = asyncio.Queue()
     ep.bus.subscribe(lambda e: queue.put_nowait(e.call_id) if e.type == "operator" and e.action == "status"
@@ -52,7 +52,7 @@ def history(protocol: str, body: dict) -> list[tuple[str, str]]:
 
 
 @pytest.mark.parametrize("protocol", ["anthropic", "openai"])
-async def test_held_calls_wait_for_approve_edit_and_reject_and_the_harness_goes_on(episode, protocol: str) -> None:  # noqa: F811
+async def test_held_calls_wait_for_approve_edit_and_reject_and_the_harness_goes_on(episode, protocol: str) -> None:  # noqa: F811 - pytest fixtures imported above, requested by name
     ep = episode(script(), f"{HARNESS} --protocol {protocol} {{problem}}", protocol, approval=ApprovalPolicy.parse("shell"),
                  start_paused=True)
     waiting = waiting_calls(ep)
@@ -103,7 +103,7 @@ async def test_held_calls_wait_for_approve_edit_and_reject_and_the_harness_goes_
     assert len(views) == 4
 
 
-async def test_stop_while_a_call_is_held_ends_the_harness_and_the_call_never_runs(episode) -> None:  # noqa: F811
+async def test_stop_while_a_call_is_held_ends_the_harness_and_the_call_never_runs(episode) -> None:  # noqa: F811 - pytest fixtures imported above, requested by name
     ep = episode(script(), f"{HARNESS} {{problem}}", approval=ApprovalPolicy.parse("shell"))
     waiting = waiting_calls(ep)
     run = asyncio.ensure_future(ep.driver.run())

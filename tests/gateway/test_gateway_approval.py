@@ -59,7 +59,7 @@ class Client:
 
 
 class AnthropicClient(Client):
-    def first(self):  # noqa: ANN201
+    def first(self):
         self.sdk = anthropic.Anthropic(base_url=self.rig.gateway.url, api_key=self.rig.gateway.dummy_key, max_retries=0,
                                   timeout=60)
         self.messages: list[dict[str, Any]] = [{"role": "user", "content": "Look at the shop."}]
@@ -85,7 +85,7 @@ class AnthropicClient(Client):
 
 
 class ChatClient(Client):
-    def first(self):  # noqa: ANN201
+    def first(self):
         self.sdk = openai.OpenAI(base_url=self.rig.gateway.openai_base_url, api_key=self.rig.gateway.dummy_key, max_retries=0,
                                   timeout=60)
         self.messages: list[dict[str, Any]] = [{"role": "user", "content": "Look at the shop."}]
@@ -119,7 +119,7 @@ class ChatClient(Client):
 
 
 class ResponsesClient(Client):
-    def first(self):  # noqa: ANN201
+    def first(self):
         self.sdk = openai.OpenAI(base_url=self.rig.gateway.openai_base_url, api_key=self.rig.gateway.dummy_key, max_retries=0,
                                   timeout=60)
         self.items: list[dict[str, Any]] = [{"type": "message", "role": "user", "content": "Look at the shop."}]

@@ -67,7 +67,7 @@ async def test_a_late_fork_of_the_saas_starter_restores_its_database_and_passes(
     seen: dict[str, str] = {}
     continue_from = fork._before_agent
 
-    async def look_then_continue(bus) -> None:  # noqa: ANN001 - the episode's EventBus
+    async def look_then_continue(bus) -> None:  # the episode's EventBus
         variables = fork.sandbox.variables()
         spec = fork.env.manifest.postgres
         seen["data"] = subprocess.run(

@@ -169,7 +169,7 @@ def test_pruning_keeps_the_newest_and_frees_unused_blobs(tmp_path: Path) -> None
 # ---- end to end on the tiny-shop fixture ----
 
 @pytest.fixture(scope="module")
-def parent(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201 - a WitnessedEpisode
+def parent(tmp_path_factory: pytest.TempPathFactory):  # a WitnessedEpisode
     """One oracle episode with a checkpoint at every turn, its world also copied the naive way at each."""
     import asyncio
 

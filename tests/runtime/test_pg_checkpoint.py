@@ -71,7 +71,7 @@ class Server:
 
 
 @pytest.fixture
-def servers():  # noqa: ANN201 - a list the test appends its Servers to; all stopped at the end
+def servers():  # a list the test appends its Servers to; all stopped at the end
     made: list[Server] = []
     yield made
     for server in made:
@@ -258,7 +258,7 @@ async def test_a_fork_of_a_postgres_episode_restores_its_database_at_turn_n(tmp_
     seen: dict[str, str] = {}
     continue_from = fork._before_agent
 
-    async def look_then_continue(bus) -> None:  # noqa: ANN001 - the episode's EventBus
+    async def look_then_continue(bus) -> None:  # the episode's EventBus
         url = fork.sandbox.variables()["POSTGRES_URL"]
         out = subprocess.run([PSQL, url, "-w", "-tAc", "select * from customers order by id"], capture_output=True,
                              text=True, timeout=30, env={**os.environ, "PGPASSFILE": os.devnull})

@@ -29,7 +29,7 @@ def findings_app(tmp_path: Path):
 
 def test_the_filter_line_narrows_by_status_class_source_method_and_path():
     requests = reduce(findings_events()).requests
-    ids = lambda query: [r.request_id for r in filter_requests(requests, query)]  # noqa: E731
+    ids = lambda query: [r.request_id for r in filter_requests(requests, query)]
     assert ids("") == ["req_001", "req_002", "req_003", "req_004"]
     assert ids("4xx") == ids("status:400") == ["req_001"]
     assert ids("app") == ids("source:app") == ["req_002", "req_003"]

@@ -187,7 +187,7 @@ def _email_attrs(ctx: RequestContext, session: dict[str, Any]) -> str:
 def page_parts(ctx: RequestContext, session: dict[str, Any]) -> dict[str, str]:
     """The template's pieces for this session: only the fields and blocks its configuration asks for."""
     text = session.get("custom_text") or {}
-    message = lambda name: (text.get(name) or {}).get("message")  # noqa: E731
+    message = lambda name: (text.get(name) or {}).get("message")
     countries = (session.get("shipping_address_collection") or {}).get("allowed_countries")
     consent = session.get("consent_collection") or {}
     tax_ids = session.get("tax_id_collection") or {}
