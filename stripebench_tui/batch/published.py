@@ -80,7 +80,7 @@ def read_results(path: Path, strict: bool = False) -> Results:
     if missing:
         raise BadFileError(f"{path}: no column for {', '.join(missing)}; a results file starts with: "
                            "eval name,model,run ID,score,turn count")
-    out = Results(path, ignored_columns=[h for h, n in zip(header, names) if n is None])
+    out = Results(path, ignored_columns=[h for h, n in zip(header, names, strict=True) if n is None])
     where = {n: i for i, n in enumerate(names) if n is not None}
     for line, row, problem in rows:
         if row is None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from stripebench_tui.core.trace import Trace
 
 
-class ExportFormat(str, Enum):
+class ExportFormat(StrEnum):
     atif = "atif"
     cast = "cast"
     gif = "gif"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from stripebench_tui.formats.report_recording import EmbeddedRecording
 
 
-class ReportFormat(str, Enum):
+class ReportFormat(StrEnum):
     html = "html"
     md = "md"
 

@@ -117,7 +117,7 @@ class VerdictDiff:
             return "absent"
         if len(turns) != len(statuses):  # built without turns
             return " → ".join(statuses)
-        return " → ".join(f"{t}: {s}" for s, t in zip(statuses, turns))
+        return " → ".join(f"{t}: {s}" for s, t in zip(statuses, turns, strict=True))
 
     @property
     def same(self) -> bool:
@@ -192,7 +192,7 @@ def align(a: list[TurnSide], b: list[TurnSide]) -> list[TurnPair]:
     pairs: list[TurnPair] = []
     for op, i1, i2, j1, j2 in matcher.get_opcodes():
         if op == "equal":
-            for x, y in zip(a[i1:i2], b[j1:j2]):
+            for x, y in zip(a[i1:i2], b[j1:j2], strict=False):
                 statuses_differ = tuple(c[2] for c in x.calls) != tuple(c[2] for c in y.calls)
                 pairs.append(TurnPair(CHANGED if statuses_differ else SAME, x, y))
             continue

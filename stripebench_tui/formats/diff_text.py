@@ -51,7 +51,7 @@ def write_diff(diff: EpisodeDiff, out: TextIO, labels: tuple[str, str] = ("A", "
         where = " / ".join(f"{n} turn {s.turn}" if s else f"{n} —" for n, s in (("A", p.a), ("B", p.b)))
         out.write(f"First divergence: {where} ({p.kind.replace('_', ' ')})\n")
         if p.kind == CHANGED and p.a and p.b:
-            for (ta, aa, sa), (tb, ab, sb) in zip(p.a.calls, p.b.calls):
+            for (ta, aa, sa), (tb, ab, sb) in zip(p.a.calls, p.b.calls, strict=False):
                 if (ta, aa, sa) != (tb, ab, sb):
                     out.write(f"  A: {sanitize(ta)} {sa} {_value(aa)}\n  B: {sanitize(tb)} {sb} {_value(ab)}\n")
                     break

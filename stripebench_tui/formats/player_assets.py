@@ -63,7 +63,7 @@ def _install(target: Path) -> None:
         staged = Path(tmp) / "published"
         staged.mkdir()
         package = Path(tmp) / "node_modules" / PACKAGE
-        for kind, rel in FILES.items():
+        for rel in FILES.values():
             shutil.copyfile(package / rel, staged / Path(rel).name)
         shutil.copyfile(package / "LICENSE", staged / "LICENSE")
         os.replace(staged, target)  # one rename: readers see no player or all of it

@@ -104,7 +104,7 @@ class Criterion:
 
     @property
     def is_async(self) -> bool:
-        return inspect.iscoroutinefunction(self.check) or inspect.iscoroutinefunction(getattr(self.check, "__call__", None))
+        return inspect.iscoroutinefunction(self.check) or inspect.iscoroutinefunction(getattr(self.check, "__call__", None))  # noqa: B004 - its __call__ method, asked whether it is async
 
     def watches(self, object_type: str) -> bool:
         """True when an object of ``object_type`` should re-check this criterion live."""

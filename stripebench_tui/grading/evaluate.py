@@ -133,7 +133,7 @@ class Evaluator:
             )
         finally:
             await self.ctx.end_evaluation()
-        for (name, cand), outcome in zip(named, outcomes):
+        for (name, cand), outcome in zip(named, outcomes, strict=True):
             self.results.setdefault(cand, {})[name] = outcome
 
     def pairs(self, criteria: Iterable[Criterion], candidates: Iterable[str] | None = None) -> list[tuple[Criterion, str | None]]:

@@ -264,7 +264,7 @@ class ExternalLiveGrading:
         assert self.bus is not None
         verdicts = [(r.criterion.name, r.status, 1.0, r.criterion.description, r.evidence()) for r in report.values()]
         # Criteria an earlier run reported and this one does not (the run's own, once tests report) stop counting.
-        for name, (status, weight, evidence) in self.published.items():
+        for name, (_status, weight, _evidence) in self.published.items():
             if name not in report and (weight > 0 or final):
                 gone = "the grader reported tests" if name == GRADER_RUN else "not in the grader's latest report"
                 verdicts.append((name, PASS if name == GRADER_RUN else FAIL, 0.0, gone, {"summary": gone}))

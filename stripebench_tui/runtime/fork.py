@@ -182,7 +182,7 @@ class DivergenceChecker:
         """The replay agent gave out recorded turn ``index``: close the previous one, pair the calls."""
         self.close_turn()
         self._open = index
-        for new, old in zip(turn.tool_calls, self.turns[index].calls):
+        for new, old in zip(turn.tool_calls, self.turns[index].calls, strict=False):
             self._call_map[new.call_id] = (index, old.call_id)
 
     def close_turn(self) -> None:

@@ -98,7 +98,7 @@ def cut_trace(trace_path: Path, info: CheckpointInfo) -> tuple[Path | None, int]
     index = sidecar_dir(trace_path) / "turns.idx"
     if index.is_file():
         quick = turns_sidecar.parse(index.read_bytes())
-        keep = [] if quick is None else [(t, o) for t, o in zip(quick.turns, quick.starts) if o < info.trace_bytes]
+        keep = [] if quick is None else [(t, o) for t, o in zip(quick.turns, quick.starts, strict=False) if o < info.trace_bytes]
         index.write_bytes(turns_sidecar.header() + b"".join(turns_sidecar.record(t, o) for t, o in keep))
     return dropped, count
 

@@ -143,7 +143,7 @@ class ToolServerHandle:
         self._closing.set()
         try:
             await owner
-        except Exception as exc:  # the server already died; nothing left to stop
+        except Exception as exc:  # noqa: BLE001 - the server already died; nothing left to stop
             print(f"tool server {self.name!r} ended with {exc!r}", file=self.errlog)
 
     def _session(self) -> ClientSession:

@@ -109,7 +109,7 @@ async def test_three_turn_conversation(protocol, fake_server, agent_for, task):
     assert names == ["shell", "view_file"]
 
     per_in, per_out = LIST_PRICE[protocol]
-    for turn, request in zip([first, second, third], fake.answered()):
+    for turn, request in zip([first, second, third], fake.answered(), strict=True):
         tokens_in, tokens_out = reply_usage(request)
         assert (turn.tokens_in, turn.tokens_out) == (tokens_in, tokens_out)
         assert turn.model == MODELS[protocol]

@@ -90,7 +90,7 @@ def test_a_ray_episode_streams_its_turns_to_the_progress_display(ray_cluster: Lo
     rows = [text for kind, text in heard.events if kind == "line"]
     # the episode's four turns, each shown in its row as it happened, all before the end
     assert [r.rsplit(" ", 1)[-1] for r in rows] == ["1", "2", "3", "4"], rows
-    assert all(r.endswith(f"{cells[0].id} · turn {n}") for r, n in zip(rows, "1234"))
+    assert all(r.endswith(f"{cells[0].id} · turn {n}") for r, n in zip(rows, "1234", strict=True))
     episode = batch.episode_dir(cells[0])  # unpacked into the cell's directory, with the task's run.log
     assert trace_facts(episode)["score"] == 1.0 and "=== attempt 1 on ray:" in (episode.parent / "run.log").read_text()
 

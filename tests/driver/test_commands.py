@@ -64,7 +64,7 @@ async def test_step_runs_exactly_one_agent_turn_each_time():
     await wait_status(driver, op.PAUSED)
     for n in (1, 2):
         driver.step()
-        await wait_until(lambda: len(agent.seen) == n and driver.status == op.PAUSED)
+        await wait_until(lambda n=n: len(agent.seen) == n and driver.status == op.PAUSED)
         for _ in range(20):
             await asyncio.sleep(0)
         assert len(agent.seen) == n  # and no further

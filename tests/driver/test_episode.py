@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from itertools import pairwise
 
 from stripebench_tui.core import operator as op
 from stripebench_tui.core.agent import AgentError
@@ -45,7 +46,7 @@ async def test_a_normal_episode_publishes_every_step_in_order():
     ]  # fmt: skip
     assert [e.seq for e in seen.events] == list(range(len(seen.events)))
     assert [e.turn for e in seen.events] == [0, 1, 1, 1, 1, 1, 2, 2, 2, 3, 3, 3]
-    assert all(a.t <= b.t for a, b in zip(seen.events, seen.events[1:]))
+    assert all(a.t <= b.t for a, b in pairwise(seen.events))
     assert seen.events[6].t == 2.0
 
     # The agent got the task with the executor's tools, then each turn's results.

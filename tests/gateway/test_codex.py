@@ -40,7 +40,7 @@ def test_codex_solves_tiny_shop_through_the_gateway_and_its_commands_are_turns(c
     handlers = (FIXTURES / "tiny-shop" / "solution" / "handlers.py").read_text()
     commands = tiny_shop_commands()
     turns = [ScriptedTurn(text=text, tool_calls=[ScriptedCall("exec_command", {"cmd": command})])
-             for text, command in zip(["Look around.", "Implement the handler.", "Sign up Alice."], commands)]
+             for text, command in zip(["Look around.", "Implement the handler.", "Sign up Alice."], commands, strict=True)]
     turns.append(ScriptedTurn(text="Done: Alice's customer id is in submission.txt."))
     with FakeModelServer(turns, api_key=REAL_KEY) as fake:
         run_headless("codex", fake.openai_base_url, episode, "OPENAI_API_KEY", REAL_KEY, "gpt-test")

@@ -132,7 +132,7 @@ def test_doctor_lists_each_harness_installed_with_path_and_version_or_how_to_ins
     empty = _cli("doctor", "--no-docker", cache=tmp_path / "empty")
     lines = [x for x in empty.stdout.splitlines() if "harness " in x]
     assert [x.split()[2] for x in lines] == ["claude-code:", "codex:", "mini-swe-agent:"], empty.stdout
-    for line, name in zip(lines, ("claude-code", "codex", "mini-swe-agent")):
+    for line, name in zip(lines, ("claude-code", "codex", "mini-swe-agent"), strict=True):
         assert line.startswith("-") and f"not installed; run `stripebench agents install {name}`" in line
     assert "FAIL" not in "\n".join(lines) and "problem" not in empty.stderr  # optional: never a failure
 

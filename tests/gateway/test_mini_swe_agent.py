@@ -41,7 +41,7 @@ def test_mini_swe_agent_solves_tiny_shop_and_its_bash_calls_are_turns(mini: str,
     handlers = (FIXTURES / "tiny-shop" / "solution" / "handlers.py").read_text()
     commands = tiny_shop_commands() + [SUBMIT]
     turns = [ScriptedTurn(text=text, tool_calls=[ScriptedCall("bash", {"command": command})])
-             for text, command in zip(["Look around.", "Implement the handler.", "Sign up Alice.", "Submit."], commands)]
+             for text, command in zip(["Look around.", "Implement the handler.", "Sign up Alice.", "Submit."], commands, strict=True)]
     with FakeModelServer(turns, api_key=REAL_KEY) as fake:
         run_headless("mini-swe-agent", fake.openai_base_url, episode, "OPENAI_API_KEY", REAL_KEY, "gpt-test")
         requests = fake.requests

@@ -58,7 +58,7 @@ async def test_step_back(make_app, key) -> None:
         assert turn_of(app) == 0  # stops at the first turn
 
 
-@pytest.mark.parametrize("first,last", list(zip(DEFAULT_KEYMAP["first_turn"], DEFAULT_KEYMAP["last_turn"])))
+@pytest.mark.parametrize("first,last", list(zip(DEFAULT_KEYMAP["first_turn"], DEFAULT_KEYMAP["last_turn"], strict=True)))
 async def test_first_and_last(make_app, first, last) -> None:
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -124,7 +125,6 @@ async def test_fork_key_in_the_replay_tui_opens_a_live_fork(recorded: Path, tmp_
 
 def _stripebench(*args: str, cwd: Path, stdin_text: str | None = None) -> subprocess.CompletedProcess[str]:
     import os
-    import subprocess
     import sys
 
     from .conftest import FIXTURES

@@ -98,7 +98,7 @@ def ui_names(ctx: RequestContext) -> tuple[str, ...]:
 @resource.renderer
 def render(obj: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
     """Name ``ui_mode`` for the caller's version; ``line_items`` only when expanded."""
-    obj["ui_mode"] = dict(zip(OLD_UI, ui_names(ctx)))[obj["_ui"]]
+    obj["ui_mode"] = dict(zip(OLD_UI, ui_names(ctx), strict=True))[obj["_ui"]]
     if any(path.split(".")[0] == "line_items" or ".line_items" in path for path in ctx.expand_paths):
         obj["line_items"] = ctx.render(totals.items_page(obj, ctx, f"/v1/checkout/sessions/{obj['id']}/line_items",
                                                          {}))

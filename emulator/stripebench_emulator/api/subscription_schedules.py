@@ -69,7 +69,7 @@ def _phases(ctx: RequestContext, specs: list[dict[str, Any]], start: int) -> lis
             "invoice_settings": None, "items": [
                 {"discounts": [], "metadata": {k: v for k, v in (it.get("metadata") or {}).items() if v is not None},
                  "price": price["id"], "quantity": it.get("quantity", 1), "tax_rates": []}
-                for it, price in zip(spec["items"], items)],
+                for it, price in zip(spec["items"], items, strict=False)],
             "metadata": {}, "on_behalf_of": None,
             "proration_behavior": spec.get("proration_behavior", "create_prorations"), "start_date": moment,
             "transfer_data": None, "trial_end": int(spec["trial_end"]) if spec.get("trial_end", "").isdigit()

@@ -91,7 +91,7 @@ def create_subscription(ctx: RequestContext, customer_id: str, items: list[dict[
         "_items": [{"id": ctx.new_id("si"), "object": "subscription_item", "billing_thresholds": None,
                     "created": now, "discounts": [], "metadata": {}, "price": price["id"],
                     "quantity": item.get("quantity", 1), "subscription": sub_id, "tax_rates": []}
-                   for item, price in zip(items, prices)] if built_items is None else built_items,
+                   for item, price in zip(items, prices, strict=False)] if built_items is None else built_items,
     }
     ctx.save(obj)
     if emit:

@@ -97,7 +97,7 @@ def build_invoice(ctx: RequestContext, sub: dict[str, Any], lines: list[dict[str
         discount_amounts.allocate(invoice)
     # tax rates: each line's own (its subscription item's or invoice item's), else the subscription's defaults
     invoice["default_tax_rates"] = list(sub.get("default_tax_rates") or [])
-    for built, spec in zip(invoice["_lines"], lines):
+    for built, spec in zip(invoice["_lines"], lines, strict=False):
         built["_tax_rates"] = list(spec.get("tax_rates") or [])
     billing_tax.apply(invoice)
     return invoice

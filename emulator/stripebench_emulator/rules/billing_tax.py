@@ -97,7 +97,7 @@ def _discount_shares(invoice: dict[str, Any]) -> list[int]:
     rest = sum(d["amount"] for d in invoice.get("total_discount_amounts") or []) - sum(own)
     weights = [max(line["amount"] - own[i], 0) if line.get("discountable", True) else 0
                for i, line in enumerate(lines)]
-    return [o + s for o, s in zip(own, split(rest, weights))]
+    return [o + s for o, s in zip(own, split(rest, weights), strict=True)]
 
 
 def apply(invoice: dict[str, Any]) -> None:
@@ -106,7 +106,7 @@ def apply(invoice: dict[str, Any]) -> None:
     invoice["_lines"] = [dict(line) for line in invoice["_lines"]]  # set below: a saved invoice keeps its own
     subtotal = discounts = inclusive = exclusive = gross_inclusive = 0
     totals: dict[str, dict[str, Any]] = {}
-    for line, discount in zip(invoice["_lines"], _discount_shares(invoice)):
+    for line, discount in zip(invoice["_lines"], _discount_shares(invoice), strict=False):
         rates = line.get("_tax_rates") or defaults
         base = line["amount"] - discount
         taxes, included, added = line_taxes(base, rates)

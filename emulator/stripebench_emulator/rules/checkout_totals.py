@@ -99,7 +99,7 @@ def recompute(ctx: RequestContext, session: dict[str, Any]) -> None:
             off = [total_off * i["amount_subtotal"] // base if base else 0 for i in eligible]
             if eligible:
                 off[-1] += total_off - sum(off)
-        for item, amount in zip(eligible, off):
+        for item, amount in zip(eligible, off, strict=True):
             item["amount_discount"] = amount
             item["_discounts"] = [{"amount": amount, "coupon": coupon["id"], "promotion_code": promo_id}]
     for item in items:

@@ -73,7 +73,7 @@ def handle(emulator: Emulator, method: str, path: str, query: str, body: bytes, 
         reply = _serve(emulator, method, path, query, body, headers, request_id, version, key)
     except StripeError as exc:
         reply = Reply(exc.status, exc.body(request_id))
-    except Exception:  # a bug in the emulator: report it like Stripe would, keep the traceback for the log
+    except Exception:  # noqa: BLE001 - a bug in the emulator: report it like Stripe would, keep the traceback for the log
         log.error("emulator bug on %s %s\n%s", method, path, traceback.format_exc())
         reply = Reply(500, StripeError("An unknown error occurred", status=500, type="api_error").body(request_id))
     return finish(reply, request_id, version)

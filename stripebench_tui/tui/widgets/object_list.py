@@ -166,7 +166,7 @@ class ObjectList(ScrollView, can_focus=True):
             self.virtual_size = Size(0, len(new))  # a new height: this (and only this) lays the screen out
             self.refresh()
         else:
-            for i, (a, b) in enumerate(zip(old, new)):
+            for i, (a, b) in enumerate(zip(old, new, strict=True)):
                 if old_last[i] == last[i] and (a is b or (a.header == b.header and a.label == b.label
                                                           and a.label.style == b.label.style)):
                     continue  # drawn as before
