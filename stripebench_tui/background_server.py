@@ -32,7 +32,8 @@ class BackgroundServer:
     ``log_level`` are uvicorn's.
     """
 
-    def __init__(self, app: ASGIApp, name: str, *, host: str = "127.0.0.1", port: int = 0, lifespan: Literal["auto", "on", "off"] = "off",
+    def __init__(self, app: ASGIApp, name: str, *, host: str = "127.0.0.1", port: int = 0,
+                 lifespan: Literal["auto", "on", "off"] = "off",
                  log_level: str = "warning", loop_factory: Callable[[], asyncio.AbstractEventLoop] | None = None,
                  on_loop: Callable[[asyncio.AbstractEventLoop], None] | None = None,
                  after_serve: Callable[[], Awaitable[None]] | None = None) -> None:

@@ -1,8 +1,8 @@
 """An offline Stripe API the official SDKs talk to: ``with running_emulator(seed=1) as emu: stripe.api_base = emu.url``.
 
 The public front: ``Emulator`` (state and request pipeline, no HTTP), ``EmulatorServer`` / ``running_emulator`` (served
-on a background thread), ``serve_forever`` (the foreground command), ``save_checkpoint`` / ``restore_checkpoint`` (a consistent copy of
-a running emulator's state, and a state file made from one), ``EmulatorProblem`` (what the person running it
+on a background thread), ``serve_forever`` (the foreground command), ``save_checkpoint`` / ``restore_checkpoint`` (a
+consistent copy of a running emulator's state, and a state file made from one), ``EmulatorProblem`` (what the person running it
 can fix), the contract of the hooks code outside registers (``ResponseHook``, the ``HookReply`` it receives,
 ``DeliveryHook``: model/hooks.py) and ``__version__``. Everything else is the package's own and may change.
 """

@@ -95,7 +95,8 @@ def test_trial_then_monthly_on_a_test_clock_emits_stripes_sequence(stripe_client
         "test_helpers.test_clock.advancing", "invoice.upcoming", "customer.subscription.trial_will_end",
         "invoice.created",
         "customer.subscription.updated", "invoice.finalized", "payment_intent.created", "charge.succeeded",
-        "payment_intent.succeeded", "invoice_payment.paid", "invoice.paid", "invoice.payment_succeeded", "test_helpers.test_clock.ready"]
+        "payment_intent.succeeded", "invoice_payment.paid", "invoice.paid", "invoice.payment_succeeded",
+        "test_helpers.test_clock.ready"]
     item, invoice = _renewed_after_trial(stripe_client, sub.id, T0 + 14 * DAY, 2000, clock.id)
     assert invoice.status_transitions.finalized_at == T0 + 14 * DAY + 3600  # the draft waited an hour
     # one more month: exactly one more paid renewal

@@ -3,10 +3,10 @@
 Built from the report's numbers (``batch.report.build_report``): the score by category × agent (best of k, drawn as
 bars the way the published chart draws them), a heat map of failure modes × agents, the criteria that fail most,
 every task, and with ``--compare`` the published models beside the sweep's agents (the Markdown's tables,
-``batch.published.comparison_tables``). Every number links to a list of the runs behind it, and every run to its own episode report, written
-beside the file (``<name>-episodes/<cell>.html``, the same report as ``stripebench report``). Jinja2 with autoescape:
-every value is text; no script, nothing fetched; the environment's secrets were redacted in the traces already, and
-the episode reports redact again.
+``batch.published.comparison_tables``). Every number links to a list of the runs behind it, and every run to its own
+episode report, written beside the file (``<name>-episodes/<cell>.html``, the same report as ``stripebench report``).
+Jinja2 with autoescape: every value is text; no script, nothing fetched; the environment's secrets were redacted in the
+traces already, and the episode reports redact again.
 """
 
 from __future__ import annotations

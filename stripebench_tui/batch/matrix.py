@@ -62,7 +62,8 @@ def parse_agents(text: str) -> list[AgentSpec]:
     return specs
 
 
-def resolve_environments(refs: list[str], *, all_envs: bool = False, category: str | None = None) -> list[tuple[str, Environment]]:
+def resolve_environments(refs: list[str], *, all_envs: bool = False,
+                         category: str | None = None) -> list[tuple[str, Environment]]:
     """(what to pass to ``run``, environment) for ids, paths, ``--all`` and ``--category``; UserError for an unknown one."""
     found: list[tuple[str, Environment]] = []
     if all_envs or category:

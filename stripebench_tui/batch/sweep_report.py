@@ -253,7 +253,8 @@ def _compare_lines(report: dict[str, Any], clean: Callable[[Any], str]) -> list[
               f"{_pct(t['mean'])} | {turn_range(t['best_turns'])} |" for t in tables["tasks"]]
     lines += ["", "| category | model | source | tasks | best of k | turns (best) | mean of k | pass^k |",
               "|---|---|---|---:|---:|---:|---:|---:|"]
-    lines += [f"| {clean(c['category'])} | {clean(c['model'])} | {clean(c['source'])} | {tasks_text(c)} | {c['best_percent']} % | "
+    lines += [f"| {clean(c['category'])} | {clean(c['model'])} | {clean(c['source'])} | {tasks_text(c)} | {c['best_percent']} % "
+              f"| "
               f"{turn_range(c['best_turns'])} | {c['mean_percent']} % | {c['pass_k_percent']} % |"
               for c in tables["categories"]]
     notes = [clean(note) for note in tables["notes"]]

@@ -29,7 +29,8 @@ def grade(
     stripe_key: str | None = typer.Option(None, "--stripe-key", help="Test-mode key (default: $STRIPE_SECRET_KEY)."),
     emulator_state: Path | None = typer.Option(None, "--emulator-state",
                                                   help="The episode emulator's state file (default: the episode's own)."),
-    app_url: list[str] = typer.Option([], "--app-url", help="NAME=URL of an app already running (repeatable); then none is started."),
+    app_url: list[str] = typer.Option([], "--app-url",
+                                      help="NAME=URL of an app already running (repeatable); then none is started."),
     services: bool = typer.Option(True, "--services/--no-services",
                                   help="Start the environment's services again, on a copy of the episode's workspace."),
 ) -> None:

@@ -40,8 +40,8 @@ def report(
     The HTML report is one file with everything inline (CSS, the chart as SVG, screenshots), so it can be
     mailed or attached and opened offline. With --cast or --recording it also plays the TUI's recording in
     asciinema's player (installed once from npm into the user cache, then inlined): clicking a turn, a finding or
-    a verdict band seeks it there, and the turn playing is highlighted. Each turn has an anchor (`report.html#turn-12`). Secrets are
-    redacted; long tool outputs keep their first and last lines, and any other text is cut at 64 KiB with a
+    a verdict band seeks it there, and the turn playing is highlighted. Each turn has an anchor (`report.html#turn-12`).
+    Secrets are redacted; long tool outputs keep their first and last lines, and any other text is cut at 64 KiB with a
     line saying how much more the trace holds. A screenshot that leads outside the episode directory (`..`,
     a link) or is not a regular file is named as refused, never read.
 

@@ -15,7 +15,8 @@ from stripebench_tui.errors import EXIT_EPISODE_FAILED, EXIT_OK, UserError
 def validate(
     env_id: str | None = typer.Argument(None, metavar="ENV", help="Environment id (or path to its directory)."),
     all_envs: bool = typer.Option(False, "--all", help="Validate every environment."),
-    keep: Path | None = typer.Option(None, "--keep", help="Keep each run's episode directory (trace, workspace) under this directory."),
+    keep: Path | None = typer.Option(None, "--keep",
+                                     help="Keep each run's episode directory (trace, workspace) under this directory."),
 ) -> None:
     """Run the oracle, the no-op agent and every mutant of an environment and check how the grader scores them.
 

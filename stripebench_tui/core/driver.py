@@ -244,7 +244,8 @@ class Driver(op.Controls):
                                               images=list(outcome.images)))
 
     def _agent_log(self, text: str, stream: str = "stdout") -> None:
-        self.bus.publish_nowait(Service(service=getattr(self.agent, "name", "") or "agent", status="log", stream=stream, text=text))
+        self.bus.publish_nowait(Service(service=getattr(self.agent, "name", "") or "agent", status="log",
+                                        stream=stream, text=text))
 
     async def _agent_call(self, request: ToolRequest) -> None:
         call = ToolCall(
@@ -452,7 +453,8 @@ class Driver(op.Controls):
             while True:
                 getter = asyncio.ensure_future(self._commands.get())
                 try:
-                    done, _ = await asyncio.wait({work, getter}, timeout=self._wall_remaining(), return_when=asyncio.FIRST_COMPLETED)
+                    done, _ = await asyncio.wait({work, getter}, timeout=self._wall_remaining(),
+                                                 return_when=asyncio.FIRST_COMPLETED)
                 finally:
                     if not getter.done():
                         getter.cancel()
@@ -501,7 +503,8 @@ class Driver(op.Controls):
             log.exception("%s hook failed", kind)
             name = getattr(hook, "__qualname__", repr(hook))
             await self.bus.publish(
-                Service(service="driver", status="log", stream="stderr", text=f"{kind} hook {name} failed: {type(exc).__name__}: {exc}")
+                Service(service="driver", status="log", stream="stderr",
+                        text=f"{kind} hook {name} failed: {type(exc).__name__}: {exc}")
             )
             return None
 
@@ -563,7 +566,8 @@ class Driver(op.Controls):
         final = final or FinalScore()
         self.status = op.ENDED
         self.bus.publish_nowait(Operator(action=op.STATUS_ACTION, text=op.ENDED, details={"by": "driver"}))
-        self.end = self.bus.publish_nowait(EpisodeEnd(reason=reason, error=error, score=final.score, passed=final.passed))  # type: ignore[assignment]
+        self.end = self.bus.publish_nowait(EpisodeEnd(reason=reason, error=error,
+                                                      score=final.score, passed=final.passed))  # type: ignore[assignment]
         self._notify(op.ENDED)
 
     def _close_recorder(self) -> None:

@@ -408,5 +408,6 @@ def diff_states(a: EpisodeState | EpisodeDigest, b: EpisodeState | EpisodeDigest
     return EpisodeDiff(align(da.sides, db.sides), verdicts, _objects(da, db), (da.score, db.score))
 
 
-__all__ = ["CHANGED", "Digester", "EpisodeDiff", "EpisodeDigest", "FinalObject", "FieldDiff", "IGNORED_KEYS", "Normaliser", "ONLY_A", "ONLY_B", "ObjectDiff", "SAME",
+__all__ = ["CHANGED", "Digester", "EpisodeDiff", "EpisodeDigest", "FinalObject", "FieldDiff", "IGNORED_KEYS", "Normaliser",
+           "ONLY_A", "ONLY_B", "ObjectDiff", "SAME",
            "TurnPair", "TurnSide", "VerdictDiff", "align", "diff_states", "digest", "flatten"]

@@ -180,7 +180,8 @@ def _environment(folder: Path, problem: str | None, overlay: Overlay, overlay_pa
     dockerfile = "Dockerfile" if use_own else None
     try:
         manifest = Manifest(
-            id=ident, title=per.get("title") or _problem_title(overlay.title, problem) or _title(problem_file, ident), category=category,
+            id=ident, title=per.get("title") or _problem_title(overlay.title, problem) or _title(problem_file, ident),
+            category=category,
             summary=overlay.summary, problem=str(problem_file), workspace=str(workspace), submission=submission,
             tools=tools, setup=setup, requirements=requirements if requirements is not None else "",
             limits=overlay.limits, stripe=StripeSetup(seed=seed, api_version=overlay.stripe.api_version),
@@ -231,7 +232,8 @@ def _plans(folder: Path, problem: str | None, ident: str, overlay: Overlay, base
     solution = None
     oracle: list[dict[str, Any]] = []
     if sol_dir.is_dir() or overlay.oracle.steps or overlay.oracle.files:
-        oracle = _overlay_steps(sol_dir, overlay.oracle.map, overlay.oracle.skip, "the reference solution") if sol_dir.is_dir() else []
+        oracle = _overlay_steps(sol_dir, overlay.oracle.map, overlay.oracle.skip,
+                                "the reference solution") if sol_dir.is_dir() else []
         if overlay.oracle.files:
             oracle += _overlay_steps((base / overlay.oracle.files).resolve(), {}, [], "our oracle's files")
         oracle += [dict(s) for s in overlay.oracle.steps]
@@ -370,5 +372,6 @@ def _write_plan(ident: str, name: str, steps: list[dict[str, Any]]) -> Path:
     return path
 
 
-__all__ = ["BenchEnvironment", "OVERLAY_SUFFIX", "bench_folders_under", "is_bench_folder", "load_bench_environment", "load_bench_folder",
+__all__ = ["BenchEnvironment", "OVERLAY_SUFFIX", "bench_folders_under", "is_bench_folder", "load_bench_environment",
+           "load_bench_folder",
            "problems"]

@@ -375,7 +375,8 @@ def build_report(trace: Trace, *, embed_images: bool = True) -> Report:
         ("backend", clean(h.backend) or "—"),
     ]
     ordered = [turns[k] for k in sorted(turns)]
-    chart = verdict_chart(state.verdicts.values(), duration, [(n.turn, turns[n.turn].start if n.turn in turns else 0.0) for n in notes],
+    chart = verdict_chart(state.verdicts.values(), duration,
+                          [(n.turn, turns[n.turn].start if n.turn in turns else 0.0) for n in notes],
                           [(f.turn, turns[f.turn].start if f.turn in turns else 0.0) for f in raw_findings], clean)
     return Report(
         title=clean(h.title or h.env or Path(trace.path).name),

@@ -278,7 +278,8 @@ def hits_table(hits: list[Any]) -> Table:
     return table
 
 
-def summary_tables(state: EpisodeSummary | EpisodeState, findings: list[Finding] | None = None, profile: TimeProfile | None = None,
+def summary_tables(state: EpisodeSummary | EpisodeState, findings: list[Finding] | None = None,
+                   profile: TimeProfile | None = None,
                    hits: list[Any] | None = None) -> list[Any]:
     """Rich renderables for ``--summary``: totals, tools, verdict timeline, Stripe requests, findings, time, hits.
 

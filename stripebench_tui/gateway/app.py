@@ -203,7 +203,8 @@ class Gateway:
         except orjson.JSONDecodeError:
             body = None
         if not isinstance(body, dict):
-            return JSONResponse(wire.error_body(400, "stripebench gateway: the request body must be a JSON object"), status_code=400)
+            return JSONResponse(wire.error_body(400,
+                                                "stripebench gateway: the request body must be a JSON object"), status_code=400)
         if self.holds is not None and self.holds.originals:
             body = self.holds.restore(wire, body)  # rejected calls as the model asked for them, and why they did not run
             raw = orjson.dumps(body)

@@ -80,7 +80,8 @@ def rewrite_reply(wire: Wire, body: dict[str, Any], changes: dict[str, Change]) 
 
 def _rewrite_items(items: list[Any], changes: dict[str, Change]) -> None:
     for item in items:
-        change = changes.get(str(item.get("call_id", ""))) if isinstance(item, dict) and item.get("type") == "function_call" else None
+        change = changes.get(str(item.get("call_id",
+                                          ""))) if isinstance(item, dict) and item.get("type") == "function_call" else None
         if change is not None:
             item["arguments"], item["name"] = _json(change.arguments), change.name or item.get("name")
 

@@ -111,7 +111,8 @@ class Evaluator:
                 raise TypeError(f"check returned {type(got).__name__}, not an Outcome")
         except TimeoutError:
             # A thread cannot be killed; the stuck check is abandoned and reported, never counted as a pass.
-            got = Outcome(ERROR, {"error": f"timed out after {criterion.timeout:g}s"}, f"the check took longer than {criterion.timeout:g}s")
+            got = Outcome(ERROR, {"error": f"timed out after {criterion.timeout:g}s"},
+                          f"the check took longer than {criterion.timeout:g}s")
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # noqa: BLE001 - a grader's bug is reported as an error verdict

@@ -14,7 +14,8 @@ both for a block and clears them after, whatever happens. ``holding()`` makes an
 the next matching request is held until a second one has arrived and been answered by Stripe (or the grader
 releases it, or ``hold_limit`` passes for an app that never sends a second one), then forwarded.
 With ``restricted_to`` set, a restricted key (``rk_…``) is refused with 403 outside that path prefix, as Stripe
-refuses a key without the permission. Served by uvicorn/Starlette on a background thread (``background_server``), forwarding with httpx.
+refuses a key without the permission. Served by uvicorn/Starlette on a background thread (``background_server``),
+forwarding with httpx.
 """
 
 from __future__ import annotations

@@ -197,4 +197,5 @@ def all_ok(rows: list[ValidationRow]) -> bool:
     return bool(rows) and all(r.ok for r in rows)
 
 
-__all__ = ["MUTANT", "NOOP", "ORACLE", "ValidationRow", "Run", "RunOutcome", "Runner", "all_ok", "findings_report", "legend", "runs_for", "validate", "validation_table", "warnings"]
+__all__ = ["MUTANT", "NOOP", "ORACLE", "ValidationRow", "Run", "RunOutcome", "Runner", "all_ok", "findings_report", "legend",
+           "runs_for", "validate", "validation_table", "warnings"]

@@ -457,7 +457,8 @@ class Episode:
         assert env is not None and sandbox is not None and backend is not None
         grader = load_grader(env, self.config.graders_dir)
         if grader is None:
-            bus.publish_nowait(Service(service="grading", status="log", text=f"no grader for {env.id}: the episode is not scored"))
+            bus.publish_nowait(Service(service="grading", status="log",
+                                       text=f"no grader for {env.id}: the episode is not scored"))
             return [], []
         variables = sandbox.variables()
         ctx = GradingContext(env=env, episode_dir=sandbox.episode_dir, workspace=sandbox.workspace,

@@ -333,5 +333,6 @@ def fork_config(trace_path: Trace | Path, agent: str, **overrides: Any) -> Episo
     return EpisodeConfig(env=env, agent=agent, seed=int(seed or 0), **overrides)
 
 
-__all__ = ["DIVERGENCE", "DivergenceChecker", "ForkAgent", "ForkEpisode", "fork_config", "RecordedTurn", "fork_episode", "recorded_turns", "comparable", "stripe_ids",
+__all__ = ["DIVERGENCE", "DivergenceChecker", "ForkAgent", "ForkEpisode", "fork_config", "RecordedTurn", "fork_episode",
+           "recorded_turns", "comparable", "stripe_ids",
            "summary_of"]

@@ -95,7 +95,8 @@ def _npm_install_once(package: str, home: Path, made: Path, say: Callable[[str],
         out = subprocess.run(["npm", "install", "--no-save", "--no-audit", "--no-fund", "--prefix", str(staging), package],
                              capture_output=True, text=True, timeout=INSTALL_TIMEOUT, stdin=subprocess.DEVNULL)
         if out.returncode != 0:
-            raise InstallProblem(explain(out.stdout + out.stderr, out.returncode).replace("pnpm install", f"npm install {package}"))
+            raise InstallProblem(explain(out.stdout + out.stderr, out.returncode).replace("pnpm install",
+                                                                                          f"npm install {package}"))
         if not (staging / made).is_file():
             raise InstallProblem(f"npm install {package} made no {made}")
 

@@ -243,4 +243,5 @@ def restored_episode(trace: Trace, checkpoint: CheckpointInfo, config: EpisodeCo
     return episode
 
 
-__all__ = ["ContinuingAgent", "CHECKPOINT_SERVICE", "NoDivergence", "RESTORE", "RestoredEpisode", "prefix_events", "restored_episode"]
+__all__ = ["ContinuingAgent", "CHECKPOINT_SERVICE", "NoDivergence", "RESTORE", "RestoredEpisode",
+           "prefix_events", "restored_episode"]

@@ -200,7 +200,8 @@ class EpisodeServer:
         await ws.prepare(request)
         control = self.control_file if role == "operator" else None
         service = AppService(self.app_command(control), write_bytes=ws.send_bytes, write_str=ws.send_str,
-                             close=cast("Callable[[], Awaitable[None]]", ws.close), download_manager=self.textual.download_manager)
+                             close=cast("Callable[[], Awaitable[None]]", ws.close),
+                             download_manager=self.textual.download_manager)
         await service.start(_int(request.query.get("width", "80"), 80), _int(request.query.get("height", "24"), 24))
         try:
             async for message in ws:

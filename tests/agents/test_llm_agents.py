@@ -231,7 +231,8 @@ async def test_rejected_key_is_not_retried(protocol, fake_server, agent_for):
 async def test_rejected_call_operator_message_and_missing_result(protocol, fake_server, agent_for):
     fake = fake_server(
         [
-            ScriptedTurn("Two calls.", [ScriptedCall("shell", {"command": "rm -rf /"}), ScriptedCall("shell", {"command": "ls"})]),
+            ScriptedTurn("Two calls.", [ScriptedCall("shell", {"command": "rm -rf /"}),
+                                        ScriptedCall("shell", {"command": "ls"})]),
             ScriptedTurn("Understood."),
         ]
     )
@@ -260,7 +261,8 @@ async def test_reasoning_unknown_model_and_odd_tool_names(protocol, fake_server,
     task.tools.append(ToolSpec("browser.navigate", "Open a URL.", {"type": "object", "properties": {"url": {"type": "string"}}}))
     fake = fake_server(
         [
-            ScriptedTurn("Opening.", [ScriptedCall("browser_navigate", {"url": "http://shop"})], reasoning="Check the page first."),
+            ScriptedTurn("Opening.", [ScriptedCall("browser_navigate", {"url": "http://shop"})],
+                         reasoning="Check the page first."),
             ScriptedTurn("Fine."),
         ]
     )

@@ -35,7 +35,8 @@ def ray_command() -> str:
 
 
 def _ray(args: list[str], env: dict[str, str]) -> None:
-    done = subprocess.run([ray_command(), "start", *args, "--disable-usage-stats"], env=env, text=True, capture_output=True, timeout=180)
+    done = subprocess.run([ray_command(), "start", *args, "--disable-usage-stats"], env=env, text=True,
+                          capture_output=True, timeout=180)
     if done.returncode != 0:
         raise RuntimeError(f"ray start {' '.join(args)} failed: {done.stderr[-2000:]}")
 

@@ -52,7 +52,8 @@ def test_same_calls_with_another_outcome_or_object_field_differ():
 
 
 def test_flatten_leaves_out_ids_and_times():
-    assert flatten({"id": "x", "created": 1, "expires_at": 2, "a": {"b": [1, "pi_abc123def456"]}}) == {"a.b[0]": 1, "a.b[1]": "<id>"}
+    assert flatten({"id": "x", "created": 1, "expires_at": 2,
+                    "a": {"b": [1, "pi_abc123def456"]}}) == {"a.b[0]": 1, "a.b[1]": "<id>"}
 
 
 def test_a_recorded_run_against_itself_is_empty():

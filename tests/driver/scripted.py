@@ -89,7 +89,8 @@ class ScriptedTools:
     calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
 
     async def tools(self) -> list[ToolSpec]:
-        return [ToolSpec(name=n, description=f"the {n} tool", input_schema={"type": "object"}, server="scripted") for n in self.handlers]
+        return [ToolSpec(name=n, description=f"the {n} tool",
+                         input_schema={"type": "object"}, server="scripted") for n in self.handlers]
 
     async def call(self, tool: str, arguments: dict[str, Any]) -> ToolOutcome:
         self.calls.append((tool, dict(arguments)))
@@ -130,7 +131,8 @@ def make_driver(agent: ScriptedAgent, tools: ScriptedTools | None = None, clock:
     bus = EventBus(clock=clock or FakeClock())
     seen = Collector()
     bus.subscribe(seen, name="collector")
-    driver = Driver(agent=agent, executor=tools or echo_tools(), task=Task(env_id="test", problem="do it", tools=[]), bus=bus, **kwargs)
+    driver = Driver(agent=agent, executor=tools or echo_tools(),
+                    task=Task(env_id="test", problem="do it", tools=[]), bus=bus, **kwargs)
     return driver, seen
 
 

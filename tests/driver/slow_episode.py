@@ -30,7 +30,8 @@ class SlowAgent:
     async def next_turn(self, observations: list) -> AgentTurn:
         await asyncio.sleep(0.02)
         self.turns += 1
-        return AgentTurn(text=f"turn {self.turns}", tool_calls=[ToolRequest(f"c{self.turns}", "shell", {"cmd": f"echo {self.turns}"})])
+        return AgentTurn(text=f"turn {self.turns}",
+                         tool_calls=[ToolRequest(f"c{self.turns}", "shell", {"cmd": f"echo {self.turns}"})])
 
     async def close(self) -> None:
         pass

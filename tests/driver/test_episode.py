@@ -28,7 +28,8 @@ async def test_a_normal_episode_publishes_every_step_in_order():
 
     agent = ScriptedAgent(
         [
-            turn(call("c1", "shell", cmd="ls"), call("c2", "files", path="app.py"), text="look around", tokens_in=100, tokens_out=20, cost_usd=0.1),
+            turn(call("c1", "shell", cmd="ls"), call("c2", "files", path="app.py"), text="look around", tokens_in=100,
+                 tokens_out=20, cost_usd=0.1),
             second,
             turn(text="all done", done=True, tokens_in=5, tokens_out=1),
         ]
@@ -91,7 +92,8 @@ async def test_turn_end_hooks_can_publish_and_final_hooks_score_the_episode():
 
     async def live_grader(driver):
         hooks_at.append(driver.turn)
-        await driver.bus.publish(GraderVerdict(criterion="ran", status="pass" if driver.turn >= 2 else "fail", trigger="turn_end"))
+        await driver.bus.publish(GraderVerdict(criterion="ran",
+                                               status="pass" if driver.turn >= 2 else "fail", trigger="turn_end"))
 
     async def final_grader(driver):
         await driver.bus.publish(GraderVerdict(criterion="ran", status="pass", trigger="final", final=True))

@@ -28,7 +28,8 @@ GRADER = load_grader(ENV)
 
 
 def _grader_module():
-    spec = importlib.util.spec_from_file_location("cm_grader_under_test", ENV.root.parents[1] / "graders" / "checkout_migration.py")
+    spec = importlib.util.spec_from_file_location("cm_grader_under_test",
+                                                  ENV.root.parents[1] / "graders" / "checkout_migration.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

@@ -16,7 +16,9 @@ from stripebench_tui.formats.report_html import _fence, render_report, unpack_ou
 from tests.formats.report_fixtures import HOSTILE, LONG_LINES, SECRETS, write_raw_trace
 
 REPLAYS = Path(__file__).resolve().parents[2] / "replays"
-OWN_SCRIPTS = [{"type": "application/octet-stream", "id": "report-outputs", "data-encoding": "base64 gzip json"}, {"id": "report-expand"}]  # long outputs' rest; its expander
+# long outputs' rest; its expander
+OWN_SCRIPTS = [{"type": "application/octet-stream", "id": "report-outputs",
+                "data-encoding": "base64 gzip json"}, {"id": "report-expand"}]
 
 
 class Tags(HTMLParser):

@@ -124,7 +124,8 @@ async def test_pause_holds_codex_and_an_injected_note_reaches_its_next_request(c
     with FakeModelServer([ScriptedTurn(text="Noted.")], api_key=REAL_KEY) as fake:
         agent = create_agent("codex", base_url=fake.openai_base_url, api_key=REAL_KEY, model="gpt-test")
         bus = EventBus()
-        driver = Driver(agent=agent, executor=NoTools(), task=Task(env_id="x", problem="Say hi.", tools=[], workspace=str(workspace)),
+        driver = Driver(agent=agent, executor=NoTools(),
+                        task=Task(env_id="x", problem="Say hi.", tools=[], workspace=str(workspace)),
                         bus=bus, limits=Limits(max_turns=5, wall_time=120), start_paused=True)
         run = asyncio.ensure_future(driver.run())
         await agent.wait_held(1)  # Codex asked for its first turn …

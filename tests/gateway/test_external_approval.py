@@ -25,7 +25,8 @@ pytestmark = pytest.mark.slow
 
 def script() -> list[ScriptedTurn]:
     return [
-        ScriptedTurn(text="Write it.", tool_calls=[ScriptedCall("write_file", {"path": "{workspace}/hello.txt", "content": "hi"})]),
+        ScriptedTurn(text="Write it.", tool_calls=[ScriptedCall("write_file",
+                                                                {"path": "{workspace}/hello.txt", "content": "hi"})]),
         ScriptedTurn(text="First.", tool_calls=[ScriptedCall("shell", {"command": "echo first > first.txt"})]),
         ScriptedTurn(text="Second.", tool_calls=[ScriptedCall("shell", {"command": "echo original > second.txt"})]),
         ScriptedTurn(text="Third.", tool_calls=[ScriptedCall("shell", {"command": "touch third.txt"})]),
@@ -52,7 +53,8 @@ def history(protocol: str, body: dict) -> list[tuple[str, str]]:
 
 
 @pytest.mark.parametrize("protocol", ["anthropic", "openai"])
-async def test_held_calls_wait_for_approve_edit_and_reject_and_the_harness_goes_on(episode, protocol: str) -> None:  # noqa: F811 - pytest fixtures imported above, requested by name
+async def test_held_calls_wait_for_approve_edit_and_reject_and_the_harness_goes_on(episode,
+                                                                                   protocol: str) -> None:  # noqa: F811 - pytest fixtures imported above, requested by name
     ep = episode(script(), f"{HARNESS} --protocol {protocol} {{problem}}", protocol, approval=ApprovalPolicy.parse("shell"),
                  start_paused=True)
     waiting = waiting_calls(ep)

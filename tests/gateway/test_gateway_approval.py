@@ -74,7 +74,8 @@ class AnthropicClient(Client):
                 reply = s.get_final_message()
         else:
             reply = self.sdk.messages.create(**ask)
-        self.messages.append({"role": "assistant", "content": [b.model_dump(mode="json", exclude_none=True) for b in reply.content]})
+        self.messages.append({"role": "assistant",
+                              "content": [b.model_dump(mode="json", exclude_none=True) for b in reply.content]})
         self.calls = [(b.id, b.name, dict(b.input)) for b in reply.content if b.type == "tool_use"]
         return self.calls
 
@@ -91,7 +92,8 @@ class ChatClient(Client):
         self.messages: list[dict[str, Any]] = [{"role": "user", "content": "Look at the shop."}]
         if self.stream:
             text, parts = "", {}
-            for chunk in self.sdk.chat.completions.create(model="gpt-4o", messages=self.messages, tools=TOOLS_OPENAI, stream=True):
+            for chunk in self.sdk.chat.completions.create(model="gpt-4o", messages=self.messages,
+                                                          tools=TOOLS_OPENAI, stream=True):
                 for choice in chunk.choices:
                     if choice.delta.content:
                         text += choice.delta.content
@@ -105,7 +107,8 @@ class ChatClient(Client):
                             self.saw_held.set()
             raw = [parts[i] for i in sorted(parts)]
         else:
-            message = self.sdk.chat.completions.create(model="gpt-4o", messages=self.messages, tools=TOOLS_OPENAI).choices[0].message
+            message = self.sdk.chat.completions.create(model="gpt-4o",
+                                                       messages=self.messages, tools=TOOLS_OPENAI).choices[0].message
             text = message.content or ""
             raw = [{"id": c.id, "name": c.function.name, "arguments": c.function.arguments} for c in message.tool_calls or []]
         self.messages.append({"role": "assistant", "content": text, "tool_calls": [
@@ -170,7 +173,8 @@ def history(protocol: str, body: dict[str, Any]) -> tuple[list[tuple[str, dict[s
                 [b["content"] for b in blocks if b["type"] == "tool_result"])
     if protocol == "chat":
         calls = [c["function"] for m in body["messages"] for c in m.get("tool_calls") or []]
-        return [(f["name"], json.loads(f["arguments"])) for f in calls], [m["content"] for m in body["messages"] if m["role"] == "tool"]
+        return [(f["name"],
+                 json.loads(f["arguments"])) for f in calls], [m["content"] for m in body["messages"] if m["role"] == "tool"]
     return ([(i["name"], json.loads(i["arguments"])) for i in body["input"] if i.get("type") == "function_call"],
             [i["output"] for i in body["input"] if i.get("type") == "function_call_output"])
 
@@ -214,7 +218,8 @@ def test_a_held_call_waits_for_the_operator_and_the_decision_reaches_the_client(
 
 @pytest.mark.parametrize("stream", [False, True], ids=["json", "stream"])
 def test_a_reply_without_a_held_call_is_not_held(rig, stream: bool) -> None:
-    holds = Holds(lambda tool: tool.startswith("browser_"), on_held=lambda exchange: pytest.fail("held a reply with no held call"))
+    holds = Holds(lambda tool: tool.startswith("browser_"),
+                  on_held=lambda exchange: pytest.fail("held a reply with no held call"))
     r = rig(script(), holds=holds)
     client = AnthropicClient(r, stream)
     assert [name for _, name, _ in client.first()] == ["edit", "shell"]

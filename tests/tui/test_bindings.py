@@ -82,7 +82,8 @@ async def test_timeline_arrows_select_turns(make_app) -> None:
         assert turn_of(app) == 2
 
 
-@pytest.mark.parametrize("up,down", [("plus", "minus"), ("equals_sign", "minus"), ("right_square_bracket", "left_square_bracket")])
+@pytest.mark.parametrize("up,down", [("plus", "minus"), ("equals_sign", "minus"),
+                                     ("right_square_bracket", "left_square_bracket")])
 async def test_speed_up_and_down(make_app, up, down) -> None:
     app = make_app(speed=1.0)
     async with app.run_test(size=SIZE) as pilot:

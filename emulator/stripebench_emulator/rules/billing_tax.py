@@ -67,7 +67,8 @@ def line_taxes(base: int, rates: list[dict[str, Any]]) -> tuple[list[dict[str, A
     for rate in rates:
         if not rate["inclusive"]:
             amounts[id(rate)] = _round(Decimal(taxable) * _pct(rate))
-    entries: list[dict[str, Any]] = [{"amount": amounts[id(rate)], "tax_behavior": "inclusive" if rate["inclusive"] else "exclusive",
+    entries: list[dict[str, Any]] = [{"amount": amounts[id(rate)],
+                                      "tax_behavior": "inclusive" if rate["inclusive"] else "exclusive",
                 "tax_rate_details": {"tax_rate": rate["id"]}, "taxability_reason": TAXABILITY_REASON,
                 "taxable_amount": taxable, "type": "tax_rate_details"} for rate in rates]
     return entries, included, sum(e["amount"] for e in entries) - included

@@ -106,7 +106,8 @@ class EpisodeScreen(Screen[None]):
         self.whole: EpisodeState | None = None  # the whole episode, once indexed: timeline rows without I/O
         self._verdict_turns: list[int] | None = None
         self._position_of: dict[int, int] | None = None
-        self._states: OrderedDict[int, EpisodeState] = OrderedDict()  # recently drawn states, by turn  # turns where a verdict changed, from ``whole``
+        # recently drawn states, by turn  # turns where a verdict changed, from ``whole``
+        self._states: OrderedDict[int, EpisodeState] = OrderedDict()
         self.position: int | None = None  # selected row of the timeline
         self.state: EpisodeState | None = None
         self.turn: Turn | None = None
