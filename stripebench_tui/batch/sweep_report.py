@@ -204,7 +204,8 @@ def render(report: dict[str, Any], fmt: str) -> str:
              "## Per task", "", "| task | category | model | runs | best of k | mean | turns (best) | tokens | cost |",
              "|---|---|---|---:|---:|---:|---:|---:|---:|"]
     lines += [f"| {clean(_task(t))} | {clean(t['category'])} | {clean(t['model'])} | {t['runs']} | {_pct(t['best'])} | "
-              f"{_pct(t['mean'])} | {turn_range(t['best_turns'])} | {t['tokens']:,} | ${t['cost_usd']:.2f} |" for t in report["tasks"]]
+              f"{_pct(t['mean'])} | {turn_range(t['best_turns'])} | {t['tokens']:,} | ${t['cost_usd']:.2f} |"
+              for t in report["tasks"]]
     lines += ["", "## Per category (the published scorecard's rule: best of k, each language's SDK-upgrade problems as "
               "one task, half-up)", "", "| category | model | tasks | best of k | turns (best) | mean of k | pass^k |",
               "|---|---|---:|---:|---:|---:|---:|"]
@@ -253,9 +254,8 @@ def _compare_lines(report: dict[str, Any], clean: Callable[[Any], str]) -> list[
               f"{_pct(t['mean'])} | {turn_range(t['best_turns'])} |" for t in tables["tasks"]]
     lines += ["", "| category | model | source | tasks | best of k | turns (best) | mean of k | pass^k |",
               "|---|---|---|---:|---:|---:|---:|---:|"]
-    lines += [f"| {clean(c['category'])} | {clean(c['model'])} | {clean(c['source'])} | {tasks_text(c)} | {c['best_percent']} % "
-              f"| "
-              f"{turn_range(c['best_turns'])} | {c['mean_percent']} % | {c['pass_k_percent']} % |"
+    lines += [f"| {clean(c['category'])} | {clean(c['model'])} | {clean(c['source'])} | {tasks_text(c)} | "
+              f"{c['best_percent']} % | {turn_range(c['best_turns'])} | {c['mean_percent']} % | {c['pass_k_percent']} % |"
               for c in tables["categories"]]
     notes = [clean(note) for note in tables["notes"]]
     return lines + ([""] + notes if notes else [])

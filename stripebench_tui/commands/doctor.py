@@ -87,8 +87,8 @@ def _check_harnesses() -> list[tuple[bool | None, str]]:
     out: list[tuple[bool | None, str]] = []
     for name in HARNESSES:
         where, detail = harness_status(name)
-        out.append((True, f"harness {name}: {detail} at {where}") if where else (None,
-                                                                                 f"harness {name}: not installed; {detail}"))
+        out.append((True, f"harness {name}: {detail} at {where}") if where
+                   else (None, f"harness {name}: not installed; {detail}"))
     return out
 
 

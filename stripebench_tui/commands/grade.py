@@ -24,8 +24,8 @@ def _app_urls(pairs: list[str]) -> dict[str, str]:
 def grade(
     env_id: str = typer.Argument(..., metavar="ENV", help="Environment id (or path to its directory)."),
     episode: Path = typer.Option(..., "--episode", help="The finished episode's directory (holds trace.jsonl and workspace/)."),
-    stripe_api_base: str | None = typer.Option(None, "--stripe-api-base",
-                                                  help="Read Stripe objects from this API base instead of the episode's backend."),
+    stripe_api_base: str | None = typer.Option(
+        None, "--stripe-api-base", help="Read Stripe objects from this API base instead of the episode's backend."),
     stripe_key: str | None = typer.Option(None, "--stripe-key", help="Test-mode key (default: $STRIPE_SECRET_KEY)."),
     emulator_state: Path | None = typer.Option(None, "--emulator-state",
                                                   help="The episode emulator's state file (default: the episode's own)."),

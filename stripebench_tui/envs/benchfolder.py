@@ -23,7 +23,8 @@ from stripebench_tui.envs.manifest import ID_PATTERN, MANIFEST, DockerSpec, Envi
 from stripebench_tui.errors import BadFileError, UserError
 from stripebench_tui.shared_cache import publish_file
 
-LAYOUT_HELP = "a benchmark folder holds environment/ (with PROBLEM.md, or problems in sub-folders), grader/ and optionally solution/"
+LAYOUT_HELP = ("a benchmark folder holds environment/ (with PROBLEM.md, or problems in sub-folders), grader/ and "
+               "optionally solution/")
 _PLAN_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")  # what envs.plans.expand would replace
 FOLDER_VAR = "${BENCH_FOLDER}"
 OVERLAY_DIR_VAR = "${BENCH_OVERLAY_DIR}"
@@ -319,8 +320,8 @@ def _overlay_steps(src: Path, mapping: dict[str, str], skip: list[str], what: st
             steps.append({"say": say, "tool": "create_file", "args": {"path": dest, "content": content}})
         else:
             quoted = _shell_quote(str(f))
-            steps.append({"say": say, "tool": "shell",
-                          "args": {"command": f"mkdir -p \"$(dirname {_shell_quote(dest)})\" && cp {quoted} {_shell_quote(dest)}"}})
+            command = f"mkdir -p \"$(dirname {_shell_quote(dest)})\" && cp {quoted} {_shell_quote(dest)}"
+            steps.append({"say": say, "tool": "shell", "args": {"command": command}})
     return steps
 
 

@@ -269,8 +269,8 @@ def load_manifest_environment(root: Path) -> Environment:
         raise BadFileError(f"{path}: id: {manifest.id!r} does not match its directory name {root.name!r}")
     env = Environment(root, manifest)
     for field_name, rel in [("problem", manifest.problem), ("workspace", manifest.workspace)] + [
-        (f"{kind}.plan", ref.plan) for kind, ref in [("solution",
-                                                      manifest.solution)] + [("mutants", m) for m in manifest.mutants] if ref
+        (f"{kind}.plan", ref.plan)
+        for kind, ref in [("solution", manifest.solution)] + [("mutants", m) for m in manifest.mutants] if ref
     ] + ([("stripe.seed", manifest.stripe.seed)] if manifest.stripe.seed else []) + (
         [("requirements", manifest.requirements)] if manifest.requirements else []
     ):

@@ -277,8 +277,8 @@ def build(name: str, version: str, say: Callable[[str], None] = print) -> Path:
             raise GemProblem(f"gem {name} {version} must be built, but there is no checkout of it: {source_fix(name)}")
         tag = find_tag(name, version, repo)
         if tag is None:
-            raise GemProblem(f"gem {name} {version}: {repo} has no release tag for it "
-                             f"(looked for {', '.join(p.format(version=version) for p in SOURCES.get(name, GemSource('')).tags)})")
+            looked = ", ".join(p.format(version=version) for p in SOURCES.get(name, GemSource("")).tags)
+            raise GemProblem(f"gem {name} {version}: {repo} has no release tag for it (looked for {looked})")
         source = SOURCES.get(name, GemSource(""))
         say(f"building {name} {version} from {repo} at {tag}")
         staging = Path(tempfile.mkdtemp(prefix=f".{name}-{version}-", dir=gems_dir()))

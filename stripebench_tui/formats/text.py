@@ -233,7 +233,8 @@ def _final_line(state: EpisodeState | EpisodeSummary) -> str:
     passed = "PASSED" if episode_passed(state) else "FAILED"
     counts = state.verdict_counts()
     shown = "unscored" if score is None else f"{score:.2f}"
-    return f"Final score: {shown} · {passed} · criteria {counts['pass']} pass, {counts['fail']} fail, {counts['pending']} pending, {counts['error']} error"
+    return (f"Final score: {shown} · {passed} · criteria {counts['pass']} pass, {counts['fail']} fail, "
+            f"{counts['pending']} pending, {counts['error']} error")
 
 
 TIME_KINDS = ("wall", "model", "ttft", "tool", "stripe", "wait", "other")

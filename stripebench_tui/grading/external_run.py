@@ -171,8 +171,8 @@ class GraderRun:
             try:
                 source = path.read_text(encoding="utf-8", errors="replace")
             except (FileNotFoundError, IsADirectoryError):
-                return RunResult(error=f"the grader exited {code} and wrote no report ({path.name})" + missing_runtime(code,
-                                                                                                                       output),
+                why = f"the grader exited {code} and wrote no report ({path.name})" + missing_runtime(code, output)
+                return RunResult(error=why,
                                  output=tail(output, OUTPUT_TAIL), exit_code=code, duration=duration, submission=text)
         try:
             tests = parse_report(source, self.spec.report)
@@ -218,8 +218,8 @@ async def grader_venv(requirements: list[str], on_wait: Callable[[], object] | N
                 raise
             if proc.returncode != 0:
                 raise RuntimeError(f"cannot install the grader's requirements ({' '.join(requirements)}): "
-                                   f"{' '.join(argv[1:3])} exited {proc.returncode}\n" + tail(out.decode(errors="replace"),
-                                                                                              OUTPUT_TAIL))
+                                   f"{' '.join(argv[1:3])} exited {proc.returncode}\n"
+                                   + tail(out.decode(errors="replace"), OUTPUT_TAIL))
         (target / "requirements.txt").write_text("\n".join(requirements) + "\n")
 
     await ensure_entry_async(venv, build, in_place=True, on_wait=on_wait)

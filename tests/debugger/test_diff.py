@@ -100,7 +100,8 @@ async def test_the_diff_screen_opens_on_the_first_divergence_and_moves_between_d
         await pilot.pause()
         screen = app.screen
         assert screen.selected == d.first_divergence == 3
-        assert "A · turn 4" in str(screen.query_one("#side-a").render()) and "no such turn" in str(screen.query_one("#side-b").render())
+        assert "A · turn 4" in str(screen.query_one("#side-a").render())
+        assert "no such turn" in str(screen.query_one("#side-b").render())
         assert "first divergence: A turn 4 / B —" in str(screen.query_one("#diff-summary").render())
         await pilot.press("n")
         assert screen.selected == 5 and d.pairs[5].b.tools == ("replace_in_file",)

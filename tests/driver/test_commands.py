@@ -166,9 +166,8 @@ async def test_approval_always_with_approve_runs_each_call_after_approval():
     waits = [e for e in seen.events if op.is_status(e) and e.text == op.WAITING_FOR_APPROVAL]
     assert [w.call_id for w in waits] == ["c1", "c2"]
     # The approval sits between the call and its result.
-    order = [(e.type, getattr(e, "call_id",
-                              "")) for e in seen.events if e.type in ("tool_call",
-                                                                      "tool_result") or (e.type == "operator" and e.action == "approve")]
+    order = [(e.type, getattr(e, "call_id", "")) for e in seen.events
+             if e.type in ("tool_call", "tool_result") or (e.type == "operator" and e.action == "approve")]
     assert order == [("tool_call", "c1"), ("operator", "c1"), ("tool_result", "c1"), ("tool_call", "c2"),
                      ("operator", "c2"), ("tool_result", "c2")]
 

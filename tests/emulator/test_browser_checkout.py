@@ -108,7 +108,8 @@ document.getElementById("form").addEventListener("submit", async (event) => {{
   if (invalid) {{ document.getElementById("result").textContent = "invalid: " + invalid.message; return; }}
   const r = await stripe.{confirm}({{elements, confirmParams: {{return_url: location.origin + "/return"}},
                                      redirect: new URLSearchParams(location.search).get("redirect") || "always"}});
-  document.getElementById("result").textContent = r.error ? "error: " + r.error.message : "done: " + (r.setupIntent || r.paymentIntent).status;
+  const outcome = r.error ? "error: " + r.error.message : "done: " + (r.setupIntent || r.paymentIntent).status;
+  document.getElementById("result").textContent = outcome;
 }});
 </script>"""
         return "<!doctype html><title>Returned</title><h1>Thanks!</h1>"

@@ -38,8 +38,8 @@ def upstream_intents(emulator) -> list:  # noqa: F811 - pytest fixtures imported
     return stripe.StripeClient(TEST_KEY, base_addresses={"api": emulator.url}).v1.payment_intents.list().data
 
 
-def test_a_clean_call_passes_through_and_is_recorded(proxy,
-                                                     emulator):  # noqa: F811 - pytest fixtures imported above, requested by name
+def test_a_clean_call_passes_through_and_is_recorded(
+        proxy, emulator):  # noqa: F811 - pytest fixtures imported above, requested by name
     pi = client(proxy).v1.payment_intents.create(params=PI, options={"idempotency_key": "k1"})
     assert pi.status == "succeeded"
     [seen] = proxy.payments("ord_test")
@@ -48,8 +48,8 @@ def test_a_clean_call_passes_through_and_is_recorded(proxy,
 
 
 @pytest.mark.parametrize("fault, error", [("500", stripe.APIError), ("429", stripe.RateLimitError)])
-def test_injected_errors_never_reach_stripe(proxy, emulator, fault,
-                                            error):  # noqa: F811 - pytest fixtures imported above, requested by name
+def test_injected_errors_never_reach_stripe(
+        proxy, emulator, fault, error):  # noqa: F811 - pytest fixtures imported above, requested by name
     proxy.plan = [fault]
     with pytest.raises(error):
         client(proxy).v1.payment_intents.create(params=PI)
@@ -58,8 +58,8 @@ def test_injected_errors_never_reach_stripe(proxy, emulator, fault,
     assert client(proxy).v1.payment_intents.create(params=PI).status == "succeeded"
 
 
-def test_a_lost_response_charges_upstream_but_the_app_sees_500(proxy,
-                                                               emulator):  # noqa: F811 - pytest fixtures imported above, requested by name
+def test_a_lost_response_charges_upstream_but_the_app_sees_500(
+        proxy, emulator):  # noqa: F811 - pytest fixtures imported above, requested by name
     proxy.plan = ["lost"]
     with pytest.raises(stripe.APIError):
         client(proxy).v1.payment_intents.create(params=PI, options={"idempotency_key": "same"})
@@ -70,8 +70,8 @@ def test_a_lost_response_charges_upstream_but_the_app_sees_500(proxy,
     assert again.id == charged.id and len(upstream_intents(emulator)) == 1
 
 
-def test_down_answers_503_until_lifted_and_delay_holds_the_call(proxy,
-                                                                emulator):  # noqa: F811 - pytest fixtures imported above, requested by name
+def test_down_answers_503_until_lifted_and_delay_holds_the_call(
+        proxy, emulator):  # noqa: F811 - pytest fixtures imported above, requested by name
     proxy.down = True
     for _ in range(2):
         with pytest.raises(stripe.APIError) as info:
@@ -84,8 +84,8 @@ def test_down_answers_503_until_lifted_and_delay_holds_the_call(proxy,
     assert time.monotonic() - start >= 0.4
 
 
-def test_a_restricted_key_is_refused_outside_payment_intents_like_stripe_does(proxy,
-                                                                              emulator):  # noqa: F811 - pytest fixtures imported above, requested by name
+def test_a_restricted_key_is_refused_outside_payment_intents_like_stripe_does(
+        proxy, emulator):  # noqa: F811 - pytest fixtures imported above, requested by name
     rk = client(proxy, "rk_test_grader123")
     with pytest.raises(stripe.PermissionError):
         rk.v1.customers.create(params={"email": "a@example.com"})
@@ -94,8 +94,8 @@ def test_a_restricted_key_is_refused_outside_payment_intents_like_stripe_does(pr
     assert [(s.key_kind, s.action) for s in proxy.seen] == [("rk_test", "refused"), ("rk_test", "pass"), ("sk_test", "pass")]
 
 
-def test_without_an_app_service_every_criterion_fails(tmp_path,
-                                                      emulator):  # noqa: F811 - pytest fixtures imported above, requested by name
+def test_without_an_app_service_every_criterion_fails(
+        tmp_path, emulator):  # noqa: F811 - pytest fixtures imported above, requested by name
     ctx = GradingContext(env=ENV, episode_dir=tmp_path, workspace=tmp_path, stripe_api_base=emulator.url,
                          stripe_api_key=TEST_KEY, env_vars={"STRIPE_API_BASE": emulator.url, "STRIPE_SECRET_KEY": TEST_KEY})
     (tmp_path / "app.py").write_text("raise SystemExit('broken app')\n")
@@ -120,8 +120,8 @@ def test_validate_oracle_passes_noop_scores_zero_and_each_mutant_fails_for_its_o
     assert failing["mutant full-secret-key"] == {"restricted key"}
 
 
-def test_the_live_check_counts_succeeded_payments_per_paid_order(tmp_path,
-                                                                 emulator):  # noqa: F811 - pytest fixtures imported above, requested by name
+def test_the_live_check_counts_succeeded_payments_per_paid_order(
+        tmp_path, emulator):  # noqa: F811 - pytest fixtures imported above, requested by name
     import sqlite3
 
     from stripebench_tui.core.events import PENDING

@@ -73,8 +73,8 @@ def test_foreign_trajectory_imports_without_stripe_objects_or_verdicts(tmp_path:
     assert [type(e).__name__ for e in events] == ["ModelMessage", "ModelMessage", "ToolCall", "ToolResult", "ModelMessage"]
     user, agent, call, result, done = events
     assert isinstance(user, ModelMessage) and user.role == "user" and user.turn == 0 and user.t == 0.0
-    assert isinstance(agent,
-                      ModelMessage) and agent.reasoning == "One shell call will do." and agent.tokens_in == 520 and agent.t == 2.0
+    assert isinstance(agent, ModelMessage)
+    assert agent.reasoning == "One shell call will do." and agent.tokens_in == 520 and agent.t == 2.0
     assert isinstance(call, ToolCall) and call.arguments == {"cmd": "echo hi > hello.txt"} and call.turn == 1
     assert isinstance(result, ToolResult) and result.call_id == "call_1" and result.tool == "bash"
     assert done.turn == 2 and done.t == 5.0

@@ -16,9 +16,10 @@ from stripebench_tui.formats.report_html import _fence, render_report, unpack_ou
 from tests.formats.report_fixtures import HOSTILE, LONG_LINES, SECRETS, write_raw_trace
 
 REPLAYS = Path(__file__).resolve().parents[2] / "replays"
-# long outputs' rest; its expander
-OWN_SCRIPTS = [{"type": "application/octet-stream", "id": "report-outputs",
-                "data-encoding": "base64 gzip json"}, {"id": "report-expand"}]
+OWN_SCRIPTS = [
+    {"type": "application/octet-stream", "id": "report-outputs", "data-encoding": "base64 gzip json"},  # long outputs' rest
+    {"id": "report-expand"},  # its expander
+]
 
 
 class Tags(HTMLParser):

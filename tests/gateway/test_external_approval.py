@@ -48,13 +48,14 @@ def history(protocol: str, body: dict) -> list[tuple[str, str]]:
         blocks = [b for m in body["messages"] if isinstance(m["content"], list) for b in m["content"]]
         commands = {b["id"]: b["input"].get("command") for b in blocks if b["type"] == "tool_use"}
         return [(commands[b["tool_use_id"]], b["content"]) for b in blocks if b["type"] == "tool_result"]
-    calls = {c["id"]: json.loads(c["function"]["arguments"]).get("command") for m in body["messages"] for c in m.get("tool_calls") or []}
+    calls = {c["id"]: json.loads(c["function"]["arguments"]).get("command")
+             for m in body["messages"] for c in m.get("tool_calls") or []}
     return [(calls[m["tool_call_id"]], m["content"]) for m in body["messages"] if m["role"] == "tool"]
 
 
 @pytest.mark.parametrize("protocol", ["anthropic", "openai"])
-async def test_held_calls_wait_for_approve_edit_and_reject_and_the_harness_goes_on(episode,
-                                                                                   protocol: str) -> None:  # noqa: F811 - pytest fixtures imported above, requested by name
+async def test_held_calls_wait_for_approve_edit_and_reject_and_the_harness_goes_on(
+        episode, protocol: str) -> None:  # noqa: F811 - pytest fixtures imported above, requested by name
     ep = episode(script(), f"{HARNESS} --protocol {protocol} {{problem}}", protocol, approval=ApprovalPolicy.parse("shell"),
                  start_paused=True)
     waiting = waiting_calls(ep)

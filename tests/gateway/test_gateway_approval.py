@@ -173,8 +173,8 @@ def history(protocol: str, body: dict[str, Any]) -> tuple[list[tuple[str, dict[s
                 [b["content"] for b in blocks if b["type"] == "tool_result"])
     if protocol == "chat":
         calls = [c["function"] for m in body["messages"] for c in m.get("tool_calls") or []]
-        return [(f["name"],
-                 json.loads(f["arguments"])) for f in calls], [m["content"] for m in body["messages"] if m["role"] == "tool"]
+        results = [m["content"] for m in body["messages"] if m["role"] == "tool"]
+        return [(f["name"], json.loads(f["arguments"])) for f in calls], results
     return ([(i["name"], json.loads(i["arguments"])) for i in body["input"] if i.get("type") == "function_call"],
             [i["output"] for i in body["input"] if i.get("type") == "function_call_output"])
 

@@ -184,8 +184,8 @@ def _serve(emulator: Emulator, method: str, path: str, query: str, body: bytes, 
                 rendered = reusable_snapshot(emulator, result, ctx)
                 if rendered is None:
                     rendered = expand(render(result, ctx), expand_paths, ctx)
-        reply = Reply(committed_error.status,
-                      committed_error.body(request_id)) if committed_error else Reply(200, cast("dict[str, Any]", rendered))
+        reply = (Reply(committed_error.status, committed_error.body(request_id)) if committed_error
+                 else Reply(200, cast("dict[str, Any]", rendered)))
     except ParamError:
         raise  # failed validation inside a handler: like Stripe, not saved under the idempotency key
     except StripeError as exc:

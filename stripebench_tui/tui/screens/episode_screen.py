@@ -104,10 +104,9 @@ class EpisodeScreen(Screen[None]):
         self.turns: list[int] | None = None  # turn numbers, once known
         self.indexed = False  # source.state_at is usable (the index is built)
         self.whole: EpisodeState | None = None  # the whole episode, once indexed: timeline rows without I/O
-        self._verdict_turns: list[int] | None = None
+        self._verdict_turns: list[int] | None = None  # turns where a verdict changed, from ``whole``
         self._position_of: dict[int, int] | None = None
-        # recently drawn states, by turn  # turns where a verdict changed, from ``whole``
-        self._states: OrderedDict[int, EpisodeState] = OrderedDict()
+        self._states: OrderedDict[int, EpisodeState] = OrderedDict()  # recently drawn states, by turn
         self.position: int | None = None  # selected row of the timeline
         self.state: EpisodeState | None = None
         self.turn: Turn | None = None
