@@ -11,7 +11,8 @@ import asyncio
 import socket
 import threading
 import time
-from typing import Awaitable, Callable, Literal
+from collections.abc import Awaitable, Callable
+from typing import Literal
 
 import uvicorn
 from starlette.types import ASGIApp
@@ -31,7 +32,8 @@ class BackgroundServer:
     ``log_level`` are uvicorn's.
     """
 
-    def __init__(self, app: ASGIApp, name: str, *, host: str = "127.0.0.1", port: int = 0, lifespan: Literal["auto", "on", "off"] = "off",
+    def __init__(self, app: ASGIApp, name: str, *, host: str = "127.0.0.1", port: int = 0,
+                 lifespan: Literal["auto", "on", "off"] = "off",
                  log_level: str = "warning", loop_factory: Callable[[], asyncio.AbstractEventLoop] | None = None,
                  on_loop: Callable[[asyncio.AbstractEventLoop], None] | None = None,
                  after_serve: Callable[[], Awaitable[None]] | None = None) -> None:
@@ -65,7 +67,7 @@ class BackgroundServer:
         self.port = sock.getsockname()[1]
         return sock
 
-    def start(self) -> "BackgroundServer":
+    def start(self) -> BackgroundServer:
         """Serve on the background thread; returns once connections are accepted (ServerDidNotStart if not)."""
         self._sock = sock = self.bind()
         self.server = server = uvicorn.Server(self.config())
@@ -101,7 +103,7 @@ class BackgroundServer:
         if self._sock is not None:
             self._sock.close()
 
-    def __enter__(self) -> "BackgroundServer":
+    def __enter__(self) -> BackgroundServer:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:

@@ -33,8 +33,8 @@ from __future__ import annotations
 import ctypes
 import os
 import re
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Iterable, Mapping
 from urllib.parse import quote, urlsplit
 
 ALLOWED_NAMES = frozenset({

@@ -20,7 +20,8 @@ app = typer.Typer(
     name="stripebench",
     help=(
         "Watch, replay and debug AI agent episodes on Stripe integration tasks.\n\n"
-        "Start with `stripebench run checkout-migration` for a live episode, `stripebench replay replays/checkout-migration-400` to step through a recorded one, "
+        "Start with `stripebench run checkout-migration` for a live episode, `stripebench replay replays/checkout-migration-400` "
+        "to step through a recorded one, "
         "or `stripebench COMMAND --help` for any command."
     ),
     no_args_is_help=True,
@@ -30,7 +31,16 @@ app = typer.Typer(
 )
 
 # Command modules, each exposing ``register(app)``. Order is the order in --help.
-COMMAND_MODULES: list[str] = ["stripebench_tui.commands.replay", "stripebench_tui.commands.diff", "stripebench_tui.commands.serve", "stripebench_tui.commands.export", "stripebench_tui.commands.report", "stripebench_tui.commands.emulator", "stripebench_tui.commands.run", "stripebench_tui.commands.resume", "stripebench_tui.commands.bisect", "stripebench_tui.commands.checkpoints", "stripebench_tui.commands.envs", "stripebench_tui.commands.grade", "stripebench_tui.commands.validate", "stripebench_tui.commands.images", "stripebench_tui.commands.doctor", "stripebench_tui.commands.agents", "stripebench_tui.commands.batch", "stripebench_tui.commands.scorecard", "stripebench_tui.commands.review", "stripebench_tui.commands.search"]
+COMMAND_MODULES: list[str] = ["stripebench_tui.commands.replay", "stripebench_tui.commands.diff",
+                              "stripebench_tui.commands.serve", "stripebench_tui.commands.export",
+                              "stripebench_tui.commands.report", "stripebench_tui.commands.emulator",
+                              "stripebench_tui.commands.run", "stripebench_tui.commands.resume",
+                              "stripebench_tui.commands.bisect", "stripebench_tui.commands.checkpoints",
+                              "stripebench_tui.commands.envs", "stripebench_tui.commands.grade",
+                              "stripebench_tui.commands.validate", "stripebench_tui.commands.images",
+                              "stripebench_tui.commands.doctor", "stripebench_tui.commands.agents",
+                              "stripebench_tui.commands.batch", "stripebench_tui.commands.scorecard",
+                              "stripebench_tui.commands.review", "stripebench_tui.commands.search"]
 
 
 def _version(value: bool) -> None:

@@ -11,10 +11,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from stripebench_tui.runtime.checkpoints import (SKIPPED_DIRS, SQLITE_COMPANIONS, SQLITE_MAGIC, CheckpointInfo,
-                                                  list_checkpoints, restore_emulator, restore_workspace)
+from stripebench_tui.runtime.checkpoints import (
+    SKIPPED_DIRS,
+    SQLITE_COMPANIONS,
+    SQLITE_MAGIC,
+    CheckpointInfo,
+    list_checkpoints,
+    restore_emulator,
+    restore_workspace,
+)
 from stripebench_tui.runtime.episode import Episode, EpisodeConfig
-
 
 # Id counters a read request advances too (its request id): a read served between the witness's copy and the
 # checkpoint's moves them, and nothing stored depends on them.
@@ -82,7 +88,7 @@ class WitnessedEpisode(Episode):
 
     witness: Witness
 
-    def _checkpoints(self, bus):  # noqa: ANN001, ANN202
+    def _checkpoints(self, bus):
         checkpointer = super()._checkpoints(bus)
         if checkpointer is None:
             return None

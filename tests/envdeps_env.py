@@ -10,8 +10,8 @@ import io
 import zipfile
 from pathlib import Path
 
-from stripebench_tui.envs.manifest import Environment
 from stripebench_tui.envs.catalog import load_environment
+from stripebench_tui.envs.manifest import Environment
 
 VALUE = "hello from the environment's venv"
 

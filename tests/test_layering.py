@@ -240,7 +240,8 @@ def test_the_boundary_check_sees_both_directions(tmp_path: Path) -> None:
         "from stripebench_emulator import EmulatorServer\ndef f():\n    from stripebench_emulator.model.store import Store\n")
     (emu / "engine.py").write_text("import importlib\nimportlib.import_module('stripebench_tui.errors')\n")
     assert emulator_boundary_violations(tui, emu) == [
-        "stripebench_tui/stripe_account/backend.py:3 imports stripebench_emulator.model.store: use the stripebench_emulator front",
+        "stripebench_tui/stripe_account/backend.py:3 imports stripebench_emulator.model.store: "
+        "use the stripebench_emulator front",
         "stripebench_emulator/engine.py:2 imports stripebench_tui.errors: the emulator stands alone"]
 
 

@@ -18,8 +18,15 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from stripebench_emulator.model.compiled import (OUT, PURE_VARIABLE, api_modules, binary_path, read_manifest,
-                                           source_hash, stale_modules)
+from stripebench_emulator.model.compiled import (
+    OUT,
+    PURE_VARIABLE,
+    api_modules,
+    binary_path,
+    read_manifest,
+    source_hash,
+    stale_modules,
+)
 
 # Plain Python semantics: annotations are not C types (``x: dict`` must still accept what Python accepts), and
 # functions keep Python's introspection (signatures, ``__name__``, ``__doc__``).

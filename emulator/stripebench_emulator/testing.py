@@ -9,7 +9,7 @@ Reuse them from any test package's conftest.py with
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 import httpx
 import pytest

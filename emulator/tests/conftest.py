@@ -12,7 +12,7 @@ if _DIST not in sys.path:
 if _DIST not in os.environ.get("PYTHONPATH", "").split(os.pathsep):
     os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (_DIST, os.environ.get("PYTHONPATH", "")) if p)
 
-from stripebench_emulator.model.store import CHECKS_VARIABLE  # noqa: E402
-from stripebench_emulator.testing import api, emulator, emulator_server, stripe_client, stripe_sdk  # noqa: E402,F401
+from stripebench_emulator.model.store import CHECKS_VARIABLE  # noqa: E402 - after the path is set up above
+from stripebench_emulator.testing import api, emulator, emulator_server, stripe_client, stripe_sdk  # noqa: E402,F401 - after the path set-up; pytest fixtures
 
 os.environ.setdefault(CHECKS_VARIABLE, "1")

@@ -4,13 +4,12 @@ objects on a test clock keep to their clock."""
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import httpx
-
 from test_billing import DAY, _customer, _month_after, _price, _renewed_after_trial, _types_since
 
-T0 = int(datetime(2026, 3, 2, 9, tzinfo=timezone.utc).timestamp())
+T0 = int(datetime(2026, 3, 2, 9, tzinfo=UTC).timestamp())
 
 
 def _clock(emulator, **body) -> dict:

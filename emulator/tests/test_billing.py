@@ -4,13 +4,13 @@ clocks (the event sequence of an advance), metered usage, schedules, previews, a
 from __future__ import annotations
 
 import calendar
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 import stripe
 
 DAY = 86400
-T0 = int(datetime(2026, 1, 10, 12, tzinfo=timezone.utc).timestamp())
+T0 = int(datetime(2026, 1, 10, 12, tzinfo=UTC).timestamp())
 OLD = {"stripe_version": "2024-06-20"}
 # Field names of Stripe's published example objects (the OpenAPI fixtures) that the emulator renders.
 SUBSCRIPTION_FIELDS = {
@@ -56,7 +56,7 @@ def _types_since(client, marker):
 
 
 def _month_after(moment):
-    when = datetime.fromtimestamp(moment, timezone.utc)
+    when = datetime.fromtimestamp(moment, UTC)
     year, month = (when.year + 1, 1) if when.month == 12 else (when.year, when.month + 1)
     return int(when.replace(year=year, month=month, day=min(when.day, calendar.monthrange(year, month)[1])).timestamp())
 
@@ -95,7 +95,8 @@ def test_trial_then_monthly_on_a_test_clock_emits_stripes_sequence(stripe_client
         "test_helpers.test_clock.advancing", "invoice.upcoming", "customer.subscription.trial_will_end",
         "invoice.created",
         "customer.subscription.updated", "invoice.finalized", "payment_intent.created", "charge.succeeded",
-        "payment_intent.succeeded", "invoice_payment.paid", "invoice.paid", "invoice.payment_succeeded", "test_helpers.test_clock.ready"]
+        "payment_intent.succeeded", "invoice_payment.paid", "invoice.paid", "invoice.payment_succeeded",
+        "test_helpers.test_clock.ready"]
     item, invoice = _renewed_after_trial(stripe_client, sub.id, T0 + 14 * DAY, 2000, clock.id)
     assert invoice.status_transitions.finalized_at == T0 + 14 * DAY + 3600  # the draft waited an hour
     # one more month: exactly one more paid renewal
@@ -144,10 +145,10 @@ def test_anchor_proration_upgrade_and_preview(stripe_client):
     basic, pro = _price(stripe_client, 1000, name="Basic"), _price(stripe_client, 3000, name="Pro")
     sub = stripe_client.v1.subscriptions.create(params={
         "customer": customer.id, "items": [{"price": basic.id}], "billing_cycle_anchor_config": {"day_of_month": 1}})
-    anchor = int(datetime(2026, 2, 1, 12, tzinfo=timezone.utc).timestamp())
+    anchor = int(datetime(2026, 2, 1, 12, tzinfo=UTC).timestamp())
     assert sub.billing_cycle_anchor == anchor and sub["items"].data[0].current_period_end == anchor
     first = stripe_client.v1.invoices.retrieve(sub.latest_invoice)
-    january = anchor - int(datetime(2026, 1, 1, 12, tzinfo=timezone.utc).timestamp())
+    january = anchor - int(datetime(2026, 1, 1, 12, tzinfo=UTC).timestamp())
     assert first.total == round(1000 * (anchor - T0) / january) and first.lines.data[0].parent.\
         subscription_item_details.proration is True
     # halfway through February's period: a preview of the upgrade, then the upgrade invoiced at once

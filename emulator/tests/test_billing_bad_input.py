@@ -8,15 +8,16 @@ checked on the whole store: every object of every type, events included, is as i
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
-from typing import Any, Callable
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 import stripe
 
 from stripebench_emulator.model.store import clone
 
-T0 = int(datetime(2026, 1, 10, 12, tzinfo=timezone.utc).timestamp())
+T0 = int(datetime(2026, 1, 10, 12, tzinfo=UTC).timestamp())
 Setup = Callable[[stripe.StripeClient], Callable[[], Any]]
 
 

@@ -408,7 +408,7 @@ def test_subscription_checkout_coupon_becomes_the_subscriptions_discount_for_its
     assert created.index("customer.discount.created") < created.index("customer.subscription.created")
 
     renewals = []
-    for month in (1, 2):  # the coupon lasts two months: the first renewal is discounted, the second is not
+    for _month in (1, 2):  # the coupon lasts two months: the first renewal is discounted, the second is not
         period_end = stripe_client.v1.subscriptions.retrieve(sub.id)["items"].data[0].current_period_end
         stripe_client.v1.test_helpers.test_clocks.advance(clock.id, params={"frozen_time": period_end + 2 * 3600})
         latest = stripe_client.v1.subscriptions.retrieve(sub.id).latest_invoice

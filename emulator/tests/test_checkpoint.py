@@ -28,7 +28,7 @@ class _Receiver:
         me = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 me.bodies.append(self.rfile.read(int(self.headers.get("Content-Length", 0))))
                 self.send_response(500 if len(me.bodies) == 1 else 200)
                 self.send_header("Content-Length", "0")

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from stripebench_emulator.model import compiled
 from stripebench_emulator.cython_build import build, main
+from stripebench_emulator.model import compiled
 
 SUFFIX = importlib.machinery.EXTENSION_SUFFIXES[0]
 
@@ -39,7 +39,7 @@ def _package(root: Path, name: str, modules: dict[str, str]) -> dict[str, Path]:
     return compiled.api_modules(pkg, name)
 
 
-def _fresh_import(name: str):  # noqa: ANN202 - a module
+def _fresh_import(name: str):  # a module
     sys.modules.pop(name, None)
     importlib.invalidate_caches()
     return importlib.import_module(name)

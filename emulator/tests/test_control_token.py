@@ -8,8 +8,8 @@ import httpx
 import pytest
 
 from stripebench_emulator import running_emulator
-from stripebench_emulator.web.control import CONTROL_HEADER
 from stripebench_emulator.model.registry import PAGE_ROUTES
+from stripebench_emulator.web.control import CONTROL_HEADER
 
 # Every control route and a method it answers (GET where it has one; the others change state).
 CONTROLS = [("GET", "/_emulator/health"), ("POST", "/_emulator/reset"), ("GET", "/_emulator/clock"),

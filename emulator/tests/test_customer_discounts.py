@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import calendar
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 import stripe
@@ -12,11 +12,11 @@ import stripe
 ACACIA = {"stripe_version": "2025-02-24.acacia"}  # the last version with a customer's coupon param
 BASIL = {"stripe_version": "2025-03-31.basil"}
 OLD_SHAPE = {"stripe_version": "2024-06-20"}  # the discount's whole coupon under ``coupon``
-T0 = int(datetime(2026, 1, 10, 12, tzinfo=timezone.utc).timestamp())
+T0 = int(datetime(2026, 1, 10, 12, tzinfo=UTC).timestamp())
 
 
 def _month_after(moment: int, months: int = 1) -> int:
-    when = datetime.fromtimestamp(moment, timezone.utc)
+    when = datetime.fromtimestamp(moment, UTC)
     for _ in range(months):
         year, month = (when.year + 1, 1) if when.month == 12 else (when.year, when.month + 1)
         when = when.replace(year=year, month=month, day=min(when.day, calendar.monthrange(year, month)[1]))

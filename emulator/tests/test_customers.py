@@ -80,7 +80,7 @@ def test_search(stripe_client: stripe.StripeClient) -> None:
     jane = stripe_client.v1.customers.create(params={"email": "jane@example.com", "name": "Jane Doe",
                                                      "metadata": {"plan": "pro"}})
     bob = stripe_client.v1.customers.create(params={"email": "bob@example.com", "name": "Bob"})
-    search = lambda q, **p: [c.id for c in stripe_client.v1.customers.search(params={"query": q, **p}).auto_paging_iter()]  # noqa: E731
+    search = lambda q, **p: [c.id for c in stripe_client.v1.customers.search(params={"query": q, **p}).auto_paging_iter()]
     assert search("name~'jane' AND metadata['plan']:'pro'") == [jane.id]
     assert search("email:'jane@example.com' OR email:'bob@example.com'", limit=1) == [bob.id, jane.id]
     assert search("-name:'Bob'") == [jane.id]

@@ -73,7 +73,7 @@ def test_promotion_code_old_shape(stripe_client: stripe.StripeClient) -> None:
 def test_promotion_code_list_update_and_unique_active_code(stripe_client: stripe.StripeClient) -> None:
     coupon = stripe_client.v1.coupons.create(params={"percent_off": 10})
     customer = stripe_client.v1.customers.create(params={"email": "p@example.com"})
-    make = lambda **p: stripe_client.v1.promotion_codes.create(params={"promotion": {"type": "coupon", "coupon": coupon.id}, **p})  # noqa: E731
+    make = lambda **p: stripe_client.v1.promotion_codes.create(params={"promotion": {"type": "coupon", "coupon": coupon.id}, **p})
     first = make(code="SPRING", customer=customer.id, restrictions={"minimum_amount": 1000,
                                                                     "minimum_amount_currency": "usd"})
     assert first.restrictions.minimum_amount == 1000 and first.customer == customer.id

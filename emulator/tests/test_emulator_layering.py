@@ -148,7 +148,7 @@ def function_level_imports(root: Path) -> list[str]:
     """``file:line`` of each import of the package's own modules inside a function with no comment on its line or
     the line above saying why."""
     found = []
-    for module, path in modules(root).items():
+    for path in modules(root).values():
         lines = path.read_text(encoding="utf-8").splitlines()
         tree = ast.parse("\n".join(lines), filename=str(path))
         for func in ast.walk(tree):

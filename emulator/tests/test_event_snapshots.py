@@ -11,9 +11,9 @@ from pathlib import Path
 
 import httpx
 import stripe
+from test_webhooks import receiver  # noqa: F401  (the fixture)
 
 from stripebench_emulator.web.server import running_emulator
-from test_webhooks import receiver  # noqa: F401  (the fixture)
 
 KEY = "sk_test_emulator_123"
 OLD = "2020-08-27"  # before latest_charge: a payment intent embeds its charges, a charge its refunds
@@ -86,7 +86,7 @@ def test_at_an_old_version_an_event_holds_the_charges_and_refunds_of_its_moment(
     assert events["charge.succeeded"]["data"]["object"]["amount_refunded"] == 0
 
 
-def test_a_webhook_gets_the_rendered_snapshot(stripe_client, emulator, receiver):  # noqa: F811
+def test_a_webhook_gets_the_rendered_snapshot(stripe_client, emulator, receiver):  # noqa: F811 - pytest fixtures imported above, requested by name
     stripe_client.v1.webhook_endpoints.create(params={"url": receiver.url, "enabled_events": ["customer.created"]})
     customer = stripe_client.v1.customers.create(params={"email": "hook@example.com"})
     stripe_client.v1.customers.update(customer.id, params={"email": "later@example.com"})

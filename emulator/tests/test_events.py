@@ -31,7 +31,7 @@ def test_event_filters(stripe_client: stripe.StripeClient, emulator) -> None:
     stripe_client.v1.products.create(params={"name": "P", "default_price_data": {"currency": "usd", "unit_amount": 1}})
     emulator.emulator.clock.advance(60)
     stripe_client.v1.coupons.create(params={"percent_off": 5})
-    types = lambda **p: [e.type for e in stripe_client.v1.events.list(params=p).auto_paging_iter()]  # noqa: E731
+    types = lambda **p: [e.type for e in stripe_client.v1.events.list(params=p).auto_paging_iter()]
     assert types() == ["coupon.created", "product.updated", "price.created", "product.created"]
     assert types(type="product.created") == ["product.created"]
     assert types(type="product.*") == ["product.updated", "product.created"]

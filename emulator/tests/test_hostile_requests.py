@@ -20,9 +20,9 @@ import pytest
 import typing_extensions
 
 from stripebench_emulator.model import compiled
-from stripebench_emulator.web.dispatch import MAX_BODY_BYTES
-from stripebench_emulator.model.forms import MAX_DEPTH, parse_form
 from stripebench_emulator.model.errors import StripeError
+from stripebench_emulator.model.forms import MAX_DEPTH, parse_form
+from stripebench_emulator.web.dispatch import MAX_BODY_BYTES
 
 KEY = {"Authorization": "Bearer sk_test_hostile"}
 FORM = {**KEY, "Content-Type": "application/x-www-form-urlencoded"}

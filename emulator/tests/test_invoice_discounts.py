@@ -12,17 +12,17 @@ PaymentIntent finalising makes follow.
 from __future__ import annotations
 
 import calendar
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 import stripe
 
 ACACIA = {"stripe_version": "2025-02-24.acacia"}  # the last version with a customer's coupon param
-T0 = int(datetime(2026, 1, 10, 12, tzinfo=timezone.utc).timestamp())
+T0 = int(datetime(2026, 1, 10, 12, tzinfo=UTC).timestamp())
 
 
 def _month_after(moment: int) -> int:
-    when = datetime.fromtimestamp(moment, timezone.utc)
+    when = datetime.fromtimestamp(moment, UTC)
     year, month = (when.year + 1, 1) if when.month == 12 else (when.year, when.month + 1)
     return int(when.replace(year=year, month=month,
                             day=min(when.day, calendar.monthrange(year, month)[1])).timestamp())

@@ -9,7 +9,7 @@ page or stripe.js can pay it.
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import httpx
 import pytest
@@ -19,7 +19,7 @@ OLD = "2020-08-27"  # an old version: payment_settings renders the same
 PK = "pk_test_emulator_123"
 OPTION_TYPES = ["acss_debit", "bancontact", "card", "customer_balance", "konbini", "payto", "pix", "sepa_debit",
                 "upi", "us_bank_account"]
-T0 = int(datetime(2026, 3, 2, 9, tzinfo=timezone.utc).timestamp())
+T0 = int(datetime(2026, 3, 2, 9, tzinfo=UTC).timestamp())
 DAY = 86400
 
 

@@ -1,9 +1,9 @@
 """Older stripe-python releases form-encode Python booleans as "True"/"False"; the emulator takes both spellings."""
 
-from stripebench_emulator.testing import api, emulator, emulator_server  # noqa: F401
+from stripebench_emulator.testing import api, emulator, emulator_server  # noqa: F401 - pytest fixtures, requested by name below
 
 
-def test_capitalised_booleans_are_accepted_and_others_refused(api):  # noqa: F811
+def test_capitalised_booleans_are_accepted_and_others_refused(api):  # noqa: F811 - pytest fixtures imported above, requested by name
     made = api.post("/v1/products", data={"name": "Lamp", "active": "False"})
     assert made.status_code == 200, made.text
     assert made.json()["active"] is False

@@ -98,7 +98,7 @@ def read_answer(sock: socket.socket) -> Answer:
     sock.settimeout(max(deadline - time.monotonic(), 0.01))
     try:
         closed = sock.recv(1) == b""
-    except socket.timeout:
+    except TimeoutError:
         closed = False
     except ConnectionResetError:
         closed = True
@@ -300,7 +300,7 @@ def test_after_an_upgrade_request_a_trickle_cannot_hold_the_connection(short_ser
             try:
                 sock.send(b"x")  # a byte every 50 ms, paced by the wait for the server's close
                 closed = sock.recv(65536) == b""
-            except socket.timeout:
+            except TimeoutError:
                 pass
             except (BrokenPipeError, ConnectionResetError):
                 closed = True

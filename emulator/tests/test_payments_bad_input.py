@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import random
 
-from stripebench_emulator.web.dispatch import handle
 from stripebench_emulator.model.engine import Emulator
 from stripebench_emulator.model.registry import ROUTES
+from stripebench_emulator.web.dispatch import handle
 
 MODULES = ("payment_intents", "payment_methods", "charges", "refunds", "setup_intents", "webhook_endpoints", "tokens",
            "balance_transactions")

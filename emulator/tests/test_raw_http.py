@@ -46,7 +46,8 @@ def test_array_of_hashes(api: httpx.Client) -> None:
 def test_get_params_come_from_the_query_string(api: httpx.Client) -> None:
     for email in ("a@example.com", "b@example.com"):
         api.post("/v1/customers", data={"email": email})
-    found = api.get("/v1/customers", params={"email": "a@example.com", "expand[]": "data.invoice_settings.default_payment_method"})
+    found = api.get("/v1/customers", params={"email": "a@example.com",
+                                             "expand[]": "data.invoice_settings.default_payment_method"})
     assert found.status_code == 200
     assert [c["email"] for c in found.json()["data"]] == ["a@example.com"]
     assert api.get("/v1/customers?limit=1&limit[x]=2").status_code == 400

@@ -115,7 +115,7 @@ def test_a_used_up_promotion_code_is_inactive_and_refused_on_every_path(stripe_c
     _on_subscription(stripe_client, _customer(stripe_client), {"promotion_code": promo.id}, monthly)
     assert stripe_client.v1.promotion_codes.retrieve(promo.id).active is False
     customer = _customer(stripe_client)
-    err = _refused(lambda: apply(stripe_client, customer, {"promotion_code": promo.id}, monthly))
+    err = _refused(lambda apply=apply: apply(stripe_client, customer, {"promotion_code": promo.id}, monthly))
     prefix = "" if apply is _on_customer else "discounts[0]"
     assert (err.http_status, err.error.type, err.error.param) == (400, "invalid_request_error",
                                                                   _param(prefix, "promotion_code"))
@@ -132,7 +132,7 @@ def test_a_used_up_coupon_is_invalid_and_refused_with_coupon_expired(stripe_clie
     _on_invoice(stripe_client, _customer(stripe_client), {"coupon": coupon.id}, monthly)
     assert stripe_client.v1.coupons.retrieve(coupon.id).valid is False
     customer = _customer(stripe_client)
-    err = _refused(lambda: apply(stripe_client, customer, {"coupon": coupon.id}, monthly))
+    err = _refused(lambda apply=apply: apply(stripe_client, customer, {"coupon": coupon.id}, monthly))
     prefix = "" if apply is _on_customer else "discounts[0]"
     assert (err.code, err.error.param, err.user_message) == ("coupon_expired", _param(prefix, "coupon"),
                                                              f"Coupon expired: {coupon.id}")
@@ -145,7 +145,7 @@ def test_a_promotion_code_for_another_customer_is_refused(stripe_client, monthly
     owner, other = _customer(stripe_client), _customer(stripe_client)
     promo = _promo(stripe_client, coupon, customer=owner.id)
     for apply in PATHS:
-        err = _refused(lambda: apply(stripe_client, other, {"promotion_code": promo.id}, monthly))
+        err = _refused(lambda apply=apply: apply(stripe_client, other, {"promotion_code": promo.id}, monthly))
         assert err.error.param in ("promotion_code", "discounts[0][promotion_code]")
         assert err.user_message == f"This promotion code cannot be redeemed by this customer: {promo.code}"
     assert _counts(stripe_client, coupon, promo) == (0, 0)
@@ -162,7 +162,7 @@ def test_first_time_transaction_refuses_a_customer_who_has_paid(stripe_client, m
                                                     "automatic_payment_methods": {"enabled": True,
                                                                                   "allow_redirects": "never"}})
     for apply in PATHS:
-        err = _refused(lambda: apply(stripe_client, paid, {"promotion_code": promo.id}, monthly))
+        err = _refused(lambda apply=apply: apply(stripe_client, paid, {"promotion_code": promo.id}, monthly))
         assert err.user_message == FIRST_TIME
         assert err.error.param in ("promotion_code", "discounts[0][promotion_code]")
     assert _counts(stripe_client, coupon, promo) == (0, 0)
@@ -175,7 +175,7 @@ def test_minimum_amount_in_its_currency_must_be_reached(stripe_client, monthly, 
     promo = _promo(stripe_client, coupon, restrictions={"minimum_amount": 2500, "minimum_amount_currency": "usd"})
     customer = _customer(stripe_client)
     for apply in (_on_subscription, _on_checkout):  # 20.00 a month
-        err = _refused(lambda: apply(stripe_client, customer, {"promotion_code": promo.id}, monthly))
+        err = _refused(lambda apply=apply: apply(stripe_client, customer, {"promotion_code": promo.id}, monthly))
         assert err.error.param == "discounts[0][promotion_code]" and "25.00 USD" in err.user_message
     err = _refused(lambda: stripe_client.v1.invoice_items.create(params={
         "customer": customer.id, "amount": 2499, "currency": "usd", "discounts": [{"promotion_code": promo.id}]}))
@@ -194,9 +194,9 @@ def test_expiry_is_judged_on_the_customers_test_clock(stripe_client, monthly):
     late = _customer(stripe_client, test_clock=clock.id)
     stripe_client.v1.test_helpers.test_clocks.advance(clock.id, params={"frozen_time": now + 2 * 86400})
     for apply in PATHS:
-        err = _refused(lambda: apply(stripe_client, late, {"coupon": coupon.id}, monthly))
+        err = _refused(lambda apply=apply: apply(stripe_client, late, {"coupon": coupon.id}, monthly))
         assert (err.code, err.user_message) == ("coupon_expired", f"Coupon expired: {coupon.id}")
-        err = _refused(lambda: apply(stripe_client, late, {"promotion_code": promo.id}, monthly))
+        err = _refused(lambda apply=apply: apply(stripe_client, late, {"promotion_code": promo.id}, monthly))
         assert err.user_message == "This promotion code is not active: SOON"
     assert _counts(stripe_client, coupon) == (0,) and _counts(stripe_client, other, promo) == (0, 0)
     # the emulator's own clock has not reached either date: a customer without a test clock may still redeem them

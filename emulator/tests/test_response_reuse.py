@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
 from stripebench_emulator.model import registry
 from stripebench_emulator.model.context import RequestContext
-from stripebench_emulator.web.dispatch import handle
 from stripebench_emulator.model.engine import Emulator
 from stripebench_emulator.model.params import Str
 from stripebench_emulator.model.registry import Resource
 from stripebench_emulator.model.render import render
+from stripebench_emulator.web.dispatch import handle
 
 HOST = "127.0.0.1:9"
 HEADERS = {"authorization": "Bearer sk_test_reuse", "content-type": "application/x-www-form-urlencoded",

@@ -100,7 +100,8 @@ def test_a_line_price_under_pricing_expands_on_basil_and_plain_hashes_are_no_exp
     # before basil the line carries its whole price and has no pricing to expand
     old = _ok(_call(emulator, "GET", path, ACACIA))
     assert old["lines"]["data"][0]["price"]["id"] == paid_invoice["price"]
-    assert _call(emulator, "GET", path, ACACIA, params=[("expand[]", "lines.data.pricing.price_details.price")]).status_code == 400
+    assert _call(emulator, "GET", path, ACACIA,
+                 params=[("expand[]", "lines.data.pricing.price_details.price")]).status_code == 400
 
 
 @pytest.fixture
@@ -113,7 +114,8 @@ def subscriber(emulator: Any) -> dict[str, Any]:
               {"invoice_settings[default_payment_method]": pm["id"]}))
     price = _ok(_call(emulator, "POST", "/v1/prices", ACACIA, {"currency": "usd", "unit_amount": "1000",
                                                                "recurring[interval]": "month", "product_data[name]": "Plan"}))
-    subs = [_ok(_call(emulator, "POST", "/v1/subscriptions", ACACIA, {"customer": customer["id"], "items[0][price]": price["id"]}))
+    subs = [_ok(_call(emulator, "POST", "/v1/subscriptions", ACACIA,
+                      {"customer": customer["id"], "items[0][price]": price["id"]}))
             for _ in range(3)]
     _ok(_call(emulator, "DELETE", f"/v1/subscriptions/{subs[2]['id']}", ACACIA))
     return {"customer": customer["id"], "subscription": subs[0]["id"]}
@@ -136,7 +138,8 @@ def test_include_total_count_counts_every_match_on_acacia_and_is_an_unknown_para
     assert active["total_count"] == 2 and len(active["data"]) == 1 and active["has_more"] is True
     everything = _ok(_call(emulator, "GET", "/v1/subscriptions", ACACIA, params=[*wanted, ("status", "all")]))
     assert everything["total_count"] == 3
-    assert "total_count" not in _ok(_call(emulator, "GET", "/v1/subscriptions", ACACIA, params=[("customer", subscriber["customer"])]))
+    assert "total_count" not in _ok(_call(emulator, "GET", "/v1/subscriptions", ACACIA,
+                                          params=[("customer", subscriber["customer"])]))
     refused = _call(emulator, "GET", "/v1/subscriptions", BASIL, params=wanted)
     assert refused.status_code == 400 and refused.json()["error"]["message"] == "Received unknown parameter: include"
     # what the upgraded server does instead: every subscription, counted by status

@@ -11,12 +11,12 @@ never charged. A first invoice with nothing due (a trial's) is still finalised, 
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 import stripe
 
-T0 = int(datetime(2026, 3, 2, 9, tzinfo=timezone.utc).timestamp())
+T0 = int(datetime(2026, 3, 2, 9, tzinfo=UTC).timestamp())
 HOUR = 3600
 DAY = 86400
 TYPES = ["card", "us_bank_account"]

@@ -9,12 +9,12 @@ days a customer has to pay its invoices (``due_date``), renewals included. An in
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 import stripe
 
-T0 = int(datetime(2026, 3, 2, 9, tzinfo=timezone.utc).timestamp())
+T0 = int(datetime(2026, 3, 2, 9, tzinfo=UTC).timestamp())
 DAY = 86400
 
 

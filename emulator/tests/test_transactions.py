@@ -8,13 +8,13 @@ on. That is exactly the window in which a shared event batch could be emptied or
 from __future__ import annotations
 
 import threading
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 
-from stripebench_emulator.model.context import RequestContext
+from stripebench_emulator.model.context import RequestContext, emit_event
 from stripebench_emulator.model.engine import Emulator
-from stripebench_emulator.model.context import emit_event
 from stripebench_emulator.model.store import OwnershipError
 
 WAIT = 10  # seconds; only reached if a thread is stuck, which fails the test
@@ -29,7 +29,7 @@ class HandOverLock:
         self.on_final_release: Callable[[], None] | None = None
         self._depth = threading.local()
 
-    def __enter__(self) -> "HandOverLock":
+    def __enter__(self) -> HandOverLock:
         self.inner.acquire()
         self._depth.n = getattr(self._depth, "n", 0) + 1
         return self

@@ -12,7 +12,6 @@ from typing import Any
 import httpx
 import pytest
 import stripe
-
 from test_published_coverage import CARD
 
 OLD, BASIL, CLOVER = "2024-06-20", "2025-03-31.basil", "2025-09-30.clover"

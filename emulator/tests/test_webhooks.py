@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Iterator
 
 import httpx
 import pytest
@@ -22,7 +22,7 @@ class Receiver:
         receiver = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802  (http.server's naming)
+            def do_POST(self) -> None:  # http.server's naming
                 body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
                 receiver.received.append(({k.lower(): v for k, v in self.headers.items()}, body))
                 status = receiver.statuses.pop(0) if receiver.statuses else 200
@@ -57,7 +57,8 @@ def receiver() -> Iterator[Receiver]:
 
 
 def _settings(emulator, **values) -> None:
-    httpx.post(f"{emulator.url}/_emulator/webhook_settings", json=values, headers=emulator.control_headers, timeout=5).raise_for_status()
+    httpx.post(f"{emulator.url}/_emulator/webhook_settings", json=values,
+               headers=emulator.control_headers, timeout=5).raise_for_status()
 
 
 def test_endpoint_crud_secret_only_on_create(stripe_client):
@@ -85,7 +86,8 @@ def test_deliveries_are_signed_and_verify_with_construct_event(stripe_client, em
         stripe.Webhook.construct_event(body.decode(), headers["stripe-signature"], "whsec_wrong")
     assert emulator.emulator.webhooks.wait_idle()
     assert stripe_client.v1.events.retrieve(event.id).pending_webhooks == 0
-    log = httpx.get(f"{emulator.url}/_emulator/webhook_deliveries", params={"event": event.id}, headers=emulator.control_headers).json()["data"]
+    log = httpx.get(f"{emulator.url}/_emulator/webhook_deliveries", params={"event": event.id},
+                    headers=emulator.control_headers).json()["data"]
     assert log[0]["status"] == "succeeded" and log[0]["attempts"][0]["status_code"] == 200
     assert "secret" not in json.dumps(log)
 
@@ -155,14 +157,16 @@ def test_gives_up_after_max_attempts_and_unreachable_endpoints_do_not_block(stri
 
 def test_duplicate_and_out_of_order_delivery_faults(stripe_client, emulator, receiver):
     stripe_client.v1.webhook_endpoints.create(params={"url": receiver.url, "enabled_events": ["customer.created"]})
-    httpx.post(f"{emulator.url}/_emulator/faults", json={"kind": "webhook_duplicate", "count": 1}, headers=emulator.control_headers).raise_for_status()
+    httpx.post(f"{emulator.url}/_emulator/faults", json={"kind": "webhook_duplicate", "count": 1},
+               headers=emulator.control_headers).raise_for_status()
     first = stripe_client.v1.customers.create(params={"name": "one"})
     receiver.wait_for(2)
     assert emulator.emulator.webhooks.wait_idle()
     ids = [json.loads(body)["data"]["object"]["id"] for _, body in receiver.received]
     assert ids == [first.id, first.id]
     receiver.received.clear()
-    httpx.post(f"{emulator.url}/_emulator/faults", json={"kind": "webhook_out_of_order", "count": 3}, headers=emulator.control_headers).raise_for_status()
+    httpx.post(f"{emulator.url}/_emulator/faults", json={"kind": "webhook_out_of_order", "count": 3},
+               headers=emulator.control_headers).raise_for_status()
     made = [stripe_client.v1.customers.create(params={"name": str(i)}).id for i in range(3)]
     receiver.wait_for(3)
     ids = [json.loads(body)["data"]["object"]["id"] for _, body in receiver.received]

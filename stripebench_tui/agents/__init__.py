@@ -16,8 +16,9 @@ one callback to whichever agent the user picked.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from importlib.metadata import entry_points
-from typing import Any, Callable
+from typing import Any
 
 from stripebench_tui.core.agent import Agent
 from stripebench_tui.errors import UserError

@@ -11,8 +11,9 @@ hands in with its first live request. The LLM agents replay these through their 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 from stripebench_tui.core.agent import Observation, ToolRequest
 from stripebench_tui.core.events import AGENT, OPERATOR, Event, ModelMessage, Operator, ToolCall, ToolResult

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any, Awaitable, Callable
+from collections.abc import Awaitable, Callable
+from typing import Any
 
+from stripebench_tui.agents.history import recorded_exchanges
 from stripebench_tui.agents.options import read_options
 from stripebench_tui.agents.prompting import wire_tool_names
 from stripebench_tui.agents.retry import SdkErrors, call_with_retries
-from stripebench_tui.agents.history import recorded_exchanges
 from stripebench_tui.core.agent import AgentError, Observation, Task, ToolRequest
 from stripebench_tui.core.events import Event
 from stripebench_tui.core.tool_types import ToolSpec

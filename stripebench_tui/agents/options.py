@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, fields
-from typing import Any, Callable
+from typing import Any
 
 from stripebench_tui.agents.retry import RetryCallback, RetryPolicy
 from stripebench_tui.errors import UserError

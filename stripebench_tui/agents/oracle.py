@@ -12,8 +12,8 @@ from typing import Any
 
 from stripebench_tui.core.agent import AgentError, AgentTurn, Observation, Task, ToolRequest
 from stripebench_tui.core.events import AGENT, ModelMessage, ToolCall
-from stripebench_tui.envs.plans import PlanError, PlanStep, expand, load_plan
 from stripebench_tui.envs.manifest import Environment
+from stripebench_tui.envs.plans import PlanError, PlanStep, expand, load_plan
 
 ENV_DIR = "ENV_DIR"  # context key the episode sets to the environment's directory
 

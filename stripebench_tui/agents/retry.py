@@ -12,8 +12,9 @@ import functools
 import importlib
 import inspect
 import time
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Awaitable, Callable, Mapping, TypeVar
+from typing import Any, TypeVar
 
 from stripebench_tui.core.agent import AgentError
 
@@ -184,7 +185,7 @@ async def call_with_retries(
         attempt += 1
         try:
             return await call()
-        except Exception as exc:  # noqa: BLE001 - sorted below; non-provider errors re-raised
+        except Exception as exc:  # sorted below; non-provider errors re-raised
             failure = classify(exc, errors)
             if failure is None:
                 raise

@@ -3,18 +3,19 @@
 Built from the report's numbers (``batch.report.build_report``): the score by category × agent (best of k, drawn as
 bars the way the published chart draws them), a heat map of failure modes × agents, the criteria that fail most,
 every task, and with ``--compare`` the published models beside the sweep's agents (the Markdown's tables,
-``batch.published.comparison_tables``). Every number links to a list of the runs behind it, and every run to its own episode report, written
-beside the file (``<name>-episodes/<cell>.html``, the same report as ``stripebench report``). Jinja2 with autoescape:
-every value is text; no script, nothing fetched; the environment's secrets were redacted in the traces already, and
-the episode reports redact again.
+``batch.published.comparison_tables``). Every number links to a list of the runs behind it, and every run to its own
+episode report, written beside the file (``<name>-episodes/<cell>.html``, the same report as ``stripebench report``).
+Jinja2 with autoescape: every value is text; no script, nothing fetched; the environment's secrets were redacted in the
+traces already, and the episode reports redact again.
 """
 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import jinja2
 
@@ -107,8 +108,8 @@ def render_sweep(report: dict[str, Any], episode_links: dict[str, str]) -> str:
 def write_sweep(batch: Batch, report: dict[str, Any], out: Path,
                 progress: Callable[[int, int], None] | None = None) -> tuple[Path, list[Path]]:
     """Write the sweep's HTML to ``out`` and each finished run's episode report beside it; returns the files."""
-    from stripebench_tui.formats.open import open_episode
     from stripebench_tui.formats.episode_report import build_report as build_episode_report
+    from stripebench_tui.formats.open import open_episode
     from stripebench_tui.formats.report_html import render_report
 
     folder = out.with_name(out.stem + "-episodes")

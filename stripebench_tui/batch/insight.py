@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Sequence
 from statistics import median
-from typing import Any, Sequence
+from typing import Any
 
 
 def p90(values: Sequence[float]) -> float:

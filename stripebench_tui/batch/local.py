@@ -7,9 +7,9 @@ import os
 import signal
 import subprocess
 import threading
-from typing import Callable
+from collections.abc import Callable
 
-from stripebench_tui.batch.runner import Job, AttemptOutcome
+from stripebench_tui.batch.runner import AttemptOutcome, Job
 
 LOG = "run.log"
 _PR_SET_PDEATHSIG = 1

@@ -24,11 +24,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from stripebench_tui.core import json_depth
-from stripebench_tui.core.regular_file import read_capped
 from stripebench_tui.batch.matrix import Cell
-from stripebench_tui.errors import BadFileError, UserError
+from stripebench_tui.core import json_depth
 from stripebench_tui.core.json_value import JSONValue
+from stripebench_tui.core.regular_file import read_capped
+from stripebench_tui.errors import BadFileError, UserError
 
 FORMAT = 1  # batch.json's format; a newer one is refused rather than misread
 MANIFEST = "batch.json"
@@ -45,7 +45,7 @@ RECORDED_VARIABLES = ("STRIPEBENCH_ENVIRONMENTS", "STRIPEBENCH_GRADERS", "STRIPE
 
 
 def now() -> str:
-    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds")
+    return dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds")
 
 
 def write_json(path: Path, data: JSONValue) -> None:
@@ -95,7 +95,7 @@ class Batch:
     # ---- creating and opening ----
 
     @classmethod
-    def create(cls, root: Path, request: dict[str, Any], cells: list[Cell]) -> "Batch":
+    def create(cls, root: Path, request: dict[str, Any], cells: list[Cell]) -> Batch:
         """A new batch directory (refused when ``root`` holds anything: nothing a user has is overwritten)."""
         root = root.expanduser().resolve()
         if root.exists() and (not root.is_dir() or any(root.iterdir())):
@@ -108,7 +108,7 @@ class Batch:
         return batch
 
     @classmethod
-    def open(cls, root: Path) -> "Batch":
+    def open(cls, root: Path) -> Batch:
         """The batch in ``root``; UserError (exit 3) when it is not one or comes from a newer stripebench."""
         root = root.expanduser().resolve()
         data = read_json(root / MANIFEST)

@@ -8,8 +8,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from stripebench_tui.envs.manifest import Environment
 from stripebench_tui.envs.catalog import find_environment, list_environments
+from stripebench_tui.envs.manifest import Environment
 from stripebench_tui.errors import UserError
 
 # Agents a batch can run unattended: the built-in non-interactive ones and the external harnesses (":MODEL").
@@ -62,7 +62,8 @@ def parse_agents(text: str) -> list[AgentSpec]:
     return specs
 
 
-def resolve_environments(refs: list[str], *, all_envs: bool = False, category: str | None = None) -> list[tuple[str, Environment]]:
+def resolve_environments(refs: list[str], *, all_envs: bool = False,
+                         category: str | None = None) -> list[tuple[str, Environment]]:
     """(what to pass to ``run``, environment) for ids, paths, ``--all`` and ``--category``; UserError for an unknown one."""
     found: list[tuple[str, Environment]] = []
     if all_envs or category:
@@ -125,7 +126,7 @@ class Cell:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "Cell":
+    def from_dict(cls, data: dict[str, Any]) -> Cell:
         return cls(**{k: data[k] for k in cls.__dataclass_fields__ if k in data})
 
     def command(self, episode_dir: Path) -> list[str]:

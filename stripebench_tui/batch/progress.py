@@ -8,7 +8,15 @@ from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    SpinnerColumn,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 
 from stripebench_tui.batch.manifest import PASSED
 from stripebench_tui.batch.matrix import Cell
@@ -49,7 +57,7 @@ class BatchProgress:
                                  disable=not self.live)
         self.overall = self.progress.add_task("episodes", total=total)
 
-    def __enter__(self) -> "BatchProgress":
+    def __enter__(self) -> BatchProgress:
         self.progress.start()
         return self
 

@@ -14,13 +14,22 @@ import csv
 import io
 import re
 from collections import Counter
-from fractions import Fraction
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from fractions import Fraction
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
-from stripebench_tui.batch.scorecard import (NOT_VALID, Scorecard, ScoredRun, TaskUnit, category_key, category_row,
-                                             review_counts, score_runs)
+from stripebench_tui.batch.scorecard import (
+    NOT_VALID,
+    Scorecard,
+    ScoredRun,
+    TaskUnit,
+    category_key,
+    category_row,
+    review_counts,
+    score_runs,
+)
 from stripebench_tui.core.regular_file import read_capped
 from stripebench_tui.core.review import VERDICTS
 from stripebench_tui.envs.bench_overlay import Overlay, published_dir
@@ -71,7 +80,7 @@ def read_results(path: Path, strict: bool = False) -> Results:
     if missing:
         raise BadFileError(f"{path}: no column for {', '.join(missing)}; a results file starts with: "
                            "eval name,model,run ID,score,turn count")
-    out = Results(path, ignored_columns=[h for h, n in zip(header, names) if n is None])
+    out = Results(path, ignored_columns=[h for h, n in zip(header, names, strict=True) if n is None])
     where = {n: i for i, n in enumerate(names) if n is not None}
     for line, row, problem in rows:
         if row is None:

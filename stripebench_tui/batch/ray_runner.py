@@ -20,14 +20,15 @@ import shutil
 import tarfile
 import tempfile
 import threading
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from stripebench_tui.archives import extract_within
 from stripebench_tui.batch.local import LOG, run_episode_process
 from stripebench_tui.batch.manifest import RUNNING, read_json
 from stripebench_tui.batch.matrix import Cell
-from stripebench_tui.batch.runner import Job, AttemptOutcome
+from stripebench_tui.batch.runner import AttemptOutcome, Job
 from stripebench_tui.errors import RuntimeProblem
 
 _task: Any = None
@@ -216,7 +217,7 @@ class RayRunner:
             if lines is not None:
                 lines.finish(key)
 
-    def _run(self, job: Job, stop: threading.Event, lines: "_LineStream | None") -> AttemptOutcome:
+    def _run(self, job: Job, stop: threading.Event, lines: _LineStream | None) -> AttemptOutcome:
         import ray
         from ray.exceptions import GetTimeoutError, RayError
 

@@ -11,10 +11,11 @@ import errno
 import os
 import shutil
 import threading
+from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Protocol
+from typing import Any, Protocol
 
 from stripebench_tui.batch.manifest import ERROR, FAILED, INFRA_ERROR, PASSED, Batch
 from stripebench_tui.batch.matrix import Cell

@@ -30,7 +30,6 @@ from decimal import ROUND_HALF_UP, Decimal
 from fractions import Fraction
 
 from stripebench_tui.core.json_value import JSONValue
-from stripebench_tui.core.review import VERDICTS
 
 NOT_VALID = ("integrity", "other")  # judged: it may not stand as a best run
 CATEGORY_ORDER = ("backend", "full-stack", "gym")

@@ -11,21 +11,37 @@ from __future__ import annotations
 import csv
 import io
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from stripebench_tui.batch.insight import insight
 from stripebench_tui.batch.manifest import Batch
-from stripebench_tui.batch.published import (Target, compare, comparison_tables, eval_name_of, eval_targets,
-                                             read_results, task_unit)
-from stripebench_tui.batch.scorecard import (NOT_VALID, Scorecard, ScoredRun, TaskUnit, category_row, review_counts,
-                                             review_sentence, score_runs)
+from stripebench_tui.batch.published import (
+    Target,
+    compare,
+    comparison_tables,
+    eval_name_of,
+    eval_targets,
+    read_results,
+    task_unit,
+)
+from stripebench_tui.batch.scorecard import (
+    NOT_VALID,
+    Scorecard,
+    ScoredRun,
+    TaskUnit,
+    category_row,
+    review_counts,
+    review_sentence,
+    score_runs,
+)
 from stripebench_tui.core.escape import csv_cell, markdown_text
 from stripebench_tui.core.review import load_review
-from stripebench_tui.errors import UserError
 from stripebench_tui.core.trace import Trace
+from stripebench_tui.errors import UserError
 
 # The published benchmark's five columns first, then ours (the run review's verdict first: `stripebench scorecard`
 # reads it).
@@ -188,7 +204,8 @@ def render(report: dict[str, Any], fmt: str) -> str:
              "## Per task", "", "| task | category | model | runs | best of k | mean | turns (best) | tokens | cost |",
              "|---|---|---|---:|---:|---:|---:|---:|---:|"]
     lines += [f"| {clean(_task(t))} | {clean(t['category'])} | {clean(t['model'])} | {t['runs']} | {_pct(t['best'])} | "
-              f"{_pct(t['mean'])} | {turn_range(t['best_turns'])} | {t['tokens']:,} | ${t['cost_usd']:.2f} |" for t in report["tasks"]]
+              f"{_pct(t['mean'])} | {turn_range(t['best_turns'])} | {t['tokens']:,} | ${t['cost_usd']:.2f} |"
+              for t in report["tasks"]]
     lines += ["", "## Per category (the published scorecard's rule: best of k, each language's SDK-upgrade problems as "
               "one task, half-up)", "", "| category | model | tasks | best of k | turns (best) | mean of k | pass^k |",
               "|---|---|---:|---:|---:|---:|---:|"]
@@ -237,8 +254,8 @@ def _compare_lines(report: dict[str, Any], clean: Callable[[Any], str]) -> list[
               f"{_pct(t['mean'])} | {turn_range(t['best_turns'])} |" for t in tables["tasks"]]
     lines += ["", "| category | model | source | tasks | best of k | turns (best) | mean of k | pass^k |",
               "|---|---|---|---:|---:|---:|---:|---:|"]
-    lines += [f"| {clean(c['category'])} | {clean(c['model'])} | {clean(c['source'])} | {tasks_text(c)} | {c['best_percent']} % | "
-              f"{turn_range(c['best_turns'])} | {c['mean_percent']} % | {c['pass_k_percent']} % |"
+    lines += [f"| {clean(c['category'])} | {clean(c['model'])} | {clean(c['source'])} | {tasks_text(c)} | "
+              f"{c['best_percent']} % | {turn_range(c['best_turns'])} | {c['mean_percent']} % | {c['pass_k_percent']} % |"
               for c in tables["categories"]]
     notes = [clean(note) for note in tables["notes"]]
     return lines + ([""] + notes if notes else [])

@@ -6,7 +6,7 @@ import signal
 import socket
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -29,7 +29,8 @@ class _RunByDefault(TyperGroup):
 
 
 batch_app = typer.Typer(cls=_RunByDefault, no_args_is_help=True, rich_markup_mode="markdown",
-                        help="Run a sweep of episodes (environments × agents × runs) and report it like the published benchmark.\n\n"
+                        help="Run a sweep of episodes (environments × agents × runs) and report it like the published "
+                             "benchmark.\n\n"
                              "`stripebench batch ENV… --agents oracle,mutant:NAME --runs 3 --out DIR`, then "
                              "`stripebench batch report DIR`; `stripebench replay DIR` opens the grid.")
 
@@ -40,12 +41,15 @@ def batch_run(
     agents: str = typer.Option("oracle", "--agents", help="Comma-separated: oracle, noop, mutant:NAME (the oracle playing a "
                                "mutant plan), or AGENT:MODEL for anthropic, openai, claude-code, codex, mini-swe-agent."),
     runs: int = typer.Option(1, "--runs", "-k", min=1, help="Runs per environment and agent (the report takes the best of k)."),
-    workers: int = typer.Option(None, "--workers", "-j", min=1, help="Episodes at once (default: one per CPU; with --ray, the cluster's CPUs)."),
+    workers: int = typer.Option(None, "--workers", "-j", min=1,
+                                help="Episodes at once (default: one per CPU; with --ray, the cluster's CPUs)."),
     out: Path = typer.Option(None, "--out", "-o", help="The new batch directory (default ./batches/batch-TIME/)."),
-    resume: Path = typer.Option(None, "--resume", help="Continue this batch directory: run only the episodes that did not finish."),
+    resume: Path = typer.Option(None, "--resume",
+                                help="Continue this batch directory: run only the episodes that did not finish."),
     all_envs: bool = typer.Option(False, "--all", help="Every environment (`stripebench envs`)."),
     category: str = typer.Option(None, "--category", help="Every environment of this category: backend, full-stack, gym."),
-    seed: int = typer.Option(0, "--seed", help="Emulator seed of run 1; run r uses SEED+r-1 (the same seed in every cell of a run)."),
+    seed: int = typer.Option(0, "--seed",
+                             help="Emulator seed of run 1; run r uses SEED+r-1 (the same seed in every cell of a run)."),
     backend: str = typer.Option("emulator", "--backend", help="emulator (offline) or stripe (your test mode)."),
     sandbox: str = typer.Option(None, "--sandbox", help="local or docker (default: $STRIPEBENCH_SANDBOX, else local)."),
     max_turns: int = typer.Option(None, "--max-turns", min=1, help="Turn limit of every episode (default: each environment's)."),
@@ -79,7 +83,8 @@ def batch_run(
         batch = Batch.create(out, request, cells)
     runner.start()  # joins (or starts) a Ray cluster: its CPUs are the default number of slots
     pending = batch.pending()
-    typer.echo(f"batch {batch.root}: {len(pending)} of {len(batch.cells)} episodes to run, {runner.slots} at once on {runner.label}")
+    typer.echo(f"batch {batch.root}: {len(pending)} of {len(batch.cells)} episodes to run, {runner.slots} at once on "
+               f"{runner.label}")
     stop = threading.Event()
     previous = signal.signal(signal.SIGINT, lambda *_: stop.set())
     try:
@@ -94,7 +99,8 @@ def batch_run(
 
 
 def _plan(envs: list[str], agents: str, runs: int, out: Path | None, all_envs: bool, category: str | None, seed: int,
-          backend: str, sandbox: str | None, max_turns: int | None, workers: int | None, ray: str | None) -> tuple[Path, dict[str, Any], list[Any]]:
+          backend: str, sandbox: str | None, max_turns: int | None,
+          workers: int | None, ray: str | None) -> tuple[Path, dict[str, Any], list[Any]]:
     """The batch directory, the request and the cells; UserError for anything unknown (nothing is written)."""
     import datetime as dt
 
@@ -107,7 +113,7 @@ def _plan(envs: list[str], agents: str, runs: int, out: Path | None, all_envs: b
         raise UserError(f"unknown sandbox {sandbox!r}; choose local or docker")
     cells = build_cells(resolved, specs, runs, seed, backend=backend, sandbox=sandbox, max_turns=max_turns)
     if out is None:
-        out = Path("batches") / dt.datetime.now(dt.timezone.utc).strftime("batch-%Y%m%dT%H%M%SZ")
+        out = Path("batches") / dt.datetime.now(dt.UTC).strftime("batch-%Y%m%dT%H%M%SZ")
     request = {"envs": [ref for ref, _ in resolved], "agents": [s.label for s in specs], "runs": runs, "seed": seed,
                "backend": backend, "sandbox": sandbox, "max_turns": max_turns, "workers": workers, "ray": ray}
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
@@ -143,9 +149,9 @@ def batch_report(
     fmt: str = typer.Option("md", "--format", "-f", help="md (tables), csv (one row per run: eval_name, model, run_id, "
                             "score, turn_count, then ours), json (everything) or html (one offline file, with each "
                             "run's episode report beside it)."),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Where to write (default: DIR/report.FORMAT)."),
+    output: Path | None = typer.Option(None, "--output", "-o", help="Where to write (default: DIR/report.FORMAT)."),
     force: bool = typer.Option(False, "--force", help="Overwrite --output (and its episode reports) if they exist."),
-    compare_with: Optional[Path] = typer.Option(
+    compare_with: Path | None = typer.Option(
         None, "--compare", metavar="RESULTS.CSV",
         help="Put the models of a results file in the published benchmark's format (eval name,model,run ID,score,"
              "turn count) beside this sweep's agents, matched by the published eval names."),
@@ -181,7 +187,7 @@ def batch_report(
     typer.echo(sanitize(f"written: {path}"), err=True)
 
 
-def _write_html(batch: "Batch", out: Path, force: bool, compare_with: Path | None = None) -> None:
+def _write_html(batch: Batch, out: Path, force: bool, compare_with: Path | None = None) -> None:
     from stripebench_tui.batch.html import write_sweep
     from stripebench_tui.batch.sweep_report import with_comparison
 

@@ -45,7 +45,7 @@ def bisect(
     print(f"bisect {trace_path.parent}: checkpoints at turns {turns[0]}..{turns[-1]} ({len(turns)}), "
           f"agent {agent}, {runs} run{'s' if runs > 1 else ''} per turn", flush=True)
 
-    def said(turn: int, run: int, result) -> None:  # noqa: ANN001
+    def said(turn: int, run: int, result) -> None:
         verdict = "passed" if result.passed else "failed"
         score = "-" if result.score is None else f"{result.score:.2f}"
         print(f"  fork at turn {turn} run {run}: score {score} {verdict} ({result.episode_dir})", flush=True)

@@ -55,9 +55,9 @@ def _check_stripe() -> tuple[bool, str]:
 
 def _check_environments() -> list[tuple[bool, str]]:
     """One line per environment on its app's dependencies (cached venv ready, built on first run, or failed)."""
+    from stripebench_tui.envs.catalog import list_environments
     from stripebench_tui.envs.deps import dependencies
     from stripebench_tui.envs.manifest import environments_dir
-    from stripebench_tui.envs.catalog import list_environments
     from stripebench_tui.errors import UserError
 
     try:
@@ -87,7 +87,8 @@ def _check_harnesses() -> list[tuple[bool | None, str]]:
     out: list[tuple[bool | None, str]] = []
     for name in HARNESSES:
         where, detail = harness_status(name)
-        out.append((True, f"harness {name}: {detail} at {where}") if where else (None, f"harness {name}: not installed; {detail}"))
+        out.append((True, f"harness {name}: {detail} at {where}") if where
+                   else (None, f"harness {name}: not installed; {detail}"))
     return out
 
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Optional
-
 import typer
 
 
@@ -14,11 +12,11 @@ def register(app: typer.Typer) -> None:
     def emulator(
         host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on."),
         port: int = typer.Option(12111, "--port", min=0, max=65535, help="Port to listen on (0 = any free port)."),
-        seed: Optional[int] = typer.Option(None, "--seed", help="Seed for object ids: same seed + same requests = same ids."),
-        state: Optional[str] = typer.Option(None, "--state", help="SQLite file that keeps objects and events across restarts."),
-        api_version: Optional[str] = typer.Option(None, "--api-version",
+        seed: int | None = typer.Option(None, "--seed", help="Seed for object ids: same seed + same requests = same ids."),
+        state: str | None = typer.Option(None, "--state", help="SQLite file that keeps objects and events across restarts."),
+        api_version: str | None = typer.Option(None, "--api-version",
                                                   help="Account default API version (default: the installed stripe SDK's pin)."),
-        control_token: Optional[str] = typer.Option(
+        control_token: str | None = typer.Option(
             None, "--control-token",
             help="Token the /_emulator/ controls require in the Stripebench-Control-Token header "
                  "(default: a fresh one, printed at start)."),
@@ -31,7 +29,6 @@ def register(app: typer.Typer) -> None:
         answer only requests with the header `Stripebench-Control-Token: TOKEN`; the token is printed at start.
         """
         from stripebench_emulator import serve_forever
-
         from stripebench_tui.errors import UserError
 
         if control_token is not None and len(control_token.strip()) < 16:

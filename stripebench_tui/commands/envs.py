@@ -25,8 +25,8 @@ def envs(ctx: typer.Context,
     """
     if ctx.invoked_subcommand is not None:
         return
-    from stripebench_tui.envs.manifest import environments_dir
     from stripebench_tui.envs.catalog import list_environments
+    from stripebench_tui.envs.manifest import environments_dir
     from stripebench_tui.envs.size import workspace_size
 
     if path is not None:
@@ -46,7 +46,7 @@ def envs(ctx: typer.Context,
     columns = [[e.id, e.manifest.category, e.manifest.stack or "-", str(sizes[e.id]), e.manifest.title] for e in found]
     widths = [max(len(row[i]) for row in columns) for i in range(4)]
     for row in columns:
-        _say("  ".join(cell.ljust(w) for cell, w in zip(row, widths)) + "  " + row[4])
+        _say("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=False)) + "  " + row[4])
 
 
 def _bench_envs(path: Path, as_json: bool) -> None:

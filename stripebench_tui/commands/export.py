@@ -3,20 +3,20 @@
 from __future__ import annotations
 
 import sys
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
 
-from stripebench_tui.errors import UserError
 from stripebench_tui.commands.output import write_new_with
+from stripebench_tui.errors import UserError
 
 if TYPE_CHECKING:
     from stripebench_tui.core.trace import Trace
 
 
-class ExportFormat(str, Enum):
+class ExportFormat(StrEnum):
     atif = "atif"
     cast = "cast"
     gif = "gif"
@@ -62,9 +62,8 @@ def export(
     `stripebench export replays/checkout-migration-400 --format cast --speed 2 --until finding`;
     `stripebench export replays/checkout-migration-400 --format gif --speed 2 --max-mb 2`
     """
-    from stripebench_tui.formats.open import open_episode
-
     from stripebench_tui.commands.replay import sample_or_path
+    from stripebench_tui.formats.open import open_episode
 
     trace_path = sample_or_path(trace_path)
     trace = open_episode(trace_path)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import sys
 from pathlib import Path
-from typing import List, Optional
 
 import typer
 
@@ -25,12 +24,13 @@ def _app_urls(pairs: list[str]) -> dict[str, str]:
 def grade(
     env_id: str = typer.Argument(..., metavar="ENV", help="Environment id (or path to its directory)."),
     episode: Path = typer.Option(..., "--episode", help="The finished episode's directory (holds trace.jsonl and workspace/)."),
-    stripe_api_base: Optional[str] = typer.Option(None, "--stripe-api-base",
-                                                  help="Read Stripe objects from this API base instead of the episode's backend."),
-    stripe_key: Optional[str] = typer.Option(None, "--stripe-key", help="Test-mode key (default: $STRIPE_SECRET_KEY)."),
-    emulator_state: Optional[Path] = typer.Option(None, "--emulator-state",
+    stripe_api_base: str | None = typer.Option(
+        None, "--stripe-api-base", help="Read Stripe objects from this API base instead of the episode's backend."),
+    stripe_key: str | None = typer.Option(None, "--stripe-key", help="Test-mode key (default: $STRIPE_SECRET_KEY)."),
+    emulator_state: Path | None = typer.Option(None, "--emulator-state",
                                                   help="The episode emulator's state file (default: the episode's own)."),
-    app_url: List[str] = typer.Option([], "--app-url", help="NAME=URL of an app already running (repeatable); then none is started."),
+    app_url: list[str] = typer.Option([], "--app-url",
+                                      help="NAME=URL of an app already running (repeatable); then none is started."),
     services: bool = typer.Option(True, "--services/--no-services",
                                   help="Start the environment's services again, on a copy of the episode's workspace."),
 ) -> None:
@@ -43,8 +43,8 @@ def grade(
     from rich.console import Console
 
     from stripebench_tui.envs.catalog import find_environment
-    from stripebench_tui.runtime.grade import grade_episode
     from stripebench_tui.grading.results_table import criteria_table
+    from stripebench_tui.runtime.grade import grade_episode
 
     env = find_environment(env_id)
     err = Console(file=sys.stderr, markup=False, highlight=False, emoji=False)

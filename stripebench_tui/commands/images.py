@@ -18,7 +18,8 @@ def _progress(start: float):
 
 @images_app.command("bootstrap")
 def bootstrap(
-    tag: str = typer.Option(None, "--tag", help="Tag of the image (default: $STRIPEBENCH_BASE_IMAGE or stripebench/base:bookworm)."),
+    tag: str = typer.Option(None, "--tag",
+                            help="Tag of the image (default: $STRIPEBENCH_BASE_IMAGE or stripebench/base:bookworm)."),
     mirror: str = typer.Option(None, "--mirror", help="Debian mirror (default: the one apt uses here)."),
     force: bool = typer.Option(False, "--force", help="Rebuild even if the image exists."),
 ) -> None:

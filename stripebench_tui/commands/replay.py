@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING, Any, cast
 
 import typer
 
+from stripebench_tui.core.bus import Handler
 from stripebench_tui.core.trace import Trace
 from stripebench_tui.errors import EXIT_EPISODE_FAILED, EXIT_OK, UserError
-from stripebench_tui.core.bus import Handler
 
 if TYPE_CHECKING:  # the command loads the runtime only when it runs an episode
     from stripebench_tui.runtime.episode import Episode, EpisodeConfig, EpisodeResult
@@ -20,7 +20,8 @@ def replay(
     trace_path: Path = typer.Argument(..., metavar="TRACE", help="A trace (.jsonl), an ATIF trajectory (.json), or a "
                                       "batch directory (opens the grid of its episodes)."),
     headless: bool = typer.Option(False, "--headless", help="Print the episode turn by turn as text instead of opening the TUI."),
-    summary: bool = typer.Option(False, "--summary", help="Print a summary table: turns, tools, verdict timeline, Stripe requests, findings, score."),
+    summary: bool = typer.Option(False, "--summary",
+                                 help="Print a summary table: turns, tools, verdict timeline, Stripe requests, findings, score."),
     speed: float = typer.Option(1.0, "--speed", min=0.01, max=1000.0, help="Playback speed relative to the recorded timing."),
     play: bool = typer.Option(False, "--play", help="Start playing immediately instead of paused at the first turn."),
     present: bool = typer.Option(False, "--present", help="Presenter mode: paced playback that dwells on verdict "
@@ -31,12 +32,14 @@ def replay(
                                 "(flagging the first divergence)."),
     reexecute: bool = typer.Option(False, "--reexecute", help="With --fork-at: re-execute turns 1..N even when a "
                                    "checkpoint could be restored (checks that they still do the same)."),
-    agent: str = typer.Option(None, "--agent", "-a", help="With --fork-at: who continues (human by default; oracle, noop, anthropic, "
+    agent: str = typer.Option(None, "--agent", "-a",
+                              help="With --fork-at: who continues (human by default; oracle, noop, anthropic, "
                               "openai), or an external harness (claude-code) restarted with its model answered from the "
                               "episode's recording (model/exchanges.jsonl) for turns 1..N, then live."),
     agent_cmd: str = typer.Option(None, "--agent-cmd", help="With --fork-at: restart this harness command line (as for "
                                   "`run --agent-cmd`) the same way."),
-    agent_protocol: str = typer.Option(None, "--agent-protocol", help="--agent-cmd: the API it speaks, anthropic (default) or openai."),
+    agent_protocol: str = typer.Option(None, "--agent-protocol",
+                                       help="--agent-cmd: the API it speaks, anthropic (default) or openai."),
     model: str = typer.Option(None, "--model", help="With --fork-at: the model of the agent that continues."),
     base_url: str = typer.Option(None, "--base-url", help="With --fork-at: the live upstream after turn N (default: the "
                                  "provider's variables; an external harness with none ends where the recording does)."),
@@ -77,7 +80,8 @@ def replay(
     where = {"episode_dir": episode_dir} if isinstance(episode_dir, Path) else {}
     if rerun is True:
         if fork_at is not None or agent_cmd or base_url:
-            raise UserError("--rerun re-runs the recorded agent with nothing live; it takes no --fork-at, --agent-cmd or --base-url")
+            raise UserError("--rerun re-runs the recorded agent with nothing live; it takes no --fork-at, --agent-cmd or "
+                            "--base-url")
         raise typer.Exit(run_rerun(trace_path, headless=headless, breakpoints=breaks, **where))
     if fork_at is not None:
         from stripebench_tui.commands.run import agent_options, external_options

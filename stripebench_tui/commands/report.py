@@ -3,21 +3,21 @@
 from __future__ import annotations
 
 import sys
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
 
-from stripebench_tui.errors import UserError
 from stripebench_tui.commands.output import write_new
+from stripebench_tui.errors import UserError
 
 if TYPE_CHECKING:
     from stripebench_tui.core.trace import Trace
     from stripebench_tui.formats.report_recording import EmbeddedRecording
 
 
-class ReportFormat(str, Enum):
+class ReportFormat(StrEnum):
     html = "html"
     md = "md"
 
@@ -40,8 +40,8 @@ def report(
     The HTML report is one file with everything inline (CSS, the chart as SVG, screenshots), so it can be
     mailed or attached and opened offline. With --cast or --recording it also plays the TUI's recording in
     asciinema's player (installed once from npm into the user cache, then inlined): clicking a turn, a finding or
-    a verdict band seeks it there, and the turn playing is highlighted. Each turn has an anchor (`report.html#turn-12`). Secrets are
-    redacted; long tool outputs keep their first and last lines, and any other text is cut at 64 KiB with a
+    a verdict band seeks it there, and the turn playing is highlighted. Each turn has an anchor (`report.html#turn-12`).
+    Secrets are redacted; long tool outputs keep their first and last lines, and any other text is cut at 64 KiB with a
     line saying how much more the trace holds. A screenshot that leads outside the episode directory (`..`,
     a link) or is not a regular file is named as refused, never read.
 
@@ -50,8 +50,8 @@ def report(
     with the TUI playing: `stripebench report replays/checkout-migration-400 --recording`
     """
     from stripebench_tui.commands.replay import sample_or_path
-    from stripebench_tui.formats.open import open_episode
     from stripebench_tui.formats.episode_report import build_report
+    from stripebench_tui.formats.open import open_episode
     from stripebench_tui.formats.report_html import render_report
 
     episode = sample_or_path(episode)

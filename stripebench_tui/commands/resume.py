@@ -37,7 +37,7 @@ def resume(
     config = resume_config(trace, headless=True)
     print(f"resuming {Path(trace.path).parent} from the checkpoint of turn {info.turn}", file=sys.stderr)
 
-    def make(config, subscribers):  # noqa: ANN001, ANN202
+    def make(config, subscribers):
         return resumed_episode(trace, config, summary_of, subscribers)
 
     raise typer.Exit(asyncio.run(play_headless(config, make)))

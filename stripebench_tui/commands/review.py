@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -25,11 +24,11 @@ def review(
     target: Path = typer.Argument(..., metavar="EPISODE|DIR",
                                   help="An episode (its directory, trace.jsonl, or a batch cell's directory), or a "
                                        "batch directory to list its review queue."),
-    verdict: Optional[str] = typer.Option(None, "--verdict", "-v",
+    verdict: str | None = typer.Option(None, "--verdict", "-v",
                                           help="valid, infra-failure, integrity (reward hacking, a leaked answer, a "
                                                "grader tampered with) or other (say why in --note)."),
     note: str = typer.Option("", "--note", "-n", help="Why: what the transcript shows (turn numbers help)."),
-    by: Optional[str] = typer.Option(None, "--by", help="Who judged (default: your login name)."),
+    by: str | None = typer.Option(None, "--by", help="Who judged (default: your login name)."),
     clear: bool = typer.Option(False, "--clear", help="Forget the run's verdict: it is unreviewed again."),
     todo: bool = typer.Option(False, "--todo", help="With a batch: only the best runs not reviewed yet."),
 ) -> None:

@@ -7,13 +7,14 @@ import json
 import signal
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 import typer
 
-from stripebench_tui.errors import UserError
 from stripebench_tui.core.bus import Handler
+from stripebench_tui.errors import UserError
 
 if TYPE_CHECKING:  # the command loads the runtime only when it runs an episode
     from stripebench_tui.core.driver import Driver
@@ -83,17 +84,22 @@ def run(
     agent_cmd: str = typer.Option(None, "--agent-cmd",
                                   help='Run any agent harness behind the model gateway: a command line with {problem}, '
                                        '{workspace}, {base_url}, {openai_base_url}, {api_key} and {model} placeholders.'),
-    agent_protocol: str = typer.Option(None, "--agent-protocol", help="--agent-cmd: the API it speaks, anthropic (default) or openai."),
+    agent_protocol: str = typer.Option(None, "--agent-protocol",
+                                       help="--agent-cmd: the API it speaks, anthropic (default) or openai."),
     plan: str = typer.Option(None, "--plan", help="Oracle only: play this mutant instead of the solution."),
     model: str = typer.Option(None, "--model", help="LLM agents: the model name."),
     base_url: str = typer.Option(None, "--base-url", help="LLM agents: the provider's base URL (any OpenAI-compatible server)."),
     trace: Path = typer.Option(None, "--trace", help="Replay agent: the trace whose tool calls to make again."),
     seed: int = typer.Option(0, "--seed", help="Emulator seed (same seed, same object ids)."),
-    backend: str = typer.Option("emulator", "--backend", help="emulator (offline) or stripe (your test mode, STRIPE_SECRET_KEY)."),
-    stripe_key: str = typer.Option(None, "--stripe-key", help="Your sk_test_ key for --backend stripe (default $STRIPE_SECRET_KEY)."),
+    backend: str = typer.Option("emulator", "--backend",
+                                help="emulator (offline) or stripe (your test mode, STRIPE_SECRET_KEY)."),
+    stripe_key: str = typer.Option(None, "--stripe-key",
+                                   help="Your sk_test_ key for --backend stripe (default $STRIPE_SECRET_KEY)."),
     episode_dir: Path = typer.Option(None, "--episode-dir", help="Where the episode goes (default ./episodes/ENV-TIME/)."),
-    max_turns: int = typer.Option(None, "--max-turns", min=1, help="Stop after this many agent turns (default: the environment's)."),
-    approve: str = typer.Option("never", "--approve", help="Which tool calls wait for your approval: never, always, or globs like 'shell,browser_*' "
+    max_turns: int = typer.Option(None, "--max-turns", min=1,
+                                  help="Stop after this many agent turns (default: the environment's)."),
+    approve: str = typer.Option("never", "--approve",
+                                help="Which tool calls wait for your approval: never, always, or globs like 'shell,browser_*' "
                                 "(an external harness's calls, e.g. 'Bash', are held at the gateway)."),
     paused: bool = typer.Option(False, "--paused", help="Start paused (TUI: step with the controls)."),
     headless: bool = typer.Option(False, "--headless", help="Print the episode as it happens instead of opening the TUI."),
@@ -211,7 +217,8 @@ OPERATOR_WORDS = {
 
 
 def operator_line(driver: Driver | None, line: str) -> bool:
-    """Apply a headless operator command (approve, reject [why], edit JSON, stop, pause, resume, step, inject TEXT); False if none."""
+    """Apply a headless operator command (approve, reject [why], edit JSON, stop, pause, resume, step, inject TEXT);
+    False if none."""
     word, _, rest = line.strip().partition(" ")
     action = OPERATOR_WORDS.get(word)
     if action is None or driver is None:
@@ -245,7 +252,8 @@ def _read_stdin(loop: asyncio.AbstractEventLoop, episode: Episode) -> None:
             return
         if not human:
             if line.strip():
-                print(f"stripebench: unknown command {line.strip()!r} (approve, reject, edit JSON, pause, resume, step, inject TEXT, stop)",
+                print(f"stripebench: unknown command {line.strip()!r} (approve, reject, edit JSON, pause, resume, step, inject "
+                      f"TEXT, stop)",
                       file=sys.stderr)
             return
         try:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -14,7 +13,7 @@ def scorecard(
     results: Path = typer.Argument(..., metavar="RESULTS.CSV",
                                    help="A results file: eval name,model,run ID,score,turn count (one row per run; "
                                         "an optional verdict column holds the run review)."),
-    readme: Optional[Path] = typer.Option(None, "--readme", metavar="PATH",
+    readme: Path | None = typer.Option(None, "--readme", metavar="PATH",
                                           help="The README whose printed tables to check (default: README.md beside "
                                                "the CSV, when there is one)."),
     no_readme: bool = typer.Option(False, "--no-readme", help="Check against no README, even one beside the CSV."),

@@ -6,7 +6,6 @@ import asyncio
 import functools
 import sys
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -14,9 +13,10 @@ from stripebench_tui.errors import EXIT_EPISODE_FAILED, EXIT_OK, UserError
 
 
 def validate(
-    env_id: Optional[str] = typer.Argument(None, metavar="ENV", help="Environment id (or path to its directory)."),
+    env_id: str | None = typer.Argument(None, metavar="ENV", help="Environment id (or path to its directory)."),
     all_envs: bool = typer.Option(False, "--all", help="Validate every environment."),
-    keep: Optional[Path] = typer.Option(None, "--keep", help="Keep each run's episode directory (trace, workspace) under this directory."),
+    keep: Path | None = typer.Option(None, "--keep",
+                                     help="Keep each run's episode directory (trace, workspace) under this directory."),
 ) -> None:
     """Run the oracle, the no-op agent and every mutant of an environment and check how the grader scores them.
 

@@ -8,11 +8,11 @@ each turn with text and/or tool calls. Concrete agents live in
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from stripebench_tui.core.tool_types import ToolOutcome, ToolSpec
-
 
 
 @dataclass

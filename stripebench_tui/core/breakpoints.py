@@ -20,8 +20,9 @@ import fnmatch
 import json
 import re
 import shlex
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 from stripebench_tui.core.events import Event, Finding, GraderVerdict, ModelMessage, StripeRequest, ToolCall
 from stripebench_tui.core.json_value import JSONValue
@@ -187,7 +188,7 @@ class BreakpointSet:
         self._hits: list[BreakHit] = []
 
     @classmethod
-    def from_exprs(cls, exprs: Iterable[str]) -> "BreakpointSet":
+    def from_exprs(cls, exprs: Iterable[str]) -> BreakpointSet:
         """A set of the parsed expressions (the first bad one raises ``BreakpointError``)."""
         out = cls()
         for expr in exprs:

@@ -27,7 +27,8 @@ import contextvars
 import inspect
 import time
 from collections import deque
-from typing import Any, Awaitable, Callable
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 from stripebench_tui.core.events import Event
 
@@ -37,13 +38,13 @@ DEFAULT_MAXSIZE = 10_000
 DEFAULT_BLOCK_TIMEOUT = 5.0
 
 # The subscription whose handler is running in this task: its own full queue never blocks its own publishes.
-_delivering: contextvars.ContextVar["Subscription | None"] = contextvars.ContextVar("_delivering", default=None)
+_delivering: contextvars.ContextVar[Subscription | None] = contextvars.ContextVar("_delivering", default=None)
 
 
 class Subscription:
     """One subscriber's queue and delivery task."""
 
-    def __init__(self, bus: "EventBus", handler: Handler, name: str, critical: bool, maxsize: int, block_timeout: float):
+    def __init__(self, bus: EventBus, handler: Handler, name: str, critical: bool, maxsize: int, block_timeout: float):
         self.bus = bus
         self.handler = handler
         self.name = name or getattr(handler, "__qualname__", "subscriber")
@@ -120,7 +121,7 @@ class Subscription:
                 if inspect.isawaitable(result):  # an async handler cannot be flushed synchronously
                     getattr(result, "close", lambda: None)()
                     raise TypeError("flush_now needs a synchronous handler")
-            except Exception as exc:  # noqa: BLE001
+            except Exception as exc:  # noqa: BLE001 - a handler's failure is reported, not raised into the publisher
                 self._failed(exc)
             self._done_one()
 
@@ -186,7 +187,7 @@ class EventBus:
         event.turn = self.turn if turn is None else turn
         return event
 
-    def redeliver(self, events: list[Event], *, skip: "Subscription | None" = None) -> None:
+    def redeliver(self, events: list[Event], *, skip: Subscription | None = None) -> None:
         """Hand events already recorded (a resumed episode's history) to every subscriber but ``skip`` as they
         are: not stamped again, the bus's seq and turn unchanged. Subscribers that rebuild state from the events
         (live grading, findings) see the whole episode; ``skip`` is the recorder, which has them already."""
@@ -211,7 +212,7 @@ class EventBus:
                 continue
             try:
                 await asyncio.wait_for(sub._room.wait(), sub.block_timeout)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 why = f"{sub.name} fell {sub.pending} events behind for {sub.block_timeout:g}s"
                 sub.detach(why)
                 if sub.critical:
@@ -235,7 +236,7 @@ class EventBus:
 
         try:
             await asyncio.wait_for(settle(), timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             return False
         return True
 

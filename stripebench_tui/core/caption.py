@@ -10,7 +10,7 @@ local part of email addresses.
 
 from __future__ import annotations
 
-from typing import Iterable, Mapping
+from collections.abc import Iterable, Mapping
 
 from stripebench_tui.core.events import (
     ERROR,

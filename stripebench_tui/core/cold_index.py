@@ -29,9 +29,9 @@ import os
 import re
 import sys
 from array import array
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 from stripebench_tui.core import turns_sidecar
 from stripebench_tui.core.episode_files import Refused, read_episode_file

@@ -26,8 +26,9 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable
+from typing import Any
 
 from stripebench_tui.core import operator as op
 from stripebench_tui.core.agent import Agent, AgentError, AgentTurn, Observation, Task, ToolRequest
@@ -35,9 +36,9 @@ from stripebench_tui.core.breakpoints import BREAK_HIT, BreakpointError, Breakpo
 from stripebench_tui.core.bus import EventBus
 from stripebench_tui.core.events import OPERATOR, EpisodeEnd, ModelMessage, Operator, Service, ToolCall, ToolResult
 from stripebench_tui.core.executor import ToolExecutor
-from stripebench_tui.core.tool_types import ToolOutcome
 from stripebench_tui.core.limits import ActiveTime, Limits, Usage, exceeded
 from stripebench_tui.core.profile import PUBLISH, Stopwatch, part_of
+from stripebench_tui.core.tool_types import ToolOutcome
 
 log = logging.getLogger(__name__)
 
@@ -132,7 +133,7 @@ class Driver(op.Controls):
                 reason, error = end.reason, end.error
             except AgentError as exc:
                 reason, error = op.ERROR, f"agent error: {exc}"
-            except Exception as exc:  # noqa: BLE001 - a broken agent (or driver bug) still ends the trace cleanly
+            except Exception as exc:  # a broken agent (or driver bug) still ends the trace cleanly
                 log.exception("episode failed")
                 reason, error = op.ERROR, f"{type(exc).__name__}: {exc}"
             self._finishing = True  # limits no longer apply: final grading runs to completion
@@ -243,7 +244,8 @@ class Driver(op.Controls):
                                               images=list(outcome.images)))
 
     def _agent_log(self, text: str, stream: str = "stdout") -> None:
-        self.bus.publish_nowait(Service(service=getattr(self.agent, "name", "") or "agent", status="log", stream=stream, text=text))
+        self.bus.publish_nowait(Service(service=getattr(self.agent, "name", "") or "agent", status="log",
+                                        stream=stream, text=text))
 
     async def _agent_call(self, request: ToolRequest) -> None:
         call = ToolCall(
@@ -277,7 +279,7 @@ class Driver(op.Controls):
             outcome: ToolOutcome = await self._interruptible(self.executor.call(call.tool, arguments))
         except (_End, asyncio.CancelledError):
             raise
-        except Exception as exc:  # noqa: BLE001 - the executor itself broke: record it and end the episode
+        except Exception as exc:  # the executor itself broke: record it and end the episode
             log.exception("tool executor failed")
             error = f"tool executor failed on {call.tool}: {type(exc).__name__}: {exc}"
             await self.bus.publish(
@@ -451,7 +453,8 @@ class Driver(op.Controls):
             while True:
                 getter = asyncio.ensure_future(self._commands.get())
                 try:
-                    done, _ = await asyncio.wait({work, getter}, timeout=self._wall_remaining(), return_when=asyncio.FIRST_COMPLETED)
+                    done, _ = await asyncio.wait({work, getter}, timeout=self._wall_remaining(),
+                                                 return_when=asyncio.FIRST_COMPLETED)
                 finally:
                     if not getter.done():
                         getter.cancel()
@@ -491,16 +494,17 @@ class Driver(op.Controls):
         if self._pause_after_turn:
             self._paused, self._pause_after_turn = True, False
 
-    async def _run_hook(self, hook: Callable[["Driver"], Awaitable[Any]], kind: str) -> Any:
+    async def _run_hook(self, hook: Callable[[Driver], Awaitable[Any]], kind: str) -> Any:
         try:
             return await self._interruptible(hook(self))
         except (_End, asyncio.CancelledError):
             raise
-        except Exception as exc:  # noqa: BLE001 - a grader bug is shown, not fatal
+        except Exception as exc:  # a grader bug is shown, not fatal
             log.exception("%s hook failed", kind)
             name = getattr(hook, "__qualname__", repr(hook))
             await self.bus.publish(
-                Service(service="driver", status="log", stream="stderr", text=f"{kind} hook {name} failed: {type(exc).__name__}: {exc}")
+                Service(service="driver", status="log", stream="stderr",
+                        text=f"{kind} hook {name} failed: {type(exc).__name__}: {exc}")
             )
             return None
 
@@ -549,7 +553,7 @@ class Driver(op.Controls):
         for callback in self.on_status:
             try:
                 callback(status)
-            except Exception:  # noqa: BLE001 - a UI callback must not break the episode
+            except Exception:  # a UI callback must not break the episode
                 log.exception("status callback failed")
 
     def _server_of(self, tool: str) -> str:
@@ -562,7 +566,8 @@ class Driver(op.Controls):
         final = final or FinalScore()
         self.status = op.ENDED
         self.bus.publish_nowait(Operator(action=op.STATUS_ACTION, text=op.ENDED, details={"by": "driver"}))
-        self.end = self.bus.publish_nowait(EpisodeEnd(reason=reason, error=error, score=final.score, passed=final.passed))  # type: ignore[assignment]
+        self.end = self.bus.publish_nowait(EpisodeEnd(reason=reason, error=error,
+                                                      score=final.score, passed=final.passed))  # type: ignore[assignment]
         self._notify(op.ENDED)
 
     def _close_recorder(self) -> None:
@@ -570,7 +575,7 @@ class Driver(op.Controls):
         if self.recorder is not None:
             try:
                 self.recorder.close()
-            except Exception:  # noqa: BLE001 - closing twice or a full disk must not hide the episode's end
+            except Exception:  # closing twice or a full disk must not hide the episode's end
                 log.exception("closing the recorder failed")
 
     async def _close_agent(self) -> None:
@@ -578,7 +583,7 @@ class Driver(op.Controls):
             await asyncio.wait_for(self.agent.close(), CANCEL_GRACE)
         except asyncio.CancelledError:
             raise
-        except Exception:  # noqa: BLE001
+        except Exception:
             log.exception("closing the agent failed")
 
 

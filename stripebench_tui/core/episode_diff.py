@@ -19,8 +19,9 @@ from __future__ import annotations
 import difflib
 import json
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 from stripebench_tui.core.events import (
     OPERATOR,
@@ -34,8 +35,8 @@ from stripebench_tui.core.events import (
     ToolCall,
     ToolResult,
 )
-from stripebench_tui.core.state import FAILED, OK, REJECTED, RUNNING, EpisodeState, Turn, score_of
 from stripebench_tui.core.json_value import JSONValue
+from stripebench_tui.core.state import FAILED, OK, REJECTED, RUNNING, EpisodeState, Turn, score_of
 
 SAME, CHANGED, ONLY_A, ONLY_B = "same", "changed", "only_a", "only_b"
 
@@ -116,7 +117,7 @@ class VerdictDiff:
             return "absent"
         if len(turns) != len(statuses):  # built without turns
             return " → ".join(statuses)
-        return " → ".join(f"{t}: {s}" for s, t in zip(statuses, turns))
+        return " → ".join(f"{t}: {s}" for s, t in zip(statuses, turns, strict=True))
 
     @property
     def same(self) -> bool:
@@ -191,7 +192,7 @@ def align(a: list[TurnSide], b: list[TurnSide]) -> list[TurnPair]:
     pairs: list[TurnPair] = []
     for op, i1, i2, j1, j2 in matcher.get_opcodes():
         if op == "equal":
-            for x, y in zip(a[i1:i2], b[j1:j2]):
+            for x, y in zip(a[i1:i2], b[j1:j2], strict=False):
                 statuses_differ = tuple(c[2] for c in x.calls) != tuple(c[2] for c in y.calls)
                 pairs.append(TurnPair(CHANGED if statuses_differ else SAME, x, y))
             continue
@@ -407,5 +408,6 @@ def diff_states(a: EpisodeState | EpisodeDigest, b: EpisodeState | EpisodeDigest
     return EpisodeDiff(align(da.sides, db.sides), verdicts, _objects(da, db), (da.score, db.score))
 
 
-__all__ = ["CHANGED", "Digester", "EpisodeDiff", "EpisodeDigest", "FinalObject", "FieldDiff", "IGNORED_KEYS", "Normaliser", "ONLY_A", "ONLY_B", "ObjectDiff", "SAME",
+__all__ = ["CHANGED", "Digester", "EpisodeDiff", "EpisodeDigest", "FinalObject", "FieldDiff", "IGNORED_KEYS", "Normaliser",
+           "ONLY_A", "ONLY_B", "ObjectDiff", "SAME",
            "TurnPair", "TurnSide", "VerdictDiff", "align", "diff_states", "digest", "flatten"]

@@ -7,8 +7,8 @@ episode does not time it out.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from stripebench_tui.core.operator import BUDGET, MAX_TURNS, WALL_TIME
 

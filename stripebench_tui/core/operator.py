@@ -14,8 +14,9 @@ from the event stream alone: ``status_from_state(state)``.
 from __future__ import annotations
 
 import fnmatch
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 from stripebench_tui.core.events import Event, Operator
 from stripebench_tui.core.state import EpisodeState
@@ -205,7 +206,7 @@ class ApprovalPolicy:
     patterns: tuple[str, ...] = ()
 
     @classmethod
-    def parse(cls, spec: str) -> "ApprovalPolicy":
+    def parse(cls, spec: str) -> ApprovalPolicy:
         """``never``, ``always`` or comma-separated tool-name globs such as ``shell,browser_*``."""
         spec = spec.strip()
         if spec in ("", "never"):

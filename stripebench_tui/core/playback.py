@@ -10,8 +10,8 @@ from __future__ import annotations
 import bisect
 import math
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Callable, Iterable
 
 # Speed steps for faster/slower; 1.0 is recorded time.
 SPEEDS: tuple[float, ...] = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0)

@@ -10,8 +10,8 @@ The screen calls ``shown()`` after drawing a turn and moves on when ``due()``.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from stripebench_tui.core.playback import SPEEDS
 

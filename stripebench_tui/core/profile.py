@@ -26,8 +26,9 @@ gathered as one ``HarnessTime`` event per stretch.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, TypeVar
+from typing import Any, TypeVar
 
 from stripebench_tui.core.events import (
     Event,

@@ -11,7 +11,7 @@ reports the failure and the driver ends the episode with reason ``error``.
 from __future__ import annotations
 
 import os
-from typing import Iterable
+from collections.abc import Iterable
 
 from stripebench_tui.core.bus import EventBus, Subscription
 from stripebench_tui.core.events import Event, Header
@@ -43,7 +43,7 @@ class Recorder:
         inline_cap: int = 64 * 1024,
         overwrite: bool = False,
         resume_at: tuple[int, int] | None = None,
-    ) -> "Recorder":
+    ) -> Recorder:
         """A recorder writing a new trace at ``path`` (the header is written at once); with ``resume_at`` (next seq,
         last turn) one appending to the existing trace there instead (a resumed episode)."""
         recorder = cls(TraceWriter(path, header, secrets=secrets, inline_cap=inline_cap, overwrite=overwrite,
@@ -58,7 +58,7 @@ class Recorder:
         return self._sub
 
     @property
-    def path(self):  # noqa: ANN201 - a pathlib.Path
+    def path(self):  # a pathlib.Path
         return self.writer.path
 
     @property
@@ -70,7 +70,7 @@ class Recorder:
     def closed(self) -> bool:
         return self.writer.closed
 
-    def attach(self, bus: EventBus) -> "Recorder":
+    def attach(self, bus: EventBus) -> Recorder:
         """Subscribe to ``bus``; attach before the first event is published so seq numbers match."""
         if bus.next_seq != self.written:
             raise RecorderError(f"the bus is at seq {bus.next_seq} but the trace has {self.written} events")

@@ -13,7 +13,8 @@ kind of key was used.
 from __future__ import annotations
 
 import re
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from stripebench_tui.core.json_value import JSONValue
 

@@ -18,10 +18,11 @@ from __future__ import annotations
 import getpass
 import json
 import os
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Callable, cast
+from typing import cast
 
 from stripebench_tui.core.episode_files import Refused, read_episode_file
 from stripebench_tui.core.json_value import JSONValue
@@ -43,7 +44,7 @@ def review_path(trace_path: str | os.PathLike[str]) -> Path:
 
 
 def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+    return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
 def _reviewer() -> str:

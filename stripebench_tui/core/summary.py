@@ -12,11 +12,21 @@ must agree with it on every trace (tests/core/test_summary.py holds it to that, 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
-from typing import Iterable
 
-from stripebench_tui.core.events import EpisodeEnd, Event, Finding, GraderVerdict, Header, ModelMessage, Operator
-from stripebench_tui.core.events import StripeRequest, ToolCall, ToolResult
+from stripebench_tui.core.events import (
+    EpisodeEnd,
+    Event,
+    Finding,
+    GraderVerdict,
+    Header,
+    ModelMessage,
+    Operator,
+    StripeRequest,
+    ToolCall,
+    ToolResult,
+)
 from stripebench_tui.core.state import FAILED, EpisodeState, Totals, score_of, verdict_counts_of
 
 

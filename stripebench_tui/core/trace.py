@@ -17,16 +17,16 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
+from stripebench_tui.core import cold_index, turns_sidecar
+from stripebench_tui.core.episode_files import Refused, read_episode_file
 from stripebench_tui.core.events import Event, Header, ToolResult
+from stripebench_tui.core.regular_file import NotRegularFile, open_regular
 from stripebench_tui.core.state import EpisodeState, Reducer
 from stripebench_tui.core.trace_check import LineError, parse_event, parse_header
 from stripebench_tui.core.trace_index import IndexBuilder, TraceIndex
-from stripebench_tui.core import cold_index, turns_sidecar
-from stripebench_tui.core.episode_files import Refused, read_episode_file
-from stripebench_tui.core.regular_file import NotRegularFile, open_regular
 from stripebench_tui.core.trace_writer import TraceError, TraceWriter, sidecar_dir
 from stripebench_tui.core.turns_sidecar import QuickTurns
 
@@ -124,7 +124,7 @@ class Trace:
     def _error(self, offset: int, reason: str) -> TraceError:
         return TraceError(f"{self.path}:{_line_number_at(self.path, offset)}: {reason}")
 
-    def _read_tail(self, f) -> None:  # noqa: ANN001 - a binary file
+    def _read_tail(self, f) -> None:  # a binary file
         size, start_min = self.size, self._header_end
         if size <= start_min:
             return

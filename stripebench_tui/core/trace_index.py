@@ -15,6 +15,7 @@ from __future__ import annotations
 import bisect
 from collections import deque
 from dataclasses import dataclass, field, replace
+
 from stripebench_tui.core.events import (
     EpisodeEnd,
     Event,
@@ -245,7 +246,7 @@ class IndexBuilder:
         idx.event_count = self._pos
         if not idx.exact:
             # Out-of-order turns: list them sorted, each at its first offset (state_at replays anyway).
-            pairs = sorted(zip(idx.turns, idx.offsets))
+            pairs = sorted(zip(idx.turns, idx.offsets, strict=False))
             idx.turns = [t for t, _ in pairs]
             idx.offsets = [o for _, o in pairs]
             idx._turn_pos = {t: i for i, t in enumerate(idx.turns)}

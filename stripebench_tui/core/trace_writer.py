@@ -10,8 +10,8 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 from stripebench_tui.core import turns_sidecar
 from stripebench_tui.core.events import SCHEMA, Event, Header, ToolResult, event_from_dict

@@ -173,7 +173,7 @@ class Overlay(_StrictOverlay):
     problems: dict[str, ProblemOverride] = Field(default_factory=dict)
 
     @classmethod
-    def load(cls, path: Path) -> "Overlay":
+    def load(cls, path: Path) -> Overlay:
         """Read and check an overlay file; BadFileError naming the file and field."""
         data = read_toml(path)
         try:

@@ -16,14 +16,15 @@ import re
 from pathlib import Path
 from typing import Any, cast
 
-from stripebench_tui.envs.deps import cache_root
+from stripebench_tui.core.json_value import JSONValue
 from stripebench_tui.envs.bench_overlay import OVERLAY_SUFFIX, ExternalGraderSpec, MutantSpec, Overlay, find_overlay
+from stripebench_tui.envs.deps import cache_root
 from stripebench_tui.envs.manifest import ID_PATTERN, MANIFEST, DockerSpec, Environment, Manifest, PlanRef, StripeSetup
 from stripebench_tui.errors import BadFileError, UserError
 from stripebench_tui.shared_cache import publish_file
-from stripebench_tui.core.json_value import JSONValue
 
-LAYOUT_HELP = "a benchmark folder holds environment/ (with PROBLEM.md, or problems in sub-folders), grader/ and optionally solution/"
+LAYOUT_HELP = ("a benchmark folder holds environment/ (with PROBLEM.md, or problems in sub-folders), grader/ and "
+               "optionally solution/")
 _PLAN_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")  # what envs.plans.expand would replace
 FOLDER_VAR = "${BENCH_FOLDER}"
 OVERLAY_DIR_VAR = "${BENCH_OVERLAY_DIR}"
@@ -180,7 +181,8 @@ def _environment(folder: Path, problem: str | None, overlay: Overlay, overlay_pa
     dockerfile = "Dockerfile" if use_own else None
     try:
         manifest = Manifest(
-            id=ident, title=per.get("title") or _problem_title(overlay.title, problem) or _title(problem_file, ident), category=category,
+            id=ident, title=per.get("title") or _problem_title(overlay.title, problem) or _title(problem_file, ident),
+            category=category,
             summary=overlay.summary, problem=str(problem_file), workspace=str(workspace), submission=submission,
             tools=tools, setup=setup, requirements=requirements if requirements is not None else "",
             limits=overlay.limits, stripe=StripeSetup(seed=seed, api_version=overlay.stripe.api_version),
@@ -231,7 +233,8 @@ def _plans(folder: Path, problem: str | None, ident: str, overlay: Overlay, base
     solution = None
     oracle: list[dict[str, Any]] = []
     if sol_dir.is_dir() or overlay.oracle.steps or overlay.oracle.files:
-        oracle = _overlay_steps(sol_dir, overlay.oracle.map, overlay.oracle.skip, "the reference solution") if sol_dir.is_dir() else []
+        oracle = _overlay_steps(sol_dir, overlay.oracle.map, overlay.oracle.skip,
+                                "the reference solution") if sol_dir.is_dir() else []
         if overlay.oracle.files:
             oracle += _overlay_steps((base / overlay.oracle.files).resolve(), {}, [], "our oracle's files")
         oracle += [dict(s) for s in overlay.oracle.steps]
@@ -317,8 +320,8 @@ def _overlay_steps(src: Path, mapping: dict[str, str], skip: list[str], what: st
             steps.append({"say": say, "tool": "create_file", "args": {"path": dest, "content": content}})
         else:
             quoted = _shell_quote(str(f))
-            steps.append({"say": say, "tool": "shell",
-                          "args": {"command": f"mkdir -p \"$(dirname {_shell_quote(dest)})\" && cp {quoted} {_shell_quote(dest)}"}})
+            command = f"mkdir -p \"$(dirname {_shell_quote(dest)})\" && cp {quoted} {_shell_quote(dest)}"
+            steps.append({"say": say, "tool": "shell", "args": {"command": command}})
     return steps
 
 
@@ -370,5 +373,6 @@ def _write_plan(ident: str, name: str, steps: list[dict[str, Any]]) -> Path:
     return path
 
 
-__all__ = ["BenchEnvironment", "OVERLAY_SUFFIX", "bench_folders_under", "is_bench_folder", "load_bench_environment", "load_bench_folder",
+__all__ = ["BenchEnvironment", "OVERLAY_SUFFIX", "bench_folders_under", "is_bench_folder", "load_bench_environment",
+           "load_bench_folder",
            "problems"]

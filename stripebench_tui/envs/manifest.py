@@ -41,7 +41,7 @@ class Health(_Strict):
     fail_on_5xx: bool = False
 
     @model_validator(mode="after")
-    def _one_probe(self) -> "Health":
+    def _one_probe(self) -> Health:
         if (self.http is None) == (self.tcp is None):
             raise ValueError("give exactly one of 'http' or 'tcp'")
         return self
@@ -269,7 +269,8 @@ def load_manifest_environment(root: Path) -> Environment:
         raise BadFileError(f"{path}: id: {manifest.id!r} does not match its directory name {root.name!r}")
     env = Environment(root, manifest)
     for field_name, rel in [("problem", manifest.problem), ("workspace", manifest.workspace)] + [
-        (f"{kind}.plan", ref.plan) for kind, ref in [("solution", manifest.solution)] + [("mutants", m) for m in manifest.mutants] if ref
+        (f"{kind}.plan", ref.plan)
+        for kind, ref in [("solution", manifest.solution)] + [("mutants", m) for m in manifest.mutants] if ref
     ] + ([("stripe.seed", manifest.stripe.seed)] if manifest.stripe.seed else []) + (
         [("requirements", manifest.requirements)] if manifest.requirements else []
     ):

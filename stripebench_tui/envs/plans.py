@@ -26,12 +26,13 @@ from __future__ import annotations
 
 import re
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
-from stripebench_tui.errors import BadFileError
 from stripebench_tui.core.json_value import JSONValue
+from stripebench_tui.errors import BadFileError
 
 _VAR = re.compile(r"\$(\$)?\{([A-Za-z_][A-Za-z0-9_]*)\}")
 

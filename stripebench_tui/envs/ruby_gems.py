@@ -35,9 +35,9 @@ import shutil
 import socket
 import subprocess
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 from stripebench_tui.envs.deps import cache_root
 from stripebench_tui.shared_cache import locked
@@ -160,7 +160,7 @@ def bundle_of(folder: Path, gemfile: str, lockfile: str | None, use_lock: bool) 
 
 # ---- this machine ----
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def ruby_version() -> str:
     """``ruby -e 'print RUBY_VERSION'``, "" without Ruby."""
     ruby = shutil.which("ruby")
@@ -172,7 +172,7 @@ def ruby_version() -> str:
         return ""
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _default_gem_path() -> str:
     """Ruby's own gem path (Debian's gems are on it), without GEM_HOME/GEM_PATH of ours."""
     env = {k: v for k, v in os.environ.items() if k not in ("GEM_HOME", "GEM_PATH")}
@@ -279,8 +279,8 @@ def build(name: str, version: str, say: Callable[[str], None] = print) -> Path:
             raise GemProblem(f"gem {name} {version} must be built, but there is no checkout of it: {source_fix(name)}")
         tag = find_tag(name, version, repo)
         if tag is None:
-            raise GemProblem(f"gem {name} {version}: {repo} has no release tag for it "
-                             f"(looked for {', '.join(p.format(version=version) for p in SOURCES.get(name, GemSource('')).tags)})")
+            looked = ", ".join(p.format(version=version) for p in SOURCES.get(name, GemSource("")).tags)
+            raise GemProblem(f"gem {name} {version}: {repo} has no release tag for it (looked for {looked})")
         source = SOURCES.get(name, GemSource(""))
         say(f"building {name} {version} from {repo} at {tag}")
         staging = Path(tempfile.mkdtemp(prefix=f".{name}-{version}-", dir=gems_dir()))

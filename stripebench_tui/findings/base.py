@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import Any, Iterable, Protocol
+from collections.abc import Iterable
+from typing import Any, Protocol
 
 from stripebench_tui.core.events import Event, Finding, ToolCall
 

@@ -10,8 +10,8 @@ given back as it is.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from dataclasses import replace
-from typing import Iterable, Iterator
 
 from stripebench_tui.core.events import EpisodeEnd, Event, Finding, Header
 from stripebench_tui.findings.runner import FindingsRunner

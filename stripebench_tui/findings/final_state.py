@@ -18,8 +18,8 @@ from __future__ import annotations
 from typing import Any
 
 from stripebench_tui.core.events import Event, Finding, Header, StripeObject, StripeRequest
-from stripebench_tui.findings.base import finding, operation, path_parts
 from stripebench_tui.core.json_value import JSONValue
+from stripebench_tui.findings.base import finding, operation, path_parts
 
 NAME = "wrong-final-state"
 # A request that ends an object by itself: its operation -> (the object's type, the state it leaves it in).

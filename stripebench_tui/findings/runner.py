@@ -8,14 +8,15 @@ far, then asks each detector for its end-of-episode findings, since nothing may 
 from __future__ import annotations
 
 import importlib
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from stripebench_tui.core.bus import EventBus
+from stripebench_tui.core.driver import Driver
 from stripebench_tui.core.events import EpisodeEnd, Event, Finding, Header
 from stripebench_tui.core.profile import GRADING, harness_part
 from stripebench_tui.errors import UserError
 from stripebench_tui.findings.base import Detector
-from stripebench_tui.core.driver import Driver
 
 DETECTORS: dict[str, str] = {
     "400-as-success": "stripebench_tui.findings.status_400:Detector400",
@@ -64,7 +65,7 @@ class FindingsRunner:
 
     @classmethod
     def live(cls, bus: EventBus, detectors: list[Detector] | None = None,
-             header: Header | None = None) -> "FindingsRunner":
+             header: Header | None = None) -> FindingsRunner:
         """A runner subscribed to ``bus`` that publishes its findings there (the bus never carries the header)."""
         runner = cls(detectors, bus, header)
         bus.subscribe(runner.feed, name="findings")

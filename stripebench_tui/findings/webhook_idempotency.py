@@ -5,9 +5,10 @@ must take it without acting twice. A ``webhook_delivery`` whose sender measured 
 grader's delivery to its copy of the app, ``grading.webhooks``) fires this when an earlier delivery of the same event
 added rows and this one adds rows again to every table that one did: the work done twice (the order fulfilled twice,
 a second parcel, a second credit). A redelivery that only adds to some of them, such as an app that logs every
-delivery it gets and fulfils once, is not counted (precise rather than complete). The answers do not matter (an app that fulfils and then fails with a 500 is retried and fulfils again). Only properly
-signed deliveries count (acting on a forged one is ``bad-signature-accepted``'s); deliveries nobody measured (Stripe's
-own, to the running app) never fire it. One finding per event.
+delivery it gets and fulfils once, is not counted (precise rather than complete). The answers do not matter (an app that
+fulfils and then fails with a 500 is retried and fulfils again). Only properly signed deliveries count (acting on a
+forged one is ``bad-signature-accepted``'s); deliveries nobody measured (Stripe's own, to the running app) never fire
+it. One finding per event.
 """
 
 from __future__ import annotations

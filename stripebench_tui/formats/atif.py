@@ -22,36 +22,44 @@ import secrets
 import shutil
 import tempfile
 from array import array
+from collections.abc import Callable
 from dataclasses import asdict
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from itertools import islice
 from pathlib import Path
-from typing import Any, Callable, TextIO, cast
+from typing import Any, TextIO, cast
 
 from stripebench_tui import __version__
 from stripebench_tui.core import json_depth
-from stripebench_tui.core.regular_file import open_regular
 from stripebench_tui.core.annotations import load_notes
 from stripebench_tui.core.events import Event, EventError, Header, ModelMessage, ToolCall, ToolResult, event_from_dict
+from stripebench_tui.core.json_value import JSONValue
 from stripebench_tui.core.profile import Profiler
+from stripebench_tui.core.regular_file import open_regular
 from stripebench_tui.core.summary import Summariser
 from stripebench_tui.core.trace import Trace, TraceError
 from stripebench_tui.core.trace_check import LineError, check_payload
 from stripebench_tui.findings.derived import Deriver
-from stripebench_tui.core.json_value import JSONValue
 
 ATIF_VERSION = "ATIF-v1.4"  # what we write: the widely implemented revision
 READABLE_VERSIONS = frozenset(f"ATIF-v1.{i}" for i in range(8))
 MAX_ATIF_BYTES = 512 << 20  # an imported trajectory is one JSON document, decoded whole
 
-_ROOT = ({"schema_version", "agent", "steps"}, {"session_id", "trajectory_id", "notes", "final_metrics", "continued_trajectory_ref", "subagent_trajectories", "extra"})
+_ROOT = ({"schema_version", "agent", "steps"},
+         {"session_id", "trajectory_id", "notes", "final_metrics", "continued_trajectory_ref", "subagent_trajectories", "extra"})
 _AGENT = ({"name", "version"}, {"model_name", "tool_definitions", "extra"})
-_STEP = ({"step_id", "source", "message"}, {"timestamp", "model_name", "reasoning_effort", "reasoning_content", "tool_calls", "observation", "metrics", "extra", "llm_call_count", "is_copied_context"})
+_STEP = ({"step_id", "source", "message"},
+         {"timestamp", "model_name", "reasoning_effort", "reasoning_content", "tool_calls", "observation", "metrics", "extra",
+          "llm_call_count", "is_copied_context"})
 _CALL = ({"tool_call_id", "function_name", "arguments"}, {"extra"})
 _OBSERVATION = ({"results"}, {"extra"})
 _RESULT: tuple[set[str], set[str]] = (set(), {"source_call_id", "content", "subagent_trajectory_ref", "extra"})
-_METRICS: tuple[set[str], set[str]] = (set(), {"prompt_tokens", "completion_tokens", "cached_tokens", "cost_usd", "prompt_token_ids", "completion_token_ids", "logprobs", "extra"})
-_FINAL: tuple[set[str], set[str]] = (set(), {"total_prompt_tokens", "total_completion_tokens", "total_cached_tokens", "total_cost_usd", "total_steps", "extra"})
+_METRICS: tuple[set[str], set[str]] = (set(),
+                                       {"prompt_tokens", "completion_tokens", "cached_tokens", "cost_usd", "prompt_token_ids",
+                                        "completion_token_ids", "logprobs", "extra"})
+_FINAL: tuple[set[str], set[str]] = (set(),
+                                     {"total_prompt_tokens", "total_completion_tokens", "total_cached_tokens",
+                                      "total_cost_usd", "total_steps", "extra"})
 _ROLE_TO_SOURCE = {"assistant": "agent", "user": "user", "system": "system", "operator": "user"}
 _SOURCE_TO_ROLE = {"agent": "assistant", "user": "user", "system": "system"}
 
@@ -142,7 +150,7 @@ def _parse_time(value: JSONValue) -> datetime | None:
         dt = datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
         return None
-    return dt if dt.tzinfo else dt.replace(tzinfo=timezone.utc)
+    return dt if dt.tzinfo else dt.replace(tzinfo=UTC)
 
 
 def _num(value: JSONValue, default: float) -> float:
@@ -194,7 +202,8 @@ def events_from_atif(doc: JSONValue, source: str = "ATIF") -> tuple[Header, list
             title=f"ATIF trajectory {root.get('session_id') or ''}".strip(),
             versions={"agent": agent["version"]},
         )
-    header.extra = {**header.extra, "imported_from": "atif", "atif_schema_version": version, "session_id": root.get("session_id", "")}
+    header.extra = {**header.extra, "imported_from": "atif", "atif_schema_version": version,
+                    "session_id": root.get("session_id", "")}
 
     events: list[Event] = []
     start: datetime | None = None
@@ -363,7 +372,8 @@ class AtifExport:
         found, self.derived = fold.summary.findings, False
         if not found:  # a trace from before the detectors: what they find over it now, labelled derived (as in a report)
             found, self.derived = deriver.findings, bool(deriver.findings)
-        self.findings: list[dict[str, Any]] = [{"detector": f.detector, "message": f.message, "severity": f.severity, "turn": f.turn,
+        self.findings: list[dict[str, Any]] = [{"detector": f.detector, "message": f.message, "severity": f.severity,
+                                                "turn": f.turn,
                           "seq": None if self.derived else f.seq, "evidence": f.evidence,
                           **({"derived": True} if self.derived else {})} for f in found]
         self.notes = load_notes(trace.path)
@@ -474,7 +484,8 @@ class AtifExport:
                         step["model_name"] = ev.model
                     if ev.reasoning:
                         step["reasoning_content"] = ev.reasoning
-                    metrics: dict[str, Any] = {k: v for k, v in (("prompt_tokens", ev.tokens_in), ("completion_tokens", ev.tokens_out),
+                    metrics: dict[str, Any] = {k: v for k, v in (("prompt_tokens", ev.tokens_in),
+                                                                 ("completion_tokens", ev.tokens_out),
                                                                  ("cost_usd", ev.cost_usd)) if v is not None}
                     timing = {k: v for k, v in (("ttft_seconds", ev.ttft), ("latency_seconds", ev.latency)) if v is not None}
                     if timing:  # where the time went: model time per step (read back on import)
@@ -486,17 +497,22 @@ class AtifExport:
             elif kind == _AS_CALL:
                 assert isinstance(ev, ToolCall) and i is not None
                 if new:
-                    held[i] = {"step_id": 0, "source": "agent", "message": "", "extra": {"stripebench": {"seq": None, "t": ev.t, "turn": ev.turn}}}
+                    held[i] = {"step_id": 0, "source": "agent", "message": "",
+                               "extra": {"stripebench": {"seq": None, "t": ev.t, "turn": ev.turn}}}
                     stamp(held[i], ev.t)
                 step = held[i]
-                step.setdefault("tool_calls", []).append({"tool_call_id": ev.call_id, "function_name": ev.tool, "arguments": ev.arguments})
-                step["extra"]["stripebench"].setdefault("calls", {})[ev.call_id] = {"seq": ev.seq, "t": ev.t, "actor": ev.actor, "server": ev.server}
+                step.setdefault("tool_calls", []).append({"tool_call_id": ev.call_id, "function_name": ev.tool,
+                                                          "arguments": ev.arguments})
+                step["extra"]["stripebench"].setdefault("calls", {})[ev.call_id] = {"seq": ev.seq, "t": ev.t,
+                                                                                    "actor": ev.actor, "server": ev.server}
             elif kind == _AS_RESULT:
                 assert isinstance(ev, ToolResult) and i is not None
                 step = held[i]
-                step.setdefault("observation", {"results": []})["results"].append({"source_call_id": ev.call_id, "content": trace.full_output(ev)})
+                step.setdefault("observation", {"results": []})["results"].append({"source_call_id": ev.call_id,
+                                                                                   "content": trace.full_output(ev)})
                 step["extra"]["stripebench"].setdefault("results", {})[ev.call_id] = {
-                    "seq": ev.seq, "t": ev.t, "turn": ev.turn, "is_error": ev.is_error, "exit_code": ev.exit_code, "duration": ev.duration,
+                    "seq": ev.seq, "t": ev.t, "turn": ev.turn, "is_error": ev.is_error, "exit_code": ev.exit_code,
+                    "duration": ev.duration,
                 }
             else:
                 on_event(ev.to_dict())

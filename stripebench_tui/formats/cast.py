@@ -43,9 +43,10 @@ import subprocess
 import sys
 import termios
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Callable
+from typing import IO
 
 from stripebench_tui.core.caption import mask
 from stripebench_tui.core.presenting import DWELL

@@ -6,8 +6,8 @@ import json
 from typing import TextIO
 
 from stripebench_tui.core.episode_diff import CHANGED, ONLY_A, ONLY_B, SAME, EpisodeDiff, TurnPair, TurnSide
-from stripebench_tui.core.sanitize import sanitize
 from stripebench_tui.core.json_value import JSONValue
+from stripebench_tui.core.sanitize import sanitize
 
 _MARK = {SAME: "=", CHANGED: "~", ONLY_A: "<", ONLY_B: ">"}
 COLUMN = 44
@@ -51,7 +51,7 @@ def write_diff(diff: EpisodeDiff, out: TextIO, labels: tuple[str, str] = ("A", "
         where = " / ".join(f"{n} turn {s.turn}" if s else f"{n} —" for n, s in (("A", p.a), ("B", p.b)))
         out.write(f"First divergence: {where} ({p.kind.replace('_', ' ')})\n")
         if p.kind == CHANGED and p.a and p.b:
-            for (ta, aa, sa), (tb, ab, sb) in zip(p.a.calls, p.b.calls):
+            for (ta, aa, sa), (tb, ab, sb) in zip(p.a.calls, p.b.calls, strict=False):
                 if (ta, aa, sa) != (tb, ab, sb):
                     out.write(f"  A: {sanitize(ta)} {sa} {_value(aa)}\n  B: {sanitize(tb)} {sb} {_value(ab)}\n")
                     break

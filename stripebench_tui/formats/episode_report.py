@@ -36,6 +36,7 @@ from stripebench_tui.core.events import (
     ToolCall,
     ToolResult,
 )
+from stripebench_tui.core.json_value import JSONValue
 from stripebench_tui.core.redact import Redactor
 from stripebench_tui.core.sanitize import CUT_MARK, sanitize
 from stripebench_tui.core.state import Reducer
@@ -45,7 +46,6 @@ from stripebench_tui.findings.runner import detect
 from stripebench_tui.formats.report_chart import Chart, verdict_chart
 from stripebench_tui.formats.report_lineage import ReportLineage, report_lineage
 from stripebench_tui.formats.text import episode_passed
-from stripebench_tui.core.json_value import JSONValue
 
 PREVIEW_LINES = 6  # lines of an output shown before it is expanded
 HEAD_LINES, TAIL_LINES = 16, 4  # of a long output, what the report keeps (the whole output is in the trace)
@@ -375,7 +375,8 @@ def build_report(trace: Trace, *, embed_images: bool = True) -> Report:
         ("backend", clean(h.backend) or "—"),
     ]
     ordered = [turns[k] for k in sorted(turns)]
-    chart = verdict_chart(state.verdicts.values(), duration, [(n.turn, turns[n.turn].start if n.turn in turns else 0.0) for n in notes],
+    chart = verdict_chart(state.verdicts.values(), duration,
+                          [(n.turn, turns[n.turn].start if n.turn in turns else 0.0) for n in notes],
                           [(f.turn, turns[f.turn].start if f.turn in turns else 0.0) for f in raw_findings], clean)
     return Report(
         title=clean(h.title or h.env or Path(trace.path).name),

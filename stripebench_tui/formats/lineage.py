@@ -15,9 +15,10 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from stripebench_tui.core.events import EpisodeEnd, EpisodeResume, Event, Finding
 from stripebench_tui.core.trace import EPISODE_TRACE, Trace, TraceError, open_trace

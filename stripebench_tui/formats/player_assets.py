@@ -52,7 +52,7 @@ def player_dir() -> Path:
 def _install(target: Path) -> None:
     npm = shutil.which("npm")
     if npm is None:
-        raise RuntimeProblem(f"embedding a recording needs asciinema's player, installed once with npm: install "
+        raise RuntimeProblem("embedding a recording needs asciinema's player, installed once with npm: install "
                              "Node.js and npm (Debian: apt-get install nodejs npm)")
     with tempfile.TemporaryDirectory(prefix=".player-", dir=target.parent) as tmp:
         done = subprocess.run([npm, "install", "--no-audit", "--no-fund", "--ignore-scripts", "--prefix", tmp,
@@ -63,7 +63,7 @@ def _install(target: Path) -> None:
         staged = Path(tmp) / "published"
         staged.mkdir()
         package = Path(tmp) / "node_modules" / PACKAGE
-        for kind, rel in FILES.items():
+        for rel in FILES.values():
             shutil.copyfile(package / rel, staged / Path(rel).name)
         shutil.copyfile(package / "LICENSE", staged / "LICENSE")
         os.replace(staged, target)  # one rename: readers see no player or all of it

@@ -6,8 +6,8 @@ no chart library, nothing fetched), each band linking to the turn that set it.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Callable, Iterable
 
 from stripebench_tui.core.state import CriterionState
 

@@ -20,7 +20,7 @@ import base64
 import gzip
 import json
 import re
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -66,7 +66,7 @@ def _tight(markup: str) -> markupsafe.Markup:
     return markupsafe.Markup(_BETWEEN_TAGS.sub("><", str(markup)))
 
 
-@lru_cache(maxsize=None)
+@cache
 def _env(fmt: str) -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(TEMPLATES),

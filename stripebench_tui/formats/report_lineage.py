@@ -4,9 +4,9 @@ cleaned by the report's own redact-and-sanitise function, and where it sits rela
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 from stripebench_tui.core.trace import TraceError
 from stripebench_tui.formats.lineage import Branch, read_lineage

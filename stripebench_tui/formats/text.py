@@ -8,15 +8,16 @@ sanitiser the TUI uses too.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Iterable, TextIO
+from typing import Any, TextIO
 
 from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
 from stripebench_tui.core.annotations import load_notes
-from stripebench_tui.core.breakpoints import BreakpointSet, BreakHit
+from stripebench_tui.core.breakpoints import BreakHit, BreakpointSet
 from stripebench_tui.core.events import (
     PASS,
     SIGNED,
@@ -232,7 +233,8 @@ def _final_line(state: EpisodeState | EpisodeSummary) -> str:
     passed = "PASSED" if episode_passed(state) else "FAILED"
     counts = state.verdict_counts()
     shown = "unscored" if score is None else f"{score:.2f}"
-    return f"Final score: {shown} · {passed} · criteria {counts['pass']} pass, {counts['fail']} fail, {counts['pending']} pending, {counts['error']} error"
+    return (f"Final score: {shown} · {passed} · criteria {counts['pass']} pass, {counts['fail']} fail, "
+            f"{counts['pending']} pending, {counts['error']} error")
 
 
 TIME_KINDS = ("wall", "model", "ttft", "tool", "stripe", "wait", "other")
@@ -277,7 +279,8 @@ def hits_table(hits: list[Any]) -> Table:
     return table
 
 
-def summary_tables(state: EpisodeSummary | EpisodeState, findings: list[Finding] | None = None, profile: TimeProfile | None = None,
+def summary_tables(state: EpisodeSummary | EpisodeState, findings: list[Finding] | None = None,
+                   profile: TimeProfile | None = None,
                    hits: list[Any] | None = None) -> list[Any]:
     """Rich renderables for ``--summary``: totals, tools, verdict timeline, Stripe requests, findings, time, hits.
 

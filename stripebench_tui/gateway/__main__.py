@@ -31,7 +31,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--record", type=Path, default=None, help="record every model response in this directory")
     args = parser.parse_args(argv)
     lock = threading.Lock()
-    out = open(args.events, "a", encoding="utf-8") if args.events else None  # noqa: SIM115 - closed at exit
+    out = open(args.events, "a", encoding="utf-8") if args.events else None  # closed at exit
 
     def emit(event: Event, turn: int) -> None:
         if out is not None:

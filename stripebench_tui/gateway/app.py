@@ -22,8 +22,9 @@ import json
 import os
 import secrets
 import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, AsyncIterator, Awaitable, Callable, Mapping
+from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
@@ -31,8 +32,8 @@ import orjson
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.types import Receive, Scope, Send
 from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
 
 from stripebench_tui.background_server import BackgroundServer, ServerDidNotStart
 from stripebench_tui.gateway.hold import HeldStream, Holds, hold_reply
@@ -67,7 +68,7 @@ class Upstream:
 
     @classmethod
     def from_env(cls, base_url: str | None = None, environ: Mapping[str, str] | None = None,
-                 api_key: str | None = None) -> "Upstream":
+                 api_key: str | None = None) -> Upstream:
         """From ``--base-url``/``api_key`` when given (both families), else the providers' usual variables."""
         env = os.environ if environ is None else environ
         anthropic_key = api_key or env.get("ANTHROPIC_API_KEY") or env.get("ANTHROPIC_AUTH_TOKEN") or None
@@ -186,13 +187,13 @@ class Gateway:
             return JSONResponse(wire.error_body(502, _unreachable(url, exc)), status_code=502)
         return Response(upstream.content, upstream.status_code, headers=self._response_headers(upstream))
 
-    def _model_route(self, wire: Wire) -> Callable[[Request], Awaitable["Response | _Relay"]]:
-        async def handle(request: Request) -> "Response | _Relay":
+    def _model_route(self, wire: Wire) -> Callable[[Request], Awaitable[Response | _Relay]]:
+        async def handle(request: Request) -> Response | _Relay:
             return await self._model(request, wire)
 
         return handle
 
-    async def _model(self, request: Request, wire: Wire) -> "Response | _Relay":
+    async def _model(self, request: Request, wire: Wire) -> Response | _Relay:
         refused = self._refuse(request, wire)
         if refused is not None:
             return refused
@@ -202,7 +203,8 @@ class Gateway:
         except orjson.JSONDecodeError:
             body = None
         if not isinstance(body, dict):
-            return JSONResponse(wire.error_body(400, "stripebench gateway: the request body must be a JSON object"), status_code=400)
+            return JSONResponse(wire.error_body(400,
+                                                "stripebench gateway: the request body must be a JSON object"), status_code=400)
         if self.holds is not None and self.holds.originals:
             body = self.holds.restore(wire, body)  # rejected calls as the model asked for them, and why they did not run
             raw = orjson.dumps(body)
@@ -297,7 +299,7 @@ class Gateway:
 
     # ---- lifecycle ----
 
-    def start(self) -> "Gateway":
+    def start(self) -> Gateway:
         """Serve on a background thread; returns once connections are accepted."""
         self._served = BackgroundServer(self.app, "the gateway", host=self.host, port=self.port, loop_factory=_new_loop,
                                         on_loop=self._serving_on, after_serve=self._close_client)
@@ -320,7 +322,7 @@ class Gateway:
         if self._served is not None:
             self._served.stop()
 
-    def __enter__(self) -> "Gateway":
+    def __enter__(self) -> Gateway:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:

@@ -11,7 +11,7 @@ reported as a ``service`` log line of the gateway, after whatever it did carry.
 from __future__ import annotations
 
 import threading
-from typing import Callable
+from collections.abc import Callable
 
 from stripebench_tui.agents.pricing import TurnUsage, turn_cost
 from stripebench_tui.core.events import Event, ModelMessage, Service, ToolCall, ToolResult

@@ -36,7 +36,8 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
-from typing import Any, AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable
+from typing import Any
 
 import httpx
 
@@ -44,8 +45,7 @@ from stripebench_tui.gateway.recording import EXCERPT, Carried, ModelRecorder, R
 from stripebench_tui.gateway.remap import events_of, mapper, remap_body, remap_stream, walk
 from stripebench_tui.gateway.sse import SseDecoder
 from stripebench_tui.gateway.traffic import Exchange
-from stripebench_tui.gateway.wire import ANTHROPIC, OPENAI_CHAT
-from stripebench_tui.gateway.wire import Wire
+from stripebench_tui.gateway.wire import ANTHROPIC, OPENAI_CHAT, Wire
 
 ENDED = "stripebench replay: the recording ends here and there is no live upstream"
 

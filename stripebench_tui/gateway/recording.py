@@ -21,9 +21,10 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import httpx
 
@@ -80,7 +81,7 @@ class RecordedExchange:
         return out
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "RecordedExchange":
+    def from_dict(cls, data: dict[str, Any]) -> RecordedExchange:
         known = {k: data[k] for k in cls.__dataclass_fields__ if k in data and k not in ("raw", "carries")}
         return cls(**known, carries=[Carried(**c) for c in data.get("carries") or []])
 

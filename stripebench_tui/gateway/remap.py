@@ -12,10 +12,11 @@ is. Events with nothing to change keep their bytes as they were.
 from __future__ import annotations
 
 import json
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
-from stripebench_tui.core.substitute import replacer
 from stripebench_tui.core.json_value import JSONValue
+from stripebench_tui.core.substitute import replacer
 
 Rewrite = Callable[[str], str]
 _Delta = tuple[tuple[Any, ...], Any, Any]  # (JSON path, the dict holding the string, its key)

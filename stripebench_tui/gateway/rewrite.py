@@ -12,8 +12,9 @@ the stream event that begins a tool call and its tool name. Nothing here does I/
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any
 
 import orjson
 
@@ -45,7 +46,8 @@ def starts_call(wire: Wire, data: dict[str, Any]) -> str:
     """The tool name when this stream event begins a tool call, else ""."""
     if wire.family == "anthropic":
         block = data.get("content_block") or {}
-        return str(block.get("name") or "") if data.get("type") == "content_block_start" and block.get("type") == "tool_use" else ""
+        starts_a_call = data.get("type") == "content_block_start" and block.get("type") == "tool_use"
+        return str(block.get("name") or "") if starts_a_call else ""
     if wire.name == "openai-chat":
         for choice in data.get("choices") or []:
             for part in (choice.get("delta") or {}).get("tool_calls") or []:
@@ -54,7 +56,8 @@ def starts_call(wire: Wire, data: dict[str, Any]) -> str:
                     return str(name)
         return ""
     item = data.get("item") or {}
-    return str(item.get("name") or "") if data.get("type") == "response.output_item.added" and item.get("type") == "function_call" else ""
+    starts_a_call = data.get("type") == "response.output_item.added" and item.get("type") == "function_call"
+    return str(item.get("name") or "") if starts_a_call else ""
 
 
 def rewrite_reply(wire: Wire, body: dict[str, Any], changes: dict[str, Change]) -> dict[str, Any]:
@@ -79,7 +82,8 @@ def rewrite_reply(wire: Wire, body: dict[str, Any], changes: dict[str, Change]) 
 
 def _rewrite_items(items: list[Any], changes: dict[str, Change]) -> None:
     for item in items:
-        change = changes.get(str(item.get("call_id", ""))) if isinstance(item, dict) and item.get("type") == "function_call" else None
+        is_call = isinstance(item, dict) and item.get("type") == "function_call"
+        change = changes.get(str(item.get("call_id", ""))) if is_call else None
         if change is not None:
             item["arguments"], item["name"] = _json(change.arguments), change.name or item.get("name")
 

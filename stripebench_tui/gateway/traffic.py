@@ -11,8 +11,9 @@ an operator's note) and after the response ended.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol
+from typing import Any, Protocol
 
 from stripebench_tui.gateway.wire import Reply, Wire
 

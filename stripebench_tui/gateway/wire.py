@@ -105,7 +105,7 @@ class Wire:
     def reply(self, body: dict[str, Any]) -> Reply:
         raise NotImplementedError
 
-    def stream(self) -> "StreamParser":
+    def stream(self) -> StreamParser:
         raise NotImplementedError
 
     def append_user(self, body: dict[str, Any], text: str) -> dict[str, Any]:
@@ -150,7 +150,8 @@ class Anthropic(Wire):
                     continue
                 if block.get("type") == "tool_result":
                     call_id = str(block.get("tool_use_id", ""))
-                    out.append(Incoming("r:" + call_id, _content_text(block.get("content")), call_id, bool(block.get("is_error"))))
+                    out.append(Incoming("r:" + call_id, _content_text(block.get("content")), call_id,
+                                        bool(block.get("is_error"))))
                 elif block.get("type") == "text" and isinstance(block.get("text"), str):
                     out.append(Incoming(f"u:{i}:{j}:" + _digest(block["text"]), block["text"]))
         return out

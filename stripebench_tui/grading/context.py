@@ -11,9 +11,10 @@ import sqlite3
 import subprocess
 import tempfile
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO, Callable, Protocol
+from typing import Any, BinaryIO, Protocol
 
 import httpx
 
@@ -55,7 +56,8 @@ class ThisMachine:
 
     def start_process(self, command: str, *, cwd: Path, env: dict[str, str], unset: tuple[str, ...] = (),
                       log: BinaryIO) -> subprocess.Popen[bytes]:
-        """``bash -c command`` here: the allowed part of our environment (``child_env``), the episode's variables, ``env``, minus ``unset``."""
+        """``bash -c command`` here: the allowed part of our environment (``child_env``), the episode's variables,
+        ``env``, minus ``unset``."""
         full = {**base_env(), **{k: v for k, v in self.env_vars.items() if isinstance(v, str)}, **env}
         for name in unset:
             full.pop(name, None)

@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import inspect
 import re
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable, Mapping
+from typing import Any
 
 from stripebench_tui.core.events import ERROR, FAIL, PASS, PENDING, VERDICT_STATUSES
 from stripebench_tui.core.json_value import JSONValue
@@ -103,7 +104,7 @@ class Criterion:
 
     @property
     def is_async(self) -> bool:
-        return inspect.iscoroutinefunction(self.check) or inspect.iscoroutinefunction(getattr(self.check, "__call__", None))
+        return inspect.iscoroutinefunction(self.check) or inspect.iscoroutinefunction(getattr(self.check, "__call__", None))  # noqa: B004 - its __call__ method, asked whether it is async
 
     def watches(self, object_type: str) -> bool:
         """True when an object of ``object_type`` should re-check this criterion live."""

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Awaitable, Iterable
 from dataclasses import dataclass
-from typing import Any, Awaitable, Iterable, cast
+from typing import Any, cast
 
 from stripebench_tui.core.events import ERROR, FAIL, PASS, PENDING, StripeObject
 from stripebench_tui.grading.context import GradingContext
@@ -108,9 +109,10 @@ class Evaluator:
             got = await asyncio.wait_for(call(), criterion.timeout)
             if not isinstance(got, Outcome):
                 raise TypeError(f"check returned {type(got).__name__}, not an Outcome")
-        except asyncio.TimeoutError:
+        except TimeoutError:
             # A thread cannot be killed; the stuck check is abandoned and reported, never counted as a pass.
-            got = Outcome(ERROR, {"error": f"timed out after {criterion.timeout:g}s"}, f"the check took longer than {criterion.timeout:g}s")
+            got = Outcome(ERROR, {"error": f"timed out after {criterion.timeout:g}s"},
+                          f"the check took longer than {criterion.timeout:g}s")
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # noqa: BLE001 - a grader's bug is reported as an error verdict
@@ -132,7 +134,7 @@ class Evaluator:
             )
         finally:
             await self.ctx.end_evaluation()
-        for (name, cand), outcome in zip(named, outcomes):
+        for (name, cand), outcome in zip(named, outcomes, strict=True):
             self.results.setdefault(cand, {})[name] = outcome
 
     def pairs(self, criteria: Iterable[Criterion], candidates: Iterable[str] | None = None) -> list[tuple[Criterion, str | None]]:

@@ -22,7 +22,7 @@ from typing import Any
 
 from stripebench_tui.child_env import base_env
 from stripebench_tui.core.bus import EventBus, Subscription
-from stripebench_tui.core.driver import FinalScore
+from stripebench_tui.core.driver import Driver, FinalScore
 from stripebench_tui.core.events import ERROR, FAIL, PASS, Event, GraderVerdict, StripeObject, ToolResult
 from stripebench_tui.core.profile import GRADING, harness_part
 from stripebench_tui.envs.ruby_gems import GemBundle, bundle_of
@@ -32,7 +32,6 @@ from stripebench_tui.grading.evaluate import Reported
 from stripebench_tui.grading.external_reports import PASSED, SKIPPED, criterion_name
 from stripebench_tui.grading.external_run import GraderRun, RunResult
 from stripebench_tui.preload import REQUEST_SOURCE_VAR, preload_env
-from stripebench_tui.core.driver import Driver
 
 log = logging.getLogger(__name__)
 
@@ -56,7 +55,7 @@ class ExternalGrader:
 
     # Any: an Environment, or a test's stand-in with the same fields
     @classmethod
-    def for_env(cls, env: Any) -> "ExternalGrader":
+    def for_env(cls, env: Any) -> ExternalGrader:
         spec = env.external_grader
         return cls(spec, env.folder, env.problem or "", description=f"external grader: {spec.command}")
 
@@ -159,7 +158,7 @@ class ExternalLiveGrading:
         self._idle = asyncio.Event()
         self._idle.set()
 
-    def attach(self, bus: EventBus) -> "ExternalLiveGrading":
+    def attach(self, bus: EventBus) -> ExternalLiveGrading:
         """Subscribe to ``bus`` and start the first run (the untouched workspace's verdicts)."""
         self.bus = bus
         self._sub = bus.subscribe(self._on_event, name="external-grading")
@@ -223,7 +222,7 @@ class ExternalLiveGrading:
                     return
         except asyncio.CancelledError:
             raise
-        except Exception:  # noqa: BLE001 - a bug here must not end the episode; the final run reports
+        except Exception:  # a bug here must not end the episode; the final run reports
             log.exception("external grader run failed")
         finally:
             if self._timer is None and not self._again:
@@ -265,7 +264,7 @@ class ExternalLiveGrading:
         assert self.bus is not None
         verdicts = [(r.criterion.name, r.status, 1.0, r.criterion.description, r.evidence()) for r in report.values()]
         # Criteria an earlier run reported and this one does not (the run's own, once tests report) stop counting.
-        for name, (status, weight, evidence) in self.published.items():
+        for name, (_status, weight, _evidence) in self.published.items():
             if name not in report and (weight > 0 or final):
                 gone = "the grader reported tests" if name == GRADER_RUN else "not in the grader's latest report"
                 verdicts.append((name, PASS if name == GRADER_RUN else FAIL, 0.0, gone, {"summary": gone}))

@@ -123,7 +123,8 @@ def _item(name: str, value: JSONValue) -> TestResult:
     if isinstance(value, bool):
         return TestResult(name, PASSED if value else FAILED, "" if value else "false", name)
     if isinstance(value, (int, float)):
-        return TestResult(name, PASSED if value >= 1.0 else FAILED, "" if value >= 1.0 else f"score {value:g}", name, float(value))
+        return TestResult(name, PASSED if value >= 1.0 else FAILED,
+                          "" if value >= 1.0 else f"score {value:g}", name, float(value))
     if isinstance(value, dict):
         score = value.get("score")
         passed = value.get("passed", value.get("pass"))

@@ -155,7 +155,7 @@ class GraderRun:
                                                         stderr=asyncio.subprocess.STDOUT, start_new_session=True)
             try:
                 code = await asyncio.wait_for(proc.wait(), self.spec.timeout)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 await _kill(proc)
                 output = _read_tail(log_path)
                 return RunResult(error=f"the grader ran longer than {self.spec.timeout:g}s and was stopped",
@@ -171,7 +171,8 @@ class GraderRun:
             try:
                 source = path.read_text(encoding="utf-8", errors="replace")
             except (FileNotFoundError, IsADirectoryError):
-                return RunResult(error=f"the grader exited {code} and wrote no report ({path.name})" + missing_runtime(code, output),
+                why = f"the grader exited {code} and wrote no report ({path.name})" + missing_runtime(code, output)
+                return RunResult(error=why,
                                  output=tail(output, OUTPUT_TAIL), exit_code=code, duration=duration, submission=text)
         try:
             tests = parse_report(source, self.spec.report)
@@ -205,7 +206,8 @@ async def grader_venv(requirements: list[str], on_wait: Callable[[], object] | N
     async def build(target: Path) -> None:
         target.parent.mkdir(parents=True, exist_ok=True)
         for argv in ([sys.executable, "-m", "venv", str(target)],
-                     [str(target / "bin" / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check", *requirements]):
+                     [str(target / "bin" / "python"), "-m", "pip", "install", "-q",
+                      "--disable-pip-version-check", *requirements]):
             proc = await asyncio.create_subprocess_exec(*argv, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
             try:
                 out, _ = await proc.communicate()
@@ -216,7 +218,8 @@ async def grader_venv(requirements: list[str], on_wait: Callable[[], object] | N
                 raise
             if proc.returncode != 0:
                 raise RuntimeError(f"cannot install the grader's requirements ({' '.join(requirements)}): "
-                                   f"{' '.join(argv[1:3])} exited {proc.returncode}\n" + tail(out.decode(errors="replace"), OUTPUT_TAIL))
+                                   f"{' '.join(argv[1:3])} exited {proc.returncode}\n"
+                                   + tail(out.decode(errors="replace"), OUTPUT_TAIL))
         (target / "requirements.txt").write_text("\n".join(requirements) + "\n")
 
     await ensure_entry_async(venv, build, in_place=True, on_wait=on_wait)
@@ -244,7 +247,7 @@ async def _kill(proc: asyncio.subprocess.Process) -> None:
         pass
     try:
         await asyncio.wait_for(proc.wait(), 5)
-    except asyncio.TimeoutError:  # pragma: no cover - a process SIGKILL cannot stop is the kernel's business
+    except TimeoutError:  # pragma: no cover - a process SIGKILL cannot stop is the kernel's business
         pass
 
 

@@ -22,13 +22,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from stripebench_tui.core.bus import EventBus, Subscription
-from stripebench_tui.core.driver import FinalScore
+from stripebench_tui.core.driver import Driver, FinalScore
 from stripebench_tui.core.events import Event, GraderVerdict, StripeObject
 from stripebench_tui.core.profile import GRADING, harness_part
 from stripebench_tui.grading.context import GradingContext
 from stripebench_tui.grading.criteria import Criterion, Grader
 from stripebench_tui.grading.evaluate import Evaluator, Reported
-from stripebench_tui.core.driver import Driver
 
 log = logging.getLogger(__name__)
 
@@ -72,7 +71,7 @@ class LiveGrading:
 
     # ---- wiring ----
 
-    def attach(self, bus: EventBus) -> "LiveGrading":
+    def attach(self, bus: EventBus) -> LiveGrading:
         """Subscribe to ``bus`` and publish every criterion as pending (call inside the episode's event loop)."""
         self.bus = bus
         self._sub = bus.subscribe(self._on_event, name="live-grading")
@@ -90,7 +89,7 @@ class LiveGrading:
         self._queue(_Job(live, None, "turn_end", turn=driver.turn, done=done))
         try:
             await asyncio.wait_for(asyncio.shield(done), TURN_END_WAIT)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             log.warning("turn-end grading still running after %ss; moving on", TURN_END_WAIT)
 
     @harness_part(GRADING)
@@ -163,7 +162,7 @@ class LiveGrading:
                     await self._process(jobs)
                 except asyncio.CancelledError:
                     raise
-                except Exception:  # noqa: BLE001 - a framework bug must not end live grading for the episode
+                except Exception:  # a framework bug must not end live grading for the episode
                     log.exception("live grading batch failed")
                 finally:
                     for job in jobs:
@@ -203,7 +202,7 @@ class LiveGrading:
         if wait > 0:
             try:
                 await asyncio.wait_for(self.idle(), wait)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 log.warning("live checks still running after %ss; abandoning them", wait)
         for job in self._jobs:
             if job.done is not None and not job.done.done():

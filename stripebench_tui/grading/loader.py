@@ -49,7 +49,7 @@ def load_grader(env: Environment, root: Path | None = None) -> Grader | None:
         grader = getattr(module, "GRADER", None)
         if grader is None and callable(getattr(module, "build", None)):
             grader = module.build()
-    except Exception as exc:  # noqa: BLE001 - any failure in a grader file is a bad file, named in one line
+    except Exception as exc:  # any failure in a grader file is a bad file, named in one line
         raise BadFileError(f"{path}: the grader failed to load: {type(exc).__name__}: {_first_line(exc)}") from exc
     finally:
         sys.modules.pop(name, None)

@@ -8,7 +8,8 @@ episode (a new context) runs the scenarios again.
 from __future__ import annotations
 
 import threading
-from typing import Any, Callable, TypeVar
+from collections.abc import Callable
+from typing import TypeVar
 
 from stripebench_tui.grading.context import GradingContext
 

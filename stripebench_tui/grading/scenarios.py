@@ -8,7 +8,8 @@ database) fails every criterion with "cannot grade: …".
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable, TypeVar
+from collections.abc import Callable, Iterable
+from typing import Any, TypeVar
 
 import httpx
 

@@ -14,7 +14,8 @@ both for a block and clears them after, whatever happens. ``holding()`` makes an
 the next matching request is held until a second one has arrived and been answered by Stripe (or the grader
 releases it, or ``hold_limit`` passes for an app that never sends a second one), then forwarded.
 With ``restricted_to`` set, a restricted key (``rk_…``) is refused with 403 outside that path prefix, as Stripe
-refuses a key without the permission. Served by uvicorn/Starlette on a background thread (``background_server``), forwarding with httpx.
+refuses a key without the permission. Served by uvicorn/Starlette on a background thread (``background_server``),
+forwarding with httpx.
 """
 
 from __future__ import annotations
@@ -26,8 +27,9 @@ import logging
 import re
 import threading
 import time
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, AsyncIterator, Callable, Iterator
+from typing import Any
 from urllib.parse import parse_qsl
 
 import httpx
@@ -258,7 +260,7 @@ class StripeProxy:
             try:
                 listener(request.method, path, request.url.query, body, {k.lower(): v for k, v in request.headers.items()},
                          status, headers, payload, seen.answered - arrived)
-            except Exception:  # noqa: BLE001 - an observer's bug must never change an answer
+            except Exception:  # an observer's bug must never change an answer
                 log.exception("stripe proxy listener failed on %s %s", request.method, path)
         if hold is not None and action != "hold":  # the second request has its answer: the held one may go on
             hold.release()

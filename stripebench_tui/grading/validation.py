@@ -10,9 +10,9 @@ the verdict logic without running episodes.
 from __future__ import annotations
 
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Awaitable, Callable
 
 from rich.table import Table
 from rich.text import Text
@@ -197,4 +197,5 @@ def all_ok(rows: list[ValidationRow]) -> bool:
     return bool(rows) and all(r.ok for r in rows)
 
 
-__all__ = ["MUTANT", "NOOP", "ORACLE", "ValidationRow", "Run", "RunOutcome", "Runner", "all_ok", "findings_report", "legend", "runs_for", "validate", "validation_table", "warnings"]
+__all__ = ["MUTANT", "NOOP", "ORACLE", "ValidationRow", "Run", "RunOutcome", "Runner", "all_ok", "findings_report", "legend",
+           "runs_for", "validate", "validation_table", "warnings"]

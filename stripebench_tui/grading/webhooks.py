@@ -17,7 +17,7 @@ import json
 import secrets
 import sqlite3
 import time
-from typing import Callable
+from collections.abc import Callable
 
 import httpx
 

@@ -1,4 +1,5 @@
-"""External agent harnesses (Claude Code, Codex CLI, mini-swe-agent, a command of the user's) run as processes behind the model gateway.
+"""External agent harnesses (Claude Code, Codex CLI, mini-swe-agent, a command of the user's) run as processes behind
+the model gateway.
 
 ``external`` holds the agent that starts a harness and turns the gateway's traffic into turns; ``harnesses`` the
 adapters (a little data and one command-line function each; ``codex`` and ``mini_swe_agent`` have a module each),

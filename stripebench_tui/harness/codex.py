@@ -20,9 +20,9 @@ import os
 from pathlib import Path
 from typing import Any
 
+from stripebench_tui.core.json_value import JSONValue
 from stripebench_tui.harness.external import Harness, HarnessContext
 from stripebench_tui.harness.installers import Install
-from stripebench_tui.core.json_value import JSONValue
 
 CODEX = Install("codex", "npm", "@openai/codex", "0.171.0")
 PROVIDER = "stripebench"  # the model provider id in config.toml

@@ -28,14 +28,16 @@ import shutil
 import signal
 import sys
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from stripebench_tui.child_env import base_env, runner_secrets
+from stripebench_tui.core import operator as op
 from stripebench_tui.core.agent import AgentError, AgentTurn, Observation, Task, ToolRequest
-from stripebench_tui.core.tool_types import ToolOutcome
 from stripebench_tui.core.redact import Redactor
+from stripebench_tui.core.tool_types import ToolOutcome
 from stripebench_tui.errors import UserError
 from stripebench_tui.gateway.app import Gateway, GatewayError, Upstream
 from stripebench_tui.gateway.exchange_events import failure_line, reply_message
@@ -43,7 +45,6 @@ from stripebench_tui.gateway.hold import Holds, StandIn, unknown_tool
 from stripebench_tui.gateway.traffic import Exchange
 from stripebench_tui.harness.in_container import HARNESS_MOUNT, in_container
 from stripebench_tui.runtime.reaper import TAG_VAR, kill_tagged
-from stripebench_tui.core import operator as op
 
 # Variables that carry a provider key: never passed on to a harness.
 PROVIDER_KEYS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN")
@@ -329,7 +330,7 @@ class ExternalAgent:
                     # a turn (a harness may exit before the gateway has told us the exchange ended).
                     try:
                         await asyncio.wait_for(held.ended.wait(), EXIT_GRACE)
-                    except asyncio.TimeoutError:
+                    except TimeoutError:
                         return self._finished()
                     break
                 await changed.wait()

@@ -9,7 +9,7 @@ container reaches because it shares the host network.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from stripebench_tui.runtime.docker_exec import ENV_VAR
 

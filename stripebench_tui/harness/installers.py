@@ -11,9 +11,10 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from stripebench_tui.errors import UserError
 from stripebench_tui.shared_cache import ensure_entry, is_complete
@@ -67,7 +68,7 @@ class Install:
         return f"run `stripebench agents install {self.name}` ({self.manager} install of {self.spec} into {where})"
 
 
-def _last_line(done: "subprocess.CompletedProcess[Any]") -> str:
+def _last_line(done: subprocess.CompletedProcess[Any]) -> str:
     lines = (done.stderr or done.stdout or "").strip().splitlines()
     return lines[-1] if lines else "no output"
 

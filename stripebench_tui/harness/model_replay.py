@@ -33,7 +33,7 @@ _LIVE_VARS = {"anthropic": ("ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", "ANTHROPI
               "openai": ("OPENAI_BASE_URL", "OPENAI_API_KEY")}
 
 
-def normalizer(context: dict[str, Any]):  # noqa: ANN201 - Callable[[str], str]
+def normalizer(context: dict[str, Any]):  # Callable[[str], str]
     """Episode paths, ports and URLs written as ``${NAME}`` and timings masked, so two runs' results compare."""
     pairs = sorted(((str(v), k) for k, v in context.items() if isinstance(v, (str, int)) and len(str(v)) >= 4
                     and "KEY" not in k and "TOKEN" not in k), key=lambda p: len(p[0]), reverse=True)

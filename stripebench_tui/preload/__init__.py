@@ -13,8 +13,8 @@ The sandboxes (``runtime``) and graders' processes (``grading``) both apply it, 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
-from typing import Mapping
 
 PRELOAD_DIR = Path(__file__).resolve().parent
 PYTHON_DIR = "python"  # holds sitecustomize.py alone: everything in it becomes importable

@@ -10,9 +10,10 @@ probe: ``runs`` forks restored from the turn's checkpoint (``runtime.restore``),
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Awaitable, Callable
+from typing import Any
 
 from stripebench_tui.errors import EXIT_RUNTIME, with_exit_code
 from stripebench_tui.runtime.checkpoints import list_checkpoints
@@ -51,7 +52,7 @@ async def bisect_turns(turns: list[int], probe: Callable[[int], Awaitable[Probe]
             done[turn] = await probe(turn)
         return done[turn].passed
 
-    ordered = lambda: [done[t] for t in sorted(done)]  # noqa: E731
+    ordered = lambda: [done[t] for t in sorted(done)]
     if not turns:
         return BisectResult(None, [])
     if not await at(0):

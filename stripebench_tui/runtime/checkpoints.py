@@ -45,9 +45,10 @@ import shutil
 import stat
 import tempfile
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 
 from stripebench_tui.core.events import Service
 from stripebench_tui.core.trace_writer import sidecar_dir
@@ -56,7 +57,6 @@ from stripebench_tui.runtime.pg_checkpoint import missing_tools
 
 if TYPE_CHECKING:
     from stripebench_emulator import Emulator
-
     from stripebench_tui.core.driver import Driver
 
 CHECKPOINTS = "checkpoints"
@@ -82,7 +82,7 @@ class Policy:
     every: int = 1
 
     @classmethod
-    def parse(cls, text: str) -> "Policy":
+    def parse(cls, text: str) -> Policy:
         """``every`` (each turn), ``every:K`` (each K-th turn) or ``off``; UserError otherwise."""
         text = (text or EVERY).strip().lower()
         if text == OFF:
@@ -146,7 +146,7 @@ class CheckpointInfo:
                 "databases": self.databases}
 
     @classmethod
-    def read(cls, path: Path) -> "CheckpointInfo":
+    def read(cls, path: Path) -> CheckpointInfo:
         data = json.loads((path / INFO_FILE).read_text(encoding="utf-8"))
         return cls(turn=int(data["turn"]), path=path, taken=float(data.get("taken", 0)),
                    seconds=float(data.get("seconds", 0)), trace_bytes=int(data.get("trace_bytes", 0)),

@@ -61,7 +61,7 @@ def exec_argv(container: str, argv: list[str], *, user: str | None = None, workd
     return out + ["--", *argv]
 
 
-def writable_socket(sock: "socket.socket | socket.SocketIO") -> socket.socket:
+def writable_socket(sock: socket.socket | socket.SocketIO) -> socket.socket:
     """A socket to send the command's input on, from what ``exec_start(socket=True)`` returned.
 
     docker-py returns the TLS socket itself over https, but over a unix or plain TCP connection
@@ -106,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
     client = docker.from_env()
     try:
         container = client.containers.get(args.container)
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:  # noqa: BLE001 - any failure to look it up means no container to run in
         print(f"stripebench: container {args.container} not found ({str(exc).splitlines()[0][:200]})", file=sys.stderr)
         return EXIT_CONTAINER_GONE
     if container.status != "running":

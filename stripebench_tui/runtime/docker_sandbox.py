@@ -51,10 +51,10 @@ from stripebench_tui.core.events import Service
 from stripebench_tui.envs.manifest import Environment
 from stripebench_tui.envs.plans import PlanError, expand
 from stripebench_tui.errors import BadFileError, RuntimeProblem, UserError
+from stripebench_tui.preload import preload_env
 from stripebench_tui.runtime import docker_copy
 from stripebench_tui.runtime.docker_engine import LABEL_EPISODE, LABEL_OWNER, owner_label
 from stripebench_tui.runtime.docker_exec import ENV_VAR, exec_argv
-from stripebench_tui.preload import preload_env
 from stripebench_tui.runtime.reaper import TAG_VAR, Watchdog
 from stripebench_tui.runtime.sandbox import SandboxBase, lay_out
 from stripebench_tui.runtime.services import ServiceFailed, ServiceProcess

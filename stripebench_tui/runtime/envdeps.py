@@ -116,7 +116,7 @@ async def _build(deps: EnvDeps, progress: Callable[[str], None], log_copy: Path 
             deps.log_path.write_text("(no requirements to install)\n", encoding="utf-8")
         (target / MARKER).write_text(json.dumps({
             "env": deps.env_id, "key": deps.key, "requirements": str(deps.requirements),
-            "python": sys.version, "built": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+            "python": sys.version, "built": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         }) + "\n", encoding="utf-8")
         tmp_link = deps.home / f".link-{uuid.uuid4().hex[:8]}"
         tmp_link.symlink_to(target.name)
@@ -165,7 +165,7 @@ def _record_failure(deps: EnvDeps, reason: str) -> None:
     with contextlib.suppress(OSError):
         deps.failure_path.write_text(json.dumps({
             "reason": reason, "log": str(deps.log_path),
-            "when": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+            "when": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         }) + "\n", encoding="utf-8")
 
 

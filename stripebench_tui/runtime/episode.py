@@ -23,9 +23,10 @@ import datetime as dt
 import os
 import platform
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from stripebench_tui.child_env import hide_from_proc_environ, runner_secrets
 from stripebench_tui.core.agent import Task
@@ -37,20 +38,26 @@ from stripebench_tui.core.limits import Limits
 from stripebench_tui.core.operator import ERROR, STOPPED, ApprovalPolicy
 from stripebench_tui.core.profile import SETUP, TOOL_START, Stopwatch
 from stripebench_tui.core.recorder import Recorder
-from stripebench_tui.envs.manifest import Environment
 from stripebench_tui.envs.catalog import find_environment
+from stripebench_tui.envs.manifest import Environment
 from stripebench_tui.errors import EXIT_EPISODE_FAILED, EXIT_OK, EXIT_RUNTIME, UserError
-from stripebench_tui.runtime.checkpoints import DEFAULT_CAP_MB, Checkpointer, CheckpointInfo, Policy, human_bytes, \
-    unavailable_reason
+from stripebench_tui.runtime.checkpoints import (
+    DEFAULT_CAP_MB,
+    Checkpointer,
+    CheckpointInfo,
+    Policy,
+    human_bytes,
+    unavailable_reason,
+)
 from stripebench_tui.runtime.fixed_ports import hold_ports
 from stripebench_tui.runtime.grade import EMULATOR_STATE
 from stripebench_tui.runtime.local import LocalSandbox
 from stripebench_tui.runtime.pg_checkpoint import database_savers
+from stripebench_tui.runtime.request_proxy import start_request_proxy
 from stripebench_tui.runtime.sandbox import TRACE_NAME, new_episode_dir
 from stripebench_tui.runtime.services import ServiceFailed
 from stripebench_tui.runtime.tools import McpToolExecutor
 from stripebench_tui.stripe_account.backend import EMULATOR, StripeBackend, start_backend
-from stripebench_tui.runtime.request_proxy import start_request_proxy
 from stripebench_tui.stripe_account.request_log import RequestLog
 from stripebench_tui.stripe_account.watcher import EMULATOR_INTERVAL, REAL_INTERVAL, StripeWatcher
 
@@ -278,7 +285,7 @@ class Episode:
             seeds={"emulator": cfg.seed} if backend.kind == EMULATOR else {},
             versions={"stripebench": __version__, "stripe_sdk": stripe.VERSION, "python": platform.python_version(),
                       "stripe_api": env.manifest.stripe.api_version or ""},
-            started=dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds"),
+            started=dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds"),
             backend=backend.label, sandbox=self.sandbox.name, expects=env.manifest.expects.header_form(),
             extra={"agent_options": {k: str(v) for k, v in cfg.agent_options.items() if k not in ("api_key", "on_retry")},
                    "episode_dir": str(episode_dir), "process_tag": self.sandbox.tag,
@@ -450,7 +457,8 @@ class Episode:
         assert env is not None and sandbox is not None and backend is not None
         grader = load_grader(env, self.config.graders_dir)
         if grader is None:
-            bus.publish_nowait(Service(service="grading", status="log", text=f"no grader for {env.id}: the episode is not scored"))
+            bus.publish_nowait(Service(service="grading", status="log",
+                                       text=f"no grader for {env.id}: the episode is not scored"))
             return [], []
         variables = sandbox.variables()
         ctx = GradingContext(env=env, episode_dir=sandbox.episode_dir, workspace=sandbox.workspace,

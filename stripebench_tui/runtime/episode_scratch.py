@@ -2,7 +2,8 @@
 
 What an episode's processes put in the temporary directory — Chromium's and Playwright's profile directories, a
 PostgreSQL cluster the server's user cannot keep in the episode directory — goes into
-``<system temp>/stripebench-ep-<tag>/`` (the tag's start: Chromium makes a Unix socket in here) instead of the shared one. It is removed:
+``<system temp>/stripebench-ep-<tag>/`` (the tag's start: Chromium makes a Unix socket in here) instead of the shared
+one. It is removed:
 
 * at the episode's end, by its watchdog (``runtime.reaper``) once every tagged process is stopped;
 * when stripebench is killed (kill -9 included), by the same watchdog, which outlives it;

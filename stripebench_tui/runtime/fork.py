@@ -24,15 +24,15 @@ from pathlib import Path
 from typing import Any
 
 from stripebench_tui.core.agent import Agent, AgentTurn, Observation, Task
-from stripebench_tui.core.trace import Trace
+from stripebench_tui.core.bus import Handler
 from stripebench_tui.core.events import AGENT, Event, ModelMessage, Operator, StripeObject, ToolCall, ToolResult
+from stripebench_tui.core.trace import Trace
 from stripebench_tui.errors import UserError
 from stripebench_tui.formats.lineage import record_child
 from stripebench_tui.runtime.checkpoints import checkpoint_at
 from stripebench_tui.runtime.episode import Episode, EpisodeConfig
 from stripebench_tui.runtime.restore import RestoredEpisode, restored_episode
 from stripebench_tui.runtime.sandbox import TRACE_NAME
-from stripebench_tui.core.bus import Handler
 
 DIVERGENCE = "divergence"
 SUMMARY_OUTPUT_CHARS = 600  # per replayed tool result, in the summary the continuing agent gets
@@ -182,7 +182,7 @@ class DivergenceChecker:
         """The replay agent gave out recorded turn ``index``: close the previous one, pair the calls."""
         self.close_turn()
         self._open = index
-        for new, old in zip(turn.tool_calls, self.turns[index].calls):
+        for new, old in zip(turn.tool_calls, self.turns[index].calls, strict=False):
             self._call_map[new.call_id] = (index, old.call_id)
 
     def close_turn(self) -> None:
@@ -333,5 +333,6 @@ def fork_config(trace_path: Trace | Path, agent: str, **overrides: Any) -> Episo
     return EpisodeConfig(env=env, agent=agent, seed=int(seed or 0), **overrides)
 
 
-__all__ = ["DIVERGENCE", "DivergenceChecker", "ForkAgent", "ForkEpisode", "fork_config", "RecordedTurn", "fork_episode", "recorded_turns", "comparable", "stripe_ids",
+__all__ = ["DIVERGENCE", "DivergenceChecker", "ForkAgent", "ForkEpisode", "fork_config", "RecordedTurn", "fork_episode",
+           "recorded_turns", "comparable", "stripe_ids",
            "summary_of"]

@@ -22,10 +22,11 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+from collections.abc import Callable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from stripebench_tui.core.bus import EventBus
 from stripebench_tui.core.episode_files import Refused, episode_file

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable, TypeVar
+from typing import TypeVar
 
 from stripebench_tui.core.bus import EventBus
 from stripebench_tui.core.events import Service

@@ -24,11 +24,12 @@ from stripebench_tui.envs.plans import PlanError, expand
 from stripebench_tui.errors import BadFileError, UserError
 from stripebench_tui.runtime import episode_scratch
 from stripebench_tui.runtime.episode_scratch import EpisodeScratch
-from stripebench_tui.runtime.reaper import Watchdog, tagged_pids
 from stripebench_tui.runtime.packages_step import install_node_packages
+from stripebench_tui.runtime.reaper import Watchdog, tagged_pids
 from stripebench_tui.runtime.ruby_step import install_app_gems, planned_env
 from stripebench_tui.runtime.sandbox import SandboxBase, episode_services, lay_out
 from stripebench_tui.runtime.services import ServiceProcess
+
 
 class LocalSandbox(SandboxBase):
     """Runs the environment's seed script and services as local processes (see the module docstring)."""

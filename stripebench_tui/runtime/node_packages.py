@@ -22,8 +22,8 @@ import subprocess
 import sys
 import time
 from collections import deque
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Callable, Mapping
 
 from stripebench_tui.envs.deps import cache_root, with_bin_first
 from stripebench_tui.runtime import node_binary
@@ -95,7 +95,8 @@ def _npm_install_once(package: str, home: Path, made: Path, say: Callable[[str],
         out = subprocess.run(["npm", "install", "--no-save", "--no-audit", "--no-fund", "--prefix", str(staging), package],
                              capture_output=True, text=True, timeout=INSTALL_TIMEOUT, stdin=subprocess.DEVNULL)
         if out.returncode != 0:
-            raise InstallProblem(explain(out.stdout + out.stderr, out.returncode).replace("pnpm install", f"npm install {package}"))
+            raise InstallProblem(explain(out.stdout + out.stderr, out.returncode).replace("pnpm install",
+                                                                                          f"npm install {package}"))
         if not (staging / made).is_file():
             raise InstallProblem(f"npm install {package} made no {made}")
 
@@ -174,7 +175,7 @@ def explain(output: str, code: int) -> str:
     return f"pnpm install exited with code {code}: {last}"
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def node_version() -> str | None:
     """This machine's ``node --version`` (e.g. "v20.19.2"), or None when Node is not on PATH (asked once)."""
     node = shutil.which("node")

@@ -29,9 +29,9 @@ import argparse
 import os
 import pwd
 import re
+import secrets
 import shlex
 import shutil
-import secrets
 import signal
 import subprocess
 import sys
@@ -132,7 +132,8 @@ def describe() -> tuple[bool, str]:
     if found is None:
         return False, f"PostgreSQL not found: {INSTALL_FIX}"
     if os.geteuid() == 0 and _server_user() is None:
-        return False, f"PostgreSQL {found.version} at {found.bin_dir}, but no '{SERVER_USER}' user to run it as (root cannot): {INSTALL_FIX}"
+        return False, (f"PostgreSQL {found.version} at {found.bin_dir}, but no '{SERVER_USER}' user to run it as (root cannot): "
+                       f"{INSTALL_FIX}")
     return True, f"PostgreSQL {found.version} at {found.bin_dir} (each episode makes its own cluster)"
 
 

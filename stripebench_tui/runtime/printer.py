@@ -7,7 +7,8 @@ everything printed goes through the same redactor with the episode's secrets.
 from __future__ import annotations
 
 import sys
-from typing import Iterable, TextIO
+from collections.abc import Iterable
+from typing import TextIO
 
 from stripebench_tui.core.events import EpisodeEnd, Event, ToolResult
 from stripebench_tui.core.operator import is_status

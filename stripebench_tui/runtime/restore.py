@@ -24,9 +24,10 @@ no divergence to report (``fork.checker.divergence`` stays None).
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 from urllib.parse import urlsplit
 
 from stripebench_tui.core.agent import Agent, AgentTurn, Observation, Task
@@ -242,4 +243,5 @@ def restored_episode(trace: Trace, checkpoint: CheckpointInfo, config: EpisodeCo
     return episode
 
 
-__all__ = ["ContinuingAgent", "CHECKPOINT_SERVICE", "NoDivergence", "RESTORE", "RestoredEpisode", "prefix_events", "restored_episode"]
+__all__ = ["ContinuingAgent", "CHECKPOINT_SERVICE", "NoDivergence", "RESTORE", "RestoredEpisode",
+           "prefix_events", "restored_episode"]

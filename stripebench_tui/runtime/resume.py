@@ -22,15 +22,15 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from stripebench_tui.core.bus import EventBus, Handler
-from stripebench_tui.core.events import AGENT, EpisodeEnd, Event, Header, ModelMessage, EpisodeResume, ToolCall
-from stripebench_tui.core.recorder import Recorder
 from stripebench_tui.core import turns_sidecar
+from stripebench_tui.core.bus import EventBus, Handler
+from stripebench_tui.core.events import AGENT, EpisodeEnd, EpisodeResume, Event, Header, ModelMessage, ToolCall
+from stripebench_tui.core.recorder import Recorder
 from stripebench_tui.core.trace import Trace
 from stripebench_tui.core.trace_writer import sidecar_dir
 from stripebench_tui.errors import EXIT_RUNTIME, UserError, with_exit_code
-from stripebench_tui.runtime.checkpoints import CheckpointInfo, list_checkpoints
 from stripebench_tui.runtime import postgres
+from stripebench_tui.runtime.checkpoints import CheckpointInfo, list_checkpoints
 from stripebench_tui.runtime.episode import EpisodeConfig
 from stripebench_tui.runtime.grade import EMULATOR_STATE
 from stripebench_tui.runtime.restore import RestoredEpisode, Summarize
@@ -98,7 +98,7 @@ def cut_trace(trace_path: Path, info: CheckpointInfo) -> tuple[Path | None, int]
     index = sidecar_dir(trace_path) / "turns.idx"
     if index.is_file():
         quick = turns_sidecar.parse(index.read_bytes())
-        keep = [] if quick is None else [(t, o) for t, o in zip(quick.turns, quick.starts) if o < info.trace_bytes]
+        keep = [] if quick is None else [(t, o) for t, o in zip(quick.turns, quick.starts, strict=False) if o < info.trace_bytes]
         index.write_bytes(turns_sidecar.header() + b"".join(turns_sidecar.record(t, o) for t, o in keep))
     return dropped, count
 

@@ -15,21 +15,21 @@ import datetime as dt
 import subprocess
 import uuid
 from collections import deque
+from collections.abc import Iterable
 from pathlib import Path
-from typing import BinaryIO, Iterable, Protocol, runtime_checkable
+from typing import BinaryIO, Protocol, runtime_checkable
 
 from stripebench_tui.child_env import base_env
 from stripebench_tui.core.bus import EventBus
 from stripebench_tui.core.redact import Redactor
 from stripebench_tui.core.trace import EPISODE_TRACE
 from stripebench_tui.envs.deps import EnvDeps, with_bin_first, with_python_last
-from stripebench_tui.envs.manifest import Environment
+from stripebench_tui.envs.manifest import Environment, ServiceSpec
 from stripebench_tui.envs.workspace import copy_workspace
 from stripebench_tui.errors import UserError
 from stripebench_tui.preload import preload_env
 from stripebench_tui.runtime import node_packages, postgres
 from stripebench_tui.runtime.reaper import TAG_VAR
-from stripebench_tui.envs.manifest import ServiceSpec
 from stripebench_tui.runtime.services import ServiceFailed, ServiceProcess, free_port, port_is_free, run_logged, with_tail
 
 TRACE_NAME = EPISODE_TRACE
@@ -224,7 +224,7 @@ def new_episode_dir(env_id: str, requested: Path | None = None, root: Path | Non
         return requested
     base = (root or Path.cwd() / "episodes").resolve()
     base.mkdir(parents=True, exist_ok=True)
-    stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
     for n in range(1, 1000):
         candidate = base / (f"{env_id}-{stamp}" + (f"-{n}" if n > 1 else ""))
         try:

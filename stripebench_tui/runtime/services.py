@@ -89,7 +89,7 @@ async def run_logged(bus: EventBus, name: str, argv: list[str], *, cwd: Path, en
                    ((proc.stdout, "stdout"), (proc.stderr, "stderr"))]
         try:
             code = await asyncio.wait_for(exited(proc), timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             _killpg(proc.pid, signal.SIGKILL)
             await exited(proc)
             raise ServiceFailed(with_tail(f"{name} did not finish within {timeout:g} s", tail or ())) from None
@@ -194,7 +194,7 @@ async def probe_status(health: dict[str, str], timeout: float = 1.0) -> int | No
     host, _, port = health["tcp"].rpartition(":")
     try:
         _, writer = await asyncio.wait_for(asyncio.open_connection(host or "127.0.0.1", int(port)), timeout)
-    except (OSError, asyncio.TimeoutError, ValueError):
+    except (TimeoutError, OSError, ValueError):
         return None
     writer.close()
     with contextlib.suppress(Exception):

@@ -22,9 +22,8 @@ from typing import Any, BinaryIO
 
 from mcp.shared.exceptions import MCPError
 
-from stripebench_tui.core.tool_types import ToolSpec
-from stripebench_tui.core.tool_types import ToolOutcome
 from stripebench_tui.core.redact import Redactor
+from stripebench_tui.core.tool_types import ToolOutcome, ToolSpec
 from stripebench_tui.errors import RuntimeProblem
 from stripebench_tui.tools import BUILTIN_SERVERS
 from stripebench_tui.tools.bundle import command_args
@@ -79,7 +78,7 @@ class McpToolExecutor:
             command, args = self.group_command(group)
             self.handles[label] = ToolServerHandle(label, command, args, env=self.env, errlog=errlog)
         results = await asyncio.gather(*(h.start() for h in self.handles.values()), return_exceptions=True)
-        for name, result in zip(self.handles, results):
+        for name, result in zip(self.handles, results, strict=True):
             if isinstance(result, BaseException):
                 await self.close()
                 raise RuntimeProblem(f"tool server {name!r} did not start{self.where}: {result}") from None

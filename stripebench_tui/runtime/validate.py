@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
-from stripebench_tui.core.events import Finding, GraderVerdict
+from stripebench_tui.core.events import Event, Finding, GraderVerdict
 from stripebench_tui.envs.manifest import Environment
 from stripebench_tui.grading.validation import MUTANT, NOOP, Run, RunOutcome
 from stripebench_tui.runtime.episode import EpisodeConfig, run_episode
-from stripebench_tui.core.events import Event
 
 
 async def episode_runner(env: Environment, run: Run, *, keep: Path | None = None,

@@ -14,11 +14,11 @@ import json
 import os
 import sqlite3
 import tempfile
+from collections.abc import Iterable, Iterator
 from contextlib import closing
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from pathlib import Path
-from typing import Iterable, Iterator
 
 from stripebench_tui.core.events import Event, Finding, GraderVerdict, Header, StripeRequest, ToolCall, ToolResult
 from stripebench_tui.search.query import Clause, status_matches

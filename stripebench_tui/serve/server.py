@@ -31,9 +31,10 @@ import shlex
 import shutil
 import sys
 import tempfile
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Awaitable, Callable, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from stripebench_tui.errors import RuntimeProblem
 
@@ -73,7 +74,7 @@ class EpisodeServer:
     """The aiohttp application around textual-serve, with tokens and the live episode's control route."""
 
     def __init__(self, target: ServeTarget, *, host: str = "127.0.0.1", port: int = 8000,
-                 live: "LiveHost | None" = None, token_factory: Callable[[], str] = lambda: secrets.token_urlsafe(18)):
+                 live: LiveHost | None = None, token_factory: Callable[[], str] = lambda: secrets.token_urlsafe(18)):
         from textual_serve.server import Server
 
         self.target = target
@@ -199,7 +200,8 @@ class EpisodeServer:
         await ws.prepare(request)
         control = self.control_file if role == "operator" else None
         service = AppService(self.app_command(control), write_bytes=ws.send_bytes, write_str=ws.send_str,
-                             close=cast("Callable[[], Awaitable[None]]", ws.close), download_manager=self.textual.download_manager)
+                             close=cast("Callable[[], Awaitable[None]]", ws.close),
+                             download_manager=self.textual.download_manager)
         await service.start(_int(request.query.get("width", "80"), 80), _int(request.query.get("height", "24"), 24))
         try:
             async for message in ws:

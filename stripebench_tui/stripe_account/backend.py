@@ -58,7 +58,7 @@ class StripeBackend:
         """Values the trace must never contain."""
         return [s for s in (self.secret_key, self.publishable_key, *self.extra_secrets) if s]
 
-    def client(self, **kwargs: Any):  # noqa: ANN201 - a stripe.StripeClient
+    def client(self, **kwargs: Any):  # a stripe.StripeClient
         """An official SDK client for this backend (async calls go through httpx)."""
         import stripe
 

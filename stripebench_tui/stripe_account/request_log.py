@@ -13,8 +13,8 @@ detaches, since nothing may follow ``episode_end``.
 ``source`` says who asked, from what the request carries: our own clients send ``SOURCE_HEADER`` (graders
 ``grader``; the watcher's ``watcher`` polls are left out of the log), a browser says ``Mozilla/…`` or uses a
 publishable key (stripe.js), an official SDK says ``Stripe/…`` (``app``: the app's code or a script run from the
-agent's shell look alike), and anything else (curl, a hand-made HTTP call) is taken as the agent's own request. ``key_kind`` keeps the kind of the
-API key the request carried (``sk_test``, ``rk_test``…), never the key.
+agent's shell look alike), and anything else (curl, a hand-made HTTP call) is taken as the agent's own request.
+``key_kind`` keeps the kind of the API key the request carried (``sk_test``, ``rk_test``…), never the key.
 
 Webhook deliveries come from the emulator's ``delivery_hooks`` (each attempt, as the app answered it; real Stripe's
 deliveries go to the app directly and are not seen) and from graders, whose test deliveries
@@ -34,12 +34,12 @@ import orjson
 
 from stripebench_tui.core.api_keys import api_key, key_kind
 from stripebench_tui.core.bus import EventBus
-from stripebench_tui.core.events import SOURCE_HEADER, SIGNED, Event, StripeRequest, WebhookDelivery
+from stripebench_tui.core.driver import Driver
+from stripebench_tui.core.events import SIGNED, SOURCE_HEADER, Event, StripeRequest, WebhookDelivery
+from stripebench_tui.core.json_value import JSONValue
 from stripebench_tui.core.profile import PUBLISH, harness_part
 from stripebench_tui.core.redact import Redactor
 from stripebench_tui.findings.base import path_parts
-from stripebench_tui.core.driver import Driver
-from stripebench_tui.core.json_value import JSONValue
 
 if TYPE_CHECKING:  # the emulator is loaded when an episode uses it
     from stripebench_emulator import Emulator, HookReply

@@ -22,10 +22,10 @@ import logging
 from typing import TYPE_CHECKING, Any, cast
 
 from stripebench_tui.core.bus import EventBus
+from stripebench_tui.core.driver import Driver
 from stripebench_tui.core.events import SOURCE_HEADER, Service, StripeObject
 from stripebench_tui.core.profile import PUBLISH, harness_part
 from stripebench_tui.errors import RuntimeProblem
-from stripebench_tui.core.driver import Driver
 
 if TYPE_CHECKING:  # the SDK is loaded by whoever makes the client
     import stripe
@@ -96,7 +96,7 @@ class StripeWatcher:
         while True:
             try:
                 await asyncio.wait_for(self._wake.wait(), self.interval)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 pass
             self._wake.clear()
             try:

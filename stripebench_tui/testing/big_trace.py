@@ -20,7 +20,8 @@ import argparse
 import json
 import os
 import random
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from stripebench_tui.core.events import (
     EpisodeEnd,
@@ -125,7 +126,7 @@ def _call(rng: random.Random, n: int) -> list[Event]:
                                  latency=rng.uniform(0.002, 0.05), object_ids=[f"pi_{n:08d}"],
                                  source=rng.choice(("app", "app", "agent", "grader")),
                                  request_body=f"amount={rng.choice((1000, 2500))}&currency=usd&metadata[order]=o{n}",
-                                 response_body='{"id": "pi_%08d", "object": "payment_intent"}' % n))
+                                 response_body=f'{{"id": "pi_{n:08d}", "object": "payment_intent"}}'))
     failed = rng.random() < 0.08
     output = ("HTTP/1.1 400 Bad Request\n{\"error\": {\"type\": \"invalid_request_error\"}}\n" if failed
               else "HTTP/1.1 200 OK\n") + "".join(f"line {i} of step {n}: ok\n" for i in range(rng.randint(2, 10)))

@@ -24,9 +24,10 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import uvicorn
 from starlette.applications import Starlette
@@ -35,6 +36,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from stripebench_tui.background_server import BackgroundServer
+from stripebench_tui.core.json_value import JSONValue
 from stripebench_tui.testing.fake_stream import (
     anthropic_events,
     carries_token,
@@ -46,7 +48,6 @@ from stripebench_tui.testing.fake_stream import (
     stream_error,
     tool_index_as,
 )
-from stripebench_tui.core.json_value import JSONValue
 from stripebench_tui.testing.fake_wire import (
     ScriptedCall,
     ScriptedTurn,
@@ -325,7 +326,7 @@ class FakeModelServer:
         except ValueError as exc:
             return 400, {}, wire.error(400, str(exc))
 
-    def start(self) -> "FakeModelServer":
+    def start(self) -> FakeModelServer:
         """Serve in a background thread; returns once it accepts connections."""
         self._served = BackgroundServer(self.app, "the fake model server", host=self.host, port=self.port).start()
         self.port = self._served.port
@@ -337,7 +338,7 @@ class FakeModelServer:
         if self._served is not None:
             self._served.stop()
 
-    def __enter__(self) -> "FakeModelServer":
+    def __enter__(self) -> FakeModelServer:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from stripebench_tui.testing.fake_wire import ScriptedCall, ScriptedTurn, _usage
 
@@ -155,18 +156,23 @@ def responses_events(reply: dict[str, Any]) -> Iterator[bytes]:
     for index, item in enumerate(reply["output"]):
         kind = item["type"]
         if kind == "message":
-            yield event("response.output_item.added", {"output_index": index, "item": {**item, "content": [], "status": "in_progress"}})
+            yield event("response.output_item.added",
+                        {"output_index": index, "item": {**item, "content": [], "status": "in_progress"}})
             for piece in _pieces(item["content"][0]["text"]):
                 yield event("response.output_text.delta", {"item_id": item["id"], "output_index": index, "content_index": 0,
                                                            "delta": piece, "logprobs": []})
         elif kind == "function_call":
-            yield event("response.output_item.added", {"output_index": index, "item": {**item, "arguments": "", "status": "in_progress"}})
+            yield event("response.output_item.added",
+                        {"output_index": index, "item": {**item, "arguments": "", "status": "in_progress"}})
             for piece in _pieces(item["arguments"]):
-                yield event("response.function_call_arguments.delta", {"item_id": item["id"], "output_index": index, "delta": piece})
+                yield event("response.function_call_arguments.delta",
+                            {"item_id": item["id"], "output_index": index, "delta": piece})
         elif kind == "custom_tool_call":
-            yield event("response.output_item.added", {"output_index": index, "item": {**item, "input": "", "status": "in_progress"}})
+            yield event("response.output_item.added",
+                        {"output_index": index, "item": {**item, "input": "", "status": "in_progress"}})
             for piece in _pieces(item["input"]):
-                yield event("response.custom_tool_call_input.delta", {"item_id": item["id"], "output_index": index, "delta": piece})
+                yield event("response.custom_tool_call_input.delta",
+                            {"item_id": item["id"], "output_index": index, "delta": piece})
         else:  # reasoning
             yield event("response.output_item.added", {"output_index": index, "item": {**item, "summary": []}})
             for piece in _pieces(item["summary"][0]["text"]):

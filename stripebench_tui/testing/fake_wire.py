@@ -34,7 +34,7 @@ class ScriptedTurn:
     usage: tuple[int, int] | None = None  # (input, output) tokens; derived from sizes when None
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "ScriptedTurn":
+    def from_dict(cls, data: dict[str, Any]) -> ScriptedTurn:
         """Build from the script file's JSON form."""
         calls = [ScriptedCall(c["name"], c.get("arguments") or {}, c.get("raw_arguments")) for c in data.get("tool_calls", [])]
         usage = tuple(data["usage"]) if data.get("usage") else None
@@ -89,7 +89,8 @@ def openai_reply(body: dict[str, Any], turn: ScriptedTurn, number: int) -> dict[
         {
             "id": f"call_fake_{number:02d}_{i}",
             "type": "function",
-            "function": {"name": c.name, "arguments": c.raw_arguments if c.raw_arguments is not None else json.dumps(c.arguments)},
+            "function": {"name": c.name,
+                         "arguments": c.raw_arguments if c.raw_arguments is not None else json.dumps(c.arguments)},
         }
         for i, c in enumerate(turn.tool_calls)
     ]
@@ -159,7 +160,8 @@ def check_anthropic(body: dict[str, Any]) -> str | None:
     for i, msg in _turns(messages):
         if msg.get("role") != expected:
             return f"messages.{i}: roles must alternate, starting with user"
-        content: list[dict[str, Any]] = msg["content"] if isinstance(msg.get("content"), list) else [{"type": "text", "text": msg.get("content")}]
+        content: list[dict[str, Any]] = msg["content"] if isinstance(msg.get("content"), list) else [{"type": "text",
+                                                                                                      "text": msg.get("content")}]
         if not content:
             return f"messages.{i}: content must not be empty"
         if expected == "user":

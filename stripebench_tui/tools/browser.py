@@ -17,8 +17,8 @@ from urllib.parse import urlsplit
 
 from mcp.server.mcpserver import MCPServer
 from mcp_types import CallToolResult
-from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Browser as PlaywrightBrowser
+from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Locator, Page, Playwright, async_playwright
 
 from stripebench_tui.chromium import launch_options
@@ -27,7 +27,6 @@ from stripebench_tui.stripejs import route_stripe_js
 from stripebench_tui.tools import browser_page as bp
 from stripebench_tui.tools.page_requests import LIMIT_S, PageRequests
 from stripebench_tui.tools.serving import Served, argument_parser, new_server, run, tool_error, tool_result, workspace_dir
-
 
 WEB_SCHEMES = ("http", "https", "about")  # never file:, view-source:, chrome: …
 
@@ -177,10 +176,11 @@ def build_server(browser: Browser) -> MCPServer:
 
     @server.tool()
     async def browser_click(target: str, role: str | None = None, frame: str | None = None) -> CallToolResult:
-        """Click an element named by its accessible name or visible text (optionally with its role, e.g. 'button'), or by CSS selector; iframes are searched too unless frame (an iframe name or URL part) is given."""
+        """Click an element named by its accessible name or visible text (optionally with its role, e.g. 'button'), or by CSS selector; iframes are searched too unless frame (an iframe name or URL part) is given."""  # noqa: E501 - the tool's description as the model reads it: one line
 
         async def click(page: Page) -> CallToolResult:
-            element, found = await bp.locate(page, bp.click_strategies(target, role), frame, f"element to click matching {target!r}")
+            element, found = await bp.locate(page, bp.click_strategies(target, role), frame,
+                                             f"element to click matching {target!r}")
             with PageRequests(page) as requests:
                 await element.click()
                 running = await requests.settle(limit_s=browser.settle_limit_s)  # what the click set off lands first
@@ -201,7 +201,7 @@ def build_server(browser: Browser) -> MCPServer:
 
     @server.tool()
     async def browser_type(text: str, field: str | None = None, frame: str | None = None) -> CallToolResult:
-        """Type text key by key into a field (found like browser_fill) or, without field, into whatever has focus. With a field, the result says whether the keyboard was still in it afterwards, or which element took it (pages may move focus while you type)."""
+        """Type text key by key into a field (found like browser_fill) or, without field, into whatever has focus. With a field, the result says whether the keyboard was still in it afterwards, or which element took it (pages may move focus while you type)."""  # noqa: E501 - the tool's description as the model reads it: one line
 
         async def type_(page: Page) -> CallToolResult:
             element, found = await _focus_field(page, field, frame)

@@ -99,7 +99,7 @@ async def locate(
             try:
                 matches = factory(f)
                 count = await matches.count()
-            except Exception:  # a malformed selector or a frame navigating away: try the next way
+            except Exception:  # noqa: BLE001 - a malformed selector or a frame navigating away: try the next way
                 continue
             for index in range(min(count, 10)):
                 candidate = matches.nth(index)
@@ -123,7 +123,7 @@ async def page_text(page: Page, max_chars: int) -> str:
     for f in frames_to_search(page, None):
         try:
             text = await f.locator("body").inner_text(timeout=2000)
-        except Exception:
+        except Exception:  # noqa: BLE001 - a frame navigating away or detached: search the others
             continue
         text = "\n".join(line.strip() for line in text.splitlines() if line.strip())
         if f is not page.main_frame:
@@ -141,7 +141,7 @@ async def page_excerpt(page: Page, lines: int = 12) -> str:
     """The first lines of what the page shows, for error messages."""
     try:
         text = await page_text(page, 1200)
-    except Exception:
+    except Exception:  # noqa: BLE001 - this is for an error message already on its way
         return "(the page could not be read)"
     shown = text.splitlines()[:lines]
     more = " …" if len(text.splitlines()) > lines else ""
@@ -162,13 +162,13 @@ async def focused_element(page: Page) -> dict | None:
     for f in reversed(frames):  # innermost first: a focused iframe hands focus to its content
         try:
             info = await f.evaluate(FOCUS_SCRIPT)
-        except Exception:
+        except Exception:  # noqa: BLE001 - a frame navigating away or detached: ask the next one
             continue
         if not info:
             continue
         try:
             snapshot = await f.locator(":focus").first.aria_snapshot(timeout=2000)
-        except Exception:
+        except Exception:  # noqa: BLE001 - nothing focused there, or the frame went away: no snapshot
             snapshot = ""
         first = snapshot.strip().splitlines()[0].lstrip("- ") if snapshot.strip() else ""
         match = re.match(r'([\w-]+)(?: "(.*?)")?', first)

@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from mcp import ClientSession
-from mcp.shared.exceptions import MCPError
 from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.shared.exceptions import MCPError
 from mcp_types import TextContent
 
 from stripebench_tui.core.tool_types import ToolSpec
@@ -143,7 +143,7 @@ class ToolServerHandle:
         self._closing.set()
         try:
             await owner
-        except Exception as exc:  # the server already died; nothing left to stop
+        except Exception as exc:  # noqa: BLE001 - the server already died; nothing left to stop
             print(f"tool server {self.name!r} ended with {exc!r}", file=self.errlog)
 
     def _session(self) -> ClientSession:

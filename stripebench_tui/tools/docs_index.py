@@ -190,7 +190,7 @@ class _Extractor:
                 classes = self._params_module(imports[params_name])
                 top = classes.get(params_name)
                 if top is not None:
-                    for name, annotation, doc in _field_docs(top):
+                    for name, _annotation, doc in _field_docs(top):
                         lines.append(f"- {name}: {doc}")
                     nested = list(self._nested_params(classes, top, "", 0))
             details = "Parameters:\n" + "\n".join(lines) if lines else ""

@@ -164,7 +164,7 @@ def build_server(files: Files) -> MCPServer:
 
     @server.tool()
     async def view_file(path: str, start_line: int | None = None, end_line: int | None = None) -> CallToolResult:
-        """Show a file with line numbers (optionally lines start_line..end_line; end_line -1 = to the end), or list a directory."""
+        """Show a file with line numbers (optionally lines start_line..end_line; end_line -1 = to the end), or list a directory."""  # noqa: E501 - the tool's description as the model reads it: one line
         return _guarded(lambda: files.view(path, start_line, end_line))
 
     @server.tool()

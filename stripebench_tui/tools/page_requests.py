@@ -31,7 +31,7 @@ class PageRequests:
         self.running: set[Request] = set()
         self._changed = asyncio.Event()
 
-    def __enter__(self) -> "PageRequests":
+    def __enter__(self) -> PageRequests:
         self.page.on("request", self._on_start)
         self.page.on("requestfinished", self._on_end)
         self.page.on("requestfailed", self._on_end)
@@ -66,6 +66,6 @@ class PageRequests:
             try:
                 # with requests running, wait for one to end (or start); else for the quiet spell to pass
                 await asyncio.wait_for(self._changed.wait(), remaining if self.running else min(quiet_s, remaining))
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 if not self.running:
                     return 0

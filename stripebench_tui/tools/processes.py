@@ -13,8 +13,8 @@ import asyncio
 import os
 import re
 import shlex
-import stat
 import signal
+import stat
 import time
 from dataclasses import dataclass, field
 

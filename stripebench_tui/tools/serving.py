@@ -150,7 +150,7 @@ def tools_endpoint(*servers: MCPServer) -> Server:
             return await server.call_tool(params.name, params.arguments or {})  # type: ignore[return-value]
         except MCPError:
             raise
-        except Exception as exc:  # as MCPServer itself answers: the caller gets the error as a failed result
+        except Exception as exc:  # noqa: BLE001 - as MCPServer itself answers: the caller gets the error as a failed result
             return tool_error(str(exc))
 
     first = servers[0]
@@ -212,7 +212,7 @@ async def serve_stdio(server: MCPServer | list[MCPServer], cleanups: list[Cleanu
         for cleanup in cleanups or []:
             try:
                 await asyncio.wait_for(cleanup(), timeout=10)
-            except Exception as exc:  # a failed cleanup must not stop the others
+            except Exception as exc:  # noqa: BLE001 - a failed cleanup must not stop the others
                 print(f"cleanup failed: {exc!r}", file=sys.stderr)
 
 

@@ -65,7 +65,7 @@ def build_server(docs: Docs) -> MCPServer:
 
     @server.tool()
     async def search_stripe_documentation(query: str, limit: int = 5) -> CallToolResult:
-        """Full-text search of Stripe's API reference (methods, parameters, objects) and notes on the offline emulator; returns ranked snippets with titles."""
+        """Full-text search of Stripe's API reference (methods, parameters, objects) and notes on the offline emulator; returns ranked snippets with titles."""  # noqa: E501 - the tool's description as the model reads it: one line
         return await docs.search(query, limit)
 
     return server

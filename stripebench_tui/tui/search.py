@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from stripebench_tui.tui.sources.episode_source import EpisodeSource, turn_from_events
 from stripebench_tui.tui.text import clean

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 
 from stripebench_tui.agents import create_agent
 from stripebench_tui.core.agent import Task
 from stripebench_tui.core.tool_types import ToolSpec
-from stripebench_tui.testing.fake_models import Fault, FakeModelServer
+from stripebench_tui.testing.fake_models import FakeModelServer, Fault
 from stripebench_tui.testing.fake_wire import ScriptedTurn
 
 # Model names the price table knows, so cost can be checked.

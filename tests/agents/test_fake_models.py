@@ -26,7 +26,8 @@ def test_anthropic_check_wants_tool_results_first_and_complete():
     assert check_anthropic(anthropic_body([start])) is None
     missing = {"role": "user", "content": [{"type": "text", "text": "what next"}]}
     assert "without tool_result" in check_anthropic(anthropic_body([start, TOOL_USE, missing]))
-    late = {"role": "user", "content": [{"type": "text", "text": "x"}, {"type": "tool_result", "tool_use_id": "t1", "content": "ok"}]}
+    late = {"role": "user", "content": [{"type": "text", "text": "x"},
+                                        {"type": "tool_result", "tool_use_id": "t1", "content": "ok"}]}
     assert check_anthropic(anthropic_body([start, TOOL_USE, late])) is not None
     good = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "ok"}]}
     assert check_anthropic(anthropic_body([start, TOOL_USE, good])) is None
@@ -61,7 +62,8 @@ def test_http_answers_faults_script_and_exhaustion(fake_server):
         assert first.status_code == 200
         assert first.json()["stop_reason"] == "tool_use" and first.json()["content"][1]["input"] == {"command": "ls"}
         # the fault waits for one good reply, then fires once
-        assert client.post("/v1/chat/completions", json={"model": "m", "messages": [{"role": "user", "content": "go"}]}).status_code == 503
+        assert client.post("/v1/chat/completions",
+                           json={"model": "m", "messages": [{"role": "user", "content": "go"}]}).status_code == 503
         done = client.post("/v1/chat/completions", json={"model": "m", "messages": [{"role": "user", "content": "go"}]})
         assert done.json()["choices"][0]["finish_reason"] == "stop"
         over = client.post("/v1/chat/completions", json={"model": "m", "messages": [{"role": "user", "content": "go"}]})

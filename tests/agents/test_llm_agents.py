@@ -7,8 +7,8 @@ import time
 from typing import Any
 
 import pytest
-from conftest import MODELS
 
+from conftest import MODELS
 from stripebench_tui.agents import create_agent
 from stripebench_tui.core.agent import AgentError, Observation, ToolRequest
 from stripebench_tui.errors import UserError
@@ -109,7 +109,7 @@ async def test_three_turn_conversation(protocol, fake_server, agent_for, task):
     assert names == ["shell", "view_file"]
 
     per_in, per_out = LIST_PRICE[protocol]
-    for turn, request in zip([first, second, third], fake.answered()):
+    for turn, request in zip([first, second, third], fake.answered(), strict=True):
         tokens_in, tokens_out = reply_usage(request)
         assert (turn.tokens_in, turn.tokens_out) == (tokens_in, tokens_out)
         assert turn.model == MODELS[protocol]
@@ -231,7 +231,8 @@ async def test_rejected_key_is_not_retried(protocol, fake_server, agent_for):
 async def test_rejected_call_operator_message_and_missing_result(protocol, fake_server, agent_for):
     fake = fake_server(
         [
-            ScriptedTurn("Two calls.", [ScriptedCall("shell", {"command": "rm -rf /"}), ScriptedCall("shell", {"command": "ls"})]),
+            ScriptedTurn("Two calls.", [ScriptedCall("shell", {"command": "rm -rf /"}),
+                                        ScriptedCall("shell", {"command": "ls"})]),
             ScriptedTurn("Understood."),
         ]
     )
@@ -260,7 +261,8 @@ async def test_reasoning_unknown_model_and_odd_tool_names(protocol, fake_server,
     task.tools.append(ToolSpec("browser.navigate", "Open a URL.", {"type": "object", "properties": {"url": {"type": "string"}}}))
     fake = fake_server(
         [
-            ScriptedTurn("Opening.", [ScriptedCall("browser_navigate", {"url": "http://shop"})], reasoning="Check the page first."),
+            ScriptedTurn("Opening.", [ScriptedCall("browser_navigate", {"url": "http://shop"})],
+                         reasoning="Check the page first."),
             ScriptedTurn("Fine."),
         ]
     )

@@ -70,7 +70,7 @@ def make_hostile_sweep(root: Path) -> Batch:
                               agent="oracle", options={}, run=1, seed=0, memory=1 << 30, argv=["run", "x"]))
             samples.append(SAMPLES[(e + a) % 2])
     batch = Batch.create(root, {"runs": 1}, cells)
-    for cell, sample in zip(cells, samples):
+    for cell, sample in zip(cells, samples, strict=True):
         hostile_trace(sample, batch.start_attempt(cell, 1, "local"), cell.env, cell.agent_label)
         score = 0.0 if sample.endswith("-400") else 1.0
         batch.finish(cell, {"status": "passed" if score else "failed", "score": score, "attempts": 1})

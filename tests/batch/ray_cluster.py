@@ -35,7 +35,8 @@ def ray_command() -> str:
 
 
 def _ray(args: list[str], env: dict[str, str]) -> None:
-    done = subprocess.run([ray_command(), "start", *args, "--disable-usage-stats"], env=env, text=True, capture_output=True, timeout=180)
+    done = subprocess.run([ray_command(), "start", *args, "--disable-usage-stats"], env=env, text=True,
+                          capture_output=True, timeout=180)
     if done.returncode != 0:
         raise RuntimeError(f"ray start {' '.join(args)} failed: {done.stderr[-2000:]}")
 
@@ -57,7 +58,7 @@ class LocalCluster:
         self.address = f"127.0.0.1:{self.port}"
         self.cpus = cpus
 
-    def start(self) -> "LocalCluster":
+    def start(self) -> LocalCluster:
         started = time.monotonic()
         _ray(["--head", "--node-ip-address", "127.0.0.1", "--port", str(self.port), "--num-cpus", str(self.cpus),
               "--include-dashboard", "false", "--temp-dir", str(self.temp), *_own_ports()], self.env)

@@ -59,8 +59,9 @@ def test_report_numbers_come_from_the_traces(local_batch: dict[str, Any]) -> Non
     mutant = [f["score"] for f in facts.values() if f["agent_label"] == "mutant:no-metadata"]
     assert set(oracle) == {1.0} and max(mutant) < 1.0  # the mutant really lost a criterion
     by_cat = {c["model"]: c["best_of_k"] for c in report["categories"]}
-    assert by_cat["mutant:no-metadata"] == pytest.approx(mean(max(f["score"] for f in facts.values()
-                                                                   if f["env"] == e and f["agent_label"] == "mutant:no-metadata") for e in ENVS))
+    best = [max(f["score"] for f in facts.values() if f["env"] == e and f["agent_label"] == "mutant:no-metadata")
+            for e in ENVS]
+    assert by_cat["mutant:no-metadata"] == pytest.approx(mean(best))
     failing = {(c["env"], c["criterion"]): c["failed"] for c in report["criteria"]}
     assert failing == {(e, "customer metadata"): 2 for e in ENVS}
     rows = list(csv.DictReader(io.StringIO(stripebench("batch", "report", str(out), "-f", "csv", env=env).stdout)))

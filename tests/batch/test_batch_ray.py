@@ -8,8 +8,9 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
@@ -32,7 +33,7 @@ def ray_cluster(batch_envs: Path) -> Iterator[LocalCluster]:
     # Imported here, not at the top: `make test` collects this module without running it and installs no Ray, so a
     # top-level import broke a fresh machine's `make test`. `make drills` installs the ray extra: without it the
     # tests here must fail, not skip.
-    import ray  # noqa: F401
+    import ray  # noqa: F401 - fails the tests, not skips them, without Ray (above)
     cluster = LocalCluster(batch_env(batch_envs))
     try:
         yield cluster.start()
@@ -89,7 +90,7 @@ def test_a_ray_episode_streams_its_turns_to_the_progress_display(ray_cluster: Lo
     rows = [text for kind, text in heard.events if kind == "line"]
     # the episode's four turns, each shown in its row as it happened, all before the end
     assert [r.rsplit(" ", 1)[-1] for r in rows] == ["1", "2", "3", "4"], rows
-    assert all(r.endswith(f"{cells[0].id} · turn {n}") for r, n in zip(rows, "1234"))
+    assert all(r.endswith(f"{cells[0].id} · turn {n}") for r, n in zip(rows, "1234", strict=True))
     episode = batch.episode_dir(cells[0])  # unpacked into the cell's directory, with the task's run.log
     assert trace_facts(episode)["score"] == 1.0 and "=== attempt 1 on ray:" in (episode.parent / "run.log").read_text()
 

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 
 from stripebench_tui.batch.manifest import Batch
 from stripebench_tui.batch.matrix import build_cells, parse_agents, resolve_environments
-from stripebench_tui.batch.runner import DiskFull, Job, AttemptOutcome, run_batch
+from stripebench_tui.batch.runner import AttemptOutcome, DiskFull, Job, run_batch
 from stripebench_tui.errors import RuntimeProblem
 from tests.batch.helpers import ENVS, make_envs
 

@@ -141,7 +141,6 @@ def _rendered_plain(table: Any, row: int, column: int) -> str:
 def _no_actions(text: Any) -> None:
     """A rendered label or cell carries no ``@click`` (or other) action in its styles."""
     from rich.text import Text
-
     from textual.widgets._data_table import default_cell_formatter
 
     rendered = text if isinstance(text, Text) else default_cell_formatter(text)

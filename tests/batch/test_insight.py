@@ -33,7 +33,7 @@ def make_sweep(root: Path) -> Batch:
                   agent_label=agent, agent="oracle", options={}, run=run, seed=run - 1, memory=1 << 30,
                   argv=["run", env]) for agent, env, run, _ in CELLS]
     batch = Batch.create(root, {"runs": 2}, cells)
-    for cell, (_, _, _, sample) in zip(cells, CELLS):
+    for cell, (_, _, _, sample) in zip(cells, CELLS, strict=True):
         shutil.copytree(REPLAYS / sample, batch.start_attempt(cell, 1, "local"), dirs_exist_ok=True)
         batch.finish(cell, {"status": "failed" if sample.endswith("-400") else "passed", "attempts": 1})
     return batch

@@ -16,7 +16,7 @@ import pytest
 from stripebench_tui.batch.manifest import Batch
 from stripebench_tui.batch.matrix import Cell
 from stripebench_tui.batch.published import compare, read_results
-from stripebench_tui.batch.review_queue import batch_queue, review_queue
+from stripebench_tui.batch.review_queue import review_queue
 from stripebench_tui.batch.scorecard import ScoredRun
 from stripebench_tui.batch.sweep_report import build_report, render
 from stripebench_tui.cli import main
@@ -43,7 +43,7 @@ def make_batch(root: Path, cells: list[tuple[str, str, int, float, int]],
                  agent="oracle", options={}, run=run, seed=run - 1, memory=1 << 30, argv=["run", env])
             for env, agent, run, _, _ in cells]
     batch = Batch.create(root, {"runs": 2}, made)
-    for cell, (_, _, _, score, turns) in zip(made, cells):
+    for cell, (_, _, _, score, turns) in zip(made, cells, strict=True):
         sample = (samples or {}).get(cell.id, "bookings-payments-oracle")
         shutil.copytree(REPLAYS / sample, batch.start_attempt(cell, 1, "local"))
         batch.finish(cell, {"status": "passed", "score": score, "turns": turns, "attempts": 1})
@@ -139,7 +139,7 @@ def test_sdk_problems_count_toward_their_languages_task_in_a_sweep_and_beside_th
     assert backend["best_turns"] == [4, 11]  # each problem's best run counts in the turn range
     results = tmp_path / "results.csv"
     results.write_text("eval name,model,run ID,score,turn count\n"
-                       + "".join(f"ruby-{p},pub,r,{s},{t}\n" for p, s, t in zip(PROBLEMS, (1, 0, 0.5), (5, 6, 7)))
+                       + "".join(f"ruby-{p},pub,r,{s},{t}\n" for p, s, t in zip(PROBLEMS, (1, 0, 0.5), (5, 6, 7), strict=True))
                        + "galtee,pub,r,1,10\ngaltee-invoices,pub,r,0.2,50\n")
     cmp = compare(report, read_results(results))
     rows = [(c["scope"], c["tasks"], c["of_tasks"], c["best_percent"], c["best_turns"]) for c in cmp["categories"]]

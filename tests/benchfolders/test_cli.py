@@ -33,7 +33,8 @@ def test_a_published_overlay_says_what_it_needs(tmp_path: Path) -> None:
         (folder / "environment" / problem / "PROBLEM.md").write_text("# Your Task\n")
     (folder / "grader").mkdir()
     rows = json.loads(_cli("envs", "--path", str(tmp_path), "--json").stdout)
-    assert [r["id"] for r in rows] == ["sdk-upgrades-java-charges-on-payment-intent", "sdk-upgrades-java-invoice-partial-payments"]
+    assert [r["id"] for r in rows] == ["sdk-upgrades-java-charges-on-payment-intent",
+                                       "sdk-upgrades-java-invoice-partial-payments"]
     assert rows[0]["title"] == "SDK upgrade (java): charges-on-payment-intent" and not rows[0]["offline"]
     assert any("Maven" in need for need in rows[0]["needs"]) and rows[0]["overlay"].endswith("published/sdk-upgrades-java.toml")
     assert rows[0]["run"].endswith("sdk-upgrades-java/environment/charges-on-payment-intent")

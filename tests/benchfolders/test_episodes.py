@@ -19,7 +19,6 @@ from stripebench_tui.runtime.fork import fork_config
 from stripebench_tui.runtime.grade import grade_episode
 from tests.benchfolders.conftest import FOLDERS, tree_hash
 
-
 pytestmark = pytest.mark.drill
 
 
@@ -72,7 +71,8 @@ async def test_gym_verdicts_turn_live_then_final_and_grade_again(tmp_path: Path)
     live = [(v["criterion"], v["status"], v["trigger"]) for v in verdicts if not v["final"]]
     # the untouched submission fails at the start; the oracle's write turns each challenge to pass, live
     assert ("donation", "fail", "start") in live and ("donation", "pass", "submission") in live
-    assert {v["criterion"]: v["status"] for v in verdicts if v["final"]} == dict.fromkeys(["donation", "subscription", "setup"], PASS)
+    finals = {v["criterion"]: v["status"] for v in verdicts if v["final"]}
+    assert finals == dict.fromkeys(["donation", "subscription", "setup"], PASS)
     assert fork_config(tmp_path / "ep" / "trace.jsonl", "noop").env == str(folder)  # replay --fork-at finds the folder
     graded = await grade_episode(env, tmp_path / "ep")  # `stripebench grade`: one more run of the grader
     assert graded.score == 1.0 and set(graded.results) == {"donation", "subscription", "setup"}

@@ -14,7 +14,8 @@ from stripebench_tui.errors import BadFileError, UserError
 from tests.benchfolders.conftest import FOLDERS, tree_hash
 
 
-def _folder(root: Path, name: str = "demo-task", *, problems: tuple[str, ...] = (), solution: dict[str, bytes] | None = None) -> Path:
+def _folder(root: Path, name: str = "demo-task", *, problems: tuple[str, ...] = (),
+            solution: dict[str, bytes] | None = None) -> Path:
     folder = root / name
     (folder / "grader").mkdir(parents=True)
     (folder / "grader" / "test_it.py").write_text("def test_ok():\n    pass\n")

@@ -7,7 +7,13 @@ import json
 import pytest
 
 from stripebench_tui.grading.external_reports import (
-    ERRORED, FAILED, PASSED, SKIPPED, ReportError, criterion_name, parse_report,
+    ERRORED,
+    FAILED,
+    PASSED,
+    SKIPPED,
+    ReportError,
+    criterion_name,
+    parse_report,
 )
 
 JUNIT = """<?xml version="1.0" encoding="utf-8"?><testsuites><testsuite name="pytest" tests="4">

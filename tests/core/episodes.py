@@ -52,11 +52,13 @@ def random_episode(seed: int, turns: int = 40) -> list[Event]:
             t += rnd.random()
             kind = rnd.choice(["msg", "call", "result", "obj", "verdict", "service", "reject"])
             if kind == "msg":
-                events.append(ModelMessage(t=t, turn=turn, text=f"m{n}", tokens_in=rnd.randint(0, 500), tokens_out=rnd.randint(0, 50), cost_usd=0.0005))
+                events.append(ModelMessage(t=t, turn=turn, text=f"m{n}", tokens_in=rnd.randint(0, 500),
+                                           tokens_out=rnd.randint(0, 50), cost_usd=0.0005))
             elif kind == "call":
                 cid = f"call{n}"
                 open_calls.append(cid)
-                events.append(ToolCall(t=t, turn=turn, call_id=cid, tool=rnd.choice(["shell", "files_read", "browser_run"]), arguments={"n": n}))
+                events.append(ToolCall(t=t, turn=turn, call_id=cid,
+                                       tool=rnd.choice(["shell", "files_read", "browser_run"]), arguments={"n": n}))
             elif kind == "result" and open_calls:
                 cid = open_calls.pop(rnd.randrange(len(open_calls)))
                 events.append(ToolResult(t=t, turn=turn, call_id=cid, tool="shell", output="o" * rnd.randint(0, 50),
@@ -65,12 +67,15 @@ def random_episode(seed: int, turns: int = 40) -> list[Event]:
                 events.append(Operator(t=t, turn=turn, action="reject", call_id=open_calls.pop()))
             elif kind == "obj":
                 oid = f"cs_{rnd.randint(0, 5)}"
-                events.append(StripeObject(t=t, turn=turn, object_id=oid, object_type="checkout.session", change="updated", data={"v": n}))
+                events.append(StripeObject(t=t, turn=turn, object_id=oid, object_type="checkout.session",
+                                           change="updated", data={"v": n}))
             elif kind == "verdict":
-                events.append(GraderVerdict(t=t, turn=turn, criterion=f"c{rnd.randint(0, 3)}", status=rnd.choice(["pass", "fail", "pending"]),
+                events.append(GraderVerdict(t=t, turn=turn, criterion=f"c{rnd.randint(0, 3)}",
+                                            status=rnd.choice(["pass", "fail", "pending"]),
                                             weight=rnd.choice([1.0, 2.0]), evidence={"n": n}))
             elif kind == "service":
-                events.append(Service(t=t, turn=turn, service=rnd.choice(["app", "emulator"]), status=rnd.choice(["log", "healthy", "log"]), text=f"line {n}"))
+                events.append(Service(t=t, turn=turn, service=rnd.choice(["app", "emulator"]),
+                                      status=rnd.choice(["log", "healthy", "log"]), text=f"line {n}"))
             n += 1
     if rnd.random() < 0.8:
         events.append(EpisodeEnd(t=t + 1, turn=turns - 1, reason="max_turns"))

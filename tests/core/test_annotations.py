@@ -49,7 +49,7 @@ def test_a_failed_write_leaves_the_old_notes(trace_path: Path, monkeypatch: pyte
     notes.add(1, "first")
     old = notes_path(trace_path).read_bytes()
 
-    def broken(src, dst):  # noqa: ANN001
+    def broken(src, dst):
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr("stripebench_tui.core.annotations.os.replace", broken)

@@ -88,7 +88,8 @@ def test_everything_written_to_a_trace_is_redacted(tmp_path: Path) -> None:
     with TraceWriter(path, Header(env="e"), secrets=[env_key], inline_cap=200) as w:
         w.write(ModelMessage(t=1, turn=1, text=f"I will use {env_key}", reasoning="the key is sk_live_abcdefghij"))
         w.write(ToolCall(t=2, turn=1, call_id="c", tool="shell",
-                         arguments={"command": "curl", "headers": {"Authorization": "Bearer rk_live_zzzzzzzzzz"}, "argv": ["-u", env_key]}))
+                         arguments={"command": "curl",
+                                    "headers": {"Authorization": "Bearer rk_live_zzzzzzzzzz"}, "argv": ["-u", env_key]}))
         w.write(ToolResult(t=3, turn=1, call_id="c", tool="shell", output=("x" * 300) + " whsec_abcdefghijkl " + env_key))
         w.write(StripeObject(t=4, turn=1, object_id="we_1", object_type="webhook_endpoint",
                              data={"secret": "whsec_abcdefghijkl", "nested": [{"k": env_key}]}))

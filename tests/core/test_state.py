@@ -25,7 +25,8 @@ class FakeClock:
 
 
 def call(seq: int, turn: int, call_id: str, tool: str = "shell", t: float | None = None, actor: str = "agent") -> ToolCall:
-    return ToolCall(seq=seq, t=seq if t is None else t, turn=turn, call_id=call_id, tool=tool, arguments={"command": "ls"}, actor=actor)
+    return ToolCall(seq=seq, t=seq if t is None else t, turn=turn, call_id=call_id, tool=tool,
+                    arguments={"command": "ls"}, actor=actor)
 
 
 def result(seq: int, turn: int, call_id: str, **kw) -> ToolResult:
@@ -87,7 +88,8 @@ def test_stripe_objects_keep_their_latest_data_and_history_counts() -> None:
     s = reduce([
         StripeObject(seq=0, t=0, turn=1, object_id="cs_1", object_type="checkout.session", data={"status": "open"}),
         StripeObject(seq=1, t=1, turn=1, object_id="cs_1", change="updated", data={"status": "open", "x": 1}),
-        StripeObject(seq=2, t=2, turn=2, object_id="cs_1", change="updated", data={"status": "complete"}, event_type="checkout.session.completed"),
+        StripeObject(seq=2, t=2, turn=2, object_id="cs_1", change="updated", data={"status": "complete"},
+                     event_type="checkout.session.completed"),
         StripeObject(seq=3, t=3, turn=2, object_id="pi_1", data={"object": "payment_intent", "status": "succeeded"}),
         StripeObject(seq=4, t=4, turn=3, object_id="pi_1", change="deleted"),
     ])

@@ -14,7 +14,6 @@ from stripebench_tui.core.events import SCHEMA, Header, ModelMessage, ToolCall, 
 from stripebench_tui.core.state import reduce
 from stripebench_tui.core.trace import TraceError, TraceWriter, open_trace, sidecar_dir
 from stripebench_tui.errors import EXIT_BAD_FILE
-
 from tests.core.episodes import header, small_episode, summary
 
 
@@ -109,7 +108,8 @@ def test_a_complete_last_line_without_newline_is_an_event(tmp_path: Path) -> Non
         (lambda ls: ls.__setitem__(3, b"[1, 2]"), 4, "expected a JSON object"),
         (lambda ls: ls.__setitem__(3, b'{"seq": 2, "t": 0, "turn": 1, "type": "telepathy"}'), 4, "unknown event type"),
         (lambda ls: ls.__setitem__(3, b'{"seq": "x", "t": 0, "turn": 1, "type": "model_message"}'), 4, "'seq'"),
-        (lambda ls: ls.__setitem__(3, b'{"seq": 2, "t": 0, "turn": 1, "type": "model_message", "tokens_in": "many"}'), 4, "tokens_in"),
+        (lambda ls: ls.__setitem__(3, b'{"seq": 2, "t": 0, "turn": 1, "type": "model_message", "tokens_in": "many"}'), 4,
+         "tokens_in"),
         (lambda ls: ls.__setitem__(3, b'{"seq": 2, "t": 0, "turn": 1, "type": "tool_call", "arguments": []}'), 4, "arguments"),
         (lambda ls: ls.__setitem__(3, b'{"seq": 2, "t": 0, "turn": 1, "type": "tool_result", "is_error": 1}'), 4, "is_error"),
         (lambda ls: ls.__setitem__(3, b'{"seq": 2, "t": 0, "turn": 1, "type": "model_message", "text": null}'), 4, "text"),

@@ -11,7 +11,6 @@ from stripebench_tui.core import turns_sidecar
 from stripebench_tui.core.events import ModelMessage, ToolCall, ToolResult
 from stripebench_tui.core.state import RUNNING, reduce
 from stripebench_tui.core.trace import Trace, TraceWriter, open_trace, sidecar_dir
-
 from tests.core.episodes import header, random_episode, small_episode, summary
 
 

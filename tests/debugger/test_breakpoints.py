@@ -11,7 +11,6 @@ from stripebench_tui.core import operator as op
 from stripebench_tui.core.breakpoints import BreakpointError, BreakpointSet, hits_in, parse
 from stripebench_tui.core.events import Finding, GraderVerdict, ModelMessage, Operator, StripeRequest, ToolCall
 from stripebench_tui.runtime.printer import LivePrinter
-
 from tests.driver.scripted import ScriptedAgent, call, make_driver, turn, wait_status
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from stripebench_tui.core.episode_diff import CHANGED, ONLY_A, SAME, diff_states, flatten
-from stripebench_tui.core.events import GraderVerdict, Header, ModelMessage, StripeObject, ToolCall, ToolResult
+from stripebench_tui.core.events import GraderVerdict, Header, StripeObject, ToolCall, ToolResult
 from stripebench_tui.core.state import reduce
 from stripebench_tui.formats.open import open_episode
 
@@ -52,7 +52,8 @@ def test_same_calls_with_another_outcome_or_object_field_differ():
 
 
 def test_flatten_leaves_out_ids_and_times():
-    assert flatten({"id": "x", "created": 1, "expires_at": 2, "a": {"b": [1, "pi_abc123def456"]}}) == {"a.b[0]": 1, "a.b[1]": "<id>"}
+    assert flatten({"id": "x", "created": 1, "expires_at": 2,
+                    "a": {"b": [1, "pi_abc123def456"]}}) == {"a.b[0]": 1, "a.b[1]": "<id>"}
 
 
 def test_a_recorded_run_against_itself_is_empty():
@@ -99,7 +100,8 @@ async def test_the_diff_screen_opens_on_the_first_divergence_and_moves_between_d
         await pilot.pause()
         screen = app.screen
         assert screen.selected == d.first_divergence == 3
-        assert "A · turn 4" in str(screen.query_one("#side-a").render()) and "no such turn" in str(screen.query_one("#side-b").render())
+        assert "A · turn 4" in str(screen.query_one("#side-a").render())
+        assert "no such turn" in str(screen.query_one("#side-b").render())
         assert "first divergence: A turn 4 / B —" in str(screen.query_one("#diff-summary").render())
         await pilot.press("n")
         assert screen.selected == 5 and d.pairs[5].b.tools == ("replace_in_file",)

@@ -12,7 +12,6 @@ from stripebench_tui.core.events import Event, Header
 from stripebench_tui.core.state import reduce
 from stripebench_tui.core.trace import open_trace
 from stripebench_tui.testing import big_trace
-
 from tests.core.call_corners import corner_events, operator_turn
 from tests.core.episodes import random_episode
 

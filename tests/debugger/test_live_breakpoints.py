@@ -19,7 +19,7 @@ async def test_breakpoints_pause_the_live_episode_before_the_next_model_call(tmp
     app = create_live_app(config(tmp_path, breakpoints=["tool create_file"]))
     async with app.run_test(size=SIZE) as pilot:
         screen = app.live
-        agent_turns = lambda: [t.index for t in screen.live_state.turns if t.calls]  # noqa: E731
+        agent_turns = lambda: [t.index for t in screen.live_state.turns if t.calls]
         await wait_for(pilot, lambda: screen.episode.ready.is_set() and screen.live_state.status == PAUSED,
                        what="the breakpoint to pause the episode")
         assert agent_turns() == [1, 2]  # turn 2 created handlers.py; turn 3 (the shell call) waits

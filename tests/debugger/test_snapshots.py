@@ -6,8 +6,8 @@ from pathlib import Path
 
 from stripebench_tui.core.episode_diff import diff_states
 from stripebench_tui.formats.open import open_episode
-from stripebench_tui.tui.apps.replay_app import create_app
 from stripebench_tui.tui.apps.diff_app import create_diff_app
+from stripebench_tui.tui.apps.replay_app import create_app
 from stripebench_tui.tui.sources.episode_source import TraceSource
 from tests.tui.conftest import SIZE, settle
 from tests.tui.episode import write_trace

@@ -35,7 +35,7 @@ def docker_client():
                     pytrace=False)
     try:
         client.images.get(base_image_name())
-    except Exception:  # noqa: BLE001
+    except Exception:  # noqa: BLE001 - any failure to read the image: say how to make it
         pytest.fail(f"the base image {base_image_name()} is missing: run `stripebench images bootstrap` "
                     f"(or set {OPT_OUT}=1 to skip these tests on purpose)", pytrace=False)
     return client

@@ -202,8 +202,8 @@ GRADER = Grader(
 async def test_an_episodes_grader_starts_its_app_copy_in_the_container_and_so_does_regrading(
         docker_client, tmp_path: Path) -> None:
     from stripebench_tui.envs.catalog import find_environment
-    from stripebench_tui.runtime.grade import grade_episode
     from stripebench_tui.runtime.episode import Episode, EpisodeConfig
+    from stripebench_tui.runtime.grade import grade_episode
 
     graders = _probe_grader(tmp_path)
     episode = Episode(EpisodeConfig(env="tiny-shop", sandbox="docker", episode_dir=tmp_path / "ep", graders_dir=graders))

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
+from stripebench_emulator.testing import TEST_KEY, emulator, emulator_server, stripe_client  # noqa: F401 - pytest fixtures, requested by name below
 from stripebench_tui.core.bus import EventBus
-from stripebench_tui.envs.manifest import Environment
 from stripebench_tui.envs.catalog import find_environment
+from stripebench_tui.envs.manifest import Environment
 from stripebench_tui.runtime.docker_sandbox import DockerSandbox
-from stripebench_emulator.testing import TEST_KEY, emulator, emulator_server, stripe_client  # noqa: F401
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
@@ -19,7 +19,7 @@ APP = ("import os, stripe; stripe.api_key = os.environ['STRIPE_SECRET_KEY']; "
 
 
 async def test_python_in_the_container_reaches_the_emulator_with_the_preload(docker_client, tmp_path: Path,
-                                                                           emulator, stripe_client) -> None:
+                                                                           emulator, stripe_client) -> None:  # noqa: F811 - pytest fixtures imported above, requested by name
     shop = find_environment("tiny-shop")  # its image; the switch set as an overlay of ours would set it
     env = Environment(shop.root, shop.manifest.model_copy(update={"stripe_preload": True}))
     episode_dir = tmp_path / "ep"

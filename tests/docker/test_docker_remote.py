@@ -10,8 +10,9 @@ import contextlib
 import os
 import socket
 import threading
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 

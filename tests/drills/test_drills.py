@@ -115,7 +115,7 @@ def test_eight_episodes_at_once_all_end_with_complete_traces(tmp_path: Path) -> 
         for r in runners:
             r.kill()
             r.wait(30)
-    for episode, code in zip(episodes, codes):
+    for episode, code in zip(episodes, codes, strict=True):
         events = check_trace(episode / "trace.jsonl", episode.name)
         end = events[-1]
         assert end.type == "episode_end", f"{episode.name} has no episode_end"

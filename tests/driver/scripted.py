@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from stripebench_tui.core.agent import AgentTurn, Observation, Task, ToolRequest
-from stripebench_tui.core.tool_types import ToolSpec
 from stripebench_tui.core.bus import EventBus
 from stripebench_tui.core.driver import Driver
 from stripebench_tui.core.events import Event
-from stripebench_tui.core.tool_types import ToolOutcome
+from stripebench_tui.core.tool_types import ToolOutcome, ToolSpec
 
 
 class FakeClock:
@@ -89,7 +89,8 @@ class ScriptedTools:
     calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
 
     async def tools(self) -> list[ToolSpec]:
-        return [ToolSpec(name=n, description=f"the {n} tool", input_schema={"type": "object"}, server="scripted") for n in self.handlers]
+        return [ToolSpec(name=n, description=f"the {n} tool",
+                         input_schema={"type": "object"}, server="scripted") for n in self.handlers]
 
     async def call(self, tool: str, arguments: dict[str, Any]) -> ToolOutcome:
         self.calls.append((tool, dict(arguments)))
@@ -130,7 +131,8 @@ def make_driver(agent: ScriptedAgent, tools: ScriptedTools | None = None, clock:
     bus = EventBus(clock=clock or FakeClock())
     seen = Collector()
     bus.subscribe(seen, name="collector")
-    driver = Driver(agent=agent, executor=tools or echo_tools(), task=Task(env_id="test", problem="do it", tools=[]), bus=bus, **kwargs)
+    driver = Driver(agent=agent, executor=tools or echo_tools(),
+                    task=Task(env_id="test", problem="do it", tools=[]), bus=bus, **kwargs)
     return driver, seen
 
 

@@ -11,12 +11,11 @@ import sys
 from typing import Any
 
 from stripebench_tui.core.agent import AgentTurn, Task, ToolRequest
-from stripebench_tui.core.tool_types import ToolSpec
 from stripebench_tui.core.bus import EventBus
 from stripebench_tui.core.driver import Driver
 from stripebench_tui.core.events import Header
-from stripebench_tui.core.tool_types import ToolOutcome
 from stripebench_tui.core.recorder import Recorder
+from stripebench_tui.core.tool_types import ToolOutcome, ToolSpec
 
 
 class SlowAgent:
@@ -31,7 +30,8 @@ class SlowAgent:
     async def next_turn(self, observations: list) -> AgentTurn:
         await asyncio.sleep(0.02)
         self.turns += 1
-        return AgentTurn(text=f"turn {self.turns}", tool_calls=[ToolRequest(f"c{self.turns}", "shell", {"cmd": f"echo {self.turns}"})])
+        return AgentTurn(text=f"turn {self.turns}",
+                         tool_calls=[ToolRequest(f"c{self.turns}", "shell", {"cmd": f"echo {self.turns}"})])
 
     async def close(self) -> None:
         pass

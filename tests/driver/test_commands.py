@@ -64,7 +64,7 @@ async def test_step_runs_exactly_one_agent_turn_each_time():
     await wait_status(driver, op.PAUSED)
     for n in (1, 2):
         driver.step()
-        await wait_until(lambda: len(agent.seen) == n and driver.status == op.PAUSED)
+        await wait_until(lambda n=n: len(agent.seen) == n and driver.status == op.PAUSED)
         for _ in range(20):
             await asyncio.sleep(0)
         assert len(agent.seen) == n  # and no further
@@ -96,7 +96,8 @@ async def test_inject_reaches_the_agent_and_is_recorded_as_an_operator_turn():
     notes = [e for e in seen.events if isinstance(e, ModelMessage) and e.role == "operator"]
     assert [(n.text, n.turn) for n in notes] == [("Use the emulator at $STRIPE_API_BASE", 1), ("a note for turn two", 3)]
     state = reduce(seen.events)
-    assert [(t.index, t.actor) for t in state.turns] == [(0, "setup"), (1, "operator"), (2, "agent"), (3, "operator"), (4, "agent")]
+    assert [(t.index, t.actor) for t in state.turns] == [(0, "setup"), (1, "operator"), (2, "agent"),
+                                                         (3, "operator"), (4, "agent")]
 
 
 async def test_an_inject_sent_while_the_agent_thinks_goes_into_the_next_turn():
@@ -143,7 +144,8 @@ async def run_with_approval(policy, decide, steps=None):
     task = asyncio.create_task(driver.run())
     asked = []
     while not task.done():
-        done, _ = await asyncio.wait({task, asyncio.create_task(wait_status(driver, op.WAITING_FOR_APPROVAL))}, timeout=5, return_when=asyncio.FIRST_COMPLETED)
+        done, _ = await asyncio.wait({task, asyncio.create_task(wait_status(driver, op.WAITING_FOR_APPROVAL))}, timeout=5,
+                                     return_when=asyncio.FIRST_COMPLETED)
         assert done, "neither finished nor asked for approval"
         if driver.status == op.WAITING_FOR_APPROVAL and driver.pending_call is not None:
             cid = driver.pending_call.call_id
@@ -164,8 +166,10 @@ async def test_approval_always_with_approve_runs_each_call_after_approval():
     waits = [e for e in seen.events if op.is_status(e) and e.text == op.WAITING_FOR_APPROVAL]
     assert [w.call_id for w in waits] == ["c1", "c2"]
     # The approval sits between the call and its result.
-    order = [(e.type, getattr(e, "call_id", "")) for e in seen.events if e.type in ("tool_call", "tool_result") or (e.type == "operator" and e.action == "approve")]
-    assert order == [("tool_call", "c1"), ("operator", "c1"), ("tool_result", "c1"), ("tool_call", "c2"), ("operator", "c2"), ("tool_result", "c2")]
+    order = [(e.type, getattr(e, "call_id", "")) for e in seen.events
+             if e.type in ("tool_call", "tool_result") or (e.type == "operator" and e.action == "approve")]
+    assert order == [("tool_call", "c1"), ("operator", "c1"), ("tool_result", "c1"), ("tool_call", "c2"),
+                     ("operator", "c2"), ("tool_result", "c2")]
 
 
 async def test_approval_by_pattern_only_stops_matching_tools():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from itertools import pairwise
 
 from stripebench_tui.core import operator as op
 from stripebench_tui.core.agent import AgentError
@@ -27,7 +28,8 @@ async def test_a_normal_episode_publishes_every_step_in_order():
 
     agent = ScriptedAgent(
         [
-            turn(call("c1", "shell", cmd="ls"), call("c2", "files", path="app.py"), text="look around", tokens_in=100, tokens_out=20, cost_usd=0.1),
+            turn(call("c1", "shell", cmd="ls"), call("c2", "files", path="app.py"), text="look around", tokens_in=100,
+                 tokens_out=20, cost_usd=0.1),
             second,
             turn(text="all done", done=True, tokens_in=5, tokens_out=1),
         ]
@@ -45,7 +47,7 @@ async def test_a_normal_episode_publishes_every_step_in_order():
     ]  # fmt: skip
     assert [e.seq for e in seen.events] == list(range(len(seen.events)))
     assert [e.turn for e in seen.events] == [0, 1, 1, 1, 1, 1, 2, 2, 2, 3, 3, 3]
-    assert all(a.t <= b.t for a, b in zip(seen.events, seen.events[1:]))
+    assert all(a.t <= b.t for a, b in pairwise(seen.events))
     assert seen.events[6].t == 2.0
 
     # The agent got the task with the executor's tools, then each turn's results.
@@ -90,7 +92,8 @@ async def test_turn_end_hooks_can_publish_and_final_hooks_score_the_episode():
 
     async def live_grader(driver):
         hooks_at.append(driver.turn)
-        await driver.bus.publish(GraderVerdict(criterion="ran", status="pass" if driver.turn >= 2 else "fail", trigger="turn_end"))
+        await driver.bus.publish(GraderVerdict(criterion="ran",
+                                               status="pass" if driver.turn >= 2 else "fail", trigger="turn_end"))
 
     async def final_grader(driver):
         await driver.bus.publish(GraderVerdict(criterion="ran", status="pass", trigger="final", final=True))

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from stripebench_tui.core.driver import FinalScore
 from stripebench_tui.core.events import EpisodeEnd, HarnessTime, ToolResult
-from stripebench_tui.core.tool_types import ToolOutcome
 from stripebench_tui.core.profile import GRADING, PUBLISH, harness_part, profile
+from stripebench_tui.core.tool_types import ToolOutcome
 
 from .scripted import FakeClock, ScriptedAgent, ScriptedTools, call, make_driver, turn
 

@@ -8,15 +8,16 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Iterator
+from typing import Any
 from urllib.parse import parse_qs, urlparse
 
 import pytest
 import stripe
 
-from stripebench_tui.chromium import launch_options
 from stripebench_emulator.testing import TEST_KEY
+from stripebench_tui.chromium import launch_options
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(120)]
 NEW = "2026-03-25.dahlia"
@@ -43,11 +44,11 @@ class Merchant:
                 self.end_headers()
                 self.wfile.write(data)
 
-            def do_GET(self) -> None:  # noqa: N802
+            def do_GET(self) -> None:
                 url = urlparse(self.path)
                 self._send(merchant.page(url.path, parse_qs(url.query)))
 
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 self._send(json.dumps({"clientSecret": merchant.new_session()}), "application/json")
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
@@ -107,7 +108,8 @@ document.getElementById("form").addEventListener("submit", async (event) => {{
   if (invalid) {{ document.getElementById("result").textContent = "invalid: " + invalid.message; return; }}
   const r = await stripe.{confirm}({{elements, confirmParams: {{return_url: location.origin + "/return"}},
                                      redirect: new URLSearchParams(location.search).get("redirect") || "always"}});
-  document.getElementById("result").textContent = r.error ? "error: " + r.error.message : "done: " + (r.setupIntent || r.paymentIntent).status;
+  const outcome = r.error ? "error: " + r.error.message : "done: " + (r.setupIntent || r.paymentIntent).status;
+  document.getElementById("result").textContent = outcome;
 }});
 </script>"""
         return "<!doctype html><title>Returned</title><h1>Thanks!</h1>"

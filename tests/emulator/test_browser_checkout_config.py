@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import stripe
 
-from tests.emulator.test_browser_checkout import _fill_card, browser, merchant, page  # noqa: F401
+from tests.emulator.test_browser_checkout import _fill_card, browser, merchant, page  # noqa: F401 - pytest fixtures, requested by name below
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(120)]
 
@@ -32,7 +32,7 @@ def _every_field_is_visible(scope: Any) -> None:
         assert fields.nth(i).is_visible(), fields.nth(i).get_attribute("id")
 
 
-def test_gym_configuration_is_readable_and_answered_on_the_hosted_page(page, stripe_client, merchant):
+def test_gym_configuration_is_readable_and_answered_on_the_hosted_page(page, stripe_client, merchant):  # noqa: F811 - pytest fixtures imported above, requested by name
     gift = _price(stripe_client, "Gift", 2500, "eur")
     pin = _price(stripe_client, "Pin", 400, "eur")
     session = _hosted(stripe_client, merchant, submit_type="donate", locale="de",
@@ -99,7 +99,7 @@ def test_gym_configuration_is_readable_and_answered_on_the_hosted_page(page, str
     assert done.customer_details.tax_ids[0].value == "DE123456789"
 
 
-def test_plain_session_has_no_fields_it_does_not_need(page, stripe_client, merchant):
+def test_plain_session_has_no_fields_it_does_not_need(page, stripe_client, merchant):  # noqa: F811 - pytest fixtures imported above, requested by name
     price = _price(stripe_client, "Mug", 1200)
     session = _hosted(stripe_client, merchant, line_items=[{"price": price.id, "quantity": 1}])
     page.goto(session.url)
@@ -114,7 +114,7 @@ def test_plain_session_has_no_fields_it_does_not_need(page, stripe_client, merch
         "email", "card_number", "expiry", "cvc", "name"]
 
 
-def test_billing_and_shipping_each_have_one_set_of_address_fields(page, stripe_client, merchant):
+def test_billing_and_shipping_each_have_one_set_of_address_fields(page, stripe_client, merchant):  # noqa: F811 - pytest fixtures imported above, requested by name
     price = _price(stripe_client, "Lamp", 4500)
     session = _hosted(stripe_client, merchant, line_items=[{"price": price.id, "quantity": 1}],
                       billing_address_collection="required", shipping_address_collection={"allowed_countries": ["US"]})
@@ -127,7 +127,7 @@ def test_billing_and_shipping_each_have_one_set_of_address_fields(page, stripe_c
 
 
 @pytest.mark.parametrize("submit_type,label", [("book", "Book"), ("pay", "Pay"), ("auto", "Pay")])
-def test_submit_type_sets_the_button(page, stripe_client, merchant, submit_type, label):
+def test_submit_type_sets_the_button(page, stripe_client, merchant, submit_type, label):  # noqa: F811 - pytest fixtures imported above, requested by name
     price = _price(stripe_client, "Class", 3000)
     session = _hosted(stripe_client, merchant, submit_type=submit_type,
                       line_items=[{"price": price.id, "quantity": 1}])
@@ -135,7 +135,7 @@ def test_submit_type_sets_the_button(page, stripe_client, merchant, submit_type,
     assert page.get_by_role("button", name=label, exact=True).is_visible()
 
 
-def test_trial_is_shown_and_nothing_is_due_today(page, stripe_client, merchant):
+def test_trial_is_shown_and_nothing_is_due_today(page, stripe_client, merchant):  # noqa: F811 - pytest fixtures imported above, requested by name
     monthly = _price(stripe_client, "Coaching", 1800, recurring={"interval": "month"})
     session = _hosted(stripe_client, merchant, mode="subscription", subscription_data={"trial_period_days": 14},
                       line_items=[{"price": monthly.id, "quantity": 1}])
@@ -152,7 +152,7 @@ def test_trial_is_shown_and_nothing_is_due_today(page, stripe_client, merchant):
     assert stripe_client.v1.subscriptions.retrieve(done.subscription).status == "trialing"
 
 
-def test_embedded_checkout_shows_consent_and_custom_text(page, stripe_client, merchant):
+def test_embedded_checkout_shows_consent_and_custom_text(page, stripe_client, merchant):  # noqa: F811 - pytest fixtures imported above, requested by name
     price = _price(stripe_client, "Ticket", 5000)
     merchant.session_params = {"line_items": [{"price": price.id, "quantity": 1}], "submit_type": "book",
                                "custom_text": {"submit": {"message": "Seats are held for 10 minutes."}},

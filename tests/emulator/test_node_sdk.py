@@ -22,7 +22,8 @@ def _stripe_node() -> Path:
     Test workers run in parallel and more than one test needs it: the install runs under an exclusive lock and
     counts as done only once npm has finished (a marker written after it), never when a half-extracted package is
     already visible to another worker."""
-    prefix = Path(os.environ.get("STRIPEBENCH_NODE_CACHE") or Path(user_cache_dir("stripebench")) / f"node-stripe-{STRIPE_NODE_MAJOR}")
+    default = Path(user_cache_dir("stripebench")) / f"node-stripe-{STRIPE_NODE_MAJOR}"
+    prefix = Path(os.environ.get("STRIPEBENCH_NODE_CACHE") or default)
     marker = prefix / ".installed"
     prefix.parent.mkdir(parents=True, exist_ok=True)
     with open(prefix.parent / f"{prefix.name}.lock", "w") as lock:

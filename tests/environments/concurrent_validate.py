@@ -25,8 +25,9 @@ def validate_failing_concurrently(env) -> dict[str, tuple[float | None, set[str]
         return await asyncio.gather(*(episode_runner(env, run) for run in runs))
 
     outcomes = asyncio.run(play())
-    wrong = [(run.label, out.score, out.error) for run, out in zip(runs, outcomes) if out.error or not run.meets(out.score)]
+    wrong = [(run.label, out.score, out.error) for run, out in zip(runs, outcomes, strict=True)
+             if out.error or not run.meets(out.score)]
     assert not wrong, wrong
-    assert_findings([ValidationRow(env.id, run, out, list(out.statuses)) for run, out in zip(runs, outcomes)])
+    assert_findings([ValidationRow(env.id, run, out, list(out.statuses)) for run, out in zip(runs, outcomes, strict=True)])
     return {run.label: (out.score, {name for name, status in out.statuses.items() if status != PASS})
-            for run, out in zip(runs, outcomes)}
+            for run, out in zip(runs, outcomes, strict=True)}

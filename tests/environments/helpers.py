@@ -62,7 +62,7 @@ def play_for_findings(env, mutants: list[str], keep: Path) -> dict[str, tuple]:
     outcomes = asyncio.run(play())
     assert not [o.error for o in outcomes if o.error], [o.error for o in outcomes]
     out = {}
-    for run, outcome in zip(runs, outcomes):
+    for run, outcome in zip(runs, outcomes, strict=True):
         lines = outcome.trace_path.read_text(encoding="utf-8").splitlines()
         out[run.label] = (outcome, [json.loads(line) for line in lines if line])
     return out

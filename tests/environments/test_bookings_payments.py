@@ -79,8 +79,8 @@ def test_the_ledger_flags_rows_stripe_does_not_back(tmp_path):
 
     import stripe
 
-    from stripebench_tui.core.events import PENDING
     from stripebench_emulator import running_emulator
+    from stripebench_tui.core.events import PENDING
     from stripebench_tui.grading import GradingView
 
     with running_emulator() as emu:

@@ -9,10 +9,10 @@ from types import SimpleNamespace
 
 import pytest
 
+from stripebench_emulator.testing import TEST_KEY, emulator_server  # noqa: F401 - pytest fixtures, requested by name below
 from stripebench_tui.core.events import FAIL, PASS
 from stripebench_tui.envs.catalog import find_environment
 from stripebench_tui.grading import GradingContext, GradingView, load_grader
-from stripebench_emulator.testing import TEST_KEY, emulator_server  # noqa: F401
 from tests.environments.concurrent_validate import validate_failing_concurrently
 from tests.environments.helpers import load_grader_module
 

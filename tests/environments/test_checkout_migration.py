@@ -16,11 +16,11 @@ from types import SimpleNamespace
 import httpx
 import pytest
 
+from stripebench_emulator.testing import TEST_KEY, emulator, emulator_server, stripe_client  # noqa: F401 - pytest fixtures, requested by name below
 from stripebench_tui.core.events import FAIL, PASS, PENDING
 from stripebench_tui.envs.catalog import find_environment
 from stripebench_tui.envs.workspace import copy_workspace
 from stripebench_tui.grading import GradingContext, GradingView, load_grader
-from stripebench_emulator.testing import TEST_KEY, emulator, emulator_server, stripe_client  # noqa: F401
 from tests.environments.helpers import assert_findings, played_files, run_seed
 
 ENV = find_environment("checkout-migration")
@@ -28,7 +28,8 @@ GRADER = load_grader(ENV)
 
 
 def _grader_module():
-    spec = importlib.util.spec_from_file_location("cm_grader_under_test", ENV.root.parents[1] / "graders" / "checkout_migration.py")
+    spec = importlib.util.spec_from_file_location("cm_grader_under_test",
+                                                  ENV.root.parents[1] / "graders" / "checkout_migration.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -221,7 +222,7 @@ def test_the_app_criteria_judge_the_starter_and_a_half_migrated_app(seeded):
     port = _free_port()
     seeded.ctx.app_urls["APP_URL"] = f"http://127.0.0.1:{port}"
     view = GradingView({}, candidate="cs_any")
-    healthy = lambda: _answers(f"http://127.0.0.1:{port}/health")  # noqa: E731
+    healthy = lambda: _answers(f"http://127.0.0.1:{port}/health")
     proc = _start_app(seeded.workspace, seeded.url, port)
     try:
         _wait_for(healthy)

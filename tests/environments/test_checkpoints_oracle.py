@@ -16,7 +16,6 @@ from stripebench_tui.envs.catalog import find_environment, list_environments
 from stripebench_tui.runtime.episode import EpisodeConfig
 from stripebench_tui.runtime.fork import fork_config, fork_episode
 from stripebench_tui.runtime.restore import RestoredEpisode
-
 from tests.checkpoint_checks import compare_restores, play_witnessed
 
 FAST = "idempotent-payments"

@@ -7,12 +7,12 @@ import time
 import pytest
 import stripe
 
+from stripebench_emulator.testing import TEST_KEY, emulator, emulator_server  # noqa: F401 - pytest fixtures, requested by name below
 from stripebench_tui.core.events import FAIL, PASS
 from stripebench_tui.envs.catalog import find_environment
 from stripebench_tui.grading import GradingContext, load_grader
 
 from .helpers import findings_in, load_grader_module, play_for_findings, validate_failing
-from stripebench_emulator.testing import TEST_KEY, emulator, emulator_server  # noqa: F401
 
 ENV = find_environment("idempotent-payments")
 GRADER = load_grader(ENV)
@@ -24,7 +24,7 @@ PI = {"amount": 1500, "currency": "usd", "payment_method": "pm_card_visa", "conf
 
 
 @pytest.fixture
-def proxy(emulator):  # noqa: F811
+def proxy(emulator):  # noqa: F811 - pytest fixtures imported above, requested by name
     p = G.FaultProxy(emulator.url)
     yield p
     p.close()
@@ -34,19 +34,22 @@ def client(proxy, key: str = TEST_KEY) -> stripe.StripeClient:
     return stripe.StripeClient(key, base_addresses={"api": proxy.url}, max_network_retries=0)
 
 
-def upstream_intents(emulator) -> list:  # noqa: F811
+def upstream_intents(emulator) -> list:  # noqa: F811 - pytest fixtures imported above, requested by name
     return stripe.StripeClient(TEST_KEY, base_addresses={"api": emulator.url}).v1.payment_intents.list().data
 
 
-def test_a_clean_call_passes_through_and_is_recorded(proxy, emulator):  # noqa: F811
+def test_a_clean_call_passes_through_and_is_recorded(
+        proxy, emulator):  # noqa: F811 - pytest fixtures imported above, requested by name
     pi = client(proxy).v1.payment_intents.create(params=PI, options={"idempotency_key": "k1"})
     assert pi.status == "succeeded"
     [seen] = proxy.payments("ord_test")
-    assert (seen.action, seen.status, seen.object_id, seen.idempotency_key, seen.key_kind) == ("pass", 200, pi.id, "k1", "sk_test")
+    assert (seen.action, seen.status, seen.object_id,
+            seen.idempotency_key, seen.key_kind) == ("pass", 200, pi.id, "k1", "sk_test")
 
 
 @pytest.mark.parametrize("fault, error", [("500", stripe.APIError), ("429", stripe.RateLimitError)])
-def test_injected_errors_never_reach_stripe(proxy, emulator, fault, error):  # noqa: F811
+def test_injected_errors_never_reach_stripe(
+        proxy, emulator, fault, error):  # noqa: F811 - pytest fixtures imported above, requested by name
     proxy.plan = [fault]
     with pytest.raises(error):
         client(proxy).v1.payment_intents.create(params=PI)
@@ -55,7 +58,8 @@ def test_injected_errors_never_reach_stripe(proxy, emulator, fault, error):  # n
     assert client(proxy).v1.payment_intents.create(params=PI).status == "succeeded"
 
 
-def test_a_lost_response_charges_upstream_but_the_app_sees_500(proxy, emulator):  # noqa: F811
+def test_a_lost_response_charges_upstream_but_the_app_sees_500(
+        proxy, emulator):  # noqa: F811 - pytest fixtures imported above, requested by name
     proxy.plan = ["lost"]
     with pytest.raises(stripe.APIError):
         client(proxy).v1.payment_intents.create(params=PI, options={"idempotency_key": "same"})
@@ -66,7 +70,8 @@ def test_a_lost_response_charges_upstream_but_the_app_sees_500(proxy, emulator):
     assert again.id == charged.id and len(upstream_intents(emulator)) == 1
 
 
-def test_down_answers_503_until_lifted_and_delay_holds_the_call(proxy, emulator):  # noqa: F811
+def test_down_answers_503_until_lifted_and_delay_holds_the_call(
+        proxy, emulator):  # noqa: F811 - pytest fixtures imported above, requested by name
     proxy.down = True
     for _ in range(2):
         with pytest.raises(stripe.APIError) as info:
@@ -79,7 +84,8 @@ def test_down_answers_503_until_lifted_and_delay_holds_the_call(proxy, emulator)
     assert time.monotonic() - start >= 0.4
 
 
-def test_a_restricted_key_is_refused_outside_payment_intents_like_stripe_does(proxy, emulator):  # noqa: F811
+def test_a_restricted_key_is_refused_outside_payment_intents_like_stripe_does(
+        proxy, emulator):  # noqa: F811 - pytest fixtures imported above, requested by name
     rk = client(proxy, "rk_test_grader123")
     with pytest.raises(stripe.PermissionError):
         rk.v1.customers.create(params={"email": "a@example.com"})
@@ -88,7 +94,8 @@ def test_a_restricted_key_is_refused_outside_payment_intents_like_stripe_does(pr
     assert [(s.key_kind, s.action) for s in proxy.seen] == [("rk_test", "refused"), ("rk_test", "pass"), ("sk_test", "pass")]
 
 
-def test_without_an_app_service_every_criterion_fails(tmp_path, emulator):  # noqa: F811
+def test_without_an_app_service_every_criterion_fails(
+        tmp_path, emulator):  # noqa: F811 - pytest fixtures imported above, requested by name
     ctx = GradingContext(env=ENV, episode_dir=tmp_path, workspace=tmp_path, stripe_api_base=emulator.url,
                          stripe_api_key=TEST_KEY, env_vars={"STRIPE_API_BASE": emulator.url, "STRIPE_SECRET_KEY": TEST_KEY})
     (tmp_path / "app.py").write_text("raise SystemExit('broken app')\n")
@@ -113,7 +120,8 @@ def test_validate_oracle_passes_noop_scores_zero_and_each_mutant_fails_for_its_o
     assert failing["mutant full-secret-key"] == {"restricted key"}
 
 
-def test_the_live_check_counts_succeeded_payments_per_paid_order(tmp_path, emulator):  # noqa: F811
+def test_the_live_check_counts_succeeded_payments_per_paid_order(
+        tmp_path, emulator):  # noqa: F811 - pytest fixtures imported above, requested by name
     import sqlite3
 
     from stripebench_tui.core.events import PENDING

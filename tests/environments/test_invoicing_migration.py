@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
+from stripebench_emulator.testing import emulator, emulator_server  # noqa: F401 - pytest fixtures, requested by name below
 from stripebench_tui.core.events import FAIL
 from stripebench_tui.envs.catalog import find_environment
 from stripebench_tui.grading import GradingContext, load_grader
 
 from .helpers import findings_in, load_grader_module, play_for_findings, validate_failing
-from stripebench_emulator.testing import emulator, emulator_server  # noqa: F401
 
 ENV = find_environment("invoicing-migration")
 GRADER = load_grader(ENV)
@@ -34,7 +34,7 @@ def test_every_rule_is_a_final_criterion_and_the_legacy_rows_come_from_the_prist
     assert G.cents("0.10") == 10 and G.cents("45") == 4500
 
 
-def test_a_migration_that_fails_fails_every_criterion(tmp_path, emulator):  # noqa: F811
+def test_a_migration_that_fails_fails_every_criterion(tmp_path, emulator):  # noqa: F811 - pytest fixtures imported above, requested by name
     (tmp_path / "migrate.py").write_text("import sys\nsys.exit('not implemented')\n")
     results = G._results(_ctx(tmp_path, emulator.url))
     assert set(results) == set(G.NAMES)
@@ -46,7 +46,7 @@ def test_a_migration_that_fails_fails_every_criterion(tmp_path, emulator):  # no
     assert "sent 0 invoice create(s) and exited 1" in results["resumes after an interruption"].summary
 
 
-def test_the_grader_tells_a_card_payment_from_one_out_of_band(tmp_path, emulator):  # noqa: F811
+def test_the_grader_tells_a_card_payment_from_one_out_of_band(tmp_path, emulator):  # noqa: F811 - pytest fixtures imported above, requested by name
     import stripe
 
     api = stripe.StripeClient("sk_test_migration", base_addresses={"api": emulator.url}).v1

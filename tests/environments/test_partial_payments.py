@@ -10,11 +10,11 @@ import httpx
 import pytest
 import stripe
 
+from stripebench_emulator.testing import TEST_KEY, emulator, emulator_server, stripe_client  # noqa: F401 - pytest fixtures, requested by name below
 from stripebench_tui.core.events import FAIL, PASS, PENDING
 from stripebench_tui.envs.catalog import find_environment
 from stripebench_tui.envs.workspace import copy_workspace
 from stripebench_tui.grading import GradingContext, GradingView
-from stripebench_emulator.testing import TEST_KEY, emulator, emulator_server, stripe_client  # noqa: F401
 from tests.environments.helpers import load_grader_module, played_files, run_seed, validate_failing
 
 ENV = find_environment("partial-payments")

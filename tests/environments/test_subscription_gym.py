@@ -10,19 +10,19 @@ import sqlite3
 import subprocess
 import sys
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from types import SimpleNamespace
 
 import httpx
 import pytest
 
+from stripebench_emulator.testing import TEST_KEY, emulator, emulator_server, stripe_client  # noqa: F401 - pytest fixtures, requested by name below
 from stripebench_tui.core.events import FAIL, PASS
 from stripebench_tui.envs.catalog import find_environment
 from stripebench_tui.grading import GradingContext, load_grader
 
 from .helpers import load_grader_module, played_files, validate_failing
-from stripebench_emulator.testing import TEST_KEY, emulator, emulator_server, stripe_client  # noqa: F401
 
 ENV = find_environment("subscription-gym")
 GRADER = load_grader(ENV)
@@ -31,7 +31,7 @@ SOLUTION_APP = ENV.path("solution/files/app.py").read_text()
 
 
 def _utc(*parts: int) -> int:
-    return int(datetime(*parts, tzinfo=timezone.utc).timestamp())
+    return int(datetime(*parts, tzinfo=UTC).timestamp())
 
 
 def test_months_after_clamps_to_the_end_of_shorter_months():

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 import stripe
 
-from stripebench_tui.core.events import FAIL
 from stripebench_emulator import EmulatorServer
+from stripebench_tui.core.events import FAIL
 from stripebench_tui.envs.catalog import find_environment
 from stripebench_tui.grading import GradingContext, load_grader
 from stripebench_tui.grading.webhooks import sign

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from stripebench_tui.envs.manifest import bundled_dir
 from stripebench_tui.envs.catalog import list_environments
+from stripebench_tui.envs.manifest import bundled_dir
 from stripebench_tui.envs.size import Size, workspace_size
 
 

@@ -65,7 +65,8 @@ def test_a_valid_environment_loads_with_defaults(tmp_path):
     (lambda s: s.replace("max_turns = 5", "max_turns = -1"), "limits.max_turns"),
     (lambda s: s.replace('health = { http = "http://127.0.0.1:${APP_PORT}/", timeout = 5 }', "health = { timeout = 5 }"),
      "exactly one of 'http' or 'tcp'"),
-    (lambda s: s.replace('plan = "solution/plan.toml"', 'plan = "solution/missing.toml"'), "solution.plan: solution/missing.toml does not exist"),
+    (lambda s: s.replace('plan = "solution/plan.toml"', 'plan = "solution/missing.toml"'),
+     "solution.plan: solution/missing.toml does not exist"),
     (lambda s: s.replace('id = "tiny-env"', 'id = "other-env"'), "does not match its directory name"),
     (lambda s: s.replace("[limits]", "[limits"), "not valid TOML"),
     (lambda s: s + "\n[docker]\npids = 4\n", "docker.pids: Input should be greater than or equal to 32"),
@@ -122,7 +123,8 @@ def test_requirements_default_to_the_workspaces_file_and_can_be_declared_or_refu
     assert deps.requirements == root / "workspace" / "requirements.txt"
     assert deps.home == tmp_path / "cache" / "envs" / "tiny-env" and not deps.ready()
     (root / "deps.txt").write_text("flask>=3\n")
-    declared = load_environment(make_env(tmp_path / "b", GOOD.replace('submission = "answer.txt"', 'requirements = "../../tiny-env/deps.txt"')))
+    declared = load_environment(make_env(tmp_path / "b",
+                                         GOOD.replace('submission = "answer.txt"', 'requirements = "../../tiny-env/deps.txt"')))
     assert requirements_file(declared) == declared.root / "../../tiny-env/deps.txt"
     assert dependencies(declared).key == deps.key  # same content, same interpreter: same key
     (root / "deps.txt").write_text("flask>=3.1\n")

@@ -98,7 +98,8 @@ def test_a_bundle_is_built_from_the_tags_and_bundle_exec_loads_the_pinned_versio
     assert any("building toy-base 2.0.0" in line and "at v2.0.0" in line for line in said), said
     assert ruby_gems.built_gem("toy-app", "0.3.0").is_file()
     env = {**os.environ, **ruby_gems.process_env(where)}
-    ran = subprocess.run(["bundle", "exec", "ruby", "-e", "require 'toy-app'; require 'toy-base'; print ToyApp::VERSION, ' ', ToyBase::VERSION"],
+    ran = subprocess.run(["bundle", "exec", "ruby", "-e",
+                          "require 'toy-app'; require 'toy-base'; print ToyApp::VERSION, ' ', ToyBase::VERSION"],
                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
     assert ran.stdout == "0.3.0 2.0.0", ran.stderr
     assert (tmp_path / "folder" / "Gemfile.lock").read_text() == LOCK, "the folder's lock is never rewritten"
@@ -114,7 +115,8 @@ def test_a_bundle_is_built_from_the_tags_and_bundle_exec_loads_the_pinned_versio
 def test_an_exact_pin_without_a_lock_is_built_and_a_pin_that_no_tag_has_is_named(sources: Path, tmp_path: Path) -> None:
     plan = ruby_gems.plan(_gemfile(tmp_path / "a", "gem 'toy-base', '1.0.0'\n"))
     assert [(n.name, n.build, n.why) for n in plan.needs] == [("toy-base", "1.0.0", "pinned")]
-    with pytest.raises(GemProblem, match=r"toy-base 9\.9\.9: .*toy-base has no release tag for it \(looked for v9\.9\.9, 9\.9\.9\)"):
+    with pytest.raises(GemProblem,
+                       match=r"toy-base 9\.9\.9: .*toy-base has no release tag for it \(looked for v9\.9\.9, 9\.9\.9\)"):
         ruby_gems.ensure(_gemfile(tmp_path / "b", "gem 'toy-base', '9.9.9'\n"))
     with pytest.raises(GemProblem, match=r"gem toy-base ~> 1\.0 \(for Gemfile\): no installed gem fits and no version to build"):
         ruby_gems.ensure(_gemfile(tmp_path / "c", "gem 'toy-base', '~> 1.0'\n"))

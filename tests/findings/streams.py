@@ -31,11 +31,11 @@ class Stream:
         self.events.append(event)
         return event
 
-    def next_turn(self) -> "Stream":
+    def next_turn(self) -> Stream:
         self.turn += 1
         return self
 
-    def say(self, text: str) -> "Stream":
+    def say(self, text: str) -> Stream:
         self.add(ModelMessage(role="assistant", text=text))
         return self
 
@@ -66,13 +66,13 @@ class Stream:
         return self.add(WebhookDelivery(event_id=event_id, event_type=event_type, url=url, sender=sender,
                                         signature=signature, status=status, rows_added=rows_added))  # type: ignore[return-value]
 
-    def object(self, object_id: str, object_type: str, **data) -> "Stream":
+    def object(self, object_id: str, object_type: str, **data) -> Stream:
         """A Stripe object the watcher saw, added."""
         self.add(StripeObject(object_id=object_id, object_type=object_type, data={"id": object_id, **data}))
         return self
 
 
-    def verdict(self, criterion: str, status: str) -> "Stream":
+    def verdict(self, criterion: str, status: str) -> Stream:
         self.add(GraderVerdict(criterion=criterion, status=status, final=True))
         return self
 

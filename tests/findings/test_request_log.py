@@ -11,6 +11,7 @@ import httpx
 import pytest
 import stripe
 
+from stripebench_emulator.testing import TEST_KEY, emulator, emulator_server  # noqa: F401 - pytest fixtures
 from stripebench_tui.core.bus import EventBus
 from stripebench_tui.core.events import SIGNED, SOURCE_HEADER, StripeRequest, WebhookDelivery
 from stripebench_tui.core.redact import Redactor
@@ -23,7 +24,6 @@ from stripebench_tui.stripe_account.request_log import (
     object_ids,
     request_source,
 )
-from stripebench_emulator.testing import TEST_KEY, emulator, emulator_server  # noqa: F401 - pytest fixtures
 
 
 @pytest.mark.parametrize("headers, source", [
@@ -88,7 +88,7 @@ def test_object_ids_are_the_paths_the_answer_and_a_lists_items():
     assert object_ids("/v1/checkout/sessions/cs_1/line_items", {"object": "list", "data": []}) == ["cs_1"]
 
 
-async def test_requests_on_the_emulator_reach_the_bus_once_in_the_turn_that_made_them(emulator):  # noqa: F811
+async def test_requests_on_the_emulator_reach_the_bus_once_in_the_turn_that_made_them(emulator):  # noqa: F811 - pytest fixtures imported above, requested by name
     bus = EventBus()
     seen: list[StripeRequest] = []
     bus.subscribe(lambda e: seen.append(e) if isinstance(e, StripeRequest) else None, name="test")
@@ -125,7 +125,7 @@ class Receiver:
         statuses = list(statuses)
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+            def do_POST(self) -> None:  # http.server's naming
                 self.rfile.read(int(self.headers.get("Content-Length", 0)))
                 self.send_response(statuses.pop(0) if statuses else 200)
                 self.send_header("Content-Length", "6")
@@ -144,7 +144,7 @@ class Receiver:
         self.server.server_close()
 
 
-async def test_webhook_deliveries_the_emulators_and_a_graders_reach_the_bus(emulator):  # noqa: F811
+async def test_webhook_deliveries_the_emulators_and_a_graders_reach_the_bus(emulator):  # noqa: F811 - pytest fixtures imported above, requested by name
     """The emulator delivers to an endpoint that fails once (so it retries); a grader's delivery comes through
     ``record_delivery``, redacted like the rest."""
     bus = EventBus()
@@ -180,7 +180,7 @@ async def test_webhook_deliveries_the_emulators_and_a_graders_reach_the_bus(emul
     await bus.close(timeout=2)
 
 
-async def test_through_the_proxy_real_test_mode_uses_the_same_log(emulator):  # noqa: F811
+async def test_through_the_proxy_real_test_mode_uses_the_same_log(emulator):  # noqa: F811 - pytest fixtures imported above, requested by name
     """Real Stripe cannot be reached here: the proxy's upstream is the emulator, which it treats like Stripe."""
     from stripebench_tui.runtime.request_proxy import start_request_proxy
     from stripebench_tui.stripe_account.backend import REAL, StripeBackend

@@ -8,7 +8,8 @@ from pathlib import Path
 
 from stripebench_tui.core.events import EpisodeEnd, Event, Finding, Header, ModelMessage, ToolCall, ToolResult
 from stripebench_tui.formats.lineage import record_child
-from tests.tui.episode import HEADER, write_trace as _write_trace
+from tests.tui.episode import HEADER
+from tests.tui.episode import write_trace as _write_trace
 
 
 def write_trace(path: Path, events: list[Event] | None = None, header: Header = HEADER):

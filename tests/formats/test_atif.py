@@ -12,7 +12,6 @@ from stripebench_tui.core.state import reduce
 from stripebench_tui.core.trace import NotATraceError, TraceError, TraceWriter, open_trace
 from stripebench_tui.formats.atif import ATIF_VERSION, AtifError, atif_from_trace, events_from_atif
 from stripebench_tui.formats.open import open_episode
-
 from tests.core.episodes import header, random_episode, summary
 
 REPLAYS = Path(__file__).resolve().parents[2] / "replays"
@@ -74,7 +73,8 @@ def test_foreign_trajectory_imports_without_stripe_objects_or_verdicts(tmp_path:
     assert [type(e).__name__ for e in events] == ["ModelMessage", "ModelMessage", "ToolCall", "ToolResult", "ModelMessage"]
     user, agent, call, result, done = events
     assert isinstance(user, ModelMessage) and user.role == "user" and user.turn == 0 and user.t == 0.0
-    assert isinstance(agent, ModelMessage) and agent.reasoning == "One shell call will do." and agent.tokens_in == 520 and agent.t == 2.0
+    assert isinstance(agent, ModelMessage)
+    assert agent.reasoning == "One shell call will do." and agent.tokens_in == 520 and agent.t == 2.0
     assert isinstance(call, ToolCall) and call.arguments == {"cmd": "echo hi > hello.txt"} and call.turn == 1
     assert isinstance(result, ToolResult) and result.call_id == "call_1" and result.tool == "bash"
     assert done.turn == 2 and done.t == 5.0
@@ -87,7 +87,8 @@ def test_foreign_trajectory_imports_without_stripe_objects_or_verdicts(tmp_path:
 def test_multimodal_content_parts_become_text() -> None:
     doc = json.loads(json.dumps(FOREIGN))
     doc["schema_version"] = "ATIF-v1.6"
-    doc["steps"][1]["observation"]["results"][0]["content"] = [{"type": "text", "text": "saved"}, {"type": "image", "source": {"path": "a.png"}}]
+    doc["steps"][1]["observation"]["results"][0]["content"] = [{"type": "text", "text": "saved"},
+                                                               {"type": "image", "source": {"path": "a.png"}}]
     _, events = events_from_atif(doc)
     (result,) = [e for e in events if isinstance(e, ToolResult)]
     assert result.output == "saved\n[image]"

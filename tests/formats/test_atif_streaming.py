@@ -13,7 +13,6 @@ from stripebench_tui.core.events import ModelMessage, ToolCall, ToolResult
 from stripebench_tui.core.trace import Trace, TraceWriter, open_trace
 from stripebench_tui.formats.atif import AtifExport
 from stripebench_tui.testing import big_trace
-
 from tests.core.episodes import header, random_episode
 
 ROOT = Path(__file__).resolve().parents[2]

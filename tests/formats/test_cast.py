@@ -58,7 +58,7 @@ def test_the_sample_records_to_a_cast_asciinema_reads(sample_cast: Path) -> None
     assert times == sorted(times)
     markers = [e[2] for e in events if e[1] == "m"]
     assert markers == [f"turn {n}" for n in range(12)]
-    gaps = [b - a for a, b in zip([0.0, *times], times)]
+    gaps = [b - a for a, b in zip([0.0, *times], times, strict=False)]
     assert max(gaps) <= 2.0 + 1e-6  # --idle-limit's default holds, start-up included
 
 

@@ -69,8 +69,8 @@ def grid_match(image: Image.Image, screen: pyte.Screen) -> float:
                       for dy in range(3, int(cell_h) - 3)]
             bg = hex_rgb(char.bg, (0, 0, 0))
             corner = px[int(x0 + 1), int(y0 + 1)]
-            same_bg = max(abs(a - b) for a, b in zip(corner, bg)) < 24
-            ink = sum(1 for p in pixels if max(abs(a - b) for a, b in zip(p, bg)) > 96)
+            same_bg = max(abs(a - b) for a, b in zip(corner, bg, strict=False)) < 24
+            ink = sum(1 for p in pixels if max(abs(a - b) for a, b in zip(p, bg, strict=False)) > 96)
             has_text = char.data.strip() != ""
             total += 1
             good += same_bg and ((ink > 3) == has_text)

@@ -10,13 +10,16 @@ from pathlib import Path
 import pytest
 
 from stripebench_tui.core.annotations import Annotations
-from stripebench_tui.formats.open import open_episode
 from stripebench_tui.formats.episode_report import HEAD_LINES, TAIL_LINES, build_report
+from stripebench_tui.formats.open import open_episode
 from stripebench_tui.formats.report_html import _fence, render_report, unpack_outputs
 from tests.formats.report_fixtures import HOSTILE, LONG_LINES, SECRETS, write_raw_trace
 
 REPLAYS = Path(__file__).resolve().parents[2] / "replays"
-OWN_SCRIPTS = [{"type": "application/octet-stream", "id": "report-outputs", "data-encoding": "base64 gzip json"}, {"id": "report-expand"}]  # long outputs' rest; its expander
+OWN_SCRIPTS = [
+    {"type": "application/octet-stream", "id": "report-outputs", "data-encoding": "base64 gzip json"},  # long outputs' rest
+    {"id": "report-expand"},  # its expander
+]
 
 
 class Tags(HTMLParser):

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import io
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
 from stripebench_tui.chromium import launch_options
 from stripebench_tui.core.annotations import Annotations
-from stripebench_tui.formats.open import open_episode
 from stripebench_tui.formats.episode_report import build_report
+from stripebench_tui.formats.open import open_episode
 from stripebench_tui.formats.report_html import render_report
 from tests.formats.report_fixtures import SECRETS, write_raw_trace
 
@@ -59,7 +60,8 @@ def test_report_opens_offline_with_every_turn_the_chart_and_the_screenshots(brow
     page, attempted = open_offline(browser, render_report(build_report(trace)))
     try:
         assert page.eval_on_selector_all("section.turn", "els => els.map(e => e.id)") == [f"turn-{n}" for n in turns]
-        bands = page.eval_on_selector_all("#verdict-chart rect.band", "els => els.map(e => [e.dataset.status, e.getBBox().width])")
+        bands = page.eval_on_selector_all("#verdict-chart rect.band",
+                                          "els => els.map(e => [e.dataset.status, e.getBBox().width])")
         assert {s for s, _ in bands} >= {"pending", "pass"} and all(w > 0 for _, w in bands)
         shots = page.eval_on_selector_all("img.screenshot", "els => els.map(e => [e.complete, e.naturalWidth, e.naturalHeight])")
         assert len(shots) == 2 and all(done and w > 100 and h > 100 for done, w, h in shots), shots

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from stripebench_tui.core.annotations import Annotations
-from stripebench_tui.formats.open import open_episode
 from stripebench_tui.formats.episode_report import TEXT_CHARS, build_report
+from stripebench_tui.formats.open import open_episode
 from stripebench_tui.formats.report_html import render_report
 from tests.formats.report_fixtures import PNG_1x1
 

@@ -82,7 +82,7 @@ def test_a_foreign_cast_is_redacted_on_the_way_in_and_a_non_cast_refused(tmp_pat
 
 @pytest.mark.browser
 @pytest.mark.timeout(180)
-def test_clicking_the_finding_seeks_the_player_to_its_turn(browser: Any, sample_report: tuple[Path, Path]) -> None:
+def test_clicking_the_finding_seeks_the_player_to_its_turn(browser: Any, sample_report: tuple[Path, Path]) -> None:  # noqa: F811 - pytest fixtures imported above, requested by name
     cast, html = sample_report
     marker = embed_recording(cast).markers[11]
     page, attempted = open_offline(browser, html.read_text(encoding="utf-8"))

@@ -8,7 +8,6 @@ from pathlib import Path
 from stripebench_tui.core.events import EpisodeEnd, GraderVerdict, ModelMessage, ToolCall, ToolResult
 from stripebench_tui.core.trace import TraceWriter, open_trace
 from stripebench_tui.formats.text import OUTPUT_LINES, episode_passed, sanitize, write_headless, write_summary
-
 from tests.core.episodes import header
 
 

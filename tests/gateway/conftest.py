@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 
 from stripebench_tui.core.events import Event
 from stripebench_tui.gateway.app import Gateway, Upstream
 from stripebench_tui.gateway.exchange_events import EventTap
-from stripebench_tui.testing.fake_models import Fault, FakeModelServer
+from stripebench_tui.testing.fake_models import FakeModelServer, Fault
 from stripebench_tui.testing.fake_wire import ScriptedCall, ScriptedTurn
 
 REAL_KEY = "sk-real-provider-key-0123456789"

@@ -16,11 +16,11 @@ from pathlib import Path
 import pytest
 
 from stripebench_tui.agents import create_agent
-from stripebench_tui.harness.harnesses import CLAUDE_CODE, CLAUDE_CODE_VERSION, install_harness
 from stripebench_tui.core.agent import Task
 from stripebench_tui.core.bus import EventBus
 from stripebench_tui.core.driver import Driver
 from stripebench_tui.core.limits import Limits
+from stripebench_tui.harness.harnesses import CLAUDE_CODE, CLAUDE_CODE_VERSION, install_harness
 from stripebench_tui.testing.fake_models import FakeModelServer
 from stripebench_tui.testing.fake_wire import ScriptedCall, ScriptedTurn
 from tests.fixture_envs import FIXTURES, fixture_envs  # noqa: F401  (autouse: the fixture environments)
@@ -48,18 +48,21 @@ def test_claude_code_solves_tiny_shop_through_the_gateway_and_the_trace_replays(
     episode = tmp_path / "episode"
     handlers = (FIXTURES / "tiny-shop" / "solution" / "handlers.py").read_text()
     turns = [  # Claude Code's Write refuses to overwrite a file it has not read
-        ScriptedTurn(text="Let me read the handlers.", tool_calls=[ScriptedCall("Read", {"file_path": "{workspace}/handlers.py"})]),
+        ScriptedTurn(text="Let me read the handlers.",
+                     tool_calls=[ScriptedCall("Read", {"file_path": "{workspace}/handlers.py"})]),
         ScriptedTurn(text="I'll implement the handler.",
                      tool_calls=[ScriptedCall("Write", {"file_path": "{workspace}/handlers.py", "content": handlers})]),
         ScriptedTurn(text="Say which API it uses.", tool_calls=[ScriptedCall("Edit", {
             "file_path": "{workspace}/handlers.py", "old_string": "Request handlers of the tiny shop.",
             "new_string": "Request handlers of the tiny shop (Stripe customers API)."})]),
-        ScriptedTurn(text="Now sign up Alice.", tool_calls=[ScriptedCall("Bash", {"command": SIGN_UP, "description": "Sign up"})]),
+        ScriptedTurn(text="Now sign up Alice.",
+                     tool_calls=[ScriptedCall("Bash", {"command": SIGN_UP, "description": "Sign up"})]),
         ScriptedTurn(text="Done: Alice's customer id is in submission.txt."),
     ]
     with FakeModelServer(turns, api_key=REAL_KEY, variables={"workspace": str(episode / "workspace")}) as fake:
         env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(REPO / "emulator")]), "ANTHROPIC_API_KEY": REAL_KEY}
-        done = subprocess.run([sys.executable, "-m", "stripebench_tui", "run", "tiny-shop", "--headless", "--agent", "claude-code",
+        done = subprocess.run([sys.executable, "-m", "stripebench_tui", "run", "tiny-shop", "--headless", "--agent",
+                               "claude-code",
                                "--base-url", fake.url, "--model", "claude-sonnet-4-5", "--episode-dir", str(episode)],
                               capture_output=True, text=True, timeout=300, env=env, cwd=REPO)
         assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
@@ -80,7 +83,8 @@ def test_claude_code_solves_tiny_shop_through_the_gateway_and_the_trace_replays(
     assert any(e["type"] == "service" and e["service"] == "claude-code" and '"type":"system"' in e["text"] for e in events)
     assert REAL_KEY not in trace.read_text()
     summary = subprocess.run([sys.executable, "-m", "stripebench_tui", "replay", str(trace), "--summary"],
-                             capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(REPO / "emulator")])})
+                             capture_output=True, text=True, timeout=120,
+                             env={**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(REPO / "emulator")])})
     assert summary.returncode == 0, summary.stderr
     assert "Bash" in summary.stdout and "Write" in summary.stdout
 
@@ -110,7 +114,8 @@ async def test_stop_while_claude_code_runs_a_command_leaves_no_process(claude_co
         bus = EventBus()
         called = asyncio.Event()
         bus.subscribe(lambda e: called.set() if e.type == "tool_call" else None)
-        driver = Driver(agent=agent, executor=NoTools(), task=Task(env_id="x", problem="Wait.", tools=[], workspace=str(workspace)),
+        driver = Driver(agent=agent, executor=NoTools(),
+                        task=Task(env_id="x", problem="Wait.", tools=[], workspace=str(workspace)),
                         bus=bus, limits=Limits(max_turns=5, wall_time=120))
         run = asyncio.ensure_future(driver.run())
         await called.wait()

@@ -35,7 +35,7 @@ def bash(command: str) -> ScriptedCall:
     return ScriptedCall("Bash", {"command": command, "description": "run it"})
 
 
-async def test_claude_code_bash_calls_wait_for_approve_edit_and_reject(claude_code: str, tmp_path: Path) -> None:  # noqa: F811
+async def test_claude_code_bash_calls_wait_for_approve_edit_and_reject(claude_code: str, tmp_path: Path) -> None:  # noqa: F811 - pytest fixtures imported above, requested by name
     workspace = tmp_path / "workspace"
     workspace.mkdir()
     turns = [ScriptedTurn(text="One.", tool_calls=[bash("echo one > one.txt")]),
@@ -49,7 +49,7 @@ async def test_claude_code_bash_calls_wait_for_approve_edit_and_reject(claude_co
         events: list = []
         waiting: asyncio.Queue[str] = asyncio.Queue()
 
-        def seen(event) -> None:  # noqa: ANN001
+        def seen(event) -> None:
             events.append(event)
             if event.type == "operator" and event.action == "status" and event.text == op.WAITING_FOR_APPROVAL:
                 waiting.put_nowait(event.call_id)

@@ -37,18 +37,20 @@ def _events(episode: Path, kind: str) -> list[dict[str, Any]]:
     return [e for e in map(json.loads, (episode / "trace.jsonl").read_text().splitlines()) if e["type"] == kind]
 
 
-def test_a_claude_code_episode_forks_at_turn_2_onto_another_script_and_re_runs_offline(claude_code: str,  # noqa: F811
+def test_a_claude_code_episode_forks_at_turn_2_onto_another_script_and_re_runs_offline(claude_code: str,  # noqa: F811 - pytest fixtures imported above, requested by name
                                                                                       tmp_path: Path) -> None:
     recorded, fork, again = tmp_path / "recorded", tmp_path / "fork", tmp_path / "again"
     handlers = (FIXTURES / "tiny-shop" / "solution" / "handlers.py").read_text()
     turns = [
-        ScriptedTurn(text="Let me read the handlers.", tool_calls=[ScriptedCall("Read", {"file_path": "{workspace}/handlers.py"})]),
+        ScriptedTurn(text="Let me read the handlers.",
+                     tool_calls=[ScriptedCall("Read", {"file_path": "{workspace}/handlers.py"})]),
         ScriptedTurn(text="I'll implement the handler.",
                      tool_calls=[ScriptedCall("Write", {"file_path": "{workspace}/handlers.py", "content": handlers})]),
         ScriptedTurn(text="Say which API it uses.", tool_calls=[ScriptedCall("Edit", {
             "file_path": "{workspace}/handlers.py", "old_string": "Request handlers of the tiny shop.",
             "new_string": "Request handlers of the tiny shop (Stripe customers API)."})]),
-        ScriptedTurn(text="Now sign up Alice.", tool_calls=[ScriptedCall("Bash", {"command": SIGN_UP, "description": "Sign up"})]),
+        ScriptedTurn(text="Now sign up Alice.",
+                     tool_calls=[ScriptedCall("Bash", {"command": SIGN_UP, "description": "Sign up"})]),
         ScriptedTurn(text="Done: Alice's customer id is in submission.txt."),
     ]
     with FakeModelServer(turns, api_key=REAL_KEY, variables={"workspace": str(recorded / "workspace")}) as fake:

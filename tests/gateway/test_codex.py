@@ -15,10 +15,10 @@ import pytest
 
 from stripebench_tui.agents import create_agent
 from stripebench_tui.core.agent import Task
-from stripebench_tui.core.tool_types import ToolSpec
 from stripebench_tui.core.bus import EventBus
 from stripebench_tui.core.driver import Driver
 from stripebench_tui.core.limits import Limits
+from stripebench_tui.core.tool_types import ToolSpec
 from stripebench_tui.testing.fake_models import FakeModelServer
 from stripebench_tui.testing.fake_wire import ScriptedCall, ScriptedTurn
 from tests.fixture_envs import FIXTURES, fixture_envs  # noqa: F401  (autouse: the fixture environments)
@@ -40,7 +40,7 @@ def test_codex_solves_tiny_shop_through_the_gateway_and_its_commands_are_turns(c
     handlers = (FIXTURES / "tiny-shop" / "solution" / "handlers.py").read_text()
     commands = tiny_shop_commands()
     turns = [ScriptedTurn(text=text, tool_calls=[ScriptedCall("exec_command", {"cmd": command})])
-             for text, command in zip(["Look around.", "Implement the handler.", "Sign up Alice."], commands)]
+             for text, command in zip(["Look around.", "Implement the handler.", "Sign up Alice."], commands, strict=True)]
     turns.append(ScriptedTurn(text="Done: Alice's customer id is in submission.txt."))
     with FakeModelServer(turns, api_key=REAL_KEY) as fake:
         run_headless("codex", fake.openai_base_url, episode, "OPENAI_API_KEY", REAL_KEY, "gpt-test")
@@ -124,7 +124,8 @@ async def test_pause_holds_codex_and_an_injected_note_reaches_its_next_request(c
     with FakeModelServer([ScriptedTurn(text="Noted.")], api_key=REAL_KEY) as fake:
         agent = create_agent("codex", base_url=fake.openai_base_url, api_key=REAL_KEY, model="gpt-test")
         bus = EventBus()
-        driver = Driver(agent=agent, executor=NoTools(), task=Task(env_id="x", problem="Say hi.", tools=[], workspace=str(workspace)),
+        driver = Driver(agent=agent, executor=NoTools(),
+                        task=Task(env_id="x", problem="Say hi.", tools=[], workspace=str(workspace)),
                         bus=bus, limits=Limits(max_turns=5, wall_time=120), start_paused=True)
         run = asyncio.ensure_future(driver.run())
         await agent.wait_held(1)  # Codex asked for its first turn …

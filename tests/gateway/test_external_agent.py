@@ -11,20 +11,20 @@ from typing import Any
 
 import pytest
 
-pytestmark = pytest.mark.slow
-
 from stripebench_tui.agents import create_agent
-from stripebench_tui.harness.external import ExternalAgent
 from stripebench_tui.core.agent import Task
 from stripebench_tui.core.bus import EventBus
 from stripebench_tui.core.driver import Driver
 from stripebench_tui.core.events import Event
-from stripebench_tui.core.tool_types import ToolOutcome
 from stripebench_tui.core.limits import Limits
+from stripebench_tui.core.tool_types import ToolOutcome
 from stripebench_tui.errors import UserError
+from stripebench_tui.harness.external import ExternalAgent
 from stripebench_tui.testing.fake_models import FakeModelServer
 from stripebench_tui.testing.fake_wire import ScriptedCall, ScriptedTurn
 from tests.gateway.conftest import REAL_KEY
+
+pytestmark = pytest.mark.slow
 
 REPO = str(Path(__file__).resolve().parents[2])
 HARNESS = f"{sys.executable} -m stripebench_tui.testing.mini_harness"

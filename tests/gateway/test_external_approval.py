@@ -25,7 +25,8 @@ pytestmark = pytest.mark.slow
 
 def script() -> list[ScriptedTurn]:
     return [
-        ScriptedTurn(text="Write it.", tool_calls=[ScriptedCall("write_file", {"path": "{workspace}/hello.txt", "content": "hi"})]),
+        ScriptedTurn(text="Write it.", tool_calls=[ScriptedCall("write_file",
+                                                                {"path": "{workspace}/hello.txt", "content": "hi"})]),
         ScriptedTurn(text="First.", tool_calls=[ScriptedCall("shell", {"command": "echo first > first.txt"})]),
         ScriptedTurn(text="Second.", tool_calls=[ScriptedCall("shell", {"command": "echo original > second.txt"})]),
         ScriptedTurn(text="Third.", tool_calls=[ScriptedCall("shell", {"command": "touch third.txt"})]),
@@ -33,7 +34,7 @@ def script() -> list[ScriptedTurn]:
     ]
 
 
-def waiting_calls(ep) -> asyncio.Queue:  # noqa: ANN001
+def waiting_calls(ep) -> asyncio.Queue:
     """Call ids as the driver starts waiting for approval of each."""
     queue: asyncio.Queue[str] = asyncio.Queue()
     ep.bus.subscribe(lambda e: queue.put_nowait(e.call_id) if e.type == "operator" and e.action == "status"
@@ -47,12 +48,14 @@ def history(protocol: str, body: dict) -> list[tuple[str, str]]:
         blocks = [b for m in body["messages"] if isinstance(m["content"], list) for b in m["content"]]
         commands = {b["id"]: b["input"].get("command") for b in blocks if b["type"] == "tool_use"}
         return [(commands[b["tool_use_id"]], b["content"]) for b in blocks if b["type"] == "tool_result"]
-    calls = {c["id"]: json.loads(c["function"]["arguments"]).get("command") for m in body["messages"] for c in m.get("tool_calls") or []}
+    calls = {c["id"]: json.loads(c["function"]["arguments"]).get("command")
+             for m in body["messages"] for c in m.get("tool_calls") or []}
     return [(calls[m["tool_call_id"]], m["content"]) for m in body["messages"] if m["role"] == "tool"]
 
 
 @pytest.mark.parametrize("protocol", ["anthropic", "openai"])
-async def test_held_calls_wait_for_approve_edit_and_reject_and_the_harness_goes_on(episode, protocol: str) -> None:  # noqa: F811
+async def test_held_calls_wait_for_approve_edit_and_reject_and_the_harness_goes_on(
+        episode, protocol: str) -> None:  # noqa: F811 - pytest fixtures imported above, requested by name
     ep = episode(script(), f"{HARNESS} --protocol {protocol} {{problem}}", protocol, approval=ApprovalPolicy.parse("shell"),
                  start_paused=True)
     waiting = waiting_calls(ep)
@@ -103,7 +106,7 @@ async def test_held_calls_wait_for_approve_edit_and_reject_and_the_harness_goes_
     assert len(views) == 4
 
 
-async def test_stop_while_a_call_is_held_ends_the_harness_and_the_call_never_runs(episode) -> None:  # noqa: F811
+async def test_stop_while_a_call_is_held_ends_the_harness_and_the_call_never_runs(episode) -> None:  # noqa: F811 - pytest fixtures imported above, requested by name
     ep = episode(script(), f"{HARNESS} {{problem}}", approval=ApprovalPolicy.parse("shell"))
     waiting = waiting_calls(ep)
     run = asyncio.ensure_future(ep.driver.run())

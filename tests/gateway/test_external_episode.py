@@ -1,4 +1,5 @@
-"""`stripebench run ENV --agent-cmd …`: an external harness solves the tiny-shop fixture through the gateway, graded and replayable."""
+"""`stripebench run ENV --agent-cmd …`: an external harness solves the tiny-shop fixture through the gateway, graded and
+replayable."""
 
 from __future__ import annotations
 
@@ -55,7 +56,8 @@ def test_an_external_harness_solves_tiny_shop_and_the_trace_replays(tmp_path: Pa
     assert end["type"] == "episode_end" and end["reason"] == "agent_done" and end["passed"] is True and end["score"] == 1.0
     assert any(e["type"] == "service" and e["service"] == "command" and e["text"] == "done" for e in events)
     assert REAL_KEY not in trace.read_text()
-    summary = _cli("replay", str(trace), "--summary", env={**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(REPO / "emulator")])})
+    summary = _cli("replay", str(trace), "--summary",
+                   env={**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(REPO / "emulator")])})
     assert summary.returncode == 0, summary.stderr
     assert "write_file" in summary.stdout and "shell" in summary.stdout
 

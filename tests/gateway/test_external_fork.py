@@ -100,7 +100,8 @@ def test_a_rerun_replays_the_whole_episode_offline_with_the_same_tool_calls(reco
 
 def test_a_rerun_reports_the_first_tool_result_that_differs(tmp_path: Path) -> None:
     episode, again = tmp_path / "episode", tmp_path / "again"
-    turns = [ScriptedTurn(text="A fresh id.", tool_calls=[ScriptedCall("shell", {"command": "python -c 'import uuid; print(uuid.uuid4())'"})]),
+    turns = [ScriptedTurn(text="A fresh id.",
+                          tool_calls=[ScriptedCall("shell", {"command": "python -c 'import uuid; print(uuid.uuid4())'"})]),
              ScriptedTurn(text="Done.")]
     _record(episode, turns)
     done = _cli("replay", str(episode), "--rerun", "--headless", "--episode-dir", str(again), env=_env())
@@ -113,7 +114,8 @@ def test_a_rerun_reports_the_first_tool_result_that_differs(tmp_path: Path) -> N
 
 def test_forking_an_episode_without_a_model_recording_is_one_line(tmp_path: Path) -> None:
     done = _cli("replay", "replays/checkout-migration-400", "--fork-at", "1", "--agent-cmd", HARNESS, "--headless",
-                "--episode-dir", str(tmp_path / "fork"), env={**_env(), "STRIPEBENCH_ENVIRONMENTS": "", "STRIPEBENCH_GRADERS": ""})
+                "--episode-dir", str(tmp_path / "fork"),
+                env={**_env(), "STRIPEBENCH_ENVIRONMENTS": "", "STRIPEBENCH_GRADERS": ""})
     assert done.returncode == 2
     line = done.stderr.strip()
     assert "\n" not in line and "no model recording beside it" in line and "only episodes of an external harness" in line

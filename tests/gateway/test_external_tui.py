@@ -42,7 +42,7 @@ async def test_pause_inject_step_and_resume_an_external_harness_in_the_tui(tmp_p
             await pilot.press("enter")
             await wait_for(pilot, lambda: any(op.action == "inject" for op in screen.live_state.operator_actions),
                            what="the note")
-            agent_turns = lambda: sum(1 for t in screen.live_state.turns if t.calls)  # noqa: E731
+            agent_turns = lambda: sum(1 for t in screen.live_state.turns if t.calls)
             await pilot.press("s")
             await wait_for(pilot, lambda: agent_turns() == 1 and screen.episode.driver.status == PAUSED
                            and agent.held_requests == 1, timeout=60, what="one stepped turn")

@@ -13,7 +13,8 @@ from stripebench_tui.testing.fake_models import FakeModelServer, read_script
 def test_a_script_file_fills_the_workspace_and_the_log_records_each_request(tmp_path: Path) -> None:
     script = tmp_path / "script.json"
     script.write_text(json.dumps({"variables": {"workspace": "/ws"}, "turns": [
-        {"text": "Write it.", "tool_calls": [{"name": "Write", "arguments": {"file_path": "{workspace}/a.txt", "content": "{x}"}}]},
+        {"text": "Write it.", "tool_calls": [{"name": "Write",
+                                              "arguments": {"file_path": "{workspace}/a.txt", "content": "{x}"}}]},
         {"text": "Done."}, {"text": "Again."}]}))
     turns, faults, key, variables = read_script(script)
     log = tmp_path / "requests.jsonl"

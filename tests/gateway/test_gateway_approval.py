@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import anthropic
 import openai
@@ -58,7 +59,7 @@ class Client:
 
 
 class AnthropicClient(Client):
-    def first(self):  # noqa: ANN201
+    def first(self):
         self.sdk = anthropic.Anthropic(base_url=self.rig.gateway.url, api_key=self.rig.gateway.dummy_key, max_retries=0,
                                   timeout=60)
         self.messages: list[dict[str, Any]] = [{"role": "user", "content": "Look at the shop."}]
@@ -73,7 +74,8 @@ class AnthropicClient(Client):
                 reply = s.get_final_message()
         else:
             reply = self.sdk.messages.create(**ask)
-        self.messages.append({"role": "assistant", "content": [b.model_dump(mode="json", exclude_none=True) for b in reply.content]})
+        self.messages.append({"role": "assistant",
+                              "content": [b.model_dump(mode="json", exclude_none=True) for b in reply.content]})
         self.calls = [(b.id, b.name, dict(b.input)) for b in reply.content if b.type == "tool_use"]
         return self.calls
 
@@ -84,13 +86,14 @@ class AnthropicClient(Client):
 
 
 class ChatClient(Client):
-    def first(self):  # noqa: ANN201
+    def first(self):
         self.sdk = openai.OpenAI(base_url=self.rig.gateway.openai_base_url, api_key=self.rig.gateway.dummy_key, max_retries=0,
                                   timeout=60)
         self.messages: list[dict[str, Any]] = [{"role": "user", "content": "Look at the shop."}]
         if self.stream:
             text, parts = "", {}
-            for chunk in self.sdk.chat.completions.create(model="gpt-4o", messages=self.messages, tools=TOOLS_OPENAI, stream=True):
+            for chunk in self.sdk.chat.completions.create(model="gpt-4o", messages=self.messages,
+                                                          tools=TOOLS_OPENAI, stream=True):
                 for choice in chunk.choices:
                     if choice.delta.content:
                         text += choice.delta.content
@@ -104,7 +107,8 @@ class ChatClient(Client):
                             self.saw_held.set()
             raw = [parts[i] for i in sorted(parts)]
         else:
-            message = self.sdk.chat.completions.create(model="gpt-4o", messages=self.messages, tools=TOOLS_OPENAI).choices[0].message
+            message = self.sdk.chat.completions.create(model="gpt-4o",
+                                                       messages=self.messages, tools=TOOLS_OPENAI).choices[0].message
             text = message.content or ""
             raw = [{"id": c.id, "name": c.function.name, "arguments": c.function.arguments} for c in message.tool_calls or []]
         self.messages.append({"role": "assistant", "content": text, "tool_calls": [
@@ -118,7 +122,7 @@ class ChatClient(Client):
 
 
 class ResponsesClient(Client):
-    def first(self):  # noqa: ANN201
+    def first(self):
         self.sdk = openai.OpenAI(base_url=self.rig.gateway.openai_base_url, api_key=self.rig.gateway.dummy_key, max_retries=0,
                                   timeout=60)
         self.items: list[dict[str, Any]] = [{"type": "message", "role": "user", "content": "Look at the shop."}]
@@ -169,7 +173,8 @@ def history(protocol: str, body: dict[str, Any]) -> tuple[list[tuple[str, dict[s
                 [b["content"] for b in blocks if b["type"] == "tool_result"])
     if protocol == "chat":
         calls = [c["function"] for m in body["messages"] for c in m.get("tool_calls") or []]
-        return [(f["name"], json.loads(f["arguments"])) for f in calls], [m["content"] for m in body["messages"] if m["role"] == "tool"]
+        results = [m["content"] for m in body["messages"] if m["role"] == "tool"]
+        return [(f["name"], json.loads(f["arguments"])) for f in calls], results
     return ([(i["name"], json.loads(i["arguments"])) for i in body["input"] if i.get("type") == "function_call"],
             [i["output"] for i in body["input"] if i.get("type") == "function_call_output"])
 
@@ -213,7 +218,8 @@ def test_a_held_call_waits_for_the_operator_and_the_decision_reaches_the_client(
 
 @pytest.mark.parametrize("stream", [False, True], ids=["json", "stream"])
 def test_a_reply_without_a_held_call_is_not_held(rig, stream: bool) -> None:
-    holds = Holds(lambda tool: tool.startswith("browser_"), on_held=lambda exchange: pytest.fail("held a reply with no held call"))
+    holds = Holds(lambda tool: tool.startswith("browser_"),
+                  on_held=lambda exchange: pytest.fail("held a reply with no held call"))
     r = rig(script(), holds=holds)
     client = AnthropicClient(r, stream)
     assert [name for _, name, _ in client.first()] == ["edit", "shell"]

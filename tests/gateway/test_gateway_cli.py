@@ -22,7 +22,8 @@ def test_the_standalone_gateway_forwards_and_records_without_printing_the_key(tm
     events = tmp_path / "events.jsonl"
     with FakeModelServer([ScriptedTurn(text="hello")], api_key=REAL_KEY) as fake:
         env = {**os.environ, "PYTHONPATH": str(REPO), "ANTHROPIC_API_KEY": REAL_KEY}
-        proc = subprocess.Popen([sys.executable, "-m", "stripebench_tui.gateway", "--base-url", fake.url, "--events", str(events)],
+        proc = subprocess.Popen([sys.executable, "-m", "stripebench_tui.gateway", "--base-url",
+                                 fake.url, "--events", str(events)],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
         try:
             word, url, key = proc.stdout.readline().split()

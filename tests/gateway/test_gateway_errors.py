@@ -130,7 +130,7 @@ async def test_a_harness_that_hangs_up_on_the_last_event_still_gets_its_turn_rec
                 yield event
 
     upstream = httpx.Response(200, headers={"content-type": "text/event-stream"}, stream=Events())
-    relay = gateway._relay(exchange, upstream, 0.0)  # noqa: SLF001 - our own generator, driven as the ASGI server does
+    relay = gateway._relay(exchange, upstream, 0.0)  # our own generator, driven as the ASGI server does
     passed = b""
     while b"message_stop" not in passed:
         passed += await relay.__anext__()

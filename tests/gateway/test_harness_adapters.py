@@ -69,7 +69,7 @@ def test_codex_installs_with_npm_at_the_pinned_version(monkeypatch, tmp_path: Pa
 def test_failed_pip_installs_are_one_line_and_every_installable_harness_is_named(monkeypatch, tmp_path: Path) -> None:
     monkeypatch.setenv("STRIPEBENCH_HARNESSES", str(tmp_path))
     failed = SimpleNamespace(returncode=1, stdout="", stderr="Collecting mini-swe-agent==2.4.6\nERROR: No matching distribution")
-    pip_fails = lambda argv, **kw: failed if "pip" in argv else SimpleNamespace(returncode=0)  # noqa: E731
+    pip_fails = lambda argv, **kw: failed if "pip" in argv else SimpleNamespace(returncode=0)
     with pytest.raises(UserError, match="^pip install mini-swe-agent==2.4.6 failed: ERROR: No matching distribution$"):
         install_harness("mini-swe-agent", run=pip_fails)
     no_venv = SimpleNamespace(returncode=1, stdout="", stderr="Error: ensurepip is not available")
@@ -132,7 +132,7 @@ def test_doctor_lists_each_harness_installed_with_path_and_version_or_how_to_ins
     empty = _cli("doctor", "--no-docker", cache=tmp_path / "empty")
     lines = [x for x in empty.stdout.splitlines() if "harness " in x]
     assert [x.split()[2] for x in lines] == ["claude-code:", "codex:", "mini-swe-agent:"], empty.stdout
-    for line, name in zip(lines, ("claude-code", "codex", "mini-swe-agent")):
+    for line, name in zip(lines, ("claude-code", "codex", "mini-swe-agent"), strict=True):
         assert line.startswith("-") and f"not installed; run `stripebench agents install {name}`" in line
     assert "FAIL" not in "\n".join(lines) and "problem" not in empty.stderr  # optional: never a failure
 

@@ -10,8 +10,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from stripebench_tui.harness.harnesses import CLAUDE_CODE, install_harness
 from stripebench_tui.errors import UserError
+from stripebench_tui.harness.harnesses import CLAUDE_CODE, install_harness
 from stripebench_tui.runtime.episode import Episode, EpisodeConfig
 from tests.fixture_envs import fixture_envs  # noqa: F401  (autouse: the fixture environments)
 
@@ -37,7 +37,8 @@ def test_a_failed_install_is_one_line_and_unknown_harnesses_are_named(monkeypatc
 
 
 def test_agents_list_shows_whether_claude_code_is_installed(tmp_path: Path) -> None:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(REPO / "emulator")]), "STRIPEBENCH_HARNESSES": str(tmp_path), "PATH": os.path.dirname(sys.executable)}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(REPO / "emulator")]),
+           "STRIPEBENCH_HARNESSES": str(tmp_path), "PATH": os.path.dirname(sys.executable)}
     done = subprocess.run([sys.executable, "-m", "stripebench_tui", "agents", "list"], capture_output=True, text=True,
                           timeout=120, env=env)
     assert done.returncode == 0, done.stderr

@@ -41,7 +41,8 @@ def test_mini_swe_agent_solves_tiny_shop_and_its_bash_calls_are_turns(mini: str,
     handlers = (FIXTURES / "tiny-shop" / "solution" / "handlers.py").read_text()
     commands = tiny_shop_commands() + [SUBMIT]
     turns = [ScriptedTurn(text=text, tool_calls=[ScriptedCall("bash", {"command": command})])
-             for text, command in zip(["Look around.", "Implement the handler.", "Sign up Alice.", "Submit."], commands)]
+             for text, command in zip(["Look around.", "Implement the handler.",
+                                       "Sign up Alice.", "Submit."], commands, strict=True)]
     with FakeModelServer(turns, api_key=REAL_KEY) as fake:
         run_headless("mini-swe-agent", fake.openai_base_url, episode, "OPENAI_API_KEY", REAL_KEY, "gpt-test")
         requests = fake.requests
@@ -81,7 +82,8 @@ async def test_pause_inject_and_stop_while_mini_swe_agent_runs_a_command_leave_n
         bus = EventBus()
         called = asyncio.Event()
         bus.subscribe(lambda e: called.set() if e.type == "tool_call" else None)
-        driver = Driver(agent=agent, executor=NoTools(), task=Task(env_id="x", problem="Wait.", tools=[], workspace=str(workspace)),
+        driver = Driver(agent=agent, executor=NoTools(),
+                        task=Task(env_id="x", problem="Wait.", tools=[], workspace=str(workspace)),
                         bus=bus, limits=Limits(max_turns=5, wall_time=120), start_paused=True)
         run = asyncio.ensure_future(driver.run())
         await agent.wait_held(1)  # mini asked for its first turn …

@@ -12,11 +12,11 @@ import pytest
 from stripebench_tui.core.redact import Redactor
 from stripebench_tui.gateway.app import Gateway, Upstream
 from stripebench_tui.gateway.recorded import ENDED, RecordedUpstream
-from stripebench_tui.gateway.remap import mapper, remap_body, remap_stream
 from stripebench_tui.gateway.recording import EXCHANGES, ModelRecorder, digest, load_recording
+from stripebench_tui.gateway.remap import mapper, remap_body, remap_stream
 from stripebench_tui.gateway.sse import SseDecoder
 from stripebench_tui.gateway.wire import ANTHROPIC, OPENAI_CHAT, Wire
-from stripebench_tui.testing.fake_models import Fault, FakeModelServer
+from stripebench_tui.testing.fake_models import FakeModelServer, Fault
 from stripebench_tui.testing.fake_stream import anthropic_events, openai_chat_events
 from stripebench_tui.testing.fake_wire import ScriptedCall, ScriptedTurn, anthropic_reply, openai_reply
 from tests.gateway.conftest import REAL_KEY

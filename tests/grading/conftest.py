@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from stripebench_tui.envs.manifest import Environment
+from stripebench_emulator.testing import TEST_KEY, api, emulator, emulator_server, stripe_client, stripe_sdk  # noqa: F401 - pytest fixtures, requested by name below
 from stripebench_tui.envs.catalog import load_environment
+from stripebench_tui.envs.manifest import Environment
 from stripebench_tui.grading import GradingContext
-from stripebench_emulator.testing import TEST_KEY, api, emulator, emulator_server, stripe_client, stripe_sdk  # noqa: F401
 
 MANIFEST = """\
 id = "{id}"

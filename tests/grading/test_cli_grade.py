@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 import stripe
 
+from stripebench_emulator import EmulatorServer
 from stripebench_tui.core.events import Header, StripeObject
 from stripebench_tui.core.recorder import Recorder
-from stripebench_emulator import EmulatorServer
 from stripebench_tui.errors import EXIT_EPISODE_FAILED, EXIT_OK, EXIT_RUNTIME, EXIT_USAGE
 from stripebench_tui.runtime.grade import EMULATOR_STATE
 

@@ -41,7 +41,8 @@ def test_the_manifest_can_name_another_module(tmp_path):
 @pytest.mark.parametrize(
     "source, message",
     [
-        ("import nonexistent_module_xyz\n", "the grader failed to load: ModuleNotFoundError: No module named 'nonexistent_module_xyz'"),
+        ("import nonexistent_module_xyz\n",
+         "the grader failed to load: ModuleNotFoundError: No module named 'nonexistent_module_xyz'"),
         ("def broken(:\n", "the grader failed to load: SyntaxError"),
         ("X = 1\n", "defines neither GRADER nor build()"),
         ("GRADER = [1, 2]\n", "GRADER is a list, not a stripebench_tui.grading.Grader"),

@@ -15,8 +15,8 @@ from typer.testing import CliRunner
 
 from stripebench_tui.commands import validate as validate_command
 from stripebench_tui.errors import EXIT_EPISODE_FAILED, EXIT_OK, UserError
-from stripebench_tui.runtime import validate as runtime_validate
 from stripebench_tui.grading.validation import MUTANT, NOOP, ORACLE, Run, RunOutcome, all_ok, validate, validation_table
+from stripebench_tui.runtime import validate as runtime_validate
 
 from .conftest import write_env
 

@@ -63,8 +63,8 @@ def test_both_folders_in_one_batch_by_path_under_their_published_names(tmp_path:
 
 
 def test_an_app_that_does_not_compile_ends_setup_with_the_compilers_error(tmp_path: Path) -> None:
-    """A copy of the folder whose overlay (beside it, so it wins) also removes lib/utils.ts (the seed does not need it): `next dev` starts
-    and answers its first page with 500; the episode ends at setup with that and the log's error, not after the
+    """A copy of the folder whose overlay (beside it, so it wins) also removes lib/utils.ts (the seed does not need it):
+    `next dev` starts and answers its first page with 500; the episode ends at setup with that and the log's error, not after the
     health check's five minutes."""
     import shutil
 

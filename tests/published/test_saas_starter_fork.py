@@ -18,7 +18,6 @@ from stripebench_tui.runtime.episode import Episode, EpisodeConfig
 from stripebench_tui.runtime.fork import fork_config, fork_episode
 from stripebench_tui.runtime.pg_checkpoint import DUMP_FILE
 from stripebench_tui.runtime.restore import RestoredEpisode
-
 from tests.published.conftest import published_folder
 
 pytestmark = [pytest.mark.drill, pytest.mark.slow, pytest.mark.timeout(1500)]
@@ -68,7 +67,7 @@ async def test_a_late_fork_of_the_saas_starter_restores_its_database_and_passes(
     seen: dict[str, str] = {}
     continue_from = fork._before_agent
 
-    async def look_then_continue(bus) -> None:  # noqa: ANN001 - the episode's EventBus
+    async def look_then_continue(bus) -> None:  # the episode's EventBus
         variables = fork.sandbox.variables()
         spec = fork.env.manifest.postgres
         seen["data"] = subprocess.run(

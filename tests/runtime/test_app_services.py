@@ -34,7 +34,7 @@ name = "app"
 command = 'psql "$POSTGRES_URL" -qc "create table started (x int)" && command -v pnpm > pnpm-path.txt && test -f node_modules/left-pad/index.js && exec python3 -m http.server "$APP_PORT"'
 ports = ["APP_PORT"]
 health = { http = "http://127.0.0.1:${APP_PORT}/", timeout = 30 }
-"""
+"""  # noqa: E501 - a TOML string holds the service's command on one line
 
 
 def _env(tmp_path: Path, package_json: str | None = None):

@@ -14,14 +14,21 @@ import pytest
 from stripebench_tui.core.events import ModelMessage, Service, ToolCall
 from stripebench_tui.core.trace import open_trace
 from stripebench_tui.errors import UserError
-from stripebench_tui.runtime.checkpoints import (BLOBS, Checkpointer, Policy, WorkspaceScanner, checkpoints_dir,
-                                                  collect_blobs, du, list_checkpoints, restore_workspace)
+from stripebench_tui.runtime.checkpoints import (
+    BLOBS,
+    Checkpointer,
+    Policy,
+    WorkspaceScanner,
+    checkpoints_dir,
+    collect_blobs,
+    du,
+    list_checkpoints,
+    restore_workspace,
+)
 from stripebench_tui.runtime.episode import EpisodeConfig
 from stripebench_tui.runtime.fork import ForkEpisode, fork_config, fork_episode
 from stripebench_tui.runtime.restore import RestoredEpisode
-
 from tests.checkpoint_checks import compare_restores, play_witnessed, workspace_files
-
 
 # ---- the policy ----
 
@@ -162,7 +169,7 @@ def test_pruning_keeps_the_newest_and_frees_unused_blobs(tmp_path: Path) -> None
 # ---- end to end on the tiny-shop fixture ----
 
 @pytest.fixture(scope="module")
-def parent(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201 - a WitnessedEpisode
+def parent(tmp_path_factory: pytest.TempPathFactory):  # a WitnessedEpisode
     """One oracle episode with a checkpoint at every turn, its world also copied the naive way at each."""
     import asyncio
 

@@ -52,7 +52,8 @@ async def test_an_episode_builds_the_venv_once_and_every_process_runs_with_it(
         tmp_path: Path, offline_cache: Path, wheel_requirements: str) -> None:
     env = make_env(tmp_path / "envs", wheel_requirements)
     command = ("python -c 'import sbfixture_dep; print(\"shell:\", sbfixture_dep.VALUE)'; "
-               "python -c 'import os, urllib.request; print(\"app:\", urllib.request.urlopen(os.environ[\"APP_URL\"]).read().decode())'; "
+               "python -c 'import os, urllib.request; print(\"app:\", "
+               "urllib.request.urlopen(os.environ[\"APP_URL\"]).read().decode())'; "
                "echo \"seed: $(cat seeded.txt)\"")
 
     def ready(episode) -> None:

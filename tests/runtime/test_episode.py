@@ -18,8 +18,8 @@ from stripebench_tui.core.events import (
     ToolResult,
 )
 from stripebench_tui.core.trace import open_trace
-from stripebench_tui.runtime.grade import EMULATOR_STATE, grade_episode
 from stripebench_tui.runtime.episode import Episode, EpisodeConfig, run_episode
+from stripebench_tui.runtime.grade import EMULATOR_STATE, grade_episode
 from stripebench_tui.runtime.reaper import tagged_pids
 
 from .helpers import process_tag, trace_lines

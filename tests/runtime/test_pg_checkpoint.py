@@ -13,10 +13,9 @@ import pytest
 
 from stripebench_tui.envs.manifest import PostgresSpec
 from stripebench_tui.runtime import postgres
-from stripebench_tui.runtime.checkpoints import CheckpointFailed, Checkpointer, Policy, list_checkpoints
+from stripebench_tui.runtime.checkpoints import Checkpointer, CheckpointFailed, Policy, list_checkpoints
 from stripebench_tui.runtime.pg_checkpoint import DUMP_FILE, PostgresSaver, database_savers, stage_restore
 from stripebench_tui.runtime.services import free_port
-
 from tests.runtime.test_postgres import PSQL
 
 SPEC = PostgresSpec(role="model", password="password", database="saas_db")
@@ -72,7 +71,7 @@ class Server:
 
 
 @pytest.fixture
-def servers():  # noqa: ANN201 - a list the test appends its Servers to; all stopped at the end
+def servers():  # a list the test appends its Servers to; all stopped at the end
     made: list[Server] = []
     yield made
     for server in made:
@@ -182,7 +181,6 @@ async def test_a_turn_whose_database_cannot_be_saved_says_so_and_the_episode_goe
     from types import SimpleNamespace
 
     from stripebench_emulator import Emulator
-
     from stripebench_tui.core.bus import EventBus
     from stripebench_tui.core.events import Service
 
@@ -260,7 +258,7 @@ async def test_a_fork_of_a_postgres_episode_restores_its_database_at_turn_n(tmp_
     seen: dict[str, str] = {}
     continue_from = fork._before_agent
 
-    async def look_then_continue(bus) -> None:  # noqa: ANN001 - the episode's EventBus
+    async def look_then_continue(bus) -> None:  # the episode's EventBus
         url = fork.sandbox.variables()["POSTGRES_URL"]
         out = subprocess.run([PSQL, url, "-w", "-tAc", "select * from customers order by id"], capture_output=True,
                              text=True, timeout=30, env={**os.environ, "PGPASSFILE": os.devnull})

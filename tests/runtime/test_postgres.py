@@ -80,7 +80,8 @@ def test_a_taken_port_is_one_line_with_the_fix(tmp_path: Path) -> None:
         proc = _serve(tmp_path / "pg", port)
         out, _ = proc.communicate(timeout=60)
     assert proc.returncode == 2
-    assert out.strip().splitlines() == [f"postgres: port {port} is taken: stop what listens there, or let the episode pick another port"]
+    assert out.strip().splitlines() == [f"postgres: port {port} is taken: stop what listens there, or let the episode pick "
+                                        f"another port"]
     assert not (tmp_path / "pg").exists(), "nothing half-made is left"
 
 

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
+from stripebench_emulator.testing import TEST_KEY, emulator, emulator_server, stripe_client  # noqa: F401 - pytest fixtures, requested by name below
 from stripebench_tui.envs.catalog import find_environment
 from stripebench_tui.preload import PRELOAD_DIR, preload_env
-from stripebench_emulator.testing import TEST_KEY, emulator, emulator_server, stripe_client  # noqa: F401
 
 PY_APP = """
 import importlib.util, json
@@ -84,14 +84,14 @@ def test_both_sandboxes_give_the_preloads_only_when_the_environment_asks(tmp_pat
         assert "preload/python" not in env.get("PYTHONPATH", "")
 
 
-def test_python_app_reaches_the_emulator_through_module_api_and_stripe_client(emulator, stripe_client):
+def test_python_app_reaches_the_emulator_through_module_api_and_stripe_client(emulator, stripe_client):  # noqa: F811 - pytest fixtures imported above, requested by name
     result = _run([sys.executable, "-c", PY_APP.format(key=TEST_KEY)], _env(emulator.url))
     assert result["api_base"] == emulator.url and result["is_client"] and result["name"] == "StripeClient"
     emails = {c.id: c.email for c in stripe_client.v1.customers.list().data}
     assert emails == {result["module_level"]: "module@example.com", result["with_client"]: "client@example.com"}
 
 
-def test_python_app_settings_win_and_real_stripe_is_untouched(emulator, stripe_client):
+def test_python_app_settings_win_and_real_stripe_is_untouched(emulator, stripe_client):  # noqa: F811 - pytest fixtures imported above, requested by name
     # The preload points at a closed port; the app's own base_addresses (the emulator) must be what is used.
     script = ("import json, stripe\n"
               f"c = stripe.StripeClient({TEST_KEY!r}, base_addresses={{'api': {emulator.url!r}}}, max_network_retries=0)\n"
@@ -148,7 +148,7 @@ def node_app(tmp_path_factory) -> Path:
 
 @pytest.mark.node
 @pytest.mark.slow
-def test_node_app_require_and_import_reach_the_emulator(node_app, emulator, stripe_client):
+def test_node_app_require_and_import_reach_the_emulator(node_app, emulator, stripe_client):  # noqa: F811 - pytest fixtures imported above, requested by name
     env = _env(emulator.url, KEY=TEST_KEY)
     cjs = _run(["node", "app.cjs"], env, cwd=node_app)
     esm = _run(["node", "app.mjs"], env, cwd=node_app)
@@ -223,7 +223,7 @@ def test_ruby_preload_configures_a_gem_required_before_it(tmp_path):
         "module_level": "http://127.0.0.1:4242", "client": "http://127.0.0.1:4242"}
 
 
-def test_a_graders_process_on_this_machine_gets_the_preloads_too(tmp_path, emulator, stripe_client):
+def test_a_graders_process_on_this_machine_gets_the_preloads_too(tmp_path, emulator, stripe_client):  # noqa: F811 - pytest fixtures imported above, requested by name
     from stripebench_tui.grading.context import ThisMachine
 
     env = find_environment(str(Path(__file__).resolve().parents[1] / "fixtures" / "preload_envs" / "preload-flask"))
@@ -252,7 +252,7 @@ puts JSON.generate("id" => made["id"], "elsewhere" => [elsewhere.address, elsewh
 """
 
 
-def test_ruby_preload_points_raw_net_http_calls_to_api_stripe_com_at_the_base(tmp_path, emulator, stripe_client):
+def test_ruby_preload_points_raw_net_http_calls_to_api_stripe_com_at_the_base(tmp_path, emulator, stripe_client):  # noqa: F811 - pytest fixtures imported above, requested by name
     """subscription-gym's challenges.rb calls https://api.stripe.com with Net::HTTP itself, not through the gem."""
     app = tmp_path / "raw.rb"
     app.write_text(RUBY_RAW_HTTP)
@@ -285,7 +285,7 @@ def test_a_graders_ruby_requests_say_they_are_the_graders(tmp_path):
     seen: list[tuple[str, str | None]] = []
 
     class Recorder(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 - the handler's protocol
+        def do_GET(self) -> None:  # the handler's protocol
             seen.append((self.path, self.headers.get(SOURCE_HEADER)))
             self.send_response(200)
             self.send_header("Content-Length", "2")

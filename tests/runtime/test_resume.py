@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from stripebench_tui.core import turns_sidecar
 from stripebench_tui.core.events import EpisodeEnd, EpisodeResume, Header, ModelMessage, ToolCall
 from stripebench_tui.core.trace import open_trace
 from stripebench_tui.core.trace_writer import TraceWriter
-from stripebench_tui.core import turns_sidecar
 from stripebench_tui.errors import UserError
 from stripebench_tui.runtime.checkpoints import CheckpointInfo, checkpoints_dir
 from stripebench_tui.runtime.resume import cut_trace, resumable_checkpoint

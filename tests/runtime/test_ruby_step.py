@@ -110,7 +110,8 @@ async def test_the_agents_shell_runs_bundle_exec_with_the_apps_gems(offline: Pat
     (server / "Gemfile").write_text('source "https://rubygems.org"\ngem "toy-base", "1.0.0"\n')
     (root / "plans" / "solution.toml").write_text(
         '[[step]]\nsay = "Load the app\'s gem."\ntool = "shell"\n'
-        'args = { command = "cd server && bundle exec ruby -e \\"require %q(toy-base); print ToyBase::VERSION\\" > ../gem.txt" }\n\n'
+        'args = { command = "cd server && bundle exec ruby -e \\"require %q(toy-base); print ToyBase::VERSION\\" > ../gem.txt" '
+        '}\n\n'
         '[[step]]\nsay = "Done."\ndone = true\n')
     episode_dir = offline / "episode"
     result = await Episode(EpisodeConfig(env=load_environment(root), agent="oracle", episode_dir=episode_dir,

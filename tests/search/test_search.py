@@ -38,7 +38,7 @@ def folder(tmp_path: Path) -> Path:
     return copy_samples(tmp_path / "episodes")
 
 
-def plain(folder: Path, want) -> set[tuple[str, int]]:  # noqa: ANN001 - a predicate over one JSON event
+def plain(folder: Path, want) -> set[tuple[str, int]]:  # a predicate over one JSON event
     """(episode, turn) of every event that ``want`` accepts, reading each trace's lines (no code of search's)."""
     found = set()
     for trace in sorted(folder.rglob("trace.jsonl")):
@@ -49,12 +49,12 @@ def plain(folder: Path, want) -> set[tuple[str, int]]:  # noqa: ANN001 - a predi
     return found
 
 
-def hits(folder: Path, query: str, **kw) -> set[tuple[str, int]]:  # noqa: ANN003
+def hits(folder: Path, query: str, **kw) -> set[tuple[str, int]]:
     return {(e.label, h.turn) for e in search(folder, query, **kw).episodes for h in e.hits}
 
 
 def test_requests_tools_verdicts_and_text_match_a_plain_reading(folder: Path) -> None:
-    def request(method: str, path: str, status_class: str | None = None):  # noqa: ANN202
+    def request(method: str, path: str, status_class: str | None = None):
         return lambda e: (e["type"] == "stripe_request" and e["method"] == method and fnmatch.fnmatchcase(e["path"], path)
                           and (status_class is None or str(e["status"]).startswith(status_class)))
 
@@ -126,7 +126,7 @@ def test_a_query_that_does_not_parse_is_one_line(query: str, message: str) -> No
 
 
 def test_the_command_prints_hits_as_lines_or_json_and_exits_by_what_it_found(folder: Path) -> None:
-    run = lambda *args: subprocess.run([sys.executable, "-m", "stripebench_tui", "search", str(folder), *args],  # noqa: E731
+    run = lambda *args: subprocess.run([sys.executable, "-m", "stripebench_tui", "search", str(folder), *args],
                                        capture_output=True, text=True, timeout=120, env={**os.environ})
     found = run("finding:400-as-success", "--json")
     assert found.returncode == 0, found.stderr

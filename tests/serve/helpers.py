@@ -9,8 +9,8 @@ import re
 import signal
 import subprocess
 import sys
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator
 from urllib.parse import urlsplit
 
 ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[()][0-9A-Za-z]|\x1b[=>78MDEc]")
@@ -76,7 +76,7 @@ class PageText:
                 raise AssertionError(f"{needle!r} never drawn; last text: {self.text[-600:]!r}")
             try:
                 await asyncio.wait_for(self._changed.wait(), left)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 pass
 
 

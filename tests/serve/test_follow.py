@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
 from stripebench_tui.core.events import EpisodeEnd
 from stripebench_tui.errors import BadFileError
+from stripebench_tui.tui.screens.attached import VIEW_ONLY, AttachedScreen
 from stripebench_tui.tui.sources.follow import RemoteDriver, TraceFollower
 from stripebench_tui.tui.sources.live_source import LiveSource
-from stripebench_tui.tui.screens.attached import VIEW_ONLY, AttachedScreen
 from tests.tui.episode import write_trace
 from tests.tui_live.helpers import wait_for
 
@@ -96,8 +95,8 @@ def test_a_long_trace_is_caught_up_with_in_chunks(tmp_path: Path, monkeypatch: p
 @pytest.mark.parametrize("control_url", [None, "http://127.0.0.1:9/control/token"], ids=["viewer", "operator"])
 async def test_serve_present_opens_the_live_presenter_for_viewers_and_the_operator(tmp_path: Path,
                                                                                    control_url: str | None) -> None:
-    from stripebench_tui.tui.screens.live_presenter import LivePresenterScreen
     from stripebench_tui.tui.apps.serve_app import ServeApp
+    from stripebench_tui.tui.screens.live_presenter import LivePresenterScreen
 
     lines = write_trace(tmp_path / "whole.jsonl").path.read_bytes().splitlines(keepends=True)
     running = tmp_path / "running.jsonl"

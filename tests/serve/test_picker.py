@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from stripebench_tui.tui.apps.serve_app import ServeApp
 from stripebench_tui.tui.screens.attached import AttachedScreen
 from stripebench_tui.tui.screens.episode_screen import EpisodeScreen
 from stripebench_tui.tui.screens.picker import PickerScreen
-from stripebench_tui.tui.apps.serve_app import ServeApp
 from tests.tui.conftest import settle
 from tests.tui.episode import write_trace
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-import stat
 import socket
+import stat
 import subprocess
 import sys
 from pathlib import Path

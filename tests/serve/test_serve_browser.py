@@ -120,7 +120,7 @@ async def test_viewers_of_a_live_episode_see_the_same_turn_and_only_the_operator
                 # The operator steps one agent turn: the viewer sees that same turn, still paused.
                 marks = [t.mark() for t in (seen, op_seen)]
                 await op.keyboard.press("s")
-                for text, since in zip((seen, op_seen), marks):
+                for text, since in zip((seen, op_seen), marks, strict=True):
                     await text.wait_for("turn 1/1", since)
                 assert operator_actions(episode / "trace.jsonl").count("step") == 1
                 # The viewer leaves mid-episode; the operator resumes; the episode runs on to its end.

@@ -71,7 +71,7 @@ async def test_a_viewer_is_not_offered_a_resume(tmp_path: Path) -> None:
         said.append(message)
         shown(message, **kwargs)
 
-    setattr(app, "notify", notify)
+    app.notify = notify
     async with app.run_test(size=(160, 45)) as pilot:
         await wait_for(pilot, lambda: isinstance(app.screen, EpisodeScreen) and app.screen.lineage.family is not None,
                        what="the replay and its family")

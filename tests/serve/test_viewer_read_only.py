@@ -15,9 +15,10 @@ from stripebench_tui.tui.apps.serve_app import ServeApp
 from stripebench_tui.tui.screens import episode_screen
 from stripebench_tui.tui.screens.attached import AttachedScreen
 from stripebench_tui.tui.screens.episode_screen import EpisodeScreen
-WRITING_ACTIONS = frozenset({"fork", "note", "open_pager", "resume"})
 from tests.tui.episode import write_trace
 from tests.tui_live.helpers import wait_for
+
+WRITING_ACTIONS = frozenset({"fork", "note", "open_pager", "resume"})
 
 REPLAY = Path(__file__).resolve().parents[2] / "replays" / "checkout-migration-400"
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import functools
-import os
 import http.server
+import os
 import threading
 import time
 from pathlib import Path
@@ -71,7 +71,7 @@ def site(tmp_path_factory) -> str:
         def log_message(self, *args):  # keep test output clean
             pass
 
-        def do_POST(self):  # noqa: N802 - the page's payment: answered slowly, or only once the test lets it
+        def do_POST(self):  # the page's payment: answered slowly, or only once the test lets it
             if self.path == "/hang":
                 HUNG.wait(30)
             else:

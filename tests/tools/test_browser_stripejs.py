@@ -9,19 +9,20 @@ from __future__ import annotations
 import json
 import os
 import threading
+from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
+from stripebench_emulator.testing import TEST_KEY, emulator, emulator_server, stripe_client  # noqa: F401 - pytest fixtures, requested by name below
 from stripebench_tui.core.bus import EventBus
 from stripebench_tui.core.events import StripeRequest
 from stripebench_tui.envs.manifest import Environment, Manifest
 from stripebench_tui.stripe_account.request_log import RequestLog
 from stripebench_tui.stripejs import is_stripe_js, stand_in, target_url
 from stripebench_tui.tools.client import ToolServerHandle
-from stripebench_emulator.testing import TEST_KEY, emulator, emulator_server, stripe_client  # noqa: F401
 
 PAGE = """<!doctype html><html><head><title>Pay</title><script src="https://js.stripe.com/v3/"></script></head>
 <body><h1>Pay for your order</h1><div id="card"></div><button id="pay">Pay now</button><p id="result"></p>
@@ -56,10 +57,10 @@ class Merchant:
                 self.end_headers()
                 self.wfile.write(data)
 
-            def do_GET(self) -> None:  # noqa: N802
+            def do_GET(self) -> None:
                 self._send(PAGE, "text/html")
 
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 intent = client.v1.payment_intents.create(params={"amount": 1500, "currency": "usd",
                                                                   "payment_method_types": ["card"]})
                 merchant.intents.append(intent.id)
@@ -75,7 +76,7 @@ class Merchant:
 
 
 @pytest.fixture
-def merchant(stripe_client) -> Iterator[Merchant]:
+def merchant(stripe_client) -> Iterator[Merchant]:  # noqa: F811 - pytest fixtures imported above, requested by name
     site = Merchant(stripe_client)
     yield site
     site.close()
@@ -95,7 +96,7 @@ def test_which_requests_are_routed_and_where():
 
 @pytest.mark.browser
 @pytest.mark.slow
-async def test_browser_tool_pays_with_the_card_element_of_a_page_written_for_stripe(emulator, stripe_client, merchant,
+async def test_browser_tool_pays_with_the_card_element_of_a_page_written_for_stripe(emulator, stripe_client, merchant,  # noqa: F811 - pytest fixtures imported above, requested by name
                                                                                    tmp_path: Path):
     workspace = tmp_path / "workspace"
     workspace.mkdir()
@@ -133,7 +134,7 @@ async def test_browser_tool_pays_with_the_card_element_of_a_page_written_for_str
 
 @pytest.mark.browser
 @pytest.mark.slow
-async def test_a_graders_browser_gets_the_stand_in_too(emulator, stripe_client, merchant, tmp_path: Path):
+async def test_a_graders_browser_gets_the_stand_in_too(emulator, stripe_client, merchant, tmp_path: Path):  # noqa: F811 - pytest fixtures imported above, requested by name
     from stripebench_tui.grading import GradingContext
 
     env = Environment(tmp_path, Manifest(id="shop", title="Shop", category="full-stack"))

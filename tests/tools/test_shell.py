@@ -7,7 +7,6 @@ import os
 import time
 from pathlib import Path
 
-
 from stripebench_tui.tools.client import ToolServerHandle
 from stripebench_tui.tools.processes import direct_argv, group_has_live_members, split_trailing_ampersand
 

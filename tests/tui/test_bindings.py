@@ -58,7 +58,7 @@ async def test_step_back(make_app, key) -> None:
         assert turn_of(app) == 0  # stops at the first turn
 
 
-@pytest.mark.parametrize("first,last", list(zip(DEFAULT_KEYMAP["first_turn"], DEFAULT_KEYMAP["last_turn"])))
+@pytest.mark.parametrize("first,last", list(zip(DEFAULT_KEYMAP["first_turn"], DEFAULT_KEYMAP["last_turn"], strict=True)))
 async def test_first_and_last(make_app, first, last) -> None:
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
@@ -82,7 +82,8 @@ async def test_timeline_arrows_select_turns(make_app) -> None:
         assert turn_of(app) == 2
 
 
-@pytest.mark.parametrize("up,down", [("plus", "minus"), ("equals_sign", "minus"), ("right_square_bracket", "left_square_bracket")])
+@pytest.mark.parametrize("up,down", [("plus", "minus"), ("equals_sign", "minus"),
+                                     ("right_square_bracket", "left_square_bracket")])
 async def test_speed_up_and_down(make_app, up, down) -> None:
     app = make_app(speed=1.0)
     async with app.run_test(size=SIZE) as pilot:

@@ -4,8 +4,8 @@ the index for the next open (core/cold_index.py)."""
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
@@ -22,7 +22,7 @@ from tests.tui_live.helpers import wait_for
 class GatedScan(TraceSource):
     """A trace source whose turn scan stops after ``FIRST_TURNS + 10`` turns until the gate opens."""
 
-    def __init__(self, trace) -> None:  # noqa: ANN001
+    def __init__(self, trace) -> None:
         super().__init__(trace)
         self.gate = threading.Event()
         self.held = threading.Event()

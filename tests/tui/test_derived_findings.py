@@ -106,7 +106,7 @@ async def test_with_breakpoints_the_detectors_run_once_for_marks_and_findings(mo
     runs = []
     original = runner.FindingsRunner.__init__
 
-    def counting(self, *args, **kwargs):  # noqa: ANN001
+    def counting(self, *args, **kwargs):
         runs.append(1)
         original(self, *args, **kwargs)
 

@@ -6,13 +6,13 @@ from pathlib import Path
 
 import pytest
 
+from stripebench_tui.core.state import reduce
 from stripebench_tui.tui.apps.replay_app import create_app
 from stripebench_tui.tui.screens.findings_screen import FindingsScreen
 from stripebench_tui.tui.screens.request_log_screen import RequestLogScreen
 from stripebench_tui.tui.sources.episode_source import TraceSource
 from stripebench_tui.tui.widgets.request_log import RequestFilter, filter_requests
 from stripebench_tui.tui.widgets.verdicts import Verdicts
-from stripebench_tui.core.state import reduce
 from tests.tui.conftest import SIZE, settle, widget_text
 from tests.tui.episode import write_trace
 from tests.tui.findings_episode import findings_events
@@ -29,7 +29,7 @@ def findings_app(tmp_path: Path):
 
 def test_the_filter_line_narrows_by_status_class_source_method_and_path():
     requests = reduce(findings_events()).requests
-    ids = lambda query: [r.request_id for r in filter_requests(requests, query)]  # noqa: E731
+    ids = lambda query: [r.request_id for r in filter_requests(requests, query)]
     assert ids("") == ["req_001", "req_002", "req_003", "req_004"]
     assert ids("4xx") == ids("status:400") == ["req_001"]
     assert ids("app") == ids("source:app") == ["req_002", "req_003"]

@@ -12,13 +12,13 @@ from textual.widgets import Tree
 
 from stripebench_tui.core.events import Header
 from stripebench_tui.formats.bisect_record import BisectRecord, write_bisect
+from stripebench_tui.formats.open import open_episode
 from stripebench_tui.tui.apps.replay_app import EpisodeApp, create_app
 from stripebench_tui.tui.screens.diff_screen import DiffScreen
 from stripebench_tui.tui.screens.episode_screen import EpisodeScreen
 from stripebench_tui.tui.screens.fork_tree import ForkTreeScreen
 from stripebench_tui.tui.screens.resume import ResumeScreen
 from stripebench_tui.tui.sources.episode_source import TraceSource
-from stripebench_tui.formats.open import open_episode
 from tests.formats.lineage_family import write_family, write_trace
 from tests.tui.conftest import SIZE, settle, widget_text
 from tests.tui.episode import checkout_events
@@ -38,7 +38,7 @@ def notes_of(app: App[Any]) -> list[str]:
         said.append(message)
         shown(message, **kwargs)
 
-    setattr(app, "notify", notify)  # (an instance attribute: the screens call app.notify)
+    app.notify = notify  # (an instance attribute: the screens call app.notify)
     return said
 
 

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-from types import SimpleNamespace
 
 from textual.app import App
 
 from stripebench_tui.core.events import Finding, ModelMessage, StripeRequest
 from stripebench_tui.tui.screens.findings_screen import FindingsScreen
-from stripebench_tui.tui.screens.request_log_screen import RequestLogScreen
 from stripebench_tui.tui.screens.live_screen import LiveEpisodeScreen
+from stripebench_tui.tui.screens.request_log_screen import RequestLogScreen
 from tests.tui.conftest import SIZE
 
 TIMEOUT = 30.0

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from stripebench_tui.core.annotations import Annotations, notes_path
 from stripebench_tui.tui.apps.replay_app import create_app
-from stripebench_tui.tui.screens.note import NotesListScreen, NoteScreen
+from stripebench_tui.tui.screens.note import NoteScreen, NotesListScreen
 from stripebench_tui.tui.sources.episode_source import TraceSource
 from tests.tui.conftest import SIZE, settle, widget_text
 

@@ -104,7 +104,7 @@ async def test_presenter_advances_on_the_injected_clock_and_dwells_on_verdict_ch
         await settle(pilot)
         screen = app.screen
         assert isinstance(screen, PresenterScreen)
-        turn = lambda: screen.turns[screen.position]  # noqa: E731
+        turn = lambda: screen.turns[screen.position]
 
         async def at(t: float) -> int:
             now[0] = t

@@ -44,6 +44,7 @@ def test_search_reports_progress_and_can_be_cancelled(monkeypatch) -> None:
     monkeypatch.setattr(search, "PROGRESS_EVERY", 2)
     source = EventListSource(checkout_events())
     seen: list[tuple[int, int]] = []
-    assert find(source, source.turn_numbers(), "absent", TextMatch(0, -1, -1, -1), progress=lambda d, t: seen.append((d, t))) is None
+    assert find(source, source.turn_numbers(), "absent", TextMatch(0, -1, -1, -1),
+                progress=lambda d, t: seen.append((d, t))) is None
     assert seen == [(2, 7), (4, 7), (6, 7)]
     assert find(source, source.turn_numbers(), "line_items", TextMatch(0, -1, -1, -1), cancelled=lambda: True) is None

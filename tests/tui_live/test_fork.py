@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -122,9 +123,8 @@ async def test_fork_key_in_the_replay_tui_opens_a_live_fork(recorded: Path, tmp_
 
 # `replay --fork-at` without a terminal: headless reads stdin like `run --headless`; the TUI is refused.
 
-def _stripebench(*args: str, cwd: Path, stdin_text: str | None = None) -> "subprocess.CompletedProcess[str]":
+def _stripebench(*args: str, cwd: Path, stdin_text: str | None = None) -> subprocess.CompletedProcess[str]:
     import os
-    import subprocess
     import sys
 
     from .conftest import FIXTURES

@@ -75,7 +75,7 @@ async def test_pause_step_and_resume_change_the_drivers_status(tmp_path: Path) -
                        what="a paused driver")
         assert screen.episode.driver.status == PAUSED
         await wait_for(pilot, lambda: "paused" in screen.query_one(LiveStatusBar).line_text, what="the status line")
-        agent_turns = lambda: sum(1 for t in screen.live_state.turns if t.calls)  # noqa: E731
+        agent_turns = lambda: sum(1 for t in screen.live_state.turns if t.calls)
         assert agent_turns() == 0
         # While paused, one of the environment's hints (from its manifest) is picked from the inject dialog.
         await pilot.press("i")
@@ -143,7 +143,7 @@ async def test_approve_edit_and_reject_the_waiting_call(tmp_path: Path) -> None:
     app = create_live_app(config(tmp_path, approval="always"))
     async with app.run_test(size=SIZE) as pilot:
         screen = app.live
-        waiting = lambda: screen.live_state.status == WAITING_FOR_APPROVAL  # noqa: E731
+        waiting = lambda: screen.live_state.status == WAITING_FOR_APPROVAL
         await wait_for(pilot, waiting, what="the first call to wait")
         await wait_for(pilot, lambda: "waiting for approval" in screen.query_one(LiveStatusBar).line_text,
                        what="the status line")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -60,7 +61,7 @@ async def test_live_presenter_paces_the_stream_on_the_injected_clock_and_masks_i
             seen.append(presenter.position)
         turns = live.live_state.turns
         assert presenter.turns == [t.index for t in turns] and len(turns) >= 4
-        assert seen[-1] == len(turns) - 1 and all(0 <= b - a <= 1 for a, b in zip(seen, seen[1:])), seen
+        assert seen[-1] == len(turns) - 1 and all(0 <= b - a <= 1 for a, b in pairwise(seen)), seen
         assert not presenter.pacer.playing and "· end" in str(presenter.query_one("#p-status").render())
         assert "The episode ended" in drawn(presenter)  # the caption of the last turn
         # What an audience sees: no secret of the episode, no whole e-mail address, on any turn.

@@ -24,15 +24,18 @@ Browser pages (hosted Checkout, the stripe.js stand-in) register with ``registry
 ``factory(emulator) -> async Starlette endpoint``; ``ctx.base_url`` is the address the caller used.
 """
 
-from stripebench_emulator.api import events  # noqa: F401
-from stripebench_emulator.api import coupons, customers, prices, products, promotion_codes  # noqa: F401
-from stripebench_emulator.api import (balance_transactions, charges, payment_intents, payment_methods, refunds,  # noqa: F401
+# The order the routes register in, kept as written (a literal path before a parameterised one): not sorted.
+# isort: off
+from stripebench_emulator.api import events  # noqa: F401 - imported for its routes, here and below
+from stripebench_emulator.api import coupons, customers, prices, products, promotion_codes  # noqa: F401 - imported for the routes it registers
+from stripebench_emulator.api import (balance_transactions, charges, payment_intents, payment_methods, refunds,  # noqa: F401 - imported for the routes it registers
                                       setup_intents, tokens)
-from stripebench_emulator.api import webhook_endpoints  # noqa: F401
-from stripebench_emulator.api import shipping_rates  # noqa: F401
-from stripebench_emulator.api import invoice_payments  # noqa: F401
-from stripebench_emulator.api import checkout_sessions, discounts, invoices, subscriptions  # noqa: F401
-from stripebench_emulator.api import (invoice_previews, meters, subscription_items, subscription_schedules,  # noqa: F401
+from stripebench_emulator.api import webhook_endpoints  # noqa: F401 - imported for the routes it registers
+from stripebench_emulator.api import shipping_rates  # noqa: F401 - imported for the routes it registers
+from stripebench_emulator.api import invoice_payments  # noqa: F401 - imported for the routes it registers
+from stripebench_emulator.api import checkout_sessions, discounts, invoices, subscriptions  # noqa: F401 - imported for the routes it registers
+from stripebench_emulator.api import (invoice_previews, meters, subscription_items, subscription_schedules,  # noqa: F401 - imported for the routes it registers
                                       test_clocks)
-from stripebench_emulator.api import invoice_actions, invoice_items  # noqa: F401
-from stripebench_emulator.api import payouts, plans, sources, tax_ids, tax_rates  # noqa: F401
+from stripebench_emulator.api import invoice_actions, invoice_items  # noqa: F401 - imported for the routes it registers
+from stripebench_emulator.api import payouts, plans, sources, tax_ids, tax_rates  # noqa: F401 - imported for the routes it registers
+# isort: on

@@ -11,9 +11,9 @@ freezing it, runs nothing.
 
 from __future__ import annotations
 
+from stripebench_emulator.api.test_clocks import run_until
 from stripebench_emulator.model.context import RequestContext
 from stripebench_emulator.model.engine import Emulator
-from stripebench_emulator.api.test_clocks import run_until
 
 
 def move_to(emulator: Emulator, target: int, freeze: bool) -> None:

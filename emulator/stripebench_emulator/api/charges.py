@@ -11,11 +11,10 @@ from typing import Any
 from stripebench_emulator.model import versions
 from stripebench_emulator.model.context import LIST_PARAMS, RequestContext
 from stripebench_emulator.model.errors import StripeError, invalid
+from stripebench_emulator.model.fields import apply_metadata
 from stripebench_emulator.model.params import Bool, Currency, Int, Metadata, Str
 from stripebench_emulator.model.registry import Resource
-from stripebench_emulator.rules import methods
-from stripebench_emulator.rules import charging, intents
-from stripebench_emulator.model.fields import apply_metadata
+from stripebench_emulator.rules import charging, intents, methods
 
 resource = Resource("charge", prefix="ch", noun="charge", includable={"refunds"},
                     expandable={"customer": "customer", "payment_intent": "payment_intent",

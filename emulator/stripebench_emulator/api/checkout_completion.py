@@ -14,19 +14,16 @@ from __future__ import annotations
 import re
 from typing import Any, cast
 
-from stripebench_emulator.rules import billing_changes as changes
-from stripebench_emulator.rules import billing_cycle, redemption
-from stripebench_emulator.rules import billing_time
+from stripebench_emulator.api import checkout_options as options
+from stripebench_emulator.api import customers, setup_intents
+from stripebench_emulator.api.checkout_sessions import new_item
+from stripebench_emulator.api.subscriptions import create_subscription
 from stripebench_emulator.model.context import RequestContext
 from stripebench_emulator.model.errors import StripeError
-from stripebench_emulator.rules import methods
-from stripebench_emulator.rules import intents
-from stripebench_emulator.api import customers, setup_intents
-from stripebench_emulator.api import checkout_options as options
+from stripebench_emulator.rules import billing_changes as changes
+from stripebench_emulator.rules import billing_cycle, billing_time, intents, methods, redemption
 from stripebench_emulator.rules import checkout_totals as totals
-from stripebench_emulator.api.checkout_sessions import new_item
 from stripebench_emulator.rules.invoice_lifecycle import create_paid_invoice
-from stripebench_emulator.api.subscriptions import create_subscription
 
 _EXPIRY = re.compile(r"^\s*(\d{1,2})\s*/\s*(\d{2}|\d{4})\s*$|^\s*(\d{2})(\d{2})\s*$")  # "12 / 34" or "1234"
 

@@ -10,19 +10,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from stripebench_emulator.model.context import LIST_PARAMS, RequestContext
-from stripebench_emulator.model.errors import StripeError, invalid, missing_param
-from stripebench_emulator.model.params import Array, Bool, Currency, Enum, Hash, Int, Metadata, Num, Str
-from stripebench_emulator.model.registry import Resource
 from stripebench_emulator.api import checkout_options as options
-from stripebench_emulator.rules import checkout_totals as totals
-from stripebench_emulator.model.fields import apply_metadata
 from stripebench_emulator.api.payment_intents import Loose
-from stripebench_emulator.rules.catalog import new_price
 from stripebench_emulator.api.shipping_rates import CREATE as SHIPPING_RATE_DATA
 from stripebench_emulator.api.shipping_rates import new_shipping_rate
-from stripebench_emulator.rules.billing_time import period_end
+from stripebench_emulator.model.context import LIST_PARAMS, RequestContext
+from stripebench_emulator.model.errors import StripeError, invalid, missing_param
+from stripebench_emulator.model.fields import apply_metadata
+from stripebench_emulator.model.params import Array, Bool, Currency, Enum, Hash, Int, Metadata, Num, Str
+from stripebench_emulator.model.registry import Resource
 from stripebench_emulator.model.versions import CHECKOUT_UI_MODE_PAGE_NAMES
+from stripebench_emulator.rules import checkout_totals as totals
+from stripebench_emulator.rules.billing_time import period_end
+from stripebench_emulator.rules.catalog import new_price
 
 resource = Resource("checkout.session", prefix="cs", noun="checkout.session",
                     expandable={"customer": "customer", "payment_intent": "payment_intent",
@@ -98,7 +98,7 @@ def ui_names(ctx: RequestContext) -> tuple[str, ...]:
 @resource.renderer
 def render(obj: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
     """Name ``ui_mode`` for the caller's version; ``line_items`` only when expanded."""
-    obj["ui_mode"] = dict(zip(OLD_UI, ui_names(ctx)))[obj["_ui"]]
+    obj["ui_mode"] = dict(zip(OLD_UI, ui_names(ctx), strict=True))[obj["_ui"]]
     if any(path.split(".")[0] == "line_items" or ".line_items" in path for path in ctx.expand_paths):
         obj["line_items"] = ctx.render(totals.items_page(obj, ctx, f"/v1/checkout/sessions/{obj['id']}/line_items",
                                                          {}))

@@ -6,9 +6,9 @@ from typing import Any
 
 from stripebench_emulator.model.context import LIST_PARAMS, RequestContext
 from stripebench_emulator.model.errors import invalid, missing_param
+from stripebench_emulator.model.fields import apply_metadata, deleted_stub
 from stripebench_emulator.model.params import AnyHash, Array, Currency, Enum, Hash, Int, Metadata, Num, Str
 from stripebench_emulator.model.registry import Resource
-from stripebench_emulator.model.fields import apply_metadata, deleted_stub
 from stripebench_emulator.rules import redemption
 
 resource = Resource("coupon", noun="coupon", includable={"applies_to", "currency_options"}, shallow_render=True)

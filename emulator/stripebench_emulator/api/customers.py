@@ -5,18 +5,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from stripebench_emulator.api import sources, tax_ids
 from stripebench_emulator.model.context import LIST_PARAMS, RequestContext
 from stripebench_emulator.model.errors import StripeError
+from stripebench_emulator.model.fields import ADDRESS, SHIPPING, apply_fields, apply_metadata, deleted_stub, full_address
 from stripebench_emulator.model.params import Array, Enum, Hash, Int, Metadata, Str
 from stripebench_emulator.model.registry import Resource
 from stripebench_emulator.model.search import SEARCH_PARAMS, search_page
-from stripebench_emulator.rules import methods
-from stripebench_emulator.api import tax_ids
-from stripebench_emulator.model.fields import (ADDRESS, SHIPPING, apply_fields, apply_metadata, deleted_stub,
-                                               full_address)
 from stripebench_emulator.model.versions import CUSTOMER_SOURCES_NOT_INCLUDED
-from stripebench_emulator.rules import billing_discounts, billing_time
-from stripebench_emulator.api import sources
+from stripebench_emulator.rules import billing_discounts, billing_time, methods
 
 resource = Resource("customer", prefix="cus", noun="customer",
                     expandable={"invoice_settings.default_payment_method": "payment_method"},

@@ -15,8 +15,15 @@ from stripebench_emulator.api.invoices import resource
 from stripebench_emulator.model.context import RequestContext
 from stripebench_emulator.model.errors import StripeError, invalid, missing_param
 from stripebench_emulator.model.params import Bool, Str
-from stripebench_emulator.rules.invoice_lifecycle import (check_payable, finalize_invoice, new_payment, on_its_clock,
-                                                           pay_invoice, record_payment, void_invoice)
+from stripebench_emulator.rules.invoice_lifecycle import (
+    check_payable,
+    finalize_invoice,
+    new_payment,
+    on_its_clock,
+    pay_invoice,
+    record_payment,
+    void_invoice,
+)
 
 
 @resource.route("POST", "/v1/invoices/{id}/finalize", params={"auto_advance": Bool()})

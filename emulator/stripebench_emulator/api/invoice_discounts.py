@@ -19,10 +19,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from stripebench_emulator.rules import billing_discounts, discount_amounts, redemption
-from stripebench_emulator.rules.billing_changes import DISCOUNTS
 from stripebench_emulator.model.context import RequestContext
 from stripebench_emulator.model.errors import invalid
+from stripebench_emulator.rules import billing_discounts, discount_amounts, redemption
+from stripebench_emulator.rules.billing_changes import DISCOUNTS
 
 __all__ = ["DISCOUNTS", "for_new_invoice", "set_on_invoice", "set_on_item", "item_rules"]
 

@@ -10,15 +10,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from stripebench_emulator.rules import billing_tax
+from stripebench_emulator.api import invoice_discounts
 from stripebench_emulator.model.context import LIST_PARAMS, RequestContext
 from stripebench_emulator.model.errors import invalid, missing_param, unknown_param
+from stripebench_emulator.model.fields import apply_metadata, deleted_stub
 from stripebench_emulator.model.params import Array, Bool, Currency, Hash, Int, Metadata, Num, Param, Str
 from stripebench_emulator.model.registry import Resource
-from stripebench_emulator.api import invoice_discounts
-from stripebench_emulator.model.fields import apply_metadata, deleted_stub
-from stripebench_emulator.rules.invoicing import describe, editable_draft, new_line, recompute
 from stripebench_emulator.model.versions import SUBSCRIPTION_PERIOD_ON_ITEMS
+from stripebench_emulator.rules import billing_tax
+from stripebench_emulator.rules.invoicing import describe, editable_draft, new_line, recompute
 
 resource = Resource("invoiceitem", prefix="ii", noun="invoice item",
                     expandable={"customer": "customer", "invoice": "invoice", "discounts": "discount"})

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from stripebench_emulator.rules import billing_tax
-from stripebench_emulator.model.context import RequestContext
 from stripebench_emulator.api.plans import plan_of
+from stripebench_emulator.model.context import RequestContext
 from stripebench_emulator.model.versions import SUBSCRIPTION_PERIOD_ON_ITEMS
+from stripebench_emulator.rules import billing_tax
 
 
 def render_line(line: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:

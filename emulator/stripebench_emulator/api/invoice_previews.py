@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from stripebench_emulator.rules import billing_changes as changes
-from stripebench_emulator.rules.billing_preview import preview
 from stripebench_emulator.model.context import RequestContext
 from stripebench_emulator.model.errors import StripeError, invalid
 from stripebench_emulator.model.params import Array, Bool, Hash, Int, Str
 from stripebench_emulator.model.registry import RESOURCES
 from stripebench_emulator.model.versions import SUBSCRIPTION_PERIOD_ON_ITEMS
+from stripebench_emulator.rules import billing_changes as changes
+from stripebench_emulator.rules.billing_preview import preview
 
 DETAILS = Hash({"items": Array(changes.UPDATE_ITEM), "proration_behavior": changes.PRORATION,
                 "proration_date": Int(), "billing_cycle_anchor": Str(), "cancel_at": Int(emptyable=True),

@@ -15,21 +15,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from stripebench_emulator.rules import billing_tax
+from stripebench_emulator.api import invoice_discounts, invoice_items
+from stripebench_emulator.api.invoice_lines import lines_page, render_line
+from stripebench_emulator.api.invoice_payments import payments_page
 from stripebench_emulator.model.context import LIST_PARAMS, RequestContext
 from stripebench_emulator.model.errors import StripeError, invalid, missing_param
+from stripebench_emulator.model.fields import apply_metadata, deleted_stub
 from stripebench_emulator.model.params import Array, Bool, Currency, Enum, Hash, Int, Metadata, Param, Str
 from stripebench_emulator.model.registry import Resource
-from stripebench_emulator.model.fields import apply_metadata, deleted_stub
-from stripebench_emulator.rules.invoicing import new_invoice, recompute
-from stripebench_emulator.rules import invoice_lifecycle
-from stripebench_emulator.rules import methods
-from stripebench_emulator.api.invoice_lines import lines_page, render_line
-from stripebench_emulator.api import invoice_discounts
-from stripebench_emulator.api.invoice_payments import payments_page
 from stripebench_emulator.model.search import SEARCH_PARAMS, search_page
 from stripebench_emulator.model.versions import SUBSCRIPTION_PERIOD_ON_ITEMS, at_least
-from stripebench_emulator.api import invoice_items
+from stripebench_emulator.rules import billing_tax, invoice_lifecycle, methods
+from stripebench_emulator.rules.invoicing import new_invoice, recompute
 
 resource = Resource("invoice", prefix="in", noun="invoice",
                     expandable={"customer": "customer", "subscription": "subscription",

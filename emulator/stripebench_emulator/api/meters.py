@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from stripebench_emulator.rules import billing_time, metering
 from stripebench_emulator.model.context import LIST_PARAMS, RequestContext
 from stripebench_emulator.model.errors import StripeError, invalid
 from stripebench_emulator.model.params import AnyHash, Enum, Hash, Int, Str
 from stripebench_emulator.model.registry import Resource
+from stripebench_emulator.rules import billing_time, metering
 
 resource = Resource("billing.meter", prefix="mtr", noun="billing meter")
 event_resource = Resource("billing.meter_event", noun="meter event")

@@ -14,15 +14,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from stripebench_emulator.api import payment_methods
 from stripebench_emulator.model import versions
 from stripebench_emulator.model.context import LIST_PARAMS, RequestContext
 from stripebench_emulator.model.errors import StripeError, invalid
+from stripebench_emulator.model.fields import SHIPPING, apply_metadata
 from stripebench_emulator.model.params import Array, Bool, Currency, Enum, Hash, Int, Metadata, Param, Str
 from stripebench_emulator.model.registry import Resource
-from stripebench_emulator.api import payment_methods
-from stripebench_emulator.rules import charging, intents
-from stripebench_emulator.model.fields import SHIPPING, apply_metadata
 from stripebench_emulator.model.search import SEARCH_PARAMS, search_page
+from stripebench_emulator.rules import charging, intents
 
 resource = Resource("payment_intent", prefix="pi", noun="payment_intent",
                     expandable={"customer": "customer", "latest_charge": "charge", "payment_method": "payment_method",

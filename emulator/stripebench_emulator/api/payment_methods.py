@@ -9,10 +9,10 @@ from typing import Any
 
 from stripebench_emulator.model.context import LIST_PARAMS, RequestContext
 from stripebench_emulator.model.errors import invalid, no_such
+from stripebench_emulator.model.fields import ADDRESS, apply_metadata, full_address
 from stripebench_emulator.model.params import Enum, Hash, Int, Metadata, Str
 from stripebench_emulator.model.registry import Resource
 from stripebench_emulator.rules import methods
-from stripebench_emulator.model.fields import ADDRESS, apply_metadata, full_address
 
 resource = Resource("payment_method", prefix="pm", noun="PaymentMethod", expandable={"customer": "customer"})
 

@@ -11,9 +11,9 @@ from typing import Any
 
 from stripebench_emulator.model.context import LIST_PARAMS, RequestContext
 from stripebench_emulator.model.errors import StripeError
+from stripebench_emulator.model.fields import apply_metadata
 from stripebench_emulator.model.params import Currency, Enum, Int, Metadata, Str
 from stripebench_emulator.model.registry import Resource
-from stripebench_emulator.model.fields import apply_metadata
 
 resource = Resource("payout", prefix="po", noun="payout", expandable={"balance_transaction": "balance_transaction"},
                     shallow_render=True)

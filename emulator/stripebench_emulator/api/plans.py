@@ -11,9 +11,9 @@ from typing import Any
 
 from stripebench_emulator.model.context import LIST_PARAMS, RequestContext
 from stripebench_emulator.model.errors import invalid, missing_param, no_such
+from stripebench_emulator.model.fields import apply_metadata, deleted_stub
 from stripebench_emulator.model.params import Bool, Currency, Enum, Int, Metadata, Num, Param, Str, validate
 from stripebench_emulator.model.registry import Resource
-from stripebench_emulator.model.fields import apply_metadata, deleted_stub
 from stripebench_emulator.rules.catalog import new_price
 
 resource = Resource("plan", prefix="plan", noun="plan", expandable={"product": "product"})

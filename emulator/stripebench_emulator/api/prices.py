@@ -6,10 +6,10 @@ from __future__ import annotations
 from typing import Any
 
 from stripebench_emulator.model.context import LIST_PARAMS, RequestContext
+from stripebench_emulator.model.fields import apply_fields, apply_metadata
 from stripebench_emulator.model.params import AnyHash, Array, Bool, Currency, Enum, Hash, Int, Metadata, Num, Param, Str
 from stripebench_emulator.model.registry import Resource
 from stripebench_emulator.model.search import SEARCH_PARAMS, search_page
-from stripebench_emulator.model.fields import apply_fields, apply_metadata
 from stripebench_emulator.rules.catalog import claim_lookup_key, currency_options, new_price
 
 resource = Resource("price", prefix="price", noun="price", expandable={"product": "product"},

@@ -6,10 +6,10 @@ from typing import Any
 
 from stripebench_emulator.model.context import LIST_PARAMS, RequestContext
 from stripebench_emulator.model.errors import StripeError, invalid
+from stripebench_emulator.model.fields import apply_fields, apply_metadata, deleted_stub
 from stripebench_emulator.model.params import AnyHash, Array, Bool, Currency, Hash, Int, Metadata, Num, Param, Str
 from stripebench_emulator.model.registry import Resource
 from stripebench_emulator.model.search import SEARCH_PARAMS, search_page
-from stripebench_emulator.model.fields import apply_fields, apply_metadata, deleted_stub
 from stripebench_emulator.rules.catalog import PLAIN, new_price, new_product
 
 resource = Resource("product", prefix="prod", noun="product", expandable={"default_price": "price"})

@@ -10,9 +10,9 @@ from typing import Any
 
 from stripebench_emulator.model.context import LIST_PARAMS, RequestContext
 from stripebench_emulator.model.errors import invalid, missing_param, unknown_param
+from stripebench_emulator.model.fields import apply_metadata
 from stripebench_emulator.model.params import AnyHash, Bool, Currency, Enum, Hash, Int, Metadata, Str
 from stripebench_emulator.model.registry import Resource
-from stripebench_emulator.model.fields import apply_metadata
 from stripebench_emulator.model.versions import PROMOTION_CODE_POLYMORPHIC
 from stripebench_emulator.rules import redemption
 

@@ -10,10 +10,10 @@ from typing import Any
 
 from stripebench_emulator.model.context import LIST_PARAMS, RequestContext
 from stripebench_emulator.model.errors import StripeError, invalid
+from stripebench_emulator.model.fields import apply_metadata
 from stripebench_emulator.model.params import Bool, Enum, Int, Metadata, Str
 from stripebench_emulator.model.registry import Resource
 from stripebench_emulator.rules import charging
-from stripebench_emulator.model.fields import apply_metadata
 
 resource = Resource("refund", prefix="re", noun="refund",
                     expandable={"charge": "charge", "payment_intent": "payment_intent",

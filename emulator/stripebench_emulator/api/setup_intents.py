@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from stripebench_emulator.api.payment_intents import PM_DATA, Loose, check_client_secret
 from stripebench_emulator.model.context import LIST_PARAMS, RequestContext
 from stripebench_emulator.model.errors import StripeError, invalid
+from stripebench_emulator.model.fields import apply_metadata
 from stripebench_emulator.model.params import Array, Bool, Enum, Hash, Metadata, Param, Str
 from stripebench_emulator.model.registry import Resource
 from stripebench_emulator.rules import intents, methods
-from stripebench_emulator.model.fields import apply_metadata
-from stripebench_emulator.api.payment_intents import PM_DATA, Loose, check_client_secret
 
 resource = Resource("setup_intent", prefix="seti", noun="setup_intent",
                     expandable={"customer": "customer", "payment_method": "payment_method"})

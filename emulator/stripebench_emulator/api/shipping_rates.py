@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from stripebench_emulator.model.context import LIST_PARAMS, RequestContext
+from stripebench_emulator.model.errors import missing_param
+from stripebench_emulator.model.fields import apply_metadata
 from stripebench_emulator.model.params import AnyHash, Bool, Currency, Enum, Hash, Int, Metadata, Str
 from stripebench_emulator.model.registry import Resource
-from stripebench_emulator.model.fields import apply_metadata
-from stripebench_emulator.model.errors import missing_param
 
 resource = Resource("shipping_rate", prefix="shr", noun="shipping rate")
 

@@ -11,10 +11,10 @@ from typing import Any
 
 from stripebench_emulator.model.context import LIST_PARAMS, RequestContext
 from stripebench_emulator.model.errors import StripeError, missing_param, no_such
+from stripebench_emulator.model.fields import apply_metadata, deleted_stub
 from stripebench_emulator.model.params import Enum, Int, Metadata, Str
 from stripebench_emulator.model.registry import Resource
 from stripebench_emulator.rules import cards
-from stripebench_emulator.model.fields import apply_metadata, deleted_stub
 
 resource = Resource("card", prefix="card", noun="source", expandable={"customer": "customer"})
 

@@ -8,15 +8,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from stripebench_emulator.rules import billing_changes as changes
-from stripebench_emulator.rules import billing_time
-from stripebench_emulator.rules import billing_tax, billing_update
+from stripebench_emulator.api.plans import plan_of
 from stripebench_emulator.model.context import LIST_PARAMS, RequestContext
 from stripebench_emulator.model.errors import invalid, missing_param, no_such
 from stripebench_emulator.model.params import Bool, Enum, Int, Metadata, Str
 from stripebench_emulator.model.registry import Resource
-from stripebench_emulator.api.plans import plan_of
 from stripebench_emulator.model.versions import SUBSCRIPTION_PERIOD_ON_ITEMS
+from stripebench_emulator.rules import billing_changes as changes
+from stripebench_emulator.rules import billing_tax, billing_time, billing_update
 
 resource = Resource("subscription_item", prefix="si", noun="subscription item",
                     expandable={"price": "price", "discounts": "discount"})

@@ -10,16 +10,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from stripebench_emulator.rules import billing_changes as changes
-from stripebench_emulator.rules import billing_cycle as cycle
-from stripebench_emulator.rules import billing_time
-from stripebench_emulator.rules import billing_update
+from stripebench_emulator.api import subscriptions
 from stripebench_emulator.model.context import LIST_PARAMS, RequestContext
 from stripebench_emulator.model.errors import invalid
+from stripebench_emulator.model.fields import apply_metadata
 from stripebench_emulator.model.params import Array, Enum, Hash, Int, Metadata, Str
 from stripebench_emulator.model.registry import Resource
-from stripebench_emulator.model.fields import apply_metadata
-from stripebench_emulator.api import subscriptions
+from stripebench_emulator.rules import billing_changes as changes
+from stripebench_emulator.rules import billing_cycle as cycle
+from stripebench_emulator.rules import billing_time, billing_update
 
 resource = Resource("subscription_schedule", prefix="sub_sched", noun="subscription schedule",
                     expandable={"customer": "customer", "subscription": "subscription"})
@@ -70,7 +69,7 @@ def _phases(ctx: RequestContext, specs: list[dict[str, Any]], start: int) -> lis
             "invoice_settings": None, "items": [
                 {"discounts": [], "metadata": {k: v for k, v in (it.get("metadata") or {}).items() if v is not None},
                  "price": price["id"], "quantity": it.get("quantity", 1), "tax_rates": []}
-                for it, price in zip(spec["items"], items)],
+                for it, price in zip(spec["items"], items, strict=False)],
             "metadata": {}, "on_behalf_of": None,
             "proration_behavior": spec.get("proration_behavior", "create_prorations"), "start_date": moment,
             "transfer_data": None, "trial_end": int(spec["trial_end"]) if spec.get("trial_end", "").isdigit()

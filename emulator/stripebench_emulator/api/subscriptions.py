@@ -11,19 +11,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from stripebench_emulator.rules import billing_changes as changes
-from stripebench_emulator.rules import billing_cycle as cycle
-from stripebench_emulator.rules import billing_time
-from stripebench_emulator.rules import billing_discounts, billing_start, billing_tax, billing_update
+from stripebench_emulator.api import invoices, setup_intents
+from stripebench_emulator.api.subscription_items import render_item
 from stripebench_emulator.model.context import LIST_PARAMS, RequestContext
 from stripebench_emulator.model.errors import StripeError, invalid, unknown_param
-from stripebench_emulator.model.params import Array, Bool, Currency, Enum, Hash, Int, Metadata, Str
-from stripebench_emulator.api import invoices, setup_intents
-from stripebench_emulator.model.search import SEARCH_PARAMS, search_page
-from stripebench_emulator.model.registry import Resource
 from stripebench_emulator.model.fields import apply_metadata
-from stripebench_emulator.api.subscription_items import render_item
+from stripebench_emulator.model.params import Array, Bool, Currency, Enum, Hash, Int, Metadata, Str
+from stripebench_emulator.model.registry import Resource
+from stripebench_emulator.model.search import SEARCH_PARAMS, search_page
 from stripebench_emulator.model.versions import LIST_TOTAL_COUNT_REMOVED, SUBSCRIPTION_PERIOD_ON_ITEMS
+from stripebench_emulator.rules import billing_changes as changes
+from stripebench_emulator.rules import billing_cycle as cycle
+from stripebench_emulator.rules import billing_discounts, billing_start, billing_tax, billing_time, billing_update
 
 resource = Resource("subscription", prefix="sub", noun="subscription",
                     expandable={"customer": "customer", "latest_invoice": "invoice",
@@ -92,7 +91,7 @@ def create_subscription(ctx: RequestContext, customer_id: str, items: list[dict[
         "_items": [{"id": ctx.new_id("si"), "object": "subscription_item", "billing_thresholds": None,
                     "created": now, "discounts": [], "metadata": {}, "price": price["id"],
                     "quantity": item.get("quantity", 1), "subscription": sub_id, "tax_rates": []}
-                   for item, price in zip(items, prices)] if built_items is None else built_items,
+                   for item, price in zip(items, prices, strict=False)] if built_items is None else built_items,
     }
     ctx.save(obj)
     if emit:

@@ -12,9 +12,9 @@ from typing import Any
 
 from stripebench_emulator.model.context import LIST_PARAMS, RequestContext
 from stripebench_emulator.model.errors import StripeError, no_such
+from stripebench_emulator.model.fields import deleted_stub
 from stripebench_emulator.model.params import Enum, Str
 from stripebench_emulator.model.registry import Resource
-from stripebench_emulator.model.fields import deleted_stub
 
 resource = Resource("tax_id", prefix="txi", noun="tax id", expandable={"customer": "customer"})
 

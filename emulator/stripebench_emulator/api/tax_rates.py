@@ -6,9 +6,9 @@ from typing import Any
 
 from stripebench_emulator.model.context import LIST_PARAMS, RequestContext
 from stripebench_emulator.model.errors import StripeError
+from stripebench_emulator.model.fields import apply_metadata
 from stripebench_emulator.model.params import Bool, Enum, Metadata, Num, Param, Str
 from stripebench_emulator.model.registry import Resource
-from stripebench_emulator.model.fields import apply_metadata
 
 resource = Resource("tax_rate", prefix="txr", noun="tax rate")
 

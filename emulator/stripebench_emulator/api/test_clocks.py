@@ -11,16 +11,17 @@ passes: a year of monthly renewals costs what its objects cost to make.
 from __future__ import annotations
 
 import heapq
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
-from stripebench_emulator.rules import billing_cycle as cycle
-from stripebench_emulator.rules import billing_clock, billing_time
+from stripebench_emulator.api import subscription_schedules as schedules
 from stripebench_emulator.model.context import LIST_PARAMS, RequestContext
 from stripebench_emulator.model.errors import invalid
+from stripebench_emulator.model.fields import deleted_stub
 from stripebench_emulator.model.params import Int, Str
 from stripebench_emulator.model.registry import Resource
-from stripebench_emulator.model.fields import deleted_stub
-from stripebench_emulator.api import subscription_schedules as schedules
+from stripebench_emulator.rules import billing_clock, billing_time
+from stripebench_emulator.rules import billing_cycle as cycle
 
 resource = Resource(billing_time.CLOCK_KIND, prefix="clock", noun="test clock")
 DELETES_AFTER = 30 * billing_time.DAY

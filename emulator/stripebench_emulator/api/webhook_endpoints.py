@@ -9,9 +9,9 @@ from typing import Any
 
 from stripebench_emulator.model.context import LIST_PARAMS, RequestContext
 from stripebench_emulator.model.errors import invalid
+from stripebench_emulator.model.fields import apply_metadata, deleted_stub
 from stripebench_emulator.model.params import Array, Bool, Metadata, Str
 from stripebench_emulator.model.registry import Resource
-from stripebench_emulator.model.fields import apply_metadata, deleted_stub
 from stripebench_emulator.model.versions import check_version
 
 resource = Resource("webhook_endpoint", prefix="we", noun="webhook endpoint")

@@ -38,7 +38,8 @@ BUILD_COMMAND = "python -m stripebench_emulator.cython_build"
 # around uvicorn and Starlette), modules that give Starlette endpoints (faults, webhooks: Starlette tells a request
 # handler from an ASGI app by ``inspect.isfunction``, which a compiled function is not), the pages (they also
 # find their templates next to their own file), the command line, pytest fixtures (``testing``), the fidelity gauge
-# and the hooks' typing contract (``model.hooks``: Protocols, nothing to run). Names inside the package; a package's ``__init__`` is never compiled.
+# and the hooks' typing contract (``model.hooks``: Protocols, nothing to run). Names inside the package; a package's
+# ``__init__`` is never compiled.
 PYTHON_ONLY = {"__main__", "model.compiled", "cython_build", "web.app", "web.server", "web.control", "model.gc_policy",
                "web.faults", "web.webhooks", "model.problems", "testing", "fidelity", "fidelity_gaps", "web.sdk_params",
                "model.hooks"}

@@ -7,15 +7,16 @@ request's transaction commits, never for rolled-back work. ``api/events.py`` lis
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
+from stripebench_emulator.model.engine import Emulator
 from stripebench_emulator.model.errors import no_such
 from stripebench_emulator.model.params import Int, Param, Range, Str, matches_range
 from stripebench_emulator.model.registry import RESOURCES
 from stripebench_emulator.model.render import render
 from stripebench_emulator.model.store import clone
 from stripebench_emulator.model.versions import at_least
-from stripebench_emulator.model.engine import Emulator
 
 # Every list endpoint accepts these; add resource filters next to them: ``params={**LIST_PARAMS, "customer": Str()}``.
 LIST_PARAMS: dict[str, Param] = {

@@ -5,14 +5,15 @@ from __future__ import annotations
 import logging
 import secrets
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Callable, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from stripebench_emulator.model.determinism import Clock, IdFactory
 from stripebench_emulator.model.errors import StripeError
-from stripebench_emulator.model.store import Store
 from stripebench_emulator.model.problems import BadOption
+from stripebench_emulator.model.store import Store
 from stripebench_emulator.model.versions import check_version, default_api_version
 
 if TYPE_CHECKING:
@@ -24,7 +25,7 @@ TOKEN_PREFIX = "sbctl_"  # the control token's (control.CONTROL_HEADER carries i
 # Parts of an account that belong to the web layer (webhook deliveries, fault rules) register a maker here when
 # their module is imported (the package's front imports them through the app), and every Emulator makes one of each
 # under that name: the engine keeps them without importing upward. Each has reset(); close() when it has one.
-SERVICES: dict[str, Callable[["Emulator"], Any]] = {}
+SERVICES: dict[str, Callable[[Emulator], Any]] = {}
 
 
 def new_control_token() -> str:
@@ -103,7 +104,7 @@ class Emulator:
         with self.store.lock:
             self._deliver([event])
 
-    def transaction(self) -> "_Transaction":
+    def transaction(self) -> _Transaction:
         """All-or-nothing changes; committed events then go to listeners, in commit order.
 
         The whole of it, delivery included, holds the store lock: the batch being filled belongs to this

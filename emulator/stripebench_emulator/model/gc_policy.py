@@ -34,7 +34,7 @@ class GcPolicy:
         if phase == "stop" and info.get("generation") == 0:
             gc.freeze()
 
-    def start(self) -> "GcPolicy":
+    def start(self) -> GcPolicy:
         gc.collect()
         gc.freeze()  # what was loaded to get here lives as long as the process
         gc.callbacks.append(self._on_collect)

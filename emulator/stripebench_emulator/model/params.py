@@ -35,7 +35,8 @@ class Param:
     @staticmethod
     def scalar(value: object, name: str, kind: str) -> str:
         if isinstance(value, (dict, list)):
-            raise invalid(f"Invalid {kind}: {name} must be a {kind}, not a {'hash' if isinstance(value, dict) else 'array'}", param=name)
+            raise invalid(f"Invalid {kind}: {name} must be a {kind}, not a {'hash' if isinstance(value, dict) else 'array'}",
+                          param=name)
         return cast(str, value)  # a form's leaves are strings
 
 
@@ -77,7 +78,8 @@ class Int(Param):
 class Num(Param):
     """A decimal number such as ``percent_off=25.5``; cleaned to float (or to a string with ``as_string``)."""
 
-    def __init__(self, required: bool = False, emptyable: bool = False, min: float | None = None, max: float | None = None, as_string: bool = False) -> None:
+    def __init__(self, required: bool = False, emptyable: bool = False, min: float | None = None,
+                 max: float | None = None, as_string: bool = False) -> None:
         super().__init__(required, emptyable)
         self.min, self.max, self.as_string = min, max, as_string
 
@@ -128,7 +130,8 @@ class Currency(Str):
     def convert(self, value: object, name: str) -> str:
         value = super().convert(value, name).lower()
         if not _CURRENCY.fullmatch(value):
-            raise invalid(f"Invalid currency: {value}. Stripe currently supports these currencies: usd, eur, gbp, ...", param=name)
+            raise invalid(f"Invalid currency: {value}. Stripe currently supports these currencies: usd, eur, gbp, ...",
+                          param=name)
         return value
 
 
@@ -176,7 +179,8 @@ class Metadata(Param):
             if len(key) > 40:
                 raise invalid(f"Metadata keys can have up to 40 characters: {key}", param=f"{name}[{key}]")
             if len(item) > 500:
-                raise invalid(f"Metadata values can have up to 500 characters, but you passed in a value that is {len(item)} characters.", param=f"{name}[{key}]")
+                raise invalid(f"Metadata values can have up to 500 characters, but you passed in a value that is {len(item)} "
+                              f"characters.", param=f"{name}[{key}]")
             out[key] = item if item != "" else None
         return out
 

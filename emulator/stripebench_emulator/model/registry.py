@@ -10,8 +10,9 @@ from ``ctx.list_page``, or any plain dict; the app renders objects for the calle
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from stripebench_emulator.model.params import Param
 
@@ -27,7 +28,7 @@ class Route:
     path: str
     handler: Handler
     params: dict[str, Param]
-    resource: "Resource"
+    resource: Resource
     # True where Stripe also accepts a publishable key (stripe.js: confirm with client_secret, create a PM).
     publishable: bool = False
     regex: re.Pattern[str] = field(init=False)

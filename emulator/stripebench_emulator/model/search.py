@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import copy
 import re
-from typing import Any, Callable, cast
+from collections.abc import Callable
+from typing import Any, cast
 
 from stripebench_emulator.model.context import RequestContext
 from stripebench_emulator.model.errors import invalid

@@ -20,13 +20,14 @@ import copy
 import json
 import marshal
 import os
-
-import orjson
 import sqlite3
 import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Callable, Iterator, Literal, cast
+from typing import Any, Literal, cast
+
+import orjson
 
 from stripebench_emulator.model.problems import BadStateFile
 
@@ -73,7 +74,7 @@ class _Transaction:
 
     __slots__ = ("store", "seq_before")
 
-    def __init__(self, store: "Store") -> None:
+    def __init__(self, store: Store) -> None:
         self.store = store
         self.seq_before = 0
 
@@ -253,7 +254,7 @@ class Store:
             self._journal.append((kind, object_id, previous))
 
     # -- transactions --------------------------------------------------------------------------------------------
-    def transaction(self) -> "_Transaction":
+    def transaction(self) -> _Transaction:
         """Apply everything inside, or nothing if it raises; persisted on success."""
         return _Transaction(self)
 

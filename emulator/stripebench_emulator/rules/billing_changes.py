@@ -8,16 +8,16 @@ next invoice, ``always_invoice`` bills them at once, ``none`` drops them).
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
-from stripebench_emulator.rules import billing_cycle as cycle
-from stripebench_emulator.rules import billing_discounts, billing_tax, redemption
 from stripebench_emulator.model.context import RequestContext
 from stripebench_emulator.model.errors import invalid, no_such
-from stripebench_emulator.model.params import Bool, Currency, Enum, Hash, Int, Metadata, Num, Str, Array
-from stripebench_emulator.rules.catalog import new_price
 from stripebench_emulator.model.fields import apply_metadata
+from stripebench_emulator.model.params import Array, Bool, Currency, Enum, Hash, Int, Metadata, Num, Str
+from stripebench_emulator.rules import billing_cycle as cycle
+from stripebench_emulator.rules import billing_discounts, billing_tax, redemption
+from stripebench_emulator.rules.catalog import new_price
 
 PRICE_DATA = Hash({"currency": Currency(required=True), "product": Str(required=True),
                    "recurring": Hash({"interval": Enum("day", "week", "month", "year", required=True),
@@ -165,7 +165,7 @@ def _what(ctx: RequestContext, price: dict[str, Any], quantity: int) -> str:
 
 
 def _day(moment: int) -> str:
-    return datetime.fromtimestamp(moment, timezone.utc).strftime("%d %b %Y")
+    return datetime.fromtimestamp(moment, UTC).strftime("%d %b %Y")
 
 
 def proration_lines(ctx: RequestContext, sub: dict[str, Any], old: list[dict[str, Any]], new: list[dict[str, Any]],

@@ -14,7 +14,6 @@ from stripebench_emulator.rules import billing_cycle as cycle
 from stripebench_emulator.rules.billing_preview import preview
 from stripebench_emulator.rules.billing_time import DAY, at
 
-
 TRIAL_WILL_END_NOTICE = 3 * DAY  # customer.subscription.trial_will_end comes three days before the trial ends
 
 

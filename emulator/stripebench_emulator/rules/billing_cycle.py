@@ -16,16 +16,14 @@ unpaid for 23 hours becomes ``incomplete_expired`` and that invoice is voided.
 from __future__ import annotations
 
 import math
-
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
-from stripebench_emulator.rules import billing_discounts, metering
-from stripebench_emulator.rules import billing_invoice as bills
-from stripebench_emulator.rules.billing_time import at, period_end
 from stripebench_emulator.model.context import RequestContext
 from stripebench_emulator.model.errors import StripeError
-from stripebench_emulator.rules import invoice_lifecycle
+from stripebench_emulator.rules import billing_discounts, invoice_lifecycle, metering
+from stripebench_emulator.rules import billing_invoice as bills
+from stripebench_emulator.rules.billing_time import at, period_end
 
 
 def interval_of(ctx: RequestContext, sub: dict[str, Any]) -> tuple[str, int]:
@@ -276,7 +274,7 @@ def anchor_from_config(start: int, config: dict[str, Any]) -> int:
     """The first ``billing_cycle_anchor`` after ``start`` matching ``billing_cycle_anchor_config``."""
     import calendar
 
-    moment = datetime.fromtimestamp(start, timezone.utc)
+    moment = datetime.fromtimestamp(start, UTC)
     year, month = moment.year, config.get("month") or moment.month
     for _ in range(26):
         day = min(config["day_of_month"], calendar.monthrange(year, month)[1])

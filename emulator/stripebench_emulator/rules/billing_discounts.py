@@ -30,7 +30,6 @@ from stripebench_emulator.model.errors import invalid, unknown_param
 from stripebench_emulator.model.versions import SINGULAR_COUPON_REMOVED
 from stripebench_emulator.rules import billing_time, redemption
 
-
 # A customer's discount: ``coupon`` / ``promotion_code`` on ``POST /v1/customers`` (and its update) before 2025-03-31
 # (Basil removed them: from that version on they are unknown parameters). A coupon (or a promotion code's coupon)
 # becomes a ``di_`` discount with ``customer`` set and no ``subscription``, kept on the customer as ``_discount`` (an

@@ -12,12 +12,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from stripebench_emulator.rules import billing_tax, discount_amounts
 from stripebench_emulator.model.context import RequestContext
 from stripebench_emulator.model.errors import StripeError
+from stripebench_emulator.rules import billing_tax, discount_amounts, intents, invoice_lifecycle
 from stripebench_emulator.rules.invoicing import invoice_entries, new_line
-from stripebench_emulator.rules import invoice_lifecycle
-from stripebench_emulator.rules import intents
 
 DAY = 86400
 FINALIZE_DELAY = 3600  # Stripe finalises a renewal's draft invoice about an hour after creating it
@@ -99,7 +97,7 @@ def build_invoice(ctx: RequestContext, sub: dict[str, Any], lines: list[dict[str
         discount_amounts.allocate(invoice)
     # tax rates: each line's own (its subscription item's or invoice item's), else the subscription's defaults
     invoice["default_tax_rates"] = list(sub.get("default_tax_rates") or [])
-    for built, spec in zip(invoice["_lines"], lines):
+    for built, spec in zip(invoice["_lines"], lines, strict=False):
         built["_tax_rates"] = list(spec.get("tax_rates") or [])
     billing_tax.apply(invoice)
     return invoice

@@ -11,13 +11,14 @@ card error and creates nothing; ``default_incomplete`` leaves the invoice open w
 
 from __future__ import annotations
 
+from datetime import UTC
 from typing import Any
 
+from stripebench_emulator.model.context import RequestContext
+from stripebench_emulator.model.errors import StripeError, invalid
 from stripebench_emulator.rules import billing_changes as changes
 from stripebench_emulator.rules import billing_cycle as cycle
 from stripebench_emulator.rules import billing_time
-from stripebench_emulator.model.context import RequestContext
-from stripebench_emulator.model.errors import StripeError, invalid
 
 NO_PAYMENT_METHOD = ("This customer has no attached payment source or default payment method. Please consider "
                      "adding a default payment method. For more information, visit "
@@ -95,12 +96,12 @@ def first_lines(ctx: RequestContext, sub: dict[str, Any], params: dict[str, Any]
 
 def _back(moment: int, interval: str) -> int:
     """``moment`` moved back by one ``interval``."""
-    from datetime import datetime, timezone
     import calendar
+    from datetime import datetime
 
     if interval in ("day", "week"):
         return moment - (billing_time.DAY if interval == "day" else 7 * billing_time.DAY)
-    when = datetime.fromtimestamp(moment, timezone.utc)
+    when = datetime.fromtimestamp(moment, UTC)
     year, month = (when.year - 1, when.month) if interval == "year" else \
         ((when.year - 1, 12) if when.month == 1 else (when.year, when.month - 1))
     return int(when.replace(year=year, month=month, day=min(when.day, calendar.monthrange(year, month)[1]))

@@ -67,7 +67,8 @@ def line_taxes(base: int, rates: list[dict[str, Any]]) -> tuple[list[dict[str, A
     for rate in rates:
         if not rate["inclusive"]:
             amounts[id(rate)] = _round(Decimal(taxable) * _pct(rate))
-    entries: list[dict[str, Any]] = [{"amount": amounts[id(rate)], "tax_behavior": "inclusive" if rate["inclusive"] else "exclusive",
+    entries: list[dict[str, Any]] = [{"amount": amounts[id(rate)],
+                                      "tax_behavior": "inclusive" if rate["inclusive"] else "exclusive",
                 "tax_rate_details": {"tax_rate": rate["id"]}, "taxability_reason": TAXABILITY_REASON,
                 "taxable_amount": taxable, "type": "tax_rate_details"} for rate in rates]
     return entries, included, sum(e["amount"] for e in entries) - included
@@ -97,7 +98,7 @@ def _discount_shares(invoice: dict[str, Any]) -> list[int]:
     rest = sum(d["amount"] for d in invoice.get("total_discount_amounts") or []) - sum(own)
     weights = [max(line["amount"] - own[i], 0) if line.get("discountable", True) else 0
                for i, line in enumerate(lines)]
-    return [o + s for o, s in zip(own, split(rest, weights))]
+    return [o + s for o, s in zip(own, split(rest, weights), strict=True)]
 
 
 def apply(invoice: dict[str, Any]) -> None:
@@ -106,7 +107,7 @@ def apply(invoice: dict[str, Any]) -> None:
     invoice["_lines"] = [dict(line) for line in invoice["_lines"]]  # set below: a saved invoice keeps its own
     subtotal = discounts = inclusive = exclusive = gross_inclusive = 0
     totals: dict[str, dict[str, Any]] = {}
-    for line, discount in zip(invoice["_lines"], _discount_shares(invoice)):
+    for line, discount in zip(invoice["_lines"], _discount_shares(invoice), strict=False):
         rates = line.get("_tax_rates") or defaults
         base = line["amount"] - discount
         taxes, included, added = line_taxes(base, rates)

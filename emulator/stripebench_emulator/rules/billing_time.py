@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import calendar
 import copy
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from stripebench_emulator.model.context import RequestContext
-
 
 DAY = 86400
 CLOCK_KIND = "test_helpers.test_clock"
@@ -31,7 +30,7 @@ def period_end(start: int, interval: str, count: int) -> int:
     """``start`` moved on by ``count`` intervals (calendar months and years, like Stripe's billing)."""
     if interval in ("day", "week"):
         return start + count * (DAY if interval == "day" else 7 * DAY)
-    moment = datetime.fromtimestamp(start, timezone.utc)
+    moment = datetime.fromtimestamp(start, UTC)
     months = count * (12 if interval == "year" else 1)
     year, month = divmod(moment.month - 1 + months, 12)
     year, month = moment.year + year, month + 1

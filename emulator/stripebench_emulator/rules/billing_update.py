@@ -11,12 +11,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from stripebench_emulator.rules import billing_changes as changes
-from stripebench_emulator.rules import billing_cycle as cycle
-from stripebench_emulator.rules import billing_time
-from stripebench_emulator.rules import billing_tax
 from stripebench_emulator.model.context import RequestContext
 from stripebench_emulator.model.errors import StripeError, invalid
+from stripebench_emulator.rules import billing_changes as changes
+from stripebench_emulator.rules import billing_cycle as cycle
+from stripebench_emulator.rules import billing_tax, billing_time
 
 
 def _preview_guard(sub: dict[str, Any], params: dict[str, Any]) -> None:

@@ -9,7 +9,6 @@ from stripebench_emulator.model.context import RequestContext
 from stripebench_emulator.model.errors import invalid, missing_param
 from stripebench_emulator.model.fields import apply_fields, apply_metadata
 
-
 PLAIN = ("active", "description", "images", "name", "package_dimensions", "shippable", "statement_descriptor",
          "tax_code", "unit_label", "url")
 

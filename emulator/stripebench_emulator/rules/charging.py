@@ -8,7 +8,6 @@ from typing import Any
 from stripebench_emulator.model.context import RequestContext
 from stripebench_emulator.rules import cards
 
-
 PAYOUT_DELAY = 2 * 86400  # funds become available two days later
 
 

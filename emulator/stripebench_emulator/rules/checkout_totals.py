@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from stripebench_emulator.rules import redemption
 from stripebench_emulator.model.context import RequestContext
 from stripebench_emulator.model.errors import StripeError, invalid
 from stripebench_emulator.model.versions import PROMOTION_CODE_POLYMORPHIC
+from stripebench_emulator.rules import redemption
 
 
 def find_promotion_code(ctx: RequestContext, code: str) -> dict[str, Any] | None:
@@ -99,7 +99,7 @@ def recompute(ctx: RequestContext, session: dict[str, Any]) -> None:
             off = [total_off * i["amount_subtotal"] // base if base else 0 for i in eligible]
             if eligible:
                 off[-1] += total_off - sum(off)
-        for item, amount in zip(eligible, off):
+        for item, amount in zip(eligible, off, strict=True):
             item["amount_discount"] = amount
             item["_discounts"] = [{"amount": amount, "coupon": coupon["id"], "promotion_code": promo_id}]
     for item in items:

@@ -89,7 +89,7 @@ def allocate(invoice: dict[str, Any]) -> None:
             left[i] -= off
             if off:
                 taken[i].append({"amount": off, "discount": shared["discount"]})
-    for line, entries in zip(lines, taken):
+    for line, entries in zip(lines, taken, strict=True):
         line["discount_amounts"] = entries
         if "_discount_rules" in line:
             line["discounts"] = [own["discount"] for own in line["_discount_rules"]]

@@ -15,13 +15,13 @@ captured, canceled; what the API, Checkout, Billing and the payment pages all go
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from stripebench_emulator.model.context import RequestContext
 from stripebench_emulator.model.errors import StripeError, invalid
 from stripebench_emulator.model.fields import apply_metadata
 from stripebench_emulator.rules import charging, methods
-
 
 AUTHENTICATE_PATH = "/3ds/authenticate/{id}"
 

@@ -15,7 +15,8 @@ PaymentIntent of the invoice, its default one or one attached earlier, has now s
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from stripebench_emulator.model.context import RequestContext
 from stripebench_emulator.model.errors import StripeError

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 from decimal import Decimal, InvalidOperation
-from typing import Any
 
 from stripebench_emulator.model.context import RequestContext
 

@@ -1,7 +1,7 @@
 """Redeeming coupons and promotion codes: one check and one count for every place a discount is applied.
 
-Subscriptions (``billing_changes.discounts_from``), customers (``billing_discounts.apply_to_customer``), invoices and invoice items
-(``invoice_discounts``) and Checkout Sessions (``checkout_totals`` when one is attached or typed on the page,
+Subscriptions (``billing_changes.discounts_from``), customers (``billing_discounts.apply_to_customer``), invoices and
+invoice items (``invoice_discounts``) and Checkout Sessions (``checkout_totals`` when one is attached or typed on the page,
 ``checkout_completion`` when it completes) all call :func:`check` before applying a coupon or promotion code and
 :func:`record` once it is applied, so the same code is refused or counted the same way on each.
 
@@ -27,9 +27,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from stripebench_emulator.rules import billing_time
 from stripebench_emulator.model.context import RequestContext
 from stripebench_emulator.model.errors import StripeError, invalid
+from stripebench_emulator.rules import billing_time
 
 FIRST_TIME = "This promotion code cannot be redeemed because the associated customer has prior transactions."
 

@@ -16,13 +16,12 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 from starlette.types import Message, Receive, Scope, Send
 
-from stripebench_emulator.web.control import (CONTROL_HEADER, control_routes, forbidden_body, is_control_path,
-                                              token_matches)
 import stripebench_emulator.api  # noqa: F401 - registers every resource's routes
-from stripebench_emulator.web import faults, pages, webhooks  # noqa: F401 - register the pages and services
-from stripebench_emulator.web.dispatch import MAX_BODY_BYTES, Reply, finish, handle, too_large
 from stripebench_emulator.model.engine import Emulator
 from stripebench_emulator.model.registry import PAGE_ROUTES
+from stripebench_emulator.web import faults, pages, webhooks  # noqa: F401 - register the pages and services
+from stripebench_emulator.web.control import CONTROL_HEADER, control_routes, forbidden_body, is_control_path, token_matches
+from stripebench_emulator.web.dispatch import MAX_BODY_BYTES, Reply, finish, handle, too_large
 
 log = logging.getLogger(__name__)
 
@@ -147,7 +146,7 @@ async def _answer(emulator: Emulator, method: str, path: str, query: str, body: 
         for hook in list(emulator.response_hooks):
             try:
                 hook(method, path, query, body, headers, reply, seconds)
-            except Exception:  # noqa: BLE001 - an observer's bug must never change an answer
+            except Exception:  # an observer's bug must never change an answer
                 log.exception("emulator response hook failed on %s %s", method, path)
     return reply
 

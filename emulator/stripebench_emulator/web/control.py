@@ -18,10 +18,10 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from stripebench_emulator.api import account_clock
-from stripebench_emulator.web.bodies import json_object, whole_number
-from stripebench_emulator.web.limits import MAX_CLOCK
 from stripebench_emulator.model.engine import TOKEN_PREFIX, Emulator, new_control_token  # noqa: F401 - control's names
 from stripebench_emulator.model.forms import parse_form
+from stripebench_emulator.web.bodies import json_object, whole_number
+from stripebench_emulator.web.limits import MAX_CLOCK
 
 
 async def _body(request: Request) -> dict[str, Any]:

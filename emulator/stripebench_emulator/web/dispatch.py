@@ -17,11 +17,11 @@ from stripebench_emulator.model.context import RequestContext
 from stripebench_emulator.model.engine import Emulator
 from stripebench_emulator.model.errors import ParamError, StripeError, invalid
 from stripebench_emulator.model.forms import parse_form
-from stripebench_emulator.web import sdk_params
 from stripebench_emulator.model.params import Array, Str, validate
 from stripebench_emulator.model.registry import match
 from stripebench_emulator.model.render import expand, render
 from stripebench_emulator.model.versions import check_version
+from stripebench_emulator.web import sdk_params
 
 log = logging.getLogger(__name__)
 
@@ -73,7 +73,7 @@ def handle(emulator: Emulator, method: str, path: str, query: str, body: bytes, 
         reply = _serve(emulator, method, path, query, body, headers, request_id, version, key)
     except StripeError as exc:
         reply = Reply(exc.status, exc.body(request_id))
-    except Exception:  # a bug in the emulator: report it like Stripe would, keep the traceback for the log
+    except Exception:  # noqa: BLE001 - a bug in the emulator: report it like Stripe would, keep the traceback for the log
         log.error("emulator bug on %s %s\n%s", method, path, traceback.format_exc())
         reply = Reply(500, StripeError("An unknown error occurred", status=500, type="api_error").body(request_id))
     return finish(reply, request_id, version)
@@ -184,7 +184,8 @@ def _serve(emulator: Emulator, method: str, path: str, query: str, body: bytes, 
                 rendered = reusable_snapshot(emulator, result, ctx)
                 if rendered is None:
                     rendered = expand(render(result, ctx), expand_paths, ctx)
-        reply = Reply(committed_error.status, committed_error.body(request_id)) if committed_error else Reply(200, cast("dict[str, Any]", rendered))
+        reply = (Reply(committed_error.status, committed_error.body(request_id)) if committed_error
+                 else Reply(200, cast("dict[str, Any]", rendered)))
     except ParamError:
         raise  # failed validation inside a handler: like Stripe, not saved under the idempotency key
     except StripeError as exc:

@@ -24,12 +24,11 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from stripebench_emulator.web.bodies import invalid_body, json_object, real_number, whole_number
-from stripebench_emulator.web.dispatch import Reply
-from stripebench_emulator.model.engine import SERVICES
+from stripebench_emulator.model.engine import SERVICES, Emulator
 from stripebench_emulator.model.errors import StripeError
 from stripebench_emulator.model.registry import page_route
-from stripebench_emulator.model.engine import Emulator
+from stripebench_emulator.web.bodies import invalid_body, json_object, real_number, whole_number
+from stripebench_emulator.web.dispatch import Reply
 
 MAX_COUNT = 1_000_000  # the most requests or events one rule may cover
 _RATE = ("Request rate limit exceeded. Learn more about rate limits here https://stripe.com/docs/rate-limits.")

@@ -1,17 +1,17 @@
 """What one request may take before the app sees it: the size of its head and target, and how long it may take.
 
 uvicorn's httptools protocol (the fast one this package serves with) caps none of these: it buffers a header of any
-size (a 256 MB header was answered 200, with 276 MB more RSS; 64 MB took 34 s and 131 MB here), answers a request target over 65,535 bytes with a
-plain-text 400 (``httptools.parse_url`` keeps 16-bit offsets), and arms no timer until a first response is sent, so
-a client that trickles its head holds the connection for ever. uvicorn's ``h11_max_incomplete_event_size`` applies
-to its h11 protocol only, ``limit_concurrency`` answers 503 to everyone once reached, and ``timeout_keep_alive``
-starts after a response. So ``GuardedHTTP`` stands in front of uvicorn's protocol, through asyncio's public
-``Protocol`` interface only: it reads along with an ``httptools`` parser of its own (whose callbacks count the
-target's bytes and mark where each message's head ends and the message ends; a head's bytes are counted from the
-chunks it spans), refuses before forwarding a byte too many, and times each request's reading. Its refusals are Stripe-shaped JSON (``{"error": {"type": "invalid_request_error", ...}}``, 431,
-414 or 400) written straight to the connection, which is then half-closed and closed (what it had sent is read and
-dropped meanwhile, so the client is not reset before it reads the answer); a request that takes too long to arrive
-gets its connection closed.
+size (a 256 MB header was answered 200, with 276 MB more RSS; 64 MB took 34 s and 131 MB here), answers a request target
+over 65,535 bytes with a plain-text 400 (``httptools.parse_url`` keeps 16-bit offsets), and arms no timer until a first
+response is sent, so a client that trickles its head holds the connection for ever. uvicorn's
+``h11_max_incomplete_event_size`` applies to its h11 protocol only, ``limit_concurrency`` answers 503 to everyone once
+reached, and ``timeout_keep_alive`` starts after a response. So ``GuardedHTTP`` stands in front of uvicorn's protocol,
+through asyncio's public ``Protocol`` interface only: it reads along with an ``httptools`` parser of its own (whose
+callbacks count the target's bytes and mark where each message's head ends and the message ends; a head's bytes are
+counted from the chunks it spans), refuses before forwarding a byte too many, and times each request's reading. Its
+refusals are Stripe-shaped JSON (``{"error": {"type": "invalid_request_error", ...}}``, 431, 414 or 400) written
+straight to the connection, which is then half-closed and closed (what it had sent is read and dropped meanwhile, so the
+client is not reset before it reads the answer); a request that takes too long to arrive gets its connection closed.
 """
 
 from __future__ import annotations

@@ -80,7 +80,7 @@ def _resolve(annotation: object, namespace: dict[str, Any]) -> list[Any]:
     """The TypedDicts (and plain types) an annotation may hold, through NotRequired, Optional, unions and lists."""
     if isinstance(annotation, str):
         try:
-            annotation = eval(annotation, namespace)  # noqa: S307 - the SDK's own annotation text, as get_type_hints does
+            annotation = eval(annotation, namespace)  # the SDK's own annotation text, as get_type_hints does
         except Exception:  # noqa: BLE001 - a name the SDK's module does not bind: treat as a leaf
             return []
     if isinstance(annotation, typing.ForwardRef):

@@ -5,20 +5,19 @@ from __future__ import annotations
 import socket
 import threading
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 import uvicorn
 from starlette.types import ASGIApp
 
-from stripebench_emulator.model import compiled
-from stripebench_emulator.model import gc_policy
+from stripebench_emulator.model import compiled, gc_policy
+from stripebench_emulator.model.engine import Emulator
+from stripebench_emulator.model.problems import CannotServe
 from stripebench_emulator.web.app import create_app
 from stripebench_emulator.web.control import CONTROL_HEADER
 from stripebench_emulator.web.limits import REQUEST_TIMEOUT, guarded_protocol
-from stripebench_emulator.model.engine import Emulator
-from stripebench_emulator.model.problems import CannotServe
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -75,7 +74,7 @@ class EmulatorServer:
         """Headers that open the ``/_emulator/`` controls: ``httpx.post(url, headers=server.control_headers)``."""
         return {CONTROL_HEADER: self.control_token}
 
-    def start(self) -> "EmulatorServer":
+    def start(self) -> EmulatorServer:
         """Listen and serve on a daemon thread; returns once requests are accepted."""
         sock = bind(self.host, self.port)
         self.port = sock.getsockname()[1]
@@ -103,7 +102,7 @@ class EmulatorServer:
         """Forget all objects and events (same as ``POST /_emulator/reset``)."""
         self.emulator.reset()
 
-    def __enter__(self) -> "EmulatorServer":
+    def __enter__(self) -> EmulatorServer:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:

@@ -25,12 +25,11 @@ import httpx
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from stripebench_emulator.model.engine import SERVICES
-from stripebench_emulator.web.bodies import invalid_body, json_object, real_number, whole_number
-from stripebench_emulator.model.registry import page_route
 from stripebench_emulator.model.context import RequestContext
+from stripebench_emulator.model.engine import SERVICES, Emulator
+from stripebench_emulator.model.registry import page_route
 from stripebench_emulator.model.render import render
-from stripebench_emulator.model.engine import Emulator
+from stripebench_emulator.web.bodies import invalid_body, json_object, real_number, whole_number
 
 log = logging.getLogger(__name__)
 MAX_LOG = 5000  # delivery records kept (oldest dropped first)

@@ -8,17 +8,18 @@ code once the user quit (quitting stops the episode first; the trace is kept).
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any
 
 from textual.app import App, SystemCommand
 from textual.screen import Screen
 
-from stripebench_tui.tui.keymaps.live_keymap import live_commands
-from stripebench_tui.tui.sources.live_source import LiveSource
-from stripebench_tui.tui.screens.live_screen import LiveEpisodeScreen
 from stripebench_tui.tui.apps.fork_opener import open_fork
+from stripebench_tui.tui.keymaps.live_keymap import live_commands
 from stripebench_tui.tui.screens.episode_screen import EpisodeScreen
+from stripebench_tui.tui.screens.live_screen import LiveEpisodeScreen
+from stripebench_tui.tui.sources.live_source import LiveSource
 
 if TYPE_CHECKING:  # the command loads the runtime only when it runs an episode
     from stripebench_tui.runtime.episode import EpisodeConfig

@@ -11,15 +11,14 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from textual.app import App
 
 from stripebench_tui.core.trace import Trace
 from stripebench_tui.tui.screens.presenter import PresenterScreen
 from stripebench_tui.tui.sources.episode_source import EpisodeSource, TraceSource
-
 
 TURN_FD = "STRIPEBENCH_TURN_FD"  # the recorder's pipe: each turn's number, a line as it is drawn
 

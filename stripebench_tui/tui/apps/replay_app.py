@@ -4,22 +4,22 @@ replay``'s entry (``run_replay``)."""
 from __future__ import annotations
 
 import time
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 from textual import on
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
 
-from stripebench_tui.tui.keymaps.keymap import COMMANDS
-from stripebench_tui.tui.text import clean
-from stripebench_tui.tui.screens.episode_screen import EpisodeScreen, PlaybackOptions
-from stripebench_tui.tui.sources.episode_source import EpisodeSource, TraceSource
+from stripebench_tui.core.trace import Trace
 from stripebench_tui.tui.apps.branch_opener import diff_branches, open_branch
 from stripebench_tui.tui.apps.fork_opener import open_fork
 from stripebench_tui.tui.apps.resume_opener import open_resume
+from stripebench_tui.tui.keymaps.keymap import COMMANDS
+from stripebench_tui.tui.screens.episode_screen import EpisodeScreen, PlaybackOptions
 from stripebench_tui.tui.screens.fork_tree import ForkTreeScreen
-from stripebench_tui.core.trace import Trace
+from stripebench_tui.tui.sources.episode_source import EpisodeSource, TraceSource
+from stripebench_tui.tui.text import clean
 
 
 class EpisodeApp(App[None]):

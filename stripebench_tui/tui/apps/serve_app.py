@@ -17,8 +17,8 @@ episode. The fork tree (t) only reads: its branches open as read-only replays.
 from __future__ import annotations
 
 import argparse
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 from textual import on
 from textual.app import App, SystemCommand

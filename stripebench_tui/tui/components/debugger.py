@@ -8,7 +8,8 @@ screen is through ``EpisodeView``; it never imports a screen (dialogs are the sc
 
 from __future__ import annotations
 
-from typing import Callable, Protocol
+from collections.abc import Callable
+from typing import Protocol
 
 from textual import work
 from textual.message import Message

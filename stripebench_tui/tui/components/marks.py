@@ -3,10 +3,10 @@ breakpoints — and its time profile, from one pass over its events (``scan``; t
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Iterable
 
-from stripebench_tui.core.breakpoints import BREAK_HIT, BreakpointSet, BreakHit, hits_in
+from stripebench_tui.core.breakpoints import BREAK_HIT, BreakHit, BreakpointSet, hits_in
 from stripebench_tui.core.events import Event, Finding, Header, Operator
 from stripebench_tui.core.profile import Profiler, TimeProfile
 from stripebench_tui.findings import with_derived_findings

@@ -6,8 +6,8 @@ built from these two tables, so a binding is defined once and listed everywhere.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 from textual.binding import Binding
 
@@ -47,7 +47,8 @@ COMMANDS: tuple[KeyCommand, ...] = (
     KeyCommand("search", "Search", "Search model messages and tool outputs"),
     KeyCommand("next_match", "Next match", "Go to the next search match", show=False),
     KeyCommand("previous_match", "Prev match", "Go to the previous search match", show=False),
-    KeyCommand("note", "Note", "Bookmark the selected turn with a note (kept beside the trace, which is never changed)", show=False),
+    KeyCommand("note", "Note", "Bookmark the selected turn with a note (kept beside the trace, which is never changed)",
+               show=False),
     KeyCommand("next_note", "Next note", "Go to the next turn with a note", show=False),
     KeyCommand("list_notes", "Notes", "List the notes of this episode; Enter goes to the turn", show=False),
     KeyCommand("open_pager", "Pager", "Open the current tool output in $PAGER"),

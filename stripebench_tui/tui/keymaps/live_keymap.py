@@ -7,8 +7,8 @@ palette list the same table, so a key is defined once.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
-from typing import Mapping
 
 from textual.binding import Binding
 

@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from stripebench_tui.core.operator import ENDED, status_from_state
-from stripebench_tui.tui.sources.follow import AttachedEpisode
 from stripebench_tui.tui.screens.live_screen import LiveEpisodeScreen
+from stripebench_tui.tui.sources.follow import AttachedEpisode
 from stripebench_tui.tui.sources.live_source import LiveSource
 
 VIEW_ONLY = "view only: pausing, injecting and approving need the operator's link"

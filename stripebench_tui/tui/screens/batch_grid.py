@@ -229,7 +229,7 @@ class BatchGridScreen(Screen[None]):
     def refresh_cells(self) -> None:
         """Re-read every cell's state (a live batch's episodes end while the grid is open)."""
         for env in self.envs:
-            for (label, run), text in zip(self.columns, self._labels(env)):
+            for (label, run), text in zip(self.columns, self._labels(env), strict=False):
                 self.grid.update_cell(env, f"{label}#{run}", text)
             self.grid.update_cell(env, FINDINGS_KEY, self._findings_label(env))
         self._summary()

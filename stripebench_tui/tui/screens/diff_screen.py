@@ -58,7 +58,7 @@ def rest_text(diff: EpisodeDiff) -> Text:
     """Verdicts and objects that differ, and the scores."""
     out = Text()
     a, b = diff.score
-    fmt = lambda s: "unscored" if s is None else f"{s:.2f}"  # noqa: E731
+    fmt = lambda s: "unscored" if s is None else f"{s:.2f}"
     out.append(f"Score A {fmt(a)} · B {fmt(b)} · {'equivalent' if diff.equivalent else 'not equivalent'}\n", style="bold")
     for v in diff.verdicts:
         if not v.same:

@@ -8,41 +8,46 @@ reuse this screen with a different source. Key bindings come from ``keymap``.
 from __future__ import annotations
 
 import bisect
-from dataclasses import dataclass
 import os
 import shlex
 import subprocess
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator
 
 from textual import on, work
-from textual.worker import get_current_worker
-from textual.app import ComposeResult
-from textual.app import SuspendNotSupported
+from textual.app import ComposeResult, SuspendNotSupported
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Footer
+from textual.worker import get_current_worker
 
-from stripebench_tui.core.events import Finding
-from stripebench_tui.core.playback import Playback
-from stripebench_tui.core.state import EpisodeState, Turn
-from stripebench_tui.tui import heap
-from stripebench_tui.tui.keymaps import keymap
 from stripebench_tui.core.annotations import Annotations
-from stripebench_tui.core.playback import MAX, speed_label
+from stripebench_tui.core.events import Finding
+from stripebench_tui.core.playback import MAX, Playback, speed_label
+from stripebench_tui.core.state import EpisodeState, Turn
 from stripebench_tui.errors import UserError
+from stripebench_tui.tui import heap
 from stripebench_tui.tui.components.debugger import FINDING, HIT, VERDICT, Debugger
 from stripebench_tui.tui.components.derived import FindingsDeriver
 from stripebench_tui.tui.components.lineage import Family, LineageReader
 from stripebench_tui.tui.components.notes import TraceNotes
+from stripebench_tui.tui.keymaps import keymap
 from stripebench_tui.tui.search import MESSAGE, TextMatch, find
-from stripebench_tui.tui.sources.episode_source import (EpisodeSource, TurnRow, row_for, row_from_turn,
-                                                        turn_from_events, verdict_change_turns, verdict_changes)
+from stripebench_tui.tui.sources.episode_source import (
+    EpisodeSource,
+    TurnRow,
+    row_for,
+    row_from_turn,
+    turn_from_events,
+    verdict_change_turns,
+    verdict_changes,
+)
 from stripebench_tui.tui.text import clean, pretty_json
 from stripebench_tui.tui.widgets.search_bar import SearchBar
 from stripebench_tui.tui.widgets.status_bar import StatusBar
@@ -99,9 +104,9 @@ class EpisodeScreen(Screen[None]):
         self.turns: list[int] | None = None  # turn numbers, once known
         self.indexed = False  # source.state_at is usable (the index is built)
         self.whole: EpisodeState | None = None  # the whole episode, once indexed: timeline rows without I/O
-        self._verdict_turns: list[int] | None = None
+        self._verdict_turns: list[int] | None = None  # turns where a verdict changed, from ``whole``
         self._position_of: dict[int, int] | None = None
-        self._states: OrderedDict[int, EpisodeState] = OrderedDict()  # recently drawn states, by turn  # turns where a verdict changed, from ``whole``
+        self._states: OrderedDict[int, EpisodeState] = OrderedDict()  # recently drawn states, by turn
         self.position: int | None = None  # selected row of the timeline
         self.state: EpisodeState | None = None
         self.turn: Turn | None = None

@@ -11,15 +11,16 @@ from textual.screen import ModalScreen
 from textual.widgets import Footer
 
 from stripebench_tui.core.events import Finding, StripeRequest
-from stripebench_tui.tui.widgets.findings import FindingsPane
 from stripebench_tui.tui.screens.request_log_screen import RequestLogScreen
+from stripebench_tui.tui.widgets.findings import FindingsPane
 
 
 class FindingsScreen(ModalScreen["int | None"]):
     """The findings pane; Enter closes it on the finding's turn, ``r`` opens its request in the log."""
 
     BINDINGS = [Binding("escape,q", "close", "Close"), Binding("r", "open_request", "Its request")]
-    DEFAULT_CSS = "FindingsScreen { align: center middle; } FindingsScreen > FindingsPane { width: 90%; height: 80%; background: $surface; }"
+    DEFAULT_CSS = ("FindingsScreen { align: center middle; } "
+                   "FindingsScreen > FindingsPane { width: 90%; height: 80%; background: $surface; }")
 
     def __init__(self, findings: list[Finding], requests: list[StripeRequest], *, derived: bool = False) -> None:
         super().__init__()

@@ -1,7 +1,7 @@
 """The fork tree: the episode shown, the forks made from it at each turn, their forks, each with its score and first
 finding. Enter asks to open one (``u``: the episode it was forked from), ``m`` marks up to two and ``d`` asks to diff
-them (the marked one and the one under the cursor, when only one is marked). The asks are messages (``OpenBranch``, ``DiffBranches``) the app handles
-(``tui.apps.branch_opener``); this screen only reads."""
+them (the marked one and the one under the cursor, when only one is marked). The asks are messages (``OpenBranch``,
+``DiffBranches``) the app handles (``tui.apps.branch_opener``); this screen only reads."""
 
 from __future__ import annotations
 

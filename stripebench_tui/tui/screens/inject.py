@@ -5,11 +5,12 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from stripebench_tui.tui.screens.dialog import DialogScreen
 from textual.widgets import Input, Label, OptionList
 from textual.widgets.option_list import Option
 
+from stripebench_tui.tui.screens.dialog import DialogScreen
 from stripebench_tui.tui.text import clean
+
 
 class InjectScreen(DialogScreen["tuple[str, str] | None"]):
     """Returns (text, kind) with kind "note" or "hint", or None when cancelled."""

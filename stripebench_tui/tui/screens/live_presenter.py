@@ -11,12 +11,12 @@ Once the episode has ended and its last turn has been held, it stays there.
 from __future__ import annotations
 
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from textual.widgets import Static
 
-from stripebench_tui.tui.sources.live_source import LiveSource
 from stripebench_tui.tui.screens.presenter import PresenterScreen
+from stripebench_tui.tui.sources.live_source import LiveSource
 
 
 class LivePresenterScreen(PresenterScreen):

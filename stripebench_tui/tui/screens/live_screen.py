@@ -10,8 +10,9 @@ the runtime has reaped every process and closed the trace.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from textual import work
 from textual.containers import Vertical
@@ -20,10 +21,10 @@ from textual.screen import Screen
 from stripebench_tui.core.operator import ENDED, PAUSED, WAITING_FOR_APPROVAL, status_from_state
 from stripebench_tui.core.state import EpisodeState
 from stripebench_tui.tui.keymaps.live_keymap import live_bindings, live_help_rows
-from stripebench_tui.tui.sources.live_source import LiveSource
 from stripebench_tui.tui.screens.episode_screen import EpisodeScreen, PlaybackOptions
 from stripebench_tui.tui.screens.findings_screen import update_open_screens
 from stripebench_tui.tui.sources.episode_source import verdict_change_turns
+from stripebench_tui.tui.sources.live_source import LiveSource
 from stripebench_tui.tui.text import clean
 from stripebench_tui.tui.widgets.live_status import LiveStatusBar
 from stripebench_tui.tui.widgets.screenshot import Screenshot

@@ -19,7 +19,8 @@ REMOVE = object()  # the note dialog's result when the operator removes the note
 class NoteScreen(DialogScreen["str | object | None"]):
     """Returns the note's text (may be empty: a plain bookmark), ``REMOVE``, or None when cancelled."""
 
-    BINDINGS = [Binding("escape", "cancel", "Cancel"), Binding("ctrl+d", "remove", "Remove note", priority=True)]  # before the Input's delete-right
+    # before the Input's delete-right
+    BINDINGS = [Binding("escape", "cancel", "Cancel"), Binding("ctrl+d", "remove", "Remove note", priority=True)]
 
     def __init__(self, turn: int, existing: Note | None) -> None:
         super().__init__()

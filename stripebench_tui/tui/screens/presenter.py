@@ -11,7 +11,7 @@ the replay at the turn the presenter reached.
 from __future__ import annotations
 
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -33,7 +33,9 @@ MARKS = {PASS: ("✔", "bold #00ff5f"), FAIL: ("✘", "bold #ff5f5f"), ERROR: ("
 
 PRESENTER_CSS = """
 PresenterScreen { background: #000000; color: #ffffff; }
-PresenterScreen #caption { height: auto; min-height: 3; max-height: 5; padding: 1 2; background: #ffd700; color: #000000; text-style: bold; }
+PresenterScreen #caption {
+    height: auto; min-height: 3; max-height: 5; padding: 1 2; background: #ffd700; color: #000000; text-style: bold;
+}
 PresenterScreen #stage { height: 1fr; }
 PresenterScreen .pane { border: heavy #ffffff; border-title-color: #ffd700; border-title-style: bold; padding: 0 1; }
 PresenterScreen #p-timeline { width: 24; height: 1fr; }

@@ -15,7 +15,8 @@ class RequestLogScreen(ModalScreen[None]):
     """The request log pane over the episode screen."""
 
     BINDINGS = [Binding("escape,q", "close", "Close"), Binding("slash", "filter", "Filter")]
-    DEFAULT_CSS = "RequestLogScreen { align: center middle; } RequestLogScreen > RequestLogPane { width: 96%; height: 94%; background: $surface; }"
+    DEFAULT_CSS = ("RequestLogScreen { align: center middle; } "
+                   "RequestLogScreen > RequestLogPane { width: 96%; height: 94%; background: $surface; }")
 
     def __init__(self, requests: list[StripeRequest], *, query: str = "", request_id: str = "") -> None:
         super().__init__()

@@ -9,8 +9,9 @@ run judged not valid gives way, so the next best comes to the head.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from rich.text import Text
 from textual.app import ComposeResult

@@ -10,8 +10,8 @@ from textual.containers import Vertical
 from textual.widgets import Static
 from textual_image.widget import Image
 
-from stripebench_tui.tui.sources.live_source import Shot
 from stripebench_tui.tui.screens.dialog import DialogScreen
+from stripebench_tui.tui.sources.live_source import Shot
 
 
 class ScreenshotScreen(DialogScreen[None]):

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import bisect
 import threading
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Iterable, Iterator, Protocol
+from typing import Protocol
 
 from stripebench_tui.core.events import Event, GraderVerdict, Header, ModelMessage, ToolResult
 from stripebench_tui.core.state import EpisodeState, Reducer, Turn

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from stripebench_tui.core.events import EpisodeEnd, event_from_dict
 from stripebench_tui.core.operator import WAITING_FOR_APPROVAL

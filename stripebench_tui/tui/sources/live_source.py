@@ -12,8 +12,8 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 from stripebench_tui.core.episode_files import Refused, open_episode_file, read_episode_file
 from stripebench_tui.core.events import Event, Header, ToolResult, event_from_dict

@@ -14,7 +14,7 @@ same key again repaints nothing.
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import Hashable
+from collections.abc import Hashable
 
 from rich.console import RenderableType
 from rich.style import Style

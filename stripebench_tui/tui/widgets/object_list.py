@@ -23,7 +23,8 @@ set by the program (``set_rows``, ``cursor = …``) posts nothing.
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import Hashable, NamedTuple, Sequence
+from collections.abc import Hashable, Sequence
+from typing import NamedTuple
 
 from rich.style import Style
 from rich.text import Text
@@ -165,7 +166,7 @@ class ObjectList(ScrollView, can_focus=True):
             self.virtual_size = Size(0, len(new))  # a new height: this (and only this) lays the screen out
             self.refresh()
         else:
-            for i, (a, b) in enumerate(zip(old, new)):
+            for i, (a, b) in enumerate(zip(old, new, strict=True)):
                 if old_last[i] == last[i] and (a is b or (a.header == b.header and a.label == b.label
                                                           and a.label.style == b.label.style)):
                     continue  # drawn as before

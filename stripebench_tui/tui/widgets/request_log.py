@@ -34,7 +34,7 @@ class RequestFilter:
     paths: tuple[str, ...] = ()  # substrings of the path, all of which must match
 
     @classmethod
-    def parse(cls, query: str) -> "RequestFilter":
+    def parse(cls, query: str) -> RequestFilter:
         """``4xx 5xx source:app /v1/checkout POST`` → a filter (unknown words are path fragments)."""
         classes, sources, methods, paths = set(), set(), set(), []
         for word in query.split():

@@ -73,13 +73,15 @@ class StripeObjects(TitledPane, Vertical):
         object_list.set_rows(rows, select)
         self._show_json(keep_obj if select is not None else None)
 
-    def _rows(self, state: EpisodeState, marked: set[str], keep: str | None) -> tuple[list[ObjectRow], int | None, ObjectView | None]:
+    def _rows(self, state: EpisodeState,
+              marked: set[str], keep: str | None) -> tuple[list[ObjectRow], int | None, ObjectView | None]:
         """The list's rows (key, label, is a header, object id), the index of the row to select and its object."""
         rows: list[ObjectRow] = []
         select: int | None = None
         keep_obj: ObjectView | None = None
         for object_type, objects in state.objects_by_type().items():
-            rows.append(ObjectRow(("type", object_type), Text(f"{clean(object_type) or '(untyped)'} ({len(objects)})", style="bold"),
+            rows.append(ObjectRow(("type", object_type),
+                                  Text(f"{clean(object_type) or '(untyped)'} ({len(objects)})", style="bold"),
                             True, None))
             for obj in objects[:PER_TYPE]:
                 label = Text("● " if obj.id in marked else "  ", style="bold yellow")

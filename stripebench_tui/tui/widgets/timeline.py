@@ -7,8 +7,8 @@ and kept in a small cache, so opening a huge trace does not read every turn.
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from rich.segment import Segment
 from rich.style import Style
@@ -25,7 +25,8 @@ from stripebench_tui.tui.sources.episode_source import TurnRow
 from stripebench_tui.tui.text import clean, duration
 
 GLYPHS = {OK: "✔", FAILED: "✘", RUNNING: "…", REJECTED: "⊘", "": "·"}
-GLYPH_STYLES = {k: Style.parse(v) for k, v in {OK: "green", FAILED: "bold red", RUNNING: "yellow", REJECTED: "magenta", "": "dim"}.items()}
+GLYPH_STYLES = {k: Style.parse(v) for k, v in {OK: "green", FAILED: "bold red", RUNNING: "yellow",
+                                               REJECTED: "magenta", "": "dim"}.items()}
 ROW_CACHE = 512
 
 

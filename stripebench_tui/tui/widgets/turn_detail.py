@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 from collections import OrderedDict
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Callable, Sequence
 
 from rich.console import Group, RenderableType
 from rich.syntax import Syntax

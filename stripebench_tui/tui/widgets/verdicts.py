@@ -18,7 +18,8 @@ from stripebench_tui.tui.text import clean
 from stripebench_tui.tui.widgets.lines_view import KEPT, LinesView
 from stripebench_tui.tui.widgets.titled import TitledPane
 
-VERDICT_GLYPHS = {PASS: ("✔ pass", "bold green"), FAIL: ("✘ fail", "bold red"), PENDING: ("… pending", "yellow"), ERROR: ("! error", "bold magenta")}
+VERDICT_GLYPHS = {PASS: ("✔ pass", "bold green"), FAIL: ("✘ fail", "bold red"), PENDING: ("… pending", "yellow"),
+                  ERROR: ("! error", "bold magenta")}
 EVIDENCE_CHARS = 160
 
 

@@ -3,4 +3,4 @@
 Importing this package registers their routes (``registry.page_route``); ``api/__init__`` imports it.
 """
 
-from stripebench_emulator.web.pages import checkout, common, invoice, stripejs  # noqa: F401
+from stripebench_emulator.web.pages import checkout, common, invoice, stripejs  # noqa: F401 - imported for the routes it registers

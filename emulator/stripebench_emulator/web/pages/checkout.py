@@ -7,20 +7,21 @@ API; graders never need them). Every change runs in an emulator transaction thro
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from html import escape
 from string import Template
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 
-from stripebench_emulator.web.bodies import invalid_body, json_object
-from stripebench_emulator.web.pages.common import STATIC, transaction_result
-from stripebench_emulator.model.registry import page_route
 from stripebench_emulator.api import checkout_completion as completion
 from stripebench_emulator.api import checkout_options as options
-from stripebench_emulator.rules import checkout_totals as totals
 from stripebench_emulator.api.checkout_sessions import expire_if_due
+from stripebench_emulator.model.registry import page_route
+from stripebench_emulator.rules import checkout_totals as totals
+from stripebench_emulator.web.bodies import invalid_body, json_object
+from stripebench_emulator.web.pages.common import STATIC, transaction_result
 
 if TYPE_CHECKING:
     from stripebench_emulator.model.context import RequestContext
@@ -186,7 +187,7 @@ def _email_attrs(ctx: RequestContext, session: dict[str, Any]) -> str:
 def page_parts(ctx: RequestContext, session: dict[str, Any]) -> dict[str, str]:
     """The template's pieces for this session: only the fields and blocks its configuration asks for."""
     text = session.get("custom_text") or {}
-    message = lambda name: (text.get(name) or {}).get("message")  # noqa: E731
+    message = lambda name: (text.get(name) or {}).get("message")
     countries = (session.get("shipping_address_collection") or {}).get("allowed_countries")
     consent = session.get("consent_collection") or {}
     tax_ids = session.get("tax_id_collection") or {}

@@ -7,18 +7,18 @@ outcome (``Paid``, or the decline message).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from html import escape
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from stripebench_emulator.model.errors import StripeError
-from stripebench_emulator.rules import invoice_lifecycle
-from stripebench_emulator.rules import methods
-from stripebench_emulator.web.pages.common import transaction_result
 from stripebench_emulator.model.registry import page_route
+from stripebench_emulator.rules import invoice_lifecycle, methods
+from stripebench_emulator.web.pages.common import transaction_result
 
 if TYPE_CHECKING:
     from stripebench_emulator.model.context import RequestContext

@@ -9,17 +9,18 @@ typed into ``/elements/card`` (an iframe on the emulator's origin, as on Stripe)
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from html import escape
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlencode
 
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 
-from stripebench_emulator.web.pages.common import CORS, STATIC, transaction_result
+from stripebench_emulator.api import setup_intents
 from stripebench_emulator.model.registry import page_route
 from stripebench_emulator.rules import intents
-from stripebench_emulator.api import setup_intents
+from stripebench_emulator.web.pages.common import CORS, STATIC, transaction_result
 
 if TYPE_CHECKING:
     from stripebench_emulator.model.context import RequestContext
