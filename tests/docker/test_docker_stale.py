@@ -2,26 +2,29 @@
 
 from __future__ import annotations
 
+import os
 import socket
-import subprocess
 
 import pytest
 
+from stripebench_tui.runtime import docker_engine
 from stripebench_tui.runtime.docker_engine import LABEL_EPISODE, LABEL_OWNER, base_image_name, remove_stale_containers
 
 
-def _dead_owner() -> str:
-    """An owner label naming a stripebench process on this machine that has ended."""
-    proc = subprocess.Popen(["true"])
-    proc.wait()
-    return f"{socket.gethostname()}:{proc.pid}"
+def _dead_to_us_only(monkeypatch: pytest.MonkeyPatch) -> str:
+    """An owner label that this process's sweep takes for dead and every other process's for alive (this process):
+    the suite's other worker starts episodes meanwhile, and their sweeps must leave these containers alone."""
+    owner = f"{socket.gethostname()}:{os.getpid()}"
+    alive = docker_engine._owner_alive
+    monkeypatch.setattr(docker_engine, "_owner_alive", lambda label: label != owner and alive(label))
+    return owner
 
 
 def test_a_container_removed_by_someone_else_meanwhile_does_not_fail_the_sweep(docker_client,
                                                                                  monkeypatch: pytest.MonkeyPatch):
     """The engine lists the labelled containers, then each is looked at in turn. Another episode ending between
     the two removes its container: the sweep must go on (it failed an episode's start with a 404 before)."""
-    owner = _dead_owner()
+    owner = _dead_to_us_only(monkeypatch)
     made = [docker_client.containers.create(base_image_name(), command=["true"],
                                             labels={LABEL_EPISODE: f"stale-test-{n}", LABEL_OWNER: owner})
             for n in (1, 2)]
