@@ -144,7 +144,7 @@ class Debugger(Widget):
         self.exprs.append(expr)
         self.rescan()
 
-    def remove(self, number: int) -> None:
+    def remove_breakpoint(self, number: int) -> None:
         if 0 < number <= len(self.exprs):
             self.exprs.pop(number - 1)
             self.rescan()

@@ -179,11 +179,11 @@ class BatchGridScreen(Screen[None]):
 
     def __init__(self, root: Path) -> None:
         super().__init__()
-        self.batch = Batch.open(root)
-        self.envs = list(dict.fromkeys(c.env for c in self.batch.cells))
-        self.columns = list(dict.fromkeys((c.agent_label, c.run) for c in self.batch.cells))
-        self.by_place = {(c.env, (c.agent_label, c.run)): c for c in self.batch.cells}
-        self.findings = FindingsCache(self.batch)
+        self.sweep = Batch.open(root)
+        self.envs = list(dict.fromkeys(c.env for c in self.sweep.cells))
+        self.columns = list(dict.fromkeys((c.agent_label, c.run) for c in self.sweep.cells))
+        self.by_place = {(c.env, (c.agent_label, c.run)): c for c in self.sweep.cells}
+        self.findings = FindingsCache(self.sweep)
         self.only: str | None = None  # the finding kind the grid is filtered by
 
     def compose(self) -> ComposeResult:
@@ -207,7 +207,7 @@ class BatchGridScreen(Screen[None]):
         self.set_interval(REFRESH, self.refresh_cells)
 
     def _labels(self, env: str) -> list[Text]:
-        return [cell_label(self.batch, c, self.findings.kinds(c), self.only) if (c := self.by_place.get((env, col)))
+        return [cell_label(self.sweep, c, self.findings.kinds(c), self.only) if (c := self.by_place.get((env, col)))
                 else Text("") for col in self.columns]
 
     def _findings_label(self, env: str) -> Text:
@@ -224,7 +224,7 @@ class BatchGridScreen(Screen[None]):
         return text or Text("—", style="dim")
 
     def all_kinds(self) -> list[str]:
-        return sorted({k for c in self.batch.cells for k in self.findings.kinds(c)})
+        return sorted({k for c in self.sweep.cells for k in self.findings.kinds(c)})
 
     def refresh_cells(self) -> None:
         """Re-read every cell's state (a live batch's episodes end while the grid is open)."""
@@ -249,19 +249,19 @@ class BatchGridScreen(Screen[None]):
             if place is not None:
                 self.open_at(place[0] / "trace.jsonl", place[1])
 
-        self.app.push_screen(SearchScreen(self.batch.root), opened)
+        self.app.push_screen(SearchScreen(self.sweep.root), opened)
 
     def action_review(self) -> None:
         from stripebench_tui.tui.screens.review_queue import ReviewQueueScreen
 
-        self.app.push_screen(ReviewQueueScreen(self.batch, lambda trace: self.open_at(trace, None)))
+        self.app.push_screen(ReviewQueueScreen(self.sweep, lambda trace: self.open_at(trace, None)))
 
     def _summary(self) -> None:
-        done = sum(1 for c in self.batch.cells if self.batch.finished(c))
-        running = sum(1 for c in self.batch.cells if self.batch.running(c) is not None and not self.batch.finished(c))
+        done = sum(1 for c in self.sweep.cells if self.sweep.finished(c))
+        running = sum(1 for c in self.sweep.cells if self.sweep.running(c) is not None and not self.sweep.finished(c))
         shown = f" · showing finding {self.only} (f: next)" if self.only else " · f filters by finding"
         self.query_one("#summary", Static).update(plain(
-            f"{self.batch.root} · {done}/{len(self.batch.cells)} episodes finished · {running} running · Enter opens one"
+            f"{self.sweep.root} · {done}/{len(self.sweep.cells)} episodes finished · {running} running · Enter opens one"
             f"{shown} · / searches · r reviews"))
 
     def selected(self) -> Cell | None:
@@ -272,7 +272,7 @@ class BatchGridScreen(Screen[None]):
 
     def action_open(self) -> None:
         cell = self.selected()
-        trace = self.batch.episode_dir(cell) / "trace.jsonl" if cell is not None else None
+        trace = self.sweep.episode_dir(cell) / "trace.jsonl" if cell is not None else None
         if trace is None or not trace.is_file():
             self.notify("This episode has not started yet.", title="Batch")
             return

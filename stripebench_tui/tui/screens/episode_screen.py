@@ -647,7 +647,7 @@ class EpisodeScreen(Screen[None]):
     def action_breakpoints(self) -> None:
         from stripebench_tui.tui.screens.breakpoints import BreakpointScreen
 
-        self.app.push_screen(BreakpointScreen(self.debugger.listing, self.debugger.add, self.debugger.remove,
+        self.app.push_screen(BreakpointScreen(self.debugger.listing, self.debugger.add, self.debugger.remove_breakpoint,
                                               live=False))
 
     def action_where_time_went(self) -> None:

@@ -38,7 +38,7 @@ class ReviewQueueScreen(Screen[None]):
 
     def __init__(self, batch: Batch, open_trace: Callable[[Path], None]) -> None:
         super().__init__()
-        self.batch = batch
+        self.sweep = batch
         self.open_trace = open_trace
         self.queue: list[tuple[QueueItem, BatchRun]] = []
 
@@ -60,7 +60,7 @@ class ReviewQueueScreen(Screen[None]):
 
     def reload(self, keep: int | None = None) -> None:
         """Read the queue again (verdicts change which run is best) and redraw it, the cursor on row ``keep``."""
-        self.queue = batch_queue(self.batch)
+        self.queue = batch_queue(self.sweep)
         table = self.table
         table.clear()
         for item, run in self.queue:
@@ -92,7 +92,7 @@ class ReviewQueueScreen(Screen[None]):
                         severity="warning")
             return
         try:
-            save_review(self.batch.episode_dir(run.cell), verdict, note_box.value)
+            save_review(self.sweep.episode_dir(run.cell), verdict, note_box.value)
         except UserError as exc:
             self.notify(clean(str(exc)), title="Review", severity="error", markup=False)
             return
@@ -108,7 +108,7 @@ class ReviewQueueScreen(Screen[None]):
 
     def action_transcript(self) -> None:
         run = self.selected()
-        trace = self.batch.episode_dir(run.cell) / "trace.jsonl" if run is not None else None
+        trace = self.sweep.episode_dir(run.cell) / "trace.jsonl" if run is not None else None
         if trace is None or not trace.is_file():
             self.notify("This run has no transcript.", title="Review")
             return
