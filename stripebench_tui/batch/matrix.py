@@ -8,6 +8,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from stripebench_tui.envs.benchfolder import is_bench_folder, load_bench_folder
 from stripebench_tui.envs.catalog import find_environment, list_environments
 from stripebench_tui.envs.manifest import Environment
 from stripebench_tui.errors import UserError
@@ -74,15 +75,26 @@ def resolve_environments(refs: list[str], *, all_envs: bool = False,
                 raise UserError(f"no environment of category {category!r} (backend, full-stack, gym)")
         found += [(e.id, e) for e in listed]
     for ref in refs:
-        env = find_environment(ref)
-        # An id is passed on by id (another node finds its own copy); a path as an absolute path.
-        found.append((env.id if ref == env.id else str(Path(ref).expanduser().resolve()), env))
+        found += _environments_of(ref)
     if not found:
         raise UserError("name at least one environment (ids, paths, --all or --category)")
     seen: dict[str, tuple[str, Environment]] = {}
     for ref, env in found:
         seen.setdefault(env.id, (ref, env))
     return list(seen.values())
+
+
+def _environments_of(ref: str) -> list[tuple[str, Environment]]:
+    """(what to pass to ``run``, environment) of one ref: an id is passed on by id (another node finds its own copy),
+    a path as an absolute path; a benchmark folder that holds several problems (sdk-upgrades-ruby) gives each of them,
+    as the path of its problem (``run`` takes one problem at a time)."""
+    path = Path(ref).expanduser()
+    if is_bench_folder(path):
+        envs = load_bench_folder(path)
+        if len(envs) > 1:
+            return [(str((env.folder / "environment" / env.problem).resolve()), env) for env in envs if env.problem]
+    env = find_environment(ref)
+    return [(env.id if ref == env.id else str(path.resolve()), env)]
 
 
 def check_agents_fit(envs: list[tuple[str, Environment]], agents: list[AgentSpec]) -> None:

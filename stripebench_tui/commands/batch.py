@@ -37,7 +37,8 @@ batch_app = typer.Typer(cls=_RunByDefault, no_args_is_help=True, rich_markup_mod
 
 @batch_app.command("run")
 def batch_run(
-    envs: list[str] = typer.Argument(None, metavar="ENV...", help="Environment ids, paths to environments or benchmark folders."),
+    envs: list[str] = typer.Argument(None, metavar="ENV...", help="Environment ids, paths to environments or benchmark "
+                                     "folders (a folder of several problems runs each)."),
     agents: str = typer.Option("oracle", "--agents", help="Comma-separated: oracle, noop, mutant:NAME (the oracle playing a "
                                "mutant plan), or AGENT:MODEL for anthropic, openai, claude-code, codex, mini-swe-agent."),
     runs: int = typer.Option(1, "--runs", "-k", min=1, help="Runs per environment and agent (the report takes the best of k)."),

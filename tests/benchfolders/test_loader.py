@@ -147,3 +147,18 @@ def test_a_problem_of_a_folder_has_its_own_mutants_after_the_folders(tmp_path: P
                        'replace = [["Subscription.list", "x"]]\n')
     with pytest.raises(BadFileError, match="mutant wrong: replace finds no"):
         load_bench_folder(folder)
+
+
+def test_a_batch_over_a_folder_of_several_problems_runs_each_of_them(tmp_path: Path) -> None:
+    """`batch run FOLDER` takes sdk-upgrades-ruby as its three problems, each passed on as its problem's path."""
+    from stripebench_tui.batch.matrix import resolve_environments
+
+    folder = _folder(tmp_path, "sdk-upgrades-go", problems=("charges", "invoices"))
+    single = _folder(tmp_path, "demo-task")
+    got = resolve_environments([str(folder), str(single), str(folder / "environment" / "charges")])
+    assert [(ref, env.id) for ref, env in got] == [
+        (str((folder / "environment" / "charges").resolve()), "sdk-upgrades-go-charges"),
+        (str((folder / "environment" / "invoices").resolve()), "sdk-upgrades-go-invoices"),
+        (str(single.resolve()), "demo-task"),
+    ]  # a problem named again is run once
+    assert find_environment(got[1][0]).id == "sdk-upgrades-go-invoices"  # what each batch episode's `run` resolves
