@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+import sys
 import tarfile
 from pathlib import Path
 
@@ -28,6 +29,23 @@ def validated_score(table: str, plan: str) -> float:
     found = re.search(rf"│ {re.escape(plan)}\s+│\s+([0-9.]+)\s+│", table)
     assert found, f"no row for {plan} in:\n{table}"
     return float(found.group(1))
+
+
+def ruby_envs_path(folder: Path) -> str:
+    """``stripebench envs --path FOLDER``'s output, held to say nothing is missing and where the gems come from."""
+    envs = subprocess.run([sys.executable, "-m", "stripebench_tui", "envs", "--path", str(folder)], capture_output=True,
+                          text=True, timeout=300, stdin=subprocess.DEVNULL)
+    assert envs.returncode == 0 and "MISSING" not in envs.stdout, envs.stdout + envs.stderr
+    assert re.search(r"here: Ruby \S+; gems from (the registry|local sources)", envs.stdout), envs.stdout
+    return envs.stdout
+
+
+def validate(path: Path) -> str:
+    """``stripebench validate PATH``'s output, held to exit 0."""
+    done = subprocess.run([sys.executable, "-m", "stripebench_tui", "validate", str(path)], capture_output=True,
+                          text=True, timeout=2400, stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
+    return done.stdout
 
 
 def published_folder(name: str, scratch: Path) -> Path:

@@ -11,7 +11,6 @@ its signature finding; the folder byte for byte unchanged.
 
 from __future__ import annotations
 
-import re
 import subprocess
 import sys
 from pathlib import Path
@@ -19,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from tests.benchfolders.conftest import tree_hash
-from tests.published.conftest import published_folder, validated_score
+from tests.published.conftest import published_folder, ruby_envs_path, validate, validated_score
 
 # One validate is four episodes of a server graded by RSpec; the first builds the gems (puma and json compile C
 # extensions) and sqlite3 for the galtee servers (minutes on a busy machine), later ones reuse them from the cache.
@@ -37,14 +36,8 @@ FOLDERS = {
 def test_validate_runs_the_folder_as_published(name: str, tmp_path: Path) -> None:
     folder = published_folder(name, tmp_path)
     before = tree_hash(folder)
-    envs = subprocess.run([sys.executable, "-m", "stripebench_tui", "envs", "--path", str(folder)], capture_output=True,
-                          text=True, timeout=300, stdin=subprocess.DEVNULL)
-    assert envs.returncode == 0 and "MISSING" not in envs.stdout, envs.stdout + envs.stderr
-    assert re.search(r"here: Ruby \S+; gems from (the registry|local sources)", envs.stdout), envs.stdout
-    done = subprocess.run([sys.executable, "-m", "stripebench_tui", "validate", str(folder)], capture_output=True,
-                          text=True, timeout=2400, stdin=subprocess.DEVNULL)
-    out = done.stdout
-    assert done.returncode == 0, out[-4000:] + done.stderr[-4000:]
+    ruby_envs_path(folder)
+    out = validate(folder)
     assert validated_score(out, "oracle") == 1.0 and validated_score(out, "no-op") == 0.0
     for mutant in FOLDERS[name]:
         assert validated_score(out, f"mutant {mutant}") < 1.0
@@ -54,7 +47,7 @@ def test_validate_runs_the_folder_as_published(name: str, tmp_path: Path) -> Non
 
 
 def test_the_ruby_folders_in_one_batch_by_path_under_their_published_names(tmp_path: Path) -> None:
-    """One worker: the four servers all listen on 4242, so two of these episodes cannot run at once."""
+    """The four servers all listen on 4242: their episodes take turns holding it (fixed_ports), whatever -j says."""
     import csv
     import io
 

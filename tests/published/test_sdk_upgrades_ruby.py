@@ -10,15 +10,12 @@ mutant with its signature finding and none on the oracle; the folder byte for by
 
 from __future__ import annotations
 
-import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.benchfolders.conftest import tree_hash
-from tests.published.conftest import published_folder, validated_score
+from tests.published.conftest import published_folder, ruby_envs_path, validate, validated_score
 
 # One validate is four episodes of a server graded by RSpec (a minute or two); the first builds the gems (puma
 # compiles a C extension), later ones reuse them from the cache.
@@ -37,15 +34,9 @@ def test_validate_runs_each_problem_as_published(problem: str, tmp_path: Path) -
     folder = published_folder(FOLDER, tmp_path)
     before = tree_hash(folder)
     path = folder / "environment" / problem
-    envs = subprocess.run([sys.executable, "-m", "stripebench_tui", "envs", "--path", str(folder)], capture_output=True,
-                          text=True, timeout=300, stdin=subprocess.DEVNULL)
-    assert envs.returncode == 0 and "MISSING" not in envs.stdout, envs.stdout + envs.stderr
-    assert f"stripebench run {path}" in " ".join(envs.stdout.split()), envs.stdout
-    assert re.search(r"here: Ruby \S+; gems from (the registry|local sources)", envs.stdout), envs.stdout
-    done = subprocess.run([sys.executable, "-m", "stripebench_tui", "validate", str(path)], capture_output=True,
-                          text=True, timeout=2400, stdin=subprocess.DEVNULL)
-    out = done.stdout
-    assert done.returncode == 0, out[-4000:] + done.stderr[-4000:]
+    envs = ruby_envs_path(folder)
+    assert f"stripebench run {path}" in " ".join(envs.split()), envs
+    out = validate(path)
     assert validated_score(out, "oracle") == 1.0 and validated_score(out, "no-op") == 0.0
     for mutant in PROBLEMS[problem]:
         assert validated_score(out, f"mutant {mutant}") < 1.0
