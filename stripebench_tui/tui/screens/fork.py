@@ -26,10 +26,11 @@ class ForkScreen(DialogScreen["str | None"]):
     def compose(self) -> ComposeResult:
         with Vertical() as box:
             box.border_title = f"Fork at turn {self.turn}"
-            how = (f"Turn {self.turn}'s checkpoint is restored (the Stripe account, workspace and databases as they "
-                   "were; nothing is re-executed)" if self.restores else
-                   f"Turns 1-{self.turn} are re-executed on a fresh environment (the first divergence is flagged)")
-            yield Label(f"{how}, then this agent continues live:", classes="help", markup=False)
+            # Two short lines: a Label does not wrap, and the dialog is narrower than one sentence of both.
+            yield Label(f"Turn {self.turn}'s checkpoint is restored: nothing is re-executed." if self.restores else
+                        f"Turns 1-{self.turn} are re-executed on a fresh environment (a divergence is flagged).",
+                        classes="help", markup=False)
+            yield Label("Then this agent continues live:", classes="help", markup=False)
             yield OptionList(*[Option(name, id=name) for name in FORK_AGENTS], id="fork-agent")
             yield Label("Enter picks · Esc cancels", classes="help")
 
