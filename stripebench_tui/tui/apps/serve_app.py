@@ -65,7 +65,8 @@ class ServeApp(App[None]):
         from stripebench_tui.tui.sources.episode_source import TraceSource
 
         source = TraceSource(open_episode(path))
-        self.sub_title = " · ".join(x for x in ((source.header.title or source.header.env), source.header.agent) if x)
+        header = source.header
+        self.sub_title = "" if header is None else " · ".join(x for x in ((header.title or header.env), header.agent) if x)
         self.push_screen(EpisodeScreen(source, PlaybackOptions(speed=self.speed, present=self.present,
                                                                 read_only=True)))
 
@@ -91,7 +92,7 @@ class ServeApp(App[None]):
     def _diff_branches(self, request: ForkTreeScreen.DiffBranches) -> None:
         diff_branches(self, request.a, request.b)
 
-    def action_back(self) -> None:
+    async def action_back(self) -> None:
         """Esc: from an episode opened in the list, or in a fork tree, back to it."""
         if not isinstance(self.screen, EpisodeScreen):
             return

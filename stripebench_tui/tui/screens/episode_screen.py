@@ -17,9 +17,11 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
 from textual import on, work
 from textual.app import ComposeResult, SuspendNotSupported
+from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.screen import Screen
@@ -87,7 +89,7 @@ class EpisodeScreen(Screen[None]):
     and notes are components it owns (``tui/components``)."""
 
     CSS_PATH = Path(__file__).with_suffix(".tcss")
-    BINDINGS = keymap.bindings()
+    BINDINGS: ClassVar[list[BindingType]] = [*keymap.bindings()]
 
     def __init__(self, source: EpisodeSource, options: PlaybackOptions = PlaybackOptions()) -> None:
         super().__init__()
@@ -816,5 +818,5 @@ class EpisodeScreen(Screen[None]):
         path = getattr(getattr(self.source, "trace", None), "path", None)
         return Path(path) if path is not None else None
 
-    def action_quit(self) -> None:
+    async def action_quit(self) -> None:  # async as its overrides are (they wait for processes)
         self.app.exit()

@@ -64,12 +64,12 @@ class LivePresenterScreen(PresenterScreen):
             status.update(f"▶ live ×{self.pacer.speed:g} · turn {number}/{number} · waiting for the next turn"
                           " │ Space pause · +/- speed · ←/→ step · Esc back")
 
-    def action_toggle(self) -> None:
+    def action_play_pause(self) -> None:
         if not self.pacer.playing and self.position + 1 >= len(self.turns) and not self.ended:
             self.pacer.toggle()  # live: resume where it is, not from the top
             self.draw_status()
             return
-        super().action_toggle()
+        super().action_play_pause()
 
 
 __all__ = ["LivePresenterScreen"]

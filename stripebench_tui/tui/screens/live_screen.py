@@ -12,9 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from textual import work
+from textual.binding import BindingType
 from textual.containers import Vertical
 from textual.screen import Screen
 
@@ -49,7 +50,7 @@ class LiveEpisodeScreen(EpisodeScreen, inherit_bindings=False):
     """Timeline, turn detail, objects, verdicts, service log and screenshot of a running episode."""
 
     # Not the replay's bindings (its Space plays the recording): the live keymap, plus Screen's focus keys.
-    BINDINGS = [*Screen.BINDINGS, *live_bindings()]
+    BINDINGS: ClassVar[list[BindingType]] = [*Screen.BINDINGS, *live_bindings()]
     DEFAULT_CSS = LIVE_CSS
 
     def __init__(self, make_episode: EpisodeFactory, *, exit_app_on_quit: bool = True, present: bool = False,

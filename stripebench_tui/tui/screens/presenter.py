@@ -54,7 +54,7 @@ class PresenterScreen(Screen[int]):
     TIMELINE_TITLE = "Turns"
     KEY_HINTS = " │ Space pause · +/- speed · ←/→ step · Esc back"  # after the status (none in a recording: no keys)
     BINDINGS = [
-        Binding("space", "toggle", "Pause/Play"),
+        Binding("space", "play_pause", "Pause/Play"),
         Binding("right,l", "next", "Next", show=False),
         Binding("left,h", "previous", "Back", show=False),
         Binding("plus,equals_sign,right_square_bracket", "faster", "Faster", show=False),
@@ -225,7 +225,7 @@ class PresenterScreen(Screen[int]):
             f"{playing} ×{self.pacer.speed:g} · turn {number}/{last}{when}{self.KEY_HINTS}")
 
     # ----- keys ---------------------------------------------------------------------------
-    def action_toggle(self) -> None:
+    def action_play_pause(self) -> None:
         if not self.pacer.playing and self.position + 1 >= len(self.turns):
             self.position = 0  # from the top when already at the end
             self.pacer.toggle()

@@ -110,7 +110,7 @@ class LinesView(TitledPane, ScrollView, can_focus=True):
                 self._kept[kept_key] = strips
                 if len(self._kept) > KEPT:
                     self._kept.popitem(last=False)
-        else:
+        elif kept_key is not None:
             self._kept.move_to_end(kept_key)
         self._strips = strips
         self._width = width

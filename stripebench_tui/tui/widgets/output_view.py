@@ -42,7 +42,7 @@ class OutputView(TitledPane, ScrollView, can_focus=True):
         self._pattern: re.Pattern[str] | None = None
         self.current_line: int | None = None
         self._clean_line = lru_cache(maxsize=2048)(self._clean)
-        self._paint_styles = None  # set per paint by render_lines
+        self._paint_styles: dict[str, Style] | None = None  # set per paint by render_lines
         self._strips: OrderedDict[tuple, Strip] = OrderedDict()  # drawn lines, by everything that decides them
         self._split: OrderedDict[str, tuple[list[str], int]] = OrderedDict()  # text → (its lines, the widest's length)
 

@@ -11,7 +11,7 @@ import io
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Static
-from textual_image.widget import Image
+from textual_image.widget import BaseImage, Image
 
 from stripebench_tui.tui.sources.live_source import Shot
 
@@ -25,7 +25,7 @@ class Screenshot(Vertical):
     Screenshot #shot-image { width: auto; height: 1fr; }
     """
 
-    def __init__(self, *, id: str | None = None, image_class: type[Image] = Image) -> None:
+    def __init__(self, *, id: str | None = None, image_class: type[BaseImage] = Image) -> None:
         super().__init__(id=id)
         self.shot: Shot | None = None
         self.image_class = image_class  # Image picks the renderer; tests may ask for half blocks explicitly
@@ -40,7 +40,7 @@ class Screenshot(Vertical):
             return
         self.shot = shot
         label = self.query_one("#shot-caption", Static)
-        image = self.query_one("#shot-image")
+        image = self.query_one("#shot-image", BaseImage)
         label.update(shot.caption if shot is not None else "No screenshot yet.")
         # The bytes were read through core.episode_files; handing textual-image a path would let it open
         # whatever the name leads to.

@@ -30,7 +30,7 @@ class StripeObjects(TitledPane, Vertical):
         self.selected: ObjectView | None = None
         self._signature: tuple = ()
         self._objects: dict[str, ObjectView] = {}
-        self._json_key: tuple | None = None  # what the JSON pane shows, to skip drawing it again
+        self._json_key: tuple[object, ...] | None = None  # what the JSON pane shows, to skip drawing it again
         self._json_data: object = None
         self._rows_memo: OrderedDict[tuple, tuple] = OrderedDict()  # (signature, kept pick) → what _rows returned
 
@@ -106,9 +106,8 @@ class StripeObjects(TitledPane, Vertical):
 
     def _show_json(self, obj: ObjectView | None) -> None:
         self.selected = obj
-        key = None if obj is None else (obj.id, obj.first_turn, obj.last_turn, obj.changes, obj.deleted)
-        if obj is None:
-            key = ("hint", bool(self._objects))
+        key: tuple[object, ...] = (("hint", bool(self._objects)) if obj is None
+                                   else (obj.id, obj.first_turn, obj.last_turn, obj.changes, obj.deleted))
         if key == self._json_key and (obj is None or obj.data == self._json_data):
             return  # the same text: no redraw (a new height would lay the screen out)
         self._json_key = key

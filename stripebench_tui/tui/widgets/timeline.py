@@ -60,7 +60,7 @@ class Timeline(ScrollView, can_focus=True, inherit_bindings=False):
         self._row_for: Callable[[int], TurnRow] | None = None
         self._cache: OrderedDict[int, TurnRow] = OrderedDict()
         self._strips: OrderedDict[tuple, Strip] = OrderedDict()  # drawn lines, by everything that decides them
-        self._paint_styles = None  # set per paint by render_lines
+        self._paint_styles: tuple[Style, ...] | None = None  # set per paint by render_lines
         self.marked: set[int] = set()  # turn numbers with an operator's note
         self.derived: set[int] = set()  # turn numbers with a finding derived on open (not recorded): ⚐
         self.bisect_turn: int | None = None  # the last turn a bisect found a fork still passes from: ⌖
