@@ -15,6 +15,9 @@ from typing import TYPE_CHECKING, Any
 from textual.app import App, SystemCommand
 from textual.screen import Screen
 
+from stripebench_tui.errors import EXIT_EPISODE_FAILED, UserError
+from stripebench_tui.runtime.episode import Episode
+from stripebench_tui.runtime.fork import fork_episode
 from stripebench_tui.tui.apps.fork_opener import open_fork
 from stripebench_tui.tui.keymaps.live_keymap import live_commands
 from stripebench_tui.tui.screens.episode_screen import EpisodeScreen
@@ -49,10 +52,8 @@ class LiveApp(App[Any]):
     def make_episode(self, source: LiveSource) -> Any:
         """The episode this app plays, with ``source`` subscribed to its bus."""
         if self.fork is not None:
-            from stripebench_tui.runtime.fork import fork_episode
 
             return fork_episode(self.fork[0], self.fork[1], self.config, subscribers=[source])
-        from stripebench_tui.runtime.episode import Episode
 
         episode = Episode(self.config, subscribers=[source])
         episode.prepare()  # an unknown env or agent is a UserError before anything starts
@@ -87,8 +88,6 @@ def create_live_app(config: EpisodeConfig, fork: tuple[Path, int | None] | None 
 
 def run_live(config: EpisodeConfig, fork: tuple[Path, int | None] | None = None, *, present: bool = False) -> int:
     """Run the live TUI until the user quits; the exit code (0 passed, 1 failed or stopped, 4 setup failed)."""
-    from stripebench_tui.errors import EXIT_EPISODE_FAILED, UserError
-    from stripebench_tui.runtime.episode import Episode
 
     if fork is None:
         Episode(config).prepare()  # unknown env/agent/key: one line before the screen opens

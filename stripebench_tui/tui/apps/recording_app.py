@@ -17,6 +17,7 @@ from pathlib import Path
 from textual.app import App
 
 from stripebench_tui.core.trace import Trace
+from stripebench_tui.formats.open import open_episode
 from stripebench_tui.tui.screens.presenter import PresenterScreen
 from stripebench_tui.tui.sources.episode_source import EpisodeSource, TraceSource
 
@@ -96,7 +97,6 @@ def turn_reporter() -> Callable[[int], object]:
 
 def main(argv: list[str] | None = None) -> int:
     """The recorded child's entry: ``TRACE [--speed S] [--from-turn A] [--to-turn B]``."""
-    from stripebench_tui.formats.open import open_episode
 
     parser = argparse.ArgumentParser(prog="recording_app", description=__doc__)
     parser.add_argument("trace", type=Path)

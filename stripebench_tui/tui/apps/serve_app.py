@@ -25,13 +25,16 @@ from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
 
+from stripebench_tui.formats.open import open_episode
 from stripebench_tui.tui.apps.branch_opener import diff_branches, open_branch
 from stripebench_tui.tui.keymaps.keymap import COMMANDS
 from stripebench_tui.tui.keymaps.live_keymap import live_commands
+from stripebench_tui.tui.screens.attached import AttachedScreen
 from stripebench_tui.tui.screens.episode_screen import EpisodeScreen, PlaybackOptions
 from stripebench_tui.tui.screens.fork_tree import ForkTreeScreen
 from stripebench_tui.tui.screens.live_screen import LiveEpisodeScreen
 from stripebench_tui.tui.screens.picker import EpisodeEntry, PickerScreen
+from stripebench_tui.tui.sources.episode_source import TraceSource
 
 MODES = ("replay", "attach", "pick")
 
@@ -61,8 +64,6 @@ class ServeApp(App[None]):
             self.push_replay(self.path)
 
     def push_replay(self, path: Path) -> None:
-        from stripebench_tui.formats.open import open_episode
-        from stripebench_tui.tui.sources.episode_source import TraceSource
 
         source = TraceSource(open_episode(path))
         header = source.header
@@ -71,7 +72,6 @@ class ServeApp(App[None]):
                                                                 read_only=True)))
 
     def push_attached(self, path: Path, control_url: str | None) -> None:
-        from stripebench_tui.tui.screens.attached import AttachedScreen
 
         self.sub_title = "operator" if control_url else "viewer"
         self.push_screen(AttachedScreen(path, control_url, present=self.present, speed=self.speed))

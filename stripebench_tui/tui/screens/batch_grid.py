@@ -17,13 +17,20 @@ from typing import Any
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.containers import Vertical
 from textual.screen import ModalScreen, Screen
 from textual.widgets import DataTable, Footer, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from stripebench_tui.batch.manifest import Batch
 from stripebench_tui.batch.matrix import Cell
+from stripebench_tui.batch.sweep_report import read_episode
+from stripebench_tui.core.review import load_review
+from stripebench_tui.errors import UserError
+from stripebench_tui.formats.open import open_episode
+from stripebench_tui.search import search
 from stripebench_tui.tui.screens.episode_screen import EpisodeScreen, PlaybackOptions
+from stripebench_tui.tui.screens.review_queue import ReviewQueueScreen
 from stripebench_tui.tui.sources.episode_source import TraceSource
 from stripebench_tui.tui.text import clean, plain
 
@@ -41,7 +48,6 @@ class FindingsCache:
         self._seen: dict[str, tuple[int, list[str]]] = {}
 
     def kinds(self, cell: Cell) -> list[str]:
-        from stripebench_tui.batch.sweep_report import read_episode
 
         if not self.batch.finished(cell):
             return []
@@ -77,8 +83,6 @@ REVIEW_MARKS = {"valid": ("✓", "green"), "infra-failure": ("⌁", "yellow"), "
 
 
 def _review_mark(batch: Batch, cell: Cell) -> tuple[str, str] | None:
-    from stripebench_tui.core.review import load_review
-    from stripebench_tui.errors import UserError
 
     try:
         review = load_review(batch.episode_dir(cell))
@@ -128,7 +132,6 @@ class SearchScreen(ModalScreen[tuple[Path, int] | None]):
         self.places: list[tuple[Path, int]] = []
 
     def compose(self) -> ComposeResult:
-        from textual.containers import Vertical
 
         with Vertical(id="search-box"):
             yield Input(placeholder="finding:400-as-success · request:'POST /v1/refunds' status:4xx · tool:NAME · "
@@ -140,8 +143,6 @@ class SearchScreen(ModalScreen[tuple[Path, int] | None]):
         self.query_one(Input).focus()
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
-        from stripebench_tui.errors import UserError
-        from stripebench_tui.search import search
 
         status = self.query_one("#search-status", Static)
         hits = self.query_one(OptionList)
@@ -252,7 +253,6 @@ class BatchGridScreen(Screen[None]):
         self.app.push_screen(SearchScreen(self.sweep.root), opened)
 
     def action_review(self) -> None:
-        from stripebench_tui.tui.screens.review_queue import ReviewQueueScreen
 
         self.app.push_screen(ReviewQueueScreen(self.sweep, lambda trace: self.open_at(trace, None)))
 
@@ -280,8 +280,6 @@ class BatchGridScreen(Screen[None]):
 
     def open_at(self, trace: Path, turn: int | None) -> None:
         """Open the episode of ``trace`` on top of the grid, at ``turn`` (None: its first)."""
-        from stripebench_tui.errors import UserError
-        from stripebench_tui.formats.open import open_episode
 
         try:
             opened = open_episode(trace)

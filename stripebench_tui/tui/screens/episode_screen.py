@@ -40,6 +40,15 @@ from stripebench_tui.tui.components.derived import FindingsDeriver
 from stripebench_tui.tui.components.lineage import Family, LineageReader
 from stripebench_tui.tui.components.notes import TraceNotes
 from stripebench_tui.tui.keymaps import keymap
+from stripebench_tui.tui.screens.breakpoints import BreakpointScreen
+from stripebench_tui.tui.screens.findings_screen import FindingsScreen
+from stripebench_tui.tui.screens.fork_tree import ForkTreeScreen
+from stripebench_tui.tui.screens.help_screen import HelpScreen
+from stripebench_tui.tui.screens.note import REMOVE, NoteScreen, NotesListScreen
+from stripebench_tui.tui.screens.presenter import PresenterScreen
+from stripebench_tui.tui.screens.request_log_screen import RequestLogScreen
+from stripebench_tui.tui.screens.resume import ResumeScreen
+from stripebench_tui.tui.screens.time_screen import TimeScreen
 from stripebench_tui.tui.search import MESSAGE, TextMatch, find
 from stripebench_tui.tui.sources.episode_source import (
     EpisodeSource,
@@ -628,13 +637,11 @@ class EpisodeScreen(Screen[None]):
         return self.whole if self.whole is not None else self.state
 
     def action_request_log(self) -> None:
-        from stripebench_tui.tui.screens.request_log_screen import RequestLogScreen
 
         state = self._episode_so_far()
         self.app.push_screen(RequestLogScreen(list(state.requests) if state else []))
 
     def action_findings(self) -> None:
-        from stripebench_tui.tui.screens.findings_screen import FindingsScreen
 
         state = self._episode_so_far()
         findings, derived = self.deriver.to_show(state)
@@ -647,13 +654,11 @@ class EpisodeScreen(Screen[None]):
 
     # ----- breakpoints and the time profile ----------------------------------------------------
     def action_breakpoints(self) -> None:
-        from stripebench_tui.tui.screens.breakpoints import BreakpointScreen
 
         self.app.push_screen(BreakpointScreen(self.debugger.listing, self.debugger.add, self.debugger.remove_breakpoint,
                                               live=False))
 
     def action_where_time_went(self) -> None:
-        from stripebench_tui.tui.screens.time_screen import TimeScreen
 
         def show() -> None:
             self.app.push_screen(TimeScreen(self.debugger.profile))
@@ -678,7 +683,6 @@ class EpisodeScreen(Screen[None]):
         self.timeline.set_marked(self.trace_notes.turns)
 
     def action_note(self) -> None:
-        from stripebench_tui.tui.screens.note import REMOVE, NoteScreen
 
         notes = self.notes()
         if notes is None or self.turn is None:
@@ -716,7 +720,6 @@ class EpisodeScreen(Screen[None]):
         self._go(self._positions()[target])
 
     def action_list_notes(self) -> None:
-        from stripebench_tui.tui.screens.note import NotesListScreen
 
         notes = self.notes()
         if not notes:
@@ -731,7 +734,6 @@ class EpisodeScreen(Screen[None]):
 
     # ----- help and quit ------------------------------------------------------------------
     def action_help(self) -> None:
-        from stripebench_tui.tui.screens.help_screen import HelpScreen
 
         # The keys in force (a user keymap may have rebound some), not the defaults.
         in_force: dict[str, tuple[str, ...]] = {}
@@ -742,7 +744,6 @@ class EpisodeScreen(Screen[None]):
 
     def action_present(self) -> None:
         """Presenter mode from the selected turn; back here at the turn it reached."""
-        from stripebench_tui.tui.screens.presenter import PresenterScreen
 
         if not self.indexed or not self.turns:
             self.notify("Still reading the episode; try again in a moment." if not self.indexed else "No turns to present.",
@@ -782,7 +783,6 @@ class EpisodeScreen(Screen[None]):
         return family
 
     def action_fork_tree(self) -> None:
-        from stripebench_tui.tui.screens.fork_tree import ForkTreeScreen
 
         family = self._known_family()
         if family is None:
@@ -793,7 +793,6 @@ class EpisodeScreen(Screen[None]):
         self.app.push_screen(ForkTreeScreen(family.lineage, family.bisect))
 
     def action_resume(self) -> None:
-        from stripebench_tui.tui.screens.resume import ResumeScreen
 
         family = self._known_family()
         if family is None:

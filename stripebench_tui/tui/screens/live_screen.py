@@ -19,11 +19,21 @@ from textual.binding import BindingType
 from textual.containers import Vertical
 from textual.screen import Screen
 
+from stripebench_tui.core.breakpoints import recorded_breakpoints
 from stripebench_tui.core.operator import ENDED, PAUSED, WAITING_FOR_APPROVAL, status_from_state
 from stripebench_tui.core.state import EpisodeState
+from stripebench_tui.errors import UserError
+from stripebench_tui.runtime.sandbox import TRACE_NAME
 from stripebench_tui.tui.keymaps.live_keymap import live_bindings, live_help_rows
+from stripebench_tui.tui.screens.approve import EditCallScreen, RejectScreen
+from stripebench_tui.tui.screens.breakpoints import BreakpointScreen
 from stripebench_tui.tui.screens.episode_screen import EpisodeScreen, PlaybackOptions
 from stripebench_tui.tui.screens.findings_screen import update_open_screens
+from stripebench_tui.tui.screens.help_screen import HelpScreen
+from stripebench_tui.tui.screens.inject import InjectScreen
+from stripebench_tui.tui.screens.live_presenter import LivePresenterScreen
+from stripebench_tui.tui.screens.screenshot_view import ScreenshotScreen
+from stripebench_tui.tui.screens.tool_call import DONE, ToolCallScreen
 from stripebench_tui.tui.sources.episode_source import verdict_change_turns
 from stripebench_tui.tui.sources.live_source import LiveSource
 from stripebench_tui.tui.text import clean
@@ -90,7 +100,6 @@ class LiveEpisodeScreen(EpisodeScreen, inherit_bindings=False):
     @work(exclusive=True, group="episode", exit_on_error=False)
     async def run_episode(self) -> None:
         """Play the episode on the app's loop; its result (or the problem) ends up in the status line."""
-        from stripebench_tui.errors import UserError
 
         try:
             self.result = await self.episode.run()
@@ -112,7 +121,6 @@ class LiveEpisodeScreen(EpisodeScreen, inherit_bindings=False):
     def live_redraw(self, force: bool = False) -> None:
         src = self.live_source
         if src.header is None and self.episode.sandbox is not None and self.episode.recorder is not None:
-            from stripebench_tui.runtime.sandbox import TRACE_NAME
 
             src.read_header(Path(self.episode.sandbox.episode_dir) / TRACE_NAME)
         if src.version == self._drawn_version and not force:
@@ -261,7 +269,6 @@ class LiveEpisodeScreen(EpisodeScreen, inherit_bindings=False):
             driver.step()
 
     def action_inject(self) -> None:
-        from stripebench_tui.tui.screens.inject import InjectScreen
 
         driver = self._need_driver()
         if driver is None:
@@ -291,7 +298,6 @@ class LiveEpisodeScreen(EpisodeScreen, inherit_bindings=False):
             self.driver.approve(call.call_id)
 
     def action_edit_call(self) -> None:
-        from stripebench_tui.tui.screens.approve import EditCallScreen
 
         call = self._waiting_call()
         if call is None:
@@ -305,7 +311,6 @@ class LiveEpisodeScreen(EpisodeScreen, inherit_bindings=False):
         self.app.push_screen(EditCallScreen(call.tool, dict(call.arguments)), done)
 
     def action_reject(self) -> None:
-        from stripebench_tui.tui.screens.approve import RejectScreen
 
         call = self._waiting_call()
         if call is None:
@@ -319,7 +324,6 @@ class LiveEpisodeScreen(EpisodeScreen, inherit_bindings=False):
         self.app.push_screen(RejectScreen(call.tool), done)
 
     def action_tool_call(self) -> None:
-        from stripebench_tui.tui.screens.tool_call import DONE, ToolCallScreen
 
         driver = self._need_driver()
         if driver is None:
@@ -342,8 +346,6 @@ class LiveEpisodeScreen(EpisodeScreen, inherit_bindings=False):
 
     def action_breakpoints(self) -> None:
         """The breakpoints dialog on the driver: changes go to it as commands, the list is what it recorded."""
-        from stripebench_tui.core.breakpoints import recorded_breakpoints
-        from stripebench_tui.tui.screens.breakpoints import BreakpointScreen
 
         driver = self._need_driver()
         if driver is None:
@@ -353,7 +355,6 @@ class LiveEpisodeScreen(EpisodeScreen, inherit_bindings=False):
 
     def action_present(self) -> None:
         """Presenter mode over the live stream (the replay's layout and captions); back here at the turn it reached."""
-        from stripebench_tui.tui.screens.live_presenter import LivePresenterScreen
 
         def back(position: int | None) -> None:
             if position is not None and self.turns and position < len(self.turns):
@@ -364,7 +365,6 @@ class LiveEpisodeScreen(EpisodeScreen, inherit_bindings=False):
                              back)
 
     def action_show_screenshot(self) -> None:
-        from stripebench_tui.tui.screens.screenshot_view import ScreenshotScreen
 
         shot = self.live_source.screenshot()
         if shot is None or not shot.data:
@@ -374,7 +374,6 @@ class LiveEpisodeScreen(EpisodeScreen, inherit_bindings=False):
         self.app.push_screen(ScreenshotScreen(shot))
 
     def trace_path(self) -> Path | None:
-        from stripebench_tui.runtime.sandbox import TRACE_NAME
 
         sandbox = self.episode.sandbox
         return Path(sandbox.episode_dir) / TRACE_NAME if sandbox is not None else None
@@ -387,7 +386,6 @@ class LiveEpisodeScreen(EpisodeScreen, inherit_bindings=False):
 
     # ----- help and quit ------------------------------------------------------------------
     def action_help(self) -> None:
-        from stripebench_tui.tui.screens.help_screen import HelpScreen
 
         self.app.push_screen(HelpScreen(rows=live_help_rows()))
 

@@ -13,6 +13,8 @@ from textual.widgets import DataTable, Footer, Static
 
 from stripebench_tui.core.events import EpisodeEnd
 from stripebench_tui.core.trace import EPISODE_TRACE
+from stripebench_tui.core.trace_writer import TraceError
+from stripebench_tui.formats.open import open_episode
 from stripebench_tui.tui.text import clean, plain
 
 
@@ -38,8 +40,6 @@ def find_traces(folder: Path) -> list[Path]:
 
 def describe(path: Path, folder: Path) -> EpisodeEntry:
     """What the list says of one trace (a bad file is listed as such, not fatal)."""
-    from stripebench_tui.core.trace_writer import TraceError
-    from stripebench_tui.formats.open import open_episode
 
     name = str(path.parent.relative_to(folder) if path.name == EPISODE_TRACE else path.relative_to(folder))
     try:

@@ -102,7 +102,7 @@ class RemoteDriver:
         task.add_done_callback(self._tasks.discard)
 
     async def _post(self, body: dict[str, Any]) -> None:
-        import httpx
+        import httpx  # loaded on an operator's first command: a viewer, who sends none, never pays for it
 
         try:
             async with httpx.AsyncClient(timeout=10) as client:
