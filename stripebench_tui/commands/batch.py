@@ -190,7 +190,7 @@ def batch_report(
 
 
 def _write_html(batch: Batch, out: Path, force: bool, compare_with: Path | None = None) -> None:
-    # jinja2 and every run's episode report load only for --format html
+    # jinja2 and the episode reports' builders load only for --format html
     from stripebench_tui.batch.html import write_sweep
     from stripebench_tui.batch.sweep_report import with_comparison
 

@@ -34,7 +34,7 @@ def bisect(
     Example: `stripebench bisect episodes/X --agent oracle` (deterministic on our environments);
     `stripebench bisect episodes/X --agent anthropic --runs 3 --hint 'the webhook must verify signatures'`
     """
-    # Reading the trace (the findings) and forking (the runtime, the emulator) load only when a bisect runs:
+    # The trace reader (the findings) and the runtime (pydantic, httpx, rich) load only when a bisect runs:
     # cli imports every command module at start-up
     from stripebench_tui.formats.open import open_episode
     from stripebench_tui.runtime.bisect import bisect_turns, checkpointed_turns, probe_fork

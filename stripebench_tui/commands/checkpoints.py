@@ -14,7 +14,7 @@ def checkpoints(
 
     Exit code 0, or 4 when the episode kept none. Example: `stripebench checkpoints episodes/X`
     """
-    # The trace reader and the runtime's checkpoints (the emulator, docker) load only when this command runs:
+    # The trace reader and the runtime's checkpoints (pydantic, httpx, rich) load only when this command runs:
     # cli imports every command module at start-up
     from stripebench_tui.formats.open import open_episode
     from stripebench_tui.runtime.bisect import checkpointed_turns

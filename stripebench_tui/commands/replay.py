@@ -179,7 +179,7 @@ def run_fork(trace_path: Trace | Path, at_turn: int | None, agent: str, *, headl
     agent, its turns (end of input ends the human's part). Without a terminal the TUI is refused
     (nobody could answer it) rather than left waiting until the wall-time limit.
     """
-    from stripebench_tui.runtime.fork import fork_config  # the runtime (the emulator, the sandboxes): only for a fork
+    from stripebench_tui.runtime.fork import fork_config  # the runtime (pydantic, httpx, Starlette, MCP): only for a fork
 
     if not headless and not has_terminal():
         raise UserError("--fork-at opens the TUI, which needs a terminal; add --headless to print the fork instead "

@@ -84,7 +84,7 @@ def report(
 
 def _recording(trace: Trace, episode: Path, stem: str, cast: Path | None, speed: float) -> EmbeddedRecording:
     """The recording to embed: ``cast`` as given, else one filmed now into a temporary file."""
-    # the player's assets and the cast reader load only for --cast or --recording
+    # the player's assets and the cast module load only for --cast or --recording
     from stripebench_tui.formats.report_recording import embed_recording
 
     if cast is not None:

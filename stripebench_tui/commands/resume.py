@@ -26,7 +26,7 @@ def resume(
 
     Example: `stripebench resume episodes/checkout-migration-20260101T120000Z --headless`
     """
-    # The trace reader and the runtime (the emulator, the sandboxes) load only when a resume runs: cli imports every
+    # The trace reader and the runtime (pydantic, httpx, Starlette, MCP) load only when a resume runs: cli imports every
     # command module at start-up
     from stripebench_tui.formats.open import open_episode
     from stripebench_tui.runtime.fork import summary_of

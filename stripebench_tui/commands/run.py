@@ -130,7 +130,7 @@ def run(
     add `--sandbox docker` to run it in a container (`stripebench doctor` checks the engine);
     pause where it goes wrong: `--break 'request 4xx' --break 'verdict fail'` (then resume, or step).
     """
-    # the runtime (the emulator, the sandboxes, the agents) loads only when an episode runs, not at every start-up
+    # the runtime (pydantic, httpx, Starlette, MCP) loads only when an episode runs, not at every start-up
     from stripebench_tui.runtime.episode import EpisodeConfig
 
     agent, extra = external_options(agent, agent_cmd if isinstance(agent_cmd, str) else None,

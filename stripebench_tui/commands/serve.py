@@ -86,7 +86,7 @@ def _target(target: str, present: bool, speed: float, agent: str, approve: str, 
 
 
 def _live_target(env: str, agent: str, approve: str, paused: bool, seed: int, episode_dir: Path | None):
-    # The runtime (the emulator, the sandboxes, the agents) loads only for a live episode
+    # The runtime (pydantic, httpx, Starlette, MCP) loads only for a live episode
     from stripebench_tui.runtime.episode import Episode, EpisodeConfig
     from stripebench_tui.runtime.sandbox import TRACE_NAME, new_episode_dir
     from stripebench_tui.serve.server import LiveHost, ServeTarget

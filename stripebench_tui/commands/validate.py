@@ -26,7 +26,7 @@ def validate(
 
     Example: `stripebench validate checkout-migration`, or `stripebench validate --all`
     """
-    # rich, the environments (pydantic) and the runtime (the emulator, the sandboxes) load only when validating:
+    # rich, the environments (pydantic) and the runtime (httpx, Starlette, MCP) load only when validating:
     # cli imports every command module at start-up
     from rich.console import Console
 
