@@ -10,6 +10,8 @@ agents_app = typer.Typer(help="The agents, and the external harnesses they can r
 @agents_app.command("list")
 def list_agents() -> None:
     """Every agent name; for external harnesses, whether it is installed and how to install it."""
+    # The agents' registry and the harnesses (the model gateway, Starlette) load only when this command runs:
+    # cli imports every command module at start-up
     from stripebench_tui.agents import agent_names, describe_agent
     from stripebench_tui.harness.harnesses import HARNESSES
 
@@ -29,7 +31,7 @@ def install(name: str = typer.Argument(..., metavar="HARNESS", help="claude-code
 
     Example: `stripebench agents install mini-swe-agent`
     """
-    from stripebench_tui.harness.harnesses import install_harness
+    from stripebench_tui.harness.harnesses import install_harness  # the gateway and Starlette: only when installing
 
     typer.echo(f"installing {name} …", err=True)
     prefix = install_harness(name)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import signal
 import socket
 import threading
@@ -16,6 +17,8 @@ if TYPE_CHECKING:
     from stripebench_tui.batch.manifest import Batch
 from typer.core import TyperGroup
 
+from stripebench_tui.batch import create_runner
+from stripebench_tui.core.sanitize import sanitize
 from stripebench_tui.errors import RuntimeProblem, UserError
 
 
@@ -66,6 +69,8 @@ def batch_run(
 
     Example: `stripebench batch --category backend --agents oracle,mutant:no-metadata --runs 2 -j 2 --out sweep`
     """
+    # The batch modules (pydantic through the environments' manifests, rich for the progress) load only when a
+    # batch runs: cli imports every command module at start-up
     from stripebench_tui.batch.manifest import Batch
     from stripebench_tui.batch.progress import BatchProgress
     from stripebench_tui.batch.runner import run_batch
@@ -103,8 +108,7 @@ def _plan(envs: list[str], agents: str, runs: int, out: Path | None, all_envs: b
           backend: str, sandbox: str | None, max_turns: int | None,
           workers: int | None, ray: str | None) -> tuple[Path, dict[str, Any], list[Any]]:
     """The batch directory, the request and the cells; UserError for anything unknown (nothing is written)."""
-    import datetime as dt
-
+    # the matrix resolves environments (pydantic): loaded when a batch is planned, not at start-up
     from stripebench_tui.batch.matrix import build_cells, check_agents_fit, parse_agents, resolve_environments
 
     specs = parse_agents(agents)
@@ -123,8 +127,6 @@ def _plan(envs: list[str], agents: str, runs: int, out: Path | None, all_envs: b
 
 
 def _runner(ray: str | None, workers: int | None) -> Any:
-    from stripebench_tui.batch import create_runner
-
     if ray is None:
         return create_runner("local", workers=workers)
     if ray != "auto":
@@ -172,6 +174,7 @@ def batch_report(
 
     Example: `stripebench batch report sweep --compare benchmarks-results.csv`.
     """
+    # The report's modules (pydantic through the manifests) load only when a report is asked for, not at start-up
     from stripebench_tui.batch.manifest import Batch
     from stripebench_tui.batch.sweep_report import FORMATS, write_report
 
@@ -181,14 +184,13 @@ def batch_report(
     if fmt == "html":
         _write_html(batch, output or batch.root / "report.html", force, compare_with)
         return
-    from stripebench_tui.core.sanitize import sanitize
-
     text, path = write_report(batch, fmt, compare_with, output=output)
     typer.echo(sanitize(text, max_line=None), nl=False)  # the file keeps the data; a terminal obeys no escape in it
     typer.echo(sanitize(f"written: {path}"), err=True)
 
 
 def _write_html(batch: Batch, out: Path, force: bool, compare_with: Path | None = None) -> None:
+    # jinja2 and the episode reports' builders load only for --format html
     from stripebench_tui.batch.html import write_sweep
     from stripebench_tui.batch.sweep_report import with_comparison
 

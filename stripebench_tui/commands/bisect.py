@@ -8,6 +8,9 @@ from pathlib import Path
 
 import typer
 
+from stripebench_tui.commands.run import agent_options
+from stripebench_tui.formats.bisect_record import BisectRecord, ProbeRecord, write_bisect
+
 
 def bisect(
     episode: Path = typer.Argument(..., metavar="EPISODE", help="A recorded episode (directory or trace.jsonl) "
@@ -31,8 +34,8 @@ def bisect(
     Example: `stripebench bisect episodes/X --agent oracle` (deterministic on our environments);
     `stripebench bisect episodes/X --agent anthropic --runs 3 --hint 'the webhook must verify signatures'`
     """
-    from stripebench_tui.commands.run import agent_options
-    from stripebench_tui.formats.bisect_record import BisectRecord, ProbeRecord, write_bisect
+    # The trace reader (the findings) and the runtime (pydantic, httpx, rich) load only when a bisect runs:
+    # cli imports every command module at start-up
     from stripebench_tui.formats.open import open_episode
     from stripebench_tui.runtime.bisect import bisect_turns, checkpointed_turns, probe_fork
 

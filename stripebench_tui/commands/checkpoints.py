@@ -14,6 +14,8 @@ def checkpoints(
 
     Exit code 0, or 4 when the episode kept none. Example: `stripebench checkpoints episodes/X`
     """
+    # The trace reader and the runtime's checkpoints (pydantic, httpx, rich) load only when this command runs:
+    # cli imports every command module at start-up
     from stripebench_tui.formats.open import open_episode
     from stripebench_tui.runtime.bisect import checkpointed_turns
     from stripebench_tui.runtime.checkpoints import checkpoints_dir, du, human_bytes, list_checkpoints

@@ -8,13 +8,15 @@ from typing import Any
 
 import typer
 
+from stripebench_tui.commands.replay import sample_or_path
 from stripebench_tui.errors import EXIT_EPISODE_FAILED, EXIT_OK
 
 
 def load_state(path: Path) -> Any:
     """What the diff compares of the episode at ``path`` (a trace, its directory or an ATIF file): its
     ``core.diff.EpisodeDigest``. One that cannot be read is a ``BadFileError`` (exit 3), as for every command."""
-    from stripebench_tui.commands.replay import sample_or_path
+    # The diff's reducer and the trace reader (the findings) load only when a diff runs: cli imports every command
+    # module at start-up
     from stripebench_tui.core.episode_diff import digest
     from stripebench_tui.formats.open import open_episode
 
@@ -37,15 +39,15 @@ def diff(
     Example: `stripebench diff replays/checkout-migration-oracle replays/checkout-migration-400`
     (the oracle against the run that called an HTTP 400 a success); a fork against its origin works the same way.
     """
-    from stripebench_tui.core.episode_diff import diff_states
+    from stripebench_tui.core.episode_diff import diff_states  # only when a diff runs (see load_state)
 
     result = diff_states(load_state(a), load_state(b))
     if tui is True:
-        from stripebench_tui.tui.apps.diff_app import run_diff
+        from stripebench_tui.tui.apps.diff_app import run_diff  # Textual loads only for --tui
 
         run_diff(result, (str(a), str(b)))
     else:
-        from stripebench_tui.formats.diff_text import write_diff
+        from stripebench_tui.formats.diff_text import write_diff  # the text report, only when it is printed
 
         write_diff(result, sys.stdout, (str(a), str(b)), show_all=show_all is True)
         sys.stdout.flush()

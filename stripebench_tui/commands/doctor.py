@@ -6,9 +6,12 @@ import os
 
 import typer
 
+from stripebench_tui.chromium import find_chromium
+from stripebench_tui.errors import RuntimeProblem, UserError
+
 
 def _check_engine() -> tuple[bool, str, object]:
-    from stripebench_tui.errors import RuntimeProblem
+    # the engine's helpers (tarfile; the docker SDK when connecting) load only when doctor runs, not at start-up
     from stripebench_tui.runtime.docker_engine import connect, engine_address
 
     try:
@@ -20,6 +23,7 @@ def _check_engine() -> tuple[bool, str, object]:
 
 
 def _check_base_image(client: object) -> tuple[bool, str]:
+    # only when doctor runs, as in _check_engine
     from stripebench_tui.runtime.docker_engine import BASE_IMAGE_VAR, DEFAULT_BASE_IMAGE, base_image_name
 
     base = base_image_name()
@@ -35,8 +39,6 @@ def _check_base_image(client: object) -> tuple[bool, str]:
 
 
 def _check_chromium() -> tuple[bool, str]:
-    from stripebench_tui.chromium import find_chromium
-
     exe = find_chromium()
     if exe is None:
         return False, ("Chromium not found (the browser tool needs it): apt-get install chromium, "
@@ -55,10 +57,10 @@ def _check_stripe() -> tuple[bool, str]:
 
 def _check_environments() -> list[tuple[bool, str]]:
     """One line per environment on its app's dependencies (cached venv ready, built on first run, or failed)."""
+    # The environments' manifests (pydantic) load only when doctor runs: cli imports every command at start-up
     from stripebench_tui.envs.catalog import list_environments
     from stripebench_tui.envs.deps import dependencies
     from stripebench_tui.envs.manifest import environments_dir
-    from stripebench_tui.errors import UserError
 
     try:
         found = list_environments()
@@ -75,13 +77,14 @@ def _check_environments() -> list[tuple[bool, str]]:
 
 def _check_toolchains() -> list[tuple[bool | None, str]]:
     """PostgreSQL and Node for the published folders that need them (optional: only those folders fail without)."""
-    from stripebench_tui.runtime.toolchains import published_checks
+    from stripebench_tui.runtime.toolchains import published_checks  # the runtime's toolchains: only when doctor runs
 
     return [(True if ok else None, text) for ok, text in published_checks()]
 
 
 def _check_harnesses() -> list[tuple[bool | None, str]]:
     """One line per known external harness: where it is and its version, or how to install it (optional: no failure)."""
+    # the harnesses (the model gateway, Starlette) load only when doctor runs
     from stripebench_tui.harness.harnesses import HARNESSES, harness_status
 
     out: list[tuple[bool | None, str]] = []

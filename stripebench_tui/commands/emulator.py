@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import typer
 
+from stripebench_tui.errors import UserError
+
 
 def register(app: typer.Typer) -> None:
     """Add the ``emulator`` command to the CLI."""
@@ -28,8 +30,7 @@ def register(app: typer.Typer) -> None:
         The emulator's own controls (reset, clock, faults, webhook settings and deliveries under /_emulator/)
         answer only requests with the header `Stripebench-Control-Token: TOKEN`; the token is printed at start.
         """
-        from stripebench_emulator import serve_forever
-        from stripebench_tui.errors import UserError
+        from stripebench_emulator import serve_forever  # the emulator (Starlette, uvicorn, stripe) only when it runs
 
         if control_token is not None and len(control_token.strip()) < 16:
             raise UserError("--control-token must be at least 16 characters (or leave it out to get a fresh one)")

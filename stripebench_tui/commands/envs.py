@@ -8,6 +8,10 @@ from typing import Any
 
 import typer
 
+from stripebench_tui.core.sanitize import sanitize
+from stripebench_tui.envs.size import workspace_size
+from stripebench_tui.errors import UserError
+
 
 def envs(ctx: typer.Context,
          as_json: bool = typer.Option(False, "--json", help="Print a JSON list instead of a table."),
@@ -25,9 +29,10 @@ def envs(ctx: typer.Context,
     """
     if ctx.invoked_subcommand is not None:
         return
+    # The catalog and the manifests (pydantic, tomllib) load only when this command runs: cli imports every command
+    # module at start-up
     from stripebench_tui.envs.catalog import list_environments
     from stripebench_tui.envs.manifest import environments_dir
-    from stripebench_tui.envs.size import workspace_size
 
     if path is not None:
         _bench_envs(path, as_json)
@@ -50,8 +55,8 @@ def envs(ctx: typer.Context,
 
 
 def _bench_envs(path: Path, as_json: bool) -> None:
+    # The published folders' loader (pydantic) and the runtime's toolchains load only for --path, not at start-up
     from stripebench_tui.envs.benchfolder import bench_folders_under, load_bench_folder
-    from stripebench_tui.errors import UserError
     from stripebench_tui.runtime.toolchains import grader_checks, manifest_checks
 
     folders = bench_folders_under(path)
@@ -89,8 +94,6 @@ def _bench_envs(path: Path, as_json: bool) -> None:
 
 def _say(line: str) -> None:
     """Print a line of the listing: folder names and titles are anyone's, so a terminal gets no escape of theirs."""
-    from stripebench_tui.core.sanitize import sanitize
-
     typer.echo(sanitize(line))
 
 
@@ -118,6 +121,7 @@ def new(
     Examples: `stripebench envs new demo-task`, `stripebench envs new my-checkout --from checkout-migration`,
     `stripebench envs new demo-task --dir /tmp/bench`
     """
+    # The catalog (pydantic) and the graders' loader (the grading package) load only when `envs new` runs
     from stripebench_tui.envs.catalog import find_environment
     from stripebench_tui.envs.scaffold import new_environment, targets_for
     from stripebench_tui.grading.loader import grader_path, graders_dir

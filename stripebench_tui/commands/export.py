@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from stripebench_tui.commands.output import write_new_with
+from stripebench_tui.commands.replay import sample_or_path
 from stripebench_tui.errors import UserError
 
 if TYPE_CHECKING:
@@ -62,8 +63,7 @@ def export(
     `stripebench export replays/checkout-migration-400 --format cast --speed 2 --until finding`;
     `stripebench export replays/checkout-migration-400 --format gif --speed 2 --max-mb 2`
     """
-    from stripebench_tui.commands.replay import sample_or_path
-    from stripebench_tui.formats.open import open_episode
+    from stripebench_tui.formats.open import open_episode  # the trace reader (the findings) only when exporting
 
     trace_path = sample_or_path(trace_path)
     trace = open_episode(trace_path)
@@ -77,6 +77,7 @@ def export(
         return
     if out is None:
         raise UserError("a recording is written to a file: give -o FILE, not '-'")
+    # the recorder (formats.text, the cast writer, the GIF renderer) loads only for --format cast or gif
     from stripebench_tui.commands.recording import RecordingPlayback, export_cast, export_gif
 
     playback = RecordingPlayback(size=size, speed=speed, from_turn=from_turn, to_turn=to_turn, until=until,
@@ -89,7 +90,7 @@ def export(
 
 def export_atif(trace: Trace, out: Path | None, force: bool) -> None:
     """Write ``trace`` as ATIF to ``out`` (stdout when None)."""
-    from stripebench_tui.formats.atif import AtifExport
+    from stripebench_tui.formats.atif import AtifExport  # the ATIF writer, only when exporting ATIF
 
     export = AtifExport(trace)  # the first pass: a trace that cannot be read fails before anything is written
     if out is None:

@@ -40,6 +40,8 @@ def grade(
 
     Example: `stripebench grade checkout-migration --episode episodes/checkout-migration-20261129T120000Z`
     """
+    # rich, the environments (pydantic) and the grading packages load only when grading: cli imports every command
+    # module at start-up
     from rich.console import Console
 
     from stripebench_tui.envs.catalog import find_environment

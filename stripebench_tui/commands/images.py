@@ -29,6 +29,7 @@ def bootstrap(
 
     Example: `sudo stripebench images bootstrap`
     """
+    # the engine's helpers (tarfile; the docker SDK when connecting) load only when this command runs
     from stripebench_tui.runtime.docker_engine import base_image_name, bootstrap_base_image, connect
 
     client = connect()
@@ -47,6 +48,7 @@ def build(
 
     Example: `stripebench images build checkout-migration`
     """
+    # The environments (pydantic) and the image builder load only when this command runs, not at start-up
     from stripebench_tui.envs.catalog import find_environment, list_environments
     from stripebench_tui.runtime.docker_engine import connect
     from stripebench_tui.runtime.docker_images import ensure_image, remove_old_images

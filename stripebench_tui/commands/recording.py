@@ -1,4 +1,8 @@
-"""``stripebench export --format cast|gif``: which turns a recording plays, and writing it without clobbering."""
+"""``stripebench export --format cast|gif``: which turns a recording plays, and writing it without clobbering.
+
+Not a command of its own: ``export`` and ``report`` import it only when they film, so what it imports at its top
+(formats.text, the cast writer) weighs on no command's start-up.
+"""
 
 from __future__ import annotations
 
@@ -11,11 +15,14 @@ from typing import TYPE_CHECKING
 
 import typer
 
+from stripebench_tui.commands.run import parse_breaks
 from stripebench_tui.errors import UserError
+from stripebench_tui.formats.cast import CastOptions, CastStats, parse_size, record_cast
+from stripebench_tui.formats.gif import agg_path, render_gif
+from stripebench_tui.formats.text import summary_pass
 
 if TYPE_CHECKING:
     from stripebench_tui.core.trace import Trace
-    from stripebench_tui.formats.cast import CastOptions, CastStats
 
 
 @dataclass(frozen=True)
@@ -32,9 +39,6 @@ class RecordingPlayback:
 
 def turn_range(trace: Trace, playback: RecordingPlayback) -> tuple[list[int], str]:
     """The turns the recording plays and, when ``--until`` cut them, why (else "")."""
-    from stripebench_tui.commands.run import parse_breaks
-    from stripebench_tui.formats.text import summary_pass
-
     numbers = list(trace.index().turns)
     first, last = playback.from_turn, playback.to_turn
     why = ""
@@ -59,8 +63,6 @@ def turn_range(trace: Trace, playback: RecordingPlayback) -> tuple[list[int], st
 
 def cast_options(trace: Trace, playback: RecordingPlayback) -> tuple[CastOptions, list[int], str]:
     """The recorder's options for ``playback`` on ``trace``, the turns it plays and what ``--until`` did."""
-    from stripebench_tui.formats.cast import CastOptions, parse_size
-
     cols, rows = parse_size(playback.size)
     turns, why = turn_range(trace, playback)
     return CastOptions(cols=cols, rows=rows, speed=playback.speed, from_turn=turns[0], to_turn=turns[-1],
@@ -88,8 +90,6 @@ def write_atomically(out: Path, force: bool, write: Callable[[Path], object]) ->
 
 def record_to(trace: Trace, trace_path: Path, name: str, path: Path, playback: RecordingPlayback) -> CastStats:
     """Film ``trace`` into the asciicast file ``path``, saying on stderr what it is doing."""
-    from stripebench_tui.formats.cast import record_cast
-
     options, turns, why = cast_options(trace, playback)
     typer.echo(f"recording {name}: turns {turns[0]}..{turns[-1]} ({len(turns)}) at ×{playback.speed:g} in a "
                f"{options.cols}x{options.rows} terminal{', ' + why if why else ''}…", err=True)
@@ -108,8 +108,6 @@ def export_cast(trace: Trace, trace_path: Path, name: str, out: Path, playback: 
 def export_gif(trace: Trace, trace_path: Path, name: str, out: Path, playback: RecordingPlayback, force: bool,
                max_mb: float) -> None:
     """``export --format gif``: the recording rendered to ``out`` within ``max_mb`` megabytes."""
-    from stripebench_tui.formats.gif import agg_path, render_gif
-
     agg_path()  # missing, it is said before the filming, not after
     with tempfile.TemporaryDirectory(prefix="stripebench-gif-") as folder:
         cast = Path(folder) / f"{name}.cast"

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 import typer
 
+from stripebench_tui.commands.run import agent_options, external_options, parse_breaks, play_headless
 from stripebench_tui.core.bus import Handler
 from stripebench_tui.core.trace import Trace
 from stripebench_tui.errors import EXIT_EPISODE_FAILED, EXIT_OK, UserError
@@ -64,14 +66,12 @@ def replay(
     its whole episode offline: `stripebench replay episodes/X --rerun --headless`;
     where it stops: `stripebench replay replays/checkout-migration-400 --break 'tool replace_in_file' --summary`
     """
-    from stripebench_tui.commands.run import parse_breaks
-
     breaks = parse_breaks(breaks)
     trace_path = sample_or_path(trace_path)
     if (trace_path / "batch.json").is_file():  # a batch directory (`stripebench batch`): its grid
         if headless or summary or fork_at is not None or rerun is True:
             raise UserError("a batch directory opens as a grid; for text use `stripebench batch report DIR`")
-        from stripebench_tui.tui.apps.batch_app import run_batch_grid
+        from stripebench_tui.tui.apps.batch_app import run_batch_grid  # Textual loads only when the grid opens
 
         run_batch_grid(trace_path)
         return
@@ -84,8 +84,6 @@ def replay(
                             "--base-url")
         raise typer.Exit(run_rerun(trace_path, headless=headless, breakpoints=breaks, **where))
     if fork_at is not None:
-        from stripebench_tui.commands.run import agent_options, external_options
-
         agent, extra = external_options(agent if isinstance(agent, str) else ("command" if agent_cmd else "human"),
                                         agent_cmd, agent_protocol)
         options = {**agent_options(agent, None, model, base_url, None), **extra}
@@ -95,19 +93,21 @@ def replay(
         raise UserError("--reexecute applies to a fork: add --fork-at N")
     if agent_cmd or base_url:
         raise UserError("--agent-cmd and --base-url apply to a fork: add --fork-at N")
+    # the trace reader (the findings) loads only when a replay runs: cli imports every command module at start-up
     from stripebench_tui.formats.open import open_episode
 
     trace = open_episode(trace_path)
     if not (headless or summary):
-        from stripebench_tui.tui.apps.replay_app import run_replay
+        from stripebench_tui.tui.apps.replay_app import run_replay  # Textual and the replay app: only for the TUI
 
         run_replay(trace, speed=speed, autoplay=play, breakpoints=breaks, present=present is True)
         return
+    # the text writers (rich) load only for --headless or --summary
     from stripebench_tui.formats.text import episode_passed, summary_pass, write_headless, write_summary
 
     # Each reads the trace as a stream, one event at a time: a trace of millions of events is never held whole.
     if headless:
-        from stripebench_tui.core.breakpoints import BreakpointSet
+        from stripebench_tui.core.breakpoints import BreakpointSet  # the breakpoint parser: not at every start-up
 
         # Without --summary the hits are listed after the log, matched as it is printed (derived findings included).
         matcher = BreakpointSet.from_exprs(breaks) if breaks and not summary else None
@@ -134,6 +134,8 @@ def sample_or_path(path: Path) -> Path:
     """
     if path.exists():
         return path
+    # the manifests' module (pydantic) loads only when a sample's name is looked up; several commands' start-up
+    # imports this one
     from stripebench_tui.envs.manifest import bundled_dir
 
     parts = path.parts
@@ -152,6 +154,7 @@ def has_terminal() -> bool:
 def run_rerun(trace_path: Path, *, headless: bool = False, episode_dir: Path | None = None,
               breakpoints: list[str] | None = None) -> int:
     """``replay TRACE --rerun``: the recorded agent again, nothing live (an external harness from its model recording)."""
+    # The trace reader, the gateway's recording (httpx) and the model replay (the runtime) load only for --rerun
     from stripebench_tui.formats.open import open_episode
     from stripebench_tui.gateway.recording import EXCHANGES
     from stripebench_tui.harness.model_replay import MODEL_DIR
@@ -176,9 +179,7 @@ def run_fork(trace_path: Trace | Path, at_turn: int | None, agent: str, *, headl
     agent, its turns (end of input ends the human's part). Without a terminal the TUI is refused
     (nobody could answer it) rather than left waiting until the wall-time limit.
     """
-    import asyncio
-
-    from stripebench_tui.runtime.fork import fork_config
+    from stripebench_tui.runtime.fork import fork_config  # the runtime (pydantic, httpx, Starlette, MCP): only for a fork
 
     if not headless and not has_terminal():
         raise UserError("--fork-at opens the TUI, which needs a terminal; add --headless to print the fork instead "
@@ -188,7 +189,7 @@ def run_fork(trace_path: Trace | Path, at_turn: int | None, agent: str, *, headl
     if not headless:
         if reexecute:
             raise UserError("--reexecute is for --headless forks (the TUI's fork restores a checkpoint when it can)")
-        from stripebench_tui.tui.apps.live_app import run_live
+        from stripebench_tui.tui.apps.live_app import run_live  # Textual and the live app: only for the fork's TUI
 
         path = Path(trace_path.path) if isinstance(trace_path, Trace) else trace_path
         return run_live(config, fork=(path, at_turn))
@@ -197,8 +198,7 @@ def run_fork(trace_path: Trace | Path, at_turn: int | None, agent: str, *, headl
 
 async def _headless_fork(trace_path: Trace | Path, at_turn: int | None, config: EpisodeConfig,
                          reexecute: bool = False) -> int:
-    from stripebench_tui.commands.run import play_headless
-    from stripebench_tui.runtime.fork import fork_episode
+    from stripebench_tui.runtime.fork import fork_episode  # the runtime, as in run_fork
 
     def make(config: EpisodeConfig, subscribers: list[Handler]) -> Episode:
         return fork_episode(trace_path, at_turn, config, subscribers=subscribers, reexecute=reexecute)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import tempfile
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -10,6 +11,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from stripebench_tui.commands.output import write_new
+from stripebench_tui.commands.replay import sample_or_path
 from stripebench_tui.errors import UserError
 
 if TYPE_CHECKING:
@@ -49,7 +51,8 @@ def report(
     for an issue: `stripebench report episodes/X --format md -o -`;
     with the TUI playing: `stripebench report replays/checkout-migration-400 --recording`
     """
-    from stripebench_tui.commands.replay import sample_or_path
+    # The trace reader and the report's builders (jinja2, rich) load only when a report is made: cli imports every
+    # command module at start-up
     from stripebench_tui.formats.episode_report import build_report
     from stripebench_tui.formats.open import open_episode
     from stripebench_tui.formats.report_html import render_report
@@ -81,12 +84,12 @@ def report(
 
 def _recording(trace: Trace, episode: Path, stem: str, cast: Path | None, speed: float) -> EmbeddedRecording:
     """The recording to embed: ``cast`` as given, else one filmed now into a temporary file."""
-    import tempfile
-
+    # the player's assets and the cast module load only for --cast or --recording
     from stripebench_tui.formats.report_recording import embed_recording
 
     if cast is not None:
         return embed_recording(cast)
+    # the recorder (formats.text, the cast writer) loads only when a recording is filmed now
     from stripebench_tui.commands.recording import RecordingPlayback, record_to
 
     with tempfile.TemporaryDirectory(prefix="stripebench-report-") as folder:

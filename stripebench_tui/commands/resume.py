@@ -8,6 +8,7 @@ from pathlib import Path
 
 import typer
 
+from stripebench_tui.commands.run import play_headless
 from stripebench_tui.errors import UserError
 
 
@@ -25,7 +26,8 @@ def resume(
 
     Example: `stripebench resume episodes/checkout-migration-20260101T120000Z --headless`
     """
-    from stripebench_tui.commands.run import play_headless
+    # The trace reader and the runtime (pydantic, httpx, Starlette, MCP) load only when a resume runs: cli imports every
+    # command module at start-up
     from stripebench_tui.formats.open import open_episode
     from stripebench_tui.runtime.fork import summary_of
     from stripebench_tui.runtime.resume import resumable_checkpoint, resume_config, resumed_episode

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import typer
 
+from stripebench_tui.core.review import check_verdict, clear_review, load_review, review_history, save_review
 from stripebench_tui.errors import BadFileError, UserError
 
 
@@ -44,8 +45,6 @@ def review(
     Examples: `stripebench review sweep/galtee__oracle__r2 --verdict integrity --note "read the grader at turn 14"`;
     `stripebench review sweep --todo` lists the best runs still to review, best of each task × agent first.
     """
-    from stripebench_tui.core.review import check_verdict, clear_review, load_review, review_history, save_review
-
     if (target / "batch.json").is_file():
         if verdict is not None or clear or note:
             raise UserError(f"{target} is a batch: judge one run of it (`stripebench review {target}/CELL --verdict …`)")
@@ -79,6 +78,8 @@ def review(
 
 
 def _list_queue(root: Path, todo: bool) -> None:
+    # The batch's modules (pydantic through the environments' manifests) load only for a batch's queue, not at
+    # start-up (cli imports every command module)
     from stripebench_tui.batch.manifest import Batch
     from stripebench_tui.batch.review_queue import batch_queue
 

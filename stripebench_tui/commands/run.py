@@ -53,6 +53,8 @@ BREAK_HELP = ("Pause before the next model call when this happens (repeatable): 
 
 def parse_breaks(exprs: list[str] | None) -> list[str]:
     """The ``--break`` expressions, checked now so a typo is one line before anything starts."""
+    # The breakpoint parser and the detectors (the findings) load only when a command parses --break: cli imports
+    # every command module at start-up
     from stripebench_tui.core.breakpoints import BreakpointError, parse
     from stripebench_tui.findings.runner import DETECTORS
 
@@ -128,6 +130,7 @@ def run(
     add `--sandbox docker` to run it in a container (`stripebench doctor` checks the engine);
     pause where it goes wrong: `--break 'request 4xx' --break 'verdict fail'` (then resume, or step).
     """
+    # the runtime (pydantic, httpx, Starlette, MCP) loads only when an episode runs, not at every start-up
     from stripebench_tui.runtime.episode import EpisodeConfig
 
     agent, extra = external_options(agent, agent_cmd if isinstance(agent_cmd, str) else None,
@@ -147,7 +150,7 @@ def run(
         config.sandbox = sandbox
     if not headless:
         try:
-            from stripebench_tui.tui.apps.live_app import run_live
+            from stripebench_tui.tui.apps.live_app import run_live  # Textual and the live app: only for the TUI
         except ImportError:
             raise UserError("the live TUI is not built yet; run with --headless to print the episode instead") from None
         raise typer.Exit(run_live(config, present=present is True))
@@ -156,7 +159,7 @@ def run(
 
 
 def _new_episode(config: EpisodeConfig, subscribers: list[Handler]) -> Episode:
-    from stripebench_tui.runtime.episode import Episode
+    from stripebench_tui.runtime.episode import Episode  # the runtime: only when an episode runs (see run)
 
     episode = Episode(config, subscribers=subscribers)
     episode.prepare()  # unknown env/agent, missing key: one line before anything starts
@@ -171,6 +174,7 @@ async def play_headless(config: EpisodeConfig,
     ``make_episode(config, subscribers)`` builds the prepared episode (``replay --fork-at`` passes a fork);
     ``after(episode, result)`` may print more once it ended. Returns the exit code.
     """
+    # The runtime and the printer (rich, the findings) load only when an episode is played
     from stripebench_tui.runtime.episode import exit_code_for
     from stripebench_tui.runtime.printer import LivePrinter
 

@@ -36,6 +36,8 @@ def scorecard(
 
     Example: `stripebench scorecard benchmarks/benchmarks-results-2026-02-26.csv` (the README beside it is checked).
     """
+    # The published tables (pydantic through the environments' manifests) and the view (csv, decimal) load only when
+    # this command runs: cli imports every command module at start-up
     from stripebench_tui.batch.published import published_scorecard
     from stripebench_tui.batch.scorecard_view import FORMATS, render_scorecard
 

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import typer
 
+from stripebench_tui.core.sanitize import sanitize
+
 
 def search(
     directory: Path = typer.Argument(..., metavar="DIR", help="A batch directory or any folder of episodes."),
@@ -31,7 +33,7 @@ def search(
     Examples: `stripebench search sweep finding:400-as-success`,
     `stripebench search episodes "request:'POST /v1/checkout/*' status:4xx" --json`
     """
-    from stripebench_tui.core.sanitize import sanitize
+    # sqlite3 and the index's modules load only when a search runs, not at every command's start-up
     from stripebench_tui.search import search as run_search
 
     found = run_search(directory, " ".join(query), use_index=not no_index)

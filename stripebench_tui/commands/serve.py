@@ -8,6 +8,9 @@ from pathlib import Path
 
 import typer
 
+from stripebench_tui.commands.replay import sample_or_path
+from stripebench_tui.core.events import EpisodeEnd
+from stripebench_tui.core.trace import EPISODE_TRACE
 from stripebench_tui.errors import BadFileError, UserError
 
 PRESENT_FONT_SIZE = 22  # presenter mode in a browser: larger cells, for the back of the room
@@ -41,6 +44,7 @@ def serve(
     `stripebench serve episodes/ --port 8080`; `stripebench serve checkout-migration --paused`;
     `stripebench serve replays/checkout-migration-400 --present --host 0.0.0.0` (then open the printed URL).
     """
+    # the server loads only when serving (it brings aiohttp and textual-serve in as it starts), not at every start-up
     from stripebench_tui.serve.server import EpisodeServer, serve_until_stopped
 
     what, live = _target(target, present, speed, agent, approve, paused, seed, episode_dir)
@@ -54,9 +58,7 @@ def serve(
 def _target(target: str, present: bool, speed: float, agent: str, approve: str, paused: bool, seed: int,
             episode_dir: Path | None):
     """What to serve, checked before the server starts (a bad trace or environment is one line, not a page)."""
-    from stripebench_tui.commands.replay import sample_or_path
-    from stripebench_tui.core.events import EpisodeEnd
-    from stripebench_tui.core.trace import EPISODE_TRACE
+    # The server's module and the picker (Textual) load only when serving: cli imports every command at start-up
     from stripebench_tui.serve.server import ServeTarget
     from stripebench_tui.tui.screens.picker import find_traces
 
@@ -64,7 +66,7 @@ def _target(target: str, present: bool, speed: float, agent: str, approve: str, 
     font_size = PRESENT_FONT_SIZE if present else 16  # the page's default; ?fontsize= in the URL overrides it
     path = sample_or_path(Path(target))
     if path.is_file() or (path.is_dir() and (path / EPISODE_TRACE).is_file()):
-        from stripebench_tui.formats.open import open_episode
+        from stripebench_tui.formats.open import open_episode  # the trace reader (the findings): only for a trace
 
         trace = open_episode(path)  # TraceError (exit 3) when it cannot be read
         title = f"stripebench · {trace.header.title or trace.header.env}"
@@ -84,6 +86,7 @@ def _target(target: str, present: bool, speed: float, agent: str, approve: str, 
 
 
 def _live_target(env: str, agent: str, approve: str, paused: bool, seed: int, episode_dir: Path | None):
+    # The runtime (pydantic, httpx, Starlette, MCP) loads only for a live episode
     from stripebench_tui.runtime.episode import Episode, EpisodeConfig
     from stripebench_tui.runtime.sandbox import TRACE_NAME, new_episode_dir
     from stripebench_tui.serve.server import LiveHost, ServeTarget

@@ -26,6 +26,8 @@ def validate(
 
     Example: `stripebench validate checkout-migration`, or `stripebench validate --all`
     """
+    # rich, the environments (pydantic) and the runtime (httpx, Starlette, MCP) load only when validating:
+    # cli imports every command module at start-up
     from rich.console import Console
 
     from stripebench_tui.envs.catalog import find_environment, list_environments
@@ -37,7 +39,7 @@ def validate(
     envs = list_environments() if all_envs else [find_environment(env_id)]  # type: ignore[arg-type]
     if not envs:
         raise UserError("no environments found")
-    from stripebench_tui.findings import DETECTORS
+    from stripebench_tui.findings import DETECTORS  # the detectors (findings), as loaded by the runtime above
 
     for env in envs:  # a mistyped signature would only show up as a miss after minutes of runs
         for m in env.manifest.mutants:
