@@ -67,6 +67,13 @@ def full_workspace(env: Environment, workspace: Path) -> Path:
     return workspace.parent / FULL_WORKSPACE if hidden_paths(env) else workspace
 
 
+def services_view(env: Environment, workspace: Path) -> Path:
+    """What a grader sees as ``workspace``'s environment: its full workspace when there is one beside it, else the
+    workspace (an episode recorded before its environment hid paths holds them all in its workspace)."""
+    full = full_workspace(env, workspace)
+    return full if full.is_dir() else workspace
+
+
 def copy_workspace(env: Environment, dest: Path) -> None:
     """Copy ``env``'s workspace to ``dest`` (which must not exist), then its shared files into it; without its
     hidden paths, the full workspace laid out beside it (``full_workspace``)."""
@@ -118,4 +125,4 @@ def _fill(source: Path, workspace: Path, full: Path, base: str, paths: HiddenPat
 
 
 __all__ = ["FULL_WORKSPACE", "FULL_WORKSPACE_VAR", "HiddenPaths", "copy_workspace", "full_workspace", "hidden_paths",
-           "lay_out_full_workspace"]
+           "lay_out_full_workspace", "services_view"]
