@@ -11,6 +11,7 @@ import json
 import os
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -20,6 +21,7 @@ from stripebench_tui.envs.workspace import FULL_WORKSPACE, full_workspace
 from stripebench_tui.errors import BadFileError
 from stripebench_tui.grading.context import GradingContext
 from stripebench_tui.grading.external import ExternalEvaluator, ExternalGrader
+from stripebench_tui.runtime.docker_sandbox import DockerSandbox
 from stripebench_tui.runtime.local import LocalSandbox
 from tests.benchfolders.conftest import tree_hash
 
@@ -143,3 +145,27 @@ def test_a_visible_path_outside_every_hidden_one_is_refused(tmp_path: Path) -> N
     (tmp_path / "quiz-gym.stripebench.toml").write_text('hidden = ["../grader"]\n')
     with pytest.raises(BadFileError, match="not a path inside the workspace"):
         load_bench_environment(folder)
+
+
+def test_the_docker_sandbox_runs_services_in_the_full_workspace_and_the_agent_in_its_own(tmp_path: Path) -> None:
+    """No engine needed: the container's mounts and working directories, read off a stand-in client."""
+    env = load_bench_environment(_folder(tmp_path))
+    episode = tmp_path / "ep"
+    episode.mkdir()
+    sandbox = DockerSandbox(env, episode, {})
+    sandbox.prepare()
+    try:
+        seen: dict[str, object] = {}
+        sandbox.client = SimpleNamespace(containers=SimpleNamespace(run=lambda *a, **kw: seen.update(kw)))
+        sandbox._run_container()
+        volumes = seen["volumes"]
+        assert isinstance(volumes, dict)
+        assert {str(sandbox.workspace), str(sandbox.full_workspace)} <= set(volumes)
+        assert str(env.folder) not in volumes and seen["working_dir"] == str(sandbox.workspace)
+        agent = sandbox.exec_argv(["ls"])
+        assert agent[agent.index("--workdir") + 1] == str(sandbox.workspace)  # the agent's shell and files tools
+        setup = sandbox.command_argv(["ls"])
+        assert setup[setup.index("--workdir") + 1] == str(sandbox.full_workspace)  # setup, seed (and services)
+    finally:
+        if sandbox.watchdog is not None:
+            sandbox.watchdog.close()
