@@ -75,7 +75,7 @@ def _bench_envs(path: Path, as_json: bool) -> None:
             rows.append({"id": e.id, "category": e.manifest.category, "title": e.manifest.title,
                          "run": f"stripebench run {target}", "overlay": str(e.overlay_path or ""),
                          "needs": e.needs, "offline": e.overlay.offline, "stripe_preload": e.overlay.stripe_preload,
-                         "path": str(e.root),
+                         "path": str(e.root), "hidden": list(e.manifest.hidden), "visible": list(e.manifest.visible),
                          "here": [{"present": ok, "text": text} for ok, text in
                                   manifest_checks(e.manifest) + grader_checks(e.folder, e.external_grader)]})
     if as_json:
@@ -86,6 +86,9 @@ def _bench_envs(path: Path, as_json: bool) -> None:
         _say(f"{r['id']:<{width}}  {r['category']:<10}  {r['title']}")
         if r["run"]:
             _say(f"{'':<{width}}  run: {r['run']}" + ("" if r["overlay"] else "  (no overlay: defaults)"))
+        if r.get("hidden"):  # what the agent's workspace lacks (the services and the grader still see it)
+            shown = f" but {', '.join(r['visible'])}" if r["visible"] else ""
+            _say(f"{'':<{width}}  hidden from the agent: {', '.join(r['hidden'])}{shown}")
         for need in r["needs"]:
             _say(f"{'':<{width}}  needs: {need}")
         for check in r.get("here", []):

@@ -9,6 +9,8 @@ overlays we ship for the published benchmark), else every field's default. Examp
     needs = ["Stripe test mode: the grader reads the session back"]   # shown by `stripebench envs --path`
     stripe_preload = true                       # the app hard-codes api.stripe.com: it needs the SDK preload
     problem_replace = { "/workdir" = "${WORKSPACE}" }
+    hidden = ["server/"]                        # workspace paths the agent must not see (the server's code)...
+    visible = ["server/submission.json"]        # ...but for these: shared by the agent and the full workspace
 
     [[services]]                                # as in a manifest; commands run in the workspace,
                                                 # ${BENCH_FOLDER} is the folder (a hidden server's code),
@@ -28,6 +30,12 @@ The grader's command runs with bash in a copy of ``grader/`` (``cwd``), with ``S
 ``SUBMISSION_PATH``, ``REPORT`` (where to write the report), ``WORKSPACE``, ``PROBLEM`` and the episode's
 ``STRIPE_API_BASE`` / ``STRIPE_SECRET_KEY`` in its environment (and ``APP_GEM_HOME``, the app's gems, when the
 environment has ``[ruby]``): write ``"$SUBMISSION"`` quoted, it is the agent's text.
+
+With ``hidden`` paths the agent's workspace lacks them (but for the ``visible`` ones under them), and what must
+see the folder's whole environment/ sees the full workspace beside it (``envs.workspace``): the services, setup
+commands and seed run there, the grader's link (``workspace_link``) points there, and oracle steps name it
+``${FULL_WORKSPACE}``. Name every file under a hidden path the agent reads or writes as visible, also those made
+at run time (a catalog the server writes, a .env the setup writes).
 """
 
 from __future__ import annotations
@@ -166,6 +174,9 @@ class Overlay(_StrictOverlay):
     # work; this overlay only records that the app needs it).
     stripe_preload: bool = False
     problem_replace: dict[str, str] = Field(default_factory=dict)  # text in PROBLEM.md -> what the agent reads
+    # Workspace paths the agent must not see, and the paths under them it still sees (see the module docstring).
+    hidden: list[str] = Field(default_factory=list)
+    visible: list[str] = Field(default_factory=list)
     grader: ExternalGraderSpec = Field(default_factory=ExternalGraderSpec)
     oracle: OracleSpec = Field(default_factory=OracleSpec)
     mutants: list[MutantSpec] = Field(default_factory=list)

@@ -16,6 +16,8 @@ import re
 from pathlib import Path
 from typing import Any, cast
 
+from pydantic import ValidationError
+
 from stripebench_tui.core.json_value import JSONValue
 from stripebench_tui.envs.bench_overlay import OVERLAY_SUFFIX, ExternalGraderSpec, MutantSpec, Overlay, find_overlay
 from stripebench_tui.envs.deps import cache_root
@@ -184,6 +186,7 @@ def _environment(folder: Path, problem: str | None, overlay: Overlay, overlay_pa
             id=ident, title=per.get("title") or _problem_title(overlay.title, problem) or _title(problem_file, ident),
             category=category,
             summary=overlay.summary, problem=str(problem_file), workspace=str(workspace), submission=submission,
+            hidden=overlay.hidden, visible=overlay.visible,
             tools=tools, setup=setup, requirements=requirements if requirements is not None else "",
             limits=overlay.limits, stripe=StripeSetup(seed=seed, api_version=overlay.stripe.api_version),
             services=services, postgres=overlay.postgres, node=overlay.node, ruby=overlay.ruby,
@@ -193,6 +196,10 @@ def _environment(folder: Path, problem: str | None, overlay: Overlay, overlay_pa
             # The per-language Stripe SDK preload (stripebench_tui.preload) for apps that read no base URL.
             stripe_preload=overlay.stripe_preload,
         )
+    except ValidationError as exc:  # the field and what is wrong with it, not pydantic's headline
+        err = exc.errors()[0]
+        where = ".".join(str(p) for p in err["loc"]) or "(top level)"
+        raise BadFileError(f"{overlay_path or folder}: {where}: {err['msg'].removeprefix('Value error, ')}") from None
     except ValueError as exc:
         raise BadFileError(f"{overlay_path or folder}: {exc}".splitlines()[0]) from None
     return BenchEnvironment(root, manifest, folder=folder, problem=problem, overlay=overlay, overlay_path=overlay_path)

@@ -157,6 +157,11 @@ class Manifest(_Strict):
     # Names of files in stripebench's shared workspace files (stripebench_tui/envs/shared/, e.g. "devserver.py")
     # copied into the workspace when an episode lays it out; the environment's workspace must not hold them itself.
     shared: list[str] = Field(default_factory=list)
+    # Workspace paths the agent must not see (a server's code holding the answers): left out of the agent's
+    # workspace, kept in the full workspace the services, setup, graders and oracle work in (envs.workspace);
+    # ``visible`` names paths under them the agent still sees, shared with that full workspace.
+    hidden: list[str] = Field(default_factory=list)
+    visible: list[str] = Field(default_factory=list)
     submission: str | None = None  # file in the workspace where the agent puts its answer (e.g. a cs_ id)
     grader: str | None = None  # module in graders/ (default: the id with dashes as underscores)
     tools: list[str] = Field(default_factory=lambda: ["shell", "files", "stripe_docs"])
@@ -200,6 +205,24 @@ class Manifest(_Strict):
         if bad:
             raise ValueError(f"{bad[0]} is not a TCP port (1-65535)")
         return sorted(set(v))
+
+    @field_validator("hidden", "visible")
+    @classmethod
+    def _relative_paths(cls, v: list[str]) -> list[str]:
+        for path in v:
+            parts = path.strip("/").split("/")
+            if not path.strip("/") or path.startswith("/") or ".." in parts or "." in parts:
+                raise ValueError(f"{path!r} is not a path inside the workspace (relative, without . or ..)")
+        return v
+
+    @model_validator(mode="after")
+    def _visible_under_hidden(self) -> Manifest:
+        hidden = [h.strip("/") for h in self.hidden]
+        for path in self.visible:
+            rel = path.strip("/")
+            if not any(rel.startswith(h + "/") for h in hidden):
+                raise ValueError(f"visible: {path!r} is under no hidden path (every other path is visible already)")
+        return self
 
     @field_validator("tools")
     @classmethod

@@ -26,6 +26,7 @@ from typing import Any
 
 import httpx
 
+from stripebench_tui.envs.workspace import services_view
 from stripebench_tui.grading.context import GradingContext, GradingUnavailable
 
 HEALTH_TIMEOUT = 10.0  # one GET /health; the copy has ``start_timeout`` in all to answer one
@@ -83,7 +84,9 @@ class AppCopy:
             self._log.flush()
             log_from = self.log_path.stat().st_size
             # Where the episode's code runs (its container, in a docker episode): the grader never runs it itself.
-            self.proc = processes.start_process(spec.command, cwd=Path(ctx.workspace), env=overrides,
+            # In the full workspace, as the episode's services run (envs.workspace: the hidden paths with the rest).
+            self.proc = processes.start_process(spec.command, cwd=services_view(ctx.env, Path(ctx.workspace)),
+                                                env=overrides,
                                                 unset=tuple(n for n in unset if n not in overrides), log=self._log)
             self.http = httpx.Client(base_url=self.url, timeout=http_timeout, trust_env=False)
             if self._healthy(deadline):

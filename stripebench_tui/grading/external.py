@@ -26,6 +26,7 @@ from stripebench_tui.core.driver import Driver, FinalScore
 from stripebench_tui.core.events import ERROR, FAIL, PASS, Event, GraderVerdict, StripeObject, ToolResult
 from stripebench_tui.core.profile import GRADING, harness_part
 from stripebench_tui.envs.ruby_gems import GemBundle, bundle_of
+from stripebench_tui.envs.workspace import services_view
 from stripebench_tui.grading.context import GradingContext
 from stripebench_tui.grading.criteria import Criterion, Outcome
 from stripebench_tui.grading.evaluate import Reported
@@ -72,7 +73,7 @@ class ExternalGrader:
             env["APP_GEM_HOME"] = app_gems["GEM_HOME"]
         source = self.folder / Path(self.spec.cwd).parts[0]
         return GraderRun(self.spec, source, work, ctx.workspace, env, ctx.submission_path, self.problem,
-                         gems=self.gem_bundle())
+                         gems=self.gem_bundle(), link_to=services_view(ctx.env, ctx.workspace))
 
     def gem_bundle(self) -> GemBundle | None:
         """The grader's Gemfile, as ``envs.ruby_gems`` installs it (None for a grader that asks for none)."""

@@ -1,9 +1,10 @@
 """One run of an external grader: a copy of its folder, the episode's Stripe settings, a killable process, a report.
 
 The command runs with bash in a fresh copy of the grader folder (the benchmark folder is never written: pytest's
-caches, reports and the submission copies land in the copy), beside a link to the agent's workspace, in its own
-session so that stopping it stops everything it started. The outcome is a ``RunResult``: the report's tests, or
-why there are none (a crash, a timeout, garbage) with the output's last lines.
+caches, reports and the submission copies land in the copy), beside a link to the agent's workspace (the full
+workspace where the environment hides paths from the agent: ``envs.workspace``), in its own session so that
+stopping it stops everything it started. The outcome is a ``RunResult``: the report's tests, or why there are none
+(a crash, a timeout, garbage) with the output's last lines.
 """
 
 from __future__ import annotations
@@ -65,6 +66,9 @@ class GraderRun:
     submission_path: Path | None = None
     problem: str = ""
     gems: ruby_gems.GemBundle | None = None  # a Gemfile the command runs under (bundle exec)
+    # What the link beside the copy points at: the full workspace when the environment hides paths from the agent
+    # (envs.workspace), else (None) the workspace.
+    link_to: Path | None = None
     runs: int = 0
     _copied: bool = False
 
@@ -77,7 +81,7 @@ class GraderRun:
                             ignore=shutil.ignore_patterns("__pycache__", ".pytest_cache", "node_modules"))
             link = self.work / self.spec.workspace_link
             if self.spec.workspace_link and not link.exists() and link != copy:
-                link.symlink_to(self.workspace, target_is_directory=True)
+                link.symlink_to(self.link_to or self.workspace, target_is_directory=True)
             self._copied = True
         cwd = self.work / self.spec.cwd  # the source is the first part of cwd: grader/<problem> copies grader/
         for dest, src in self.spec.inputs.items():  # the agent's files, copied where the grader reads them

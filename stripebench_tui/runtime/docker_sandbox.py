@@ -15,6 +15,13 @@ environment's folder is never mounted: its ``solution/``, ``mutants/`` and the
 graders stay on this machine. A grader's copy of the app (``start_process``) runs in
 the container too, so the agent's code never runs here.
 
+An environment that hides paths from the agent (a published folder's server code) has its
+full workspace (``envs.workspace``) mounted beside the workspace, at the same path: the
+services, setup and seed run there. The agent's shell starts in the workspace, which lacks
+the hidden paths, but it runs in the same container as the same user as the services, so
+the full workspace is out of its sight, not out of its reach: the container keeps the
+folder's grader/ and solution/ away, not the hidden paths.
+
 Network: the container shares the host's network. The app must reach the Stripe
 emulator, which stays on this machine, and the browser tool (also here) must reach
 the app; the engine here runs without a bridge, so ``none`` or a private network are
@@ -135,9 +142,10 @@ class DockerSandbox(SandboxBase):
         """The environment of the local relay processes: ours, the tag, and the container's env as JSON."""
         return {**self.process_env(), ENV_VAR: json.dumps(self.container_env(extra))}
 
-    def exec_argv(self, argv: list[str], interactive: bool = False) -> list[str]:
-        """The local command line that runs ``argv`` in the workspace inside the container, as the agent user."""
-        return exec_argv(self.container_name, argv, user=f"{self.uid}:{self.gid}", workdir=str(self.workspace),
+    def exec_argv(self, argv: list[str], interactive: bool = False, workdir: Path | None = None) -> list[str]:
+        """The local command line that runs ``argv`` in the workspace (or ``workdir``) inside the container, as the
+        agent user."""
+        return exec_argv(self.container_name, argv, user=f"{self.uid}:{self.gid}", workdir=str(workdir or self.workspace),
                          interactive=interactive)
 
     async def start(self, bus: EventBus) -> None:
@@ -163,6 +171,8 @@ class DockerSandbox(SandboxBase):
             raise ServiceFailed(str(exc)) from None
         if self.uid != os.getuid() and not self.copy:  # (copied files get their owner in the archive)
             await asyncio.to_thread(_chown_tree, self.workspace, self.uid, self.gid)
+            if self.full_workspace != self.workspace:
+                await asyncio.to_thread(_chown_tree, self.full_workspace, self.uid, self.gid)
             os.chown(self.scratch, self.uid, self.gid)
         await bus.publish(Service(service="docker", status="starting", text=f"container {self.container_name} of {self.image}"))
         try:
@@ -183,7 +193,9 @@ class DockerSandbox(SandboxBase):
             str(self.scratch): {"bind": str(self.scratch), "mode": "rw"},
             str(package): {"bind": f"{PACKAGE_MOUNT}/stripebench_tui", "mode": "ro"},
         }
-        for path in (self.workspace, self.scratch):
+        if self.full_workspace != self.workspace:  # the services' view, hidden paths included (envs.workspace)
+            volumes[str(self.full_workspace)] = {"bind": str(self.full_workspace), "mode": "rw"}
+        for path in (self.workspace, self.full_workspace, self.scratch):
             if path.resolve() != path:
                 volumes[str(path.resolve())] = {"bind": str(path.resolve()), "mode": "rw"}
         for path, at in self.read_only_mounts:
@@ -206,7 +218,8 @@ class DockerSandbox(SandboxBase):
         # each read-only folder (owned by root: the agent can read them, not change them).
         package = Path(stripebench_tui.__file__).resolve().parent
         fills: list[tuple[str, dict[str, Path], int]] = [
-            (str(self.episode_dir), {self.workspace.name: self.workspace, SCRATCH: self.scratch}, self.uid),
+            (str(self.episode_dir), {self.workspace.name: self.workspace, self.full_workspace.name: self.full_workspace,
+                                     SCRATCH: self.scratch}, self.uid),
             (PACKAGE_MOUNT, {"stripebench_tui": package}, 0)]
         if self.env.manifest.stripe.seed:
             seed = self.env.path(self.env.manifest.stripe.seed).resolve()
@@ -231,7 +244,8 @@ class DockerSandbox(SandboxBase):
             docker_copy.pull(self.container, str(self.workspace), self.workspace)
 
     def command_argv(self, argv: list[str]) -> list[str]:
-        return self.exec_argv(argv)
+        """Setup and seed: in the full workspace (the workspace unless the environment hides paths)."""
+        return self.exec_argv(argv, workdir=self.full_workspace)
 
     def seed_command(self, seed: str) -> list[str]:
         return ["python3", self.seed_path()]
@@ -252,7 +266,7 @@ class DockerSandbox(SandboxBase):
                     health = {k: expand(v, ctx) for k, v in (("http", spec.health.http), ("tcp", spec.health.tcp)) if v}
             except PlanError as exc:
                 raise BadFileError(f"{self.env.root / 'environment.toml'}: services.{spec.name}: {exc}") from None
-            command = shlex.join(self.exec_argv(["bash", "-c", spec.command]))
+            command = shlex.join(self.exec_argv(["bash", "-c", spec.command], workdir=self.full_workspace))
             service = ServiceProcess(bus, spec.name, command, cwd=self.workspace, env=self.tool_env(extra),
                                      log_path=self.logs / f"{spec.name}.log", health=health,
                                      health_timeout=spec.health.timeout if spec.health else 30.0,

@@ -40,6 +40,7 @@ from stripebench_tui.core.profile import SETUP, TOOL_START, Stopwatch
 from stripebench_tui.core.recorder import Recorder
 from stripebench_tui.envs.catalog import find_environment
 from stripebench_tui.envs.manifest import Environment
+from stripebench_tui.envs.workspace import FULL_WORKSPACE_VAR
 from stripebench_tui.errors import EXIT_EPISODE_FAILED, EXIT_OK, EXIT_RUNTIME, UserError
 from stripebench_tui.runtime.checkpoints import (
     DEFAULT_CAP_MB,
@@ -345,7 +346,9 @@ class Episode:
         variables = sandbox.variables()
         task = Task(env_id=env.id, problem=fill_placeholders(env.problem_text(), variables), tools=await executor.tools(),
                     workspace=str(sandbox.workspace), hints=list(env.manifest.hints),
-                    context={**variables, "ENV_DIR": str(env.root), "ENV_ID": env.id})
+                    context={**variables, "ENV_DIR": str(env.root), "ENV_ID": env.id,
+                             # the oracle's way to the hidden paths (not an agent's: not in the processes' variables)
+                             FULL_WORKSPACE_VAR: str(sandbox.full_workspace)})
         manifest_limits = env.manifest.limits
         limits = Limits(max_turns=cfg.max_turns or manifest_limits.max_turns,
                         wall_time=cfg.wall_time or manifest_limits.wall_time,

@@ -47,7 +47,7 @@ class LocalSandbox(SandboxBase):
         episodes left in the temporary directory."""
         lay_out(self.env, self.episode_dir, self.workspace, self._vars)
         if self.env.manifest.ruby is not None:  # the tool servers start before the gems are installed
-            self.ruby_env = planned_env(self.workspace, self.env.manifest.ruby)
+            self.ruby_env = planned_env(self.full_workspace, self.env.manifest.ruby)
         episode_scratch.sweep_orphans()
         self.scratch = episode_scratch.make(self.tag)
         # What the watchdog removes once nothing of the episode runs, also after kill -9: the scratch directory
@@ -72,10 +72,10 @@ class LocalSandbox(SandboxBase):
         await self._install_venv(bus)
         if self.env.manifest.node is not None:
             node = self.env.manifest.node
-            await install_node_packages(bus, self.workspace / node.dir, self.logs / "packages.log", self.redactor,
+            await install_node_packages(bus, self.full_workspace / node.dir, self.logs / "packages.log", self.redactor,
                                         hoist=node.public_hoist_pattern, min_node=node.min_node)
         if self.env.manifest.ruby is not None:
-            self.ruby_env = await install_app_gems(bus, self.workspace, self.env.manifest.ruby, self.logs / "gems.log",
+            self.ruby_env = await install_app_gems(bus, self.full_workspace, self.env.manifest.ruby, self.logs / "gems.log",
                                                    self.redactor)
 
     async def _install_venv(self, bus: EventBus) -> None:
@@ -114,7 +114,7 @@ class LocalSandbox(SandboxBase):
                     health = {k: expand(v, env) for k, v in (("http", spec.health.http), ("tcp", spec.health.tcp)) if v}
             except PlanError as exc:
                 raise BadFileError(f"{self.env.root / 'environment.toml'}: services.{spec.name}: {exc}") from None
-            service = ServiceProcess(bus, spec.name, spec.command, cwd=self.workspace, env=env,
+            service = ServiceProcess(bus, spec.name, spec.command, cwd=self.full_workspace, env=env,
                                      log_path=self.logs / f"{_safe(spec.name)}.log", health=health,
                                      health_timeout=spec.health.timeout if spec.health else 30.0,
                                      restart=spec.restart, redactor=self.redactor,

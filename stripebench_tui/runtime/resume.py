@@ -28,6 +28,7 @@ from stripebench_tui.core.events import AGENT, EpisodeEnd, EpisodeResume, Event,
 from stripebench_tui.core.recorder import Recorder
 from stripebench_tui.core.trace import Trace
 from stripebench_tui.core.trace_writer import sidecar_dir
+from stripebench_tui.envs.workspace import FULL_WORKSPACE
 from stripebench_tui.errors import EXIT_RUNTIME, UserError, with_exit_code
 from stripebench_tui.runtime import postgres
 from stripebench_tui.runtime.checkpoints import CheckpointInfo, list_checkpoints
@@ -133,6 +134,7 @@ class ResumedEpisode(RestoredEpisode):
             if later.turn > self.checkpoint.turn:
                 shutil.rmtree(later.path)
         shutil.rmtree(episode_dir / "workspace", ignore_errors=True)
+        shutil.rmtree(episode_dir / FULL_WORKSPACE, ignore_errors=True)  # laid out again with the workspace
         for suffix in ("", "-wal", "-shm", "-journal"):
             Path(str(episode_dir / EMULATOR_STATE) + suffix).unlink(missing_ok=True)
         # the dead process's PostgreSQL cluster (its server died with it): the checkpoint's dump makes a new one

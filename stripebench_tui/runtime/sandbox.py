@@ -25,7 +25,7 @@ from stripebench_tui.core.redact import Redactor
 from stripebench_tui.core.trace import EPISODE_TRACE
 from stripebench_tui.envs.deps import EnvDeps, with_bin_first, with_python_last
 from stripebench_tui.envs.manifest import Environment, ServiceSpec
-from stripebench_tui.envs.workspace import copy_workspace
+from stripebench_tui.envs.workspace import copy_workspace, full_workspace
 from stripebench_tui.errors import UserError
 from stripebench_tui.preload import preload_env
 from stripebench_tui.runtime import node_packages, postgres
@@ -42,6 +42,7 @@ class Sandbox(Protocol):
     name: str  # "local", "docker", … (the trace header's ``sandbox``)
     episode_dir: Path
     workspace: Path
+    full_workspace: Path  # the workspace, or where the services see it with its hidden paths (envs.workspace)
     tag: str  # marks every process of the episode (see runtime.reaper)
 
     def prepare(self) -> None:
@@ -97,6 +98,9 @@ class SandboxBase:
         self.env = env
         self.episode_dir = episode_dir
         self.workspace = episode_dir / "workspace"
+        # Where the services, setup and seed run: the workspace, or the full one beside it when the environment hides
+        # paths from the agent (envs.workspace).
+        self.full_workspace = full_workspace(env, self.workspace)
         self.logs = episode_dir / "logs"
         self.screenshots = episode_dir / "screenshots"
         self.tag = uuid.uuid4().hex
@@ -156,10 +160,11 @@ class SandboxBase:
         return ""
 
     async def run_setup(self, bus: EventBus) -> None:
-        """Run the manifest's ``setup`` commands with bash in the workspace, in order; the first failure ends setup."""
+        """Run the manifest's ``setup`` commands with bash in the (full) workspace, in order; the first failure ends
+        setup."""
         for n, command in enumerate(self.env.manifest.setup, 1):
             tail: deque[str] = deque(maxlen=20)
-            code = await run_logged(bus, "setup", self.command_argv(["bash", "-c", command]), cwd=self.workspace,
+            code = await run_logged(bus, "setup", self.command_argv(["bash", "-c", command]), cwd=self.full_workspace,
                                     env=self.tool_env(), log_path=self.logs / "setup.log", timeout=SETUP_TIMEOUT,
                                     tail=tail, redactor=self.redactor)
             if code != 0:
@@ -172,7 +177,7 @@ class SandboxBase:
         if not seed:
             return
         tail: deque[str] = deque(maxlen=20)
-        code = await run_logged(bus, "seed", self.command_argv(self.seed_command(seed)), cwd=self.workspace,
+        code = await run_logged(bus, "seed", self.command_argv(self.seed_command(seed)), cwd=self.full_workspace,
                                 env=self.tool_env(), log_path=self.logs / "seed.log", timeout=SEED_TIMEOUT, tail=tail,
                                 redactor=self.redactor)
         if code != 0:
@@ -191,7 +196,7 @@ def lay_out(env: Environment, episode_dir: Path, workspace: Path, variables: dic
 
     Each service port variable gets a free port (and ``X_URL`` for ``X_PORT``), plus the paths every process sees.
     """
-    copy_workspace(env, workspace)  # its own files and the shared ones it names (e.g. devserver.py)
+    copy_workspace(env, workspace)  # its own files and the shared ones it names (e.g. devserver.py), the full one
     (episode_dir / "logs").mkdir(exist_ok=True)
     (episode_dir / "screenshots").mkdir(exist_ok=True)
     for spec in episode_services(env):
