@@ -135,7 +135,7 @@ class RubySpec(_Strict):
 
     gemfile: str = "Gemfile"  # relative to the workspace
     # Gems installed beside the app's, "name version" each, as the folder's Dockerfile prefetches them (the SDK an
-    # upgrade task moves to): `bundle install --local` of the agent's changed Gemfile finds them without a registry.
+    # upgrade task moves to): the agent's `bundle install` of its changed Gemfile finds them without a registry.
     prefetch: list[str] = Field(default_factory=list)
 
 

@@ -22,11 +22,19 @@ A checkout is looked up by the gem's name in each directory of ``STRIPEBENCH_GEM
 in this machine's mirror directory (``MIRROR_ROOT``). Served to bundler as installed gems rather than a gem server
 on a port: ``bundle install --local`` takes Debian's installed gems and ours alike with the folder's Gemfile
 unchanged (a mirror would need every gem, Debian's too, as a ``.gem`` file, and a server process per episode).
+
+The agent, told by a task to run ``bundle install`` (or ``bundle update``, ``bundle lock``), runs it without
+``--local``: bundler 2.3 (Debian's) has no setting for that (``prefer_local`` came later), but it follows a mirror.
+Offline the episode's processes get ``no_registry_env``: every rubygems source mirrored to an index in the cache that
+lists no gems (``empty_index``, a directory read through ``file://``), so bundler resolves against the installed
+gems alone, as ``--local`` does, leaves ``remote: https://rubygems.org/`` in the lock, and for a gem not here says
+at once "Could not find gem … in rubygems repository https://rubygems.org/ or installed locally".
 """
 
 from __future__ import annotations
 
 import functools
+import gzip
 import hashlib
 import json
 import os
@@ -109,7 +117,7 @@ class GemBundle:
     lockfile: Path | None = None
     use_lock: bool = False  # the folder's Dockerfile copies the lock too: bundler resolves with it
     # (name, version) of gems installed beside the bundle, as a Dockerfile prefetches them (the SDK an upgrade task
-    # moves to): a later `bundle install --local` of the changed Gemfile finds them here.
+    # moves to): a later `bundle install` of the changed Gemfile finds them here (offline through no_registry_env).
     extra: tuple[tuple[str, str], ...] = ()
 
     def key(self, mode: str) -> str:
@@ -498,6 +506,43 @@ def _pins(gemfile: Path) -> set[str]:
     return set(re.findall(r"""^\s*gem\s+['"]([^'"]+)['"]\s*,\s*['"][=\d]""", text, re.M))
 
 
+# ---- the agent's bundler, offline ----
+
+MIRROR_VAR = "BUNDLE_MIRROR__ALL"  # bundler's mirror.all: where every rubygems source is fetched from
+EMPTY_LIST = b"\x04\x08[\x00"  # Marshal.dump([]): an index's list of gems, with none in it
+INDEX_FILES = ("specs.4.8", "latest_specs.4.8", "prerelease_specs.4.8")  # what `gem generate_index` writes
+
+
+def empty_index() -> Path:
+    """A gem index listing no gems, in the cache (made once, under a lock, moved in place whole)."""
+    where = cache_root() / "ruby" / "empty-index"
+    if (where / "specs.4.8.gz").is_file():
+        return where
+    where.parent.mkdir(parents=True, exist_ok=True)
+    with locked(where.parent / ".locks" / where.name):
+        if (where / "specs.4.8.gz").is_file():
+            return where
+        staging = Path(tempfile.mkdtemp(prefix=f".{where.name}-", dir=where.parent))
+        try:
+            for name in INDEX_FILES:
+                (staging / name).write_bytes(EMPTY_LIST)
+                (staging / f"{name}.gz").write_bytes(gzip.compress(EMPTY_LIST, mtime=0))
+            try:
+                staging.rename(where)
+            except OSError:
+                if not (where / "specs.4.8.gz").is_file():
+                    raise
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+    return where
+
+
+def no_registry_env() -> dict[str, str]:
+    """Offline, for the agent's processes: a plain ``bundle install`` resolves from the installed gems (see the module
+    docstring)."""
+    return {MIRROR_VAR: empty_index().as_uri()}
+
+
 # ---- for doctor and envs --path ----
 
 def describe(bundle: GemBundle | None = None) -> list[tuple[bool, str]]:
@@ -542,5 +587,6 @@ def describe(bundle: GemBundle | None = None) -> list[tuple[bool, str]]:
     return out or [(True, head)]
 
 
-__all__ = ["GemBundle", "GemProblem", "GemSource", "MODE_VAR", "SOURCES", "SOURCES_VAR", "Say", "build", "bundle_of", "describe",
-           "ensure", "find_checkout", "lock_differences", "mode", "parse_extra", "plan", "process_env"]
+__all__ = ["MIRROR_VAR", "GemBundle", "GemProblem", "GemSource", "MODE_VAR", "SOURCES", "SOURCES_VAR", "Say", "build",
+           "bundle_of", "describe", "empty_index", "ensure", "find_checkout", "lock_differences", "mode", "no_registry_env",
+           "parse_extra", "plan", "process_env"]

@@ -225,3 +225,20 @@ def test_a_prefetch_names_a_gem_and_its_exact_version(spec: str) -> None:
     assert ruby_gems.parse_extra(["stripe 15.5.0"]) == (("stripe", "15.5.0"),)
     with pytest.raises(GemProblem, match="say a gem and its exact version"):
         ruby_gems.parse_extra([spec])
+
+
+def test_the_empty_index_is_made_once_by_concurrent_episodes_and_lists_no_gems(tmp_path: Path,
+                                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """What offline bundler is pointed at (``no_registry_env``): each index file Marshal's empty list, as
+    `gem generate_index` writes for a directory of no gems; two episodes at once make it once, leave no staging."""
+    monkeypatch.setenv("STRIPEBENCH_CACHE", str(tmp_path / "cache"))
+    code = "from stripebench_tui.envs import ruby_gems as r; print(r.no_registry_env()[r.MIRROR_VAR])"
+    procs = [subprocess.Popen([sys.executable, "-c", code], env={**os.environ}, stdout=subprocess.PIPE, text=True)
+             for _ in range(3)]
+    outs = {p.communicate(timeout=120)[0].strip() for p in procs}
+    index = ruby_gems.empty_index()
+    assert outs == {index.as_uri()}
+    assert sorted(p.name for p in index.parent.iterdir() if not p.name.startswith(".locks")) == ["empty-index"]
+    read = subprocess.run(["ruby", "-e", "print Marshal.load(Gem::Util.gunzip(File.binread(ARGV[0]))).inspect",
+                           str(index / "specs.4.8.gz")], capture_output=True, text=True, timeout=60)
+    assert read.stdout == "[]", read.stderr

@@ -15,7 +15,7 @@ from stripebench_tui.core.events import Service
 from stripebench_tui.core.redact import Redactor
 from stripebench_tui.envs import ruby_gems
 from stripebench_tui.envs.manifest import RubySpec
-from stripebench_tui.runtime.ruby_step import install_app_gems, planned_env
+from stripebench_tui.runtime.ruby_step import episode_env, install_app_gems, planned_env
 from stripebench_tui.runtime.services import ServiceFailed
 from tests.envs.test_ruby_gems import _toy_gem
 
@@ -69,7 +69,8 @@ def test_the_apps_gems_are_installed_and_its_lock_becomes_what_was_resolved(offl
     (server / "Gemfile.lock").write_text(LOCK.format(json="0.0.1"))  # a json no machine has: the installed one fits
     planned = planned_env(offline / "ws", RubySpec(gemfile="server/Gemfile"))  # what the agent's tools start with
     env, seen = _install(offline / "ws", offline)
-    assert set(env) == {"GEM_HOME", "GEM_PATH", "PATH"}, env  # the app's own Gemfile, found from its directory
+    # the app's own Gemfile, found from its directory; offline, bundler's mirror of rubygems.org is the empty index
+    assert set(env) == {"GEM_HOME", "GEM_PATH", "PATH", ruby_gems.MIRROR_VAR}, env
     assert planned == env
     log = (offline / "logs" / "gems.log").read_text()
     assert "building toy-base 1.0.0" in log
@@ -80,6 +81,48 @@ def test_the_apps_gems_are_installed_and_its_lock_becomes_what_was_resolved(offl
                          env={**os.environ, **env, "PATH": env["PATH"] + os.pathsep + os.environ["PATH"]},
                          capture_output=True, text=True, timeout=120)
     assert ran.stdout == "1.0.0", ran.stderr
+
+
+def _bundler(argv: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """``argv`` run as the agent's shell runs it: our variables less bundler's and the gems', then the episode's; and
+    no way out to a registry (a proxy on a closed port: a fetch fails at once, reachable registry or not)."""
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("GEM_", "BUNDLE_"))}
+    dead = "http://127.0.0.1:9"
+    return subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=120,
+                          env={**base, **env, "PATH": env["PATH"] + os.pathsep + os.environ["PATH"],
+                               "https_proxy": dead, "HTTPS_PROXY": dead, "http_proxy": dead, "HTTP_PROXY": dead})
+
+
+def test_offline_the_agents_plain_bundle_install_resolves_a_changed_pin_from_the_installed_gems(offline: Path) -> None:
+    """A task says "run `bundle install`" after moving the SDK's pin (sdk-upgrades-ruby): offline, with the episode's
+    variables, plain `bundle install`, `bundle update` and `bundle lock` take the gem installed beside the app's (the
+    prefetch), and a gem that is not here is bundler's own error at once, not a wait on the network."""
+    _toy_gem(offline / "sources", "toy-next", {"1.0.0": "", "2.0.0": ""})
+    where = offline / "bundle"
+    gems = [str(ruby_gems.build("toy-next", version)) for version in ("1.0.0", "2.0.0")]
+    subprocess.run(["gem", "install", "--local", "--ignore-dependencies", "--no-document", "--install-dir",
+                    str(where / "home"), *gems], check=True, capture_output=True, timeout=120)
+    env = episode_env(where, "local")
+    assert ruby_gems.MIRROR_VAR not in episode_env(where, "registry")  # online, bundler as the Dockerfile has it
+    app = offline / "ws" / "server"
+    app.mkdir(parents=True)
+    (app / "Gemfile").write_text('source "https://rubygems.org"\ngem "toy-next", "~> 2.0"\n')
+    (app / "Gemfile.lock").write_text("GEM\n  remote: https://rubygems.org/\n  specs:\n    toy-next (1.0.0)\n\n"
+                                      "PLATFORMS\n  ruby\n\nDEPENDENCIES\n  toy-next (~> 1.0)\n")
+    without = _bundler(["bundle", "install"], app, {k: v for k, v in env.items() if k != ruby_gems.MIRROR_VAR})
+    assert without.returncode != 0, "without the mirror bundler asks the registry (what this test guards)"
+    ran = _bundler(["bundle", "install"], app, env)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    lock = (app / "Gemfile.lock").read_text()
+    assert "toy-next (2.0.0)" in lock and "remote: https://rubygems.org/" in lock, lock
+    for argv in (["bundle", "update", "toy-next"], ["bundle", "lock"]):
+        again = _bundler(argv, app, env)
+        assert again.returncode == 0 and "toy-next (2.0.0)" in (app / "Gemfile.lock").read_text(), again.stderr
+    (app / "Gemfile").write_text('source "https://rubygems.org"\ngem "toy-next", "~> 2.0"\ngem "toy-elsewhere"\n')
+    missing = _bundler(["bundle", "install"], app, env)
+    assert missing.returncode != 0
+    assert ("Could not find gem 'toy-elsewhere' in rubygems repository https://rubygems.org/ or installed locally"
+            in " ".join((missing.stdout + missing.stderr).split())), missing.stdout + missing.stderr
 
 
 def test_an_app_gem_that_cannot_be_had_fails_setup_naming_it(offline: Path) -> None:
