@@ -223,7 +223,5 @@ __all__ = ["BASE_IMAGE_VAR", "DEFAULT_BASE_IMAGE", "LABEL_EPISODE", "LABEL_OWNER
 
 
 if __name__ == "__main__":
-    import sys
-
     if sys.argv[1:2] == ["--reap"]:
         _reap(sys.argv[2])
