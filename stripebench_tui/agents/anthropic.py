@@ -51,6 +51,7 @@ class AnthropicAgent(LlmAgent):
 
     async def start(self, task: Task) -> None:
         """Open the client and turn the task into a system prompt and tool definitions."""
+        # the SDK takes seconds to import; `stripebench agents` loads this module for its docstring alone
         import anthropic
 
         self._errors = SdkErrors(anthropic.APIStatusError, anthropic.APIConnectionError, anthropic.APITimeoutError,

@@ -52,6 +52,7 @@ class OpenAICompatAgent(LlmAgent):
 
     async def start(self, task: Task) -> None:
         """Open the client and turn the task into a system message and tool definitions."""
+        # a second or more to import; `stripebench agents` loads this module only to describe the agent
         import openai
 
         # A stream's broken connection: wrapped by newer SDKs as a connection error, let through by older ones.

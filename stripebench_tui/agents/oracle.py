@@ -12,6 +12,7 @@ from typing import Any
 
 from stripebench_tui.core.agent import AgentError, AgentTurn, Observation, Task, ToolRequest
 from stripebench_tui.core.events import AGENT, ModelMessage, ToolCall
+from stripebench_tui.envs.catalog import find_environment, load_environment
 from stripebench_tui.envs.manifest import Environment
 from stripebench_tui.envs.plans import PlanError, PlanStep, expand, load_plan
 
@@ -46,8 +47,6 @@ class OracleAgent:
 
     async def start(self, task: Task) -> None:
         """Load the plan of the task's environment."""
-        from stripebench_tui.envs.catalog import find_environment, load_environment
-
         root = task.context.get(ENV_DIR)
         try:
             env = load_environment(Path(root)) if root else find_environment(task.env_id)

@@ -18,12 +18,11 @@ from stripebench_tui.core.events import AGENT, ModelMessage, ToolCall
 from stripebench_tui.core.substitute import replacer, substitute
 from stripebench_tui.core.trace import Trace
 from stripebench_tui.errors import UserError
+from stripebench_tui.formats.open import opened
 
 
 def recorded_turns(trace: Trace | Path) -> tuple[list[AgentTurn], dict[str, str]]:
     """The agent turns of ``trace`` (open, or its path) that made tool calls, in order, and its episode variables."""
-    from stripebench_tui.formats.open import opened
-
     trace = opened(trace)
     variables = trace.header.extra.get("variables") if isinstance(trace.header.extra, dict) else None
     turns: dict[int, AgentTurn] = {}

@@ -23,6 +23,9 @@ from stripebench_tui.batch.manifest import Batch
 from stripebench_tui.batch.published import comparison_tables
 from stripebench_tui.batch.scorecard import review_sentence
 from stripebench_tui.batch.sweep_report import tasks_text, turn_range
+from stripebench_tui.formats.episode_report import build_report as build_episode_report
+from stripebench_tui.formats.open import open_episode
+from stripebench_tui.formats.report_html import render_report
 
 TEMPLATES = Path(__file__).with_name("templates")
 
@@ -108,10 +111,6 @@ def render_sweep(report: dict[str, Any], episode_links: dict[str, str]) -> str:
 def write_sweep(batch: Batch, report: dict[str, Any], out: Path,
                 progress: Callable[[int, int], None] | None = None) -> tuple[Path, list[Path]]:
     """Write the sweep's HTML to ``out`` and each finished run's episode report beside it; returns the files."""
-    from stripebench_tui.formats.episode_report import build_report as build_episode_report
-    from stripebench_tui.formats.open import open_episode
-    from stripebench_tui.formats.report_html import render_report
-
     folder = out.with_name(out.stem + "-episodes")
     folder.mkdir(parents=True, exist_ok=True)
     links: dict[str, str] = {}

@@ -20,10 +20,12 @@ import datetime as dt
 import json
 import os
 import platform
+import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from stripebench_tui import __version__
 from stripebench_tui.batch.matrix import Cell
 from stripebench_tui.core import json_depth
 from stripebench_tui.core.json_value import JSONValue
@@ -74,9 +76,8 @@ def read_json(path: Path) -> Any:
 
 
 def versions() -> dict[str, str]:
+    # the SDK (half a second to import) for its version alone: readers of a batch never call this
     import stripe
-
-    from stripebench_tui import __version__
 
     return {"stripebench": __version__, "python": platform.python_version(), "stripe_sdk": stripe.VERSION}
 
@@ -191,8 +192,6 @@ class Batch:
 
     def rerun_command(self, cell: Cell) -> str:
         """A shell line that re-runs this one cell exactly (its variables, arguments and seed)."""
-        import shlex
-
         env = " ".join(f"{k}={shlex.quote(v)}" for k, v in sorted(self.variables.items()))
         return (env + " " if env else "") + "stripebench " + " ".join(shlex.quote(a) for a in cell.argv)
 

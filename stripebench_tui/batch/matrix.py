@@ -8,6 +8,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from stripebench_tui.agents import agent_names
 from stripebench_tui.envs.benchfolder import is_bench_folder, load_bench_folder
 from stripebench_tui.envs.catalog import find_environment, list_environments
 from stripebench_tui.envs.manifest import Environment
@@ -35,8 +36,6 @@ class AgentSpec:
 
 def parse_agents(text: str) -> list[AgentSpec]:
     """``oracle,mutant:NAME,anthropic:MODEL`` → specs; UserError naming the entry that is not an agent."""
-    from stripebench_tui.agents import agent_names
-
     specs: list[AgentSpec] = []
     for raw in (part.strip() for part in text.split(",")):
         if not raw:

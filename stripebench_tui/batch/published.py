@@ -20,6 +20,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+from stripebench_tui.batch.printed_tables import printed_rows
 from stripebench_tui.batch.scorecard import (
     NOT_VALID,
     Scorecard,
@@ -34,6 +35,7 @@ from stripebench_tui.core.regular_file import read_capped
 from stripebench_tui.core.review import VERDICTS
 from stripebench_tui.envs.bench_overlay import Overlay, published_dir
 from stripebench_tui.envs.benchfolder import env_id
+from stripebench_tui.envs.manifest import MANIFEST, environments_dir, load_manifest_environment
 from stripebench_tui.errors import BadFileError
 
 # The published header, and ours (``batch report --format csv``) which starts with the same five columns.
@@ -202,8 +204,6 @@ def task_unit(name: str, targets: list[Target]) -> TaskUnit | None:
 
 def _our_task(name: str) -> TaskUnit | None:
     """An environment of ours named ``name`` as a task of its manifest's category (our sweeps' CSVs name them so)."""
-    from stripebench_tui.envs.manifest import MANIFEST, environments_dir, load_manifest_environment
-
     root = environments_dir() / name
     if not re.fullmatch(r"[a-z0-9][a-z0-9-]*", name) or not (root / MANIFEST).is_file():
         return None
@@ -220,8 +220,6 @@ def published_scorecard(path: Path, readme: Path | None = None,
                         overlays: Path | None = None) -> tuple[Scorecard, Results]:
     """The scorecard of the results CSV at ``path`` (a bad row is a BadFileError naming it), its eval names mapped
     through the overlays, checked against the tables printed in ``readme`` when given."""
-    from stripebench_tui.batch.printed_tables import printed_rows
-
     results = read_results(path, strict=True)
     targets = eval_targets(overlays)
     units = {name: unit for name in {r.eval_name for r in results.runs}

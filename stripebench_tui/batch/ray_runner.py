@@ -17,6 +17,7 @@ from __future__ import annotations
 import io
 import logging
 import shutil
+import socket
 import tarfile
 import tempfile
 import threading
@@ -28,6 +29,7 @@ from stripebench_tui.archives import extract_within
 from stripebench_tui.batch.local import LOG, run_episode_process
 from stripebench_tui.batch.manifest import RUNNING, read_json
 from stripebench_tui.batch.matrix import Cell
+from stripebench_tui.batch.progress import is_progress_line
 from stripebench_tui.batch.runner import AttemptOutcome, Job
 from stripebench_tui.errors import RuntimeProblem
 
@@ -56,11 +58,8 @@ def _episode_on_node(cell: dict[str, Any], attempt: int, variables: dict[str, st
     does; elsewhere it runs in a scratch directory and comes back packed (episode/ and run.log).
     ``lines`` (a ``ray.util.queue.Queue``) receives ``((cell id, attempt), line)`` for each progress line.
     """
-    import socket
-
+    # Ray is optional (the [ray] extra); this runs on a Ray worker, where it is installed
     import ray
-
-    from stripebench_tui.batch.progress import is_progress_line
 
     key = (cell["id"], attempt)
 
@@ -98,6 +97,7 @@ def _episode_on_node(cell: dict[str, Any], attempt: int, variables: dict[str, st
 def _remote() -> Any:
     global _task
     if _task is None:
+        # optional dependency (the [ray] extra), loaded only once --ray asked for it
         import ray
 
         _task = ray.remote(max_retries=0)(_episode_on_node)
@@ -108,6 +108,7 @@ class _LineStream:
     """The episodes' progress lines, from the tasks to the driver: a queue actor on the driver's node, drained here."""
 
     def __init__(self) -> None:
+        # Ray is optional; RayRunner.start has found it before a stream is made
         import ray
         from ray.util.queue import Queue
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
@@ -141,6 +142,7 @@ class _LineStream:
             self._ends.pop(key, None)
 
     def _drain(self) -> None:
+        # optional dependency, like every Ray import here
         from ray.util.queue import Empty
 
         while not self._closed.is_set():
@@ -187,6 +189,7 @@ class RayRunner:
 
     def start(self) -> None:
         try:
+            # optional (the [ray] extra): its absence is one line here
             import ray
         except ImportError:
             raise RuntimeProblem("--ray needs Ray: pip install 'stripebench-tui[ray]'") from None
@@ -218,6 +221,7 @@ class RayRunner:
                 lines.finish(key)
 
     def _run(self, job: Job, stop: threading.Event, lines: _LineStream | None) -> AttemptOutcome:
+        # optional dependency; start() has checked that it is installed
         import ray
         from ray.exceptions import GetTimeoutError, RayError
 
@@ -258,6 +262,7 @@ class RayRunner:
             extract_within(tar, cell_dir, members)
 
     def close(self) -> None:
+        # optional dependency, loaded by start() already
         import ray
 
         if self._lines is not None:

@@ -13,6 +13,7 @@ from fractions import Fraction
 from stripebench_tui.batch.manifest import Batch
 from stripebench_tui.batch.matrix import Cell
 from stripebench_tui.batch.scorecard import ScoredRun, best_run
+from stripebench_tui.batch.sweep_report import read_episode
 from stripebench_tui.core.review import Review, load_review
 from stripebench_tui.errors import UserError
 
@@ -54,8 +55,6 @@ def batch_runs(batch: Batch) -> list[BatchRun]:
     """The batch's finished cells, scored from their result files (a trace is read only when its result file has no
     score or turns), with their reviews; a review file that cannot be read counts as none (the review command
     names it when that run is judged again)."""
-    from stripebench_tui.batch.sweep_report import read_episode
-
     out = []
     for cell in batch.cells:
         result = batch.result(cell)

@@ -19,6 +19,7 @@ from typing import Any, Protocol
 
 from stripebench_tui.batch.manifest import ERROR, FAILED, INFRA_ERROR, PASSED, Batch
 from stripebench_tui.batch.matrix import Cell
+from stripebench_tui.batch.sweep_report import read_episode
 from stripebench_tui.errors import RuntimeProblem
 
 MAX_ATTEMPTS = 2  # an episode lost to the infrastructure is retried once
@@ -78,8 +79,6 @@ def status_for(exit_code: int | None) -> str:
 
 def episode_score(episode_dir: Path) -> tuple[float | None, int]:
     """The score and the number of turns in an episode's trace (None, 0 when it has no end)."""
-    from stripebench_tui.batch.sweep_report import read_episode
-
     summary = read_episode(episode_dir)
     return (summary.score, summary.turns) if summary is not None else (None, 0)
 

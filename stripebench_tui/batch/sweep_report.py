@@ -42,6 +42,8 @@ from stripebench_tui.core.escape import csv_cell, markdown_text
 from stripebench_tui.core.review import load_review
 from stripebench_tui.core.trace import Trace
 from stripebench_tui.errors import UserError
+from stripebench_tui.findings.runner import detect
+from stripebench_tui.formats.open import open_episode
 
 # The published benchmark's five columns first, then ours (the run review's verdict first: `stripebench scorecard`
 # reads it).
@@ -67,8 +69,6 @@ class ReportedEpisode:
 
 def read_episode(episode_dir: Path) -> ReportedEpisode | None:
     """The summary of the trace in ``episode_dir``; None when there is no readable trace."""
-    from stripebench_tui.formats.open import open_episode
-
     path = episode_dir / "trace.jsonl"
     if not path.is_file():
         return None
@@ -90,8 +90,6 @@ def read_episode(episode_dir: Path) -> ReportedEpisode | None:
 
 def _derived_findings(trace: Trace) -> list[tuple[str, int]]:
     """What the detectors find in a trace that recorded no findings (one more pass over it)."""
-    from stripebench_tui.findings.runner import detect
-
     return [(f.detector, f.turn) for f in detect(trace.iter_events(), header=trace.header)]
 
 

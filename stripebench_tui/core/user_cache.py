@@ -17,6 +17,7 @@ def cache_root() -> Path:
     override = os.environ.get(CACHE_VAR)
     if override:
         return Path(override).expanduser().resolve()
+    # only without $STRIPEBENCH_CACHE: the trace reader loads this module on every start-up, --help too
     from platformdirs import user_cache_dir
 
     return Path(user_cache_dir("stripebench"))

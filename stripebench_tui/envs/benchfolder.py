@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import json
 import re
+import shlex
 from pathlib import Path
 from typing import Any, cast
 
@@ -346,15 +348,11 @@ def _is_text(path: Path) -> bool:
 
 
 def _shell_quote(text: str) -> str:
-    import shlex
-
     return shlex.quote(text)
 
 
 def _toml(value: JSONValue) -> str:
     """A TOML value of plain data (JSON's string escapes are TOML's, but DEL must be escaped too)."""
-    import json
-
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, (int, float)):

@@ -18,6 +18,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+import platformdirs
+
 from stripebench_tui.errors import RuntimeProblem
 
 PACKAGE = "asciinema-player"
@@ -40,8 +42,6 @@ def cache_dir() -> Path:
     override = os.environ.get("STRIPEBENCH_PLAYER_CACHE")
     if override:
         return Path(override)
-    import platformdirs
-
     return Path(platformdirs.user_cache_dir("stripebench")) / "web"
 
 

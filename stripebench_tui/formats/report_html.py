@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 import jinja2
 import markupsafe
 
+from stripebench_tui import __version__
 from stripebench_tui.core.escape import markdown_text
 from stripebench_tui.formats.episode_report import Report
 
@@ -84,8 +85,6 @@ def render_report(report: Report, fmt: str = "html", recording: EmbeddedRecordin
     """The report as text in ``fmt`` ("html" or "md"); the HTML plays ``recording`` (``formats.report_recording``)."""
     if fmt not in FORMATS:
         raise ValueError(f"unknown report format {fmt!r}")
-    from stripebench_tui import __version__
-
     outputs: list[str] = []  # the HTML's long-output bodies, in a JSON block, by index
     index: dict[int, int] = {}
     if fmt == "html":

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from stripebench_tui.core.trace import TraceError
+from stripebench_tui.formats.bisect_record import read_bisect
 from stripebench_tui.formats.lineage import Branch, read_lineage
 
 
@@ -51,8 +52,6 @@ def _where(path: Path, base: Path) -> str:
 def report_lineage(trace_path: Path, clean: Callable[[str], str]) -> ReportLineage | None:
     """The tree of the episode at ``trace_path``; None when it has neither a parent nor a fork (nothing to draw) or
     is not a trace of ours (an ATIF import)."""
-    from stripebench_tui.formats.bisect_record import read_bisect
-
     try:
         lineage = read_lineage(trace_path)
     except (TraceError, OSError):

@@ -17,8 +17,10 @@ import threading
 from pathlib import Path
 
 from stripebench_tui.core.events import Event
+from stripebench_tui.core.redact import Redactor
 from stripebench_tui.gateway.app import Gateway, GatewayError, Upstream
 from stripebench_tui.gateway.exchange_events import EventTap
+from stripebench_tui.gateway.recording import ModelRecorder
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -43,9 +45,6 @@ def main(argv: list[str] | None = None) -> int:
     upstream = Upstream.from_env(args.base_url, api_key=args.api_key)
     recorder = None
     if args.record is not None:
-        from stripebench_tui.core.redact import Redactor
-        from stripebench_tui.gateway.recording import ModelRecorder
-
         recorder = ModelRecorder(args.record, Redactor(upstream.secrets))
     gateway = Gateway(upstream, EventTap(emit), host=args.host, port=args.port, recorder=recorder)
     try:

@@ -351,6 +351,7 @@ class _Relay:
 
 def _new_loop() -> asyncio.AbstractEventLoop:
     try:
+        # optional: not on every platform (asyncio's own loop otherwise)
         import uvloop
     except ImportError:  # pragma: no cover - uvloop is a dependency, but not on every platform
         return asyncio.new_event_loop()

@@ -19,6 +19,7 @@ from typing import Any, BinaryIO, Protocol
 import httpx
 
 from stripebench_tui.child_env import base_env
+from stripebench_tui.chromium import launch_options
 from stripebench_tui.core.events import SOURCE_HEADER, WebhookDelivery
 from stripebench_tui.envs.deps import dependencies, with_bin_first, with_python_last
 from stripebench_tui.envs.manifest import Environment
@@ -117,6 +118,8 @@ class GradingContext:
         """
         with self._lock:
             if self._stripe is None:
+                # the SDK and its requests transport take half a second to import: loaded by the first check that reads
+                # Stripe (an external grader never does)
                 import requests
                 import stripe
 
@@ -170,9 +173,8 @@ class GradingContext:
 
     async def browser(self) -> Any:
         """A fresh Playwright page on Chromium (async API); closed when the evaluation ends."""
+        # Playwright only for a check that opens a browser
         from playwright.async_api import async_playwright
-
-        from stripebench_tui.chromium import launch_options
 
         pw = await async_playwright().start()
         try:

@@ -29,9 +29,10 @@ from stripebench_tui.envs.ruby_gems import GemBundle, bundle_of
 from stripebench_tui.envs.workspace import services_view
 from stripebench_tui.grading.context import GradingContext
 from stripebench_tui.grading.criteria import Criterion, Outcome
-from stripebench_tui.grading.evaluate import Reported
+from stripebench_tui.grading.evaluate import Evaluator, Reported
 from stripebench_tui.grading.external_reports import PASSED, SKIPPED, criterion_name
 from stripebench_tui.grading.external_run import GraderRun, RunResult
+from stripebench_tui.grading.live import LiveGrading
 from stripebench_tui.preload import REQUEST_SOURCE_VAR, preload_env
 
 log = logging.getLogger(__name__)
@@ -288,8 +289,6 @@ def live_grading_for(grader: Any, ctx: GradingContext) -> Any:
     """The live grading of ``grader``: ``ExternalLiveGrading`` for a command, ``LiveGrading`` for criteria."""
     if is_external(grader):
         return ExternalLiveGrading(grader, ctx)
-    from stripebench_tui.grading.live import LiveGrading
-
     return LiveGrading(grader, ctx)
 
 
@@ -298,8 +297,6 @@ def evaluator_for(grader: Any, ctx: GradingContext) -> Any:
     """The one-off evaluator of ``grader`` (``stripebench grade``)."""
     if is_external(grader):
         return ExternalEvaluator(grader, ctx)
-    from stripebench_tui.grading.evaluate import Evaluator
-
     return Evaluator(grader, ctx)
 
 

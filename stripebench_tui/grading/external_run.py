@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import json
 import os
 import re
 import shutil
 import signal
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -23,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from stripebench_tui.envs import ruby_gems
+from stripebench_tui.envs.deps import cache_root
 from stripebench_tui.grading.external_reports import ReportError, TestResult, parse_report, tail
 from stripebench_tui.shared_cache import ensure_entry_async
 
@@ -199,11 +202,6 @@ async def grader_venv(requirements: list[str], on_wait: Callable[[], object] | N
 
     Other processes (batch workers, a second terminal) share the cache: the build is ``shared_cache``'s, one at a
     time across processes, in place (a venv's scripts name their own path) and complete only once marked."""
-    import hashlib
-    import sys
-
-    from stripebench_tui.envs.deps import cache_root
-
     key = hashlib.sha256(("\n".join(sorted(requirements)) + sys.version).encode()).hexdigest()[:16]
     venv = cache_root() / "grader-venvs" / key
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from stripebench_tui.envs.manifest import Environment, bundled_dir
 from stripebench_tui.errors import BadFileError
 from stripebench_tui.grading.criteria import Grader
+from stripebench_tui.grading.external import ExternalGrader
 
 
 def graders_dir() -> Path:
@@ -31,8 +32,6 @@ def load_grader(env: Environment, root: Path | None = None) -> Grader | None:
     A benchmark folder's environment has an external grader (a command; see ``grading.external``) instead.
     """
     if getattr(env, "external_grader", None) is not None:
-        from stripebench_tui.grading.external import ExternalGrader
-
         return ExternalGrader.for_env(env)  # type: ignore[return-value]
     path = grader_path(env, root)
     if not path.is_file():

@@ -214,8 +214,6 @@ class StripeProxy:
             return ("down" if self.down else "pass"), hold
 
     async def _handle(self, request: Request) -> Response:
-        from starlette.responses import Response
-
         arrived = time.monotonic()
         body = await request.body()
         path = request.url.path

@@ -44,6 +44,7 @@ from stripebench_tui.gateway.exchange_events import failure_line, reply_message
 from stripebench_tui.gateway.hold import Holds, StandIn, unknown_tool
 from stripebench_tui.gateway.traffic import Exchange
 from stripebench_tui.harness.in_container import HARNESS_MOUNT, in_container
+from stripebench_tui.harness.installers import harness_cache
 from stripebench_tui.runtime.reaper import TAG_VAR, kill_tagged
 
 # Variables that carry a provider key: never passed on to a harness.
@@ -171,8 +172,6 @@ class ExternalAgent:
         """Run the harness where the episode's code runs, when that is a container (a local sandbox changes nothing)."""
         if hasattr(sandbox, "exec_argv"):
             self.sandbox = sandbox
-            from stripebench_tui.harness.installers import harness_cache
-
             cache = harness_cache()
             if cache.is_dir():  # the installed harnesses, read-only, outside any home the agent user cannot enter
                 sandbox.mount_read_only(cache, HARNESS_MOUNT)
@@ -185,6 +184,8 @@ class ExternalAgent:
 
     def fork_from(self, trace_path: Path, at_turn: int | None, offline: bool = False) -> Any:
         """This harness restarted with its model answered from ``trace_path``'s recording up to ``at_turn`` (None: all)."""
+        # model_replay brings the episode runtime (runtime.fork, about a second); `stripebench agents` loads
+        # this module to list the harnesses
         from stripebench_tui.harness.model_replay import ExternalFork
 
         return ExternalFork(self, trace_path, at_turn, offline=offline)
@@ -255,6 +256,7 @@ class ExternalAgent:
         """Start the gateway, then the harness process in the workspace."""
         self._loop = asyncio.get_running_loop()
         self._task = task
+        # heavy (the runtime, through runtime.fork): loaded when the harness starts, not when it is listed
         from stripebench_tui.harness.model_replay import model_recorder
 
         if task.needs_approval is not None:

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import platformdirs
+
 from stripebench_tui.errors import UserError
 from stripebench_tui.shared_cache import ensure_entry, is_complete
 
@@ -30,8 +32,6 @@ def harness_cache() -> Path:
     override = os.environ.get("STRIPEBENCH_HARNESSES")
     if override:
         return Path(override)
-    import platformdirs
-
     return Path(platformdirs.user_cache_dir("stripebench")) / "harnesses"
 
 

@@ -24,6 +24,7 @@ from stripebench_tui.core.agent import AgentTurn, Observation, Task
 from stripebench_tui.core.events import Operator
 from stripebench_tui.core.redact import Redactor
 from stripebench_tui.errors import BadFileError, UserError
+from stripebench_tui.formats.open import open_episode
 from stripebench_tui.gateway.recorded import RecordedUpstream
 from stripebench_tui.gateway.recording import EXCHANGES, ModelRecorder, load_recording
 from stripebench_tui.runtime.fork import DIVERGENCE, comparable
@@ -67,8 +68,6 @@ def has_live_upstream(agent: Any) -> bool:
 
 def _recorded_variables(trace_path: Path) -> dict[str, str]:
     """The recorded episode's ports, URLs and paths (its header's ``extra.variables``)."""
-    from stripebench_tui.formats.open import open_episode
-
     extra = open_episode(trace_path).header.extra
     variables = extra.get("variables") if isinstance(extra, dict) else None
     return {str(k): str(v) for k, v in (variables or {}).items()}

@@ -83,6 +83,8 @@ def probe_fork(trace_path: Path, agent: str, *, options: dict[str, Any] | None =
                ) -> Callable[[int], Awaitable[Probe]]:
     """The probe of ``bisect_turns``: ``runs`` forks per turn under ``root/turn-T-run-K``, each reported to
     ``on_fork(turn, run, result)``."""
+    # fork and restore bring the episode runtime (about 1.5 s); `stripebench checkpoints` loads this module
+    # for checkpointed_turns alone
     from stripebench_tui.runtime.fork import fork_config, fork_episode
     from stripebench_tui.runtime.restore import RestoredEpisode
 

@@ -42,6 +42,7 @@ import json
 import os
 import re
 import shutil
+import sqlite3
 import stat
 import tempfile
 import time
@@ -286,8 +287,6 @@ class WorkspaceScanner:
         return {"kind": "file", "mode": mode, "size": st.st_size, "sha": sha, "stat": list(key)}, new
 
     def _database(self, rel: str, path: Path, mode: int) -> tuple[dict[str, Any] | None, int]:
-        import sqlite3
-
         fd, name = tempfile.mkstemp(dir=self.blobs, prefix=".db-")
         os.close(fd)
         tmp = Path(name)
@@ -379,6 +378,7 @@ class Checkpointer:
     def take(self, turn: int, next_seq: int, trace_bytes: int | None = None) -> CheckpointInfo:
         """Take the checkpoint of ``turn`` now (blocking): emulator, databases, workspace, info last (it marks it
         complete). CheckpointFailed, and nothing of it left, when a database cannot be saved."""
+        # the emulator takes a second to import; listing checkpoints (replay, the TUI) never loads it
         from stripebench_emulator import save_checkpoint
 
         started = time.monotonic()
@@ -514,6 +514,7 @@ def _copy_blob(blob: Path, target: Path, pairs: list[tuple[bytes, bytes]], size:
 
 def restore_emulator(info: CheckpointInfo, state: Path) -> None:
     """Make ``state`` (a state file to start the emulator on) from the checkpoint."""
+    # the emulator (a second to import), only to restore its state
     from stripebench_emulator import restore_checkpoint
 
     restore_checkpoint(info.path / EMULATOR_FILE, state)

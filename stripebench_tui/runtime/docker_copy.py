@@ -59,6 +59,7 @@ def copy_mode(environ: dict[str, str] | None = None) -> bool:
 
 def volume_mounts(targets: list[str]) -> list[Any]:
     """An anonymous volume at each path (removed with the container: ``remove(v=True)``)."""
+    # docker loads only when a Docker sandbox is used (runtime.docker_engine.connect)
     from docker.types import Mount
 
     return [Mount(target=t, source=None, type="volume") for t in dict.fromkeys(targets)]

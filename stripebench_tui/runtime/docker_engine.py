@@ -16,6 +16,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tarfile
 import tempfile
 from collections.abc import Callable
@@ -50,6 +51,7 @@ def engine_address() -> str:
 def connect(timeout: float = 60.0) -> Any:
     """A client of a reachable engine; RuntimeProblem (one line, how to fix it) when there is none."""
     try:
+        # docker loads when the engine is needed, not with this module; a missing package is one line
         import docker
     except ImportError:  # pragma: no cover - a dependency of the package
         raise RuntimeProblem("the docker Python package is missing (pip install docker)") from None
@@ -205,13 +207,12 @@ def bootstrap_base_image(client: DockerClient, tag: str = DEFAULT_BASE_IMAGE, *,
 
 def _reap(container: str) -> None:
     """Watchdog: wait until the pipe from the episode closes (its end, or its death), then remove the container."""
-    import sys
-
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # only the pipe closing ends the watch
     with contextlib.suppress(OSError):
         while sys.stdin.buffer.read(4096):
             pass
     with contextlib.suppress(Exception):
+        # in the watchdog process, once the pipe closed; a failure here, this import's included, is swallowed
         import docker
 
         docker.from_env().containers.get(container).remove(force=True, v=True)
@@ -222,7 +223,5 @@ __all__ = ["BASE_IMAGE_VAR", "DEFAULT_BASE_IMAGE", "LABEL_EPISODE", "LABEL_OWNER
 
 
 if __name__ == "__main__":
-    import sys
-
     if sys.argv[1:2] == ["--reap"]:
         _reap(sys.argv[2])

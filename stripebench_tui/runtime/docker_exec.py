@@ -100,6 +100,7 @@ def main(argv: list[str] | None = None) -> int:
     if not command:
         parser.error("give the command after --")
 
+    # the SDK only in the relay process: docker_sandbox and harness.in_container import this module for exec_argv and ENV_VAR
     import docker
     from docker.utils.socket import frames_iter
 

@@ -60,8 +60,9 @@ from stripebench_tui.envs.plans import PlanError, expand
 from stripebench_tui.errors import BadFileError, RuntimeProblem, UserError
 from stripebench_tui.preload import preload_env
 from stripebench_tui.runtime import docker_copy
-from stripebench_tui.runtime.docker_engine import LABEL_EPISODE, LABEL_OWNER, owner_label
+from stripebench_tui.runtime.docker_engine import LABEL_EPISODE, LABEL_OWNER, connect, owner_label, remove_stale_containers
 from stripebench_tui.runtime.docker_exec import ENV_VAR, exec_argv
+from stripebench_tui.runtime.docker_images import ensure_image
 from stripebench_tui.runtime.reaper import TAG_VAR, Watchdog
 from stripebench_tui.runtime.sandbox import SandboxBase, lay_out
 from stripebench_tui.runtime.services import ServiceFailed, ServiceProcess
@@ -150,9 +151,6 @@ class DockerSandbox(SandboxBase):
 
     async def start(self, bus: EventBus) -> None:
         """Reach the engine, sweep stale containers, get the image (built if needed) and start the container."""
-        from stripebench_tui.runtime.docker_engine import connect, remove_stale_containers
-        from stripebench_tui.runtime.docker_images import ensure_image
-
         loop = asyncio.get_running_loop()
 
         def say(text: str) -> None:
@@ -331,8 +329,6 @@ class DockerSandbox(SandboxBase):
 
     def container_gone(self) -> bool:
         """Whether the episode's container no longer exists (after ``stop``)."""
-        from stripebench_tui.runtime.docker_engine import connect
-
         client = self.client or connect()
         return not client.containers.list(all=True, filters={"label": f"{LABEL_EPISODE}={self.tag}"},
                                           ignore_removed=True)  # one being removed right now counts as gone

@@ -28,6 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from stripebench_tui import __version__
+from stripebench_tui.agents import create_agent
 from stripebench_tui.child_env import hide_from_proc_environ, runner_secrets
 from stripebench_tui.core.agent import Task
 from stripebench_tui.core.breakpoints import BreakpointSet
@@ -42,6 +44,9 @@ from stripebench_tui.envs.catalog import find_environment
 from stripebench_tui.envs.manifest import Environment
 from stripebench_tui.envs.workspace import FULL_WORKSPACE_VAR
 from stripebench_tui.errors import EXIT_EPISODE_FAILED, EXIT_OK, EXIT_RUNTIME, UserError
+from stripebench_tui.findings import FindingsRunner
+from stripebench_tui.grading import GradingContext, load_grader
+from stripebench_tui.grading.external import live_grading_for
 from stripebench_tui.runtime.checkpoints import (
     DEFAULT_CAP_MB,
     Checkpointer,
@@ -50,6 +55,7 @@ from stripebench_tui.runtime.checkpoints import (
     human_bytes,
     unavailable_reason,
 )
+from stripebench_tui.runtime.docker_sandbox import DockerSandbox
 from stripebench_tui.runtime.fixed_ports import hold_ports
 from stripebench_tui.runtime.grade import EMULATOR_STATE
 from stripebench_tui.runtime.local import LocalSandbox
@@ -167,8 +173,6 @@ class Episode:
         """Resolve the environment and build the agent; UserError before anything is started."""
         cfg = self.config
         self.env = cfg.env if isinstance(cfg.env, Environment) else find_environment(cfg.env)
-        from stripebench_tui.agents import create_agent
-
         self.agent = create_agent(cfg.agent, **cfg.agent_options)
         check = getattr(self.agent, "check_environment", None)
         if check is not None:
@@ -196,8 +200,6 @@ class Episode:
                 self.proxy = start_request_proxy(self.backend)
             variables = {**self.backend.env_vars(), **self._preset_variables()}
             if cfg.sandbox == "docker":
-                from stripebench_tui.runtime.docker_sandbox import DockerSandbox
-
                 self.sandbox = DockerSandbox(env, episode_dir, variables)
             else:
                 self.sandbox = LocalSandbox(env, episode_dir, variables)
@@ -274,9 +276,9 @@ class Episode:
                             databases=database_savers(env.manifest.postgres, sandbox.variables()))
 
     def _open_trace(self, episode_dir: Path) -> None:
+        # the SDK (half a second to import) for its version in the header; importing this module (fork, the
+        # live TUI) does not load it
         import stripe
-
-        from stripebench_tui import __version__
 
         cfg, env, backend = self.config, self.env, self.backend
         assert env is not None and backend is not None and self.sandbox is not None
@@ -395,8 +397,6 @@ class Episode:
         elif self.proxy is not None:
             self.request_log = RequestLog(bus, self.secrets())
             self.request_log.attach_proxy(self.proxy)
-        from stripebench_tui.findings import FindingsRunner
-
         header = self.recorder.header if self.recorder is not None else None
         self.findings = FindingsRunner.live(bus, header=header)  # the header: what the task asks
         if hasattr(sandbox, "start"):  # the docker sandbox's engine, image and container
@@ -453,9 +453,6 @@ class Episode:
         """Wire the environment's grader (if any) to the bus; returns (turn-end hooks, final hooks)."""
         if not self.config.grading:
             return [], []
-        from stripebench_tui.grading import GradingContext, load_grader
-        from stripebench_tui.grading.external import live_grading_for
-
         env, sandbox, backend = self.env, self.sandbox, self.backend
         assert env is not None and sandbox is not None and backend is not None
         grader = load_grader(env, self.config.graders_dir)

@@ -23,12 +23,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from stripebench_tui.agents.replay_agent import ReplayAgent
 from stripebench_tui.core.agent import Agent, AgentTurn, Observation, Task
 from stripebench_tui.core.bus import Handler
 from stripebench_tui.core.events import AGENT, Event, ModelMessage, Operator, StripeObject, ToolCall, ToolResult
 from stripebench_tui.core.trace import Trace
 from stripebench_tui.errors import UserError
 from stripebench_tui.formats.lineage import record_child
+from stripebench_tui.formats.open import opened
 from stripebench_tui.runtime.checkpoints import checkpoint_at
 from stripebench_tui.runtime.episode import Episode, EpisodeConfig
 from stripebench_tui.runtime.restore import RestoredEpisode, restored_episode
@@ -68,8 +70,6 @@ class RecordedTurn:
 def recorded_turns(trace: Trace | Path, up_to: int) -> tuple[list[RecordedTurn], list[Event]]:
     """Recorded agent turns (with tool calls) up to turn ``up_to`` of ``trace`` (open, or its path), and every event
     up to it."""
-    from stripebench_tui.formats.open import opened
-
     trace = opened(trace)
     turns: dict[int, RecordedTurn] = {}
     events: list[Event] = []
@@ -112,9 +112,6 @@ class ForkAgent:
     """Replays the recorded turns, then lets ``inner`` (any agent) continue; also watches for divergence."""
 
     def __init__(self, inner: Agent, trace: Trace | Path, at_turn: int) -> None:
-        from stripebench_tui.agents.replay_agent import ReplayAgent
-        from stripebench_tui.formats.open import opened
-
         self.inner = inner
         self.name = getattr(inner, "name", "agent")
         self.model = getattr(inner, "model", "")
@@ -284,8 +281,6 @@ def fork_episode(trace_path: Trace | Path, at_turn: int | None, config: EpisodeC
     ``at_turn=None`` re-runs the whole episode with nothing live (``replay --rerun``). An external harness
     (an agent with ``fork_from``) re-executes its own calls, its model answered from the episode's recording.
     """
-    from stripebench_tui.formats.open import opened
-
     trace = opened(trace_path)
     trace_path, header = Path(trace.path), trace.header  # (an episode directory stands for its trace.jsonl)
     if at_turn is not None and at_turn < 0:
@@ -321,8 +316,6 @@ def _reexecuting(episode: ForkEpisode, trace: Trace, trace_path: Path, at_turn: 
 
 def fork_config(trace_path: Trace | Path, agent: str, **overrides: Any) -> EpisodeConfig:
     """An ``EpisodeConfig`` for forking the trace (open, or its path): its environment and seed, the chosen agent."""
-    from stripebench_tui.formats.open import opened
-
     header = opened(trace_path).header
     if not header.env:
         raise UserError(f"{trace_path}: the trace does not say which environment it ran (header.env)")

@@ -33,6 +33,7 @@ from stripebench_tui.core.episode_files import Refused, episode_file
 from stripebench_tui.core.events import StripeObject
 from stripebench_tui.envs.manifest import Environment
 from stripebench_tui.errors import BadFileError, RuntimeProblem, UserError, with_exit_code
+from stripebench_tui.formats.open import open_episode
 from stripebench_tui.grading.context import GradingContext
 from stripebench_tui.grading.evaluate import Reported
 from stripebench_tui.grading.external import evaluator_for
@@ -40,6 +41,7 @@ from stripebench_tui.grading.loader import grader_path, load_grader
 from stripebench_tui.runtime.fixed_ports import hold_ports
 from stripebench_tui.runtime.local import LocalSandbox
 from stripebench_tui.runtime.services import ServiceFailed
+from stripebench_tui.stripe_account.backend import REAL_JS_URL, StripeBackend, check_test_key
 
 TRACE = "trace.jsonl"
 EMULATOR_STATE = "stripe-emulator.sqlite"  # where an episode keeps its emulator's objects for later grading
@@ -65,8 +67,6 @@ def _stripe_backend(stack: AsyncExitStack, episode_dir: Path, backend_label: str
     if api_base:
         return api_base, key or os.environ.get("STRIPE_SECRET_KEY") or EMULATOR_KEY, api_base
     if backend_label == "stripe-test-mode":
-        from stripebench_tui.stripe_account.backend import check_test_key
-
         key = key or os.environ.get("STRIPE_SECRET_KEY", "")
         if not key:
             raise UserError("this episode used Stripe test mode: set STRIPE_SECRET_KEY or pass --stripe-key")
@@ -84,6 +84,7 @@ def _stripe_backend(stack: AsyncExitStack, episode_dir: Path, backend_label: str
             f"{episode_dir} ran on the in-memory Stripe emulator and kept no state file ({state.name}), so its Stripe "
             "objects are gone; pass --emulator-state FILE or --stripe-api-base URL of a backend that still has them"
         )
+    # the emulator takes a second to import: only an episode graded from its saved emulator state needs it
     from stripebench_emulator import EmulatorProblem, EmulatorServer
 
     try:
@@ -95,8 +96,6 @@ def _stripe_backend(stack: AsyncExitStack, episode_dir: Path, backend_label: str
 
 def _stripe_vars(api_base: str | None, key: str) -> dict[str, str]:
     """What the app's services are told about Stripe (as in the episode, but for this backend)."""
-    from stripebench_tui.stripe_account.backend import REAL_JS_URL, StripeBackend
-
     publishable = os.environ.get("STRIPE_PUBLISHABLE_KEY", "") if api_base is None else "pk_test_stripebench_grade"
     js_url = REAL_JS_URL if api_base is None else f"{api_base}/v3"
     return StripeBackend(kind="emulator" if api_base else "stripe", api_base=api_base, secret_key=key,
@@ -112,6 +111,7 @@ async def _start_sandbox(stack: AsyncExitStack, env: Environment, workspace: Pat
     scratch = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="stripebench-grade-"))) / "episode"
     scratch.mkdir()
     if kind == "docker":
+        # the Docker sandbox brings the MCP tool client (about a second); only a Docker episode is graded in one
         from stripebench_tui.runtime.docker_sandbox import DockerSandbox
 
         sandbox: Any = DockerSandbox(env, scratch, stripe_vars)
@@ -146,8 +146,6 @@ def read_objects(trace_path: Path) -> tuple[str, str, list[StripeObject]]:
 
 
 def _read(trace_path: Path) -> tuple[Any, list[StripeObject]]:
-    from stripebench_tui.formats.open import open_episode
-
     trace = open_episode(trace_path)
     return trace.header, [e for e in trace.iter_events() if isinstance(e, StripeObject)]
 

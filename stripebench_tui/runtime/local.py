@@ -23,6 +23,7 @@ from stripebench_tui.envs.manifest import Environment
 from stripebench_tui.envs.plans import PlanError, expand
 from stripebench_tui.errors import BadFileError, UserError
 from stripebench_tui.runtime import episode_scratch
+from stripebench_tui.runtime.envdeps import ensure_venv
 from stripebench_tui.runtime.episode_scratch import EpisodeScratch
 from stripebench_tui.runtime.packages_step import install_node_packages
 from stripebench_tui.runtime.reaper import Watchdog, tagged_pids
@@ -84,8 +85,6 @@ class LocalSandbox(SandboxBase):
         if self.deps.ready():
             await bus.publish(Service(service="deps", status="healthy", text=f"venv {self.deps.link.resolve()}"))
             return
-        from stripebench_tui.runtime.envdeps import ensure_venv
-
         def progress(text: str) -> None:
             bus.publish_nowait(Service(service="deps", status="log", text=text))
 

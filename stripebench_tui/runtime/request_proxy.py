@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from stripebench_tui.grading.stripe_proxy import StripeProxy
 from stripebench_tui.stripe_account.backend import StripeBackend
 
 STRIPE_API = "https://api.stripe.com"
@@ -18,8 +19,6 @@ STRIPE_API = "https://api.stripe.com"
 
 def start_request_proxy(backend: StripeBackend, upstream: str | None = None) -> Any:
     """Start the proxy to ``upstream`` (default: the backend's base, else api.stripe.com); sets ``backend.api_base``."""
-    from stripebench_tui.grading.stripe_proxy import StripeProxy
-
     proxy = StripeProxy(upstream=upstream or backend.api_base or STRIPE_API, fault_methods=())  # never a fault
     backend.api_base = proxy.url
     return proxy

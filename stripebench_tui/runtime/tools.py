@@ -22,6 +22,7 @@ from typing import Any, BinaryIO
 
 from mcp.shared.exceptions import MCPError
 
+from stripebench_tui import chromium
 from stripebench_tui.core.redact import Redactor
 from stripebench_tui.core.tool_types import ToolOutcome, ToolSpec
 from stripebench_tui.errors import RuntimeProblem
@@ -65,9 +66,7 @@ class McpToolExecutor:
     async def start(self) -> None:
         """Start every server (in parallel) and learn their tools; RuntimeProblem in one line on failure."""
         if "browser" in self.server_names:
-            from stripebench_tui.chromium import find_chromium
-
-            if find_chromium() is None:
+            if chromium.find_chromium() is None:
                 raise RuntimeProblem("the browser tool needs Chromium, which was not found (install the chromium package)")
         unknown = [n for n in self.server_names if n not in BUILTIN_SERVERS]
         if unknown:

@@ -21,6 +21,8 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 
 from stripebench_tui.core.events import Event, Finding, GraderVerdict, Header, StripeRequest, ToolCall, ToolResult
+from stripebench_tui.findings.derived import Deriver
+from stripebench_tui.formats.open import open_episode
 from stripebench_tui.search.query import Clause, status_matches
 
 INDEX_NAME = "search-index.sqlite3"
@@ -52,8 +54,6 @@ def _one_line(text: str) -> str:
 
 def documents(events: Iterable[Event], header: Header | None = None) -> Iterator[Doc]:
     """What a query can find in an episode's events, in order (derived findings at the end when none were recorded)."""
-    from stripebench_tui.findings.derived import Deriver
-
     deriver = Deriver(header)
     recorded = False
     verdicts: dict[str, str] = {}
@@ -110,8 +110,6 @@ def match_doc(clause: Clause, doc: Doc) -> bool:
 
 def scan(trace_path: Path, clauses: list[Clause]) -> list[SearchHit]:
     """The hits of ``clauses`` in one trace by reading it whole (no index); [] unless every clause has a hit."""
-    from stripebench_tui.formats.open import open_episode
-
     trace = open_episode(trace_path)
     per_clause: list[list[SearchHit]] = [[] for _ in clauses]
     for doc in documents(trace.iter_events(), trace.header):
@@ -151,8 +149,6 @@ class EpisodeIndex:
 
     def build(self) -> None:
         """Write the index beside the trace (through a temporary file, so a reader never sees half of one)."""
-        from stripebench_tui.formats.open import open_episode
-
         stamp = self._stamp()
         trace = open_episode(self.trace_path)
         fd, tmp = tempfile.mkstemp(prefix=".search-", suffix=".tmp", dir=self.path.parent)

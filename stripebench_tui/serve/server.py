@@ -29,14 +29,18 @@ import re
 import secrets
 import shlex
 import shutil
+import signal
 import sys
 import tempfile
+import traceback
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from stripebench_tui.errors import RuntimeProblem
+from stripebench_tui.core.events import EpisodeEnd, Header
+from stripebench_tui.core.trace import TraceWriter
+from stripebench_tui.errors import RuntimeProblem, UserError
 
 if TYPE_CHECKING:  # aiohttp is loaded when serving starts
     from aiohttp import web
@@ -75,6 +79,8 @@ class EpisodeServer:
 
     def __init__(self, target: ServeTarget, *, host: str = "127.0.0.1", port: int = 8000,
                  live: LiveHost | None = None, token_factory: Callable[[], str] = lambda: secrets.token_urlsafe(18)):
+        # textual-serve and aiohttp (about a second) load when a server is made: importing this module
+        # (ServeTarget, the tests) stays light
         from textual_serve.server import Server
 
         self.target = target
@@ -122,6 +128,7 @@ class EpisodeServer:
 
     # ----- routes ------------------------------------------------------------------------
     def make_app(self) -> Any:
+        # aiohttp and its Jinja2 glue, loaded with the server rather than with this module
         import aiohttp_jinja2
         import jinja2
         from aiohttp import web
@@ -171,6 +178,7 @@ class EpisodeServer:
         return None
 
     async def handle_index(self, request: web.Request) -> Any:
+        # aiohttp, which textual-serve's server (made in __init__) loads; not loaded with this module
         import aiohttp_jinja2
         from aiohttp import web
 
@@ -190,6 +198,7 @@ class EpisodeServer:
         return aiohttp_jinja2.render_template("page.html", request, context)
 
     async def handle_websocket(self, request: web.Request) -> Any:
+        # aiohttp and textual-serve, already loaded by the running server
         from aiohttp import WSMsgType, web
         from textual_serve.app_service import AppService
 
@@ -225,6 +234,7 @@ class EpisodeServer:
         return ws
 
     async def handle_control(self, request: web.Request) -> Any:
+        # aiohttp, loaded with the server, not with this module
         from aiohttp import web
 
         key = request.match_info["key"]
@@ -248,6 +258,7 @@ class EpisodeServer:
         return web.Response(text="ok\n")
 
     async def handle_status(self, request: web.Request) -> Any:
+        # aiohttp, loaded with the server, not with this module
         from aiohttp import web
 
         if self.role_for(request.query.get("token", "") or VIEW) is None:
@@ -259,6 +270,7 @@ class EpisodeServer:
     # ----- running -----------------------------------------------------------------------
     async def start(self) -> None:
         """Bind and start serving (RuntimeProblem, one line, when the port is taken); starts the live episode."""
+        # aiohttp is loaded when serving starts, here
         from aiohttp import web
 
         self.runner = web.AppRunner(self.make_app(), handle_signals=False, access_log=None)
@@ -316,10 +328,6 @@ class LiveHost:
         self.task = asyncio.get_running_loop().create_task(self._run())
 
     async def _run(self) -> None:
-        import traceback
-
-        from stripebench_tui.errors import UserError
-
         try:
             self.result = await self.episode.run()
         except Exception as exc:  # noqa: BLE001 - whatever it was, the viewers must be told the episode is over
@@ -334,9 +342,6 @@ class LiveHost:
     def record_failure(self, error: str) -> None:
         """The episode failed before its recorder wrote a trace (say, the sandbox could not be laid out): write
         one that says so, since every viewer's app follows that file and would otherwise show "starting" forever."""
-        from stripebench_tui.core.events import EpisodeEnd, Header
-        from stripebench_tui.core.trace import TraceWriter
-
         if self.trace_path.exists():
             return  # the episode's own trace, ended by the episode (its setup failures are recorded there)
         env = getattr(self.episode, "env", None)
@@ -371,8 +376,6 @@ def _int(value: str, default: int) -> int:
 
 async def serve_until_stopped(server: EpisodeServer, announce: Callable[[str], None] = print) -> None:
     """Start ``server``, print its URLs, serve until SIGINT/SIGTERM, then stop (the live episode first)."""
-    import signal
-
     await server.start()
     viewer, operator = server.urls()
     announce(f"serving on {viewer}")

@@ -60,6 +60,7 @@ class StripeBackend:
 
     def client(self, **kwargs: Any):  # a stripe.StripeClient
         """An official SDK client for this backend (async calls go through httpx)."""
+        # half a second to import; only making a client needs the SDK, not choosing a backend
         import stripe
 
         base: BaseAddresses = {"api": self.api_base} if self.api_base else {}
@@ -89,6 +90,7 @@ def start_backend(kind: str = EMULATOR, *, seed: int | None = 0, api_version: st
     """Start the emulator (seeded, on ``port`` or else a free one, kept in ``state`` if given) or select real test
     mode."""
     if kind == EMULATOR:
+        # the emulator takes a second to import; real test mode never starts it
         from stripebench_emulator import EmulatorProblem, EmulatorServer
 
         try:

@@ -79,6 +79,7 @@ class StripeWatcher:
 
     async def start(self) -> None:
         """Note the newest existing event as the starting point, then poll in the background."""
+        # for its error class; the client's maker (StripeBackend.client) loaded the SDK, not this module's importers
         import stripe
 
         try:

@@ -19,6 +19,7 @@ where script.json is ``{"turns": [{"text": "…", "tool_calls": [{"name": "shell
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import signal
 import sys
@@ -208,8 +209,6 @@ class FakeModelServer:
         return hold
 
     async def _pass(self, gate: Gate) -> None:
-        import asyncio
-
         gate.reached.set()
         while not gate.is_open() and not self._stopping.is_set():
             await asyncio.sleep(0.01)
@@ -223,8 +222,6 @@ class FakeModelServer:
         return None
 
     async def _hang(self, seconds: float) -> None:
-        import asyncio
-
         deadline = time.monotonic() + seconds
         while time.monotonic() < deadline and not self._stopping.is_set():
             await asyncio.sleep(0.02)

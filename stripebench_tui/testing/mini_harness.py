@@ -42,6 +42,7 @@ def run_tool(name: str, arguments: dict[str, Any]) -> tuple[str, bool]:
 
 
 def anthropic_loop(task: str, hang_after: int | None) -> None:
+    # only the chosen protocol's SDK (anthropic alone takes seconds to import)
     import anthropic
 
     client = anthropic.Anthropic(max_retries=2)
@@ -65,6 +66,7 @@ def anthropic_loop(task: str, hang_after: int | None) -> None:
 
 
 def openai_loop(task: str, hang_after: int | None) -> None:
+    # only the chosen protocol's SDK, as for anthropic_loop
     import openai
 
     client = openai.OpenAI(max_retries=2)

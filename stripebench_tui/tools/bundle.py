@@ -17,6 +17,7 @@ import importlib
 import sys
 
 from stripebench_tui.tools import BUILTIN_SERVERS
+from stripebench_tui.tools.serving import run_together
 
 SEPARATOR = "--"
 
@@ -53,8 +54,6 @@ def command_args(parts: list[tuple[str, list[str]]]) -> list[str]:
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point: prepare every part's server, then serve them together over stdio."""
-    from stripebench_tui.tools.serving import run_together
-
     parts = split_parts(sys.argv[1:] if argv is None else argv)
     run_together([importlib.import_module(f"stripebench_tui.tools.{name}").prepare(options) for name, options in parts])
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import importlib.util
 import os
 import re
 import sqlite3
@@ -23,6 +24,8 @@ from dataclasses import dataclass
 from importlib.metadata import version
 from pathlib import Path
 from typing import cast
+
+from platformdirs import user_cache_dir
 
 from stripebench_tui.shared_cache import lock_file, locked
 
@@ -56,8 +59,6 @@ class DocHit:
 
 def stripe_dir() -> Path:
     """Where the installed stripe package lives (found without importing it)."""
-    import importlib.util
-
     spec = importlib.util.find_spec("stripe")
     if spec is None or spec.origin is None:
         raise RuntimeError("the stripe package is not installed")
@@ -77,8 +78,6 @@ def default_cache_dir() -> Path:
     override = os.environ.get("STRIPEBENCH_CACHE_DIR")
     if override:
         return Path(override)
-    from platformdirs import user_cache_dir
-
     return Path(user_cache_dir("stripebench"))
 
 

@@ -27,6 +27,7 @@ def _configure(stripe, base):
     original = getattr(stripe, "StripeClient", None)
     if not isinstance(original, type):  # SDKs before v8 have no StripeClient
         return
+    # this file runs at the start of every python of the episode: inspect only when there is a StripeClient to wrap
     import inspect
 
     signature = inspect.signature(original.__init__)
