@@ -48,7 +48,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from stripebench_tui.envs.deps import cache_root
-from stripebench_tui.shared_cache import locked
+from stripebench_tui.shared_cache import ensure_entry, locked
 
 SOURCES_VAR = "STRIPEBENCH_GEM_SOURCES"
 MODE_VAR = "STRIPEBENCH_RUBY_GEMS"
@@ -514,27 +514,14 @@ INDEX_FILES = ("specs.4.8", "latest_specs.4.8", "prerelease_specs.4.8")  # what 
 
 
 def empty_index() -> Path:
-    """A gem index listing no gems, in the cache (made once, under a lock, moved in place whole)."""
-    where = cache_root() / "ruby" / "empty-index"
-    if (where / "specs.4.8.gz").is_file():
-        return where
-    where.parent.mkdir(parents=True, exist_ok=True)
-    with locked(where.parent / ".locks" / where.name):
-        if (where / "specs.4.8.gz").is_file():
-            return where
-        staging = Path(tempfile.mkdtemp(prefix=f".{where.name}-", dir=where.parent))
-        try:
-            for name in INDEX_FILES:
-                (staging / name).write_bytes(EMPTY_LIST)
-                (staging / f"{name}.gz").write_bytes(gzip.compress(EMPTY_LIST, mtime=0))
-            try:
-                staging.rename(where)
-            except OSError:
-                if not (where / "specs.4.8.gz").is_file():
-                    raise
-        finally:
-            shutil.rmtree(staging, ignore_errors=True)
-    return where
+    """A gem index listing no gems, in the cache (built once across processes: ``shared_cache.ensure_entry``)."""
+    def build(target: Path) -> None:
+        target.mkdir(parents=True)
+        for name in INDEX_FILES:
+            (target / name).write_bytes(EMPTY_LIST)
+            (target / f"{name}.gz").write_bytes(gzip.compress(EMPTY_LIST, mtime=0))
+
+    return ensure_entry(cache_root() / "ruby" / "empty-index", build)
 
 
 def no_registry_env() -> dict[str, str]:

@@ -238,7 +238,7 @@ def test_the_empty_index_is_made_once_by_concurrent_episodes_and_lists_no_gems(t
     outs = {p.communicate(timeout=120)[0].strip() for p in procs}
     index = ruby_gems.empty_index()
     assert outs == {index.as_uri()}
-    assert sorted(p.name for p in index.parent.iterdir() if not p.name.startswith(".locks")) == ["empty-index"]
+    assert sorted(p.name for p in index.parent.iterdir() if not p.name.endswith(".lock")) == ["empty-index"]
     read = subprocess.run(["ruby", "-e", "print Marshal.load(Gem::Util.gunzip(File.binread(ARGV[0]))).inspect",
                            str(index / "specs.4.8.gz")], capture_output=True, text=True, timeout=60)
     assert read.stdout == "[]", read.stderr
